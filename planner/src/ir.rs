@@ -1,0 +1,428 @@
+//! Graph IR: the model as Kiln sees it after reading, free of flatbuffer types.
+//!
+//! Tensors and operators are addressed by typed ids ([`TensorId`], [`OpId`]) that equal their
+//! index in the model. Operators keep the model's stored order; a plan may choose another.
+//! Builtin options are decoded into one typed struct per operator family.
+
+use std::fmt;
+
+/// Index of a tensor in the (single) subgraph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TensorId(pub usize);
+
+/// Index of an operator in the model's stored order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OpId(pub usize);
+
+impl fmt::Display for TensorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t{}", self.0)
+    }
+}
+
+impl fmt::Display for OpId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "op{}", self.0)
+    }
+}
+
+/// Element type of a tensor. Only the types Kiln accepts exist here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    F32,
+    I8,
+    U8,
+    I16,
+    I32,
+    I64,
+    Bool,
+    U16,
+    U32,
+    U64,
+}
+
+impl DType {
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::I8 | DType::U8 | DType::Bool => 1,
+            DType::I16 | DType::U16 => 2,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::I64 | DType::U64 => 8,
+        }
+    }
+
+    /// TensorFlow Lite's name for the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "FLOAT32",
+            DType::I8 => "INT8",
+            DType::U8 => "UINT8",
+            DType::I16 => "INT16",
+            DType::I32 => "INT32",
+            DType::I64 => "INT64",
+            DType::Bool => "BOOL",
+            DType::U16 => "UINT16",
+            DType::U32 => "UINT32",
+            DType::U64 => "UINT64",
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Affine quantization of a tensor: `real = scale * (q - zero_point)`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Quantization {
+    /// Not quantized (float tensors, shapes, indices).
+    None,
+    /// One scale and zero point for the whole tensor.
+    PerTensor { scale: f32, zero_point: i64 },
+    /// One scale and zero point per slice along `axis` (per-channel weights).
+    PerChannel {
+        scales: Vec<f32>,
+        zero_points: Vec<i64>,
+        axis: usize,
+    },
+}
+
+/// What kind of storage a tensor needs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorKind {
+    /// Weights and other constants: bytes held in flash. Tensors may share a buffer.
+    Constant { buffer: usize, data: Vec<u8> },
+    /// State that survives `invoke()` (LSTM/SVDF): planned outside the reused region.
+    Variable,
+    /// Produced and consumed during one `invoke()`: planned in the arena.
+    Activation,
+}
+
+/// A tensor of the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    pub id: TensorId,
+    pub name: String,
+    /// Dimensions, outermost first. Empty for a scalar.
+    pub shape: Vec<usize>,
+    pub dtype: DType,
+    pub quant: Quantization,
+    pub kind: TensorKind,
+}
+
+impl Tensor {
+    /// Number of elements (1 for a scalar).
+    pub fn elements(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Bytes the tensor occupies.
+    pub fn bytes(&self) -> usize {
+        self.elements() * self.dtype.size()
+    }
+
+    /// Whether the tensor's bytes are in the model.
+    pub fn is_constant(&self) -> bool {
+        matches!(self.kind, TensorKind::Constant { .. })
+    }
+
+    /// The constant bytes, if any.
+    pub fn data(&self) -> Option<&[u8]> {
+        match &self.kind {
+            TensorKind::Constant { data, .. } => Some(data),
+            _ => None,
+        }
+    }
+}
+
+/// Padding mode of convolutions and pooling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Padding {
+    Same,
+    Valid,
+}
+
+/// Activation fused into an operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Activation {
+    None,
+    Relu,
+    ReluN1To1,
+    Relu6,
+    Tanh,
+    SignBit,
+}
+
+/// Options of CONV_2D.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv2dOptions {
+    pub padding: Padding,
+    pub stride_w: i32,
+    pub stride_h: i32,
+    pub dilation_w: i32,
+    pub dilation_h: i32,
+    pub activation: Activation,
+}
+
+/// Options of DEPTHWISE_CONV_2D.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DepthwiseConv2dOptions {
+    pub padding: Padding,
+    pub stride_w: i32,
+    pub stride_h: i32,
+    pub depth_multiplier: i32,
+    pub dilation_w: i32,
+    pub dilation_h: i32,
+    pub activation: Activation,
+}
+
+/// Options of TRANSPOSE_CONV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransposeConvOptions {
+    pub padding: Padding,
+    pub stride_w: i32,
+    pub stride_h: i32,
+    pub activation: Activation,
+}
+
+/// Options of AVERAGE_POOL_2D and MAX_POOL_2D.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pool2dOptions {
+    pub padding: Padding,
+    pub stride_w: i32,
+    pub stride_h: i32,
+    pub filter_w: i32,
+    pub filter_h: i32,
+    pub activation: Activation,
+}
+
+/// Options of FULLY_CONNECTED.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FullyConnectedOptions {
+    pub activation: Activation,
+    pub keep_num_dims: bool,
+}
+
+/// Options of ADD and SUB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddSubOptions {
+    pub activation: Activation,
+    /// int16 only: whether scales are powers of two (TFLite's `pot_scale_int16`).
+    pub pot_scale_int16: bool,
+}
+
+/// Options of CONCATENATION.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConcatenationOptions {
+    /// Axis as stored; may be negative (counted from the end).
+    pub axis: i32,
+    pub activation: Activation,
+}
+
+/// Options of STRIDED_SLICE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StridedSliceOptions {
+    pub begin_mask: i32,
+    pub end_mask: i32,
+    pub ellipsis_mask: i32,
+    pub new_axis_mask: i32,
+    pub shrink_axis_mask: i32,
+    pub offset: bool,
+}
+
+/// Options of RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResizeOptions {
+    pub align_corners: bool,
+    pub half_pixel_centers: bool,
+}
+
+/// Options of SVDF.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SvdfOptions {
+    pub rank: i32,
+    pub activation: Activation,
+    pub asymmetric_quantize_inputs: bool,
+}
+
+/// Options of UNIDIRECTIONAL_SEQUENCE_LSTM.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LstmOptions {
+    pub activation: Activation,
+    pub cell_clip: f32,
+    pub proj_clip: f32,
+    pub time_major: bool,
+    pub asymmetric_quantize_inputs: bool,
+    pub diagonal_recurrent_tensors: bool,
+}
+
+/// What an operator computes, with its decoded options.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpKind {
+    Conv2d(Conv2dOptions),
+    DepthwiseConv2d(DepthwiseConv2dOptions),
+    FullyConnected(FullyConnectedOptions),
+    TransposeConv(TransposeConvOptions),
+    AveragePool2d(Pool2dOptions),
+    MaxPool2d(Pool2dOptions),
+    Mean {
+        keep_dims: bool,
+    },
+    Add(AddSubOptions),
+    Sub(AddSubOptions),
+    Mul {
+        activation: Activation,
+    },
+    Div {
+        activation: Activation,
+    },
+    Maximum,
+    Minimum,
+    Softmax {
+        beta: f32,
+    },
+    Logistic,
+    Tanh,
+    Relu,
+    Relu6,
+    LeakyRelu {
+        alpha: f32,
+    },
+    HardSwish,
+    Concatenation(ConcatenationOptions),
+    Reshape,
+    Squeeze {
+        dims: Vec<i32>,
+    },
+    ExpandDims,
+    Pad,
+    PadV2,
+    StridedSlice(StridedSliceOptions),
+    Transpose,
+    ResizeNearestNeighbor(ResizeOptions),
+    ResizeBilinear(ResizeOptions),
+    Quantize,
+    Dequantize,
+    Cast,
+    Svdf(SvdfOptions),
+    UnidirectionalSequenceLstm(LstmOptions),
+    /// A builtin Kiln has no kernel for, or a custom operator. Planned like any other
+    /// operator; code generation rejects it.
+    Other {
+        name: String,
+    },
+}
+
+impl OpKind {
+    /// TensorFlow Lite's name for the operator (`CONV_2D`, or the custom code).
+    pub fn name(&self) -> &str {
+        match self {
+            OpKind::Conv2d(_) => "CONV_2D",
+            OpKind::DepthwiseConv2d(_) => "DEPTHWISE_CONV_2D",
+            OpKind::FullyConnected(_) => "FULLY_CONNECTED",
+            OpKind::TransposeConv(_) => "TRANSPOSE_CONV",
+            OpKind::AveragePool2d(_) => "AVERAGE_POOL_2D",
+            OpKind::MaxPool2d(_) => "MAX_POOL_2D",
+            OpKind::Mean { .. } => "MEAN",
+            OpKind::Add(_) => "ADD",
+            OpKind::Sub(_) => "SUB",
+            OpKind::Mul { .. } => "MUL",
+            OpKind::Div { .. } => "DIV",
+            OpKind::Maximum => "MAXIMUM",
+            OpKind::Minimum => "MINIMUM",
+            OpKind::Softmax { .. } => "SOFTMAX",
+            OpKind::Logistic => "LOGISTIC",
+            OpKind::Tanh => "TANH",
+            OpKind::Relu => "RELU",
+            OpKind::Relu6 => "RELU6",
+            OpKind::LeakyRelu { .. } => "LEAKY_RELU",
+            OpKind::HardSwish => "HARD_SWISH",
+            OpKind::Concatenation(_) => "CONCATENATION",
+            OpKind::Reshape => "RESHAPE",
+            OpKind::Squeeze { .. } => "SQUEEZE",
+            OpKind::ExpandDims => "EXPAND_DIMS",
+            OpKind::Pad => "PAD",
+            OpKind::PadV2 => "PADV2",
+            OpKind::StridedSlice(_) => "STRIDED_SLICE",
+            OpKind::Transpose => "TRANSPOSE",
+            OpKind::ResizeNearestNeighbor(_) => "RESIZE_NEAREST_NEIGHBOR",
+            OpKind::ResizeBilinear(_) => "RESIZE_BILINEAR",
+            OpKind::Quantize => "QUANTIZE",
+            OpKind::Dequantize => "DEQUANTIZE",
+            OpKind::Cast => "CAST",
+            OpKind::Svdf(_) => "SVDF",
+            OpKind::UnidirectionalSequenceLstm(_) => "UNIDIRECTIONAL_SEQUENCE_LSTM",
+            OpKind::Other { name } => name,
+        }
+    }
+}
+
+/// An operator of the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Op {
+    pub id: OpId,
+    pub kind: OpKind,
+    /// Inputs in the operator's own order; `None` where an optional input is omitted.
+    pub inputs: Vec<Option<TensorId>>,
+    pub outputs: Vec<TensorId>,
+    /// Intermediate tensors some kernels use (LSTM); planned as scratch by TFLM.
+    pub intermediates: Vec<TensorId>,
+}
+
+impl Op {
+    /// The inputs that are present.
+    pub fn present_inputs(&self) -> impl Iterator<Item = TensorId> + '_ {
+        self.inputs.iter().flatten().copied()
+    }
+
+    /// The input at `slot`, if present.
+    pub fn input(&self, slot: usize) -> Option<TensorId> {
+        self.inputs.get(slot).copied().flatten()
+    }
+}
+
+/// A model with one subgraph, validated: every id is in range, every tensor an operator
+/// reads is a constant, a variable, a graph input, or produced by an earlier operator.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Graph {
+    pub tensors: Vec<Tensor>,
+    /// Operators in the model's stored order (`ops[i].id == OpId(i)`).
+    pub ops: Vec<Op>,
+    pub inputs: Vec<TensorId>,
+    pub outputs: Vec<TensorId>,
+}
+
+impl Graph {
+    /// The tensor with this id.
+    pub fn tensor(&self, id: TensorId) -> &Tensor {
+        &self.tensors[id.0]
+    }
+
+    /// The operator with this id.
+    pub fn op(&self, id: OpId) -> &Op {
+        &self.ops[id.0]
+    }
+
+    /// Bytes of all constant buffers (weights, biases, shapes...), each shared buffer once.
+    pub fn weights_bytes(&self) -> usize {
+        let mut seen = std::collections::BTreeMap::new();
+        for t in &self.tensors {
+            if let TensorKind::Constant { buffer, data } = &t.kind {
+                seen.insert(*buffer, data.len());
+            }
+        }
+        seen.values().sum()
+    }
+
+    /// Bytes of all variable (state) tensors.
+    pub fn variable_bytes(&self) -> usize {
+        self.tensors
+            .iter()
+            .filter(|t| t.kind == TensorKind::Variable)
+            .map(Tensor::bytes)
+            .sum()
+    }
+}

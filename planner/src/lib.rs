@@ -1,0 +1,29 @@
+//! `kiln-planner`: from `.tflite` bytes to a verified arena plan.
+//!
+//! A pipeline of stages, one module each:
+//!
+//! 1. [`reader`]: bytes to a validated [`ir::Graph`] (flatbuffer types stay inside);
+//! 2. [`validate`]: data-flow rules (run by the reader);
+//! 3. [`schedule`]: the operator order;
+//! 4. [`lifetimes`]: which buffers exist and at which steps they are live;
+//! 5. [`offsets`]: where each buffer sits in the arena (several assigners, smallest kept);
+//! 6. [`verify`]: an independent check of the plan, run on every plan;
+//! 7. [`report`]: the plan as text, JSON and SVG.
+//!
+//! [`plan`] runs stages 3 to 6. Every failure is a [`diag::Diagnostic`].
+
+pub mod diag;
+pub mod ir;
+pub mod lifetimes;
+pub mod offsets;
+pub mod plan;
+pub mod reader;
+pub mod report;
+pub mod schedule;
+pub mod validate;
+pub mod verify;
+
+pub use diag::{Diagnostic, ErrorKind};
+pub use ir::Graph;
+pub use plan::{Plan, PlanOptions, plan};
+pub use reader::read_model;

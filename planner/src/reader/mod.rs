@@ -1,0 +1,721 @@
+//! Reader: `.tflite` bytes to a validated [`Graph`].
+//!
+//! The flatbuffers verifier runs first, then Kiln's own checks (one subgraph, indices in
+//! range, buffer lengths, dtypes, quantization arrays, operator codes, options). Flatbuffer
+//! types never leave this module: everything returned is [`crate::ir`].
+//!
+//! The schema is Kiln's own subset of TensorFlow Lite's (`planner/schema/tflite_subset.fbs`);
+//! `tflite_generated.rs` is generated from it by `tools/regen_schema.sh`.
+
+#[allow(
+    clippy::all,
+    clippy::pedantic,
+    dead_code,
+    unused_imports,
+    mismatched_lifetime_syntaxes,
+    unsafe_op_in_unsafe_fn,
+    non_camel_case_types,
+    deprecated
+)]
+#[rustfmt::skip]
+mod tflite_generated;
+
+mod opcodes;
+
+use crate::diag::{Diagnostic, ErrorKind, Result};
+use crate::ir::*;
+use tflite_generated::tflite as fb;
+
+/// The TensorFlow Lite file identifier, bytes 4..8 of every model.
+const FILE_IDENTIFIER: &[u8; 4] = b"TFL3";
+
+/// Reads and validates a `.tflite` model. Never panics, whatever the bytes.
+pub fn read_model(bytes: &[u8]) -> Result<Graph> {
+    if bytes.len() < 8 {
+        return Err(Diagnostic::new(
+            ErrorKind::NotTflite,
+            format!(
+                "not a TensorFlow Lite model: {} bytes is too short for a flatbuffer",
+                bytes.len()
+            ),
+        ));
+    }
+    if &bytes[4..8] != FILE_IDENTIFIER {
+        return Err(Diagnostic::new(
+            ErrorKind::NotTflite,
+            "not a TensorFlow Lite model: wrong file identifier",
+        )
+        .expected_found("\"TFL3\" at bytes 4..8", format!("{:?}", &bytes[4..8])));
+    }
+    let opts = flatbuffers::VerifierOptions {
+        max_tables: 10_000_000,
+        ..Default::default()
+    };
+    let model = fb::root_as_model_with_opts(&opts, bytes)
+        .map_err(|e| Diagnostic::malformed(format!("the flatbuffer does not verify: {e}")))?;
+    Reader { bytes, model }.graph()
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    model: fb::Model<'a>,
+}
+
+fn tensor_type(t: fb::TensorType) -> Option<DType> {
+    Some(match t {
+        fb::TensorType::FLOAT32 => DType::F32,
+        fb::TensorType::INT8 => DType::I8,
+        fb::TensorType::UINT8 => DType::U8,
+        fb::TensorType::INT16 => DType::I16,
+        fb::TensorType::INT32 => DType::I32,
+        fb::TensorType::INT64 => DType::I64,
+        fb::TensorType::BOOL => DType::Bool,
+        fb::TensorType::UINT16 => DType::U16,
+        fb::TensorType::UINT32 => DType::U32,
+        fb::TensorType::UINT64 => DType::U64,
+        _ => return None,
+    })
+}
+
+fn padding(p: fb::Padding) -> Result<Padding> {
+    match p {
+        fb::Padding::SAME => Ok(Padding::Same),
+        fb::Padding::VALID => Ok(Padding::Valid),
+        other => Err(Diagnostic::malformed("unknown padding mode")
+            .expected_found("SAME (0) or VALID (1)", other.0.to_string())),
+    }
+}
+
+fn activation(a: fb::ActivationFunctionType) -> Result<Activation> {
+    Ok(match a {
+        fb::ActivationFunctionType::NONE => Activation::None,
+        fb::ActivationFunctionType::RELU => Activation::Relu,
+        fb::ActivationFunctionType::RELU_N1_TO_1 => Activation::ReluN1To1,
+        fb::ActivationFunctionType::RELU6 => Activation::Relu6,
+        fb::ActivationFunctionType::TANH => Activation::Tanh,
+        fb::ActivationFunctionType::SIGN_BIT => Activation::SignBit,
+        other => {
+            return Err(Diagnostic::malformed("unknown fused activation")
+                .expected_found("a value in 0..=5", other.0.to_string()));
+        }
+    })
+}
+
+impl<'a> Reader<'a> {
+    fn graph(&self) -> Result<Graph> {
+        let subgraphs = self
+            .model
+            .subgraphs()
+            .ok_or_else(|| Diagnostic::malformed("the model has no subgraphs"))?;
+        if subgraphs.len() != 1 {
+            return Err(Diagnostic::unsupported(
+                "Kiln compiles models with exactly one subgraph (control flow such as IF/WHILE is not supported)",
+            )
+            .expected_found("1 subgraph", format!("{} subgraphs", subgraphs.len())));
+        }
+        let sg = subgraphs.get(0);
+        let tensors = self.tensors(&sg)?;
+        let index = |what: &str, i: i32| -> Result<TensorId> {
+            usize::try_from(i)
+                .ok()
+                .filter(|&i| i < tensors.len())
+                .map(TensorId)
+                .ok_or_else(|| {
+                    Diagnostic::malformed(format!("{what} names a tensor that does not exist"))
+                        .expected_found(format!("an index in 0..{}", tensors.len()), i.to_string())
+                })
+        };
+        let inputs = sg
+            .inputs()
+            .map(|v| v.iter().map(|i| index("a subgraph input", i)).collect())
+            .transpose()?
+            .unwrap_or_default();
+        let outputs = sg
+            .outputs()
+            .map(|v| v.iter().map(|i| index("a subgraph output", i)).collect())
+            .transpose()?
+            .unwrap_or_default();
+        let codes = self.operator_codes()?;
+        let mut ops = Vec::new();
+        if let Some(fops) = sg.operators() {
+            for (i, op) in fops.iter().enumerate() {
+                ops.push(self.op(i, &op, &codes, &index)?);
+            }
+        }
+        let graph = Graph {
+            tensors,
+            ops,
+            inputs,
+            outputs,
+        };
+        crate::validate::validate(&graph)?;
+        Ok(graph)
+    }
+
+    fn buffer_data(&self, index: u32, tensor: usize, name: &str) -> Result<Option<Vec<u8>>> {
+        let buffers = self.model.buffers();
+        let count = buffers.map_or(0, |b| b.len());
+        let at = |d: Diagnostic| d.at_tensor(tensor, name);
+        let Some(buffer) = buffers.filter(|_| (index as usize) < count) else {
+            return Err(at(Diagnostic::malformed(
+                "the tensor names a buffer that does not exist",
+            )
+            .expected_found(format!("an index in 0..{count}"), index.to_string())));
+        };
+        let buffer = buffer.get(index as usize);
+        // Large models keep buffer bytes after the flatbuffer, addressed by offset and size.
+        let (offset, size) = (buffer.offset(), buffer.size());
+        if offset > 1 {
+            let end = offset
+                .checked_add(size)
+                .filter(|&e| e <= self.bytes.len() as u64);
+            return match end {
+                Some(end) => Ok(Some(self.bytes[offset as usize..end as usize].to_vec())),
+                None => Err(at(Diagnostic::malformed(
+                    "the tensor's buffer lies outside the file",
+                )
+                .expected_found(
+                    format!("offset + size <= {}", self.bytes.len()),
+                    format!("offset {offset} + size {size}"),
+                ))),
+            };
+        }
+        Ok(buffer
+            .data()
+            .filter(|d| !d.is_empty())
+            .map(|d| d.bytes().to_vec()))
+    }
+
+    fn tensors(&self, sg: &fb::SubGraph<'a>) -> Result<Vec<Tensor>> {
+        let Some(fts) = sg.tensors() else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::with_capacity(fts.len());
+        for (i, t) in fts.iter().enumerate() {
+            let name = t.name().unwrap_or("").to_string();
+            let at = |d: Diagnostic| d.at_tensor(i, name.clone());
+            let dtype =
+                tensor_type(t.type_()).ok_or_else(|| {
+                    let found = t
+                        .type_()
+                        .variant_name()
+                        .unwrap_or("an unknown type")
+                        .to_string();
+                    at(Diagnostic::unsupported("unsupported tensor type").expected_found(
+                    "FLOAT32, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64 or BOOL",
+                    found,
+                ))
+                })?;
+            if t.sparsity().is_some() {
+                return Err(at(Diagnostic::unsupported(
+                    "sparse tensors are not supported",
+                )));
+            }
+            let mut shape = Vec::new();
+            for d in t.shape().iter().flat_map(|s| s.iter()) {
+                match usize::try_from(d) {
+                    Ok(d) => shape.push(d),
+                    Err(_) => {
+                        return Err(at(Diagnostic::unsupported(
+                            "dynamic or negative dimensions are not supported",
+                        )
+                        .expected_found("dimensions >= 0", format!("{d}"))));
+                    }
+                }
+            }
+            let elements = shape
+                .iter()
+                .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+                .and_then(|n| n.checked_mul(dtype.size()))
+                .filter(|&b| b <= u32::MAX as usize);
+            let Some(bytes) = elements else {
+                return Err(at(Diagnostic::unsupported(
+                    "the tensor is larger than 4 GiB",
+                )
+                .expected_found("at most 4 GiB", format!("shape {shape:?}"))));
+            };
+            let quant = self.quantization(&t, &shape).map_err(at)?;
+            let data = self.buffer_data(t.buffer(), i, &name)?;
+            let kind = match (data, t.is_variable()) {
+                (Some(_), true) => {
+                    return Err(at(Diagnostic::unsupported(
+                        "variable tensors with initial values are not supported",
+                    )));
+                }
+                (Some(d), false) => {
+                    if d.len() != bytes {
+                        return Err(at(Diagnostic::malformed(
+                            "the buffer's length does not match the tensor's shape and type",
+                        )
+                        .expected_found(
+                            format!(
+                                "{bytes} bytes ({} elements x {} bytes of {})",
+                                bytes / dtype.size(),
+                                dtype.size(),
+                                dtype
+                            ),
+                            format!("{} bytes", d.len()),
+                        )));
+                    }
+                    TensorKind::Constant {
+                        buffer: t.buffer() as usize,
+                        data: d,
+                    }
+                }
+                (None, true) => TensorKind::Variable,
+                (None, false) => TensorKind::Activation,
+            };
+            out.push(Tensor {
+                id: TensorId(i),
+                name,
+                shape,
+                dtype,
+                quant,
+                kind,
+            });
+        }
+        Ok(out)
+    }
+
+    fn quantization(&self, t: &fb::Tensor<'a>, shape: &[usize]) -> Result<Quantization> {
+        let Some(q) = t.quantization() else {
+            return Ok(Quantization::None);
+        };
+        if q.details_type() != fb::QuantizationDetails::NONE {
+            return Err(Diagnostic::unsupported(
+                "custom, blockwise or multi-axis quantization is not supported",
+            ));
+        }
+        let scales: Vec<f32> = q.scale().map(|v| v.iter().collect()).unwrap_or_default();
+        let zps: Vec<i64> = q
+            .zero_point()
+            .map(|v| v.iter().collect())
+            .unwrap_or_default();
+        if scales.is_empty() {
+            if !zps.is_empty() {
+                return Err(Diagnostic::malformed("zero points without scales")
+                    .expected_found("0 zero points", zps.len().to_string()));
+            }
+            return Ok(Quantization::None);
+        }
+        if let Some(bad) = scales.iter().find(|s| !s.is_finite() || **s <= 0.0) {
+            return Err(
+                Diagnostic::malformed("a quantization scale is not a positive number")
+                    .expected_found("scale > 0", bad.to_string()),
+            );
+        }
+        let zero_points = if zps.is_empty() {
+            vec![0; scales.len()]
+        } else {
+            zps
+        };
+        if zero_points.len() != scales.len() {
+            return Err(Diagnostic::malformed(
+                "quantization has different numbers of scales and zero points",
+            )
+            .expected_found(
+                format!("{} zero points", scales.len()),
+                zero_points.len().to_string(),
+            ));
+        }
+        if scales.len() == 1 {
+            return Ok(Quantization::PerTensor {
+                scale: scales[0],
+                zero_point: zero_points[0],
+            });
+        }
+        // Some converters store the weights' quantized dimension (3) on 1-D per-channel
+        // biases too; TFLM ignores it there. A 1-D tensor can only be quantized along axis 0.
+        let stored = usize::try_from(q.quantized_dimension()).ok();
+        let axis = stored
+            .filter(|&a| a < shape.len())
+            .or((shape.len() == 1).then_some(0))
+            .ok_or_else(|| {
+                Diagnostic::malformed("the quantized dimension is not a dimension of the tensor")
+                    .expected_found(
+                        format!("0..{}", shape.len()),
+                        q.quantized_dimension().to_string(),
+                    )
+            })?;
+        if shape[axis] != scales.len() {
+            return Err(Diagnostic::malformed(
+                "per-channel quantization does not match the quantized dimension",
+            )
+            .expected_found(
+                format!("{} scales (dimension {axis} of {shape:?})", shape[axis]),
+                format!("{} scales", scales.len()),
+            ));
+        }
+        Ok(Quantization::PerChannel {
+            scales,
+            zero_points,
+            axis,
+        })
+    }
+
+    /// Decodes every operator code into a name, or `None` for known builtins Kiln reads.
+    fn operator_codes(&self) -> Result<Vec<OpCode>> {
+        let Some(codes) = self.model.operator_codes() else {
+            return Ok(Vec::new());
+        };
+        codes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                // TensorFlow Lite's rule: the larger of the two fields is the code.
+                let code = i32::from(c.deprecated_builtin_code()).max(c.builtin_code().0);
+                if code == opcodes::CUSTOM {
+                    let name = c.custom_code().unwrap_or("").to_string();
+                    return Ok(OpCode::Custom(name));
+                }
+                match opcodes::name(code) {
+                    Some(name) => Ok(OpCode::Builtin(code, name)),
+                    None => Err(Diagnostic::malformed(format!(
+                        "operator code {i} is not a known TensorFlow Lite builtin"
+                    ))
+                    .expected_found(
+                        format!("a builtin code in 0..={}", opcodes::MAX),
+                        code.to_string(),
+                    )),
+                }
+            })
+            .collect()
+    }
+
+    fn op(
+        &self,
+        i: usize,
+        op: &fb::Operator<'a>,
+        codes: &[OpCode],
+        index: &dyn Fn(&str, i32) -> Result<TensorId>,
+    ) -> Result<Op> {
+        let code = codes.get(op.opcode_index() as usize).ok_or_else(|| {
+            Diagnostic::malformed("the operator names an operator code that does not exist")
+                .at_op(i, "?")
+                .expected_found(
+                    format!("an index in 0..{}", codes.len()),
+                    op.opcode_index().to_string(),
+                )
+        })?;
+        let name = code.name();
+        let at = |d: Diagnostic| d.at_op(i, name);
+        let mut inputs = Vec::new();
+        for t in op.inputs().iter().flat_map(|v| v.iter()) {
+            inputs.push(if t == -1 {
+                None
+            } else {
+                Some(index("an operator input", t).map_err(at)?)
+            });
+        }
+        let mut outputs = Vec::new();
+        for t in op.outputs().iter().flat_map(|v| v.iter()) {
+            outputs.push(index("an operator output", t).map_err(at)?);
+        }
+        let mut intermediates = Vec::new();
+        for t in op.intermediates().iter().flat_map(|v| v.iter()) {
+            intermediates.push(index("an operator intermediate", t).map_err(at)?);
+        }
+        let kind = match code {
+            OpCode::Custom(name) => OpKind::Other { name: name.clone() },
+            OpCode::Builtin(c, name) => self.kind(*c, name, op).map_err(at)?,
+        };
+        Ok(Op {
+            id: OpId(i),
+            kind,
+            inputs,
+            outputs,
+            intermediates,
+        })
+    }
+
+    /// Decodes an operator's builtin options into its [`OpKind`].
+    fn kind(&self, code: i32, name: &str, op: &fb::Operator<'a>) -> Result<OpKind> {
+        use fb::BuiltinOptions as O;
+        use opcodes as c;
+        let ty = op.builtin_options_type();
+        // Checks the options' type tag: NONE (defaults) or the one this operator takes.
+        let expect = |want: O| -> Result<bool> {
+            if ty == O::NONE {
+                Ok(false)
+            } else if ty == want {
+                Ok(true)
+            } else {
+                Err(
+                    Diagnostic::malformed("the operator carries options of another operator")
+                        .expected_found(
+                            want.variant_name().unwrap_or("?"),
+                            ty.variant_name()
+                                .map_or_else(|| format!("options type {}", ty.0), str::to_string),
+                        ),
+                )
+            }
+        };
+        Ok(match code {
+            c::CONV_2D => {
+                expect(O::Conv2DOptions)?;
+                match op.builtin_options_as_conv_2_doptions() {
+                    Some(o) => OpKind::Conv2d(Conv2dOptions {
+                        padding: padding(o.padding())?,
+                        stride_w: o.stride_w(),
+                        stride_h: o.stride_h(),
+                        dilation_w: o.dilation_w_factor(),
+                        dilation_h: o.dilation_h_factor(),
+                        activation: activation(o.fused_activation_function())?,
+                    }),
+                    None => return Err(missing_options()),
+                }
+            }
+            c::DEPTHWISE_CONV_2D => {
+                expect(O::DepthwiseConv2DOptions)?;
+                match op.builtin_options_as_depthwise_conv_2_doptions() {
+                    Some(o) => OpKind::DepthwiseConv2d(DepthwiseConv2dOptions {
+                        padding: padding(o.padding())?,
+                        stride_w: o.stride_w(),
+                        stride_h: o.stride_h(),
+                        depth_multiplier: o.depth_multiplier(),
+                        dilation_w: o.dilation_w_factor(),
+                        dilation_h: o.dilation_h_factor(),
+                        activation: activation(o.fused_activation_function())?,
+                    }),
+                    None => return Err(missing_options()),
+                }
+            }
+            c::TRANSPOSE_CONV => {
+                expect(O::TransposeConvOptions)?;
+                match op.builtin_options_as_transpose_conv_options() {
+                    Some(o) => OpKind::TransposeConv(TransposeConvOptions {
+                        padding: padding(o.padding())?,
+                        stride_w: o.stride_w(),
+                        stride_h: o.stride_h(),
+                        activation: activation(o.fused_activation_function())?,
+                    }),
+                    None => return Err(missing_options()),
+                }
+            }
+            c::AVERAGE_POOL_2D | c::MAX_POOL_2D => {
+                expect(O::Pool2DOptions)?;
+                let Some(o) = op.builtin_options_as_pool_2_doptions() else {
+                    return Err(missing_options());
+                };
+                let p = Pool2dOptions {
+                    padding: padding(o.padding())?,
+                    stride_w: o.stride_w(),
+                    stride_h: o.stride_h(),
+                    filter_w: o.filter_width(),
+                    filter_h: o.filter_height(),
+                    activation: activation(o.fused_activation_function())?,
+                };
+                if code == c::MAX_POOL_2D {
+                    OpKind::MaxPool2d(p)
+                } else {
+                    OpKind::AveragePool2d(p)
+                }
+            }
+            c::FULLY_CONNECTED => {
+                let (act, keep, shuffled) = if expect(O::FullyConnectedOptions)? {
+                    let o = op.builtin_options_as_fully_connected_options();
+                    let o = o.ok_or_else(missing_options)?;
+                    (
+                        o.fused_activation_function(),
+                        o.keep_num_dims(),
+                        o.weights_format() != fb::FullyConnectedOptionsWeightsFormat::DEFAULT,
+                    )
+                } else {
+                    (fb::ActivationFunctionType::NONE, false, false)
+                };
+                if shuffled {
+                    return Err(Diagnostic::unsupported(
+                        "shuffled FULLY_CONNECTED weights are not supported",
+                    ));
+                }
+                OpKind::FullyConnected(FullyConnectedOptions {
+                    activation: activation(act)?,
+                    keep_num_dims: keep,
+                })
+            }
+            c::MEAN => {
+                let keep = expect(O::ReducerOptions)?
+                    && op
+                        .builtin_options_as_reducer_options()
+                        .is_some_and(|o| o.keep_dims());
+                OpKind::Mean { keep_dims: keep }
+            }
+            c::ADD | c::SUB => {
+                let o = if code == c::ADD {
+                    expect(O::AddOptions)?;
+                    op.builtin_options_as_add_options()
+                        .map(|o| (o.fused_activation_function(), o.pot_scale_int16()))
+                } else {
+                    expect(O::SubOptions)?;
+                    op.builtin_options_as_sub_options()
+                        .map(|o| (o.fused_activation_function(), o.pot_scale_int16()))
+                };
+                let (act, pot) = o.unwrap_or((fb::ActivationFunctionType::NONE, true));
+                let o = AddSubOptions {
+                    activation: activation(act)?,
+                    pot_scale_int16: pot,
+                };
+                if code == c::ADD {
+                    OpKind::Add(o)
+                } else {
+                    OpKind::Sub(o)
+                }
+            }
+            c::MUL => {
+                expect(O::MulOptions)?;
+                let act = op
+                    .builtin_options_as_mul_options()
+                    .map_or(fb::ActivationFunctionType::NONE, |o| {
+                        o.fused_activation_function()
+                    });
+                OpKind::Mul {
+                    activation: activation(act)?,
+                }
+            }
+            c::DIV => {
+                expect(O::DivOptions)?;
+                let act = op
+                    .builtin_options_as_div_options()
+                    .map_or(fb::ActivationFunctionType::NONE, |o| {
+                        o.fused_activation_function()
+                    });
+                OpKind::Div {
+                    activation: activation(act)?,
+                }
+            }
+            c::MAXIMUM | c::MINIMUM => {
+                expect(O::MaximumMinimumOptions)?;
+                if code == c::MAXIMUM {
+                    OpKind::Maximum
+                } else {
+                    OpKind::Minimum
+                }
+            }
+            c::SOFTMAX => {
+                expect(O::SoftmaxOptions)?;
+                let beta = op
+                    .builtin_options_as_softmax_options()
+                    .map_or(1.0, |o| o.beta());
+                OpKind::Softmax { beta }
+            }
+            c::LOGISTIC => OpKind::Logistic,
+            c::TANH => OpKind::Tanh,
+            c::RELU => OpKind::Relu,
+            c::RELU6 => OpKind::Relu6,
+            c::LEAKY_RELU => {
+                expect(O::LeakyReluOptions)?;
+                let alpha = op
+                    .builtin_options_as_leaky_relu_options()
+                    .map_or(0.0, |o| o.alpha());
+                OpKind::LeakyRelu { alpha }
+            }
+            c::HARD_SWISH => OpKind::HardSwish,
+            c::CONCATENATION => {
+                expect(O::ConcatenationOptions)?;
+                let o = op.builtin_options_as_concatenation_options();
+                let o = o.ok_or_else(missing_options)?;
+                OpKind::Concatenation(ConcatenationOptions {
+                    axis: o.axis(),
+                    activation: activation(o.fused_activation_function())?,
+                })
+            }
+            c::RESHAPE => {
+                expect(O::ReshapeOptions)?;
+                OpKind::Reshape
+            }
+            c::SQUEEZE => {
+                expect(O::SqueezeOptions)?;
+                let dims = op
+                    .builtin_options_as_squeeze_options()
+                    .and_then(|o| o.squeeze_dims())
+                    .map(|v| v.iter().collect())
+                    .unwrap_or_default();
+                OpKind::Squeeze { dims }
+            }
+            c::EXPAND_DIMS => OpKind::ExpandDims,
+            c::PAD => OpKind::Pad,
+            c::PADV2 => OpKind::PadV2,
+            c::STRIDED_SLICE => {
+                expect(O::StridedSliceOptions)?;
+                let o = op.builtin_options_as_strided_slice_options();
+                let o = o.ok_or_else(missing_options)?;
+                OpKind::StridedSlice(StridedSliceOptions {
+                    begin_mask: o.begin_mask(),
+                    end_mask: o.end_mask(),
+                    ellipsis_mask: o.ellipsis_mask(),
+                    new_axis_mask: o.new_axis_mask(),
+                    shrink_axis_mask: o.shrink_axis_mask(),
+                    offset: o.offset(),
+                })
+            }
+            c::TRANSPOSE => OpKind::Transpose,
+            c::RESIZE_NEAREST_NEIGHBOR => {
+                expect(O::ResizeNearestNeighborOptions)?;
+                let o = op.builtin_options_as_resize_nearest_neighbor_options();
+                OpKind::ResizeNearestNeighbor(ResizeOptions {
+                    align_corners: o.is_some_and(|o| o.align_corners()),
+                    half_pixel_centers: o.is_some_and(|o| o.half_pixel_centers()),
+                })
+            }
+            c::RESIZE_BILINEAR => {
+                expect(O::ResizeBilinearOptions)?;
+                let o = op.builtin_options_as_resize_bilinear_options();
+                OpKind::ResizeBilinear(ResizeOptions {
+                    align_corners: o.is_some_and(|o| o.align_corners()),
+                    half_pixel_centers: o.is_some_and(|o| o.half_pixel_centers()),
+                })
+            }
+            c::QUANTIZE => OpKind::Quantize,
+            c::DEQUANTIZE => OpKind::Dequantize,
+            c::CAST => OpKind::Cast,
+            c::SVDF => {
+                expect(O::SVDFOptions)?;
+                let o = op.builtin_options_as_svdfoptions();
+                let o = o.ok_or_else(missing_options)?;
+                OpKind::Svdf(SvdfOptions {
+                    rank: o.rank(),
+                    activation: activation(o.fused_activation_function())?,
+                    asymmetric_quantize_inputs: o.asymmetric_quantize_inputs(),
+                })
+            }
+            c::UNIDIRECTIONAL_SEQUENCE_LSTM => {
+                expect(O::UnidirectionalSequenceLSTMOptions)?;
+                let o = op.builtin_options_as_unidirectional_sequence_lstmoptions();
+                let o = o.ok_or_else(missing_options)?;
+                OpKind::UnidirectionalSequenceLstm(LstmOptions {
+                    activation: activation(o.fused_activation_function())?,
+                    cell_clip: o.cell_clip(),
+                    proj_clip: o.proj_clip(),
+                    time_major: o.time_major(),
+                    asymmetric_quantize_inputs: o.asymmetric_quantize_inputs(),
+                    diagonal_recurrent_tensors: o.diagonal_recurrent_tensors(),
+                })
+            }
+            _ => OpKind::Other {
+                name: name.to_string(),
+            },
+        })
+    }
+}
+
+fn missing_options() -> Diagnostic {
+    Diagnostic::malformed("the operator's options are missing")
+}
+
+/// An entry of the model's operator-code table.
+enum OpCode {
+    Builtin(i32, &'static str),
+    Custom(String),
+}
+
+impl OpCode {
+    fn name(&self) -> &str {
+        match self {
+            OpCode::Builtin(_, n) => n,
+            OpCode::Custom(n) => n,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

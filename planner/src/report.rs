@@ -1,0 +1,248 @@
+//! The plan report: a summary and per-step table (text), JSON, and an SVG of the arena.
+
+use crate::ir::Graph;
+use crate::lifetimes::BufferOwner;
+use crate::plan::Plan;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// One buffer in the JSON report.
+#[derive(Serialize)]
+pub struct JsonBuffer {
+    /// Tensor index, or `null` for scratch.
+    pub tensor: Option<usize>,
+    /// Operator index for scratch buffers, else `null`.
+    pub scratch_of_op: Option<usize>,
+    pub name: String,
+    pub offset: usize,
+    pub size: usize,
+    /// First and last operator (by index in the model) at which the buffer is live.
+    pub first_op: usize,
+    pub last_op: usize,
+}
+
+/// The JSON report (`kiln plan --json`).
+#[derive(Serialize)]
+pub struct JsonReport {
+    pub ops: usize,
+    pub tensors: usize,
+    pub arena_bytes: usize,
+    pub lower_bound_bytes: usize,
+    pub persistent_bytes: usize,
+    pub weights_bytes: usize,
+    pub alignment: usize,
+    pub peak_op: Option<usize>,
+    pub strategy: String,
+    pub order: Vec<usize>,
+    pub buffers: Vec<JsonBuffer>,
+}
+
+/// A buffer's display name: the tensor's name, or `scratch(op N)`.
+pub fn buffer_name(graph: &Graph, owner: BufferOwner) -> String {
+    match owner {
+        BufferOwner::Tensor(t) => {
+            let n = &graph.tensor(t).name;
+            if n.is_empty() {
+                format!("t{}", t.0)
+            } else {
+                n.clone()
+            }
+        }
+        BufferOwner::Scratch(op) => format!("scratch(op {})", op.0),
+    }
+}
+
+/// Builds the JSON report.
+pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
+    JsonReport {
+        ops: graph.ops.len(),
+        tensors: graph.tensors.len(),
+        arena_bytes: plan.arena_bytes,
+        lower_bound_bytes: plan.lower_bound_bytes,
+        persistent_bytes: plan.persistent_bytes,
+        weights_bytes: graph.weights_bytes(),
+        alignment: plan.alignment,
+        peak_op: plan.peak_step().map(|s| plan.order[s].0),
+        strategy: plan.strategy.to_string(),
+        order: plan.order.iter().map(|o| o.0).collect(),
+        buffers: plan
+            .buffers
+            .iter()
+            .map(|b| JsonBuffer {
+                tensor: match b.owner {
+                    BufferOwner::Tensor(t) => Some(t.0),
+                    BufferOwner::Scratch(_) => None,
+                },
+                scratch_of_op: match b.owner {
+                    BufferOwner::Scratch(o) => Some(o.0),
+                    BufferOwner::Tensor(_) => None,
+                },
+                name: buffer_name(graph, b.owner),
+                offset: b.offset,
+                size: b.size,
+                first_op: plan.order.get(b.first).map_or(0, |o| o.0),
+                last_op: plan.order.get(b.last).map_or(0, |o| o.0),
+            })
+            .collect(),
+    }
+}
+
+/// The text report: a summary, then one row per step.
+pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
+    let mut s = String::new();
+    let peak = plan.peak_step();
+    let _ = writeln!(s, "model            {title}");
+    let _ = writeln!(s, "ops              {}", graph.ops.len());
+    let _ = writeln!(s, "tensors          {}", graph.tensors.len());
+    let _ = writeln!(s, "weight bytes     {}", graph.weights_bytes());
+    let _ = writeln!(
+        s,
+        "arena bytes      {} (alignment {}, {})",
+        plan.arena_bytes, plan.alignment, plan.strategy
+    );
+    let gap = plan.arena_bytes.saturating_sub(plan.lower_bound_bytes);
+    let _ = writeln!(
+        s,
+        "lower bound      {} (gap {} bytes)",
+        plan.lower_bound_bytes, gap
+    );
+    let _ = writeln!(s, "persistent bytes {}", plan.persistent_bytes);
+    if let Some(p) = peak {
+        let op = graph.op(plan.order[p]);
+        let _ = writeln!(
+            s,
+            "peak op          {} {} ({} bytes live)",
+            op.id.0,
+            op.kind.name(),
+            plan.live_bytes[p]
+        );
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "{:>4}  {:>4}  {:<28} {:>10}  live tensors",
+        "step", "op", "name", "live bytes"
+    );
+    for (step, &id) in plan.order.iter().enumerate() {
+        let op = graph.op(id);
+        let live: Vec<String> = plan
+            .buffers
+            .iter()
+            .filter(|b| b.first <= step && step <= b.last)
+            .map(|b| match b.owner {
+                BufferOwner::Tensor(t) => format!("t{}", t.0),
+                BufferOwner::Scratch(o) => format!("scratch{}", o.0),
+            })
+            .collect();
+        let mark = if Some(step) == peak { " <- peak" } else { "" };
+        let _ = writeln!(
+            s,
+            "{:>4}  {:>4}  {:<28} {:>10}  {}{}",
+            step,
+            id.0,
+            op.kind.name(),
+            plan.live_bytes[step],
+            live.join(" "),
+            mark
+        );
+    }
+    s
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The arena over time as SVG: x is the step, y the offset; one labelled rectangle per
+/// buffer, the peak step marked, a dashed line at the lower bound.
+pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
+    let steps = plan.order.len().max(1);
+    let (left, top, width, height) = (70.0, 40.0, 900.0_f64, 500.0_f64);
+    let col = width / steps as f64;
+    let ymax = plan.arena_bytes.max(plan.lower_bound_bytes).max(1) as f64;
+    let y = |bytes: usize| top + height - bytes as f64 / ymax * height;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="10">"#,
+        left + width + 20.0,
+        top + height + 50.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{left}" y="20" font-size="14">{}: arena {} B, lower bound {} B, persistent {} B</text>"#,
+        escape(title),
+        plan.arena_bytes,
+        plan.lower_bound_bytes,
+        plan.persistent_bytes
+    );
+    let _ = writeln!(
+        s,
+        r##"<rect x="{left}" y="{top}" width="{width}" height="{height}" fill="none" stroke="#888"/>"##
+    );
+    if let Some(p) = plan.peak_step() {
+        let _ = writeln!(
+            s,
+            r##"<rect x="{:.1}" y="{top}" width="{col:.1}" height="{height}" fill="#fdd"/><text x="{:.1}" y="{}" fill="#c00">peak</text>"##,
+            left + p as f64 * col,
+            left + p as f64 * col,
+            top - 4.0
+        );
+    }
+    for (i, b) in plan.buffers.iter().enumerate() {
+        let x = left + b.first as f64 * col;
+        let w = (b.last - b.first + 1) as f64 * col;
+        let y1 = y(b.offset + b.size);
+        let h = (y(b.offset) - y1).max(0.5);
+        let hue = (i * 47) % 360;
+        let name = buffer_name(graph, b.owner);
+        let _ = writeln!(
+            s,
+            r##"<g><title>{} [{}..{}) steps {}..={}</title><rect x="{x:.1}" y="{y1:.1}" width="{w:.1}" height="{h:.1}" fill="hsl({hue},60%,75%)" stroke="#333" stroke-width="0.5"/>"##,
+            escape(&name),
+            b.offset,
+            b.offset + b.size,
+            b.first,
+            b.last
+        );
+        if h >= 11.0 && w >= 30.0 {
+            let label: String = name.chars().take((w / 6.0) as usize).collect();
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
+                x + 2.0,
+                y1 + 10.0,
+                escape(&label)
+            );
+        }
+        s.push_str("</g>\n");
+    }
+    let lb = y(plan.lower_bound_bytes);
+    let _ = writeln!(
+        s,
+        r##"<line x1="{left}" y1="{lb:.1}" x2="{}" y2="{lb:.1}" stroke="#06c" stroke-dasharray="6,4"/><text x="{}" y="{:.1}" fill="#06c" text-anchor="end">lower bound</text>"##,
+        left + width,
+        left + width - 2.0,
+        lb - 3.0
+    );
+    for k in 0..=4 {
+        let bytes = plan.arena_bytes.max(plan.lower_bound_bytes) * k / 4;
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{:.1}" text-anchor="end">{bytes}</text>"#,
+            left - 4.0,
+            y(bytes) + 3.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">step (operator in execution order)</text>"#,
+        left + width / 2.0,
+        top + height + 30.0
+    );
+    s.push_str("</svg>\n");
+    s
+}

@@ -1,0 +1,209 @@
+//! The verifier rejects deliberately broken plans, each for the right reason.
+
+mod common;
+use common::*;
+use kiln_planner::ir::{OpId, TensorId};
+use kiln_planner::lifetimes::BufferOwner;
+use kiln_planner::plan::PersistentBuffer;
+use kiln_planner::{ErrorKind, Graph, Plan, PlanOptions, plan, read_model, verify};
+
+fn seed() -> (Graph, Plan) {
+    let g = seed_example(&["A", "B", "C", "D", "E", "F"]);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    (g, p)
+}
+
+fn check(g: &Graph, p: &Plan) -> Result<(), String> {
+    verify::verify(g, p, &kiln_planner::lifetimes::kernel_scratch).map_err(|d| {
+        assert_eq!(d.kind, ErrorKind::InvalidPlan);
+        d.to_string()
+    })
+}
+
+fn expect_error(g: &Graph, p: &Plan, needle: &str) {
+    let e = check(g, p).expect_err("the broken plan must be rejected");
+    assert!(e.contains(needle), "{e:?} does not mention {needle:?}");
+}
+
+fn expect_error_with(
+    g: &Graph,
+    p: &Plan,
+    scratch: kiln_planner::lifetimes::ScratchFn<'_>,
+    needle: &str,
+) {
+    let e = verify::verify(g, p, scratch).expect_err("the broken plan must be rejected");
+    assert!(
+        e.to_string().contains(needle),
+        "{e} does not mention {needle:?}"
+    );
+}
+
+fn buffer_of(p: &Plan, t: usize) -> usize {
+    p.buffers
+        .iter()
+        .position(|b| b.owner == BufferOwner::Tensor(TensorId(t)))
+        .unwrap()
+}
+
+#[test]
+fn the_real_plan_passes() {
+    let (g, p) = seed();
+    check(&g, &p).unwrap();
+}
+
+#[test]
+fn overlapping_live_buffers() {
+    let (g, mut p) = seed();
+    // A (tensor 1) and B (tensor 2) are live together at step 1: put them on one offset.
+    let a = buffer_of(&p, 1);
+    let b = buffer_of(&p, 2);
+    p.buffers[b].offset = p.buffers[a].offset;
+    p.arena_bytes = p.buffers.iter().map(|b| b.offset + b.size).max().unwrap();
+    expect_error(&g, &p, "overlap");
+}
+
+#[test]
+fn misaligned_offset() {
+    let (g, mut p) = seed();
+    let i = p
+        .buffers
+        .iter()
+        .position(|b| b.offset + b.size < p.arena_bytes)
+        .unwrap();
+    p.buffers[i].offset += 8;
+    expect_error(&g, &p, "misaligned");
+}
+
+#[test]
+fn buffer_outside_the_arena() {
+    let (g, mut p) = seed();
+    p.arena_bytes -= 16;
+    expect_error(&g, &p, "outside the arena");
+}
+
+#[test]
+fn arena_larger_than_its_last_buffer() {
+    let (g, mut p) = seed();
+    p.arena_bytes += 16;
+    expect_error(&g, &p, "not the end of its last buffer");
+}
+
+#[test]
+fn lifetime_too_short() {
+    let (g, mut p) = seed();
+    // A is read by D at step 3; end its life at step 1.
+    let a = buffer_of(&p, 1);
+    p.buffers[a].last = 1;
+    expect_error(&g, &p, "not live at every step that uses it");
+}
+
+#[test]
+fn graph_output_must_live_to_the_end_and_input_from_the_start() {
+    let (g, mut p) = seed();
+    let i = buffer_of(&p, 0);
+    p.buffers[i].first = 1;
+    expect_error(&g, &p, "not live at every step");
+}
+
+#[test]
+fn wrong_size() {
+    let (g, mut p) = seed();
+    p.buffers[0].size -= 1;
+    expect_error(&g, &p, "wrong size");
+}
+
+#[test]
+fn missing_and_duplicate_buffers() {
+    let (g, p) = seed();
+    let mut missing = p.clone();
+    missing.buffers.remove(buffer_of(&p, 3));
+    expect_error(&g, &missing, "has no buffer");
+    let mut dup = p.clone();
+    dup.buffers.push(dup.buffers[0]);
+    expect_error(&g, &dup, "two buffers");
+}
+
+#[test]
+fn stray_scratch_buffer() {
+    let (g, mut p) = seed();
+    let mut b = p.buffers[0];
+    b.owner = BufferOwner::Scratch(OpId(0));
+    b.first = 0;
+    b.last = 0;
+    p.buffers.push(b);
+    expect_error(&g, &p, "needs no arena memory");
+}
+
+#[test]
+fn order_not_topological_or_incomplete() {
+    let (g, p) = seed();
+    let mut swapped = p.clone();
+    swapped.order.swap(0, 1);
+    expect_error(&g, &swapped, "reads tensor");
+    let mut short = p.clone();
+    short.order.pop();
+    expect_error(&g, &short, "every operator once");
+    let mut twice = p.clone();
+    twice.order[5] = OpId(0);
+    expect_error(&g, &twice, "runs twice");
+}
+
+#[test]
+fn wrong_lower_bound() {
+    let (g, mut p) = seed();
+    p.lower_bound_bytes -= 1;
+    expect_error(&g, &p, "lower bound");
+}
+
+#[test]
+fn persistent_region_is_checked() {
+    // The mnist LSTM model has variable tensors (the LSTM state).
+    let path = shared_models_dir().join("tflm_mnist_lstm_int8.tflite");
+    let g = read_model(&std::fs::read(path).unwrap()).unwrap();
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    assert!(p.persistent.len() >= 2, "{:?}", p.persistent);
+    check(&g, &p).unwrap();
+    let mut overlap = p.clone();
+    overlap.persistent[1].offset = overlap.persistent[0].offset;
+    expect_error(&g, &overlap, "overlap");
+    let mut missing = p.clone();
+    missing.persistent.pop();
+    expect_error(&g, &missing, "variable tensors");
+    let mut stray = p.clone();
+    stray.persistent.push(PersistentBuffer {
+        tensor: TensorId(0),
+        size: 4,
+        offset: 4096,
+    });
+    expect_error(&g, &stray, "variable tensors");
+}
+
+#[test]
+fn scratch_buffers_are_planned_and_checked() {
+    // A contract that gives every operator 1000 bytes of scratch.
+    let g = seed_example(&["A", "B", "C", "D", "E", "F"]);
+    let scratch = |_: &Graph, _: &kiln_planner::ir::Op| 1000;
+    let lt =
+        kiln_planner::lifetimes::lifetimes(&g, &kiln_planner::schedule::stored_order(&g), &scratch);
+    assert_eq!(lt.buffers.len(), 7 + 6);
+    assert_eq!(lt.lower_bound(), 136 * 1024 + 1000);
+    let p = kiln_planner::plan::plan_with_scratch(&g, &PlanOptions::default(), &scratch).unwrap();
+    assert_eq!(p.lower_bound_bytes, 136 * 1024 + 1000);
+    assert!(p.arena_bytes >= p.lower_bound_bytes);
+    // A scratch buffer that outlives its operator is rejected.
+    let mut long = p.clone();
+    let s = long
+        .buffers
+        .iter()
+        .position(|b| matches!(b.owner, BufferOwner::Scratch(_)))
+        .unwrap();
+    long.buffers[s].last = long.buffers[s].first + 1;
+    expect_error_with(&g, &long, &scratch, "outlives");
+    // The default plan has no scratch: under this contract it misses six buffers.
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    let e = verify::verify(&g, &p, &scratch).unwrap_err();
+    assert!(
+        e.to_string().contains("scratch of op 0 has no buffer"),
+        "{e}"
+    );
+}

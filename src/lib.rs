@@ -1,0 +1,11 @@
+//! Kiln: a TensorFlow Lite model baked into firmware at compile time.
+//!
+//! This is the one crate a firmware project depends on. It is `#![no_std]`, needs no
+//! allocator, and re-exports the `no_std` kernels that generated code calls.
+//!
+//! The planner (`kiln-planner`) reads a `.tflite` file on the host, plans its tensor arena
+//! and verifies the plan; see `ARCHITECTURE.md` at the repository root for the whole map.
+#![no_std]
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+pub use kiln_kernels as kernels;
