@@ -6,6 +6,23 @@
 //! The planner (`kiln-planner`) reads a `.tflite` file on the host, plans its tensor arena
 //! and verifies the plan; see `ARCHITECTURE.md` at the repository root for the whole map.
 #![no_std]
-#![forbid(unsafe_op_in_unsafe_fn)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+extern crate self as kiln;
 
 pub use kiln_kernels as kernels;
+pub use kiln_macros::include_model;
+
+pub mod runtime;
+
+/// Element type of a model input or output, as generated code reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DType {
+    F32,
+    I8,
+    U8,
+    I16,
+    I32,
+    I64,
+    Bool,
+}

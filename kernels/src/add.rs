@@ -1,0 +1,332 @@
+//! ADD: elementwise sum with optional broadcasting and fused activation.
+//!
+//! Follows TFLM's `reference_integer_ops::Add`/`BroadcastAdd6DSlow` (int8, `AddFunc`),
+//! `reference_ops::AddGeneralParamScale`/`BroadcastAdd6DSlow` (int16, the general-scale path
+//! TFLM micro uses) and `reference_ops::Add`/`BroadcastAdd6DSlow` (float). Both quantized
+//! inputs are rescaled to a common scale with `left_shift` headroom
+//! (`MultiplyByQuantizedMultiplierSmallerThanOneExp`), summed, and requantized to the output.
+//! The broadcast and same-shape paths compute the same per-element function, so a kernel
+//! can be picked purely on shapes.
+
+use crate::broadcast::{Broadcast, broadcast_binary};
+use crate::fixed_point::multiply_by_quantized_multiplier_smaller_than_one_exp;
+use crate::quant::{
+    Activation, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
+    activation_range_i16, quantize_multiplier_smaller_than_one_exp,
+};
+use crate::util::{clamp_f32, clamp_i32};
+
+/// Constant parameters of an ADD node (TFLM's `ArithmeticParams` subset used by ADD).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// `-input1_zero_point`
+    pub input1_offset: i32,
+    /// `-input2_zero_point`
+    pub input2_offset: i32,
+    /// `output_zero_point`
+    pub output_offset: i32,
+    /// Headroom shift applied to both inputs (20 for int8, 15 for int16).
+    pub left_shift: i32,
+    /// Q31 multiplier of input 1 (`scale1 / (2 * max(scale1, scale2))`).
+    pub input1_multiplier: i32,
+    /// Exponent (`<= 0`) of input 1's multiplier.
+    pub input1_shift: i32,
+    /// Q31 multiplier of input 2.
+    pub input2_multiplier: i32,
+    /// Exponent (`<= 0`) of input 2's multiplier.
+    pub input2_shift: i32,
+    /// Q31 multiplier of the output (`2 * max_scale / (2^left_shift * output_scale)`).
+    pub output_multiplier: i32,
+    /// Exponent (`<= 0`) of the output multiplier.
+    pub output_shift: i32,
+    /// Lower clamp of the quantized output.
+    pub quantized_activation_min: i32,
+    /// Upper clamp of the quantized output.
+    pub quantized_activation_max: i32,
+    /// Lower clamp of the float output.
+    pub float_activation_min: f32,
+    /// Upper clamp of the float output.
+    pub float_activation_max: f32,
+}
+
+const ZERO: Params = Params {
+    input1_offset: 0,
+    input2_offset: 0,
+    output_offset: 0,
+    left_shift: 0,
+    input1_multiplier: 0,
+    input1_shift: 0,
+    input2_multiplier: 0,
+    input2_shift: 0,
+    output_multiplier: 0,
+    output_shift: 0,
+    quantized_activation_min: 0,
+    quantized_activation_max: 0,
+    float_activation_min: 0.0,
+    float_activation_max: 0.0,
+};
+
+/// Reference kernels need no scratch memory.
+pub const fn scratch_bytes(_p: &Params) -> usize {
+    0
+}
+
+/// Build-time parameters of a float ADD (`CalculateActivationRange`).
+pub fn prepare_f32(activation: Activation) -> Params {
+    let (min, max) = activation_range_f32(activation);
+    Params {
+        float_activation_min: min,
+        float_activation_max: max,
+        ..ZERO
+    }
+}
+
+/// The quantized part of `CalculateOpDataAdd` for a given `left_shift`.
+fn prepare_quantized(
+    input1: QuantParams,
+    input2: QuantParams,
+    output: QuantParams,
+    left_shift: i32,
+) -> Result<Params, PrepareError> {
+    // std::max<float>(a, b) = (a < b) ? b : a
+    let max_scale = if input1.scale < input2.scale {
+        input2.scale
+    } else {
+        input1.scale
+    };
+    let twice_max_input_scale = 2.0 * max_scale as f64;
+    let real_input1_multiplier = input1.scale as f64 / twice_max_input_scale;
+    let real_input2_multiplier = input2.scale as f64 / twice_max_input_scale;
+    let real_output_multiplier =
+        twice_max_input_scale / ((1i32 << left_shift) as f64 * output.scale as f64);
+    let (input1_multiplier, input1_shift) =
+        quantize_multiplier_smaller_than_one_exp(real_input1_multiplier)?;
+    let (input2_multiplier, input2_shift) =
+        quantize_multiplier_smaller_than_one_exp(real_input2_multiplier)?;
+    let (output_multiplier, output_shift) =
+        quantize_multiplier_smaller_than_one_exp(real_output_multiplier)?;
+    Ok(Params {
+        input1_offset: -input1.zero_point,
+        input2_offset: -input2.zero_point,
+        output_offset: output.zero_point,
+        left_shift,
+        input1_multiplier,
+        input1_shift,
+        input2_multiplier,
+        input2_shift,
+        output_multiplier,
+        output_shift,
+        ..ZERO
+    })
+}
+
+/// Build-time parameters of an int8 ADD (`CalculateOpDataAdd`, `left_shift = 20`).
+pub fn prepare_s8(
+    input1: QuantParams,
+    input2: QuantParams,
+    output: QuantParams,
+    activation: Activation,
+) -> Result<Params, PrepareError> {
+    let mut p = prepare_quantized(input1, input2, output, 20)?;
+    (p.quantized_activation_min, p.quantized_activation_max) =
+        activation_range_i8(activation, output.scale, output.zero_point)?;
+    Ok(p)
+}
+
+/// Build-time parameters of an int16 ADD (`CalculateOpDataAdd`, `left_shift = 15`).
+pub fn prepare_s16(
+    input1: QuantParams,
+    input2: QuantParams,
+    output: QuantParams,
+    activation: Activation,
+) -> Result<Params, PrepareError> {
+    let mut p = prepare_quantized(input1, input2, output, 15)?;
+    (p.quantized_activation_min, p.quantized_activation_max) =
+        activation_range_i16(activation, output.scale, output.zero_point)?;
+    Ok(p)
+}
+
+/// TFLM's `AddFunc` on widened inputs (shared by int8 and int16).
+#[inline]
+fn add_func(p: &Params, x: i32, y: i32) -> i32 {
+    let input1_val = p.input1_offset.wrapping_add(x);
+    let input2_val = p.input2_offset.wrapping_add(y);
+    let shifted_input1_val = input1_val.wrapping_mul(1i32 << p.left_shift);
+    let shifted_input2_val = input2_val.wrapping_mul(1i32 << p.left_shift);
+    let scaled_input1_val = multiply_by_quantized_multiplier_smaller_than_one_exp(
+        shifted_input1_val,
+        p.input1_multiplier,
+        p.input1_shift,
+    );
+    let scaled_input2_val = multiply_by_quantized_multiplier_smaller_than_one_exp(
+        shifted_input2_val,
+        p.input2_multiplier,
+        p.input2_shift,
+    );
+    let raw_sum = scaled_input1_val.wrapping_add(scaled_input2_val);
+    let raw_output = multiply_by_quantized_multiplier_smaller_than_one_exp(
+        raw_sum,
+        p.output_multiplier,
+        p.output_shift,
+    )
+    .wrapping_add(p.output_offset);
+    clamp_i32(
+        raw_output,
+        p.quantized_activation_min,
+        p.quantized_activation_max,
+    )
+}
+
+/// Int8 ADD of two same-shaped tensors (`reference_integer_ops::Add`).
+pub fn add_s8(p: &Params, input1: &[i8], input2: &[i8], output: &mut [i8]) {
+    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
+    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+        *o = add_func(p, x as i32, y as i32) as i8;
+    }
+}
+
+/// Int8 ADD with broadcasting (`reference_integer_ops::BroadcastAdd6DSlow`).
+pub fn add_broadcast_s8(
+    p: &Params,
+    b: &Broadcast,
+    input1: &[i8],
+    input2: &[i8],
+    output: &mut [i8],
+) {
+    broadcast_binary(b, input1, input2, output, |x, y| {
+        add_func(p, x as i32, y as i32) as i8
+    });
+}
+
+/// Int16 ADD of two same-shaped tensors (`reference_ops::AddGeneralParamScale`).
+pub fn add_s16(p: &Params, input1: &[i16], input2: &[i16], output: &mut [i16]) {
+    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
+    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+        *o = add_func(p, x as i32, y as i32) as i16;
+    }
+}
+
+/// Int16 ADD with broadcasting (`reference_ops::BroadcastAdd6DSlow<int16_t>`).
+pub fn add_broadcast_s16(
+    p: &Params,
+    b: &Broadcast,
+    input1: &[i16],
+    input2: &[i16],
+    output: &mut [i16],
+) {
+    broadcast_binary(b, input1, input2, output, |x, y| {
+        add_func(p, x as i32, y as i32) as i16
+    });
+}
+
+/// Float ADD of two same-shaped tensors (`reference_ops::Add`): `clamp(x + y)`.
+pub fn add_f32(p: &Params, input1: &[f32], input2: &[f32], output: &mut [f32]) {
+    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
+    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+        *o = clamp_f32(x + y, p.float_activation_min, p.float_activation_max);
+    }
+}
+
+/// Float ADD with broadcasting (`reference_ops::BroadcastAdd6DSlow<float>`).
+pub fn add_broadcast_f32(
+    p: &Params,
+    b: &Broadcast,
+    input1: &[f32],
+    input2: &[f32],
+    output: &mut [f32],
+) {
+    broadcast_binary(b, input1, input2, output, |x, y| {
+        clamp_f32(x + y, p.float_activation_min, p.float_activation_max)
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(scale: f32, zero_point: i32) -> QuantParams {
+        QuantParams { scale, zero_point }
+    }
+
+    /// Real-valued check: the int8 result is within one output step of the exact sum.
+    #[test]
+    fn int8_is_close_to_real_sum() {
+        let (a, b, o) = (q(0.05, -3), q(0.02, 10), q(0.07, 5));
+        let p = prepare_s8(a, b, o, Activation::None).unwrap();
+        assert_eq!(p.left_shift, 20);
+        for x in (-128i32..=127).step_by(7) {
+            for y in (-128i32..=127).step_by(5) {
+                let mut out = [0i8];
+                add_s8(&p, &[x as i8], &[y as i8], &mut out);
+                let real =
+                    a.scale * (x - a.zero_point) as f32 + b.scale * (y - b.zero_point) as f32;
+                let expected = (real / o.scale + o.zero_point as f32).clamp(-128.0, 127.0);
+                assert!(
+                    (out[0] as f32 - expected).abs() <= 1.0,
+                    "{x} {y} {} {expected}",
+                    out[0]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn int8_known_multipliers_and_values() {
+        // Equal scales: input multipliers 0.5, output multiplier 2*s/(2^20*s) = 2^-19.
+        let p = prepare_s8(q(0.5, 0), q(0.5, 0), q(0.5, 0), Activation::None).unwrap();
+        assert_eq!((p.input1_multiplier, p.input1_shift), (1 << 30, 0));
+        assert_eq!((p.output_multiplier, p.output_shift), (1 << 30, -18));
+        let mut out = [0i8; 4];
+        add_s8(&p, &[1, 100, -100, -1], &[2, 100, -100, 0], &mut out);
+        assert_eq!(out, [3, 127, -128, -1]);
+        let p = prepare_s8(q(0.5, 0), q(0.5, 0), q(0.5, 0), Activation::Relu).unwrap();
+        add_s8(&p, &[1, 100, -100, -1], &[2, 100, -100, 0], &mut out);
+        assert_eq!(out, [3, 127, 0, 0]);
+    }
+
+    #[test]
+    fn broadcast_matches_elementwise() {
+        let p = prepare_s8(q(0.1, 1), q(0.3, -2), q(0.25, 0), Activation::None).unwrap();
+        let in1: [i8; 6] = [1, 2, 3, 4, 5, 6];
+        let in2: [i8; 3] = [10, -20, 30];
+        let b = Broadcast::new(&[2, 3], &[3]).unwrap();
+        let mut out = [0i8; 6];
+        add_broadcast_s8(&p, &b, &in1, &in2, &mut out);
+        let tiled: [i8; 6] = [10, -20, 30, 10, -20, 30];
+        let mut expected = [0i8; 6];
+        add_s8(&p, &in1, &tiled, &mut expected);
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn int16_and_float() {
+        let p = prepare_s16(
+            q(1.0 / 1024.0, 0),
+            q(1.0 / 1024.0, 0),
+            q(1.0 / 512.0, 0),
+            Activation::None,
+        )
+        .unwrap();
+        assert_eq!(p.left_shift, 15);
+        let mut out = [0i16; 3];
+        add_s16(&p, &[1000, -1000, 32767], &[24, -24, 32767], &mut out);
+        assert_eq!(out, [512, -512, 32767]);
+
+        let p = prepare_f32(Activation::Relu6);
+        let mut out = [0f32; 3];
+        add_f32(&p, &[1.0, -5.0, 4.0], &[2.5, 1.0, 4.0], &mut out);
+        assert_eq!(out, [3.5, 0.0, 6.0]);
+        let b = Broadcast::new(&[3], &[1]).unwrap();
+        add_broadcast_f32(&p, &b, &[1.0, -5.0, 4.0], &[0.5], &mut out);
+        assert_eq!(out, [1.5, 0.0, 4.5]);
+    }
+
+    #[test]
+    fn rejects_tiny_output_scale() {
+        // 2 * max_scale / (2^20 * out_scale) >= 1 -> TFLM's CHECK fails.
+        assert_eq!(
+            prepare_s8(q(1.0, 0), q(1.0, 0), q(1e-7, 0), Activation::None),
+            Err(PrepareError::MultiplierOutOfRange)
+        );
+    }
+}

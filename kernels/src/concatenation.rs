@@ -1,0 +1,105 @@
+//! CONCATENATION: joins tensors along one axis by copying (`reference_ops::Concatenation`).
+//!
+//! For int8 TFLM requires every input to share the output's scale and zero point, so the
+//! kernel is a pure copy for any element type.
+
+use crate::quant::{PrepareError, QuantParams};
+
+/// Constant parameters of a CONCATENATION node.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Product of the output dims before the concatenation axis.
+    pub outer_size: usize,
+    /// Product of the output dims from the axis on (elements per outer step).
+    pub output_inner_size: usize,
+}
+
+/// Reference kernels need no scratch memory.
+pub const fn scratch_bytes(_p: &Params) -> usize {
+    0
+}
+
+/// Build-time parameters from the output shape and the (non-negative) axis.
+pub fn prepare(output_shape: &[usize], axis: usize) -> Result<Params, PrepareError> {
+    if axis >= output_shape.len() {
+        return Err(PrepareError::InvalidShape);
+    }
+    Ok(Params {
+        outer_size: output_shape[..axis].iter().product(),
+        output_inner_size: output_shape[axis..].iter().product(),
+    })
+}
+
+/// Checks TFLM's int8 requirement that all inputs share the output's quantization.
+pub fn check_quantization_s8(
+    inputs: &[QuantParams],
+    output: QuantParams,
+) -> Result<(), PrepareError> {
+    if inputs
+        .iter()
+        .all(|q| q.scale == output.scale && q.zero_point == output.zero_point)
+    {
+        Ok(())
+    } else {
+        Err(PrepareError::UnsupportedQuantization)
+    }
+}
+
+/// Concatenates `inputs` (each `outer_size * copy_size_i` long) into `output`: for each outer
+/// index, each input's next `copy_size_i` elements are copied in input order.
+pub fn concatenation<T: Copy>(p: &Params, inputs: &[&[T]], output: &mut [T]) {
+    debug_assert_eq!(output.len(), p.outer_size * p.output_inner_size);
+    debug_assert_eq!(inputs.iter().map(|i| i.len()).sum::<usize>(), output.len());
+    if p.outer_size == 0 || p.output_inner_size == 0 {
+        return;
+    }
+    for (k, out_row) in output
+        .chunks_exact_mut(p.output_inner_size)
+        .take(p.outer_size)
+        .enumerate()
+    {
+        let mut pos = 0;
+        for input in inputs {
+            let copy = input.len() / p.outer_size;
+            out_row[pos..pos + copy].copy_from_slice(&input[k * copy..(k + 1) * copy]);
+            pos += copy;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concat_axis1() {
+        let p = prepare(&[2, 5], 1).unwrap();
+        let a = [1i8, 2, 3, 4];
+        let b = [5i8, 6, 7, 8, 9, 10];
+        let mut out = [0i8; 10];
+        concatenation(&p, &[&a, &b], &mut out);
+        assert_eq!(out, [1, 2, 5, 6, 7, 3, 4, 8, 9, 10]);
+        let p = prepare(&[4, 1], 0).unwrap();
+        let mut f = [0f32; 4];
+        concatenation(&p, &[&[1.0f32][..], &[2.0, 3.0, 4.0][..]], &mut f);
+        assert_eq!(f, [1.0, 2.0, 3.0, 4.0]);
+        let q = QuantParams {
+            scale: 0.1,
+            zero_point: 1,
+        };
+        assert!(check_quantization_s8(&[q, q], q).is_ok());
+        assert!(
+            check_quantization_s8(
+                &[
+                    q,
+                    QuantParams {
+                        scale: 0.2,
+                        zero_point: 1
+                    }
+                ],
+                q
+            )
+            .is_err()
+        );
+    }
+}

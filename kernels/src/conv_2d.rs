@@ -1,0 +1,649 @@
+//! CONV_2D: 2-D convolution over NHWC input with an OHWI filter, stride, dilation, implicit
+//! zero padding, optional bias and grouped convolution (`input_depth` a multiple of the
+//! filter's input depth).
+//!
+//! Follows TFLM's `reference_integer_ops::ConvPerChannel` (int8; TFLM uses it for every int8
+//! conv, broadcasting a single filter scale to all channels) and `reference_ops::Conv` (float).
+//! Taps falling outside the input are skipped, exactly as the reference does; the float sum
+//! runs over `filter_y`, `filter_x`, `in_channel` in increasing order.
+
+use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::quant::{
+    Activation, Padding, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
+    compute_padding_height_width, populate_per_channel_multipliers,
+};
+use crate::util::{clamp_f32, clamp_i32, tap_range};
+
+/// Constant parameters of a CONV_2D node (TFLM's `ConvParams` plus shapes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Input/output batch count.
+    pub batches: usize,
+    /// Input height.
+    pub input_height: usize,
+    /// Input width.
+    pub input_width: usize,
+    /// Input channels (a multiple of `filter_input_depth`; the ratio is the group count).
+    pub input_depth: usize,
+    /// Filter height.
+    pub filter_height: usize,
+    /// Filter width.
+    pub filter_width: usize,
+    /// Filter input channels (last filter dim).
+    pub filter_input_depth: usize,
+    /// Output height.
+    pub output_height: usize,
+    /// Output width.
+    pub output_width: usize,
+    /// Output channels (first filter dim).
+    pub output_depth: usize,
+    /// Vertical stride.
+    pub stride_height: usize,
+    /// Horizontal stride.
+    pub stride_width: usize,
+    /// Vertical dilation.
+    pub dilation_height_factor: usize,
+    /// Horizontal dilation.
+    pub dilation_width_factor: usize,
+    /// Implicit zero rows before the input (`padding_values.height`).
+    pub padding_height: usize,
+    /// Implicit zero columns before the input (`padding_values.width`).
+    pub padding_width: usize,
+    /// `-input_zero_point`
+    pub input_offset: i32,
+    /// `output_zero_point`
+    pub output_offset: i32,
+    /// Lower clamp of the quantized output.
+    pub quantized_activation_min: i32,
+    /// Upper clamp of the quantized output.
+    pub quantized_activation_max: i32,
+    /// Lower clamp of the float output.
+    pub float_activation_min: f32,
+    /// Upper clamp of the float output.
+    pub float_activation_max: f32,
+}
+
+/// Builtin options of a CONV_2D node (`TfLiteConvParams`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Padding type.
+    pub padding: Padding,
+    /// Vertical stride.
+    pub stride_height: usize,
+    /// Horizontal stride.
+    pub stride_width: usize,
+    /// Vertical dilation.
+    pub dilation_height_factor: usize,
+    /// Horizontal dilation.
+    pub dilation_width_factor: usize,
+    /// Fused activation.
+    pub activation: Activation,
+}
+
+/// Reference kernels need no scratch memory.
+pub const fn scratch_bytes(_p: &Params) -> usize {
+    0
+}
+
+/// Shapes and padding of a CONV_2D from the input shape `[N, H, W, C]`, the filter shape
+/// `[O, KH, KW, I]` and the options (`CalculateOpDataConv`: `ComputePaddingHeightWidth`).
+/// The output height/width are computed from the padding type; the planner must check they
+/// match the model's output tensor `[N, output_height, output_width, O]`.
+/// Quantization fields are zero and the float clamps are those of `options.activation`.
+pub fn prepare_f32(
+    input_shape: [usize; 4],
+    filter_shape: [usize; 4],
+    options: &Options,
+) -> Result<Params, PrepareError> {
+    let [batches, input_height, input_width, input_depth] = input_shape;
+    let [
+        output_depth,
+        filter_height,
+        filter_width,
+        filter_input_depth,
+    ] = filter_shape;
+    if options.stride_height == 0
+        || options.stride_width == 0
+        || options.dilation_height_factor == 0
+        || options.dilation_width_factor == 0
+        || filter_input_depth == 0
+        || filter_height == 0
+        || filter_width == 0
+        || input_depth % filter_input_depth != 0
+        || output_depth % (input_depth / filter_input_depth).max(1) != 0
+        || input_depth == 0
+        || output_depth == 0
+    {
+        return Err(PrepareError::InvalidShape);
+    }
+    let pad = compute_padding_height_width(
+        options.padding,
+        options.stride_height,
+        options.stride_width,
+        options.dilation_height_factor,
+        options.dilation_width_factor,
+        input_height,
+        input_width,
+        filter_height,
+        filter_width,
+    );
+    if pad.out_height == 0 || pad.out_width == 0 || batches == 0 {
+        return Err(PrepareError::InvalidShape);
+    }
+    let (float_activation_min, float_activation_max) = activation_range_f32(options.activation);
+    Ok(Params {
+        batches,
+        input_height,
+        input_width,
+        input_depth,
+        filter_height,
+        filter_width,
+        filter_input_depth,
+        output_height: pad.out_height,
+        output_width: pad.out_width,
+        output_depth,
+        stride_height: options.stride_height,
+        stride_width: options.stride_width,
+        dilation_height_factor: options.dilation_height_factor,
+        dilation_width_factor: options.dilation_width_factor,
+        padding_height: pad.height,
+        padding_width: pad.width,
+        input_offset: 0,
+        output_offset: 0,
+        quantized_activation_min: 0,
+        quantized_activation_max: 0,
+        float_activation_min,
+        float_activation_max,
+    })
+}
+
+/// Build-time parameters of an int8 CONV_2D (`ConvPrepare` + `CalculateOpDataConv` +
+/// `PopulateConvolutionQuantizationParams`): shapes and padding as [`prepare_f32`], offsets,
+/// activation range, and one multiplier/shift per output channel written to
+/// `output_multiplier`/`output_shift` (each `O` long). `filter_scales` has 1 or `O` entries.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_s8(
+    input_shape: [usize; 4],
+    filter_shape: [usize; 4],
+    options: &Options,
+    input: QuantParams,
+    filter_scales: &[f32],
+    output: QuantParams,
+    output_multiplier: &mut [i32],
+    output_shift: &mut [i32],
+) -> Result<Params, PrepareError> {
+    let mut p = prepare_f32(input_shape, filter_shape, options)?;
+    if output_multiplier.len() != p.output_depth {
+        return Err(PrepareError::InvalidShape);
+    }
+    populate_per_channel_multipliers(
+        input.scale,
+        filter_scales,
+        output.scale,
+        output_multiplier,
+        output_shift,
+    )?;
+    let (min, max) = activation_range_i8(options.activation, output.scale, output.zero_point)?;
+    p.input_offset = -input.zero_point;
+    p.output_offset = output.zero_point;
+    p.quantized_activation_min = min;
+    p.quantized_activation_max = max;
+    p.float_activation_min = 0.0;
+    p.float_activation_max = 0.0;
+    Ok(p)
+}
+
+/// Precomputed strides and the tap window of one output pixel.
+struct Geometry {
+    in_row: usize,
+    in_batch: usize,
+    filter_row: usize,
+    filter_oc: usize,
+    filters_per_group: usize,
+    groups: usize,
+}
+
+impl Geometry {
+    fn new(p: &Params) -> Geometry {
+        let groups = p.input_depth / p.filter_input_depth.max(1);
+        Geometry {
+            in_row: p.input_width * p.input_depth,
+            in_batch: p.input_height * p.input_width * p.input_depth,
+            filter_row: p.filter_width * p.filter_input_depth,
+            filter_oc: p.filter_height * p.filter_width * p.filter_input_depth,
+            filters_per_group: p.output_depth / groups.max(1),
+            groups,
+        }
+    }
+}
+
+/// Calls `pixel(batch_input, y_origin, (fy0, fy1), x_origin, (fx0, fx1), output_pixel)` for
+/// each output pixel in NHWC order.
+#[inline(always)]
+fn for_each_output_pixel<T, U>(
+    p: &Params,
+    input: &[T],
+    output: &mut [U],
+    mut pixel: impl FnMut(&[T], isize, (usize, usize), isize, (usize, usize), &mut [U]),
+) {
+    let g = Geometry::new(p);
+    if p.output_depth == 0 || g.in_batch == 0 {
+        return;
+    }
+    let mut out_pixels = output.chunks_exact_mut(p.output_depth);
+    for in_b in input.chunks_exact(g.in_batch).take(p.batches) {
+        for oy in 0..p.output_height {
+            let y_origin = (oy * p.stride_height) as isize - p.padding_height as isize;
+            let ys = tap_range(
+                y_origin,
+                p.dilation_height_factor,
+                p.input_height,
+                p.filter_height,
+            );
+            for ox in 0..p.output_width {
+                let x_origin = (ox * p.stride_width) as isize - p.padding_width as isize;
+                let xs = tap_range(
+                    x_origin,
+                    p.dilation_width_factor,
+                    p.input_width,
+                    p.filter_width,
+                );
+                let Some(out_px) = out_pixels.next() else {
+                    return;
+                };
+                pixel(in_b, y_origin, ys, x_origin, xs, out_px);
+            }
+        }
+    }
+}
+
+/// Int8 CONV_2D (`reference_integer_ops::ConvPerChannel`):
+/// `acc = sum w * (x + input_offset) + bias[o]`, then
+/// `MultiplyByQuantizedMultiplier(acc, output_multiplier[o], output_shift[o]) + output_offset`,
+/// clamped to the activation range.
+pub fn conv_2d_s8(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) {
+    debug_assert_eq!(
+        input.len(),
+        p.batches * p.input_height * p.input_width * p.input_depth
+    );
+    debug_assert_eq!(
+        filter.len(),
+        p.output_depth * p.filter_height * p.filter_width * p.filter_input_depth
+    );
+    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    debug_assert!(
+        output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
+    );
+    debug_assert_eq!(
+        output.len(),
+        p.batches * p.output_height * p.output_width * p.output_depth
+    );
+    let g = Geometry::new(p);
+    let fid = p.filter_input_depth;
+    let input_offset = p.input_offset;
+    for_each_output_pixel(
+        p,
+        input,
+        output,
+        |in_b, y_origin, (fy0, fy1), x_origin, (fx0, fx1), out_px| {
+            let mut oc = 0;
+            for group in 0..g.groups {
+                let in_channel0 = group * fid;
+                for _ in 0..g.filters_per_group {
+                    let f_oc = &filter[oc * g.filter_oc..][..g.filter_oc];
+                    let mut acc: i32 = 0;
+                    for fy in fy0..fy1 {
+                        let iy = (y_origin + (p.dilation_height_factor * fy) as isize) as usize;
+                        let in_y = &in_b[iy * g.in_row..][..g.in_row];
+                        let f_y = &f_oc[fy * g.filter_row..][..g.filter_row];
+                        for fx in fx0..fx1 {
+                            let ix = (x_origin + (p.dilation_width_factor * fx) as isize) as usize;
+                            let xs = &in_y[ix * p.input_depth + in_channel0..][..fid];
+                            let ws = &f_y[fx * fid..][..fid];
+                            for (&x, &w) in xs.iter().zip(ws) {
+                                acc = acc
+                                    .wrapping_add((w as i32).wrapping_mul(x as i32 + input_offset));
+                            }
+                        }
+                    }
+                    if let Some(b) = bias {
+                        acc = acc.wrapping_add(b[oc]);
+                    }
+                    let acc = multiply_by_quantized_multiplier(
+                        acc,
+                        output_multiplier[oc],
+                        output_shift[oc],
+                    )
+                    .wrapping_add(p.output_offset);
+                    out_px[oc] =
+                        clamp_i32(acc, p.quantized_activation_min, p.quantized_activation_max)
+                            as i8;
+                    oc += 1;
+                }
+            }
+        },
+    );
+}
+
+/// Float CONV_2D (`reference_ops::Conv`): `total` starts at `0.0` and accumulates
+/// `input * filter` over `filter_y`, `filter_x`, `in_channel`; the output is
+/// `clamp(total + bias)` (bias `0.0` when absent).
+pub fn conv_2d_f32(
+    p: &Params,
+    input: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+) {
+    debug_assert_eq!(
+        input.len(),
+        p.batches * p.input_height * p.input_width * p.input_depth
+    );
+    debug_assert_eq!(
+        filter.len(),
+        p.output_depth * p.filter_height * p.filter_width * p.filter_input_depth
+    );
+    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    debug_assert_eq!(
+        output.len(),
+        p.batches * p.output_height * p.output_width * p.output_depth
+    );
+    let g = Geometry::new(p);
+    let fid = p.filter_input_depth;
+    for_each_output_pixel(
+        p,
+        input,
+        output,
+        |in_b, y_origin, (fy0, fy1), x_origin, (fx0, fx1), out_px| {
+            let mut oc = 0;
+            for group in 0..g.groups {
+                let in_channel0 = group * fid;
+                for _ in 0..g.filters_per_group {
+                    let f_oc = &filter[oc * g.filter_oc..][..g.filter_oc];
+                    let mut total = 0.0f32;
+                    for fy in fy0..fy1 {
+                        let iy = (y_origin + (p.dilation_height_factor * fy) as isize) as usize;
+                        let in_y = &in_b[iy * g.in_row..][..g.in_row];
+                        let f_y = &f_oc[fy * g.filter_row..][..g.filter_row];
+                        for fx in fx0..fx1 {
+                            let ix = (x_origin + (p.dilation_width_factor * fx) as isize) as usize;
+                            let xs = &in_y[ix * p.input_depth + in_channel0..][..fid];
+                            let ws = &f_y[fx * fid..][..fid];
+                            for (&x, &w) in xs.iter().zip(ws) {
+                                total += x * w;
+                            }
+                        }
+                    }
+                    let bias_value = match bias {
+                        Some(b) => b[oc],
+                        None => 0.0,
+                    };
+                    out_px[oc] = clamp_f32(
+                        total + bias_value,
+                        p.float_activation_min,
+                        p.float_activation_max,
+                    );
+                    oc += 1;
+                }
+            }
+        },
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    fn opts(padding: Padding, stride: usize, dilation: usize, activation: Activation) -> Options {
+        Options {
+            padding,
+            stride_height: stride,
+            stride_width: stride,
+            dilation_height_factor: dilation,
+            dilation_width_factor: dilation,
+            activation,
+        }
+    }
+
+    fn q(scale: f32, zero_point: i32) -> QuantParams {
+        QuantParams { scale, zero_point }
+    }
+
+    /// Naive reference transcribed from the TFLM loops (index arithmetic, skip outside taps).
+    #[allow(clippy::too_many_arguments)]
+    fn naive_s8(
+        p: &Params,
+        m: &[i32],
+        s: &[i32],
+        input: &[i8],
+        filter: &[i8],
+        bias: Option<&[i32]>,
+    ) -> Vec<i8> {
+        let mut out = vec![0i8; p.batches * p.output_height * p.output_width * p.output_depth];
+        let groups = p.input_depth / p.filter_input_depth;
+        let fpg = p.output_depth / groups;
+        for b in 0..p.batches {
+            for oy in 0..p.output_height {
+                for ox in 0..p.output_width {
+                    for oc in 0..p.output_depth {
+                        let group = oc / fpg;
+                        let mut acc = 0i32;
+                        for fy in 0..p.filter_height {
+                            let iy = (oy * p.stride_height) as isize - p.padding_height as isize
+                                + (p.dilation_height_factor * fy) as isize;
+                            for fx in 0..p.filter_width {
+                                let ix = (ox * p.stride_width) as isize - p.padding_width as isize
+                                    + (p.dilation_width_factor * fx) as isize;
+                                if iy < 0
+                                    || ix < 0
+                                    || iy >= p.input_height as isize
+                                    || ix >= p.input_width as isize
+                                {
+                                    continue;
+                                }
+                                for ic in 0..p.filter_input_depth {
+                                    let x = input[((b * p.input_height + iy as usize)
+                                        * p.input_width
+                                        + ix as usize)
+                                        * p.input_depth
+                                        + ic
+                                        + group * p.filter_input_depth]
+                                        as i32;
+                                    let w = filter[((oc * p.filter_height + fy) * p.filter_width
+                                        + fx)
+                                        * p.filter_input_depth
+                                        + ic] as i32;
+                                    acc += w * (x + p.input_offset);
+                                }
+                            }
+                        }
+                        if let Some(bias) = bias {
+                            acc += bias[oc];
+                        }
+                        let acc =
+                            multiply_by_quantized_multiplier(acc, m[oc], s[oc]) + p.output_offset;
+                        out[((b * p.output_height + oy) * p.output_width + ox) * p.output_depth
+                            + oc] =
+                            acc.clamp(p.quantized_activation_min, p.quantized_activation_max) as i8;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn identity_1x1() {
+        let mut m = [0; 2];
+        let mut s = [0; 2];
+        let p = prepare_s8(
+            [1, 2, 2, 2],
+            [2, 1, 1, 2],
+            &opts(Padding::Valid, 1, 1, Activation::None),
+            q(0.5, 3),
+            &[1.0],
+            q(0.5, 3),
+            &mut m,
+            &mut s,
+        )
+        .unwrap();
+        assert_eq!(
+            (p.output_height, p.output_width, p.input_offset),
+            (2, 2, -3)
+        );
+        let input = [1i8, 2, 3, 4, 5, 6, 7, 8];
+        let filter = [1i8, 0, 0, 1];
+        let mut out = [0i8; 8];
+        conv_2d_s8(&p, &m, &s, &input, &filter, None, &mut out);
+        assert_eq!(out, input);
+    }
+
+    #[test]
+    fn same_padding_3x3_sum() {
+        // All-ones 3x3 filter on a 3x3 image of ones with SAME padding: counts of in-image taps.
+        let mut m = [0; 1];
+        let mut s = [0; 1];
+        let p = prepare_s8(
+            [1, 3, 3, 1],
+            [1, 3, 3, 1],
+            &opts(Padding::Same, 1, 1, Activation::None),
+            q(1.0, 0),
+            &[1.0],
+            q(1.0, -1),
+            &mut m,
+            &mut s,
+        )
+        .unwrap();
+        assert_eq!((p.padding_height, p.padding_width), (1, 1));
+        let input = [1i8; 9];
+        let filter = [1i8; 9];
+        let mut out = [0i8; 9];
+        conv_2d_s8(&p, &m, &s, &input, &filter, Some(&[10]), &mut out);
+        assert_eq!(out, [13, 15, 13, 15, 18, 15, 13, 15, 13]);
+    }
+
+    fn pseudo_random(seed: &mut u32) -> i8 {
+        *seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (*seed >> 24) as i8
+    }
+
+    #[test]
+    fn matches_naive_reference_on_many_shapes() {
+        let mut seed = 7u32;
+        for &(h, w, c, o, k, stride, dil, padding, groups) in &[
+            (
+                5usize,
+                5usize,
+                3usize,
+                4usize,
+                3usize,
+                1usize,
+                1usize,
+                Padding::Same,
+                1usize,
+            ),
+            (6, 7, 2, 3, 3, 2, 1, Padding::Same, 1),
+            (7, 6, 2, 2, 3, 1, 2, Padding::Same, 1),
+            (8, 8, 4, 4, 2, 2, 1, Padding::Valid, 2),
+            (9, 5, 1, 2, 5, 3, 1, Padding::Same, 1),
+            (4, 4, 4, 8, 1, 1, 1, Padding::Valid, 4),
+            (6, 6, 3, 2, 3, 1, 2, Padding::Valid, 1),
+        ] {
+            let fid = c / groups;
+            let n = 2;
+            let input: Vec<i8> = (0..n * h * w * c)
+                .map(|_| pseudo_random(&mut seed))
+                .collect();
+            let filter: Vec<i8> = (0..o * k * k * fid)
+                .map(|_| pseudo_random(&mut seed))
+                .collect();
+            let bias: Vec<i32> = (0..o).map(|i| i as i32 * 37 - 50).collect();
+            let scales: Vec<f32> = (0..o).map(|i| 0.002 + 0.001 * i as f32).collect();
+            let mut m = vec![0; o];
+            let mut s = vec![0; o];
+            let p = prepare_s8(
+                [n, h, w, c],
+                [o, k, k, fid],
+                &opts(padding, stride, dil, Activation::Relu6),
+                q(0.05, 5),
+                &scales,
+                q(0.02, -20),
+                &mut m,
+                &mut s,
+            )
+            .unwrap();
+            let mut out = vec![0i8; n * p.output_height * p.output_width * o];
+            conv_2d_s8(&p, &m, &s, &input, &filter, Some(&bias), &mut out);
+            assert_eq!(
+                out,
+                naive_s8(&p, &m, &s, &input, &filter, Some(&bias)),
+                "{h} {w} {c} {o} {k} {stride} {dil}"
+            );
+            conv_2d_s8(&p, &m, &s, &input, &filter, None, &mut out);
+            assert_eq!(out, naive_s8(&p, &m, &s, &input, &filter, None));
+        }
+    }
+
+    #[test]
+    fn float_conv_with_dilation_and_bias() {
+        let p = prepare_f32(
+            [1, 3, 3, 1],
+            [1, 2, 2, 1],
+            &opts(Padding::Valid, 1, 2, Activation::None),
+        )
+        .unwrap();
+        assert_eq!((p.output_height, p.output_width), (1, 1));
+        let input = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0];
+        let filter = [1.0f32, 10.0, 100.0, 1000.0];
+        let mut out = [0.0f32; 1];
+        conv_2d_f32(&p, &input, &filter, Some(&[0.5]), &mut out);
+        // taps (0,0)=1, (0,2)=3, (2,0)=7, (2,2)=9
+        assert_eq!(out, [1.0 + 30.0 + 700.0 + 9000.0 + 0.5]);
+        let p = prepare_f32(
+            [1, 3, 3, 1],
+            [1, 2, 2, 1],
+            &opts(Padding::Valid, 1, 2, Activation::ReluN1To1),
+        )
+        .unwrap();
+        conv_2d_f32(&p, &input, &filter, None, &mut out);
+        assert_eq!(out, [1.0]);
+    }
+
+    #[test]
+    fn rejects_bad_shapes() {
+        assert!(
+            prepare_f32(
+                [1, 3, 3, 3],
+                [2, 3, 3, 2],
+                &opts(Padding::Same, 1, 1, Activation::None)
+            )
+            .is_err()
+        );
+        assert!(
+            prepare_f32(
+                [1, 3, 3, 1],
+                [1, 3, 3, 1],
+                &opts(Padding::Same, 0, 1, Activation::None)
+            )
+            .is_err()
+        );
+        assert!(
+            prepare_f32(
+                [1, 2, 2, 1],
+                [1, 3, 3, 1],
+                &opts(Padding::Valid, 1, 1, Activation::None)
+            )
+            .is_err()
+        );
+    }
+}

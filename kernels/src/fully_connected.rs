@@ -1,0 +1,464 @@
+//! FULLY_CONNECTED: `output[b][o] = act(sum_d input[b][d] * weights[o][d] + bias[o])`.
+//!
+//! Follows TFLM's `reference_integer_ops::FullyConnected` (per-tensor int8, with the weights
+//! offset), `reference_integer_ops::FullyConnectedPerChannel` (int8 with one multiplier/shift
+//! per output channel, weights symmetric) and `reference_ops::FullyConnected` (float). TFLM
+//! selects the per-channel kernel when the filter has more than one scale
+//! (`fully_connected_common.cc`); use [`prepare_s8`] or [`prepare_per_channel_s8`] accordingly.
+//!
+//! Layouts: input `[batches, accum_depth]` (any input shape flattened that way), weights
+//! `[output_depth, accum_depth]`, bias `[output_depth]`, output `[batches, output_depth]`.
+
+use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::quant::{
+    Activation, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
+    populate_per_channel_multipliers, quantize_multiplier,
+};
+use crate::util::{clamp_f32, clamp_i32};
+
+/// Constant parameters of a FULLY_CONNECTED node (TFLM's `FullyConnectedParams` plus shapes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Rows of the input/output (product of all output dims but the last).
+    pub batches: usize,
+    /// Inner dimension: the last weights dim.
+    pub accum_depth: usize,
+    /// Output channels: the first weights dim / last output dim.
+    pub output_depth: usize,
+    /// `-input_zero_point`
+    pub input_offset: i32,
+    /// `-filter_zero_point` (only used by the per-tensor int8 kernel)
+    pub weights_offset: i32,
+    /// `output_zero_point`
+    pub output_offset: i32,
+    /// Per-tensor requantization multiplier (Q31).
+    pub output_multiplier: i32,
+    /// Per-tensor requantization exponent (`> 0` is a left shift).
+    pub output_shift: i32,
+    /// Lower clamp of the quantized output.
+    pub quantized_activation_min: i32,
+    /// Upper clamp of the quantized output.
+    pub quantized_activation_max: i32,
+    /// Lower clamp of the float output.
+    pub float_activation_min: f32,
+    /// Upper clamp of the float output.
+    pub float_activation_max: f32,
+}
+
+impl Params {
+    const fn shape(batches: usize, accum_depth: usize, output_depth: usize) -> Params {
+        Params {
+            batches,
+            accum_depth,
+            output_depth,
+            input_offset: 0,
+            weights_offset: 0,
+            output_offset: 0,
+            output_multiplier: 0,
+            output_shift: 0,
+            quantized_activation_min: 0,
+            quantized_activation_max: 0,
+            float_activation_min: 0.0,
+            float_activation_max: 0.0,
+        }
+    }
+}
+
+/// Reference kernels need no scratch memory.
+pub const fn scratch_bytes(_p: &Params) -> usize {
+    0
+}
+
+fn check_shape(
+    batches: usize,
+    accum_depth: usize,
+    output_depth: usize,
+) -> Result<(), PrepareError> {
+    if batches == 0 || accum_depth == 0 || output_depth == 0 {
+        return Err(PrepareError::InvalidShape);
+    }
+    Ok(())
+}
+
+/// Build-time parameters of a float FULLY_CONNECTED (`FullyConnectedParamsFloat`).
+pub fn prepare_f32(
+    batches: usize,
+    accum_depth: usize,
+    output_depth: usize,
+    activation: Activation,
+) -> Result<Params, PrepareError> {
+    check_shape(batches, accum_depth, output_depth)?;
+    let (min, max) = activation_range_f32(activation);
+    Ok(Params {
+        float_activation_min: min,
+        float_activation_max: max,
+        ..Params::shape(batches, accum_depth, output_depth)
+    })
+}
+
+/// Build-time parameters of an int8 FULLY_CONNECTED with a per-tensor filter scale
+/// (`CalculateOpDataFullyConnected`, non-per-channel branch).
+///
+/// The multiplier is `double(float(input_scale * filter_scale)) / double(output_scale)`
+/// exactly as `GetQuantizedConvolutionMultipler` computes it. When a bias tensor is present
+/// its scale must be within 2% (of the output scale) of `input_scale * filter_scale`, as TFLM
+/// checks.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_s8(
+    batches: usize,
+    accum_depth: usize,
+    output_depth: usize,
+    input: QuantParams,
+    filter: QuantParams,
+    bias_scale: Option<f32>,
+    output: QuantParams,
+    activation: Activation,
+) -> Result<Params, PrepareError> {
+    check_shape(batches, accum_depth, output_depth)?;
+    if let Some(bias_scale) = bias_scale {
+        let input_product_scale = input.scale as f64 * filter.scale as f64;
+        let diff = input_product_scale - bias_scale as f64;
+        let scale_diff = if diff < 0.0 { -diff } else { diff };
+        if !(scale_diff / output.scale as f64 <= 0.02) {
+            return Err(PrepareError::UnsupportedQuantization);
+        }
+    }
+    let input_product_scale = (input.scale * filter.scale) as f64;
+    if !(input_product_scale >= 0.0) {
+        return Err(PrepareError::UnsupportedQuantization);
+    }
+    let real_multiplier = input_product_scale / output.scale as f64;
+    let (output_multiplier, output_shift) = quantize_multiplier(real_multiplier);
+    let (min, max) = activation_range_i8(activation, output.scale, output.zero_point)?;
+    Ok(Params {
+        input_offset: -input.zero_point,
+        weights_offset: -filter.zero_point,
+        output_offset: output.zero_point,
+        output_multiplier,
+        output_shift,
+        quantized_activation_min: min,
+        quantized_activation_max: max,
+        ..Params::shape(batches, accum_depth, output_depth)
+    })
+}
+
+/// Build-time parameters of an int8 FULLY_CONNECTED with per-channel filter scales
+/// (`CalculateOpDataFullyConnected`, per-channel branch): fills one multiplier/shift per output
+/// channel (`double(input_scale) * double(filter_scales[i]) / double(output_scale)`).
+/// `output_multiplier`/`output_shift` must be `output_depth` long.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_per_channel_s8(
+    batches: usize,
+    accum_depth: usize,
+    output_depth: usize,
+    input: QuantParams,
+    filter_scales: &[f32],
+    output: QuantParams,
+    activation: Activation,
+    output_multiplier: &mut [i32],
+    output_shift: &mut [i32],
+) -> Result<Params, PrepareError> {
+    check_shape(batches, accum_depth, output_depth)?;
+    if filter_scales.len() != output_depth || output_multiplier.len() != output_depth {
+        return Err(PrepareError::InvalidShape);
+    }
+    populate_per_channel_multipliers(
+        input.scale,
+        filter_scales,
+        output.scale,
+        output_multiplier,
+        output_shift,
+    )?;
+    let (min, max) = activation_range_i8(activation, output.scale, output.zero_point)?;
+    Ok(Params {
+        input_offset: -input.zero_point,
+        output_offset: output.zero_point,
+        quantized_activation_min: min,
+        quantized_activation_max: max,
+        ..Params::shape(batches, accum_depth, output_depth)
+    })
+}
+
+#[inline]
+fn requantize(acc: i32, multiplier: i32, shift: i32, p: &Params) -> i8 {
+    let acc =
+        multiply_by_quantized_multiplier(acc, multiplier, shift).wrapping_add(p.output_offset);
+    clamp_i32(acc, p.quantized_activation_min, p.quantized_activation_max) as i8
+}
+
+/// Int8 FULLY_CONNECTED with a per-tensor multiplier
+/// (`reference_integer_ops::FullyConnected`):
+/// `acc = sum (w + weights_offset) * (x + input_offset) + bias`, requantized with
+/// `output_multiplier`/`output_shift`, offset, clamped.
+pub fn fully_connected_s8(
+    p: &Params,
+    input: &[i8],
+    weights: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) {
+    debug_assert_eq!(input.len(), p.batches * p.accum_depth);
+    debug_assert!(weights.len() >= p.output_depth * p.accum_depth);
+    debug_assert!(bias.is_none_or(|b| b.len() >= p.output_depth));
+    debug_assert_eq!(output.len(), p.batches * p.output_depth);
+    if p.accum_depth == 0 || p.output_depth == 0 {
+        return;
+    }
+    for (in_row, out_row) in input
+        .chunks_exact(p.accum_depth)
+        .zip(output.chunks_exact_mut(p.output_depth))
+    {
+        for (oc, (out, w_row)) in out_row
+            .iter_mut()
+            .zip(weights.chunks_exact(p.accum_depth))
+            .enumerate()
+        {
+            let mut acc: i32 = 0;
+            for (&x, &w) in in_row.iter().zip(w_row) {
+                acc = acc.wrapping_add(
+                    (w as i32 + p.weights_offset).wrapping_mul(x as i32 + p.input_offset),
+                );
+            }
+            if let Some(b) = bias {
+                acc = acc.wrapping_add(b[oc]);
+            }
+            *out = requantize(acc, p.output_multiplier, p.output_shift, p);
+        }
+    }
+}
+
+/// Int8 FULLY_CONNECTED with per-channel multipliers
+/// (`reference_integer_ops::FullyConnectedPerChannel`): `acc = sum w * (x + input_offset) +
+/// bias` (no weights offset), requantized with `output_multiplier[o]`/`output_shift[o]`.
+pub fn fully_connected_per_channel_s8(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i8],
+    weights: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) {
+    debug_assert_eq!(input.len(), p.batches * p.accum_depth);
+    debug_assert!(weights.len() >= p.output_depth * p.accum_depth);
+    debug_assert!(bias.is_none_or(|b| b.len() >= p.output_depth));
+    debug_assert!(
+        output_multiplier.len() >= p.output_depth && output_shift.len() >= p.output_depth
+    );
+    debug_assert_eq!(output.len(), p.batches * p.output_depth);
+    if p.accum_depth == 0 || p.output_depth == 0 {
+        return;
+    }
+    for (in_row, out_row) in input
+        .chunks_exact(p.accum_depth)
+        .zip(output.chunks_exact_mut(p.output_depth))
+    {
+        let channels = out_row
+            .iter_mut()
+            .zip(weights.chunks_exact(p.accum_depth))
+            .zip(output_multiplier.iter().zip(output_shift));
+        for (oc, ((out, w_row), (&m, &s))) in channels.enumerate() {
+            let mut acc: i32 = 0;
+            for (&x, &w) in in_row.iter().zip(w_row) {
+                acc = acc.wrapping_add((w as i32).wrapping_mul(x as i32 + p.input_offset));
+            }
+            if let Some(b) = bias {
+                acc = acc.wrapping_add(b[oc]);
+            }
+            *out = requantize(acc, m, s, p);
+        }
+    }
+}
+
+/// Float FULLY_CONNECTED (`reference_ops::FullyConnected`): the dot product is accumulated in
+/// `f32` in increasing `d` order starting from `0.0`, then `total + bias` (bias `0.0` when
+/// absent) is clamped.
+pub fn fully_connected_f32(
+    p: &Params,
+    input: &[f32],
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+) {
+    debug_assert_eq!(input.len(), p.batches * p.accum_depth);
+    debug_assert!(weights.len() >= p.output_depth * p.accum_depth);
+    debug_assert!(bias.is_none_or(|b| b.len() >= p.output_depth));
+    debug_assert_eq!(output.len(), p.batches * p.output_depth);
+    if p.accum_depth == 0 || p.output_depth == 0 {
+        return;
+    }
+    for (in_row, out_row) in input
+        .chunks_exact(p.accum_depth)
+        .zip(output.chunks_exact_mut(p.output_depth))
+    {
+        for (oc, (out, w_row)) in out_row
+            .iter_mut()
+            .zip(weights.chunks_exact(p.accum_depth))
+            .enumerate()
+        {
+            let mut total = 0.0f32;
+            for (&x, &w) in in_row.iter().zip(w_row) {
+                total += x * w;
+            }
+            let bias_value = match bias {
+                Some(b) => b[oc],
+                None => 0.0,
+            };
+            *out = clamp_f32(
+                total + bias_value,
+                p.float_activation_min,
+                p.float_activation_max,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(scale: f32, zero_point: i32) -> QuantParams {
+        QuantParams { scale, zero_point }
+    }
+
+    #[test]
+    fn int8_identity_like() {
+        // input scale 0.5 zp -1, filter scale 1.0, output scale 0.5 zp 2 -> multiplier 1.0.
+        let p = prepare_s8(
+            2,
+            3,
+            2,
+            q(0.5, -1),
+            q(1.0, 0),
+            None,
+            q(0.5, 2),
+            Activation::None,
+        )
+        .unwrap();
+        assert_eq!((p.output_multiplier, p.output_shift), (1 << 30, 1));
+        let input = [1i8, 2, 3, -1, -2, -3];
+        let weights = [1i8, 0, 0, 0, 1, 1];
+        let bias = [10i32, -10];
+        let mut out = [0i8; 4];
+        fully_connected_s8(&p, &input, &weights, Some(&bias), &mut out);
+        // row0: (1+1)*1 + 10 = 12 -> +2 = 14; (2+1)+(3+1) - 10 = -3 -> -1
+        // row1: (-1+1) + 10 = 10 -> 12; (-2+1)+(-3+1) - 10 = -13 -> -11
+        assert_eq!(out, [14, -1, 12, -11]);
+        fully_connected_s8(&p, &input, &weights, None, &mut out);
+        assert_eq!(out, [4, 9, 2, -1]);
+    }
+
+    #[test]
+    fn int8_weights_offset_rounding_and_clamp() {
+        let mut p = prepare_s8(
+            1,
+            2,
+            2,
+            q(1.0, 0),
+            q(1.0, 3),
+            None,
+            q(4.0, 0),
+            Activation::Relu,
+        )
+        .unwrap();
+        assert_eq!(p.weights_offset, -3);
+        // multiplier 0.25: (2*2 + 5*2)=... check rounding: acc 6 -> 1.5 -> 2 (double rounding to nearest)
+        let input = [1i8, 1];
+        let weights = [6i8, 6, 0, 0]; // (6-3)*1 + (6-3)*1 = 6 ; (0-3)*2 = -6 -> relu
+        let mut out = [0i8; 2];
+        fully_connected_s8(&p, &input, &weights, None, &mut out);
+        assert_eq!(out, [2, 0]);
+        p.quantized_activation_min = -128;
+        fully_connected_s8(&p, &input, &weights, None, &mut out);
+        // -6 * 0.25 = -1.5 -> -2 (ties away from zero in RoundingDivideByPOT)
+        assert_eq!(out, [2, -2]);
+        // saturation at the top
+        let big = [127i8, 127];
+        let w = [127i8, 127, 0, 0];
+        let p = prepare_s8(
+            1,
+            2,
+            2,
+            q(1.0, 0),
+            q(1.0, 0),
+            None,
+            q(1.0, 0),
+            Activation::None,
+        )
+        .unwrap();
+        fully_connected_s8(&p, &big, &w, None, &mut out);
+        assert_eq!(out, [127, 0]);
+    }
+
+    #[test]
+    fn int8_per_channel() {
+        let mut m = [0; 2];
+        let mut s = [0; 2];
+        let p = prepare_per_channel_s8(
+            1,
+            2,
+            2,
+            q(1.0, 1),
+            &[1.0, 0.5],
+            q(1.0, 0),
+            Activation::None,
+            &mut m,
+            &mut s,
+        )
+        .unwrap();
+        assert_eq!(p.input_offset, -1);
+        let input = [3i8, 5];
+        let weights = [1i8, 1, 2, 2];
+        let mut out = [0i8; 2];
+        fully_connected_per_channel_s8(&p, &m, &s, &input, &weights, Some(&[1, 1]), &mut out);
+        // ch0: 2 + 4 + 1 = 7 ; ch1: (4 + 8 + 1) * 0.5 = 6.5 -> 7
+        assert_eq!(out, [7, 7]);
+    }
+
+    #[test]
+    fn float_with_bias_and_relu6() {
+        let p = prepare_f32(1, 3, 2, Activation::Relu6).unwrap();
+        let input = [1.0f32, 2.0, 3.0];
+        let weights = [1.0f32, 1.0, 1.0, -1.0, 0.0, 0.0];
+        let mut out = [0.0f32; 2];
+        fully_connected_f32(&p, &input, &weights, Some(&[0.5, 0.25]), &mut out);
+        assert_eq!(out, [6.0, 0.0]);
+        let p = prepare_f32(1, 3, 2, Activation::None).unwrap();
+        fully_connected_f32(&p, &input, &weights, None, &mut out);
+        assert_eq!(out, [6.0, -1.0]);
+    }
+
+    #[test]
+    fn bias_scale_check() {
+        assert!(
+            prepare_s8(
+                1,
+                1,
+                1,
+                q(0.5, 0),
+                q(0.5, 0),
+                Some(0.25),
+                q(1.0, 0),
+                Activation::None
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            prepare_s8(
+                1,
+                1,
+                1,
+                q(0.5, 0),
+                q(0.5, 0),
+                Some(0.5),
+                q(1.0, 0),
+                Activation::None
+            ),
+            Err(PrepareError::UnsupportedQuantization)
+        );
+        assert_eq!(
+            prepare_f32(1, 0, 1, Activation::None),
+            Err(PrepareError::InvalidShape)
+        );
+    }
+}

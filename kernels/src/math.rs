@@ -1,0 +1,109 @@
+//! `f32` elementary functions for the float kernels (`core` has no `expf`).
+//!
+//! [`expf`] is a port of the ARM optimized-routines `expf` that glibc (since 2.27) and musl
+//! use (`EXP2F_TABLE_BITS = 5`, order-3 polynomial, evaluated in `f64`, < 0.502 ULP), so the
+//! float softmax produces the same values as TFLM built against those C libraries (modulo
+//! FMA contraction in the C build).
+
+/// `tab[i] = uint(2^(i/32)) - (i << 47)` (`__exp2f_data.tab`).
+const EXP2F_TAB: [u64; 32] = [
+    0x3ff0000000000000,
+    0x3fefd9b0d3158574,
+    0x3fefb5586cf9890f,
+    0x3fef9301d0125b51,
+    0x3fef72b83c7d517b,
+    0x3fef54873168b9aa,
+    0x3fef387a6e756238,
+    0x3fef1e9df51fdee1,
+    0x3fef06fe0a31b715,
+    0x3feef1a7373aa9cb,
+    0x3feedea64c123422,
+    0x3feece086061892d,
+    0x3feebfdad5362a27,
+    0x3feeb42b569d4f82,
+    0x3feeab07dd485429,
+    0x3feea47eb03a5585,
+    0x3feea09e667f3bcd,
+    0x3fee9f75e8ec5f74,
+    0x3feea11473eb0187,
+    0x3feea589994cce13,
+    0x3feeace5422aa0db,
+    0x3feeb737b0cdc5e5,
+    0x3feec49182a3f090,
+    0x3feed503b23e255d,
+    0x3feee89f995ad3ad,
+    0x3feeff76f2fb5e47,
+    0x3fef199bdd85529c,
+    0x3fef3720dcef9069,
+    0x3fef5818dcfba487,
+    0x3fef7c97337b9b5f,
+    0x3fefa4afa2a490da,
+    0x3fefd0765b6e4540,
+];
+
+/// `e^x` for `f32`, bit-compatible with glibc/musl `expf` (round-to-nearest).
+pub fn expf(x: f32) -> f32 {
+    const N: f64 = 32.0;
+    // 0x1.71547652b82fep+0 * N
+    let inv_ln2_n = f64::from_bits(0x3ff7_1547_652b_82fe) * N;
+    // poly_scaled = { C0 / N^3, C1 / N^2, C2 / N } (exact: divisions by powers of two)
+    let c0 = f64::from_bits(0x3fac_6af8_4b91_2394) / N / N / N;
+    let c1 = f64::from_bits(0x3fce_bfce_50fa_c4f3) / N / N;
+    let c2 = f64::from_bits(0x3fe6_2e42_ff0c_52d6) / N;
+    let shift = f64::from_bits(0x4338_0000_0000_0000); // 0x1.8p+52
+
+    let abstop = (x.to_bits() >> 20) & 0x7ff;
+    if abstop >= (88.0f32.to_bits() >> 20) {
+        // |x| >= 88 or x is NaN.
+        if x.to_bits() == f32::NEG_INFINITY.to_bits() {
+            return 0.0;
+        }
+        if abstop >= (f32::INFINITY.to_bits() >> 20) {
+            return x + x;
+        }
+        if x > f32::from_bits(0x42b1_7217) {
+            return f32::INFINITY; // overflow
+        }
+        if x < f32::from_bits(0xc2cf_f1b4) {
+            return 0.0; // underflow
+        }
+    }
+    let xd = x as f64;
+    let z = inv_ln2_n * xd;
+    // Round z to an integer (ties to even) with the shift trick.
+    let kd = z + shift;
+    let ki = kd.to_bits();
+    let kd = kd - shift;
+    let r = z - kd;
+    let mut t = EXP2F_TAB[(ki % 32) as usize];
+    t = t.wrapping_add(ki << (52 - 5));
+    let s = f64::from_bits(t);
+    let z = c0 * r + c1;
+    let r2 = r * r;
+    let y = c2 * r + 1.0;
+    let y = z * r2 + y;
+    let y = y * s;
+    y as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expf_matches_std_closely() {
+        let mut x = -104.0f32;
+        while x < 89.0 {
+            let got = expf(x);
+            let want = x.exp();
+            let ulp = (got.to_bits() as i64 - want.to_bits() as i64).abs();
+            assert!(ulp <= 1, "x={x} got={got} want={want}");
+            x += 0.0137;
+        }
+        assert_eq!(expf(0.0), 1.0);
+        assert_eq!(expf(f32::NEG_INFINITY), 0.0);
+        assert_eq!(expf(100.0), f32::INFINITY);
+        assert_eq!(expf(-200.0), 0.0);
+        assert!(expf(f32::NAN).is_nan());
+    }
+}

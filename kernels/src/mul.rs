@@ -1,0 +1,160 @@
+//! MUL: elementwise product with optional broadcasting and fused activation.
+//!
+//! Follows TFLM's `reference_integer_ops::Mul`/`BroadcastMul4DSlow` (int8:
+//! `output_offset + MultiplyByQuantizedMultiplier((x + in1_off) * (y + in2_off), m, shift)`,
+//! clamped) and `reference_ops::Mul`/`BroadcastMul4DSlow` (float: `clamp(x * y)`), with the
+//! multiplier of `mul_common.cc` (`double(s1) * double(s2) / double(s_out)`).
+
+use crate::broadcast::{Broadcast, broadcast_binary};
+use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::quant::{
+    Activation, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
+    quantize_multiplier,
+};
+use crate::util::{clamp_f32, clamp_i32};
+
+/// Constant parameters of a MUL node.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// `-input1_zero_point`
+    pub input1_offset: i32,
+    /// `-input2_zero_point`
+    pub input2_offset: i32,
+    /// `output_zero_point`
+    pub output_offset: i32,
+    /// Q31 multiplier of `s1 * s2 / s_out`.
+    pub output_multiplier: i32,
+    /// Exponent of `output_multiplier`.
+    pub output_shift: i32,
+    /// Lower clamp of the quantized output.
+    pub quantized_activation_min: i32,
+    /// Upper clamp of the quantized output.
+    pub quantized_activation_max: i32,
+    /// Lower clamp of the float output.
+    pub float_activation_min: f32,
+    /// Upper clamp of the float output.
+    pub float_activation_max: f32,
+}
+
+/// Reference kernels need no scratch memory.
+pub const fn scratch_bytes(_p: &Params) -> usize {
+    0
+}
+
+/// Build-time parameters of a float MUL.
+pub fn prepare_f32(activation: Activation) -> Params {
+    let (min, max) = activation_range_f32(activation);
+    Params {
+        input1_offset: 0,
+        input2_offset: 0,
+        output_offset: 0,
+        output_multiplier: 0,
+        output_shift: 0,
+        quantized_activation_min: 0,
+        quantized_activation_max: 0,
+        float_activation_min: min,
+        float_activation_max: max,
+    }
+}
+
+/// Build-time parameters of an int8 MUL (`CalculateOpDataMul`).
+pub fn prepare_s8(
+    input1: QuantParams,
+    input2: QuantParams,
+    output: QuantParams,
+    activation: Activation,
+) -> Result<Params, PrepareError> {
+    let (min, max) = activation_range_i8(activation, output.scale, output.zero_point)?;
+    let real_multiplier = input1.scale as f64 * input2.scale as f64 / output.scale as f64;
+    let (output_multiplier, output_shift) = quantize_multiplier(real_multiplier);
+    Ok(Params {
+        input1_offset: -input1.zero_point,
+        input2_offset: -input2.zero_point,
+        output_offset: output.zero_point,
+        output_multiplier,
+        output_shift,
+        quantized_activation_min: min,
+        quantized_activation_max: max,
+        float_activation_min: 0.0,
+        float_activation_max: 0.0,
+    })
+}
+
+#[inline]
+fn mul_func(p: &Params, x: i8, y: i8) -> i8 {
+    let a = p.input1_offset.wrapping_add(x as i32);
+    let b = p.input2_offset.wrapping_add(y as i32);
+    let v = p
+        .output_offset
+        .wrapping_add(multiply_by_quantized_multiplier(
+            a.wrapping_mul(b),
+            p.output_multiplier,
+            p.output_shift,
+        ));
+    clamp_i32(v, p.quantized_activation_min, p.quantized_activation_max) as i8
+}
+
+/// Int8 MUL of two same-shaped tensors (`reference_integer_ops::Mul`).
+pub fn mul_s8(p: &Params, input1: &[i8], input2: &[i8], output: &mut [i8]) {
+    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
+    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+        *o = mul_func(p, x, y);
+    }
+}
+
+/// Int8 MUL with broadcasting (`reference_integer_ops::BroadcastMul4DSlow`).
+pub fn mul_broadcast_s8(
+    p: &Params,
+    b: &Broadcast,
+    input1: &[i8],
+    input2: &[i8],
+    output: &mut [i8],
+) {
+    broadcast_binary(b, input1, input2, output, |x, y| mul_func(p, x, y));
+}
+
+/// Float MUL of two same-shaped tensors (`reference_ops::Mul`): `clamp(x * y)`.
+pub fn mul_f32(p: &Params, input1: &[f32], input2: &[f32], output: &mut [f32]) {
+    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
+    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+        *o = clamp_f32(x * y, p.float_activation_min, p.float_activation_max);
+    }
+}
+
+/// Float MUL with broadcasting (`reference_ops::BroadcastMul4DSlow`).
+pub fn mul_broadcast_f32(
+    p: &Params,
+    b: &Broadcast,
+    input1: &[f32],
+    input2: &[f32],
+    output: &mut [f32],
+) {
+    broadcast_binary(b, input1, input2, output, |x, y| {
+        clamp_f32(x * y, p.float_activation_min, p.float_activation_max)
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int8_mul() {
+        let q = QuantParams {
+            scale: 0.5,
+            zero_point: 0,
+        };
+        let p = prepare_s8(q, q, q, Activation::None).unwrap();
+        let mut out = [0i8; 4];
+        // (a*0.5)*(b*0.5)/0.5 = a*b/2
+        mul_s8(&p, &[2, 3, -3, 100], &[4, 3, 3, 100], &mut out);
+        assert_eq!(out, [4, 5, -4, 127]); // 4.5 -> 5, -4.5 -> -4 (SRDHM rounds ties up)
+        let b = Broadcast::new(&[4], &[1]).unwrap();
+        mul_broadcast_s8(&p, &b, &[2, 3, -3, 100], &[2], &mut out);
+        assert_eq!(out, [2, 3, -3, 100]);
+        let p = prepare_f32(Activation::Relu);
+        let mut f = [0f32; 2];
+        mul_f32(&p, &[2.0, -2.0], &[3.0, 3.0], &mut f);
+        assert_eq!(f, [6.0, 0.0]);
+    }
+}

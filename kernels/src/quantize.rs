@@ -1,0 +1,115 @@
+//! QUANTIZE: float -> int8 (`reference_ops::AffineQuantize`) and int8 -> int8 requantization
+//! (`reference_ops::Requantize`), as TFLM's `quantize_common.cc` dispatches them.
+
+use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::quant::{PrepareError, QuantParams, quantize_multiplier, round_f32};
+
+/// Constant parameters of a QUANTIZE node.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Output scale (float -> int8).
+    pub output_scale: f32,
+    /// Output zero point.
+    pub output_zero_point: i32,
+    /// Input zero point (int8 -> int8).
+    pub input_zero_point: i32,
+    /// Q31 multiplier of `input_scale / output_scale` (int8 -> int8).
+    pub requantize_multiplier: i32,
+    /// Exponent of `requantize_multiplier`.
+    pub requantize_shift: i32,
+}
+
+/// Reference kernels need no scratch memory.
+pub const fn scratch_bytes(_p: &Params) -> usize {
+    0
+}
+
+/// Build-time parameters of a float -> int8 QUANTIZE.
+pub fn prepare_f32_s8(output: QuantParams) -> Result<Params, PrepareError> {
+    Ok(Params {
+        output_scale: output.scale,
+        output_zero_point: output.zero_point,
+        input_zero_point: 0,
+        requantize_multiplier: 0,
+        requantize_shift: 0,
+    })
+}
+
+/// Build-time parameters of an int8 -> int8 QUANTIZE (requantization with
+/// `QuantizeMultiplier(double(input_scale) / double(output_scale))`).
+pub fn prepare_s8_s8(input: QuantParams, output: QuantParams) -> Result<Params, PrepareError> {
+    let (requantize_multiplier, requantize_shift) =
+        quantize_multiplier(input.scale as f64 / output.scale as f64);
+    Ok(Params {
+        output_scale: output.scale,
+        output_zero_point: output.zero_point,
+        input_zero_point: input.zero_point,
+        requantize_multiplier,
+        requantize_shift,
+    })
+}
+
+/// Float -> int8 (`AffineQuantize`): `clamp((int)roundf(x / scale) + zero_point)`.
+///
+/// `x / scale` beyond the `i32` range (or NaN) is undefined behaviour in the C++; here it
+/// saturates (NaN gives the zero point), which is what ARM's conversion instruction does.
+pub fn quantize_f32_s8(p: &Params, input: &[f32], output: &mut [i8]) {
+    debug_assert_eq!(input.len(), output.len());
+    for (o, &x) in output.iter_mut().zip(input) {
+        let unclamped = (round_f32(x / p.output_scale) as i32).wrapping_add(p.output_zero_point);
+        *o = unclamped.clamp(i8::MIN as i32, i8::MAX as i32) as i8;
+    }
+}
+
+/// Int8 -> int8 (`Requantize`):
+/// `clamp(MultiplyByQuantizedMultiplier(x - input_zp, m, shift) + output_zp)`.
+pub fn requantize_s8_s8(p: &Params, input: &[i8], output: &mut [i8]) {
+    debug_assert_eq!(input.len(), output.len());
+    for (o, &x) in output.iter_mut().zip(input) {
+        let v = multiply_by_quantized_multiplier(
+            x as i32 - p.input_zero_point,
+            p.requantize_multiplier,
+            p.requantize_shift,
+        )
+        .wrapping_add(p.output_zero_point);
+        *o = v.clamp(i8::MIN as i32, i8::MAX as i32) as i8;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_to_int8() {
+        let p = prepare_f32_s8(QuantParams {
+            scale: 0.5,
+            zero_point: -1,
+        })
+        .unwrap();
+        let mut out = [0i8; 6];
+        quantize_f32_s8(&p, &[0.0, 0.25, -0.25, 0.75, 1000.0, -1000.0], &mut out);
+        // 0.5 -> 1 (half away from zero), -0.5 -> -1, 1.5 -> 2
+        assert_eq!(out, [-1, 0, -2, 1, 127, -128]);
+    }
+
+    #[test]
+    fn int8_to_int8() {
+        let a = QuantParams {
+            scale: 0.5,
+            zero_point: 10,
+        };
+        let b = QuantParams {
+            scale: 0.25,
+            zero_point: -5,
+        };
+        let p = prepare_s8_s8(a, b).unwrap();
+        let mut out = [0i8; 4];
+        requantize_s8_s8(&p, &[10, 11, 9, 127], &mut out);
+        assert_eq!(out, [-5, -3, -7, 127]);
+        let p = prepare_s8_s8(b, a).unwrap();
+        requantize_s8_s8(&p, &[-5, -4, -6, -3], &mut out);
+        // (x+5)/2 + 10: 0 -> 10, 0.5 -> 1, -0.5 -> 0 (SRDHM rounds ties up), 1
+        assert_eq!(out, [10, 11, 10, 11]);
+    }
+}

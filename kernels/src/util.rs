@@ -1,0 +1,98 @@
+//! Small shared helpers for the kernels: window clipping and C++-exact clamping.
+
+/// Range of filter taps `k` in `0..filter_size` whose input position
+/// `origin + dilation * k` lies inside `0..input_size`, as `(start, end)` (empty when
+/// `start >= end`). These are exactly the taps TFLM's reference kernels visit (they skip the
+/// others one by one), in the same increasing order.
+#[inline]
+pub(crate) fn tap_range(
+    origin: isize,
+    dilation: usize,
+    input_size: usize,
+    filter_size: usize,
+) -> (usize, usize) {
+    let dilation = dilation.max(1) as isize;
+    let start = if origin >= 0 {
+        0
+    } else {
+        ((-origin) + dilation - 1) / dilation
+    };
+    let room = input_size as isize - origin;
+    let end = if room <= 0 {
+        0
+    } else {
+        (room + dilation - 1) / dilation
+    };
+    let end = (end as usize).min(filter_size);
+    (start as usize, end)
+}
+
+/// `ActivationFunctionWithMinMax<float>`: `std::min(std::max(x, lo), hi)` with C++'s NaN
+/// behaviour (`std::max(a, b)` is `a < b ? b : a`).
+#[inline]
+pub(crate) fn clamp_f32(x: f32, lo: f32, hi: f32) -> f32 {
+    let y = if x < lo { lo } else { x };
+    if hi < y { hi } else { y }
+}
+
+/// `std::max<float>(a, b)`: `a < b ? b : a`.
+#[inline]
+pub(crate) fn max_f32(a: f32, b: f32) -> f32 {
+    if a < b { b } else { a }
+}
+
+/// Clamps an `i32` to `lo..=hi` in TFLM's order (`max` with the minimum first, then `min`).
+#[inline]
+pub(crate) fn clamp_i32(x: i32, lo: i32, hi: i32) -> i32 {
+    let y = if x < lo { lo } else { x };
+    if hi < y { hi } else { y }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    fn brute(origin: isize, dil: usize, n: usize, f: usize) -> (usize, usize) {
+        let v: Vec<usize> = (0..f)
+            .filter(|&k| {
+                let p = origin + (dil * k) as isize;
+                p >= 0 && p < n as isize
+            })
+            .collect();
+        match (v.first(), v.last()) {
+            (Some(&a), Some(&b)) => (a, b + 1),
+            _ => (0, 0),
+        }
+    }
+
+    #[test]
+    fn tap_range_matches_brute_force() {
+        for origin in -12isize..12 {
+            for dil in 1..4 {
+                for n in 1..9 {
+                    for f in 1..6 {
+                        let (s, e) = tap_range(origin, dil, n, f);
+                        let (bs, be) = brute(origin, dil, n, f);
+                        if bs < be {
+                            assert_eq!((s, e), (bs, be), "origin={origin} dil={dil} n={n} f={f}");
+                        } else {
+                            assert!(s >= e, "origin={origin} dil={dil} n={n} f={f}: {s} {e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn clamps_follow_cpp() {
+        assert!(clamp_f32(f32::NAN, 0.0, 6.0).is_nan());
+        assert_eq!(clamp_f32(7.0, 0.0, 6.0), 6.0);
+        assert_eq!(clamp_f32(-1.0, 0.0, 6.0), 0.0);
+        assert!(max_f32(f32::NAN, 1.0).is_nan());
+        assert_eq!(max_f32(1.0, f32::NAN), 1.0);
+        assert_eq!(clamp_i32(300, -128, 127), 127);
+        assert_eq!(clamp_i32(-300, -128, 127), -128);
+    }
+}

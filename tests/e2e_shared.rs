@@ -1,0 +1,62 @@
+//! End to end: public models compiled with `include_model!`, run on TFLM's golden inputs,
+//! outputs compared byte for byte (float models: exactly, as TFLM's reference float kernels).
+
+mod common;
+
+macro_rules! golden {
+    ($name:ident, $file:literal, $stem:literal) => {
+        mod $name {
+            kiln::include_model!($file);
+        }
+        #[test]
+        fn $name() {
+            check_golden!($name, common::shared_models().join("golden").join($stem));
+        }
+    };
+}
+
+golden!(
+    hello_world_int8,
+    "../../shared/models/tflm_hello_world_int8.tflite",
+    "tflm_hello_world_int8"
+);
+golden!(
+    hello_world_float,
+    "../../shared/models/tflm_hello_world_float.tflite",
+    "tflm_hello_world_float"
+);
+golden!(
+    person_detect,
+    "../../shared/models/tflm_person_detect_int8.tflite",
+    "tflm_person_detect_int8"
+);
+golden!(
+    vww,
+    "../../shared/models/mlperf_tiny_vww_mobilenetv1_025_96_int8.tflite",
+    "mlperf_tiny_vww_mobilenetv1_025_96_int8"
+);
+golden!(
+    kws_dscnn,
+    "../../shared/models/mlperf_tiny_kws_dscnn_int8.tflite",
+    "mlperf_tiny_kws_dscnn_int8"
+);
+golden!(
+    ic_resnet8,
+    "../../shared/models/mlperf_tiny_ic_resnet8_int8.tflite",
+    "mlperf_tiny_ic_resnet8_int8"
+);
+golden!(
+    ad_autoencoder,
+    "../../shared/models/mlperf_tiny_ad_autoencoder_int8.tflite",
+    "mlperf_tiny_ad_autoencoder_int8"
+);
+golden!(
+    micro_speech,
+    "../../shared/models/tflm_micro_speech_int8.tflite",
+    "tflm_micro_speech_int8"
+);
+golden!(
+    simple_add,
+    "../../shared/models/tflm_simple_add.tflite",
+    "tflm_simple_add"
+);
