@@ -60,3 +60,8 @@ golden!(
     "../../shared/models/tflm_simple_add.tflite",
     "tflm_simple_add"
 );
+golden!(
+    sww,
+    "../../shared/models/mlperf_tiny_sww_int8.tflite",
+    "mlperf_tiny_sww_int8"
+);

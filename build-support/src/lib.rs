@@ -17,6 +17,7 @@
 //! tokens for the same model and options.
 
 pub mod emit;
+pub mod lower;
 
 pub use emit::Budget;
 use kiln_planner::diag::Diagnostic;

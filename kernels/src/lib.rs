@@ -32,6 +32,30 @@
 //!   ...) are in [`quant`]; the gemmlowp arithmetic is in [`fixed_point`].
 //! * Layouts are TFLite's: NHWC activations, OHWI conv filters, `[1, H, W, C*M]` depthwise
 //!   filters, `[out, in]` fully-connected weights.
+//! * Windowed operators (conv, depthwise, pooling) take their builtin options as an `Options`
+//!   struct in `prepare*` and compute the output height/width from the padding type like TFLM
+//!   does; the planner must check these against the model's output shape. Binary operators
+//!   (ADD, SUB, MUL) have a same-shape kernel and a `*_broadcast_*` kernel taking a
+//!   [`broadcast::Broadcast`] built at build time; both compute identical elements.
+//!
+//! # Operators
+//!
+//! | module | kernels |
+//! | --- | --- |
+//! | [`fully_connected`] | `fully_connected_s8` (per-tensor), `fully_connected_per_channel_s8`, `fully_connected_f32` |
+//! | [`conv_2d`] | `conv_2d_s8` (per-channel, grouped), `conv_2d_f32` |
+//! | [`depthwise_conv_2d`] | `depthwise_conv_2d_s8`, `depthwise_conv_2d_f32` |
+//! | [`pooling`] | `average_pool_s8`, `max_pool_s8`, `average_pool_f32`, `max_pool_f32` |
+//! | [`add`] | `add_s8`, `add_broadcast_s8`, `add_s16`, `add_broadcast_s16`, `add_f32`, `add_broadcast_f32` |
+//! | [`sub`] | `sub_s8`, `sub_broadcast_s8`, `sub_f32`, `sub_broadcast_f32` |
+//! | [`mul`] | `mul_s8`, `mul_broadcast_s8`, `mul_f32`, `mul_broadcast_f32` |
+//! | [`softmax`] | `softmax_s8`, `softmax_s8_s16`, `softmax_f32` |
+//! | [`logistic`], [`tanh`] | `logistic_s8`, `tanh_s8` |
+//! | [`relu`] | `relu_s8`, `relu6_s8`, `relu_f32`, `relu6_f32` |
+//! | [`quantize`], [`dequantize`] | `quantize_f32_s8`, `requantize_s8_s8`, `dequantize_s8_f32` |
+//! | [`concatenation`], [`pad`] | generic copies: `concatenation::<T>`, `pad::<T>` |
+//!
+//! RESHAPE needs no kernel (the plan aliases the buffers).
 #![no_std]
 #![forbid(unsafe_code)]
 // `!(a < b)` on floats is used deliberately so that NaN parameters are rejected.

@@ -1,0 +1,851 @@
+//! Lowering: each operator of a planned graph to one kernel call, as data.
+//!
+//! This is where TFLM's `Prepare` happens, at build time: the kernels' `prepare*`
+//! functions turn tensor shapes, scales and options into constant parameters (multipliers,
+//! shifts, offsets, activation ranges, tables). The result is a list of [`Step`]s that
+//! [`crate::emit`] renders as Rust and that the host executor ([`crate::exec`], for tests)
+//! runs directly, so both see exactly the same parameters.
+
+use kiln_kernels as k;
+use kiln_planner::diag::{Diagnostic, Result};
+use kiln_planner::ir::{self, DType, Graph, Op, OpId, OpKind, Quantization, TensorId};
+use kiln_planner::plan::Plan;
+
+/// Operators Kiln compiles (for at least one dtype combination).
+pub const SUPPORTED_OPS: &[&str] = &[
+    "ADD",
+    "AVERAGE_POOL_2D",
+    "CONCATENATION",
+    "CONV_2D",
+    "DEPTHWISE_CONV_2D",
+    "DEQUANTIZE",
+    "EXPAND_DIMS",
+    "FULLY_CONNECTED",
+    "LOGISTIC",
+    "MAX_POOL_2D",
+    "MUL",
+    "PAD",
+    "QUANTIZE",
+    "RESHAPE",
+    "SOFTMAX",
+    "SQUEEZE",
+];
+
+/// Per-channel requantization tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PerChannel {
+    pub multiplier: Vec<i32>,
+    pub shift: Vec<i32>,
+}
+
+/// Element types the generic kernels are instantiated with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    I8,
+    I16,
+    I32,
+    F32,
+}
+
+/// A kernel call with its constant parameters. Each variant is one kernel function.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kernel {
+    FullyConnectedS8(k::fully_connected::Params),
+    FullyConnectedPerChannelS8(k::fully_connected::Params, PerChannel),
+    FullyConnectedF32(k::fully_connected::Params),
+    Conv2dS8(k::conv_2d::Params, PerChannel),
+    Conv2dF32(k::conv_2d::Params),
+    DepthwiseConv2dS8(k::depthwise_conv_2d::Params, PerChannel),
+    DepthwiseConv2dF32(k::depthwise_conv_2d::Params),
+    AveragePoolS8(k::pooling::Params),
+    AveragePoolF32(k::pooling::Params),
+    MaxPoolS8(k::pooling::Params),
+    MaxPoolF32(k::pooling::Params),
+    SoftmaxS8(k::softmax::Params),
+    SoftmaxS8S16(k::softmax::Params),
+    SoftmaxF32(k::softmax::Params),
+    AddS8(k::add::Params, Option<k::broadcast::Broadcast>),
+    AddS16(k::add::Params, Option<k::broadcast::Broadcast>),
+    AddF32(k::add::Params, Option<k::broadcast::Broadcast>),
+    MulS8(k::mul::Params, Option<k::broadcast::Broadcast>),
+    MulF32(k::mul::Params, Option<k::broadcast::Broadcast>),
+    LogisticS8(k::logistic::Params),
+    QuantizeF32S8(k::quantize::Params),
+    RequantizeS8S8(k::quantize::Params),
+    DequantizeS8F32(k::dequantize::Params),
+    /// CONCATENATION of inputs of one element type (a copy; quantization must agree).
+    Concatenation(k::concatenation::Params, Elem),
+    /// PAD with a constant pad value.
+    Pad(k::pad::Params, Elem, PadValue),
+    /// RESHAPE, SQUEEZE, EXPAND_DIMS: the bytes are copied unchanged.
+    Copy,
+}
+
+/// The value PAD fills with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PadValue {
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    F32(f32),
+}
+
+/// A tensor argument of a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// A tensor the kernel always reads.
+    Tensor(TensorId),
+    /// An optional input (a bias): the kernel takes an `Option`.
+    Optional(Option<TensorId>),
+}
+
+impl Operand {
+    /// The tensor, if present.
+    pub fn tensor(self) -> Option<TensorId> {
+        match self {
+            Operand::Tensor(t) => Some(t),
+            Operand::Optional(t) => t,
+        }
+    }
+}
+
+/// One operator lowered to one kernel call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub op: OpId,
+    pub kernel: Kernel,
+    /// Tensors the kernel reads, in argument order.
+    pub inputs: Vec<Operand>,
+    /// Tensors the kernel writes, in argument order.
+    pub outputs: Vec<TensorId>,
+}
+
+/// Lowers every operator of `graph` in plan order.
+pub fn lower(graph: &Graph, plan: &Plan) -> Result<Vec<Step>> {
+    plan.order
+        .iter()
+        .map(|&id| {
+            let op = graph.op(id);
+            Lower { graph, op }
+                .lower()
+                .map_err(|d| d.at_op(op.id.0, op.kind.name()))
+        })
+        .collect()
+}
+
+fn unsupported(message: impl Into<String>) -> Diagnostic {
+    Diagnostic::unsupported(message)
+}
+
+fn prepare_error(e: k::quant::PrepareError) -> Diagnostic {
+    use k::quant::PrepareError as P;
+    unsupported(match e {
+        P::MultiplierOutOfRange => "a requantization multiplier is out of the range TFLM accepts",
+        P::ActivationRangeOverflow => "the fused activation's range overflows the output type",
+        P::InvalidShape => "the tensor shapes do not fit the operator",
+        P::UnsupportedQuantization => {
+            "the quantization parameters are not supported by TFLM's kernel"
+        }
+    })
+}
+
+fn activation(a: ir::Activation) -> k::quant::Activation {
+    match a {
+        ir::Activation::None => k::quant::Activation::None,
+        ir::Activation::Relu => k::quant::Activation::Relu,
+        ir::Activation::ReluN1To1 => k::quant::Activation::ReluN1To1,
+        ir::Activation::Relu6 => k::quant::Activation::Relu6,
+        ir::Activation::Tanh => k::quant::Activation::Tanh,
+        ir::Activation::SignBit => k::quant::Activation::SignBit,
+    }
+}
+
+fn padding(p: ir::Padding) -> k::quant::Padding {
+    match p {
+        ir::Padding::Same => k::quant::Padding::Same,
+        ir::Padding::Valid => k::quant::Padding::Valid,
+    }
+}
+
+fn positive(s: i32, what: &str) -> Result<usize> {
+    usize::try_from(s).ok().filter(|&s| s > 0).ok_or_else(|| {
+        unsupported(format!("the {what} must be positive")).expected_found(">= 1", s.to_string())
+    })
+}
+
+fn elem(dtype: DType) -> Result<Elem> {
+    Ok(match dtype {
+        DType::I8 => Elem::I8,
+        DType::I16 => Elem::I16,
+        DType::I32 => Elem::I32,
+        DType::F32 => Elem::F32,
+        other => {
+            return Err(unsupported(format!(
+                "{other} tensors are not supported here"
+            )));
+        }
+    })
+}
+
+fn types(a: DType, b: DType) -> String {
+    format!("{a} -> {b}")
+}
+
+struct Lower<'a> {
+    graph: &'a Graph,
+    op: &'a Op,
+}
+
+impl<'a> Lower<'a> {
+    fn tensor(&self, t: TensorId) -> &'a ir::Tensor {
+        self.graph.tensor(t)
+    }
+
+    fn input(&self, slot: usize) -> Result<TensorId> {
+        self.op
+            .input(slot)
+            .ok_or_else(|| unsupported(format!("input {slot} is missing")))
+    }
+
+    fn output(&self) -> Result<TensorId> {
+        match self.op.outputs.as_slice() {
+            [t] => Ok(*t),
+            other => Err(unsupported("the operator must have exactly one output")
+                .expected_found("1 output", format!("{} outputs", other.len()))),
+        }
+    }
+
+    fn dtype(&self, t: TensorId) -> DType {
+        self.tensor(t).dtype
+    }
+
+    fn quant(&self, t: TensorId) -> Result<k::quant::QuantParams> {
+        let tensor = self.tensor(t);
+        let at = |d: Diagnostic| d.at_tensor(t.0, tensor.name.clone());
+        match &tensor.quant {
+            Quantization::PerTensor { scale, zero_point } => Ok(k::quant::QuantParams {
+                scale: *scale,
+                zero_point: i32::try_from(*zero_point)
+                    .map_err(|_| at(unsupported("the zero point does not fit in 32 bits")))?,
+            }),
+            _ => Err(at(unsupported(
+                "a per-tensor quantized tensor is expected here",
+            ))),
+        }
+    }
+
+    /// Weight scales, one per output channel (`channels`) if the tensor is per-tensor.
+    fn scales(&self, t: TensorId, channels: usize) -> Result<Vec<f32>> {
+        let tensor = self.tensor(t);
+        match &tensor.quant {
+            Quantization::PerTensor { scale, .. } => Ok(vec![*scale; channels]),
+            Quantization::PerChannel { scales, .. } => Ok(scales.clone()),
+            Quantization::None => Err(unsupported("quantized weights are expected here")
+                .at_tensor(t.0, tensor.name.clone())),
+        }
+    }
+
+    fn shape4(&self, t: TensorId) -> Result<[usize; 4]> {
+        let tensor = self.tensor(t);
+        <[usize; 4]>::try_from(tensor.shape.as_slice()).map_err(|_| {
+            unsupported("a 4-D tensor is expected")
+                .at_tensor(t.0, tensor.name.clone())
+                .expected_found("rank 4", format!("shape {:?}", tensor.shape))
+        })
+    }
+
+    fn check_shape(&self, t: TensorId, want: &[usize]) -> Result<()> {
+        let tensor = self.tensor(t);
+        if tensor.shape == want {
+            Ok(())
+        } else {
+            Err(
+                unsupported("the tensor's shape does not match the operator's parameters")
+                    .at_tensor(t.0, tensor.name.clone())
+                    .expected_found(format!("{want:?}"), format!("{:?}", tensor.shape)),
+            )
+        }
+    }
+
+    fn need_constant(&self, t: TensorId) -> Result<&'a [u8]> {
+        let tensor = self.tensor(t);
+        tensor.data().ok_or_else(|| {
+            unsupported("this input must be a constant").at_tensor(t.0, tensor.name.clone())
+        })
+    }
+
+    fn step(&self, kernel: Kernel, inputs: Vec<Operand>, output: TensorId) -> Step {
+        Step {
+            op: self.op.id,
+            kernel,
+            inputs,
+            outputs: vec![output],
+        }
+    }
+
+    fn lower(&self) -> Result<Step> {
+        match &self.op.kind {
+            OpKind::FullyConnected(o) => self.fully_connected(o),
+            OpKind::Conv2d(o) => self.conv_2d(o),
+            OpKind::DepthwiseConv2d(o) => self.depthwise_conv_2d(o),
+            OpKind::AveragePool2d(o) => self.pool(o, false),
+            OpKind::MaxPool2d(o) => self.pool(o, true),
+            OpKind::Softmax { beta } => self.softmax(*beta),
+            OpKind::Add(o) => self.binary(o.activation, true),
+            OpKind::Mul { activation } => self.binary(*activation, false),
+            OpKind::Logistic => self.logistic(),
+            OpKind::Quantize => self.quantize(),
+            OpKind::Dequantize => self.dequantize(),
+            OpKind::Concatenation(o) => self.concatenation(o),
+            OpKind::Pad | OpKind::PadV2 => self.pad(),
+            OpKind::Reshape | OpKind::Squeeze { .. } | OpKind::ExpandDims => self.copy(),
+            other => Err(unsupported(format!(
+                "Kiln has no kernel for {} (supported: {})",
+                other.name(),
+                SUPPORTED_OPS.join(", ")
+            ))),
+        }
+    }
+
+    fn copy(&self) -> Result<Step> {
+        let (input, output) = (self.input(0)?, self.output()?);
+        if self.tensor(input).bytes() != self.tensor(output).bytes() {
+            return Err(unsupported("input and output sizes differ").expected_found(
+                format!("{} bytes", self.tensor(output).bytes()),
+                format!("{} bytes", self.tensor(input).bytes()),
+            ));
+        }
+        Ok(self.step(Kernel::Copy, vec![Operand::Tensor(input)], output))
+    }
+
+    fn fully_connected(&self, o: &ir::FullyConnectedOptions) -> Result<Step> {
+        let (input, weights, bias) = (self.input(0)?, self.input(1)?, self.op.input(2));
+        let output = self.output()?;
+        self.need_constant(weights)?;
+        let wshape = &self.tensor(weights).shape;
+        let [output_depth, accum_depth] =
+            <[usize; 2]>::try_from(wshape.as_slice()).map_err(|_| {
+                unsupported("FULLY_CONNECTED weights must be 2-D")
+                    .expected_found("[outputs, inputs]", format!("{wshape:?}"))
+            })?;
+        let elements = self.tensor(input).elements();
+        if accum_depth == 0 || elements % accum_depth != 0 {
+            return Err(
+                unsupported("the input size is not a multiple of the weights' depth")
+                    .expected_found(format!("a multiple of {accum_depth}"), elements.to_string()),
+            );
+        }
+        let batches = elements / accum_depth;
+        if self.tensor(output).elements() != batches * output_depth {
+            return Err(
+                unsupported("the output size does not match batches x outputs").expected_found(
+                    (batches * output_depth).to_string(),
+                    self.tensor(output).elements().to_string(),
+                ),
+            );
+        }
+        let act = activation(o.activation);
+        let inputs = vec![
+            Operand::Tensor(input),
+            Operand::Tensor(weights),
+            Operand::Optional(bias),
+        ];
+        let kernel = match (self.dtype(input), self.dtype(weights), self.dtype(output)) {
+            (DType::I8, DType::I8, DType::I8) => {
+                if let Some(b) = bias {
+                    if self.dtype(b) != DType::I32 {
+                        return Err(unsupported("the bias must be INT32")
+                            .expected_found("INT32", self.dtype(b).name()));
+                    }
+                }
+                let (iq, oq) = (self.quant(input)?, self.quant(output)?);
+                match &self.tensor(weights).quant {
+                    Quantization::PerChannel { scales, .. } => {
+                        let mut m = vec![0; output_depth];
+                        let mut s = vec![0; output_depth];
+                        let p = k::fully_connected::prepare_per_channel_s8(
+                            batches,
+                            accum_depth,
+                            output_depth,
+                            iq,
+                            scales,
+                            oq,
+                            act,
+                            &mut m,
+                            &mut s,
+                        )
+                        .map_err(prepare_error)?;
+                        Kernel::FullyConnectedPerChannelS8(
+                            p,
+                            PerChannel {
+                                multiplier: m,
+                                shift: s,
+                            },
+                        )
+                    }
+                    _ => {
+                        let wq = self.quant(weights)?;
+                        let bias_scale = match bias {
+                            Some(b) => Some(self.quant(b)?.scale),
+                            None => None,
+                        };
+                        Kernel::FullyConnectedS8(
+                            k::fully_connected::prepare_s8(
+                                batches,
+                                accum_depth,
+                                output_depth,
+                                iq,
+                                wq,
+                                bias_scale,
+                                oq,
+                                act,
+                            )
+                            .map_err(prepare_error)?,
+                        )
+                    }
+                }
+            }
+            (DType::F32, DType::F32, DType::F32) => Kernel::FullyConnectedF32(
+                k::fully_connected::prepare_f32(batches, accum_depth, output_depth, act)
+                    .map_err(prepare_error)?,
+            ),
+            (a, w, b) => {
+                return Err(
+                    unsupported("unsupported types for FULLY_CONNECTED").expected_found(
+                        "INT8 or FLOAT32 input, weights and output",
+                        format!("{a}, {w} -> {b}"),
+                    ),
+                );
+            }
+        };
+        Ok(self.step(kernel, inputs, output))
+    }
+
+    fn conv_2d(&self, o: &ir::Conv2dOptions) -> Result<Step> {
+        let (input, filter, bias) = (self.input(0)?, self.input(1)?, self.op.input(2));
+        let output = self.output()?;
+        self.need_constant(filter)?;
+        let opts = k::conv_2d::Options {
+            padding: padding(o.padding),
+            stride_height: positive(o.stride_h, "stride")?,
+            stride_width: positive(o.stride_w, "stride")?,
+            dilation_height_factor: positive(o.dilation_h, "dilation")?,
+            dilation_width_factor: positive(o.dilation_w, "dilation")?,
+            activation: activation(o.activation),
+        };
+        let (is, fs) = (self.shape4(input)?, self.shape4(filter)?);
+        let kernel = match (self.dtype(input), self.dtype(filter), self.dtype(output)) {
+            (DType::I8, DType::I8, DType::I8) => {
+                let scales = self.scales(filter, fs[0])?;
+                let mut m = vec![0; fs[0]];
+                let mut s = vec![0; fs[0]];
+                let p = k::conv_2d::prepare_s8(
+                    is,
+                    fs,
+                    &opts,
+                    self.quant(input)?,
+                    &scales,
+                    self.quant(output)?,
+                    &mut m,
+                    &mut s,
+                )
+                .map_err(prepare_error)?;
+                Kernel::Conv2dS8(
+                    p,
+                    PerChannel {
+                        multiplier: m,
+                        shift: s,
+                    },
+                )
+            }
+            (DType::F32, DType::F32, DType::F32) => {
+                Kernel::Conv2dF32(k::conv_2d::prepare_f32(is, fs, &opts).map_err(prepare_error)?)
+            }
+            (a, w, b) => {
+                return Err(unsupported("unsupported types for CONV_2D").expected_found(
+                    "INT8 or FLOAT32 input, filter and output",
+                    format!("{a}, {w} -> {b}"),
+                ));
+            }
+        };
+        let p = match &kernel {
+            Kernel::Conv2dS8(p, _) | Kernel::Conv2dF32(p) => *p,
+            _ => unreachable!("built above"),
+        };
+        self.check_shape(
+            output,
+            &[p.batches, p.output_height, p.output_width, p.output_depth],
+        )?;
+        Ok(self.step(
+            kernel,
+            vec![
+                Operand::Tensor(input),
+                Operand::Tensor(filter),
+                Operand::Optional(bias),
+            ],
+            output,
+        ))
+    }
+
+    fn depthwise_conv_2d(&self, o: &ir::DepthwiseConv2dOptions) -> Result<Step> {
+        let (input, filter, bias) = (self.input(0)?, self.input(1)?, self.op.input(2));
+        let output = self.output()?;
+        self.need_constant(filter)?;
+        let opts = k::depthwise_conv_2d::Options {
+            padding: padding(o.padding),
+            stride_height: positive(o.stride_h, "stride")?,
+            stride_width: positive(o.stride_w, "stride")?,
+            dilation_height_factor: positive(o.dilation_h, "dilation")?,
+            dilation_width_factor: positive(o.dilation_w, "dilation")?,
+            depth_multiplier: positive(o.depth_multiplier, "depth multiplier")?,
+            activation: activation(o.activation),
+        };
+        let (is, fs) = (self.shape4(input)?, self.shape4(filter)?);
+        let kernel = match (self.dtype(input), self.dtype(filter), self.dtype(output)) {
+            (DType::I8, DType::I8, DType::I8) => {
+                let channels = fs[3];
+                let scales = self.scales(filter, channels)?;
+                let mut m = vec![0; channels];
+                let mut s = vec![0; channels];
+                let p = k::depthwise_conv_2d::prepare_s8(
+                    is,
+                    fs,
+                    &opts,
+                    self.quant(input)?,
+                    &scales,
+                    self.quant(output)?,
+                    &mut m,
+                    &mut s,
+                )
+                .map_err(prepare_error)?;
+                Kernel::DepthwiseConv2dS8(
+                    p,
+                    PerChannel {
+                        multiplier: m,
+                        shift: s,
+                    },
+                )
+            }
+            (DType::F32, DType::F32, DType::F32) => Kernel::DepthwiseConv2dF32(
+                k::depthwise_conv_2d::prepare_f32(is, fs, &opts).map_err(prepare_error)?,
+            ),
+            (a, w, b) => {
+                return Err(
+                    unsupported("unsupported types for DEPTHWISE_CONV_2D").expected_found(
+                        "INT8 or FLOAT32 input, filter and output",
+                        format!("{a}, {w} -> {b}"),
+                    ),
+                );
+            }
+        };
+        let p = match &kernel {
+            Kernel::DepthwiseConv2dS8(p, _) | Kernel::DepthwiseConv2dF32(p) => *p,
+            _ => unreachable!("built above"),
+        };
+        self.check_shape(
+            output,
+            &[p.batches, p.output_height, p.output_width, p.output_depth],
+        )?;
+        Ok(self.step(
+            kernel,
+            vec![
+                Operand::Tensor(input),
+                Operand::Tensor(filter),
+                Operand::Optional(bias),
+            ],
+            output,
+        ))
+    }
+
+    fn pool(&self, o: &ir::Pool2dOptions, max: bool) -> Result<Step> {
+        let (input, output) = (self.input(0)?, self.output()?);
+        let opts = k::pooling::Options {
+            padding: padding(o.padding),
+            stride_height: positive(o.stride_h, "stride")?,
+            stride_width: positive(o.stride_w, "stride")?,
+            filter_height: positive(o.filter_h, "filter height")?,
+            filter_width: positive(o.filter_w, "filter width")?,
+            activation: activation(o.activation),
+        };
+        let is = self.shape4(input)?;
+        let kernel = match (self.dtype(input), self.dtype(output), max) {
+            (DType::I8, DType::I8, _) => {
+                let p = k::pooling::prepare_s8(is, &opts, self.quant(input)?, self.quant(output)?)
+                    .map_err(prepare_error)?;
+                if max {
+                    Kernel::MaxPoolS8(p)
+                } else {
+                    Kernel::AveragePoolS8(p)
+                }
+            }
+            (DType::F32, DType::F32, _) => {
+                let p = k::pooling::prepare_f32(is, &opts).map_err(prepare_error)?;
+                if max {
+                    Kernel::MaxPoolF32(p)
+                } else {
+                    Kernel::AveragePoolF32(p)
+                }
+            }
+            (a, b, _) => {
+                return Err(unsupported("unsupported types for pooling")
+                    .expected_found("INT8 or FLOAT32", types(a, b)));
+            }
+        };
+        let (Kernel::MaxPoolS8(p)
+        | Kernel::AveragePoolS8(p)
+        | Kernel::MaxPoolF32(p)
+        | Kernel::AveragePoolF32(p)) = &kernel
+        else {
+            unreachable!("built above")
+        };
+        self.check_shape(
+            output,
+            &[p.batches, p.output_height, p.output_width, p.depth],
+        )?;
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    fn softmax(&self, beta: f32) -> Result<Step> {
+        let (input, output) = (self.input(0)?, self.output()?);
+        let shape = &self.tensor(input).shape;
+        let depth = *shape
+            .last()
+            .filter(|&&d| d > 0)
+            .ok_or_else(|| unsupported("SOFTMAX needs a non-empty last dimension"))?;
+        let outer = self.tensor(input).elements() / depth;
+        let kernel = match (self.dtype(input), self.dtype(output)) {
+            (DType::I8, DType::I8) => Kernel::SoftmaxS8(
+                k::softmax::prepare_s8(outer, depth, self.quant(input)?, self.quant(output)?, beta)
+                    .map_err(prepare_error)?,
+            ),
+            (DType::I8, DType::I16) => Kernel::SoftmaxS8S16(
+                k::softmax::prepare_s8_s16(
+                    outer,
+                    depth,
+                    self.quant(input)?,
+                    self.quant(output)?,
+                    beta,
+                )
+                .map_err(prepare_error)?,
+            ),
+            (DType::F32, DType::F32) => Kernel::SoftmaxF32(
+                k::softmax::prepare_f32(outer, depth, beta).map_err(prepare_error)?,
+            ),
+            (a, b) => {
+                return Err(unsupported("unsupported types for SOFTMAX")
+                    .expected_found("INT8 -> INT8, INT8 -> INT16 or FLOAT32", types(a, b)));
+            }
+        };
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    /// ADD (`add == true`) or MUL.
+    fn binary(&self, act: ir::Activation, add: bool) -> Result<Step> {
+        let (a, b, output) = (self.input(0)?, self.input(1)?, self.output()?);
+        let dtype = self.dtype(output);
+        if self.dtype(a) != dtype || self.dtype(b) != dtype {
+            return Err(
+                unsupported("inputs and output must have one type").expected_found(
+                    format!("{dtype}, {dtype} -> {dtype}"),
+                    format!("{}, {} -> {dtype}", self.dtype(a), self.dtype(b)),
+                ),
+            );
+        }
+        let (sa, sb) = (&self.tensor(a).shape, &self.tensor(b).shape);
+        let broadcast = if sa == sb {
+            None
+        } else {
+            let bc = k::broadcast::Broadcast::new(sa, sb).map_err(prepare_error)?;
+            if bc.output_size() != self.tensor(output).elements() {
+                return Err(unsupported("the output shape is not the broadcast shape"));
+            }
+            Some(bc)
+        };
+        let act = activation(act);
+        let kernel = match (add, dtype) {
+            (true, DType::I8) => Kernel::AddS8(
+                k::add::prepare_s8(self.quant(a)?, self.quant(b)?, self.quant(output)?, act)
+                    .map_err(prepare_error)?,
+                broadcast,
+            ),
+            (true, DType::I16) => Kernel::AddS16(
+                k::add::prepare_s16(self.quant(a)?, self.quant(b)?, self.quant(output)?, act)
+                    .map_err(prepare_error)?,
+                broadcast,
+            ),
+            (true, DType::F32) => Kernel::AddF32(k::add::prepare_f32(act), broadcast),
+            (false, DType::I8) => Kernel::MulS8(
+                k::mul::prepare_s8(self.quant(a)?, self.quant(b)?, self.quant(output)?, act)
+                    .map_err(prepare_error)?,
+                broadcast,
+            ),
+            (false, DType::F32) => Kernel::MulF32(k::mul::prepare_f32(act), broadcast),
+            (_, other) => {
+                return Err(
+                    unsupported("unsupported type for this operator").expected_found(
+                        if add {
+                            "INT8, INT16 or FLOAT32"
+                        } else {
+                            "INT8 or FLOAT32"
+                        },
+                        other.name(),
+                    ),
+                );
+            }
+        };
+        Ok(self.step(kernel, vec![Operand::Tensor(a), Operand::Tensor(b)], output))
+    }
+
+    fn logistic(&self) -> Result<Step> {
+        let (input, output) = (self.input(0)?, self.output()?);
+        let kernel = match (self.dtype(input), self.dtype(output)) {
+            (DType::I8, DType::I8) => Kernel::LogisticS8(
+                k::logistic::prepare_s8(self.quant(input)?, self.quant(output)?)
+                    .map_err(prepare_error)?,
+            ),
+            (a, b) => {
+                return Err(unsupported("unsupported types for LOGISTIC")
+                    .expected_found("INT8 -> INT8", types(a, b)));
+            }
+        };
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    fn quantize(&self) -> Result<Step> {
+        let (input, output) = (self.input(0)?, self.output()?);
+        let kernel = match (self.dtype(input), self.dtype(output)) {
+            (DType::F32, DType::I8) => Kernel::QuantizeF32S8(
+                k::quantize::prepare_f32_s8(self.quant(output)?).map_err(prepare_error)?,
+            ),
+            (DType::I8, DType::I8) => Kernel::RequantizeS8S8(
+                k::quantize::prepare_s8_s8(self.quant(input)?, self.quant(output)?)
+                    .map_err(prepare_error)?,
+            ),
+            (a, b) => {
+                return Err(unsupported("unsupported types for QUANTIZE")
+                    .expected_found("FLOAT32 -> INT8 or INT8 -> INT8", types(a, b)));
+            }
+        };
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    fn dequantize(&self) -> Result<Step> {
+        let (input, output) = (self.input(0)?, self.output()?);
+        let kernel = match (self.dtype(input), self.dtype(output)) {
+            (DType::I8, DType::F32) => Kernel::DequantizeS8F32(
+                k::dequantize::prepare_s8_f32(self.quant(input)?).map_err(prepare_error)?,
+            ),
+            (a, b) => {
+                return Err(unsupported("unsupported types for DEQUANTIZE")
+                    .expected_found("INT8 -> FLOAT32", types(a, b)));
+            }
+        };
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    fn concatenation(&self, o: &ir::ConcatenationOptions) -> Result<Step> {
+        let output = self.output()?;
+        if o.activation != ir::Activation::None {
+            return Err(unsupported(
+                "CONCATENATION with a fused activation is not supported",
+            ));
+        }
+        let rank = self.tensor(output).shape.len() as i32;
+        let axis = if o.axis < 0 { o.axis + rank } else { o.axis };
+        let axis = usize::try_from(axis)
+            .ok()
+            .filter(|&a| a < rank as usize)
+            .ok_or_else(|| {
+                unsupported("the axis is not a dimension of the output")
+                    .expected_found(format!("-{rank}..{rank}"), o.axis.to_string())
+            })?;
+        let inputs: Vec<TensorId> = self.op.present_inputs().collect();
+        let dtype = self.dtype(output);
+        if inputs.iter().any(|&t| self.dtype(t) != dtype) {
+            return Err(unsupported("all inputs must have the output's type"));
+        }
+        let total: usize = inputs.iter().map(|&t| self.tensor(t).elements()).sum();
+        if total != self.tensor(output).elements() {
+            return Err(unsupported("the inputs do not add up to the output"));
+        }
+        if dtype == DType::I8 {
+            let qs: Vec<_> = inputs
+                .iter()
+                .map(|&t| self.quant(t))
+                .collect::<Result<_>>()?;
+            k::concatenation::check_quantization_s8(&qs, self.quant(output)?)
+                .map_err(prepare_error)?;
+        }
+        let p =
+            k::concatenation::prepare(&self.tensor(output).shape, axis).map_err(prepare_error)?;
+        Ok(self.step(
+            Kernel::Concatenation(p, elem(dtype)?),
+            inputs.into_iter().map(Operand::Tensor).collect(),
+            output,
+        ))
+    }
+
+    fn pad(&self) -> Result<Step> {
+        let (input, paddings, output) = (self.input(0)?, self.input(1)?, self.output()?);
+        let data = self.need_constant(paddings)?;
+        let values: Vec<i64> = match self.dtype(paddings) {
+            DType::I32 => data
+                .chunks_exact(4)
+                .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
+            DType::I64 => data
+                .chunks_exact(8)
+                .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect(),
+            other => {
+                return Err(unsupported("PAD's paddings must be INT32 or INT64")
+                    .expected_found("INT32 or INT64", other.name()));
+            }
+        };
+        let pairs: Vec<[usize; 2]> = values
+            .chunks_exact(2)
+            .map(|c| {
+                Ok([
+                    usize::try_from(c[0]).map_err(|_| unsupported("negative padding"))?,
+                    usize::try_from(c[1]).map_err(|_| unsupported("negative padding"))?,
+                ])
+            })
+            .collect::<Result<_>>()?;
+        let p = k::pad::prepare(&self.tensor(input).shape, &pairs).map_err(prepare_error)?;
+        self.check_shape(
+            output,
+            &p.output_dims[5 - self.tensor(output).shape.len()..],
+        )?;
+        let dtype = self.dtype(output);
+        let value = self.op.input(2);
+        let pad_value = match dtype {
+            DType::I8 => {
+                let v = match value {
+                    Some(v) => self.need_constant(v)?.first().map_or(0, |&b| b as i8),
+                    None => self.quant(output)?.zero_point as i8,
+                };
+                PadValue::I8(v)
+            }
+            DType::F32 => {
+                let v = match value {
+                    Some(v) => {
+                        let d = self.need_constant(v)?;
+                        d.get(..4)
+                            .map_or(0.0, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    }
+                    None => 0.0,
+                };
+                PadValue::F32(v)
+            }
+            other => {
+                return Err(unsupported("unsupported type for PAD")
+                    .expected_found("INT8 or FLOAT32", other.name()));
+            }
+        };
+        Ok(self.step(
+            Kernel::Pad(p, elem(dtype)?, pad_value),
+            vec![Operand::Tensor(input)],
+            output,
+        ))
+    }
+}

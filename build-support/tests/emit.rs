@@ -1,0 +1,50 @@
+//! The emitter's output: deterministic, formatted, and as committed for a small model.
+//!
+//! `tests/expected/hello_world_int8.rs` is the emitted file for TFLM's hello_world model;
+//! a change to the emitter shows up as a diff there. Regenerate it with
+//! `KILN_BLESS=1 cargo test -p kiln-build --test emit`.
+
+use kiln_build::{Model, Options, compile_tokens, format_file};
+use std::path::{Path, PathBuf};
+
+fn shared(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/models")
+        .join(name)
+}
+
+#[test]
+fn emitted_hello_world_matches_the_committed_file() {
+    let path = shared("tflm_hello_world_int8.tflite");
+    let tokens = Model::new(&path).tokens().unwrap();
+    let text = format_file(&tokens, "tflm_hello_world_int8.tflite");
+    let expected = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expected/hello_world_int8.rs");
+    if std::env::var_os("KILN_BLESS").is_some() {
+        std::fs::write(&expected, &text).unwrap();
+    }
+    let committed = std::fs::read_to_string(&expected).unwrap();
+    assert!(
+        text == committed,
+        "the emitted code changed: run with KILN_BLESS=1 and review the diff"
+    );
+    assert!(text.starts_with("// @generated"));
+}
+
+#[test]
+fn two_expansions_are_identical() {
+    for name in [
+        "tflm_person_detect_int8.tflite",
+        "mlperf_tiny_ic_resnet8_int8.tflite",
+    ] {
+        let bytes = std::fs::read(shared(name)).unwrap();
+        let a = compile_tokens(&bytes, &Options::default())
+            .unwrap()
+            .tokens
+            .to_string();
+        let b = compile_tokens(&bytes, &Options::default())
+            .unwrap()
+            .tokens
+            .to_string();
+        assert_eq!(a, b, "{name}");
+    }
+}
