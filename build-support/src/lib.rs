@@ -17,6 +17,8 @@
 //! tokens for the same model and options.
 
 pub mod emit;
+#[cfg(feature = "exec")]
+pub mod exec;
 pub mod lower;
 
 pub use emit::Budget;
