@@ -59,6 +59,9 @@ impl<A, const N: usize> Arena<A, N> {
     }
 
     /// The arena's bytes, the first time only.
+    // The `&mut` comes from the `UnsafeCell`, handed out once: the pattern this lint flags
+    // is exactly what the flag makes sound.
+    #[allow(clippy::mut_from_ref)]
     pub fn take(&'static self) -> Option<&'static mut [u8; N]> {
         if self.taken.take() {
             // SAFETY: `take` returns true exactly once, so this is the only reference.

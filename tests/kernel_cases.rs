@@ -109,7 +109,11 @@ fn every_supported_operator_matches_tflm_on_every_case() {
     for entry in manifest.as_array().unwrap() {
         let file = entry["file"].as_str().unwrap();
         let cases = parse(&std::fs::read(dir.join(file)).unwrap());
-        assert_eq!(cases.len() as u64, entry["cases"].as_u64().unwrap(), "{file}");
+        assert_eq!(
+            cases.len() as u64,
+            entry["cases"].as_u64().unwrap(),
+            "{file}"
+        );
         let outcomes: Vec<Outcome> = cases.iter().map(run).collect();
         let unsupported = outcomes
             .iter()

@@ -155,9 +155,20 @@ fn callee(kernel: &Kernel) -> Callee {
         Kernel::AddS8(p, b) => binary("add", "s8", p, b),
         Kernel::AddS16(p, b) => binary("add", "s16", p, b),
         Kernel::AddF32(p, b) => binary("add", "f32", p, b),
+        Kernel::SubS8(p, b) => binary("sub", "s8", p, b),
+        Kernel::SubF32(p, b) => binary("sub", "f32", p, b),
         Kernel::MulS8(p, b) => binary("mul", "s8", p, b),
         Kernel::MulF32(p, b) => binary("mul", "f32", p, b),
         Kernel::LogisticS8(p) => callee_of("logistic", "logistic_s8", p, None, None),
+        Kernel::TanhS8(p) => {
+            let mut c = callee_of("tanh", "tanh_s8", p, None, None);
+            c.params = Some((quote!(::kiln::kernels::logistic::Params), format!("{p:?}")));
+            c
+        }
+        Kernel::ReluS8(p) => callee_of("relu", "relu_s8", p, None, None),
+        Kernel::Relu6S8(p) => callee_of("relu", "relu6_s8", p, None, None),
+        Kernel::ReluF32 => plain("relu", "relu_f32"),
+        Kernel::Relu6F32 => plain("relu", "relu6_f32"),
         Kernel::QuantizeF32S8(p) => callee_of("quantize", "quantize_f32_s8", p, None, None),
         Kernel::RequantizeS8S8(p) => callee_of("quantize", "requantize_s8_s8", p, None, None),
         Kernel::DequantizeS8F32(p) => callee_of("dequantize", "dequantize_s8_f32", p, None, None),
@@ -186,6 +197,18 @@ fn callee_of<P: std::fmt::Debug>(
         params: Some((quote!(::kiln::kernels::#m::Params), format!("{p:?}"))),
         tables: tables.cloned(),
         broadcast,
+    }
+}
+
+/// A kernel without parameters.
+fn plain(module: &str, function: &str) -> Callee {
+    let m = Ident::new(module, Span::call_site());
+    let f = Ident::new(function, Span::call_site());
+    Callee {
+        function: quote!(#m::#f),
+        params: None,
+        tables: None,
+        broadcast: None,
     }
 }
 
@@ -619,18 +642,17 @@ fn budget_checks(
     for (what, budget, need, detail, need_expr) in checks {
         match budget {
             None => {}
-            Some(Budget::Bytes(b)) => {
-                if need > *b {
-                    return Err(Diagnostic::unsupported(format!(
-                        "the model needs {need} bytes of {what}, over the budget of {b} bytes by {} bytes ({detail})",
-                        need - b
-                    )));
-                }
+            Some(Budget::Bytes(b)) if need > *b => {
+                return Err(Diagnostic::unsupported(format!(
+                    "the model needs {need} bytes of {what}, over the budget of {b} bytes by {} bytes ({detail})",
+                    need - b
+                )));
             }
+            Some(Budget::Bytes(_)) => {}
             Some(Budget::Expr(expr)) => {
                 let msg = format!(
                     "the model needs {need} bytes of {what}, over the {what} budget `{}` ({detail})",
-                    expr.to_string()
+                    expr
                 );
                 out.extend(quote! {
                     const _: () = assert!(#need_expr <= (#expr), #msg);

@@ -110,15 +110,17 @@ fn exec(step: &Step, t: &[Buffer], out: &mut [u8]) {
             opt(2).map(i32s),
             o8(out),
         ),
-        Kernel::FullyConnectedPerChannelS8(p, c) => fully_connected::fully_connected_per_channel_s8(
-            p,
-            &c.multiplier,
-            &c.shift,
-            i8s(get(0)),
-            i8s(get(1)),
-            opt(2).map(i32s),
-            o8(out),
-        ),
+        Kernel::FullyConnectedPerChannelS8(p, c) => {
+            fully_connected::fully_connected_per_channel_s8(
+                p,
+                &c.multiplier,
+                &c.shift,
+                i8s(get(0)),
+                i8s(get(1)),
+                opt(2).map(i32s),
+                o8(out),
+            )
+        }
         Kernel::FullyConnectedF32(p) => fully_connected::fully_connected_f32(
             p,
             f32s(get(0)),
@@ -175,6 +177,12 @@ fn exec(step: &Step, t: &[Buffer], out: &mut [u8]) {
         Kernel::AddF32(p, Some(b)) => {
             add::add_broadcast_f32(p, b, f32s(get(0)), f32s(get(1)), of(out))
         }
+        Kernel::SubS8(p, None) => sub::sub_s8(p, i8s(get(0)), i8s(get(1)), o8(out)),
+        Kernel::SubS8(p, Some(b)) => sub::sub_broadcast_s8(p, b, i8s(get(0)), i8s(get(1)), o8(out)),
+        Kernel::SubF32(p, None) => sub::sub_f32(p, f32s(get(0)), f32s(get(1)), of(out)),
+        Kernel::SubF32(p, Some(b)) => {
+            sub::sub_broadcast_f32(p, b, f32s(get(0)), f32s(get(1)), of(out))
+        }
         Kernel::MulS8(p, None) => mul::mul_s8(p, i8s(get(0)), i8s(get(1)), o8(out)),
         Kernel::MulS8(p, Some(b)) => mul::mul_broadcast_s8(p, b, i8s(get(0)), i8s(get(1)), o8(out)),
         Kernel::MulF32(p, None) => mul::mul_f32(p, f32s(get(0)), f32s(get(1)), of(out)),
@@ -182,6 +190,11 @@ fn exec(step: &Step, t: &[Buffer], out: &mut [u8]) {
             mul::mul_broadcast_f32(p, b, f32s(get(0)), f32s(get(1)), of(out))
         }
         Kernel::LogisticS8(p) => logistic::logistic_s8(p, i8s(get(0)), o8(out)),
+        Kernel::TanhS8(p) => tanh::tanh_s8(p, i8s(get(0)), o8(out)),
+        Kernel::ReluS8(p) => relu::relu_s8(p, i8s(get(0)), o8(out)),
+        Kernel::Relu6S8(p) => relu::relu6_s8(p, i8s(get(0)), o8(out)),
+        Kernel::ReluF32 => relu::relu_f32(f32s(get(0)), of(out)),
+        Kernel::Relu6F32 => relu::relu6_f32(f32s(get(0)), of(out)),
         Kernel::QuantizeF32S8(p) => quantize::quantize_f32_s8(p, f32s(get(0)), o8(out)),
         Kernel::RequantizeS8S8(p) => quantize::requantize_s8_s8(p, i8s(get(0)), o8(out)),
         Kernel::DequantizeS8F32(p) => dequantize::dequantize_s8_f32(p, i8s(get(0)), of(out)),

@@ -26,9 +26,13 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "MUL",
     "PAD",
     "QUANTIZE",
+    "RELU",
+    "RELU6",
     "RESHAPE",
     "SOFTMAX",
     "SQUEEZE",
+    "SUB",
+    "TANH",
 ];
 
 /// Per-channel requantization tables.
@@ -67,9 +71,16 @@ pub enum Kernel {
     AddS8(k::add::Params, Option<k::broadcast::Broadcast>),
     AddS16(k::add::Params, Option<k::broadcast::Broadcast>),
     AddF32(k::add::Params, Option<k::broadcast::Broadcast>),
+    SubS8(k::add::Params, Option<k::broadcast::Broadcast>),
+    SubF32(k::add::Params, Option<k::broadcast::Broadcast>),
     MulS8(k::mul::Params, Option<k::broadcast::Broadcast>),
     MulF32(k::mul::Params, Option<k::broadcast::Broadcast>),
     LogisticS8(k::logistic::Params),
+    TanhS8(k::logistic::Params),
+    ReluS8(k::relu::Params),
+    Relu6S8(k::relu::Params),
+    ReluF32,
+    Relu6F32,
     QuantizeF32S8(k::quantize::Params),
     RequantizeS8S8(k::quantize::Params),
     DequantizeS8F32(k::dequantize::Params),
@@ -191,6 +202,14 @@ fn types(a: DType, b: DType) -> String {
     format!("{a} -> {b}")
 }
 
+/// The elementwise binary operators that share a lowering.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Binary {
+    Add,
+    Sub,
+    Mul,
+}
+
 struct Lower<'a> {
     graph: &'a Graph,
     op: &'a Op,
@@ -291,9 +310,13 @@ impl<'a> Lower<'a> {
             OpKind::AveragePool2d(o) => self.pool(o, false),
             OpKind::MaxPool2d(o) => self.pool(o, true),
             OpKind::Softmax { beta } => self.softmax(*beta),
-            OpKind::Add(o) => self.binary(o.activation, true),
-            OpKind::Mul { activation } => self.binary(*activation, false),
+            OpKind::Add(o) => self.binary(o.activation, Binary::Add),
+            OpKind::Sub(o) => self.binary(o.activation, Binary::Sub),
+            OpKind::Mul { activation } => self.binary(*activation, Binary::Mul),
             OpKind::Logistic => self.logistic(),
+            OpKind::Tanh => self.tanh(),
+            OpKind::Relu => self.relu(false),
+            OpKind::Relu6 => self.relu(true),
             OpKind::Quantize => self.quantize(),
             OpKind::Dequantize => self.dequantize(),
             OpKind::Concatenation(o) => self.concatenation(o),
@@ -329,7 +352,7 @@ impl<'a> Lower<'a> {
                     .expected_found("[outputs, inputs]", format!("{wshape:?}"))
             })?;
         let elements = self.tensor(input).elements();
-        if accum_depth == 0 || elements % accum_depth != 0 {
+        if accum_depth == 0 || !elements.is_multiple_of(accum_depth) {
             return Err(
                 unsupported("the input size is not a multiple of the weights' depth")
                     .expected_found(format!("a multiple of {accum_depth}"), elements.to_string()),
@@ -352,11 +375,11 @@ impl<'a> Lower<'a> {
         ];
         let kernel = match (self.dtype(input), self.dtype(weights), self.dtype(output)) {
             (DType::I8, DType::I8, DType::I8) => {
-                if let Some(b) = bias {
-                    if self.dtype(b) != DType::I32 {
-                        return Err(unsupported("the bias must be INT32")
-                            .expected_found("INT32", self.dtype(b).name()));
-                    }
+                if let Some(b) = bias
+                    && self.dtype(b) != DType::I32
+                {
+                    return Err(unsupported("the bias must be INT32")
+                        .expected_found("INT32", self.dtype(b).name()));
                 }
                 let (iq, oq) = (self.quant(input)?, self.quant(output)?);
                 match &self.tensor(weights).quant {
@@ -639,8 +662,7 @@ impl<'a> Lower<'a> {
         Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
     }
 
-    /// ADD (`add == true`) or MUL.
-    fn binary(&self, act: ir::Activation, add: bool) -> Result<Step> {
+    fn binary(&self, act: ir::Activation, which: Binary) -> Result<Step> {
         let (a, b, output) = (self.input(0)?, self.input(1)?, self.output()?);
         let dtype = self.dtype(output);
         if self.dtype(a) != dtype || self.dtype(b) != dtype {
@@ -662,35 +684,33 @@ impl<'a> Lower<'a> {
             Some(bc)
         };
         let act = activation(act);
-        let kernel = match (add, dtype) {
-            (true, DType::I8) => Kernel::AddS8(
+        let kernel = match (which, dtype) {
+            (Binary::Add, DType::I8) => Kernel::AddS8(
                 k::add::prepare_s8(self.quant(a)?, self.quant(b)?, self.quant(output)?, act)
                     .map_err(prepare_error)?,
                 broadcast,
             ),
-            (true, DType::I16) => Kernel::AddS16(
+            (Binary::Add, DType::I16) => Kernel::AddS16(
                 k::add::prepare_s16(self.quant(a)?, self.quant(b)?, self.quant(output)?, act)
                     .map_err(prepare_error)?,
                 broadcast,
             ),
-            (true, DType::F32) => Kernel::AddF32(k::add::prepare_f32(act), broadcast),
-            (false, DType::I8) => Kernel::MulS8(
+            (Binary::Add, DType::F32) => Kernel::AddF32(k::add::prepare_f32(act), broadcast),
+            (Binary::Sub, DType::I8) => Kernel::SubS8(
+                k::sub::prepare_s8(self.quant(a)?, self.quant(b)?, self.quant(output)?, act)
+                    .map_err(prepare_error)?,
+                broadcast,
+            ),
+            (Binary::Sub, DType::F32) => Kernel::SubF32(k::sub::prepare_f32(act), broadcast),
+            (Binary::Mul, DType::I8) => Kernel::MulS8(
                 k::mul::prepare_s8(self.quant(a)?, self.quant(b)?, self.quant(output)?, act)
                     .map_err(prepare_error)?,
                 broadcast,
             ),
-            (false, DType::F32) => Kernel::MulF32(k::mul::prepare_f32(act), broadcast),
+            (Binary::Mul, DType::F32) => Kernel::MulF32(k::mul::prepare_f32(act), broadcast),
             (_, other) => {
-                return Err(
-                    unsupported("unsupported type for this operator").expected_found(
-                        if add {
-                            "INT8, INT16 or FLOAT32"
-                        } else {
-                            "INT8 or FLOAT32"
-                        },
-                        other.name(),
-                    ),
-                );
+                return Err(unsupported("unsupported type for this operator")
+                    .expected_found("INT8 or FLOAT32 (ADD also INT16)", other.name()));
             }
         };
         Ok(self.step(kernel, vec![Operand::Tensor(a), Operand::Tensor(b)], output))
@@ -706,6 +726,40 @@ impl<'a> Lower<'a> {
             (a, b) => {
                 return Err(unsupported("unsupported types for LOGISTIC")
                     .expected_found("INT8 -> INT8", types(a, b)));
+            }
+        };
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    fn tanh(&self) -> Result<Step> {
+        let (input, output) = (self.input(0)?, self.output()?);
+        let kernel = match (self.dtype(input), self.dtype(output)) {
+            (DType::I8, DType::I8) => {
+                Kernel::TanhS8(k::tanh::prepare_s8(self.quant(input)?).map_err(prepare_error)?)
+            }
+            (a, b) => {
+                return Err(unsupported("unsupported types for TANH")
+                    .expected_found("INT8 -> INT8", types(a, b)));
+            }
+        };
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    fn relu(&self, six: bool) -> Result<Step> {
+        let (input, output) = (self.input(0)?, self.output()?);
+        let kernel = match (self.dtype(input), self.dtype(output), six) {
+            (DType::I8, DType::I8, false) => Kernel::ReluS8(
+                k::relu::prepare_relu_s8(self.quant(input)?, self.quant(output)?)
+                    .map_err(prepare_error)?,
+            ),
+            (DType::I8, DType::I8, true) => Kernel::Relu6S8(
+                k::relu::prepare_relu6_s8(self.quant(input)?).map_err(prepare_error)?,
+            ),
+            (DType::F32, DType::F32, false) => Kernel::ReluF32,
+            (DType::F32, DType::F32, true) => Kernel::Relu6F32,
+            (a, b, _) => {
+                return Err(unsupported("unsupported types for RELU")
+                    .expected_found("INT8 -> INT8 or FLOAT32", types(a, b)));
             }
         };
         Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
