@@ -1,0 +1,28 @@
+//! End to end under Miri (`.ci/miri.sh`): small models whose generated code exercises the
+//! arena, the weight statics, the slicing helpers and the kernels, checked for undefined
+//! behaviour and against TFLM's outputs. Golden bytes are compiled in, so no file I/O.
+//! Also runs as an ordinary test.
+
+macro_rules! check {
+    ($module:ident, $file:literal, $golden:literal, [$($seed:literal),*]) => {
+        mod $module {
+            kiln::include_model!($file);
+        }
+        #[test]
+        fn $module() {
+            let mut m = $module::Model::take().expect("taken once");
+            assert!($module::Model::take().is_none(), "a second take must fail");
+            $(
+                m.reset();
+                m.input_bytes_mut(0).copy_from_slice(include_bytes!(concat!($golden, "/s", $seed, "_in0.bin")));
+                m.invoke();
+                assert_eq!(m.output_bytes(0), include_bytes!(concat!($golden, "/s", $seed, "_out0.bin")));
+            )*
+        }
+    };
+}
+
+check!(hello_world_int8, "../../shared/models/tflm_hello_world_int8.tflite", "../../shared/models/golden/tflm_hello_world_int8", [1, 2, 3]);
+check!(hello_world_float, "../../shared/models/tflm_hello_world_float.tflite", "../../shared/models/golden/tflm_hello_world_float", [1]);
+check!(mlp_int8, "models/mlp_int8.tflite", "models/golden/mlp_int8", [1]);
+check!(cnn_int8, "models/cnn_int8.tflite", "models/golden/cnn_int8", [1]);
