@@ -1,0 +1,82 @@
+//! The build.rs front end: generated files, reports, and golden outputs.
+
+use kiln_build_frontend_test::{OUT_DIR, cnn_float, hello, hello_macro, person};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn golden(dir: &Path, seed: u32) -> (Vec<u8>, Vec<u8>) {
+    (
+        std::fs::read(dir.join(format!("s{seed}_in0.bin"))).unwrap(),
+        std::fs::read(dir.join(format!("s{seed}_out0.bin"))).unwrap(),
+    )
+}
+
+macro_rules! run_golden {
+    ($m:ident, $dir:expr) => {{
+        let mut m = $m::Model::take().unwrap();
+        for seed in 1..=3 {
+            let (input, want) = golden(&$dir, seed);
+            m.reset();
+            m.input_bytes_mut(0).copy_from_slice(&input);
+            m.invoke();
+            assert_eq!(
+                m.output_bytes(0),
+                want.as_slice(),
+                "{} seed {seed}",
+                stringify!($m)
+            );
+        }
+    }};
+}
+
+#[test]
+fn generated_files_are_written_beside_each_other() {
+    for name in ["hello", "person", "cnn_float"] {
+        let rs = std::fs::read_to_string(Path::new(OUT_DIR).join(format!("{name}.rs"))).unwrap();
+        assert!(rs.starts_with("// @generated"), "{name}.rs");
+        let txt =
+            std::fs::read_to_string(Path::new(OUT_DIR).join(format!("{name}.plan.txt"))).unwrap();
+        assert!(txt.contains("arena bytes"), "{name}.plan.txt");
+        let svg =
+            std::fs::read_to_string(Path::new(OUT_DIR).join(format!("{name}.plan.svg"))).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("lower bound"),
+            "{name}.plan.svg"
+        );
+    }
+}
+
+#[test]
+fn models_from_build_rs_match_tflm() {
+    let shared = root().join("../shared/models/golden");
+    run_golden!(person, shared.join("tflm_person_detect_int8"));
+    run_golden!(cnn_float, root().join("tests/models/golden/cnn_float"));
+}
+
+/// Each model is a singleton (`take()` succeeds once per process), so hello_world is checked
+/// here only.
+#[test]
+fn both_front_ends_agree() {
+    assert_eq!(hello::ARENA_BYTES, hello_macro::ARENA_BYTES);
+    assert_eq!(hello::WEIGHTS_BYTES, hello_macro::WEIGHTS_BYTES);
+    assert_eq!(hello::INPUT_SHAPE, hello_macro::INPUT_SHAPE);
+    let mut a = hello::Model::take().unwrap();
+    let mut b = hello_macro::Model::take().unwrap();
+    for x in -128..=127i8 {
+        a.input_mut()[0] = x;
+        b.input_mut()[0] = x;
+        a.invoke();
+        b.invoke();
+        assert_eq!(a.output(), b.output());
+    }
+    let dir = root().join("../shared/models/golden/tflm_hello_world_int8");
+    for seed in 1..=3 {
+        let (input, want) = golden(&dir, seed);
+        a.input_bytes_mut(0).copy_from_slice(&input);
+        a.invoke();
+        assert_eq!(a.output_bytes(0), want.as_slice(), "hello seed {seed}");
+    }
+}
