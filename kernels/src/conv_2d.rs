@@ -3,14 +3,18 @@
 //! filter's input depth).
 //!
 //! Follows TFLM's `reference_integer_ops::ConvPerChannel` (int8; TFLM uses it for every int8
-//! conv, broadcasting a single filter scale to all channels) and `reference_ops::Conv` (float).
+//! conv, broadcasting a single filter scale to all channels), its int16-activation overload
+//! `ConvPerChannel<AccumScalar>` (16x8: int16 input/output, int8 filter, no zero-point
+//! offsets; [`conv_2d_s16`] for an int64 bias or none, [`conv_2d_s16_bias32`] for an int32
+//! bias) and `reference_ops::Conv` (float).
 //! Taps falling outside the input are skipped, exactly as the reference does; the float sum
 //! runs over `filter_y`, `filter_x`, `in_channel` in increasing order.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::int16::{Accumulator, check_shifts_s16};
 use crate::quant::{
     Activation, Padding, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
-    compute_padding_height_width, populate_per_channel_multipliers,
+    activation_range_i16, compute_padding_height_width, populate_per_channel_multipliers,
 };
 use crate::util::{clamp_f32, clamp_i32, tap_range};
 
@@ -395,6 +399,153 @@ pub fn conv_2d_f32(
                 }
             }
         },
+    );
+}
+
+/// Build-time parameters of a 16x8 CONV_2D (int16 input/output, int8 filter): as
+/// [`prepare_s8`], but with the activation range of an int16 output. The offsets are stored
+/// for completeness; TFLM's int16 kernel ignores them (the converter makes int16 zero points
+/// 0).
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_s16(
+    input_shape: [usize; 4],
+    filter_shape: [usize; 4],
+    options: &Options,
+    input: QuantParams,
+    filter_scales: &[f32],
+    output: QuantParams,
+    output_multiplier: &mut [i32],
+    output_shift: &mut [i32],
+) -> Result<Params, PrepareError> {
+    let mut p = prepare_s8(
+        input_shape,
+        filter_shape,
+        options,
+        input,
+        filter_scales,
+        output,
+        output_multiplier,
+        output_shift,
+    )?;
+    check_shifts_s16(output_shift)?;
+    (p.quantized_activation_min, p.quantized_activation_max) =
+        activation_range_i16(options.activation, output.scale, output.zero_point)?;
+    Ok(p)
+}
+
+/// The 16x8 CONV_2D (`reference_integer_ops::ConvPerChannel<AccumScalar>`): no input or
+/// output offsets, `acc = sum w * x + bias[o]` in `A`, requantized with `A`'s
+/// `MultiplyByQuantizedMultiplier`, clamped.
+fn conv_2d_s16_impl<A: Accumulator>(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i16],
+    filter: &[i8],
+    bias: Option<&[A]>,
+    output: &mut [i16],
+) {
+    debug_assert_eq!(
+        input.len(),
+        p.batches * p.input_height * p.input_width * p.input_depth
+    );
+    debug_assert_eq!(
+        filter.len(),
+        p.output_depth * p.filter_height * p.filter_width * p.filter_input_depth
+    );
+    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    debug_assert!(
+        output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
+    );
+    debug_assert_eq!(
+        output.len(),
+        p.batches * p.output_height * p.output_width * p.output_depth
+    );
+    let g = Geometry::new(p);
+    let fid = p.filter_input_depth;
+    for_each_output_pixel(
+        p,
+        input,
+        output,
+        |in_b, y_origin, (fy0, fy1), x_origin, (fx0, fx1), out_px| {
+            let mut oc = 0;
+            for group in 0..g.groups {
+                let in_channel0 = group * fid;
+                for _ in 0..g.filters_per_group {
+                    let f_oc = &filter[oc * g.filter_oc..][..g.filter_oc];
+                    let mut acc = A::ZERO;
+                    for fy in fy0..fy1 {
+                        let iy = (y_origin + (p.dilation_height_factor * fy) as isize) as usize;
+                        let in_y = &in_b[iy * g.in_row..][..g.in_row];
+                        let f_y = &f_oc[fy * g.filter_row..][..g.filter_row];
+                        for fx in fx0..fx1 {
+                            let ix = (x_origin + (p.dilation_width_factor * fx) as isize) as usize;
+                            let xs = &in_y[ix * p.input_depth + in_channel0..][..fid];
+                            let ws = &f_y[fx * fid..][..fid];
+                            for (&x, &w) in xs.iter().zip(ws) {
+                                acc = acc.mac(w as i32, x as i32);
+                            }
+                        }
+                    }
+                    if let Some(b) = bias {
+                        acc = acc.add(b[oc]);
+                    }
+                    let scaled = acc.requantize(output_multiplier[oc], output_shift[oc]);
+                    out_px[oc] = clamp_i32(
+                        scaled,
+                        p.quantized_activation_min,
+                        p.quantized_activation_max,
+                    ) as i16;
+                    oc += 1;
+                }
+            }
+        },
+    );
+}
+
+/// 16x8 CONV_2D with an int64 bias (the converter's default) or none
+/// (`ConvPerChannel<int64_t>`: 64-bit accumulator, `MultiplyByQuantizedMultiplier(int64_t,
+/// ...)`; the pinned TFLM takes this path for a missing bias too, checked against it).
+pub fn conv_2d_s16(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i16],
+    filter: &[i8],
+    bias: Option<&[i64]>,
+    output: &mut [i16],
+) {
+    conv_2d_s16_impl::<i64>(
+        p,
+        output_multiplier,
+        output_shift,
+        input,
+        filter,
+        bias,
+        output,
+    );
+}
+
+/// 16x8 CONV_2D with an int32 bias (`ConvPerChannel<int32_t>`: 32-bit accumulator,
+/// double-rounding `MultiplyByQuantizedMultiplier(int32_t, ...)`). TFLM only takes this path
+/// for an int32 bias tensor, hence the non-optional `bias`.
+pub fn conv_2d_s16_bias32(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i16],
+    filter: &[i8],
+    bias: &[i32],
+    output: &mut [i16],
+) {
+    conv_2d_s16_impl::<i32>(
+        p,
+        output_multiplier,
+        output_shift,
+        input,
+        filter,
+        Some(bias),
+        output,
     );
 }
 

@@ -2,8 +2,9 @@
 //! filter (`M` = depth multiplier), stride, dilation, implicit zero padding and optional bias.
 //! Output channel `oc = ic * M + m` reads input channel `ic`.
 //!
-//! Follows TFLM's `reference_integer_ops::DepthwiseConvPerChannel` (int8) and
-//! `reference_ops::DepthwiseConv` (float). Taps outside the input are skipped as in the
+//! Follows TFLM's `reference_integer_ops::DepthwiseConvPerChannel` (int8, and its int16
+//! overload for 16x8: int16 input/output, int8 filter, int64 bias, 64-bit accumulator, no
+//! zero-point offsets) and `reference_ops::DepthwiseConv` (float). Taps outside the input are skipped as in the
 //! reference; each float sum runs over `filter_y`, `filter_x` in increasing order.
 //!
 //! For speed the loops visit taps outer and channels inner (contiguous in both input and
@@ -11,9 +12,10 @@
 //! float output channel still accumulates its own taps in the reference order.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::int16::{Accumulator, check_shifts_s16};
 use crate::quant::{
     Activation, Padding, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
-    compute_padding_height_width, populate_per_channel_multipliers,
+    activation_range_i16, compute_padding_height_width, populate_per_channel_multipliers,
 };
 use crate::util::{clamp_f32, clamp_i32, tap_range};
 
@@ -394,6 +396,102 @@ pub fn depthwise_conv_2d_f32(
                     p.float_activation_min,
                     p.float_activation_max,
                 );
+            }
+        },
+    );
+}
+
+/// Build-time parameters of a 16x8 DEPTHWISE_CONV_2D (int16 input/output, int8 filter): as
+/// [`prepare_s8`], but with the activation range of an int16 output. TFLM's int16 kernel
+/// ignores the stored offsets (the converter makes int16 zero points 0).
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_s16(
+    input_shape: [usize; 4],
+    filter_shape: [usize; 4],
+    options: &Options,
+    input: QuantParams,
+    filter_scales: &[f32],
+    output: QuantParams,
+    output_multiplier: &mut [i32],
+    output_shift: &mut [i32],
+) -> Result<Params, PrepareError> {
+    let mut p = prepare_s8(
+        input_shape,
+        filter_shape,
+        options,
+        input,
+        filter_scales,
+        output,
+        output_multiplier,
+        output_shift,
+    )?;
+    check_shifts_s16(output_shift)?;
+    (p.quantized_activation_min, p.quantized_activation_max) =
+        activation_range_i16(options.activation, output.scale, output.zero_point)?;
+    Ok(p)
+}
+
+/// 16x8 DEPTHWISE_CONV_2D (`reference_integer_ops::DepthwiseConvPerChannel` for `int16_t`
+/// input): `acc = sum w * x + bias[oc]` in `i64` (no offsets), then the 64-bit
+/// `MultiplyByQuantizedMultiplier(int64_t, ...)`, clamped. TFLM reads the bias as int64
+/// whatever its type, so only int64 (or absent) biases are meaningful.
+pub fn depthwise_conv_2d_s16(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i16],
+    filter: &[i8],
+    bias: Option<&[i64]>,
+    output: &mut [i16],
+) {
+    debug_assert_eq!(
+        input.len(),
+        p.batches * p.input_height * p.input_width * p.input_depth
+    );
+    debug_assert_eq!(
+        filter.len(),
+        p.filter_height * p.filter_width * p.output_depth
+    );
+    debug_assert_eq!(p.output_depth, p.input_depth * p.depth_multiplier);
+    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    debug_assert!(
+        output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
+    );
+    debug_assert_eq!(
+        output.len(),
+        p.batches * p.output_height * p.output_width * p.output_depth
+    );
+    let dm = p.depth_multiplier.max(1);
+    let in_row = p.input_width * p.input_depth;
+    let f_row = p.filter_width * p.output_depth;
+    for_each_output_pixel(
+        p,
+        input,
+        output,
+        |in_b, y_origin, (fy0, fy1), x_origin, (fx0, fx1), out_px| {
+            for (oc, out) in out_px.iter_mut().enumerate() {
+                let ic = oc / dm;
+                let mut acc: i64 = 0;
+                for fy in fy0..fy1 {
+                    let iy = (y_origin + (p.dilation_height_factor * fy) as isize) as usize;
+                    let in_y = &in_b[iy * in_row..][..in_row];
+                    let f_y = &filter[fy * f_row..][..f_row];
+                    for fx in fx0..fx1 {
+                        let ix = (x_origin + (p.dilation_width_factor * fx) as isize) as usize;
+                        let x = in_y[ix * p.input_depth + ic];
+                        let w = f_y[fx * p.output_depth + oc];
+                        acc = acc.mac(w as i32, x as i32);
+                    }
+                }
+                if let Some(b) = bias {
+                    acc = acc.add(b[oc]);
+                }
+                let scaled = acc.requantize(output_multiplier[oc], output_shift[oc]);
+                *out = clamp_i32(
+                    scaled,
+                    p.quantized_activation_min,
+                    p.quantized_activation_max,
+                ) as i16;
             }
         },
     );

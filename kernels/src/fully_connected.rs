@@ -6,13 +6,21 @@
 //! selects the per-channel kernel when the filter has more than one scale
 //! (`fully_connected_common.cc`); use [`prepare_s8`] or [`prepare_per_channel_s8`] accordingly.
 //!
+//! 16x8 (int16 input/output, int8 weights) uses the same two selections with TFLM's int16
+//! overloads `FullyConnected<AccumScalar>` / `FullyConnectedPerChannel<AccumScalar>`: no input
+//! or output offset (the per-tensor kernel still adds `weights_offset`), and the accumulator
+//! is the bias type — `int64` with `MultiplyByQuantizedMultiplier(int64_t, ...)` for an int64
+//! bias (`*_s16`), `int32` with the double-rounding `int32_t` overload for an int32 bias or
+//! none (`*_s16_bias32`, and `*_s16` with `None`).
+//!
 //! Layouts: input `[batches, accum_depth]` (any input shape flattened that way), weights
 //! `[output_depth, accum_depth]`, bias `[output_depth]`, output `[batches, output_depth]`.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::int16::{Accumulator, check_shifts_s16};
 use crate::quant::{
     Activation, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
-    populate_per_channel_multipliers, quantize_multiplier,
+    activation_range_i16, populate_per_channel_multipliers, quantize_multiplier,
 };
 use crate::util::{clamp_f32, clamp_i32};
 
@@ -311,6 +319,203 @@ pub fn fully_connected_f32(
             );
         }
     }
+}
+
+/// Build-time parameters of a 16x8 FULLY_CONNECTED (int16 input/output, int8 weights) with a
+/// per-tensor filter scale: as [`prepare_s8`] (same multiplier and bias-scale check), with the
+/// activation range of an int16 output.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_s16(
+    batches: usize,
+    accum_depth: usize,
+    output_depth: usize,
+    input: QuantParams,
+    filter: QuantParams,
+    bias_scale: Option<f32>,
+    output: QuantParams,
+    activation: Activation,
+) -> Result<Params, PrepareError> {
+    let mut p = prepare_s8(
+        batches,
+        accum_depth,
+        output_depth,
+        input,
+        filter,
+        bias_scale,
+        output,
+        Activation::None,
+    )?;
+    check_shifts_s16(&[p.output_shift])?;
+    (p.quantized_activation_min, p.quantized_activation_max) =
+        activation_range_i16(activation, output.scale, output.zero_point)?;
+    Ok(p)
+}
+
+/// Build-time parameters of a 16x8 FULLY_CONNECTED with per-channel filter scales: as
+/// [`prepare_per_channel_s8`], with the activation range of an int16 output.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_per_channel_s16(
+    batches: usize,
+    accum_depth: usize,
+    output_depth: usize,
+    input: QuantParams,
+    filter_scales: &[f32],
+    output: QuantParams,
+    activation: Activation,
+    output_multiplier: &mut [i32],
+    output_shift: &mut [i32],
+) -> Result<Params, PrepareError> {
+    let mut p = prepare_per_channel_s8(
+        batches,
+        accum_depth,
+        output_depth,
+        input,
+        filter_scales,
+        output,
+        Activation::None,
+        output_multiplier,
+        output_shift,
+    )?;
+    check_shifts_s16(output_shift)?;
+    (p.quantized_activation_min, p.quantized_activation_max) =
+        activation_range_i16(activation, output.scale, output.zero_point)?;
+    Ok(p)
+}
+
+/// The 16x8 FULLY_CONNECTED loops (`reference_integer_ops::FullyConnected<AccumScalar>` and
+/// `FullyConnectedPerChannel<AccumScalar>` for `int16_t`): `acc = sum (w + weights_offset) *
+/// x + bias` in `A` (no input/output offsets), requantized with `A`'s
+/// `MultiplyByQuantizedMultiplier` and `quant(out_c)` = (multiplier, shift), clamped.
+#[inline(always)]
+fn fully_connected_s16_impl<A: Accumulator>(
+    p: &Params,
+    weights_offset: i32,
+    quant: impl Fn(usize) -> (i32, i32),
+    input: &[i16],
+    weights: &[i8],
+    bias: Option<&[A]>,
+    output: &mut [i16],
+) {
+    debug_assert_eq!(input.len(), p.batches * p.accum_depth);
+    debug_assert!(weights.len() >= p.output_depth * p.accum_depth);
+    debug_assert!(bias.is_none_or(|b| b.len() >= p.output_depth));
+    debug_assert_eq!(output.len(), p.batches * p.output_depth);
+    if p.accum_depth == 0 || p.output_depth == 0 {
+        return;
+    }
+    for (in_row, out_row) in input
+        .chunks_exact(p.accum_depth)
+        .zip(output.chunks_exact_mut(p.output_depth))
+    {
+        for (oc, (out, w_row)) in out_row
+            .iter_mut()
+            .zip(weights.chunks_exact(p.accum_depth))
+            .enumerate()
+        {
+            let mut acc = A::ZERO;
+            for (&x, &w) in in_row.iter().zip(w_row) {
+                acc = acc.mac((w as i32).wrapping_add(weights_offset), x as i32);
+            }
+            if let Some(b) = bias {
+                acc = acc.add(b[oc]);
+            }
+            let (m, s) = quant(oc);
+            let scaled = acc.requantize(m, s);
+            *out = clamp_i32(
+                scaled,
+                p.quantized_activation_min,
+                p.quantized_activation_max,
+            ) as i16;
+        }
+    }
+}
+
+/// 16x8 FULLY_CONNECTED, per-tensor multiplier, int64 bias (the converter's default;
+/// `reference_integer_ops::FullyConnected<int64_t>`: `acc = sum (w + weights_offset) * x +
+/// bias` in `i64`, `MultiplyByQuantizedMultiplier(int64_t, ...)`). Without a bias TFLM runs
+/// the int32 kernel, and so does this function for `bias == None`.
+pub fn fully_connected_s16(
+    p: &Params,
+    input: &[i16],
+    weights: &[i8],
+    bias: Option<&[i64]>,
+    output: &mut [i16],
+) {
+    let quant = |_| (p.output_multiplier, p.output_shift);
+    match bias {
+        Some(b) => fully_connected_s16_impl::<i64>(
+            p,
+            p.weights_offset,
+            quant,
+            input,
+            weights,
+            Some(b),
+            output,
+        ),
+        None => fully_connected_s16_impl::<i32>(
+            p,
+            p.weights_offset,
+            quant,
+            input,
+            weights,
+            None,
+            output,
+        ),
+    }
+}
+
+/// 16x8 FULLY_CONNECTED, per-tensor multiplier, int32 bias or none
+/// (`reference_integer_ops::FullyConnected<int32_t>`: 32-bit accumulator, double-rounding
+/// `MultiplyByQuantizedMultiplier(int32_t, ...)`).
+pub fn fully_connected_s16_bias32(
+    p: &Params,
+    input: &[i16],
+    weights: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i16],
+) {
+    let quant = |_| (p.output_multiplier, p.output_shift);
+    fully_connected_s16_impl::<i32>(p, p.weights_offset, quant, input, weights, bias, output);
+}
+
+/// 16x8 FULLY_CONNECTED, per-channel multipliers, int64 bias
+/// (`reference_integer_ops::FullyConnectedPerChannel<int64_t>`: no weights offset). Without
+/// a bias TFLM runs the int32 kernel, and so does this function for `bias == None`.
+pub fn fully_connected_per_channel_s16(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i16],
+    weights: &[i8],
+    bias: Option<&[i64]>,
+    output: &mut [i16],
+) {
+    debug_assert!(
+        output_multiplier.len() >= p.output_depth && output_shift.len() >= p.output_depth
+    );
+    let quant = |oc: usize| (output_multiplier[oc], output_shift[oc]);
+    match bias {
+        Some(b) => fully_connected_s16_impl::<i64>(p, 0, quant, input, weights, Some(b), output),
+        None => fully_connected_s16_impl::<i32>(p, 0, quant, input, weights, None, output),
+    }
+}
+
+/// 16x8 FULLY_CONNECTED, per-channel multipliers, int32 bias or none
+/// (`reference_integer_ops::FullyConnectedPerChannel<int32_t>`).
+pub fn fully_connected_per_channel_s16_bias32(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i16],
+    weights: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i16],
+) {
+    debug_assert!(
+        output_multiplier.len() >= p.output_depth && output_shift.len() >= p.output_depth
+    );
+    let quant = |oc: usize| (output_multiplier[oc], output_shift[oc]);
+    fully_connected_s16_impl::<i32>(p, 0, quant, input, weights, bias, output);
 }
 
 #[cfg(test)]

@@ -2,15 +2,21 @@
 //!
 //! Follows TFLM's quantized `reference_ops::Softmax<int8_t, OutputT>` (int8 input, int8 or
 //! int16 output; gemmlowp fixed-point `exp` on Q5.26 differences, Q12.19 accumulation,
-//! `GetReciprocal`) and the float `reference_ops::Softmax`
+//! `GetReciprocal`), the int16 `reference_ops::SoftmaxInt16` (16x8 models: exp and
+//! `1 / (1 + x)` lookup tables with linear interpolation, built at build time exactly as TFLM's
+//! `Prepare` builds them) and the float `reference_ops::Softmax`
 //! (`exp((x - max) * beta)` in `f32`, summed in order, then divided by the sum).
 
 use crate::fixed_point::{
-    exp_on_negative_values, get_reciprocal, multiply_by_quantized_multiplier_greater_than_one,
-    rescale, rounding_divide_by_pot, saturating_rounding_doubling_high_mul,
+    exp_on_negative_values, get_reciprocal, multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_greater_than_one, rescale, rounding_divide_by_pot,
+    saturating_rounding_doubling_high_mul,
 };
 use crate::math::expf;
-use crate::quant::{PrepareError, QuantParams, calculate_input_radius, preprocess_softmax_scaling};
+use crate::quant::{
+    PrepareError, QuantParams, calculate_input_radius, preprocess_softmax_scaling,
+    quantize_multiplier, round_f32,
+};
 use crate::util::max_f32;
 
 /// Constant parameters of a SOFTMAX node (TFLM's `SoftmaxParams` subset plus shapes).
@@ -216,6 +222,190 @@ pub fn softmax_f32(p: &Params, input: &[f32], output: &mut [f32]) {
         }
         for o in out_row.iter_mut() {
             *o /= sum;
+        }
+    }
+}
+
+/// Entries of each int16 SOFTMAX lookup table (`kInt16LUTArraySize`: 512 segments plus the
+/// end point used for interpolation).
+pub const LUT_SIZE: usize = 513;
+
+/// TFLM's `LUTPopulate<int16_t, float>`: samples `transform` at 512 steps over the input
+/// range and stores int16 values with a bias that halves the midpoint interpolation error,
+/// plus the end point. All arithmetic in `f32`, in TFLM's order.
+fn lut_populate_s16(
+    input_scale: f32,
+    input_zero_point: i32,
+    output_scale: f32,
+    output_zero_point: i32,
+    transform: impl Fn(f32) -> f32,
+    lut: &mut [i16],
+) {
+    let input_min = input_scale * (i16::MIN as i32 - input_zero_point) as f32;
+    let input_max = input_scale * (i16::MAX as i32 - input_zero_point) as f32;
+    let output_min = output_scale * (i16::MIN as i32 - output_zero_point) as f32;
+    let output_max = output_scale * (i16::MAX as i32 - output_zero_point) as f32;
+    let nb_steps = 512;
+    let step = (input_max - input_min) / nb_steps as f32;
+    let half_step = step / 2.0;
+    let output_scaling_inv = 65536.0f32 / (output_max - output_min);
+    let table_min = i16::MIN as f32;
+    let table_max = i16::MAX as f32;
+    // static_cast<int16_t>(std::min(std::max(v, table_min), table_max))
+    let clamp = |v: f32| {
+        let v = if v < table_min { table_min } else { v };
+        (if table_max < v { table_max } else { v }) as i16
+    };
+    for (i, entry) in lut[..nb_steps].iter_mut().enumerate() {
+        let fi = i as f32;
+        let val = transform(input_min + fi * step);
+        let val_midpoint = transform(input_min + fi * step + half_step);
+        let val_next = transform(input_min + (i + 1) as f32 * step);
+        let sample_val = round_f32(val * output_scaling_inv);
+        let midpoint_interp_val =
+            round_f32((val_next * output_scaling_inv + round_f32(val * output_scaling_inv)) / 2.0);
+        let midpoint_val = round_f32(val_midpoint * output_scaling_inv);
+        let midpoint_err = midpoint_interp_val - midpoint_val;
+        let bias = round_f32(midpoint_err / 2.0);
+        *entry = clamp(sample_val - bias);
+    }
+    lut[nb_steps] = clamp(round_f32(transform(input_max) * output_scaling_inv));
+}
+
+/// TFLM's (deprecated) `gen_lut<float, int16_t, int16_t>`: derives a symmetric int16
+/// quantization of `[input_min, input_max]` and `[output_min, output_max]` and calls
+/// [`lut_populate_s16`].
+fn gen_lut_s16(
+    transform: impl Fn(f32) -> f32,
+    input_min: f32,
+    input_max: f32,
+    output_min: f32,
+    output_max: f32,
+    lut: &mut [i16],
+) {
+    // static_cast<int32_t>(float(INT16_MIN) - min / scale)
+    let zero_point = |min: f32, scale: f32| (i16::MIN as f32 - min / scale) as i32;
+    let scale = (i16::MAX as i32 - i16::MIN as i32) as f32;
+    let input_scale = (input_max - input_min) / scale;
+    let output_scale = (output_max - output_min) / scale;
+    let input_zero_point = zero_point(input_min, input_scale);
+    let output_zero_point = zero_point(output_min, output_scale);
+    lut_populate_s16(
+        input_scale,
+        input_zero_point,
+        output_scale,
+        output_zero_point,
+        transform,
+        lut,
+    );
+}
+
+/// Build-time parameters of an int16 -> int16 SOFTMAX (`CalculateSoftmaxParams`): input and
+/// output zero points must be 0 and the output scale within 0.1% of 1/32768. The input
+/// multiplier is `QuantizeMultiplier(input_scale * beta / (10 / 65535))` (the exp table
+/// covers `[-10, 0]`), and the two lookup tables TFLM builds in `Prepare` are written to
+/// `exp_lut` (`exp` on `[-10, 0]`) and `one_over_one_plus_x_lut` (`1 / (1 + x)` on
+/// `[0, 1]`), each [`LUT_SIZE`] long.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_s16(
+    outer_size: usize,
+    depth: usize,
+    input: QuantParams,
+    output: QuantParams,
+    beta: f32,
+    exp_lut: &mut [i16],
+    one_over_one_plus_x_lut: &mut [i16],
+) -> Result<Params, PrepareError> {
+    if depth == 0 || exp_lut.len() != LUT_SIZE || one_over_one_plus_x_lut.len() != LUT_SIZE {
+        return Err(PrepareError::InvalidShape);
+    }
+    let (a, b) = (output.scale, 1.0f32 / 32768.0);
+    let delta = if a > b { a - b } else { b - a };
+    if input.zero_point != 0 || output.zero_point != 0 || delta > 0.001f32 * 1.0 / 32768.0 {
+        return Err(PrepareError::UnsupportedQuantization);
+    }
+    gen_lut_s16(expf, -10.0, 0.0, -1.0, 1.0, exp_lut);
+    gen_lut_s16(
+        |x| 1.0 / (1.0 + x),
+        0.0,
+        1.0,
+        -1.0,
+        1.0,
+        one_over_one_plus_x_lut,
+    );
+    let input_scale_beta_rescale = input.scale as f64 * beta as f64 / (10.0 / 65535.0);
+    let (input_multiplier, input_left_shift) = quantize_multiplier(input_scale_beta_rescale);
+    Ok(Params {
+        outer_size,
+        depth,
+        input_multiplier,
+        input_left_shift,
+        diff_min: 0,
+        beta: 0.0,
+    })
+}
+
+/// `tflite::LUTLookup(int16_t, const int16_t*)`: the table entry selected by the top 9 bits,
+/// linearly interpolated with the low 7 bits.
+#[inline]
+fn lut_lookup_s16(value: i16, lut: &[i16]) -> i16 {
+    let index = (256 + (value >> 7) as i32) as usize;
+    let offset = (value & 0x7f) as i32;
+    let base = lut[index];
+    let slope = lut[index + 1].wrapping_sub(base) as i32;
+    let delta = (slope * offset + 64) >> 7;
+    (base as i32 + delta) as i16
+}
+
+/// Int16 -> int16 SOFTMAX (`reference_ops::SoftmaxInt16`): per row, `exp(x - max)` from
+/// `exp_lut` (the difference rescaled by the input multiplier into `[-65535, 0]`), their
+/// `i32` sum, its reciprocal from `one_over_one_plus_x_lut`, and each exp times the
+/// reciprocal with a rounding shift, clamped to `[0, 32767]`. The tables are those written
+/// by [`prepare_s16`].
+pub fn softmax_s16(
+    p: &Params,
+    exp_lut: &[i16],
+    one_over_one_plus_x_lut: &[i16],
+    input: &[i16],
+    output: &mut [i16],
+) {
+    debug_assert_eq!(input.len(), p.outer_size * p.depth);
+    debug_assert_eq!(output.len(), p.outer_size * p.depth);
+    debug_assert!(exp_lut.len() == LUT_SIZE && one_over_one_plus_x_lut.len() == LUT_SIZE);
+    if p.depth == 0 {
+        return;
+    }
+    for (in_row, out_row) in input
+        .chunks_exact(p.depth)
+        .zip(output.chunks_exact_mut(p.depth))
+    {
+        let max_in_row = in_row.iter().fold(i16::MIN, |m, &x| m.max(x));
+        // The exps are cached in the output row, as TFLM does.
+        let mut sum_of_exps: i32 = 0; // Q16.15
+        for (o, &x) in out_row.iter_mut().zip(in_row) {
+            let input_diff = x as i32 - max_in_row as i32;
+            let scaled_diff = multiply_by_quantized_multiplier(
+                input_diff,
+                p.input_multiplier,
+                p.input_left_shift,
+            );
+            let sym_scaled_diff = scaled_diff.wrapping_add(32767);
+            let sat = sym_scaled_diff.clamp(-32768, 32767) as i16;
+            *o = lut_lookup_s16(sat, exp_lut);
+            sum_of_exps = sum_of_exps.wrapping_add(*o as i32);
+        }
+        let headroom_plus_one = (sum_of_exps as u32).leading_zeros() as i32;
+        // A row always contains exp(0), so the sum is positive and headroom_plus_one <= 17.
+        let shifted_sum =
+            (((sum_of_exps as i64) << (headroom_plus_one - 1).max(0)) + (1 << 13)) >> 14;
+        let sym_shifted_sum = (shifted_sum as i32).wrapping_add(-((1 << 15) + (1 << 16)));
+        let sat = sym_shifted_sum.clamp(-32768, 32767) as i16;
+        let reciprocal_scale_q015 = lut_lookup_s16(sat, one_over_one_plus_x_lut) as i64;
+        let right_shift = (31 - headroom_plus_one).max(1);
+        let round = 1i64 << (right_shift - 1);
+        for o in out_row.iter_mut() {
+            let result = (((*o as i64) * reciprocal_scale_q015 + round) >> right_shift) as i32;
+            *o = result.clamp(0, 32767) as i16;
         }
     }
 }

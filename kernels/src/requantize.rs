@@ -1,0 +1,91 @@
+//! QUANTIZE between integer types involving int16 (16x8 models): int16 -> int8,
+//! int8 -> int16 and int16 -> int16.
+//!
+//! TFLM's `quantize_common.cc` runs `reference_ops::Requantize` for every integer pair:
+//! `clamp(MultiplyByQuantizedMultiplier(x - input_zero_point, m, shift) + output_zero_point)`
+//! with `QuantizeMultiplier(double(input_scale) / double(output_scale))` — the same
+//! parameters as the int8 -> int8 case, so this module reuses [`crate::quantize::Params`]
+//! and its computation (the int8 <-> uint8 bit-flip fast path does not apply to these
+//! types).
+
+use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::quant::{PrepareError, QuantParams};
+pub use crate::quantize::Params;
+
+/// Reference kernels need no scratch memory.
+pub const fn scratch_bytes(_p: &Params) -> usize {
+    0
+}
+
+/// Build-time parameters of an integer requantization (`PrepareQuantizeReference`): the
+/// multiplier of `input_scale / output_scale` and both zero points (identical to
+/// [`crate::quantize::prepare_s8_s8`]).
+pub fn prepare(input: QuantParams, output: QuantParams) -> Result<Params, PrepareError> {
+    crate::quantize::prepare_s8_s8(input, output)
+}
+
+#[inline(always)]
+fn requantize<I: Copy + Into<i32>, O>(
+    p: &Params,
+    input: &[I],
+    output: &mut [O],
+    lo: i32,
+    hi: i32,
+    store: impl Fn(i32) -> O,
+) {
+    debug_assert_eq!(input.len(), output.len());
+    for (o, &x) in output.iter_mut().zip(input) {
+        let v = multiply_by_quantized_multiplier(
+            x.into().wrapping_sub(p.input_zero_point),
+            p.requantize_multiplier,
+            p.requantize_shift,
+        )
+        .wrapping_add(p.output_zero_point);
+        *o = store(v.clamp(lo, hi));
+    }
+}
+
+/// Int16 -> int8 (`Requantize<int16_t, int8_t>`).
+pub fn requantize_s16_s8(p: &Params, input: &[i16], output: &mut [i8]) {
+    requantize(p, input, output, i8::MIN as i32, i8::MAX as i32, |v| {
+        v as i8
+    });
+}
+
+/// Int8 -> int16 (`Requantize<int8_t, int16_t>`).
+pub fn requantize_s8_s16(p: &Params, input: &[i8], output: &mut [i16]) {
+    requantize(p, input, output, i16::MIN as i32, i16::MAX as i32, |v| {
+        v as i16
+    });
+}
+
+/// Int16 -> int16 (`Requantize<int16_t, int16_t>`).
+pub fn requantize_s16_s16(p: &Params, input: &[i16], output: &mut [i16]) {
+    requantize(p, input, output, i16::MIN as i32, i16::MAX as i32, |v| {
+        v as i16
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(scale: f32, zero_point: i32) -> QuantParams {
+        QuantParams { scale, zero_point }
+    }
+
+    #[test]
+    fn int16_int8_round_trip() {
+        let p = prepare(q(1.0 / 32768.0, 0), q(1.0 / 128.0, -3)).unwrap();
+        let mut o8 = [0i8; 5];
+        requantize_s16_s8(&p, &[0, 256, -256, 32767, -32768], &mut o8);
+        assert_eq!(o8, [-3, -2, -4, 125, -128]);
+        let p = prepare(q(1.0 / 128.0, -3), q(1.0 / 32768.0, 0)).unwrap();
+        let mut o16 = [0i16; 3];
+        requantize_s8_s16(&p, &[-3, -2, 127], &mut o16);
+        assert_eq!(o16, [0, 256, 32767]);
+        let p = prepare(q(0.5, 0), q(0.25, 0)).unwrap();
+        requantize_s16_s16(&p, &[1, -20000, 20000], &mut o16);
+        assert_eq!(o16, [2, -32768, 32767]);
+    }
+}

@@ -1,0 +1,11 @@
+//! Kernels against TFLM: cases produced by `tools/kernel_check_<op>.py` (single-op models built
+//! with the TF converter and run in the pinned TFLM interpreter).
+//!
+//! Each operator module checks the few cases hardcoded in `data/<op>.cases`. When the
+//! environment variable `KILN_TFLM_CASES` names a directory, `<dir>/<op>.cases` (the full dump
+//! a kernel_check script writes) is checked as well.
+
+mod cases;
+
+mod conv_2d_16x8;
+mod mean;
