@@ -31,13 +31,20 @@ fn main() {
         .enumerate()
         .max_by_key(|&(i, &q)| (q, std::cmp::Reverse(i)))
         .expect("ten scores");
-    println!("cnn_int8: input {:?} int8, output {:?} int8", cnn::INPUT_SHAPE, cnn::OUTPUT_SHAPE);
+    println!(
+        "cnn_int8: input {:?} int8, output {:?} int8",
+        cnn::INPUT_SHAPE,
+        cnn::OUTPUT_SHAPE
+    );
     for (class, &q) in scores.iter().enumerate() {
         let mark = if class == best { "  <- prediction" } else { "" };
         println!("  class {class}: {q:4} (p = {:.3}){mark}", real(q));
     }
     let same = scores.iter().zip(TFLM_SCORES).all(|(&a, &b)| a as u8 == b);
-    println!("matches TFLM byte for byte: {}", if same { "yes" } else { "NO" });
+    println!(
+        "matches TFLM byte for byte: {}",
+        if same { "yes" } else { "NO" }
+    );
     println!("arena (static, exact):  {} bytes", cnn::ARENA_BYTES);
     println!("persistent state:       {} bytes", cnn::PERSISTENT_BYTES);
     println!("weights (flash):        {} bytes", cnn::WEIGHTS_BYTES);

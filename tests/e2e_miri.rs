@@ -22,7 +22,27 @@ macro_rules! check {
     };
 }
 
-check!(hello_world_int8, "../../shared/models/tflm_hello_world_int8.tflite", "../../shared/models/golden/tflm_hello_world_int8", [1, 2, 3]);
-check!(hello_world_float, "../../shared/models/tflm_hello_world_float.tflite", "../../shared/models/golden/tflm_hello_world_float", [1]);
-check!(mlp_int8, "models/mlp_int8.tflite", "models/golden/mlp_int8", [1]);
-check!(cnn_int8, "models/cnn_int8.tflite", "models/golden/cnn_int8", [1]);
+check!(
+    hello_world_int8,
+    "../../shared/models/tflm_hello_world_int8.tflite",
+    "../../shared/models/golden/tflm_hello_world_int8",
+    [1, 2, 3]
+);
+check!(
+    hello_world_float,
+    "../../shared/models/tflm_hello_world_float.tflite",
+    "../../shared/models/golden/tflm_hello_world_float",
+    [1]
+);
+check!(
+    mlp_int8,
+    "models/mlp_int8.tflite",
+    "models/golden/mlp_int8",
+    [1]
+);
+check!(
+    cnn_int8,
+    "models/cnn_int8.tflite",
+    "models/golden/cnn_int8",
+    [1]
+);

@@ -65,3 +65,13 @@ golden!(
     "../../shared/models/mlperf_tiny_sww_int8.tflite",
     "mlperf_tiny_sww_int8"
 );
+golden!(
+    mnist_lstm,
+    "../../shared/models/tflm_mnist_lstm_int8.tflite",
+    "tflm_mnist_lstm_int8"
+);
+golden!(
+    dtln,
+    "../../shared/models/tflm_dtln_noise_suppression.tflite",
+    "tflm_dtln_noise_suppression"
+);

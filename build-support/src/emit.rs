@@ -174,6 +174,10 @@ fn callee(kernel: &Kernel) -> Callee {
         Kernel::DequantizeS8F32(p) => callee_of("dequantize", "dequantize_s8_f32", p, None, None),
         Kernel::Concatenation(p, _) => callee_of("concatenation", "concatenation", p, None, None),
         Kernel::Pad(p, _, _) => callee_of("pad", "pad", p, None, None),
+        Kernel::SvdfS8(p) => callee_of("svdf", "svdf_s8", p, None, None),
+        Kernel::SvdfS8S16(p) => callee_of("svdf", "svdf_s8_s16", p, None, None),
+        Kernel::SvdfF32(p) => callee_of("svdf", "svdf_f32", p, None, None),
+        Kernel::LstmS8(p, _) => callee_of("lstm", "lstm_s8", p, None, None),
         Kernel::Copy => Callee {
             function: TokenStream::new(),
             params: None,
@@ -256,6 +260,20 @@ impl<'a> Emitter<'a> {
         });
         self.weights.insert(*buffer, name.clone());
         Ok(name)
+    }
+
+    fn persistent_of(&self, t: TensorId) -> Result<(usize, usize)> {
+        self.plan
+            .persistent
+            .iter()
+            .find(|p| p.tensor == t)
+            .map(|p| (p.offset, p.size))
+            .ok_or_else(|| {
+                Diagnostic::new(
+                    ErrorKind::InvalidPlan,
+                    format!("variable {} has no place", t.0),
+                )
+            })
     }
 
     fn buffer_of(&self, t: TensorId) -> Result<(usize, usize)> {
@@ -345,7 +363,60 @@ impl<'a> Emitter<'a> {
         let (_, _, out_view) = elem(self.tensor(*output).dtype)?;
         let out = quote!(::kiln::runtime::#out_view(out));
         let f = &c.function;
+        // Persistent state: slices of the state region, after the inputs.
+        let mut state_views = Vec::new();
+        let mut state_spans = Vec::new();
+        for (i, &t) in step.states.iter().enumerate() {
+            let (_, _, view) = elem(self.tensor(t).dtype)?;
+            let p = self.persistent_of(t)?;
+            let name = format_ident!("state{}", i);
+            state_spans.push((u(p.0), u(p.0 + p.1), u(p.1)));
+            state_views.push(quote!(::kiln::runtime::#view(#name)));
+        }
+        let state_binding = match state_spans.as_slice() {
+            [] => quote!(),
+            [(a, b, _)] => quote!(let state0 = &mut self.state[#a..#b];),
+            [(a, _, la), (c, _, lc)] => quote! {
+                let ([], state0, state1) = ::kiln::runtime::split2(&mut self.state[..], [], [(#a, #la), (#c, #lc)]);
+            },
+            _ => {
+                return Err(unsupported(
+                    "at most two state tensors per operator are supported",
+                ));
+            }
+        };
         let call = match &step.kernel {
+            Kernel::LstmS8(_, bias) => {
+                let name = format_ident!("OP{}_BIAS", k);
+                let n = u(bias.len());
+                let values = ints(bias);
+                self.constant_bytes += 4 * bias.len();
+                self.items.push(quote! {
+                    /// Biases with the input and hidden zero points folded in.
+                    static #name: [i32; #n] = [#(#values),*];
+                });
+                let [x, w @ ..] = typed.as_slice() else {
+                    return Err(unsupported("LSTM operands are missing"));
+                };
+                let fields = [
+                    "input_to_input",
+                    "input_to_forget",
+                    "input_to_cell",
+                    "input_to_output",
+                    "recurrent_to_input",
+                    "recurrent_to_forget",
+                    "recurrent_to_cell",
+                    "recurrent_to_output",
+                ]
+                .map(|f| Ident::new(f, Span::call_site()));
+                quote! {
+                    ::kiln::kernels::#f(
+                        #(#pre,)* &#name, #x,
+                        &::kiln::kernels::lstm::LstmWeights { #(#fields: #w),* },
+                        #(#state_views,)* #out
+                    );
+                }
+            }
             Kernel::Copy => {
                 let src = &raw[0];
                 quote!(out.copy_from_slice(#src);)
@@ -369,7 +440,7 @@ impl<'a> Emitter<'a> {
             Kernel::AveragePoolS8(_) | Kernel::AveragePoolF32(_) => {
                 quote!(let _ = ::kiln::kernels::#f(#(#pre,)* #(#typed,)* #out);)
             }
-            _ => quote!(::kiln::kernels::#f(#(#pre,)* #(#typed,)* #out);),
+            _ => quote!(::kiln::kernels::#f(#(#pre,)* #(#typed,)* #(#state_views,)* #out);),
         };
         let (off, len) = self.buffer_of(*output)?;
         let (off, len) = (u(off), u(len));
@@ -388,6 +459,7 @@ impl<'a> Emitter<'a> {
             #[doc = #comment]
             {
                 let ([#(#names),*], out) = ::kiln::runtime::split(&mut *arena, [#(#spans),*], (#off, #len));
+                #state_binding
                 #call
             }
         });
@@ -497,7 +569,14 @@ impl<'a> Emitter<'a> {
                 quote!(state: &'static mut [u8; PERSISTENT_BYTES],),
                 quote!(static STATE: ::kiln::runtime::Arena<::kiln::runtime::align::#align, PERSISTENT_BYTES> = ::kiln::runtime::Arena::new();),
                 quote!(state: STATE.take()?,),
-                quote!(self.state.fill(0);),
+                {
+                    let fills = plan.persistent.iter().map(|p| {
+                        let (a, b) = (u(p.offset), u(p.offset + p.size));
+                        let v = Literal::u8_unsuffixed(lower::reset_byte(g, p.tensor));
+                        quote!(self.state[#a..#b].fill(#v);)
+                    });
+                    quote!(#(#fills)*)
+                },
             )
         } else {
             (quote!(), quote!(), quote!(), quote!())
@@ -534,15 +613,19 @@ impl<'a> Emitter<'a> {
             }
 
             impl Model {
-                /// The model, the first time only (it owns the static arena).
+                /// The model, the first time only (it owns the static arena), with its state
+                /// reset.
                 pub fn take() -> Option<Model> {
-                    Some(Model {
+                    let mut model = Model {
                         arena: ARENA.take()?,
                         #state_take
-                    })
+                    };
+                    model.reset();
+                    Some(model)
                 }
 
-                /// Zeroes the state kept between calls (a no-op for stateless models).
+                /// Resets the state kept between calls, as TFLM does: int8 state to its zero
+                /// point, other state to zero (a no-op for stateless models).
                 pub fn reset(&mut self) {
                     #reset_body
                 }

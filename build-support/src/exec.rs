@@ -52,13 +52,27 @@ pub fn run(graph: &Graph, steps: &[Step], inputs: &[&[u8]]) -> Vec<Buffer> {
             None => Buffer::zeroed(x.bytes()),
         })
         .collect();
+    for (i, x) in graph.tensors.iter().enumerate() {
+        if x.kind == kiln_planner::ir::TensorKind::Variable {
+            t[i].bytes_mut()
+                .fill(crate::lower::reset_byte(graph, TensorId(i)));
+        }
+    }
     for (&id, bytes) in graph.inputs.iter().zip(inputs) {
         t[id.0].bytes_mut().copy_from_slice(bytes);
     }
     for step in steps {
         let out_id = step.outputs[0];
         let mut out = std::mem::take(&mut t[out_id.0]);
-        exec(step, &t, out.bytes_mut());
+        let mut states: Vec<Buffer> = step
+            .states
+            .iter()
+            .map(|s| std::mem::take(&mut t[s.0]))
+            .collect();
+        exec(step, &t, &mut states, out.bytes_mut());
+        for (s, b) in step.states.iter().zip(states) {
+            t[s.0] = b;
+        }
         t[out_id.0] = out;
     }
     t
@@ -90,7 +104,7 @@ fn of(b: &mut [u8]) -> &mut [f32] {
     bytemuck::cast_slice_mut(b)
 }
 
-fn exec(step: &Step, t: &[Buffer], out: &mut [u8]) {
+fn exec(step: &Step, t: &[Buffer], states: &mut [Buffer], out: &mut [u8]) {
     let get = |i: usize| -> &[u8] {
         let id: TensorId = step.inputs[i].tensor().expect("a present input");
         t[id.0].bytes()
@@ -226,6 +240,57 @@ fn exec(step: &Step, t: &[Buffer], out: &mut [u8]) {
             PadValue::I32(v) => pad::pad(p, i32s(get(0)), v, o32(out)),
             PadValue::F32(v) => pad::pad(p, f32s(get(0)), v, of(out)),
         },
+        Kernel::SvdfS8(p) => svdf::svdf_s8(
+            p,
+            i8s(get(0)),
+            i8s(get(1)),
+            i8s(get(2)),
+            opt(3).map(i32s),
+            o8(states[0].bytes_mut()),
+            o8(out),
+        ),
+        Kernel::SvdfS8S16(p) => svdf::svdf_s8_s16(
+            p,
+            i8s(get(0)),
+            i8s(get(1)),
+            i16s(get(2)),
+            opt(3).map(i32s),
+            o16(states[0].bytes_mut()),
+            o8(out),
+        ),
+        Kernel::SvdfF32(p) => svdf::svdf_f32(
+            p,
+            f32s(get(0)),
+            f32s(get(1)),
+            f32s(get(2)),
+            opt(3).map(f32s),
+            of(states[0].bytes_mut()),
+            of(out),
+        ),
+        Kernel::LstmS8(p, bias) => {
+            let w = lstm::LstmWeights {
+                input_to_input: i8s(get(1)),
+                input_to_forget: i8s(get(2)),
+                input_to_cell: i8s(get(3)),
+                input_to_output: i8s(get(4)),
+                recurrent_to_input: i8s(get(5)),
+                recurrent_to_forget: i8s(get(6)),
+                recurrent_to_cell: i8s(get(7)),
+                recurrent_to_output: i8s(get(8)),
+            };
+            let [hidden, cell] = states else {
+                panic!("LSTM has two states")
+            };
+            lstm::lstm_s8(
+                p,
+                bias,
+                i8s(get(0)),
+                &w,
+                o8(hidden.bytes_mut()),
+                o16(cell.bytes_mut()),
+                o8(out),
+            );
+        }
         Kernel::Copy => out.copy_from_slice(get(0)),
     }
 }

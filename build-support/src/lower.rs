@@ -32,7 +32,9 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "SOFTMAX",
     "SQUEEZE",
     "SUB",
+    "SVDF",
     "TANH",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM",
 ];
 
 /// Per-channel requantization tables.
@@ -88,6 +90,13 @@ pub enum Kernel {
     Concatenation(k::concatenation::Params, Elem),
     /// PAD with a constant pad value.
     Pad(k::pad::Params, Elem, PadValue),
+    /// SVDF with int8 state and time weights.
+    SvdfS8(k::svdf::Params),
+    /// SVDF with int16 state and time weights.
+    SvdfS8S16(k::svdf::Params),
+    SvdfF32(k::svdf::Params),
+    /// UNIDIRECTIONAL_SEQUENCE_LSTM, int8 with int16 cell state; the folded biases.
+    LstmS8(k::lstm::Params, Vec<i32>),
     /// RESHAPE, SQUEEZE, EXPAND_DIMS: the bytes are copied unchanged.
     Copy,
 }
@@ -127,8 +136,20 @@ pub struct Step {
     pub kernel: Kernel,
     /// Tensors the kernel reads, in argument order.
     pub inputs: Vec<Operand>,
+    /// Variable tensors (persistent state) the kernel reads and writes, before the output.
+    pub states: Vec<TensorId>,
     /// Tensors the kernel writes, in argument order.
     pub outputs: Vec<TensorId>,
+}
+
+/// The byte a variable tensor is reset to: TFLM fills int8 state with its zero point and
+/// every other type with zeros.
+pub fn reset_byte(graph: &Graph, t: TensorId) -> u8 {
+    let tensor = graph.tensor(t);
+    match (&tensor.quant, tensor.dtype) {
+        (Quantization::PerTensor { zero_point, .. }, DType::I8) => *zero_point as i8 as u8,
+        _ => 0,
+    }
 }
 
 /// Lowers every operator of `graph` in plan order.
@@ -182,6 +203,11 @@ fn positive(s: i32, what: &str) -> Result<usize> {
     usize::try_from(s).ok().filter(|&s| s > 0).ok_or_else(|| {
         unsupported(format!("the {what} must be positive")).expected_found(">= 1", s.to_string())
     })
+}
+
+/// Bytes as `i8` (same size and alignment, so a plain reinterpretation).
+fn bytemuck_i8(bytes: &[u8]) -> &[i8] {
+    bytemuck::cast_slice(bytes)
 }
 
 fn elem(dtype: DType) -> Result<Elem> {
@@ -298,6 +324,7 @@ impl<'a> Lower<'a> {
             op: self.op.id,
             kernel,
             inputs,
+            states: Vec::new(),
             outputs: vec![output],
         }
     }
@@ -322,12 +349,195 @@ impl<'a> Lower<'a> {
             OpKind::Concatenation(o) => self.concatenation(o),
             OpKind::Pad | OpKind::PadV2 => self.pad(),
             OpKind::Reshape | OpKind::Squeeze { .. } | OpKind::ExpandDims => self.copy(),
+            OpKind::Svdf(o) => self.svdf(o),
+            OpKind::UnidirectionalSequenceLstm(o) => self.lstm(o),
             other => Err(unsupported(format!(
                 "Kiln has no kernel for {} (supported: {})",
                 other.name(),
                 SUPPORTED_OPS.join(", ")
             ))),
         }
+    }
+
+    fn variable(&self, slot: usize) -> Result<TensorId> {
+        let t = self.input(slot)?;
+        let tensor = self.tensor(t);
+        if tensor.kind != ir::TensorKind::Variable {
+            return Err(unsupported("this input must be a variable (state) tensor")
+                .at_tensor(t.0, tensor.name.clone()));
+        }
+        Ok(t)
+    }
+
+    fn dims<const N: usize>(&self, t: TensorId) -> Result<[usize; N]> {
+        let tensor = self.tensor(t);
+        <[usize; N]>::try_from(tensor.shape.as_slice()).map_err(|_| {
+            unsupported(format!("a {N}-D tensor is expected"))
+                .at_tensor(t.0, tensor.name.clone())
+                .expected_found(format!("rank {N}"), format!("shape {:?}", tensor.shape))
+        })
+    }
+
+    fn svdf(&self, o: &ir::SvdfOptions) -> Result<Step> {
+        let (input, wf, wt, bias) = (
+            self.input(0)?,
+            self.input(1)?,
+            self.input(2)?,
+            self.op.input(3),
+        );
+        let state = self.variable(4)?;
+        let output = self.output()?;
+        self.need_constant(wf)?;
+        self.need_constant(wt)?;
+        let [batches, input_size] = self.dims::<2>(input)?;
+        let [num_filters, wf_in] = self.dims::<2>(wf)?;
+        let [wt_filters, memory_size] = self.dims::<2>(wt)?;
+        if wf_in != input_size || wt_filters != num_filters {
+            return Err(unsupported("SVDF weight shapes do not match the input"));
+        }
+        let rank = positive(o.rank, "rank")?;
+        let mut step = match (self.dtype(input), self.dtype(wt), self.dtype(state)) {
+            (DType::I8, wt_type @ (DType::I8 | DType::I16), s) if s == wt_type => {
+                let p = k::svdf::prepare_s8(
+                    batches,
+                    input_size,
+                    num_filters,
+                    rank,
+                    memory_size,
+                    self.quant(input)?,
+                    self.quant(wf)?.scale,
+                    self.quant(wt)?.scale,
+                    bias.map(|b| self.quant(b).map(|q| q.scale)).transpose()?,
+                    self.quant(state)?,
+                    self.quant(output)?,
+                )
+                .map_err(prepare_error)?;
+                let kernel = if wt_type == DType::I8 {
+                    Kernel::SvdfS8(p)
+                } else {
+                    Kernel::SvdfS8S16(p)
+                };
+                self.step(kernel, vec![], output)
+            }
+            (DType::F32, DType::F32, DType::F32) => self.step(
+                Kernel::SvdfF32(
+                    k::svdf::prepare_f32(
+                        batches,
+                        input_size,
+                        num_filters,
+                        rank,
+                        memory_size,
+                        activation(o.activation),
+                    )
+                    .map_err(prepare_error)?,
+                ),
+                vec![],
+                output,
+            ),
+            (a, w, st) => {
+                return Err(unsupported("unsupported types for SVDF").expected_found(
+                    "INT8 input with INT8 or INT16 time weights and state, or FLOAT32",
+                    format!("input {a}, time weights {w}, state {st}"),
+                ));
+            }
+        };
+        step.inputs = vec![
+            Operand::Tensor(input),
+            Operand::Tensor(wf),
+            Operand::Tensor(wt),
+            Operand::Optional(bias),
+        ];
+        step.states = vec![state];
+        Ok(step)
+    }
+
+    fn lstm(&self, o: &ir::LstmOptions) -> Result<Step> {
+        let input = self.input(0)?;
+        let output = self.output()?;
+        let (hidden, cell) = (self.variable(18)?, self.variable(19)?);
+        for slot in [9, 10, 11, 16, 17, 20, 21, 22, 23] {
+            if self.op.input(slot).is_some() {
+                return Err(unsupported(
+                    "only the standard LSTM is supported (no peephole, projection or layer norm)",
+                )
+                .expected_found("input absent", format!("input {slot} present")));
+            }
+        }
+        if (self.dtype(input), self.dtype(output)) != (DType::I8, DType::I8) {
+            return Err(
+                unsupported("unsupported types for UNIDIRECTIONAL_SEQUENCE_LSTM")
+                    .expected_found("INT8 -> INT8", types(self.dtype(input), self.dtype(output))),
+            );
+        }
+        let weights: Vec<TensorId> = (1..=8).map(|s| self.input(s)).collect::<Result<_>>()?;
+        let biases: Vec<TensorId> = (12..=15).map(|s| self.input(s)).collect::<Result<_>>()?;
+        let w_data: Vec<&[i8]> = weights
+            .iter()
+            .map(|&t| self.need_constant(t).map(|d| bytemuck_i8(d)))
+            .collect::<Result<_>>()?;
+        let b_data: Vec<Vec<i32>> = biases
+            .iter()
+            .map(|&t| {
+                if self.dtype(t) != DType::I32 {
+                    return Err(unsupported("LSTM biases must be INT32"));
+                }
+                Ok(self
+                    .need_constant(t)?
+                    .chunks_exact(4)
+                    .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect())
+            })
+            .collect::<Result<_>>()?;
+        let [d0, d1, input_size] = self.dims::<3>(input)?;
+        let (batches, time_steps) = if o.time_major { (d1, d0) } else { (d0, d1) };
+        let [_, state_size] = self.dims::<2>(hidden)?;
+        let q = |ts: &[TensorId]| -> Result<[k::quant::QuantParams; 4]> {
+            Ok([
+                self.quant(ts[0])?,
+                self.quant(ts[1])?,
+                self.quant(ts[2])?,
+                self.quant(ts[3])?,
+            ])
+        };
+        let config = k::lstm::LstmConfig {
+            time_major: o.time_major,
+            batches,
+            time_steps,
+            input_size,
+            state_size,
+            cell_clip: o.cell_clip,
+            activation: activation(o.activation),
+            input: self.quant(input)?,
+            hidden_state: self.quant(hidden)?,
+            cell_state_scale: self.quant(cell)?.scale,
+            input_weights: q(&weights[..4])?,
+            recurrent_weights: q(&weights[4..])?,
+        };
+        let w = k::lstm::LstmWeights {
+            input_to_input: w_data[0],
+            input_to_forget: w_data[1],
+            input_to_cell: w_data[2],
+            input_to_output: w_data[3],
+            recurrent_to_input: w_data[4],
+            recurrent_to_forget: w_data[5],
+            recurrent_to_cell: w_data[6],
+            recurrent_to_output: w_data[7],
+        };
+        let b = k::lstm::LstmBiases {
+            input_gate: &b_data[0],
+            forget_gate: &b_data[1],
+            cell_gate: &b_data[2],
+            output_gate: &b_data[3],
+        };
+        let mut effective = vec![0; 8 * state_size];
+        let p = k::lstm::prepare_s8(&config, &w, &b, &mut effective).map_err(prepare_error)?;
+        let mut step = self.step(Kernel::LstmS8(p, effective), vec![], output);
+        step.inputs = std::iter::once(input)
+            .chain(weights)
+            .map(Operand::Tensor)
+            .collect();
+        step.states = vec![hidden, cell];
+        Ok(step)
     }
 
     fn copy(&self) -> Result<Step> {

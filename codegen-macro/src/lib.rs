@@ -1,19 +1,22 @@
 //! `kiln::include_model!`: the proc-macro front end of Kiln.
 //!
 //! It parses the macro's arguments, resolves the model path, calls the one emitter in
-//! `kiln-build`, and turns every diagnostic into a compile error on the argument's span.
-//! It never panics on user input.
+//! `kiln-build`, and turns every diagnostic into a compile error on the argument's span:
+//! the path literal for model errors, the option for option errors, the budget expression
+//! for budget errors. It never panics on user input, and its messages name the model as the
+//! user wrote it, never by an absolute path.
 
 use kiln_build::{Budget, Options};
 use proc_macro::TokenStream;
-use quote::{quote, quote_spanned};
+use proc_macro2::{Delimiter, Group, Span, TokenTree};
+use quote::{ToTokens, quote};
 use std::path::{Path, PathBuf};
 use syn::parse::{Parse, ParseStream};
-use syn::{Expr, Ident, LitInt, LitStr, Token};
+use syn::{Expr, Ident, LitStr, Token};
 
 /// Compiles a TensorFlow Lite model into the current module.
 ///
-/// ```ignore
+/// ```text
 /// mod model {
 ///     kiln::include_model!("models/hello_world_int8.tflite", ram_budget = 64 * 1024);
 /// }
@@ -24,27 +27,50 @@ use syn::{Expr, Ident, LitInt, LitStr, Token};
 /// ```
 ///
 /// Options: `ram_budget = <const expr>` (arena + persistent bytes), `flash_budget = <const
-/// expr>` (weights + constants), `align = <int>` (arena offset alignment, default 16).
-/// A relative path is resolved from the file that calls the macro, else from
-/// `CARGO_MANIFEST_DIR`.
+/// expr>` (weights + constants), `align = <int>` (arena offset alignment, a power of two
+/// from 1 to 64, default 16). A relative path is resolved from the file that calls the
+/// macro, else from `CARGO_MANIFEST_DIR`.
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {
     let args = syn::parse_macro_input!(input as Args);
     match expand(&args) {
-        Ok(t) | Err(t) => t.into(),
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
     }
 }
+
+const USAGE: &str = "usage: `include_model!(\"model.tflite\", ram_budget = <bytes>, \
+                     flash_budget = <bytes>, align = <power of two>)`";
+
+const OPTIONS: &str = "`ram_budget`, `flash_budget` or `align`";
+
+/// The largest arena alignment the runtime has a type for.
+const MAX_ALIGN: usize = 64;
 
 struct Args {
     path: LitStr,
     ram_budget: Option<Expr>,
     flash_budget: Option<Expr>,
-    align: Option<LitInt>,
+    align: Option<usize>,
 }
 
 impl Parse for Args {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let path: LitStr = input.parse()?;
+        if input.is_empty() {
+            return Err(syn::Error::new(
+                Span::call_site(),
+                format!("the model's path is missing; {USAGE}"),
+            ));
+        }
+        let path: LitStr = input.parse().map_err(|_| {
+            syn::Error::new(
+                input.span(),
+                format!(
+                    "the first argument must be the model's path as a string literal, \
+                     e.g. `\"model.tflite\"`; {USAGE}"
+                ),
+            )
+        })?;
         let mut args = Args {
             path,
             ram_budget: None,
@@ -56,33 +82,39 @@ impl Parse for Args {
             if input.is_empty() {
                 break;
             }
-            let key: Ident = input.parse()?;
+            let key: Ident = input.parse().map_err(|_| {
+                syn::Error::new(input.span(), format!("expected an option: {OPTIONS}"))
+            })?;
+            let name = key.to_string();
+            if !matches!(name.as_str(), "ram_budget" | "flash_budget" | "align") {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("unknown option `{name}` (expected {OPTIONS})"),
+                ));
+            }
+            if !input.peek(Token![=]) {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("`{name}` needs a value: `{name} = ...`"),
+                ));
+            }
             input.parse::<Token![=]>()?;
-            let dup = || syn::Error::new(key.span(), format!("`{key}` is given twice"));
-            match key.to_string().as_str() {
-                "ram_budget" => {
-                    if args.ram_budget.replace(input.parse()?).is_some() {
-                        return Err(dup());
-                    }
-                }
-                "flash_budget" => {
-                    if args.flash_budget.replace(input.parse()?).is_some() {
-                        return Err(dup());
-                    }
-                }
-                "align" => {
-                    if args.align.replace(input.parse()?).is_some() {
-                        return Err(dup());
-                    }
-                }
-                other => {
-                    return Err(syn::Error::new(
-                        key.span(),
-                        format!(
-                            "unknown option `{other}` (expected `ram_budget`, `flash_budget` or `align`)"
-                        ),
-                    ));
-                }
+            let value: Expr = input.parse()?;
+            let given = match name.as_str() {
+                "ram_budget" => args.ram_budget.is_some(),
+                "flash_budget" => args.flash_budget.is_some(),
+                _ => args.align.is_some(),
+            };
+            if given {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("`{name}` is given twice"),
+                ));
+            }
+            match name.as_str() {
+                "ram_budget" => args.ram_budget = Some(value),
+                "flash_budget" => args.flash_budget = Some(value),
+                _ => args.align = Some(alignment(&value)?),
             }
         }
         Ok(args)
@@ -111,6 +143,31 @@ fn literal_value(e: &Expr) -> Option<usize> {
     }
 }
 
+/// The value of `align = ...`: an integer literal, a power of two from 1 to 64. The planner
+/// needs it while the macro expands, so it cannot be a named constant.
+fn alignment(e: &Expr) -> syn::Result<usize> {
+    let Some(n) = literal_value(e) else {
+        return Err(syn::Error::new_spanned(
+            e,
+            format!(
+                "`align` must be an integer literal, a power of two from 1 to {MAX_ALIGN} \
+                 (found `{}`)",
+                e.to_token_stream()
+            ),
+        ));
+    };
+    if n == 0 || !n.is_power_of_two() || n > MAX_ALIGN {
+        return Err(syn::Error::new_spanned(
+            e,
+            format!(
+                "`align` must be a power of two from 1 to {MAX_ALIGN} \
+                 (expected 1, 2, 4, 8, 16, 32 or 64, found {n})"
+            ),
+        ));
+    }
+    Ok(n)
+}
+
 fn budget(e: &Option<Expr>) -> Option<Budget> {
     e.as_ref().map(|e| match literal_value(e) {
         Some(n) => Budget::Bytes(n),
@@ -137,34 +194,137 @@ fn resolve(lit: &LitStr) -> PathBuf {
     })
 }
 
-fn expand(args: &Args) -> Result<proc_macro2::TokenStream, proc_macro2::TokenStream> {
+/// Which budget a diagnostic of the emitter is about, if any. The emitter words a broken
+/// literal budget as "the model needs N bytes of RAM|flash, over the budget ...".
+fn broken_budget<'a>(message: &str, args: &'a Args) -> Option<&'a Expr> {
+    let rest = message.strip_prefix("the model needs ")?;
+    let (_, what) = rest.split_once(" bytes of ")?;
+    if what.starts_with("RAM,") {
+        args.ram_budget.as_ref()
+    } else if what.starts_with("flash,") {
+        args.flash_budget.as_ref()
+    } else {
+        None
+    }
+}
+
+/// A message on one line: the lines of a multi-line message, trimmed, joined by spaces.
+fn one_line(message: &str) -> String {
+    let lines: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.join(" ")
+}
+
+/// A budget that is not a literal becomes `const _: () = assert!(NEED <= (BUDGET), "msg");`
+/// in the emitter's tokens. The compiler reports a failed assertion at the span of the
+/// `assert!` call, which is the whole macro invocation; this moves that span onto the budget
+/// expression and puts the model's file name before the message, as for literal budgets.
+fn budget_assertions_at_budgets(
+    tokens: proc_macro2::TokenStream,
+    args: &Args,
+    name: &str,
+) -> proc_macro2::TokenStream {
+    let mut out: Vec<TokenTree> = tokens.into_iter().collect();
+    for i in 0..out.len().saturating_sub(2) {
+        let (TokenTree::Ident(id), TokenTree::Punct(bang), TokenTree::Group(group)) =
+            (&out[i], &out[i + 1], &out[i + 2])
+        else {
+            continue;
+        };
+        if id != "assert" || bang.as_char() != '!' || group.delimiter() != Delimiter::Parenthesis {
+            continue;
+        }
+        // The message is the last token of the call.
+        let mut inner: Vec<TokenTree> = group.stream().into_iter().collect();
+        let Some(TokenTree::Literal(lit)) = inner.last() else {
+            continue;
+        };
+        let Ok(msg) = syn::parse2::<LitStr>(TokenTree::Literal(lit.clone()).into()) else {
+            continue;
+        };
+        let Some(expr) = broken_budget(&msg.value(), args) else {
+            continue;
+        };
+        // The call runs from the expression's first token to its last, so the compiler
+        // underlines the whole expression.
+        let mut trees = expr.to_token_stream().into_iter();
+        let Some(first) = trees.next().map(|t| t.span()) else {
+            continue;
+        };
+        let last = trees.last().map_or(first, |t| t.span());
+        let mut lit = proc_macro2::Literal::string(&format!("{name}: {}", msg.value()));
+        lit.set_span(first);
+        if let Some(l) = inner.last_mut() {
+            *l = TokenTree::Literal(lit);
+        }
+        let mut group = Group::new(Delimiter::Parenthesis, inner.into_iter().collect());
+        group.set_span(last);
+        out[i].set_span(first);
+        out[i + 1].set_span(first);
+        out[i + 2] = TokenTree::Group(group);
+    }
+    out.into_iter().collect()
+}
+
+/// The text of a panic payload.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
+    p.downcast_ref::<&str>()
+        .copied()
+        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
+}
+
+fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
     let span = args.path.span();
-    let err = |msg: String| {
-        let e = syn::Error::new(span, msg).to_compile_error();
-        quote_spanned!(span=> #e)
-    };
+    let written = args.path.value();
     let path = resolve(&args.path);
-    let bytes = std::fs::read(&path)
-        .map_err(|e| err(format!("cannot read model `{}`: {e}", path.display())))?;
-    let alignment = match &args.align {
-        Some(a) => a.base10_parse::<usize>().map_err(|e| {
-            syn::Error::new(a.span(), format!("`align` must be an integer: {e}")).to_compile_error()
-        })?,
-        None => Options::default().alignment,
-    };
+    let bytes = std::fs::read(&path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_string(),
+            _ => e.to_string(),
+        };
+        syn::Error::new(
+            span,
+            format!(
+                "cannot read model `{written}`: {why} (a relative path is resolved from the \
+                 directory of the file that calls `include_model!`, else from \
+                 `CARGO_MANIFEST_DIR`)"
+            ),
+        )
+    })?;
     let options = Options {
         ram_budget: budget(&args.ram_budget),
         flash_budget: budget(&args.flash_budget),
-        alignment,
+        alignment: args.align.unwrap_or(Options::default().alignment),
     };
-    let compiled = kiln_build::compile_tokens(&bytes, &options).map_err(|d| {
-        let name = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        err(format!("{name}: {d}"))
+    // The model's file name, as in "model.tflite: op 3 (CONV_2D): ...".
+    let name = Path::new(&written)
+        .file_name()
+        .map_or_else(|| written.clone(), |n| n.to_string_lossy().into_owned());
+    // A bug in Kiln must still be a compile error, not a proc-macro panic.
+    let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        kiln_build::compile_tokens(&bytes, &options)
+    }))
+    .map_err(|p| {
+        syn::Error::new(
+            span,
+            format!(
+                "{name}: internal error in Kiln, please report it with the model: {}",
+                panic_text(p.as_ref())
+            ),
+        )
+    })?
+    .map_err(|d| {
+        let message = format!("{name}: {}", one_line(&d.to_string()));
+        match broken_budget(&d.message, args) {
+            Some(expr) => syn::Error::new_spanned(expr, message),
+            None => syn::Error::new(span, message),
+        }
     })?;
-    let tokens = compiled.tokens;
+    let tokens = budget_assertions_at_budgets(compiled.tokens, args, &name);
     let abs = path.canonicalize().unwrap_or(path);
     let abs = abs.to_string_lossy();
     Ok(quote! {

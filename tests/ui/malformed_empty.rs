@@ -1,0 +1,4 @@
+// An empty file.
+kiln::include_model!("fixtures/empty.tflite");
+
+fn main() {}

@@ -1,0 +1,4 @@
+// No arguments at all: the error says what the macro takes.
+kiln::include_model!();
+
+fn main() {}
