@@ -541,7 +541,11 @@ impl<'a> Emitter<'a> {
                 let index = u(i);
                 if kind == "INPUT" {
                     let f = format_ident!("{}_mut", lower);
-                    let doc = format!(" Input {i}: `{}`, shape {:?}.", tensor.name, tensor.shape);
+                    let doc = format!(
+                        " Input {i}: `{}`, shape {:?}. Write it before every `invoke()`: the \
+                         arena reuses its bytes once the model has read them.",
+                        tensor.name, tensor.shape
+                    );
                     accessors.push(quote! {
                         #[doc = #doc]
                         pub fn #f(&mut self) -> &mut [#ty; #n] {
@@ -694,9 +698,11 @@ fn budget_checks(
 ) -> Result<TokenStream> {
     let ram = plan.arena_bytes + plan.persistent_bytes;
     let mut out = TokenStream::new();
+    let flash_lit = u(flash);
     let checks = [
         (
             "RAM",
+            ErrorKind::OverRamBudget,
             &options.ram_budget,
             ram,
             format!(
@@ -709,6 +715,7 @@ fn budget_checks(
         ),
         (
             "flash",
+            ErrorKind::OverFlashBudget,
             &options.flash_budget,
             flash,
             format!(
@@ -716,34 +723,50 @@ fn budget_checks(
                 graph.weights_bytes(),
                 flash - graph.weights_bytes()
             ),
-            {
-                let flash = u(flash);
-                quote!(#flash)
-            },
+            quote!(#flash_lit),
         ),
     ];
-    for (what, budget, need, detail, need_expr) in checks {
+    let prefix = options
+        .model_name
+        .as_ref()
+        .map_or(String::new(), |n| format!("{n}: "));
+    for (what, kind, budget, need, detail, need_expr) in checks {
         match budget {
             None => {}
             Some(Budget::Bytes(b)) if need > *b => {
-                return Err(Diagnostic::unsupported(format!(
-                    "the model needs {need} bytes of {what}, over the budget of {b} bytes by {} bytes ({detail})",
-                    need - b
-                )));
+                return Err(Diagnostic::new(
+                    kind,
+                    format!(
+                        "the model needs {need} bytes of {what}, over the {what} budget of {b} bytes by {} bytes ({detail})",
+                        need - b
+                    ),
+                ));
             }
             Some(Budget::Bytes(_)) => {}
             Some(Budget::Expr(expr)) => {
                 let msg = format!(
-                    "the model needs {need} bytes of {what}, over the {what} budget `{}` ({detail})",
-                    expr
+                    "{prefix}the model needs {need} bytes of {what}, over the {what} budget `{expr}` ({detail})"
                 );
-                out.extend(quote! {
-                    const _: () = assert!(#need_expr <= (#expr), #msg);
-                });
+                out.extend(spanned_assert(expr, quote!(#need_expr <= (#expr), #msg)));
             }
         }
     }
     Ok(out)
+}
+
+/// `const _: () = assert!(args);` whose failure the compiler reports on `expr` (the user's
+/// budget expression): `assert!` takes the span of its first token, its arguments the span
+/// of its last, so the error underlines the expression.
+fn spanned_assert(expr: &TokenStream, args: TokenStream) -> TokenStream {
+    let mut trees = expr.clone().into_iter();
+    let first = trees.next().map_or_else(Span::call_site, |t| t.span());
+    let last = trees.last().map_or(first, |t| t.span());
+    let assert = Ident::new("assert", first);
+    let mut bang = proc_macro2::Punct::new('!', proc_macro2::Spacing::Alone);
+    bang.set_span(first);
+    let mut group = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, args);
+    group.set_span(last);
+    quote!(const _: () = #assert #bang #group;)
 }
 
 /// A RAM or flash budget: a number, or a constant expression checked by the compiler.

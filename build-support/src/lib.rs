@@ -23,6 +23,7 @@ pub mod lower;
 
 pub use emit::Budget;
 use kiln_planner::diag::Diagnostic;
+pub use kiln_planner::diag::ErrorKind;
 use kiln_planner::{Graph, Plan, PlanOptions};
 use proc_macro2::TokenStream;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,8 @@ pub struct Options {
     pub flash_budget: Option<Budget>,
     /// Alignment of arena offsets (a power of two, at most 64).
     pub alignment: usize,
+    /// The model's file name, for messages that the compiler prints (budget assertions).
+    pub model_name: Option<String>,
 }
 
 impl Default for Options {
@@ -44,6 +47,7 @@ impl Default for Options {
             ram_budget: None,
             flash_budget: None,
             alignment: PlanOptions::default().alignment,
+            model_name: None,
         }
     }
 }

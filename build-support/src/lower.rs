@@ -473,7 +473,7 @@ impl<'a> Lower<'a> {
         let biases: Vec<TensorId> = (12..=15).map(|s| self.input(s)).collect::<Result<_>>()?;
         let w_data: Vec<&[i8]> = weights
             .iter()
-            .map(|&t| self.need_constant(t).map(|d| bytemuck_i8(d)))
+            .map(|&t| self.need_constant(t).map(bytemuck_i8))
             .collect::<Result<_>>()?;
         let b_data: Vec<Vec<i32>> = biases
             .iter()

@@ -6,9 +6,9 @@
 //! for budget errors. It never panics on user input, and its messages name the model as the
 //! user wrote it, never by an absolute path.
 
-use kiln_build::{Budget, Options};
+use kiln_build::{Budget, ErrorKind, Options};
 use proc_macro::TokenStream;
-use proc_macro2::{Delimiter, Group, Span, TokenTree};
+use proc_macro2::Span;
 use quote::{ToTokens, quote};
 use std::path::{Path, PathBuf};
 use syn::parse::{Parse, ParseStream};
@@ -194,20 +194,6 @@ fn resolve(lit: &LitStr) -> PathBuf {
     })
 }
 
-/// Which budget a diagnostic of the emitter is about, if any. The emitter words a broken
-/// literal budget as "the model needs N bytes of RAM|flash, over the budget ...".
-fn broken_budget<'a>(message: &str, args: &'a Args) -> Option<&'a Expr> {
-    let rest = message.strip_prefix("the model needs ")?;
-    let (_, what) = rest.split_once(" bytes of ")?;
-    if what.starts_with("RAM,") {
-        args.ram_budget.as_ref()
-    } else if what.starts_with("flash,") {
-        args.flash_budget.as_ref()
-    } else {
-        None
-    }
-}
-
 /// A message on one line: the lines of a multi-line message, trimmed, joined by spaces.
 fn one_line(message: &str) -> String {
     let lines: Vec<&str> = message
@@ -216,57 +202,6 @@ fn one_line(message: &str) -> String {
         .filter(|l| !l.is_empty())
         .collect();
     lines.join(" ")
-}
-
-/// A budget that is not a literal becomes `const _: () = assert!(NEED <= (BUDGET), "msg");`
-/// in the emitter's tokens. The compiler reports a failed assertion at the span of the
-/// `assert!` call, which is the whole macro invocation; this moves that span onto the budget
-/// expression and puts the model's file name before the message, as for literal budgets.
-fn budget_assertions_at_budgets(
-    tokens: proc_macro2::TokenStream,
-    args: &Args,
-    name: &str,
-) -> proc_macro2::TokenStream {
-    let mut out: Vec<TokenTree> = tokens.into_iter().collect();
-    for i in 0..out.len().saturating_sub(2) {
-        let (TokenTree::Ident(id), TokenTree::Punct(bang), TokenTree::Group(group)) =
-            (&out[i], &out[i + 1], &out[i + 2])
-        else {
-            continue;
-        };
-        if id != "assert" || bang.as_char() != '!' || group.delimiter() != Delimiter::Parenthesis {
-            continue;
-        }
-        // The message is the last token of the call.
-        let mut inner: Vec<TokenTree> = group.stream().into_iter().collect();
-        let Some(TokenTree::Literal(lit)) = inner.last() else {
-            continue;
-        };
-        let Ok(msg) = syn::parse2::<LitStr>(TokenTree::Literal(lit.clone()).into()) else {
-            continue;
-        };
-        let Some(expr) = broken_budget(&msg.value(), args) else {
-            continue;
-        };
-        // The call runs from the expression's first token to its last, so the compiler
-        // underlines the whole expression.
-        let mut trees = expr.to_token_stream().into_iter();
-        let Some(first) = trees.next().map(|t| t.span()) else {
-            continue;
-        };
-        let last = trees.last().map_or(first, |t| t.span());
-        let mut lit = proc_macro2::Literal::string(&format!("{name}: {}", msg.value()));
-        lit.set_span(first);
-        if let Some(l) = inner.last_mut() {
-            *l = TokenTree::Literal(lit);
-        }
-        let mut group = Group::new(Delimiter::Parenthesis, inner.into_iter().collect());
-        group.set_span(last);
-        out[i].set_span(first);
-        out[i + 1].set_span(first);
-        out[i + 2] = TokenTree::Group(group);
-    }
-    out.into_iter().collect()
 }
 
 /// The text of a panic payload.
@@ -295,15 +230,16 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
             ),
         )
     })?;
-    let options = Options {
-        ram_budget: budget(&args.ram_budget),
-        flash_budget: budget(&args.flash_budget),
-        alignment: args.align.unwrap_or(Options::default().alignment),
-    };
     // The model's file name, as in "model.tflite: op 3 (CONV_2D): ...".
     let name = Path::new(&written)
         .file_name()
         .map_or_else(|| written.clone(), |n| n.to_string_lossy().into_owned());
+    let options = Options {
+        ram_budget: budget(&args.ram_budget),
+        flash_budget: budget(&args.flash_budget),
+        alignment: args.align.unwrap_or(Options::default().alignment),
+        model_name: Some(name.clone()),
+    };
     // A bug in Kiln must still be a compile error, not a proc-macro panic.
     let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         kiln_build::compile_tokens(&bytes, &options)
@@ -319,12 +255,17 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
     })?
     .map_err(|d| {
         let message = format!("{name}: {}", one_line(&d.to_string()));
-        match broken_budget(&d.message, args) {
+        let budget = match d.kind {
+            ErrorKind::OverRamBudget => args.ram_budget.as_ref(),
+            ErrorKind::OverFlashBudget => args.flash_budget.as_ref(),
+            _ => None,
+        };
+        match budget {
             Some(expr) => syn::Error::new_spanned(expr, message),
             None => syn::Error::new(span, message),
         }
     })?;
-    let tokens = budget_assertions_at_budgets(compiled.tokens, args, &name);
+    let tokens = compiled.tokens;
     let abs = path.canonicalize().unwrap_or(path);
     let abs = abs.to_string_lossy();
     Ok(quote! {

@@ -17,6 +17,10 @@ pub enum ErrorKind {
     Unsupported,
     /// A plan failed the independent verifier: a bug in Kiln, never in the model.
     InvalidPlan,
+    /// The model needs more RAM (arena + persistent state) than the user's budget.
+    OverRamBudget,
+    /// The model needs more flash (weights + constants) than the user's budget.
+    OverFlashBudget,
 }
 
 /// An operator, as named in a diagnostic.

@@ -45,14 +45,28 @@ pub fn read_model(bytes: &[u8]) -> Result<Graph> {
             ErrorKind::NotTflite,
             "not a TensorFlow Lite model: wrong file identifier",
         )
-        .expected_found("\"TFL3\" at bytes 4..8", format!("{:?}", &bytes[4..8])));
+        .expected_found(
+            "b\"TFL3\" at bytes 4..8",
+            format!("b\"{}\"", bytes[4..8].escape_ascii()),
+        ));
     }
     let opts = flatbuffers::VerifierOptions {
         max_tables: 10_000_000,
         ..Default::default()
     };
-    let model = fb::root_as_model_with_opts(&opts, bytes)
-        .map_err(|e| Diagnostic::malformed(format!("the flatbuffer does not verify: {e}")))?;
+    let model = fb::root_as_model_with_opts(&opts, bytes).map_err(|e| {
+        // The verifier's message spans lines and ends with a period; keep one sentence.
+        let why = e
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        Diagnostic::malformed(format!(
+            "the flatbuffer does not verify ({} bytes; is the file truncated?): {}",
+            bytes.len(),
+            why.trim_end_matches('.')
+        ))
+    })?;
     Reader { bytes, model }.graph()
 }
 
