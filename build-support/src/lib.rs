@@ -124,9 +124,13 @@ impl Model {
             Some(dir) if path.is_relative() => Path::new(&dir).join(path),
             _ => path.to_path_buf(),
         };
+        let options = Options {
+            model_name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            ..Options::default()
+        };
         Model {
             path,
-            options: Options::default(),
+            options,
             out_dir: None,
         }
     }

@@ -274,3 +274,52 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
         #tokens
     })
 }
+
+#[cfg(test)]
+mod tests {
+    //! The macro and the build.rs builder are two front ends over one emitter: for the same
+    //! model and options they must produce the same tokens.
+
+    use super::*;
+
+    fn shared(name: &str) -> String {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/models")
+            .join(name);
+        p.canonicalize().unwrap().to_string_lossy().into_owned()
+    }
+
+    /// The macro's expansion without its rebuild marker (`const _: &[u8] = include_bytes!(..);`).
+    fn macro_tokens(input: proc_macro2::TokenStream) -> String {
+        let args: Args = syn::parse2(input).unwrap();
+        let full = expand(&args).unwrap().to_string();
+        let (_, rest) = full
+            .split_once(") ;")
+            .expect("the rebuild marker comes first");
+        rest.trim().to_string()
+    }
+
+    #[test]
+    fn macro_and_builder_emit_the_same_tokens() {
+        for model in [
+            "tflm_hello_world_int8.tflite",
+            "tflm_person_detect_int8.tflite",
+        ] {
+            let path = shared(model);
+            let m = macro_tokens(
+                quote!(#path, ram_budget = 96 * 1024, flash_budget = 400_000, align = 8),
+            );
+            let b = kiln_build::Model::new(&path)
+                .ram_budget(96 * 1024)
+                .flash_budget(400_000)
+                .align(8)
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model}");
+            let m = macro_tokens(quote!(#path));
+            let b = kiln_build::Model::new(&path).tokens().unwrap().to_string();
+            assert_eq!(m, b, "{model} with default options");
+        }
+    }
+}
