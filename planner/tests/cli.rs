@@ -1,0 +1,107 @@
+//! The `kiln` command line: text report, JSON fields, SVG, and errors.
+
+mod common;
+use common::*;
+use std::process::Command;
+
+fn kiln(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .output()
+        .expect("kiln runs")
+}
+
+#[test]
+fn plan_prints_a_summary_and_a_table() {
+    let model = shared_models_dir().join("tflm_person_detect_int8.tflite");
+    let out = kiln(&["plan", model.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "ops              31",
+        "arena bytes      55296",
+        "lower bound      55296",
+        "peak op          2 CONV_2D",
+        "<- peak",
+        "DEPTHWISE_CONV_2D",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+}
+
+#[test]
+fn plan_json_has_the_documented_fields() {
+    let model = shared_models_dir().join("tflm_mnist_lstm_int8.tflite");
+    let out = kiln(&["plan", "--json", model.to_str().unwrap()]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "arena_bytes",
+        "lower_bound_bytes",
+        "persistent_bytes",
+        "weights_bytes",
+        "order",
+        "buffers",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["weights_bytes"], 9808);
+    assert!(v["persistent_bytes"].as_u64().unwrap() > 0);
+    let buffers = v["buffers"].as_array().unwrap();
+    assert!(!buffers.is_empty());
+    for b in buffers {
+        for key in ["tensor", "name", "offset", "size", "first_op", "last_op"] {
+            assert!(b.get(key).is_some(), "buffer without {key}: {b}");
+        }
+        let end = b["offset"].as_u64().unwrap() + b["size"].as_u64().unwrap();
+        assert!(end <= v["arena_bytes"].as_u64().unwrap());
+    }
+}
+
+#[test]
+fn plan_draws_an_svg() {
+    let model = shared_models_dir().join("mlperf_tiny_ic_resnet8_int8.tflite");
+    let svg = std::env::temp_dir().join(format!("kiln-cli-{}.svg", std::process::id()));
+    let out = kiln(&[
+        "plan",
+        model.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let _ = std::fs::remove_file(&svg);
+    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+    assert!(text.contains("lower bound") && text.contains("peak"));
+    // One rectangle per buffer, with its tensor's name.
+    assert!(
+        text.matches("<rect").count() >= 17 + 2,
+        "a frame, the peak and 17 buffers"
+    );
+}
+
+#[test]
+fn unreadable_models_exit_non_zero_with_the_diagnostic() {
+    let bad = std::env::temp_dir().join(format!("kiln-cli-{}.tflite", std::process::id()));
+    std::fs::write(&bad, b"definitely not a model").unwrap();
+    let out = kiln(&["plan", bad.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&bad);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("not a TensorFlow Lite model"), "{err}");
+    let out = kiln(&["plan", "/nonexistent/model.tflite"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("cannot read")
+    );
+    let model = shared_models_dir().join("tflm_hello_world_int8.tflite");
+    let out = kiln(&["plan", "--align", "3", model.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("power of two")
+    );
+}
