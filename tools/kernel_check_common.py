@@ -83,8 +83,9 @@ def convert(fn, input_specs, mode, rep_inputs=None, rng=None, rep_range=(-1.0, 1
     non-float ops such as CAST). rep_inputs: callable(rng) -> list of arrays for calibration
     (default uniform in rep_range)."""
     specs = [tf.TensorSpec(s, d) for s, d in input_specs]
-    cf = tf.function(fn, input_signature=specs).get_concrete_function()
-    conv = tf.lite.TFLiteConverter.from_concrete_functions([cf])
+    tf_fn = tf.function(fn, input_signature=specs)
+    cf = tf_fn.get_concrete_function()
+    conv = tf.lite.TFLiteConverter.from_concrete_functions([cf], tf_fn)
     if mode in ("int8", "16x8"):
         rng = rng or np.random.default_rng(0)
 
@@ -274,6 +275,7 @@ def _fmt(value):
 
 
 def format_case(name, fields):
+    assert "case" not in fields and "end" not in fields, "reserved field name"
     lines = [f"case {name}"]
     for k, v in fields.items():
         if v is None:
@@ -302,12 +304,18 @@ class Cases:
         """Writes k small cases spread over the configurations to the repository's data dir."""
         # Keep the generation order (configurations interleave) but prefer small cases.
         chosen = []
-        order = sorted(range(len(self.items)), key=lambda i: self.items[i][0])
+        # Prefer cases of a few dozen elements: big enough to be interesting, small to embed.
+        order = sorted(range(len(self.items)), key=lambda i: abs(self.items[i][0] - 24))
         # Round-robin over names' configuration prefixes so every configuration is represented.
         by_cfg = {}
         for i in order:
             cfg = self.items[i][1].split("\n", 1)[0].split()[1].rsplit("_", 1)[0]
             by_cfg.setdefault(cfg, []).append(i)
+        # Size-0 cases are always embedded (fixed boundary cases).
+        chosen = [i for i in range(len(self.items)) if self.items[i][0] == 0]
+        for v in by_cfg.values():
+            v[:] = [i for i in v if i not in chosen]
+        k += len(chosen)
         while len(chosen) < min(k, len(self.items)):
             for cfg in list(by_cfg):
                 if by_cfg[cfg] and len(chosen) < k:
@@ -342,3 +350,68 @@ def main(op, generate, default_n):
         print(" ".join(cmd))
         r = subprocess.run(cmd, cwd=REPO, env=env)
         sys.exit(r.returncode)
+
+
+# --------------------------------------------------------------------------------------------
+# Model edits shared by several scripts
+
+
+def bias_variant(data, variant, bias_input=2):
+    """variant: "int64" (unchanged), "int32" (the int64 bias tensor retyped to int32; None if a
+    value does not fit) or "none" (bias input replaced by -1, i.e. absent)."""
+    if variant == "int64":
+        return data
+    m = load(data)
+    op = m.subgraphs[0].operators[0]
+    if variant == "none":
+        op.inputs = list(op.inputs)
+        op.inputs[bias_input] = -1
+        return save(m)
+    t = m.subgraphs[0].tensors[op.inputs[bias_input]]
+    buf = m.buffers[t.buffer]
+    vals = np.frombuffer(bytes(bytearray(buf.data)), dtype="<i8")
+    if np.any(vals > 2**31 - 1) or np.any(vals < -(2**31)):
+        return None
+    t.type = fb.TensorType.INT32
+    buf.data = vals.astype("<i4").tobytes()
+    return save(m)
+
+
+def activation_name(code):
+    return {0: "none", 1: "relu", 2: "relu_n1_to_1", 3: "relu6", 4: "tanh", 5: "sign_bit"}[code]
+
+
+def padding_name(code):
+    return {0: "same", 1: "valid"}[code]
+
+
+def apply_activation(y, act):
+    if act == "relu":
+        return tf.nn.relu(y)
+    if act == "relu6":
+        return tf.nn.relu6(y)
+    if act == "relu_n1_to_1":
+        return tf.clip_by_value(y, -1.0, 1.0)
+    return y
+
+
+def degenerate_multiplier(input_scale, filter_scales, output_scale):
+    """True when some requantization multiplier is >= 64 (an output range calibrated to
+    ~nothing, e.g. RELU of all-negative values): outside what TFLM's int16 kernels support."""
+    eff = float(input_scale) * np.asarray(filter_scales, dtype=np.float64) / float(output_scale)
+    return bool(np.any(eff >= 64.0))
+
+
+SPECIAL_FLOATS = np.array(
+    [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 1e-30, 3e38, -3e38, 1.0, -1.0],
+    dtype=np.float32,
+)
+
+
+def float_input(rng, shape, spread, specials=False):
+    """Uniform in [-spread, spread), a tenth replaced by special values when `specials`."""
+    x = rng.uniform(-spread, spread, size=shape).astype(np.float32)
+    if specials and x.size:
+        mask = rng.uniform(size=shape) < 0.1
+        x[mask] = rng.choice(SPECIAL_FLOATS, size=int(mask.sum()))
+    return x

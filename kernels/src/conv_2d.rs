@@ -405,7 +405,9 @@ pub fn conv_2d_f32(
 /// Build-time parameters of a 16x8 CONV_2D (int16 input/output, int8 filter): as
 /// [`prepare_s8`], but with the activation range of an int16 output. The offsets are stored
 /// for completeness; TFLM's int16 kernel ignores them (the converter makes int16 zero points
-/// 0).
+/// 0). Fails with [`PrepareError::MultiplierOutOfRange`] for a requantization multiplier of
+/// 128 or more (exponent >= 8), outside the domain of TFLM's 64-bit
+/// `MultiplyByQuantizedMultiplier` (its result is undefined there).
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_s16(
     input_shape: [usize; 4],

@@ -3,8 +3,8 @@
 //! Output channel `oc = ic * M + m` reads input channel `ic`.
 //!
 //! Follows TFLM's `reference_integer_ops::DepthwiseConvPerChannel` (int8, and its int16
-//! overload for 16x8: int16 input/output, int8 filter, int64 bias, 64-bit accumulator, no
-//! zero-point offsets) and `reference_ops::DepthwiseConv` (float). Taps outside the input are skipped as in the
+//! overload for 16x8: int16 input/output, int8 filter, required int64 bias, 64-bit
+//! accumulator, no zero-point offsets) and `reference_ops::DepthwiseConv` (float). Taps outside the input are skipped as in the
 //! reference; each float sum runs over `filter_y`, `filter_x` in increasing order.
 //!
 //! For speed the loops visit taps outer and channels inner (contiguous in both input and
@@ -403,7 +403,9 @@ pub fn depthwise_conv_2d_f32(
 
 /// Build-time parameters of a 16x8 DEPTHWISE_CONV_2D (int16 input/output, int8 filter): as
 /// [`prepare_s8`], but with the activation range of an int16 output. TFLM's int16 kernel
-/// ignores the stored offsets (the converter makes int16 zero points 0).
+/// ignores the stored offsets (the converter makes int16 zero points 0). Fails with
+/// [`PrepareError::MultiplierOutOfRange`] for a requantization multiplier of 128 or more
+/// (exponent >= 8), outside the domain of TFLM's 64-bit `MultiplyByQuantizedMultiplier`.
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_s16(
     input_shape: [usize; 4],
@@ -434,14 +436,15 @@ pub fn prepare_s16(
 /// 16x8 DEPTHWISE_CONV_2D (`reference_integer_ops::DepthwiseConvPerChannel` for `int16_t`
 /// input): `acc = sum w * x + bias[oc]` in `i64` (no offsets), then the 64-bit
 /// `MultiplyByQuantizedMultiplier(int64_t, ...)`, clamped. TFLM reads the bias as int64
-/// whatever its type, so only int64 (or absent) biases are meaningful.
+/// whatever its type, and the pinned build crashes on an int16 depthwise without bias, so
+/// the bias here is a required int64 slice.
 pub fn depthwise_conv_2d_s16(
     p: &Params,
     output_multiplier: &[i32],
     output_shift: &[i32],
     input: &[i16],
     filter: &[i8],
-    bias: Option<&[i64]>,
+    bias: &[i64],
     output: &mut [i16],
 ) {
     debug_assert_eq!(
@@ -453,7 +456,7 @@ pub fn depthwise_conv_2d_s16(
         p.filter_height * p.filter_width * p.output_depth
     );
     debug_assert_eq!(p.output_depth, p.input_depth * p.depth_multiplier);
-    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    debug_assert_eq!(bias.len(), p.output_depth);
     debug_assert!(
         output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
     );
@@ -483,9 +486,7 @@ pub fn depthwise_conv_2d_s16(
                         acc = acc.mac(w as i32, x as i32);
                     }
                 }
-                if let Some(b) = bias {
-                    acc = acc.add(b[oc]);
-                }
+                acc = acc.add(bias[oc]);
                 let scaled = acc.requantize(output_multiplier[oc], output_shift[oc]);
                 *out = clamp_i32(
                     scaled,

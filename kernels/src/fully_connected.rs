@@ -10,8 +10,8 @@
 //! overloads `FullyConnected<AccumScalar>` / `FullyConnectedPerChannel<AccumScalar>`: no input
 //! or output offset (the per-tensor kernel still adds `weights_offset`), and the accumulator
 //! is the bias type — `int64` with `MultiplyByQuantizedMultiplier(int64_t, ...)` for an int64
-//! bias (`*_s16`), `int32` with the double-rounding `int32_t` overload for an int32 bias or
-//! none (`*_s16_bias32`, and `*_s16` with `None`).
+//! bias or none (`*_s16`; the pinned TFLM takes the 64-bit path without a bias, checked),
+//! `int32` with the double-rounding `int32_t` overload for an int32 bias (`*_s16_bias32`).
 //!
 //! Layouts: input `[batches, accum_depth]` (any input shape flattened that way), weights
 //! `[output_depth, accum_depth]`, bias `[output_depth]`, output `[batches, output_depth]`.
@@ -323,7 +323,9 @@ pub fn fully_connected_f32(
 
 /// Build-time parameters of a 16x8 FULLY_CONNECTED (int16 input/output, int8 weights) with a
 /// per-tensor filter scale: as [`prepare_s8`] (same multiplier and bias-scale check), with the
-/// activation range of an int16 output.
+/// activation range of an int16 output. Fails with [`PrepareError::MultiplierOutOfRange`] for a
+/// multiplier of 128 or more (exponent >= 8), outside the domain of TFLM's 64-bit
+/// `MultiplyByQuantizedMultiplier`.
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_s16(
     batches: usize,
@@ -352,7 +354,8 @@ pub fn prepare_s16(
 }
 
 /// Build-time parameters of a 16x8 FULLY_CONNECTED with per-channel filter scales: as
-/// [`prepare_per_channel_s8`], with the activation range of an int16 output.
+/// [`prepare_per_channel_s8`], with the activation range of an int16 output (multipliers of 128
+/// or more are rejected as in [`prepare_s16`]).
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_per_channel_s16(
     batches: usize,
@@ -430,10 +433,9 @@ fn fully_connected_s16_impl<A: Accumulator>(
     }
 }
 
-/// 16x8 FULLY_CONNECTED, per-tensor multiplier, int64 bias (the converter's default;
-/// `reference_integer_ops::FullyConnected<int64_t>`: `acc = sum (w + weights_offset) * x +
-/// bias` in `i64`, `MultiplyByQuantizedMultiplier(int64_t, ...)`). Without a bias TFLM runs
-/// the int32 kernel, and so does this function for `bias == None`.
+/// 16x8 FULLY_CONNECTED, per-tensor multiplier, int64 bias (the converter's default) or none
+/// (`reference_integer_ops::FullyConnected<int64_t>`: `acc = sum (w + weights_offset) * x +
+/// bias` in `i64`, `MultiplyByQuantizedMultiplier(int64_t, ...)`).
 pub fn fully_connected_s16(
     p: &Params,
     input: &[i16],
@@ -442,45 +444,34 @@ pub fn fully_connected_s16(
     output: &mut [i16],
 ) {
     let quant = |_| (p.output_multiplier, p.output_shift);
-    match bias {
-        Some(b) => fully_connected_s16_impl::<i64>(
-            p,
-            p.weights_offset,
-            quant,
-            input,
-            weights,
-            Some(b),
-            output,
-        ),
-        None => fully_connected_s16_impl::<i32>(
-            p,
-            p.weights_offset,
-            quant,
-            input,
-            weights,
-            None,
-            output,
-        ),
-    }
+    fully_connected_s16_impl::<i64>(p, p.weights_offset, quant, input, weights, bias, output);
 }
 
-/// 16x8 FULLY_CONNECTED, per-tensor multiplier, int32 bias or none
+/// 16x8 FULLY_CONNECTED, per-tensor multiplier, int32 bias
 /// (`reference_integer_ops::FullyConnected<int32_t>`: 32-bit accumulator, double-rounding
-/// `MultiplyByQuantizedMultiplier(int32_t, ...)`).
+/// `MultiplyByQuantizedMultiplier(int32_t, ...)`; TFLM takes this path only for an int32 bias
+/// tensor).
 pub fn fully_connected_s16_bias32(
     p: &Params,
     input: &[i16],
     weights: &[i8],
-    bias: Option<&[i32]>,
+    bias: &[i32],
     output: &mut [i16],
 ) {
     let quant = |_| (p.output_multiplier, p.output_shift);
-    fully_connected_s16_impl::<i32>(p, p.weights_offset, quant, input, weights, bias, output);
+    fully_connected_s16_impl::<i32>(
+        p,
+        p.weights_offset,
+        quant,
+        input,
+        weights,
+        Some(bias),
+        output,
+    );
 }
 
-/// 16x8 FULLY_CONNECTED, per-channel multipliers, int64 bias
-/// (`reference_integer_ops::FullyConnectedPerChannel<int64_t>`: no weights offset). Without
-/// a bias TFLM runs the int32 kernel, and so does this function for `bias == None`.
+/// 16x8 FULLY_CONNECTED, per-channel multipliers, int64 bias or none
+/// (`reference_integer_ops::FullyConnectedPerChannel<int64_t>`: no weights offset).
 pub fn fully_connected_per_channel_s16(
     p: &Params,
     output_multiplier: &[i32],
@@ -494,13 +485,10 @@ pub fn fully_connected_per_channel_s16(
         output_multiplier.len() >= p.output_depth && output_shift.len() >= p.output_depth
     );
     let quant = |oc: usize| (output_multiplier[oc], output_shift[oc]);
-    match bias {
-        Some(b) => fully_connected_s16_impl::<i64>(p, 0, quant, input, weights, Some(b), output),
-        None => fully_connected_s16_impl::<i32>(p, 0, quant, input, weights, None, output),
-    }
+    fully_connected_s16_impl::<i64>(p, 0, quant, input, weights, bias, output);
 }
 
-/// 16x8 FULLY_CONNECTED, per-channel multipliers, int32 bias or none
+/// 16x8 FULLY_CONNECTED, per-channel multipliers, int32 bias
 /// (`reference_integer_ops::FullyConnectedPerChannel<int32_t>`).
 pub fn fully_connected_per_channel_s16_bias32(
     p: &Params,
@@ -508,14 +496,14 @@ pub fn fully_connected_per_channel_s16_bias32(
     output_shift: &[i32],
     input: &[i16],
     weights: &[i8],
-    bias: Option<&[i32]>,
+    bias: &[i32],
     output: &mut [i16],
 ) {
     debug_assert!(
         output_multiplier.len() >= p.output_depth && output_shift.len() >= p.output_depth
     );
     let quant = |oc: usize| (output_multiplier[oc], output_shift[oc]);
-    fully_connected_s16_impl::<i32>(p, 0, quant, input, weights, bias, output);
+    fully_connected_s16_impl::<i32>(p, 0, quant, input, weights, Some(bias), output);
 }
 
 #[cfg(test)]

@@ -87,6 +87,8 @@ pub fn prepare_f32(input_shape: &[usize], axis: &[i32]) -> Result<Params, Prepar
         return Err(PrepareError::InvalidShape);
     }
     let mut reduced = [false; MAX_DIMS];
+    // ResolveAxis ignores the axes of a scalar input.
+    let axis = if rank == 0 { &[][..] } else { axis };
     for &a in axis {
         let current = if a < 0 { a + rank as i32 } else { a };
         if current < 0 || current >= rank as i32 {
@@ -353,6 +355,7 @@ mod tests {
             });
             assert_eq!(visited, groups, "{shape:?} {axis:?}");
         }
+        assert_eq!(prepare_f32(&[], &[0]).unwrap().output_size(), 1);
         assert!(prepare_f32(&[2, 3], &[2]).is_err());
         assert!(prepare_f32(&[2, 3], &[-3]).is_err());
         assert!(prepare_f32(&[2, 0], &[1]).is_err());

@@ -7,5 +7,19 @@
 
 mod cases;
 
+mod cast;
 mod conv_2d_16x8;
+mod depthwise_conv_2d_16x8;
+mod div;
+mod fully_connected_16x8;
+mod hard_swish;
+mod leaky_relu;
+mod logistic_tanh_f32;
+mod maximum_minimum;
 mod mean;
+mod quantize_16x8;
+mod resize;
+mod softmax_16x8;
+mod strided_slice;
+mod transpose;
+mod transpose_conv;

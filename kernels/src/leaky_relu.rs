@@ -1,0 +1,167 @@
+//! LEAKY_RELU: `x > 0 ? x : alpha * x`.
+//!
+//! Follows TFLM's `leaky_relu.cc`/`leaky_relu_common.cc`: the float kernel is
+//! `reference_ops::LeakyRelu` (`val > 0 ? val : val * alpha`, so NaN stays NaN and `alpha` may
+//! be negative or above 1); the int8/int16 kernel is `reference_ops::QuantizeLeakyRelu`, which
+//! requantizes `x - input_zero_point` with an identity multiplier (`input_scale /
+//! output_scale`) when it is `>= 0` and with an alpha multiplier (`input_scale * alpha /
+//! output_scale`, negative for negative `alpha`) otherwise, adds the output zero point and
+//! clamps to the type's range. Both multipliers are computed in `float` and then converted to
+//! `double` before `QuantizeMultiplier`, as TFLM does.
+
+use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::quant::{PrepareError, QuantParams, quantize_multiplier};
+
+/// Constant parameters of a LEAKY_RELU node (TFLM's `LeakyReluOpData` plus `alpha`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// `alpha` (float kernel).
+    pub alpha: f32,
+    /// Input zero point (subtracted).
+    pub input_zero_point: i32,
+    /// Output zero point (added).
+    pub output_zero_point: i32,
+    /// Q31 multiplier of `input_scale * alpha / output_scale` (may be negative).
+    pub output_multiplier_alpha: i32,
+    /// Exponent of `output_multiplier_alpha`.
+    pub output_shift_alpha: i32,
+    /// Q31 multiplier of `input_scale / output_scale`.
+    pub output_multiplier_identity: i32,
+    /// Exponent of `output_multiplier_identity`.
+    pub output_shift_identity: i32,
+}
+
+/// Reference kernels need no scratch memory.
+pub const fn scratch_bytes(_p: &Params) -> usize {
+    0
+}
+
+/// Build-time parameters of a float LEAKY_RELU.
+pub fn prepare_f32(alpha: f32) -> Params {
+    Params {
+        alpha,
+        input_zero_point: 0,
+        output_zero_point: 0,
+        output_multiplier_alpha: 0,
+        output_shift_alpha: 0,
+        output_multiplier_identity: 0,
+        output_shift_identity: 0,
+    }
+}
+
+/// Build-time parameters of an int8 LEAKY_RELU (`CalculateOpDataLeakyRelu`):
+/// `QuantizeMultiplier(double(float(input_scale * alpha / output_scale)))` and
+/// `QuantizeMultiplier(double(float(input_scale / output_scale)))`.
+pub fn prepare_s8(
+    input: QuantParams,
+    output: QuantParams,
+    alpha: f32,
+) -> Result<Params, PrepareError> {
+    prepare_quantized(input, output, alpha)
+}
+
+/// Build-time parameters of an int16 LEAKY_RELU (same computation as [`prepare_s8`]).
+pub fn prepare_s16(
+    input: QuantParams,
+    output: QuantParams,
+    alpha: f32,
+) -> Result<Params, PrepareError> {
+    prepare_quantized(input, output, alpha)
+}
+
+fn prepare_quantized(
+    input: QuantParams,
+    output: QuantParams,
+    alpha: f32,
+) -> Result<Params, PrepareError> {
+    let alpha_multiplier = (input.scale * alpha / output.scale) as f64;
+    let identity_multiplier = (input.scale / output.scale) as f64;
+    if !alpha_multiplier.is_finite() || !identity_multiplier.is_finite() {
+        return Err(PrepareError::UnsupportedQuantization);
+    }
+    let (output_multiplier_alpha, output_shift_alpha) = quantize_multiplier(alpha_multiplier);
+    let (output_multiplier_identity, output_shift_identity) =
+        quantize_multiplier(identity_multiplier);
+    // MultiplyByQuantizedMultiplier's left shift must stay below 31.
+    if output_shift_alpha > 30 || output_shift_identity > 30 {
+        return Err(PrepareError::MultiplierOutOfRange);
+    }
+    Ok(Params {
+        alpha,
+        input_zero_point: input.zero_point,
+        output_zero_point: output.zero_point,
+        output_multiplier_alpha,
+        output_shift_alpha,
+        output_multiplier_identity,
+        output_shift_identity,
+    })
+}
+
+#[inline(always)]
+fn leaky_relu_quantized<T: Copy + Into<i32>>(
+    p: &Params,
+    input: &[T],
+    output: &mut [T],
+    lo: i32,
+    hi: i32,
+    store: impl Fn(i32) -> T,
+) {
+    debug_assert_eq!(input.len(), output.len());
+    for (o, &x) in output.iter_mut().zip(input) {
+        let input_value = x.into().wrapping_sub(p.input_zero_point);
+        let (m, s) = if input_value >= 0 {
+            (p.output_multiplier_identity, p.output_shift_identity)
+        } else {
+            (p.output_multiplier_alpha, p.output_shift_alpha)
+        };
+        let unclamped = p
+            .output_zero_point
+            .wrapping_add(multiply_by_quantized_multiplier(input_value, m, s));
+        *o = store(unclamped.clamp(lo, hi));
+    }
+}
+
+/// Int8 LEAKY_RELU (`reference_ops::QuantizeLeakyRelu<int8_t>`).
+pub fn leaky_relu_s8(p: &Params, input: &[i8], output: &mut [i8]) {
+    leaky_relu_quantized(p, input, output, i8::MIN as i32, i8::MAX as i32, |v| {
+        v as i8
+    });
+}
+
+/// Int16 LEAKY_RELU (`reference_ops::QuantizeLeakyRelu<int16_t>`).
+pub fn leaky_relu_s16(p: &Params, input: &[i16], output: &mut [i16]) {
+    leaky_relu_quantized(p, input, output, i16::MIN as i32, i16::MAX as i32, |v| {
+        v as i16
+    });
+}
+
+/// Float LEAKY_RELU (`reference_ops::LeakyRelu`): `x > 0 ? x : x * alpha`.
+pub fn leaky_relu_f32(p: &Params, input: &[f32], output: &mut [f32]) {
+    debug_assert_eq!(input.len(), output.len());
+    for (o, &x) in output.iter_mut().zip(input) {
+        *o = if x > 0.0 { x } else { x * p.alpha };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_and_int8() {
+        let p = prepare_f32(0.2);
+        let mut out = [0.0f32; 3];
+        leaky_relu_f32(&p, &[1.0, -1.0, -0.0], &mut out);
+        assert_eq!(out, [1.0, -0.2, -0.0]);
+
+        let q = QuantParams {
+            scale: 0.5,
+            zero_point: 1,
+        };
+        let p = prepare_s8(q, q, 0.5).unwrap();
+        let mut out = [0i8; 4];
+        leaky_relu_s8(&p, &[1, 5, -3, -128], &mut out);
+        // (-3 - 1) * 0.5 = -2 -> -1; (-129) * 0.5 = -64.5 -> -64 (ties up) -> -63
+        assert_eq!(out, [1, 5, -1, -63]);
+    }
+}

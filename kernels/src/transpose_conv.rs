@@ -1,0 +1,389 @@
+//! TRANSPOSE_CONV: transposed 2-D convolution over NHWC input with an OHWI filter, strides,
+//! implicit padding, optional bias and fused activation; float32 and int8 (per-channel).
+//!
+//! Follows TFLM's `transpose_conv.cc` with `reference_ops::TransposeConv` (float) and
+//! `reference_integer_ops::TransposeConv` (int8): a "scatter" over the input — for every
+//! input pixel and channel, each filter tap adds `input * filter` to the output element it
+//! lands on (taps outside the output are skipped) — followed by a pass that adds the bias
+//! and clamps (float), or adds the bias, requantizes per channel, adds the output offset and
+//! clamps (int8). The float kernel accumulates in the output itself, in TFLM's loop order;
+//! the int8 kernel accumulates in an `int32` scratch buffer the size of the output (TFLM's
+//! `RequestScratchBufferInArena`), passed as bytes — see [`scratch_bytes`].
+//!
+//! The padding is `ComputePaddingHeightWidth` applied to the *output* height/width (what
+//! TFLM's `Prepare` does); the output shape comes from the model's output tensor (TFLM
+//! ignores the `output_shape` input tensor). The fused activation is applied as the pinned
+//! TFLM does (checked for RELU on both types).
+
+use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::quant::{
+    Activation, Padding, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
+    compute_padding_height_width, populate_per_channel_multipliers,
+};
+use crate::util::{clamp_f32, clamp_i32};
+
+/// Constant parameters of a TRANSPOSE_CONV node (TFLM's `ConvParams` plus shapes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Input/output batch count.
+    pub batches: usize,
+    /// Input height.
+    pub input_height: usize,
+    /// Input width.
+    pub input_width: usize,
+    /// Input channels (last filter dim).
+    pub input_depth: usize,
+    /// Filter height.
+    pub filter_height: usize,
+    /// Filter width.
+    pub filter_width: usize,
+    /// Output height (from the output tensor).
+    pub output_height: usize,
+    /// Output width (from the output tensor).
+    pub output_width: usize,
+    /// Output channels (first filter dim).
+    pub output_depth: usize,
+    /// Vertical stride.
+    pub stride_height: usize,
+    /// Horizontal stride.
+    pub stride_width: usize,
+    /// Rows the output window starts above the scatter origin (`padding_values.height`).
+    pub padding_height: usize,
+    /// Columns the output window starts left of the scatter origin (`padding_values.width`).
+    pub padding_width: usize,
+    /// `-input_zero_point`
+    pub input_offset: i32,
+    /// `output_zero_point`
+    pub output_offset: i32,
+    /// Lower clamp of the quantized output.
+    pub quantized_activation_min: i32,
+    /// Upper clamp of the quantized output.
+    pub quantized_activation_max: i32,
+    /// Lower clamp of the float output.
+    pub float_activation_min: f32,
+    /// Upper clamp of the float output.
+    pub float_activation_max: f32,
+    /// `true` for the int8 kernel, which needs an `int32` scratch buffer of the output's
+    /// size ([`scratch_bytes`]).
+    pub int32_scratch: bool,
+}
+
+impl Params {
+    /// Number of input elements.
+    pub const fn input_size(&self) -> usize {
+        self.batches * self.input_height * self.input_width * self.input_depth
+    }
+
+    /// Number of output elements.
+    pub const fn output_size(&self) -> usize {
+        self.batches * self.output_height * self.output_width * self.output_depth
+    }
+}
+
+/// Builtin options of a TRANSPOSE_CONV node (`TfLiteTransposeConvParams`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Padding type.
+    pub padding: Padding,
+    /// Vertical stride.
+    pub stride_height: usize,
+    /// Horizontal stride.
+    pub stride_width: usize,
+    /// Fused activation.
+    pub activation: Activation,
+}
+
+/// Scratch memory of the int8 kernel: 4 bytes (an `int32` accumulator) per output element;
+/// 0 for the float kernel.
+pub const fn scratch_bytes(p: &Params) -> usize {
+    if p.int32_scratch {
+        p.output_size() * 4
+    } else {
+        0
+    }
+}
+
+/// Shapes and padding of a float TRANSPOSE_CONV from the input shape `[N, H, W, I]`, the
+/// filter shape `[O, KH, KW, I]`, the output tensor's shape `[N, OH, OW, O]` and the options.
+pub fn prepare_f32(
+    input_shape: [usize; 4],
+    filter_shape: [usize; 4],
+    output_shape: [usize; 4],
+    options: &Options,
+) -> Result<Params, PrepareError> {
+    let [batches, input_height, input_width, input_depth] = input_shape;
+    let [
+        output_depth,
+        filter_height,
+        filter_width,
+        filter_input_depth,
+    ] = filter_shape;
+    let [out_batches, output_height, output_width, out_depth] = output_shape;
+    if options.stride_height == 0
+        || options.stride_width == 0
+        || filter_input_depth != input_depth
+        || out_depth != output_depth
+        || out_batches != batches
+        || input_shape.contains(&0)
+        || filter_shape.contains(&0)
+        || output_shape.contains(&0)
+    {
+        return Err(PrepareError::InvalidShape);
+    }
+    let pad = compute_padding_height_width(
+        options.padding,
+        options.stride_height,
+        options.stride_width,
+        1,
+        1,
+        output_height,
+        output_width,
+        filter_height,
+        filter_width,
+    );
+    let (float_activation_min, float_activation_max) = activation_range_f32(options.activation);
+    Ok(Params {
+        batches,
+        input_height,
+        input_width,
+        input_depth,
+        filter_height,
+        filter_width,
+        output_height,
+        output_width,
+        output_depth,
+        stride_height: options.stride_height,
+        stride_width: options.stride_width,
+        padding_height: pad.height,
+        padding_width: pad.width,
+        input_offset: 0,
+        output_offset: 0,
+        quantized_activation_min: 0,
+        quantized_activation_max: 0,
+        float_activation_min,
+        float_activation_max,
+        int32_scratch: false,
+    })
+}
+
+/// Build-time parameters of an int8 TRANSPOSE_CONV (`Prepare` + `CalculateOpData`): shapes
+/// and padding as [`prepare_f32`], offsets, the activation range, and one multiplier/shift
+/// per output channel (`PopulateConvolutionQuantizationParams`) written to
+/// `output_multiplier`/`output_shift` (each `O` long; `filter_scales` has 1 or `O` entries).
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_s8(
+    input_shape: [usize; 4],
+    filter_shape: [usize; 4],
+    output_shape: [usize; 4],
+    options: &Options,
+    input: QuantParams,
+    filter_scales: &[f32],
+    output: QuantParams,
+    output_multiplier: &mut [i32],
+    output_shift: &mut [i32],
+) -> Result<Params, PrepareError> {
+    let mut p = prepare_f32(input_shape, filter_shape, output_shape, options)?;
+    if output_multiplier.len() != p.output_depth {
+        return Err(PrepareError::InvalidShape);
+    }
+    populate_per_channel_multipliers(
+        input.scale,
+        filter_scales,
+        output.scale,
+        output_multiplier,
+        output_shift,
+    )?;
+    if output_shift.iter().any(|&s| s > 30) {
+        return Err(PrepareError::MultiplierOutOfRange);
+    }
+    let (min, max) = activation_range_i8(options.activation, output.scale, output.zero_point)?;
+    p.input_offset = -input.zero_point;
+    p.output_offset = output.zero_point;
+    p.quantized_activation_min = min;
+    p.quantized_activation_max = max;
+    p.float_activation_min = 0.0;
+    p.float_activation_max = 0.0;
+    p.int32_scratch = true;
+    Ok(p)
+}
+
+/// Runs TFLM's scatter loops, calling `acc(output_index, input_index, filter_index)` for
+/// every in-bounds tap, in TFLM's order (batch, in_y, in_x, in_channel, filter_y, filter_x,
+/// out_channel).
+#[inline(always)]
+fn scatter(p: &Params, mut acc: impl FnMut(usize, usize, usize)) {
+    let (ih, iw, id) = (p.input_height, p.input_width, p.input_depth);
+    let (oh, ow, od) = (p.output_height, p.output_width, p.output_depth);
+    let (fh, fw) = (p.filter_height, p.filter_width);
+    for batch in 0..p.batches {
+        for in_y in 0..ih {
+            let out_y_origin = (in_y * p.stride_height) as isize - p.padding_height as isize;
+            for in_x in 0..iw {
+                let out_x_origin = (in_x * p.stride_width) as isize - p.padding_width as isize;
+                for in_channel in 0..id {
+                    let input_index = ((batch * ih + in_y) * iw + in_x) * id + in_channel;
+                    for filter_y in 0..fh {
+                        let out_y = out_y_origin + filter_y as isize;
+                        if out_y < 0 || out_y >= oh as isize {
+                            continue;
+                        }
+                        for filter_x in 0..fw {
+                            let out_x = out_x_origin + filter_x as isize;
+                            if out_x < 0 || out_x >= ow as isize {
+                                continue;
+                            }
+                            let out_base =
+                                ((batch * oh + out_y as usize) * ow + out_x as usize) * od;
+                            for out_channel in 0..od {
+                                let filter_index = ((out_channel * fh + filter_y) * fw + filter_x)
+                                    * id
+                                    + in_channel;
+                                acc(out_base + out_channel, input_index, filter_index);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Int8 TRANSPOSE_CONV (`reference_integer_ops::TransposeConv`): `scratch` (at least
+/// [`scratch_bytes`] bytes) holds the `int32` accumulators; `acc += (x + input_offset) * w`
+/// in scatter order, then `acc + bias[o]` is requantized with the channel's multiplier/shift,
+/// offset and clamped.
+#[allow(clippy::too_many_arguments)]
+pub fn transpose_conv_s8(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+    scratch: &mut [u8],
+) {
+    debug_assert_eq!(input.len(), p.input_size());
+    debug_assert_eq!(
+        filter.len(),
+        p.output_depth * p.filter_height * p.filter_width * p.input_depth
+    );
+    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    debug_assert!(
+        output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
+    );
+    debug_assert_eq!(output.len(), p.output_size());
+    debug_assert!(scratch.len() >= p.output_size() * 4);
+    let n = p.output_size();
+    let Some(acc_bytes) = scratch.get_mut(..n * 4) else {
+        return;
+    };
+    acc_bytes.fill(0);
+    scatter(p, |o, i, f| {
+        let cell = &mut acc_bytes[o * 4..o * 4 + 4];
+        let cur = i32::from_ne_bytes([cell[0], cell[1], cell[2], cell[3]]);
+        let v = (input[i] as i32 + p.input_offset).wrapping_mul(filter[f] as i32);
+        cell.copy_from_slice(&cur.wrapping_add(v).to_ne_bytes());
+    });
+    if p.output_depth == 0 {
+        return;
+    }
+    for (pixel, acc_pixel) in output
+        .chunks_exact_mut(p.output_depth)
+        .zip(acc_bytes.chunks_exact(p.output_depth * 4))
+    {
+        for (oc, (o, cell)) in pixel.iter_mut().zip(acc_pixel.chunks_exact(4)).enumerate() {
+            let mut acc = i32::from_ne_bytes([cell[0], cell[1], cell[2], cell[3]]);
+            if let Some(b) = bias {
+                acc = acc.wrapping_add(b[oc]);
+            }
+            let acc =
+                multiply_by_quantized_multiplier(acc, output_multiplier[oc], output_shift[oc])
+                    .wrapping_add(p.output_offset);
+            *o = clamp_i32(acc, p.quantized_activation_min, p.quantized_activation_max) as i8;
+        }
+    }
+}
+
+/// Float TRANSPOSE_CONV (`reference_ops::TransposeConv`): the output is zeroed, every tap
+/// adds `input * filter` to its output element in scatter order, then each element gets
+/// `+ bias[o]` (only when there is a bias) and is clamped.
+pub fn transpose_conv_f32(
+    p: &Params,
+    input: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+) {
+    debug_assert_eq!(input.len(), p.input_size());
+    debug_assert_eq!(
+        filter.len(),
+        p.output_depth * p.filter_height * p.filter_width * p.input_depth
+    );
+    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    debug_assert_eq!(output.len(), p.output_size());
+    output.fill(0.0);
+    scatter(p, |o, i, f| output[o] += input[i] * filter[f]);
+    if p.output_depth == 0 {
+        return;
+    }
+    for pixel in output.chunks_exact_mut(p.output_depth) {
+        for (oc, o) in pixel.iter_mut().enumerate() {
+            let mut acc = *o;
+            if let Some(b) = bias {
+                acc += b[oc];
+            }
+            *o = clamp_f32(acc, p.float_activation_min, p.float_activation_max);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stride_two_upsampling() {
+        let o = Options {
+            padding: Padding::Valid,
+            stride_height: 2,
+            stride_width: 2,
+            activation: Activation::None,
+        };
+        // 1x1 input, 2x2 filter, stride 2: the output is the filter times the input.
+        let p = prepare_f32([1, 1, 1, 1], [1, 2, 2, 1], [1, 2, 2, 1], &o).unwrap();
+        let mut out = [0.0f32; 4];
+        transpose_conv_f32(&p, &[2.0], &[1.0, 2.0, 3.0, 4.0], Some(&[0.5]), &mut out);
+        assert_eq!(out, [2.5, 4.5, 6.5, 8.5]);
+
+        let q = |scale, zero_point| QuantParams { scale, zero_point };
+        let (mut m, mut s) = ([0; 1], [0; 1]);
+        let p = prepare_s8(
+            [1, 2, 1, 1],
+            [1, 2, 1, 1],
+            [1, 4, 1, 1],
+            &o,
+            q(1.0, -1),
+            &[1.0],
+            q(1.0, 0),
+            &mut m,
+            &mut s,
+        )
+        .unwrap();
+        assert_eq!(scratch_bytes(&p), 16);
+        let mut scratch = [0u8; 16];
+        let mut out = [0i8; 4];
+        transpose_conv_s8(
+            &p,
+            &m,
+            &s,
+            &[0, 2],
+            &[3, -1],
+            Some(&[10]),
+            &mut out,
+            &mut scratch,
+        );
+        // (x + 1) * w + 10: x=0 -> 13, 9; x=2 -> 19, 7
+        assert_eq!(out, [13, 9, 19, 7]);
+    }
+}
