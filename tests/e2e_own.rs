@@ -24,3 +24,5 @@ golden!(mlp_int8, "models/mlp_int8.tflite");
 golden!(mlp_float, "models/mlp_float.tflite");
 golden!(cnn_int8, "models/cnn_int8.tflite");
 golden!(cnn_float, "models/cnn_float.tflite");
+golden!(branches_int8, "models/branches_int8.tflite");
+golden!(branches_float, "models/branches_float.tflite");

@@ -178,12 +178,108 @@ fn callee(kernel: &Kernel) -> Callee {
         Kernel::SvdfS8S16(p) => callee_of("svdf", "svdf_s8_s16", p, None, None),
         Kernel::SvdfF32(p) => callee_of("svdf", "svdf_f32", p, None, None),
         Kernel::LstmS8(p, _) => callee_of("lstm", "lstm_s8", p, None, None),
+        Kernel::Conv2dS16(p, t) => callee_of("conv_2d", "conv_2d_s16", p, Some(t), None),
+        Kernel::Conv2dS16Bias32(p, t) => {
+            callee_of("conv_2d", "conv_2d_s16_bias32", p, Some(t), None)
+        }
+        Kernel::DepthwiseConv2dS16(p, t) => callee_of(
+            "depthwise_conv_2d",
+            "depthwise_conv_2d_s16",
+            p,
+            Some(t),
+            None,
+        ),
+        Kernel::FullyConnectedS16(p) => {
+            callee_of("fully_connected", "fully_connected_s16", p, None, None)
+        }
+        Kernel::FullyConnectedS16Bias32(p) => callee_of(
+            "fully_connected",
+            "fully_connected_s16_bias32",
+            p,
+            None,
+            None,
+        ),
+        Kernel::FullyConnectedPerChannelS16(p, t) => callee_of(
+            "fully_connected",
+            "fully_connected_per_channel_s16",
+            p,
+            Some(t),
+            None,
+        ),
+        Kernel::FullyConnectedPerChannelS16Bias32(p, t) => callee_of(
+            "fully_connected",
+            "fully_connected_per_channel_s16_bias32",
+            p,
+            Some(t),
+            None,
+        ),
+        Kernel::SoftmaxS16(p, _, _) => callee_of("softmax", "softmax_s16", p, None, None),
+        Kernel::MeanS8(p) => callee_of("mean", "mean_s8", p, None, None),
+        Kernel::MeanS16(p) => callee_of("mean", "mean_s16", p, None, None),
+        Kernel::MeanF32(p) => callee_of("mean", "mean_f32", p, None, None),
+        Kernel::Requantize(p, a, b) => {
+            let f = format!("requantize_{}_{}", int_suffix(*a), int_suffix(*b));
+            callee_of("requantize", &f, p, None, None)
+        }
+        Kernel::LeakyReluS8(p) => callee_of("leaky_relu", "leaky_relu_s8", p, None, None),
+        Kernel::LeakyReluS16(p) => callee_of("leaky_relu", "leaky_relu_s16", p, None, None),
+        Kernel::LeakyReluF32(p) => callee_of("leaky_relu", "leaky_relu_f32", p, None, None),
+        Kernel::HardSwishS8(p) => callee_of("hard_swish", "hard_swish_s8", p, None, None),
+        Kernel::HardSwishF32 => plain("hard_swish", "hard_swish_f32"),
+        Kernel::LogisticF32 => plain("activations_f32", "logistic_f32"),
+        Kernel::TanhF32 => plain("activations_f32", "tanh_f32"),
+        Kernel::Maximum(_, b) | Kernel::Minimum(_, b) => {
+            let name = if matches!(kernel, Kernel::Maximum(..)) {
+                "maximum"
+            } else {
+                "minimum"
+            };
+            let f = match b {
+                Some(_) => format!("{name}_broadcast"),
+                None => name.to_string(),
+            };
+            let mut c = plain("maximum_minimum", &f);
+            c.broadcast = *b;
+            c
+        }
+        Kernel::DivF32(p, b) => binary("div", "f32", p, b),
+        Kernel::Cast(..) => plain("cast", "cast"),
+        Kernel::Transpose(p, _) => callee_of("transpose", "transpose", p, None, None),
+        Kernel::StridedSlice(p, _) => callee_of("strided_slice", "strided_slice", p, None, None),
+        Kernel::ResizeNearestNeighbor(p, _) => callee_of(
+            "resize_nearest_neighbor",
+            "resize_nearest_neighbor",
+            p,
+            None,
+            None,
+        ),
+        Kernel::ResizeBilinearS8(p) => {
+            callee_of("resize_bilinear", "resize_bilinear_s8", p, None, None)
+        }
+        Kernel::ResizeBilinearF32(p) => {
+            callee_of("resize_bilinear", "resize_bilinear_f32", p, None, None)
+        }
+        Kernel::TransposeConvS8(p, t) => {
+            callee_of("transpose_conv", "transpose_conv_s8", p, Some(t), None)
+        }
+        Kernel::TransposeConvF32(p) => {
+            callee_of("transpose_conv", "transpose_conv_f32", p, None, None)
+        }
         Kernel::Copy => Callee {
             function: TokenStream::new(),
             params: None,
             tables: None,
             broadcast: None,
         },
+    }
+}
+
+/// `s8`, `s16`, `s32` for the integer element types (kernel name suffixes).
+fn int_suffix(e: lower::Elem) -> &'static str {
+    match e {
+        lower::Elem::I8 => "s8",
+        lower::Elem::I16 => "s16",
+        lower::Elem::I32 | lower::Elem::F32 => "s32",
     }
 }
 
@@ -327,6 +423,24 @@ impl<'a> Emitter<'a> {
             });
             pre.push(quote!(&#name));
         }
+        if let Kernel::SoftmaxS16(_, exp, recip) = &step.kernel {
+            for (what, values) in [("EXP_LUT", exp), ("ONE_OVER_ONE_PLUS_X_LUT", recip)] {
+                let name = format_ident!("OP{}_{}", k, what);
+                let n = u(values.len());
+                self.constant_bytes += 2 * values.len();
+                let values: Vec<TokenStream> = values
+                    .iter()
+                    .map(|&v| {
+                        let lit = Literal::i64_unsuffixed(i64::from(v).abs());
+                        if v < 0 { quote!(-#lit) } else { quote!(#lit) }
+                    })
+                    .collect();
+                self.items.push(quote! {
+                    static #name: [i16; #n] = [#(#values),*];
+                });
+                pre.push(quote!(&#name));
+            }
+        }
         // Operands: constants from flash, the rest from the arena (bound as in0, in1, ...).
         let mut spans = Vec::new();
         let mut names = Vec::new();
@@ -440,6 +554,9 @@ impl<'a> Emitter<'a> {
             Kernel::AveragePoolS8(_) | Kernel::AveragePoolF32(_) => {
                 quote!(let _ = ::kiln::kernels::#f(#(#pre,)* #(#typed,)* #out);)
             }
+            Kernel::TransposeConvS8(..) => {
+                quote!(::kiln::kernels::#f(#(#pre,)* #(#typed,)* #out, scratch);)
+            }
             _ => quote!(::kiln::kernels::#f(#(#pre,)* #(#typed,)* #(#state_views,)* #out);),
         };
         let (off, len) = self.buffer_of(*output)?;
@@ -455,10 +572,26 @@ impl<'a> Emitter<'a> {
                 .join(", "),
             output.0
         );
+        let scratch = self
+            .plan
+            .buffers
+            .iter()
+            .find(|b| b.owner == BufferOwner::Scratch(step.op));
+        let binding = match scratch {
+            None => quote! {
+                let ([#(#names),*], out) = ::kiln::runtime::split(&mut *arena, [#(#spans),*], (#off, #len));
+            },
+            Some(b) => {
+                let (so, sl) = (u(b.offset), u(b.size));
+                quote! {
+                    let ([#(#names),*], out, scratch) = ::kiln::runtime::split2(&mut *arena, [#(#spans),*], [(#off, #len), (#so, #sl)]);
+                }
+            }
+        };
         self.body.push(quote! {
             #[doc = #comment]
             {
-                let ([#(#names),*], out) = ::kiln::runtime::split(&mut *arena, [#(#spans),*], (#off, #len));
+                #binding
                 #state_binding
                 #call
             }

@@ -90,6 +90,9 @@ fn i32s(b: &[u8]) -> &[i32] {
 fn f32s(b: &[u8]) -> &[f32] {
     bytemuck::cast_slice(b)
 }
+fn i64s(b: &[u8]) -> &[i64] {
+    bytemuck::cast_slice(b)
+}
 
 fn o8(b: &mut [u8]) -> &mut [i8] {
     bytemuck::cast_slice_mut(b)
@@ -291,6 +294,211 @@ fn exec(step: &Step, t: &[Buffer], states: &mut [Buffer], out: &mut [u8]) {
                 o8(out),
             );
         }
+        Kernel::Conv2dS16(p, c) => conv_2d::conv_2d_s16(
+            p,
+            &c.multiplier,
+            &c.shift,
+            i16s(get(0)),
+            i8s(get(1)),
+            opt(2).map(i64s),
+            o16(out),
+        ),
+        Kernel::Conv2dS16Bias32(p, c) => conv_2d::conv_2d_s16_bias32(
+            p,
+            &c.multiplier,
+            &c.shift,
+            i16s(get(0)),
+            i8s(get(1)),
+            i32s(get(2)),
+            o16(out),
+        ),
+        Kernel::DepthwiseConv2dS16(p, c) => depthwise_conv_2d::depthwise_conv_2d_s16(
+            p,
+            &c.multiplier,
+            &c.shift,
+            i16s(get(0)),
+            i8s(get(1)),
+            i64s(get(2)),
+            o16(out),
+        ),
+        Kernel::FullyConnectedS16(p) => fully_connected::fully_connected_s16(
+            p,
+            i16s(get(0)),
+            i8s(get(1)),
+            opt(2).map(i64s),
+            o16(out),
+        ),
+        Kernel::FullyConnectedS16Bias32(p) => fully_connected::fully_connected_s16_bias32(
+            p,
+            i16s(get(0)),
+            i8s(get(1)),
+            i32s(get(2)),
+            o16(out),
+        ),
+        Kernel::FullyConnectedPerChannelS16(p, c) => {
+            fully_connected::fully_connected_per_channel_s16(
+                p,
+                &c.multiplier,
+                &c.shift,
+                i16s(get(0)),
+                i8s(get(1)),
+                opt(2).map(i64s),
+                o16(out),
+            )
+        }
+        Kernel::FullyConnectedPerChannelS16Bias32(p, c) => {
+            fully_connected::fully_connected_per_channel_s16_bias32(
+                p,
+                &c.multiplier,
+                &c.shift,
+                i16s(get(0)),
+                i8s(get(1)),
+                i32s(get(2)),
+                o16(out),
+            )
+        }
+        Kernel::SoftmaxS16(p, e, r) => softmax::softmax_s16(p, e, r, i16s(get(0)), o16(out)),
+        Kernel::MeanS8(p) => mean::mean_s8(p, i8s(get(0)), o8(out)),
+        Kernel::MeanS16(p) => mean::mean_s16(p, i16s(get(0)), o16(out)),
+        Kernel::MeanF32(p) => mean::mean_f32(p, f32s(get(0)), of(out)),
+        Kernel::Requantize(p, a, b) => match (a, b) {
+            (Elem::I16, Elem::I8) => requantize::requantize_s16_s8(p, i16s(get(0)), o8(out)),
+            (Elem::I8, Elem::I16) => requantize::requantize_s8_s16(p, i8s(get(0)), o16(out)),
+            (Elem::I16, Elem::I16) => requantize::requantize_s16_s16(p, i16s(get(0)), o16(out)),
+            (Elem::I16, Elem::I32) => requantize::requantize_s16_s32(p, i16s(get(0)), o32(out)),
+            (Elem::I8, Elem::I32) => requantize::requantize_s8_s32(p, i8s(get(0)), o32(out)),
+            other => panic!("no requantize kernel for {other:?}"),
+        },
+        Kernel::LeakyReluS8(p) => leaky_relu::leaky_relu_s8(p, i8s(get(0)), o8(out)),
+        Kernel::LeakyReluS16(p) => leaky_relu::leaky_relu_s16(p, i16s(get(0)), o16(out)),
+        Kernel::LeakyReluF32(p) => leaky_relu::leaky_relu_f32(p, f32s(get(0)), of(out)),
+        Kernel::HardSwishS8(p) => hard_swish::hard_swish_s8(p, i8s(get(0)), o8(out)),
+        Kernel::HardSwishF32 => hard_swish::hard_swish_f32(f32s(get(0)), of(out)),
+        Kernel::LogisticF32 => activations_f32::logistic_f32(f32s(get(0)), of(out)),
+        Kernel::TanhF32 => activations_f32::tanh_f32(f32s(get(0)), of(out)),
+        Kernel::Maximum(e, b) | Kernel::Minimum(e, b) => {
+            let max = matches!(step.kernel, Kernel::Maximum(..));
+            macro_rules! go {
+                ($view:ident, $out:ident) => {{
+                    let (x, y, o) = ($view(get(0)), $view(get(1)), $out(out));
+                    match (max, b) {
+                        (true, None) => maximum_minimum::maximum(x, y, o),
+                        (true, Some(b)) => maximum_minimum::maximum_broadcast(b, x, y, o),
+                        (false, None) => maximum_minimum::minimum(x, y, o),
+                        (false, Some(b)) => maximum_minimum::minimum_broadcast(b, x, y, o),
+                    }
+                }};
+            }
+            match e {
+                Elem::I8 => go!(i8s, o8),
+                Elem::I16 => go!(i16s, o16),
+                Elem::I32 => go!(i32s, o32),
+                Elem::F32 => go!(f32s, of),
+            }
+        }
+        Kernel::DivF32(p, None) => div::div_f32(p, f32s(get(0)), f32s(get(1)), of(out)),
+        Kernel::DivF32(p, Some(b)) => {
+            div::div_broadcast_f32(p, b, f32s(get(0)), f32s(get(1)), of(out))
+        }
+        Kernel::Cast(a, b) => {
+            macro_rules! to {
+                ($x:expr) => {
+                    match b {
+                        Elem::I8 => cast::cast($x, o8(out)),
+                        Elem::I16 => cast::cast($x, o16(out)),
+                        Elem::I32 => cast::cast($x, o32(out)),
+                        Elem::F32 => cast::cast($x, of(out)),
+                    }
+                };
+            }
+            match a {
+                Elem::I8 => to!(i8s(get(0))),
+                Elem::I16 => to!(i16s(get(0))),
+                Elem::I32 => to!(i32s(get(0))),
+                Elem::F32 => to!(f32s(get(0))),
+            }
+        }
+        Kernel::Transpose(p, e) => unary_generic(*e, get(0), out, |x, o| match (x, o) {
+            (Slices::I8(x), SlicesMut::I8(o)) => transpose::transpose(p, x, o),
+            (Slices::I16(x), SlicesMut::I16(o)) => transpose::transpose(p, x, o),
+            (Slices::I32(x), SlicesMut::I32(o)) => transpose::transpose(p, x, o),
+            (Slices::F32(x), SlicesMut::F32(o)) => transpose::transpose(p, x, o),
+            _ => unreachable!("one element type"),
+        }),
+        Kernel::StridedSlice(p, e) => unary_generic(*e, get(0), out, |x, o| match (x, o) {
+            (Slices::I8(x), SlicesMut::I8(o)) => strided_slice::strided_slice(p, x, o),
+            (Slices::I16(x), SlicesMut::I16(o)) => strided_slice::strided_slice(p, x, o),
+            (Slices::I32(x), SlicesMut::I32(o)) => strided_slice::strided_slice(p, x, o),
+            (Slices::F32(x), SlicesMut::F32(o)) => strided_slice::strided_slice(p, x, o),
+            _ => unreachable!("one element type"),
+        }),
+        Kernel::ResizeNearestNeighbor(p, e) => {
+            unary_generic(*e, get(0), out, |x, o| match (x, o) {
+                (Slices::I8(x), SlicesMut::I8(o)) => {
+                    resize_nearest_neighbor::resize_nearest_neighbor(p, x, o)
+                }
+                (Slices::I16(x), SlicesMut::I16(o)) => {
+                    resize_nearest_neighbor::resize_nearest_neighbor(p, x, o)
+                }
+                (Slices::I32(x), SlicesMut::I32(o)) => {
+                    resize_nearest_neighbor::resize_nearest_neighbor(p, x, o)
+                }
+                (Slices::F32(x), SlicesMut::F32(o)) => {
+                    resize_nearest_neighbor::resize_nearest_neighbor(p, x, o)
+                }
+                _ => unreachable!("one element type"),
+            })
+        }
+        Kernel::ResizeBilinearS8(p) => resize_bilinear::resize_bilinear_s8(p, i8s(get(0)), o8(out)),
+        Kernel::ResizeBilinearF32(p) => {
+            resize_bilinear::resize_bilinear_f32(p, f32s(get(0)), of(out))
+        }
+        Kernel::TransposeConvS8(p, c) => {
+            let mut scratch = Buffer::zeroed(transpose_conv::scratch_bytes(p));
+            transpose_conv::transpose_conv_s8(
+                p,
+                &c.multiplier,
+                &c.shift,
+                i8s(get(0)),
+                i8s(get(1)),
+                opt(2).map(i32s),
+                o8(out),
+                scratch.bytes_mut(),
+            )
+        }
+        Kernel::TransposeConvF32(p) => transpose_conv::transpose_conv_f32(
+            p,
+            f32s(get(0)),
+            f32s(get(1)),
+            opt(2).map(f32s),
+            of(out),
+        ),
         Kernel::Copy => out.copy_from_slice(get(0)),
+    }
+}
+
+/// A typed view of input bytes, for the generic kernels.
+enum Slices<'a> {
+    I8(&'a [i8]),
+    I16(&'a [i16]),
+    I32(&'a [i32]),
+    F32(&'a [f32]),
+}
+
+/// A typed view of output bytes, for the generic kernels.
+enum SlicesMut<'a> {
+    I8(&'a mut [i8]),
+    I16(&'a mut [i16]),
+    I32(&'a mut [i32]),
+    F32(&'a mut [f32]),
+}
+
+/// Runs a generic one-input kernel on `input` and `out` viewed as `e`.
+fn unary_generic(e: Elem, input: &[u8], out: &mut [u8], f: impl FnOnce(Slices, SlicesMut)) {
+    match e {
+        Elem::I8 => f(Slices::I8(i8s(input)), SlicesMut::I8(o8(out))),
+        Elem::I16 => f(Slices::I16(i16s(input)), SlicesMut::I16(o16(out))),
+        Elem::I32 => f(Slices::I32(i32s(input)), SlicesMut::I32(o32(out))),
+        Elem::F32 => f(Slices::F32(f32s(input)), SlicesMut::F32(of(out))),
     }
 }

@@ -66,6 +66,7 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
         &graph,
         &PlanOptions {
             alignment: options.alignment,
+            ..PlanOptions::default()
         },
     )?;
     let emitted = emit::emit(&graph, &plan, options)?;

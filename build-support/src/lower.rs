@@ -15,25 +15,38 @@ use kiln_planner::plan::Plan;
 pub const SUPPORTED_OPS: &[&str] = &[
     "ADD",
     "AVERAGE_POOL_2D",
+    "CAST",
     "CONCATENATION",
     "CONV_2D",
     "DEPTHWISE_CONV_2D",
     "DEQUANTIZE",
+    "DIV",
     "EXPAND_DIMS",
     "FULLY_CONNECTED",
+    "HARD_SWISH",
+    "LEAKY_RELU",
     "LOGISTIC",
+    "MAXIMUM",
     "MAX_POOL_2D",
+    "MEAN",
+    "MINIMUM",
     "MUL",
     "PAD",
+    "PADV2",
     "QUANTIZE",
     "RELU",
     "RELU6",
     "RESHAPE",
+    "RESIZE_BILINEAR",
+    "RESIZE_NEAREST_NEIGHBOR",
     "SOFTMAX",
     "SQUEEZE",
+    "STRIDED_SLICE",
     "SUB",
     "SVDF",
     "TANH",
+    "TRANSPOSE",
+    "TRANSPOSE_CONV",
     "UNIDIRECTIONAL_SEQUENCE_LSTM",
 ];
 
@@ -97,6 +110,43 @@ pub enum Kernel {
     SvdfF32(k::svdf::Params),
     /// UNIDIRECTIONAL_SEQUENCE_LSTM, int8 with int16 cell state; the folded biases.
     LstmS8(k::lstm::Params, Vec<i32>),
+    /// 16x8 CONV_2D with an optional int64 bias, or with an int32 bias.
+    Conv2dS16(k::conv_2d::Params, PerChannel),
+    Conv2dS16Bias32(k::conv_2d::Params, PerChannel),
+    /// 16x8 DEPTHWISE_CONV_2D (int64 bias, required).
+    DepthwiseConv2dS16(k::depthwise_conv_2d::Params, PerChannel),
+    /// 16x8 FULLY_CONNECTED: per-tensor or per-channel, optional int64 bias or int32 bias.
+    FullyConnectedS16(k::fully_connected::Params),
+    FullyConnectedS16Bias32(k::fully_connected::Params),
+    FullyConnectedPerChannelS16(k::fully_connected::Params, PerChannel),
+    FullyConnectedPerChannelS16Bias32(k::fully_connected::Params, PerChannel),
+    /// int16 SOFTMAX with its exp and 1/(1+x) tables.
+    SoftmaxS16(k::softmax::Params, Vec<i16>, Vec<i16>),
+    MeanS8(k::mean::Params),
+    MeanS16(k::mean::Params),
+    MeanF32(k::mean::Params),
+    /// QUANTIZE between integer types (input, output).
+    Requantize(k::quantize::Params, Elem, Elem),
+    LeakyReluS8(k::leaky_relu::Params),
+    LeakyReluS16(k::leaky_relu::Params),
+    LeakyReluF32(k::leaky_relu::Params),
+    HardSwishS8(k::hard_swish::Params),
+    HardSwishF32,
+    LogisticF32,
+    TanhF32,
+    Maximum(Elem, Option<k::broadcast::Broadcast>),
+    Minimum(Elem, Option<k::broadcast::Broadcast>),
+    DivF32(k::div::Params, Option<k::broadcast::Broadcast>),
+    /// CAST from one element type to another.
+    Cast(Elem, Elem),
+    Transpose(k::transpose::Params, Elem),
+    StridedSlice(k::strided_slice::Params, Elem),
+    ResizeNearestNeighbor(k::resize_nearest_neighbor::Params, Elem),
+    ResizeBilinearS8(k::resize_bilinear::Params),
+    ResizeBilinearF32(k::resize_bilinear::Params),
+    /// int8 TRANSPOSE_CONV; needs `scratch_bytes` of arena scratch.
+    TransposeConvS8(k::transpose_conv::Params, PerChannel),
+    TransposeConvF32(k::transpose_conv::Params),
     /// RESHAPE, SQUEEZE, EXPAND_DIMS: the bytes are copied unchanged.
     Copy,
 }
@@ -351,6 +401,18 @@ impl<'a> Lower<'a> {
             OpKind::Reshape | OpKind::Squeeze { .. } | OpKind::ExpandDims => self.copy(),
             OpKind::Svdf(o) => self.svdf(o),
             OpKind::UnidirectionalSequenceLstm(o) => self.lstm(o),
+            OpKind::Mean { .. } => self.mean(),
+            OpKind::LeakyRelu { alpha } => self.leaky_relu(*alpha),
+            OpKind::HardSwish => self.hard_swish(),
+            OpKind::Maximum => self.max_min(true),
+            OpKind::Minimum => self.max_min(false),
+            OpKind::Div { activation } => self.div(*activation),
+            OpKind::Cast => self.cast(),
+            OpKind::Transpose => self.transpose(),
+            OpKind::StridedSlice(o) => self.strided_slice(o),
+            OpKind::ResizeNearestNeighbor(o) => self.resize(o, true),
+            OpKind::ResizeBilinear(o) => self.resize(o, false),
+            OpKind::TransposeConv(o) => self.transpose_conv(o),
             other => Err(unsupported(format!(
                 "Kiln has no kernel for {} (supported: {})",
                 other.name(),
@@ -540,6 +602,320 @@ impl<'a> Lower<'a> {
         Ok(step)
     }
 
+    /// A constant int32 tensor's values (axes, permutations, shapes, slice bounds).
+    fn const_i32(&self, t: TensorId) -> Result<Vec<i32>> {
+        if self.dtype(t) != DType::I32 {
+            let tensor = self.tensor(t);
+            return Err(unsupported("this input must be an INT32 constant")
+                .at_tensor(t.0, tensor.name.clone())
+                .expected_found("INT32", tensor.dtype.name()));
+        }
+        Ok(self
+            .need_constant(t)?
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+
+    fn check_elements(&self, t: TensorId, want: usize) -> Result<()> {
+        let tensor = self.tensor(t);
+        if tensor.elements() == want {
+            Ok(())
+        } else {
+            Err(
+                unsupported("the tensor's size does not match the operator's parameters")
+                    .at_tensor(t.0, tensor.name.clone())
+                    .expected_found(
+                        format!("{want} elements"),
+                        format!("shape {:?}", tensor.shape),
+                    ),
+            )
+        }
+    }
+
+    fn mean(&self) -> Result<Step> {
+        let (input, axis, output) = (self.input(0)?, self.input(1)?, self.output()?);
+        let axes = self.const_i32(axis)?;
+        let shape = &self.tensor(input).shape;
+        let kernel = match (self.dtype(input), self.dtype(output)) {
+            (DType::I8, DType::I8) => Kernel::MeanS8(
+                k::mean::prepare_s8(shape, &axes, self.quant(input)?, self.quant(output)?)
+                    .map_err(prepare_error)?,
+            ),
+            (DType::I16, DType::I16) => Kernel::MeanS16(
+                k::mean::prepare_s16(shape, &axes, self.quant(input)?, self.quant(output)?)
+                    .map_err(prepare_error)?,
+            ),
+            (DType::F32, DType::F32) => {
+                Kernel::MeanF32(k::mean::prepare_f32(shape, &axes).map_err(prepare_error)?)
+            }
+            (a, b) => {
+                return Err(unsupported("unsupported types for MEAN")
+                    .expected_found("INT8, INT16 or FLOAT32", types(a, b)));
+            }
+        };
+        let (Kernel::MeanS8(p) | Kernel::MeanS16(p) | Kernel::MeanF32(p)) = &kernel else {
+            unreachable!("built above")
+        };
+        self.check_elements(output, p.output_size())?;
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    fn leaky_relu(&self, alpha: f32) -> Result<Step> {
+        let (input, output) = (self.input(0)?, self.output()?);
+        let kernel = match (self.dtype(input), self.dtype(output)) {
+            (DType::I8, DType::I8) => Kernel::LeakyReluS8(
+                k::leaky_relu::prepare_s8(self.quant(input)?, self.quant(output)?, alpha)
+                    .map_err(prepare_error)?,
+            ),
+            (DType::I16, DType::I16) => Kernel::LeakyReluS16(
+                k::leaky_relu::prepare_s16(self.quant(input)?, self.quant(output)?, alpha)
+                    .map_err(prepare_error)?,
+            ),
+            (DType::F32, DType::F32) => Kernel::LeakyReluF32(k::leaky_relu::prepare_f32(alpha)),
+            (a, b) => {
+                return Err(unsupported("unsupported types for LEAKY_RELU")
+                    .expected_found("INT8, INT16 or FLOAT32", types(a, b)));
+            }
+        };
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    fn hard_swish(&self) -> Result<Step> {
+        let (input, output) = (self.input(0)?, self.output()?);
+        let kernel = match (self.dtype(input), self.dtype(output)) {
+            (DType::I8, DType::I8) => Kernel::HardSwishS8(
+                k::hard_swish::prepare_s8(self.quant(input)?, self.quant(output)?)
+                    .map_err(prepare_error)?,
+            ),
+            (DType::F32, DType::F32) => Kernel::HardSwishF32,
+            (a, b) => {
+                return Err(unsupported("unsupported types for HARD_SWISH")
+                    .expected_found("INT8 or FLOAT32", types(a, b)));
+            }
+        };
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    /// The broadcast of a binary operator's inputs, `None` when the shapes are equal.
+    fn broadcast(
+        &self,
+        a: TensorId,
+        b: TensorId,
+        output: TensorId,
+    ) -> Result<Option<k::broadcast::Broadcast>> {
+        let (sa, sb) = (&self.tensor(a).shape, &self.tensor(b).shape);
+        if sa == sb {
+            self.check_elements(output, self.tensor(a).elements())?;
+            return Ok(None);
+        }
+        let bc = k::broadcast::Broadcast::new(sa, sb).map_err(prepare_error)?;
+        self.check_elements(output, bc.output_size())?;
+        Ok(Some(bc))
+    }
+
+    fn max_min(&self, max: bool) -> Result<Step> {
+        let (a, b, output) = (self.input(0)?, self.input(1)?, self.output()?);
+        let dtype = self.dtype(output);
+        if self.dtype(a) != dtype || self.dtype(b) != dtype {
+            return Err(unsupported("inputs and output must have one type"));
+        }
+        let e = elem(dtype)?;
+        let bc = self.broadcast(a, b, output)?;
+        let kernel = if max {
+            Kernel::Maximum(e, bc)
+        } else {
+            Kernel::Minimum(e, bc)
+        };
+        Ok(self.step(kernel, vec![Operand::Tensor(a), Operand::Tensor(b)], output))
+    }
+
+    fn div(&self, act: ir::Activation) -> Result<Step> {
+        let (a, b, output) = (self.input(0)?, self.input(1)?, self.output()?);
+        if [a, b, output].iter().any(|&t| self.dtype(t) != DType::F32) {
+            return Err(unsupported("DIV is supported for FLOAT32")
+                .expected_found("FLOAT32", types(self.dtype(a), self.dtype(output))));
+        }
+        let bc = self.broadcast(a, b, output)?;
+        let p = k::div::prepare_f32(activation(act));
+        Ok(self.step(
+            Kernel::DivF32(p, bc),
+            vec![Operand::Tensor(a), Operand::Tensor(b)],
+            output,
+        ))
+    }
+
+    fn cast(&self) -> Result<Step> {
+        let (input, output) = (self.input(0)?, self.output()?);
+        self.check_elements(output, self.tensor(input).elements())?;
+        let kernel = Kernel::Cast(elem(self.dtype(input))?, elem(self.dtype(output))?);
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    fn transpose(&self) -> Result<Step> {
+        let (input, perm, output) = (self.input(0)?, self.input(1)?, self.output()?);
+        let perm = self.const_i32(perm)?;
+        let p = k::transpose::prepare(&self.tensor(input).shape, &perm).map_err(prepare_error)?;
+        let dtype = self.dtype(output);
+        if self.dtype(input) != dtype {
+            return Err(unsupported("TRANSPOSE keeps the type"));
+        }
+        self.check_elements(output, self.tensor(input).elements())?;
+        Ok(self.step(
+            Kernel::Transpose(p, elem(dtype)?),
+            vec![Operand::Tensor(input)],
+            output,
+        ))
+    }
+
+    fn strided_slice(&self, o: &ir::StridedSliceOptions) -> Result<Step> {
+        let input = self.input(0)?;
+        let (begin, end, strides) = (
+            self.const_i32(self.input(1)?)?,
+            self.const_i32(self.input(2)?)?,
+            self.const_i32(self.input(3)?)?,
+        );
+        let output = self.output()?;
+        let opts = k::strided_slice::Options {
+            begin_mask: o.begin_mask,
+            end_mask: o.end_mask,
+            ellipsis_mask: o.ellipsis_mask,
+            new_axis_mask: o.new_axis_mask,
+            shrink_axis_mask: o.shrink_axis_mask,
+            offset: o.offset,
+        };
+        let shape = &self.tensor(input).shape;
+        let p = k::strided_slice::prepare(shape, &begin, &end, &strides, &opts)
+            .map_err(prepare_error)?;
+        let (dims, rank) = k::strided_slice::output_dims(&p, shape.len(), &opts);
+        self.check_elements(output, dims[..rank].iter().product())?;
+        let dtype = self.dtype(output);
+        if self.dtype(input) != dtype {
+            return Err(unsupported("STRIDED_SLICE keeps the type"));
+        }
+        Ok(self.step(
+            Kernel::StridedSlice(p, elem(dtype)?),
+            vec![Operand::Tensor(input)],
+            output,
+        ))
+    }
+
+    fn resize(&self, o: &ir::ResizeOptions, nearest: bool) -> Result<Step> {
+        let (input, size, output) = (self.input(0)?, self.input(1)?, self.output()?);
+        let size = self.const_i32(size)?;
+        let size: [i32; 2] = size
+            .try_into()
+            .map_err(|_| unsupported("the size input must hold 2 values"))?;
+        let is = self.shape4(input)?;
+        let dtype = self.dtype(output);
+        if self.dtype(input) != dtype {
+            return Err(unsupported("resizing keeps the type"));
+        }
+        let kernel = if nearest {
+            let opts = k::resize_nearest_neighbor::Options {
+                align_corners: o.align_corners,
+                half_pixel_centers: o.half_pixel_centers,
+            };
+            let p = k::resize_nearest_neighbor::prepare(is, size, &opts).map_err(prepare_error)?;
+            self.check_shape(
+                output,
+                &[p.batches, p.output_height, p.output_width, p.depth],
+            )?;
+            Kernel::ResizeNearestNeighbor(p, elem(dtype)?)
+        } else {
+            let opts = k::resize_bilinear::Options {
+                align_corners: o.align_corners,
+                half_pixel_centers: o.half_pixel_centers,
+            };
+            let p = k::resize_bilinear::prepare(is, size, &opts).map_err(prepare_error)?;
+            self.check_shape(
+                output,
+                &[p.batches, p.output_height, p.output_width, p.depth],
+            )?;
+            match dtype {
+                DType::I8 => Kernel::ResizeBilinearS8(p),
+                DType::F32 => Kernel::ResizeBilinearF32(p),
+                other => {
+                    return Err(unsupported("unsupported type for RESIZE_BILINEAR")
+                        .expected_found("INT8 or FLOAT32", other.name()));
+                }
+            }
+        };
+        Ok(self.step(kernel, vec![Operand::Tensor(input)], output))
+    }
+
+    fn transpose_conv(&self, o: &ir::TransposeConvOptions) -> Result<Step> {
+        let (shape_t, filter, input, bias) = (
+            self.input(0)?,
+            self.input(1)?,
+            self.input(2)?,
+            self.op.input(3),
+        );
+        let output = self.output()?;
+        self.need_constant(filter)?;
+        let out_shape: [usize; 4] = self
+            .const_i32(shape_t)?
+            .iter()
+            .map(|&d| usize::try_from(d).map_err(|_| unsupported("negative output dimension")))
+            .collect::<Result<Vec<_>>>()?
+            .try_into()
+            .map_err(|_| unsupported("the output shape must have 4 dimensions"))?;
+        self.check_shape(output, &out_shape)?;
+        let opts = k::transpose_conv::Options {
+            padding: padding(o.padding),
+            stride_height: positive(o.stride_h, "stride")?,
+            stride_width: positive(o.stride_w, "stride")?,
+            activation: activation(o.activation),
+        };
+        let (is, fs) = (self.shape4(input)?, self.shape4(filter)?);
+        let kernel = match (self.dtype(input), self.dtype(filter), self.dtype(output)) {
+            (DType::I8, DType::I8, DType::I8) => {
+                let scales = self.scales(filter, fs[0])?;
+                let mut m = vec![0; fs[0]];
+                let mut s = vec![0; fs[0]];
+                let p = k::transpose_conv::prepare_s8(
+                    is,
+                    fs,
+                    out_shape,
+                    &opts,
+                    self.quant(input)?,
+                    &scales,
+                    self.quant(output)?,
+                    &mut m,
+                    &mut s,
+                )
+                .map_err(prepare_error)?;
+                Kernel::TransposeConvS8(
+                    p,
+                    PerChannel {
+                        multiplier: m,
+                        shift: s,
+                    },
+                )
+            }
+            (DType::F32, DType::F32, DType::F32) => Kernel::TransposeConvF32(
+                k::transpose_conv::prepare_f32(is, fs, out_shape, &opts).map_err(prepare_error)?,
+            ),
+            (a, w, b) => {
+                return Err(
+                    unsupported("unsupported types for TRANSPOSE_CONV").expected_found(
+                        "INT8 or FLOAT32 input, filter and output",
+                        format!("{a}, {w} -> {b}"),
+                    ),
+                );
+            }
+        };
+        Ok(self.step(
+            kernel,
+            vec![
+                Operand::Tensor(input),
+                Operand::Tensor(filter),
+                Operand::Optional(bias),
+            ],
+            output,
+        ))
+    }
+
     fn copy(&self) -> Result<Step> {
         let (input, output) = (self.input(0)?, self.output()?);
         if self.tensor(input).bytes() != self.tensor(output).bytes() {
@@ -578,12 +954,77 @@ impl<'a> Lower<'a> {
             );
         }
         let act = activation(o.activation);
-        let inputs = vec![
+        let mut inputs = vec![
             Operand::Tensor(input),
             Operand::Tensor(weights),
             Operand::Optional(bias),
         ];
         let kernel = match (self.dtype(input), self.dtype(weights), self.dtype(output)) {
+            (DType::I16, DType::I8, DType::I16) => {
+                let bias32 = match bias.map(|b| self.dtype(b)) {
+                    None | Some(DType::I64) => false,
+                    Some(DType::I32) => true,
+                    Some(other) => {
+                        return Err(unsupported(
+                            "the bias of a 16x8 FULLY_CONNECTED must be INT64 or INT32",
+                        )
+                        .expected_found("INT64 or INT32", other.name()));
+                    }
+                };
+                if let (true, Some(b)) = (bias32, bias) {
+                    inputs[2] = Operand::Tensor(b);
+                }
+                let (iq, oq) = (self.quant(input)?, self.quant(output)?);
+                match &self.tensor(weights).quant {
+                    Quantization::PerChannel { scales, .. } => {
+                        let mut m = vec![0; output_depth];
+                        let mut s = vec![0; output_depth];
+                        let p = k::fully_connected::prepare_per_channel_s16(
+                            batches,
+                            accum_depth,
+                            output_depth,
+                            iq,
+                            scales,
+                            oq,
+                            act,
+                            &mut m,
+                            &mut s,
+                        )
+                        .map_err(prepare_error)?;
+                        let t = PerChannel {
+                            multiplier: m,
+                            shift: s,
+                        };
+                        if bias32 {
+                            Kernel::FullyConnectedPerChannelS16Bias32(p, t)
+                        } else {
+                            Kernel::FullyConnectedPerChannelS16(p, t)
+                        }
+                    }
+                    _ => {
+                        let bias_scale = match bias {
+                            Some(b) => Some(self.quant(b)?.scale),
+                            None => None,
+                        };
+                        let p = k::fully_connected::prepare_s16(
+                            batches,
+                            accum_depth,
+                            output_depth,
+                            iq,
+                            self.quant(weights)?,
+                            bias_scale,
+                            oq,
+                            act,
+                        )
+                        .map_err(prepare_error)?;
+                        if bias32 {
+                            Kernel::FullyConnectedS16Bias32(p)
+                        } else {
+                            Kernel::FullyConnectedS16(p)
+                        }
+                    }
+                }
+            }
             (DType::I8, DType::I8, DType::I8) => {
                 if let Some(b) = bias
                     && self.dtype(b) != DType::I32
@@ -691,6 +1132,36 @@ impl<'a> Lower<'a> {
                     },
                 )
             }
+            (DType::I16, DType::I8, DType::I16) => {
+                let scales = self.scales(filter, fs[0])?;
+                let mut m = vec![0; fs[0]];
+                let mut s = vec![0; fs[0]];
+                let p = k::conv_2d::prepare_s16(
+                    is,
+                    fs,
+                    &opts,
+                    self.quant(input)?,
+                    &scales,
+                    self.quant(output)?,
+                    &mut m,
+                    &mut s,
+                )
+                .map_err(prepare_error)?;
+                let tables = PerChannel {
+                    multiplier: m,
+                    shift: s,
+                };
+                match bias.map(|b| self.dtype(b)) {
+                    None | Some(DType::I64) => Kernel::Conv2dS16(p, tables),
+                    Some(DType::I32) => Kernel::Conv2dS16Bias32(p, tables),
+                    Some(other) => {
+                        return Err(unsupported(
+                            "the bias of a 16x8 CONV_2D must be INT64 or INT32",
+                        )
+                        .expected_found("INT64 or INT32", other.name()));
+                    }
+                }
+            }
             (DType::F32, DType::F32, DType::F32) => {
                 Kernel::Conv2dF32(k::conv_2d::prepare_f32(is, fs, &opts).map_err(prepare_error)?)
             }
@@ -702,20 +1173,23 @@ impl<'a> Lower<'a> {
             }
         };
         let p = match &kernel {
-            Kernel::Conv2dS8(p, _) | Kernel::Conv2dF32(p) => *p,
+            Kernel::Conv2dS8(p, _)
+            | Kernel::Conv2dS16(p, _)
+            | Kernel::Conv2dS16Bias32(p, _)
+            | Kernel::Conv2dF32(p) => *p,
             _ => unreachable!("built above"),
         };
         self.check_shape(
             output,
             &[p.batches, p.output_height, p.output_width, p.output_depth],
         )?;
+        let bias = match (&kernel, bias) {
+            (Kernel::Conv2dS16Bias32(..), Some(b)) => Operand::Tensor(b),
+            _ => Operand::Optional(bias),
+        };
         Ok(self.step(
             kernel,
-            vec![
-                Operand::Tensor(input),
-                Operand::Tensor(filter),
-                Operand::Optional(bias),
-            ],
+            vec![Operand::Tensor(input), Operand::Tensor(filter), bias],
             output,
         ))
     }
@@ -759,6 +1233,37 @@ impl<'a> Lower<'a> {
                     },
                 )
             }
+            (DType::I16, DType::I8, DType::I16) => {
+                if bias.map(|b| self.dtype(b)) != Some(DType::I64) {
+                    return Err(unsupported("a 16x8 DEPTHWISE_CONV_2D needs an INT64 bias")
+                        .expected_found(
+                            "INT64 bias",
+                            format!("{:?}", bias.map(|b| self.dtype(b))),
+                        ));
+                }
+                let channels = fs[3];
+                let scales = self.scales(filter, channels)?;
+                let mut m = vec![0; channels];
+                let mut s = vec![0; channels];
+                let p = k::depthwise_conv_2d::prepare_s16(
+                    is,
+                    fs,
+                    &opts,
+                    self.quant(input)?,
+                    &scales,
+                    self.quant(output)?,
+                    &mut m,
+                    &mut s,
+                )
+                .map_err(prepare_error)?;
+                Kernel::DepthwiseConv2dS16(
+                    p,
+                    PerChannel {
+                        multiplier: m,
+                        shift: s,
+                    },
+                )
+            }
             (DType::F32, DType::F32, DType::F32) => Kernel::DepthwiseConv2dF32(
                 k::depthwise_conv_2d::prepare_f32(is, fs, &opts).map_err(prepare_error)?,
             ),
@@ -772,20 +1277,22 @@ impl<'a> Lower<'a> {
             }
         };
         let p = match &kernel {
-            Kernel::DepthwiseConv2dS8(p, _) | Kernel::DepthwiseConv2dF32(p) => *p,
+            Kernel::DepthwiseConv2dS8(p, _)
+            | Kernel::DepthwiseConv2dS16(p, _)
+            | Kernel::DepthwiseConv2dF32(p) => *p,
             _ => unreachable!("built above"),
         };
         self.check_shape(
             output,
             &[p.batches, p.output_height, p.output_width, p.output_depth],
         )?;
+        let bias = match (&kernel, bias) {
+            (Kernel::DepthwiseConv2dS16(..), Some(b)) => Operand::Tensor(b),
+            _ => Operand::Optional(bias),
+        };
         Ok(self.step(
             kernel,
-            vec![
-                Operand::Tensor(input),
-                Operand::Tensor(filter),
-                Operand::Optional(bias),
-            ],
+            vec![Operand::Tensor(input), Operand::Tensor(filter), bias],
             output,
         ))
     }
@@ -861,6 +1368,21 @@ impl<'a> Lower<'a> {
                 )
                 .map_err(prepare_error)?,
             ),
+            (DType::I16, DType::I16) => {
+                let mut exp = vec![0; k::softmax::LUT_SIZE];
+                let mut recip = vec![0; k::softmax::LUT_SIZE];
+                let p = k::softmax::prepare_s16(
+                    outer,
+                    depth,
+                    self.quant(input)?,
+                    self.quant(output)?,
+                    beta,
+                    &mut exp,
+                    &mut recip,
+                )
+                .map_err(prepare_error)?;
+                Kernel::SoftmaxS16(p, exp, recip)
+            }
             (DType::F32, DType::F32) => Kernel::SoftmaxF32(
                 k::softmax::prepare_f32(outer, depth, beta).map_err(prepare_error)?,
             ),
@@ -933,6 +1455,7 @@ impl<'a> Lower<'a> {
                 k::logistic::prepare_s8(self.quant(input)?, self.quant(output)?)
                     .map_err(prepare_error)?,
             ),
+            (DType::F32, DType::F32) => Kernel::LogisticF32,
             (a, b) => {
                 return Err(unsupported("unsupported types for LOGISTIC")
                     .expected_found("INT8 -> INT8", types(a, b)));
@@ -947,6 +1470,7 @@ impl<'a> Lower<'a> {
             (DType::I8, DType::I8) => {
                 Kernel::TanhS8(k::tanh::prepare_s8(self.quant(input)?).map_err(prepare_error)?)
             }
+            (DType::F32, DType::F32) => Kernel::TanhF32,
             (a, b) => {
                 return Err(unsupported("unsupported types for TANH")
                     .expected_found("INT8 -> INT8", types(a, b)));
@@ -985,9 +1509,21 @@ impl<'a> Lower<'a> {
                 k::quantize::prepare_s8_s8(self.quant(input)?, self.quant(output)?)
                     .map_err(prepare_error)?,
             ),
+            (a @ (DType::I8 | DType::I16), b @ (DType::I8 | DType::I16 | DType::I32)) => {
+                Kernel::Requantize(
+                    k::requantize::prepare(self.quant(input)?, self.quant(output)?)
+                        .map_err(prepare_error)?,
+                    elem(a)?,
+                    elem(b)?,
+                )
+            }
             (a, b) => {
-                return Err(unsupported("unsupported types for QUANTIZE")
-                    .expected_found("FLOAT32 -> INT8 or INT8 -> INT8", types(a, b)));
+                return Err(
+                    unsupported("unsupported types for QUANTIZE").expected_found(
+                        "FLOAT32 -> INT8, or between INT8, INT16 and INT32",
+                        types(a, b),
+                    ),
+                );
             }
         };
         Ok(self.step(kernel, vec![Operand::Tensor(input)], output))

@@ -1,5 +1,5 @@
-//! QUANTIZE between integer types involving int16 (16x8 models): int16 -> int8,
-//! int8 -> int16 and int16 -> int16.
+//! QUANTIZE between integer types involving int16 or int32 (16x8 models): int16 -> int8,
+//! int8 -> int16, int16 -> int16, and int16/int8 -> int32.
 //!
 //! TFLM's `quantize_common.cc` runs `reference_ops::Requantize` for every integer pair:
 //! `clamp(MultiplyByQuantizedMultiplier(x - input_zero_point, m, shift) + output_zero_point)`
@@ -64,6 +64,16 @@ pub fn requantize_s16_s16(p: &Params, input: &[i16], output: &mut [i16]) {
     requantize(p, input, output, i16::MIN as i32, i16::MAX as i32, |v| {
         v as i16
     });
+}
+
+/// Int16 -> int32 (`Requantize<int16_t, int32_t>`), as the keyword benchmark model ends.
+pub fn requantize_s16_s32(p: &Params, input: &[i16], output: &mut [i32]) {
+    requantize(p, input, output, i32::MIN, i32::MAX, |v| v);
+}
+
+/// Int8 -> int32 (`Requantize<int8_t, int32_t>`).
+pub fn requantize_s8_s32(p: &Params, input: &[i8], output: &mut [i32]) {
+    requantize(p, input, output, i32::MIN, i32::MAX, |v| v);
 }
 
 #[cfg(test)]

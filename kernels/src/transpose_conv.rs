@@ -96,11 +96,13 @@ pub struct Options {
 /// Scratch memory of the int8 kernel: 4 bytes (an `int32` accumulator) per output element;
 /// 0 for the float kernel.
 pub const fn scratch_bytes(p: &Params) -> usize {
-    if p.int32_scratch {
-        p.output_size() * 4
-    } else {
-        0
-    }
+    scratch_bytes_for(p.output_size(), p.int32_scratch)
+}
+
+/// [`scratch_bytes`] from the output's element count and whether the kernel is the int8 one
+/// (what the planner knows before any `prepare`).
+pub const fn scratch_bytes_for(output_elements: usize, int8: bool) -> usize {
+    if int8 { output_elements * 4 } else { 0 }
 }
 
 /// Shapes and padding of a float TRANSPOSE_CONV from the input shape `[N, H, W, I]`, the

@@ -9,7 +9,7 @@
 //! - variable tensors (LSTM/SVDF state) persist across `invoke()` calls and are not in the
 //!   reused region at all: they are returned separately.
 
-use crate::ir::{Graph, Op, OpId, TensorId, TensorKind};
+use crate::ir::{DType, Graph, Op, OpId, OpKind, TensorId, TensorKind};
 
 /// Who owns a buffer of the arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -136,8 +136,15 @@ pub fn lifetimes(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>) -> Lifet
     }
 }
 
-/// The scratch contract of Kiln's kernels. Today's kernels compute in their output and
-/// need no scratch memory; a kernel that does states it with a `const fn` and is added here.
-pub fn kernel_scratch(_graph: &Graph, _op: &Op) -> usize {
-    0
+/// The scratch contract of Kiln's kernels: the bytes each operator's kernel needs for the
+/// duration of its step, from the kernels' own `const fn`s. Only the int8 TRANSPOSE_CONV
+/// kernel needs any (an int32 accumulator per output element).
+pub fn kernel_scratch(graph: &Graph, op: &Op) -> usize {
+    match op.kind {
+        OpKind::TransposeConv(_) => op.outputs.first().map_or(0, |&o| {
+            let out = graph.tensor(o);
+            kiln_kernels::transpose_conv::scratch_bytes_for(out.elements(), out.dtype == DType::I8)
+        }),
+        _ => 0,
+    }
 }
