@@ -1,5 +1,6 @@
 //! End to end under Miri (`.ci/miri.sh`): small models whose generated code exercises the
-//! arena, the weight statics, the slicing helpers and the kernels, checked for undefined
+//! arena, the weight statics, the slicing helpers and the kernels (convolution,
+//! concatenation, and the stateful SVDF and LSTM with their persistent state), checked for undefined
 //! behaviour and against TFLM's outputs. Golden bytes are compiled in, so no file I/O.
 //! Also runs as an ordinary test.
 
@@ -45,4 +46,22 @@ check!(
     "models/cnn_int8.tflite",
     "models/golden/cnn_int8",
     [1]
+);
+check!(
+    branches_int8,
+    "models/branches_int8.tflite",
+    "models/golden/branches_int8",
+    [1]
+);
+check!(
+    svdf_int8,
+    "models/svdf_int8.tflite",
+    "models/golden/svdf_int8",
+    [1, 2]
+);
+check!(
+    lstm_int8,
+    "models/lstm_int8.tflite",
+    "models/golden/lstm_int8",
+    [1, 2]
 );

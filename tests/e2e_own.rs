@@ -26,3 +26,5 @@ golden!(cnn_int8, "models/cnn_int8.tflite");
 golden!(cnn_float, "models/cnn_float.tflite");
 golden!(branches_int8, "models/branches_int8.tflite");
 golden!(branches_float, "models/branches_float.tflite");
+golden!(svdf_int8, "models/svdf_int8.tflite");
+golden!(lstm_int8, "models/lstm_int8.tflite");

@@ -187,6 +187,42 @@ def quiet(fn, *args):
             os.close(fd)
 
 
+def stateful_models():
+    """Kiln's own small stateful models: one SVDF and one UNIDIRECTIONAL_SEQUENCE_LSTM (int8,
+    the LSTM with an int16 cell state), written directly as flatbuffers by the builders of
+    tools/gen_stateful_cases.py (TF 2.20's converter crashes quantizing a Keras LSTM)."""
+    import gen_stateful_cases as gs  # noqa: PLC0415
+
+    entries = []
+    specs = [
+        ("svdf_int8", "Stateful: SVDF (int8, int8 state), rank 2, memory 4",
+         lambda rng: gs.svdf_model(gs.gen_svdf_int(rng, "int8"))),
+        ("lstm_int8", "Stateful: UNIDIRECTIONAL_SEQUENCE_LSTM (int8, int16 cell state)",
+         lambda rng: gs.lstm_model(gs.gen_lstm(rng))),
+    ]
+    for i, (name, desc, build) in enumerate(specs):
+        data = bytes(build(np.random.default_rng(SEED + 500 + i)))
+        path = OUT / f"{name}.tflite"
+        path.write_bytes(data)
+        m = tc.load_model(data)
+        ops = tc.op_names(m)
+        golden = tc.write_golden(path, OUT / "golden" / name)
+        entries.append({
+            "name": name,
+            "file": path.name,
+            "dtype": "int8",
+            "description": desc,
+            "ops": ops,
+            "num_ops": len(ops),
+            "num_tensors": len(m.subgraphs[0].tensors),
+            "bytes": len(data),
+            "inputs": [{"shape": t["shape"], "dtype": t["dtype"]} for t in golden["inputs"]],
+            "outputs": [{"shape": t["shape"], "dtype": t["dtype"]} for t in golden["outputs"]],
+        })
+        print(f"{name:16s} {len(data):6d} B  {len(ops):2d} ops  {ops}")
+    return entries
+
+
 def main():
     import keras  # noqa: PLC0415
     import tensorflow as tf  # noqa: PLC0415
@@ -230,6 +266,7 @@ def main():
                 "outputs": [{"shape": t["shape"], "dtype": t["dtype"]} for t in golden["outputs"]],
             })
             print(f"{name:16s} {len(data):6d} B  {len(ops):2d} ops {len(sg.tensors):2d} tensors  {ops}")
+    manifest += stateful_models()
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"wrote {OUT.relative_to(tc.REPO)}/manifest.json ({len(manifest)} models)")
 
