@@ -79,4 +79,8 @@ golden!(
     "../../shared/models/all_outputs/tflm_dtln_noise_suppression.tflite",
     "tflm_dtln_noise_suppression"
 );
-golden!(keyword_scrambled, "../../shared/models/all_outputs/tflm_keyword_scrambled_int8.tflite", "tflm_keyword_scrambled_int8");
+golden!(
+    keyword_scrambled,
+    "../../shared/models/all_outputs/tflm_keyword_scrambled_int8.tflite",
+    "tflm_keyword_scrambled_int8"
+);

@@ -75,4 +75,8 @@ golden!(
     "../../shared/models/tflm_dtln_noise_suppression.tflite",
     "tflm_dtln_noise_suppression"
 );
-golden!(keyword_scrambled, "../../shared/models/tflm_keyword_scrambled_int8.tflite", "tflm_keyword_scrambled_int8");
+golden!(
+    keyword_scrambled,
+    "../../shared/models/tflm_keyword_scrambled_int8.tflite",
+    "tflm_keyword_scrambled_int8"
+);

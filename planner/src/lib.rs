@@ -4,13 +4,15 @@
 //!
 //! 1. [`reader`]: bytes to a validated [`ir::Graph`] (flatbuffer types stay inside);
 //! 2. [`validate`]: data-flow rules (run by the reader);
-//! 3. [`schedule`]: the operator order;
+//! 3. [`schedule`]: the operator order with the smallest peak of live bytes;
 //! 4. [`lifetimes`]: which buffers exist and at which steps they are live;
-//! 5. [`offsets`]: where each buffer sits in the arena (several assigners, smallest kept);
+//! 5. [`offsets`]: where each buffer sits in the arena (greedy portfolio, hill climbing,
+//!    branch and bound, stopping at the lower bound);
 //! 6. [`verify`]: an independent check of the plan, run on every plan;
 //! 7. [`report`]: the plan as text, JSON and SVG.
 //!
-//! [`plan`] runs stages 3 to 6. Every failure is a [`diag::Diagnostic`].
+//! [`plan()`] runs stages 3 to 6. Every failure is a [`diag::Diagnostic`]. [`synthetic`] builds
+//! random graphs for tests and benchmarks.
 
 pub mod diag;
 pub mod ir;
@@ -20,6 +22,7 @@ pub mod plan;
 pub mod reader;
 pub mod report;
 pub mod schedule;
+pub mod synthetic;
 pub mod validate;
 pub mod verify;
 

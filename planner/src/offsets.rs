@@ -1,13 +1,30 @@
-//! Offsets: where each buffer sits in the arena.
+//! Offsets: where each buffer sits in the arena, for one order (fixed lifetimes).
 //!
-//! A portfolio of greedy assigners, each a sort key and a fit rule, the smallest arena kept:
-//! - TFLM's own rule (`GreedyMemoryPlanner`): largest first, first gap that fits;
-//! - the same order with best fit (smallest gap that fits, as TFLite's arena planner);
-//! - other sort keys (longest lifetime, size x lifetime, first use) with both fits.
+//! Three stages, each stopping as soon as the arena reaches the *target*, the smallest arena
+//! any placement could have (the most bytes live at one step, with each buffer but the top one
+//! at one step rounded up to the alignment): a placement at the target is optimal.
 //!
-//! Ties keep the earlier assigner, so TFLM's rule wins unless another is strictly smaller,
-//! and sorting is stable with ties broken by buffer index: plans are deterministic.
-//! The search stops early once an assigner reaches the lower bound.
+//! 1. **Portfolio** of greedy assigners, each a sort key and a fit rule, smallest arena kept:
+//!    - TFLM's own rule (`GreedyMemoryPlanner`): largest first, first gap that fits;
+//!    - the same order with best fit (smallest gap that fits, as TFLite's arena planner);
+//!    - other sort keys (size x lifetime, longest lifetime, first use, Vela's urgency, most
+//!      conflicts as TVM) with both fits.
+//!
+//!    Ties keep the earlier assigner, so TFLM's rule wins unless another is strictly
+//!    smaller. With the portfolio off, TFLM's rule alone.
+//! 2. **Hill climbing** on the placement order (as Vela's and TVM's allocators): take the
+//!    buffer that ends highest, move it before (or swap it with) one of the buffers live with
+//!    it that were placed before it, re-place, keep the new order if the arena is no larger.
+//!    A fixed number of iterations, a fixed pseudo-random sequence.
+//! 3. **Branch and bound** (as MiniMalloc): a depth-first search over canonical placements
+//!    (buffers placed bottom-up, each at the lowest offset above the buffers already placed
+//!    under it, offsets never decreasing), pruned when the buffers still to place at some
+//!    step cannot fit under the capacity. It first asks for an arena at the target, then for
+//!    one byte less than the best arena found, until a capacity is proved infeasible (the
+//!    best arena is then optimal) or the budget runs out. Its budget counts work, not time.
+//!
+//! Sorting is stable with ties broken by buffer index and the search is seeded: plans are
+//! deterministic.
 
 use crate::lifetimes::Buffer;
 
@@ -31,6 +48,11 @@ pub enum SortKey {
     AreaDesc,
     /// Earliest first use first, then largest.
     FirstUse,
+    /// Vela's urgency: the most bytes live during the buffer's lifetime first, then longest,
+    /// earliest, largest.
+    Urgency,
+    /// Most buffers live at the same time first (TVM's greedy by conflicts), then largest.
+    Conflicts,
 }
 
 /// One assigner of the portfolio.
@@ -52,45 +74,94 @@ impl Strategy {
             (SortKey::AreaDesc, Fit::Best) => "area-desc/best-fit",
             (SortKey::FirstUse, Fit::First) => "first-use/first-fit",
             (SortKey::FirstUse, Fit::Best) => "first-use/best-fit",
+            (SortKey::Urgency, Fit::First) => "urgency/first-fit",
+            (SortKey::Urgency, Fit::Best) => "urgency/best-fit",
+            (SortKey::Conflicts, Fit::First) => "conflicts/first-fit",
+            (SortKey::Conflicts, Fit::Best) => "conflicts/best-fit",
         }
     }
 }
 
+const fn strategy(key: SortKey, fit: Fit) -> Strategy {
+    Strategy { key, fit }
+}
+
+/// TFLM's `GreedyMemoryPlanner` rule: largest first, first fit.
+pub const TFLM: Strategy = strategy(SortKey::SizeDesc, Fit::First);
+
 /// The portfolio, in the order tried.
-pub const PORTFOLIO: [Strategy; 8] = [
-    Strategy {
-        key: SortKey::SizeDesc,
-        fit: Fit::First,
-    },
-    Strategy {
-        key: SortKey::SizeDesc,
-        fit: Fit::Best,
-    },
-    Strategy {
-        key: SortKey::AreaDesc,
-        fit: Fit::First,
-    },
-    Strategy {
-        key: SortKey::AreaDesc,
-        fit: Fit::Best,
-    },
-    Strategy {
-        key: SortKey::DurationDesc,
-        fit: Fit::First,
-    },
-    Strategy {
-        key: SortKey::DurationDesc,
-        fit: Fit::Best,
-    },
-    Strategy {
-        key: SortKey::FirstUse,
-        fit: Fit::First,
-    },
-    Strategy {
-        key: SortKey::FirstUse,
-        fit: Fit::Best,
-    },
+pub const PORTFOLIO: [Strategy; 12] = [
+    TFLM,
+    strategy(SortKey::SizeDesc, Fit::Best),
+    strategy(SortKey::AreaDesc, Fit::First),
+    strategy(SortKey::AreaDesc, Fit::Best),
+    strategy(SortKey::DurationDesc, Fit::First),
+    strategy(SortKey::DurationDesc, Fit::Best),
+    strategy(SortKey::FirstUse, Fit::First),
+    strategy(SortKey::FirstUse, Fit::Best),
+    strategy(SortKey::Urgency, Fit::First),
+    strategy(SortKey::Urgency, Fit::Best),
+    strategy(SortKey::Conflicts, Fit::First),
+    strategy(SortKey::Conflicts, Fit::Best),
 ];
+
+/// Which stages run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlacementOptions {
+    /// Run the whole portfolio (off: TFLM's rule only).
+    pub portfolio: bool,
+    /// Hill-climbing iterations (0: off).
+    pub hill_climb_iterations: usize,
+    /// Work budget of the hill climbing, in buffer visits: large instances get fewer
+    /// iterations (one iteration visits every pair of buffers live together, or on dense
+    /// instances every pair of buffers).
+    pub hill_climb_work: usize,
+    /// Work budget of the branch and bound, in buffer visits (0: off).
+    pub exact_budget: usize,
+}
+
+impl Default for PlacementOptions {
+    fn default() -> Self {
+        PlacementOptions {
+            portfolio: true,
+            hill_climb_iterations: 2000,
+            hill_climb_work: 40_000_000,
+            exact_budget: 20_000_000,
+        }
+    }
+}
+
+impl PlacementOptions {
+    /// TFLM's rule only.
+    pub fn tflm() -> Self {
+        PlacementOptions {
+            portfolio: false,
+            hill_climb_iterations: 0,
+            hill_climb_work: 0,
+            exact_budget: 0,
+        }
+    }
+}
+
+/// Which stage produced a placement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Greedy(Strategy),
+    /// Hill climbing, started from this assigner's order.
+    HillClimb(Strategy),
+    BranchAndBound,
+}
+
+impl Method {
+    /// A short name for reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::Greedy(s) => s.name(),
+            Method::HillClimb(_) => "hill climbing",
+            Method::BranchAndBound => "branch and bound",
+        }
+    }
+}
 
 /// Offsets for every buffer and the arena they need.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,32 +170,122 @@ pub struct Placement {
     pub offsets: Vec<usize>,
     /// `max(offset + size)` over all buffers (0 when there are none).
     pub arena_bytes: usize,
-    /// The assigner that produced it.
-    pub strategy: Strategy,
+    /// The stage that produced it.
+    pub method: Method,
+    /// The smallest arena any placement could have ([`target`]).
+    pub target_bytes: usize,
+    /// Whether no placement has a smaller arena (it is at the target, or the branch and bound
+    /// proved it).
+    pub optimal: bool,
 }
 
 fn align_up(x: usize, align: usize) -> usize {
     x.div_ceil(align) * align
 }
 
-/// Runs the portfolio and keeps the smallest arena. `align` must be a power of two.
-pub fn assign(buffers: &[Buffer], align: usize, lower_bound: usize) -> Placement {
-    let mut best: Option<Placement> = None;
-    for strategy in PORTFOLIO {
-        let offsets = greedy(buffers, align, strategy);
-        let arena_bytes = arena_end(buffers, &offsets);
-        if best.as_ref().is_none_or(|b| arena_bytes < b.arena_bytes) {
-            best = Some(Placement {
-                offsets,
-                arena_bytes,
-                strategy,
-            });
+/// The smallest arena any placement of `buffers` could have: at every step, the buffers live
+/// at that step are stacked, each but the top one taking its size rounded up to `align`
+/// (offsets are aligned). At least the most bytes live at one step.
+pub fn target(buffers: &[Buffer], align: usize) -> usize {
+    let steps = buffers.iter().map(|b| b.last + 1).max().unwrap_or(0);
+    let mut sum = vec![0usize; steps];
+    let mut sum_aligned = vec![0usize; steps];
+    let mut slack = vec![0usize; steps];
+    for b in buffers {
+        for t in b.first..=b.last {
+            sum[t] += b.size;
+            sum_aligned[t] += align_up(b.size, align);
+            slack[t] = slack[t].max(align_up(b.size, align) - b.size);
         }
-        if arena_bytes <= lower_bound {
+    }
+    (0..steps)
+        .map(|t| (sum_aligned[t] - slack[t]).max(sum[t]))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Runs all stages with their default settings.
+pub fn assign(buffers: &[Buffer], align: usize) -> Placement {
+    place(buffers, align, &PlacementOptions::default())
+}
+
+/// Runs the stages that `options` enables; `align` must be a power of two.
+pub fn place(buffers: &[Buffer], align: usize, options: &PlacementOptions) -> Placement {
+    let target_bytes = target(buffers, align);
+    let adj = conflicts(buffers);
+    let strategies: &[Strategy] = if options.portfolio {
+        &PORTFOLIO
+    } else {
+        &PORTFOLIO[..1]
+    };
+    let mut best: Option<(Placement, Vec<usize>, Fit)> = None;
+    let mut ws = Workspace::new(&adj);
+    for &strategy in strategies {
+        let order = placement_order(buffers, &adj, strategy.key);
+        let arena = ws
+            .place(buffers, &adj, &order, align, strategy.fit, usize::MAX)
+            .expect("no limit");
+        if best.as_ref().is_none_or(|b| arena < b.0.arena_bytes) {
+            best = Some((
+                Placement {
+                    offsets: ws.offsets.clone(),
+                    arena_bytes: arena,
+                    method: Method::Greedy(strategy),
+                    target_bytes,
+                    optimal: arena <= target_bytes,
+                },
+                order,
+                strategy.fit,
+            ));
+        }
+        if arena <= target_bytes {
             break;
         }
     }
-    best.expect("the portfolio is not empty")
+    let (mut best, order, fit) = best.expect("the portfolio is not empty");
+    let iterations = options
+        .hill_climb_iterations
+        .min(options.hill_climb_work / ws.cost.max(1));
+    if !best.optimal && iterations > 0 {
+        let Method::Greedy(start) = best.method else {
+            unreachable!("greedy first")
+        };
+        if let Some((offsets, arena)) = hill_climb(
+            buffers,
+            &adj,
+            order,
+            align,
+            fit,
+            best.arena_bytes,
+            target_bytes,
+            iterations,
+            &mut ws,
+        ) {
+            best = Placement {
+                offsets,
+                arena_bytes: arena,
+                method: Method::HillClimb(start),
+                target_bytes,
+                optimal: arena <= target_bytes,
+            };
+        }
+    }
+    if !best.optimal && options.exact_budget > 0 {
+        let (found, proven) = branch_and_bound(
+            buffers,
+            align,
+            target_bytes,
+            best.arena_bytes,
+            options.exact_budget,
+        );
+        if let Some(offsets) = found {
+            best.arena_bytes = arena_end(buffers, &offsets);
+            best.offsets = offsets;
+            best.method = Method::BranchAndBound;
+        }
+        best.optimal = proven || best.arena_bytes <= target_bytes;
+    }
+    best
 }
 
 /// `max(offset + size)`.
@@ -137,24 +298,71 @@ pub fn arena_end(buffers: &[Buffer], offsets: &[usize]) -> usize {
         .unwrap_or(0)
 }
 
-/// The placement order of a strategy: indices into `buffers`.
-fn placement_order(buffers: &[Buffer], key: SortKey) -> Vec<usize> {
+/// For each buffer, the buffers live at a common step (ascending indices).
+fn conflicts(buffers: &[Buffer]) -> Vec<Vec<u32>> {
+    let mut idx: Vec<usize> = (0..buffers.len()).collect();
+    idx.sort_by_key(|&i| (buffers[i].first, i));
+    let mut adj = vec![Vec::new(); buffers.len()];
+    let mut active: Vec<usize> = Vec::new();
+    for &i in &idx {
+        let b = &buffers[i];
+        active.retain(|&j| buffers[j].last >= b.first);
+        for &j in &active {
+            adj[i].push(j as u32);
+            adj[j].push(i as u32);
+        }
+        active.push(i);
+    }
+    for a in &mut adj {
+        a.sort_unstable();
+    }
+    adj
+}
+
+/// The placement order of a sort key: indices into `buffers`.
+fn placement_order(buffers: &[Buffer], adj: &[Vec<u32>], key: SortKey) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..buffers.len()).collect();
     let duration = |b: &Buffer| b.last - b.first + 1;
+    use std::cmp::Reverse;
     match key {
-        SortKey::SizeDesc => idx.sort_by_key(|&i| std::cmp::Reverse(buffers[i].size)),
+        SortKey::SizeDesc => idx.sort_by_key(|&i| Reverse(buffers[i].size)),
         SortKey::DurationDesc => idx.sort_by_key(|&i| {
             let b = &buffers[i];
-            (std::cmp::Reverse(duration(b)), std::cmp::Reverse(b.size))
+            (Reverse(duration(b)), Reverse(b.size))
         }),
         SortKey::AreaDesc => idx.sort_by_key(|&i| {
             let b = &buffers[i];
-            std::cmp::Reverse(b.size as u128 * duration(b) as u128)
+            Reverse(b.size as u128 * duration(b) as u128)
         }),
         SortKey::FirstUse => idx.sort_by_key(|&i| {
             let b = &buffers[i];
-            (b.first, std::cmp::Reverse(b.size))
+            (b.first, Reverse(b.size))
         }),
+        SortKey::Urgency => {
+            let steps = buffers.iter().map(|b| b.last + 1).max().unwrap_or(0);
+            let mut live = vec![0usize; steps];
+            for b in buffers {
+                for l in &mut live[b.first..=b.last] {
+                    *l += b.size;
+                }
+            }
+            let urgency: Vec<usize> = buffers
+                .iter()
+                .map(|b| live[b.first..=b.last].iter().copied().max().unwrap_or(0))
+                .collect();
+            idx.sort_by_key(|&i| {
+                let b = &buffers[i];
+                (
+                    Reverse(urgency[i]),
+                    Reverse(duration(b)),
+                    b.first,
+                    Reverse(b.size),
+                )
+            });
+        }
+        SortKey::Conflicts => {
+            idx.sort_by_key(|&i| (Reverse(adj[i].len()), Reverse(buffers[i].size)))
+        }
     }
     idx
 }
@@ -162,52 +370,370 @@ fn placement_order(buffers: &[Buffer], key: SortKey) -> Vec<usize> {
 /// One greedy pass: place buffers in the strategy's order, each in a gap among the
 /// already-placed buffers that are live at the same time.
 pub fn greedy(buffers: &[Buffer], align: usize, strategy: Strategy) -> Vec<usize> {
-    place(
-        buffers,
-        &placement_order(buffers, strategy.key),
-        align,
-        strategy.fit,
-    )
+    let adj = conflicts(buffers);
+    let order = placement_order(buffers, &adj, strategy.key);
+    let mut ws = Workspace::new(&adj);
+    ws.place(buffers, &adj, &order, align, strategy.fit, usize::MAX)
+        .expect("no limit");
+    ws.offsets
 }
 
-/// Places buffers one by one in the given order (indices into `buffers`).
-fn place(buffers: &[Buffer], order: &[usize], align: usize, fit: Fit) -> Vec<usize> {
-    let mut offsets = vec![0usize; buffers.len()];
-    let mut placed: Vec<usize> = Vec::with_capacity(buffers.len());
-    let mut conflicts: Vec<(usize, usize)> = Vec::new();
-    for &i in order {
-        let b = &buffers[i];
-        conflicts.clear();
-        conflicts.extend(
-            placed
-                .iter()
-                .filter(|&&j| buffers[j].overlaps_in_time(b))
-                .map(|&j| (offsets[j], offsets[j] + buffers[j].size)),
-        );
-        conflicts.sort_unstable();
-        let mut candidate = 0usize;
-        let mut chosen: Option<(usize, usize)> = None; // (offset, gap size)
-        for &(start, end) in &conflicts {
-            if candidate + b.size <= start {
-                let gap = start - candidate;
-                match fit {
-                    Fit::First => {
-                        chosen = Some((candidate, gap));
-                        break;
+/// Reusable memory of the greedy placement.
+struct Workspace {
+    offsets: Vec<usize>,
+    placed: Vec<bool>,
+    gaps: Vec<(usize, usize)>,
+    /// Placed buffers sorted by `(offset, end)`, for dense instances.
+    by_offset: Vec<(usize, usize, u32)>,
+    /// Whether scanning all placed buffers is cheaper than sorting each buffer's conflicts
+    /// (many buffers live together). Both give the same offsets.
+    dense: bool,
+    /// Work of one placement, in buffer visits.
+    cost: usize,
+}
+
+impl Workspace {
+    fn new(adj: &[Vec<u32>]) -> Workspace {
+        let n = adj.len();
+        let sparse_cost: usize = adj
+            .iter()
+            .map(|a| a.len() * (1 + (usize::BITS - a.len().leading_zeros()) as usize))
+            .sum::<usize>()
+            + n;
+        let dense_cost = n * n / 2 + n;
+        Workspace {
+            offsets: vec![0; n],
+            placed: vec![false; n],
+            gaps: Vec::new(),
+            by_offset: Vec::with_capacity(n),
+            dense: dense_cost < sparse_cost,
+            cost: sparse_cost.min(dense_cost),
+        }
+    }
+
+    /// Places buffers one by one in `order`, each in the lowest (first fit) or smallest (best
+    /// fit) gap among the placed buffers live at the same time. Returns the arena, or `None`
+    /// as soon as a buffer ends above `limit`.
+    fn place(
+        &mut self,
+        buffers: &[Buffer],
+        adj: &[Vec<u32>],
+        order: &[usize],
+        align: usize,
+        fit: Fit,
+        limit: usize,
+    ) -> Option<usize> {
+        self.placed.iter_mut().for_each(|p| *p = false);
+        self.by_offset.clear();
+        let mut arena = 0usize;
+        for &i in order {
+            let b = &buffers[i];
+            self.gaps.clear();
+            if self.dense {
+                self.gaps.extend(
+                    self.by_offset
+                        .iter()
+                        .filter(|&&(_, _, j)| buffers[j as usize].overlaps_in_time(b))
+                        .map(|&(start, end, _)| (start, end)),
+                );
+            } else {
+                for &j in &adj[i] {
+                    let j = j as usize;
+                    if self.placed[j] {
+                        self.gaps
+                            .push((self.offsets[j], self.offsets[j] + buffers[j].size));
                     }
-                    Fit::Best => {
-                        if chosen.is_none_or(|(_, g)| gap < g) {
+                }
+                self.gaps.sort_unstable();
+            }
+            let mut candidate = 0usize;
+            let mut chosen: Option<(usize, usize)> = None; // (offset, gap size)
+            for &(start, end) in &self.gaps {
+                if candidate + b.size <= start {
+                    let gap = start - candidate;
+                    match fit {
+                        Fit::First => {
                             chosen = Some((candidate, gap));
+                            break;
+                        }
+                        Fit::Best => {
+                            if chosen.is_none_or(|(_, g)| gap < g) {
+                                chosen = Some((candidate, gap));
+                            }
                         }
                     }
                 }
+                candidate = candidate.max(align_up(end, align));
             }
-            candidate = candidate.max(align_up(end, align));
+            let offset = chosen.map_or(candidate, |(o, _)| o);
+            self.offsets[i] = offset;
+            self.placed[i] = true;
+            if self.dense {
+                let entry = (offset, offset + b.size, i as u32);
+                let at = self.by_offset.partition_point(|&e| e < entry);
+                self.by_offset.insert(at, entry);
+            }
+            arena = arena.max(offset + b.size);
+            if arena > limit {
+                return None;
+            }
         }
-        offsets[i] = chosen.map_or(candidate, |(o, _)| o);
-        placed.push(i);
+        Some(arena)
     }
-    offsets
+}
+
+/// A small deterministic pseudo-random sequence (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Hill climbing on the placement order. Returns a strictly smaller placement, if found.
+#[allow(clippy::too_many_arguments)]
+fn hill_climb(
+    buffers: &[Buffer],
+    adj: &[Vec<u32>],
+    mut order: Vec<usize>,
+    align: usize,
+    fit: Fit,
+    start_arena: usize,
+    target: usize,
+    iterations: usize,
+    ws: &mut Workspace,
+) -> Option<(Vec<usize>, usize)> {
+    let n = buffers.len();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut arena = ws.place(buffers, adj, &order, align, fit, usize::MAX)?;
+    debug_assert_eq!(arena, start_arena);
+    let mut offsets = ws.offsets.clone();
+    let mut best: Option<(Vec<usize>, usize)> = None;
+    let mut pos = vec![0usize; n];
+    let mut trial: Vec<usize> = Vec::with_capacity(n);
+    for _ in 0..iterations {
+        if arena <= target {
+            break;
+        }
+        for (k, &i) in order.iter().enumerate() {
+            pos[i] = k;
+        }
+        // The bottleneck: the buffer ending highest (earliest placed on ties).
+        let bottleneck = order
+            .iter()
+            .copied()
+            .find(|&i| offsets[i] + buffers[i].size == arena)
+            .expect("some buffer ends at the arena");
+        // Buffers placed before it and live with it: they decided where it went.
+        let below: Vec<usize> = adj[bottleneck]
+            .iter()
+            .map(|&j| j as usize)
+            .filter(|&j| pos[j] < pos[bottleneck])
+            .collect();
+        if below.is_empty() {
+            break; // It sits at 0 with nothing under it: the arena is its size.
+        }
+        let other = below[rng.below(below.len())];
+        let (a, b) = (pos[other], pos[bottleneck]);
+        trial.clear();
+        trial.extend_from_slice(&order);
+        if rng.next() & 1 == 0 {
+            trial.swap(a, b);
+        } else {
+            // Move the bottleneck just before the other buffer.
+            trial[a..=b].rotate_right(1);
+        }
+        if let Some(new) = ws.place(buffers, adj, &trial, align, fit, arena) {
+            std::mem::swap(&mut order, &mut trial);
+            offsets.copy_from_slice(&ws.offsets);
+            if new < arena {
+                best = Some((offsets.clone(), new));
+            }
+            arena = new;
+        }
+    }
+    best
+}
+
+/// The result of one decision: does a placement fit under a capacity?
+enum Decision {
+    Fits(Vec<usize>),
+    DoesNotFit,
+    OutOfBudget,
+}
+
+/// Branch and bound: the smallest arena it can find below `incumbent`, and whether the best
+/// arena (that or `incumbent`) is proved optimal. It asks first for the target (with a quarter
+/// of the budget), then for one byte less than the best arena so far, until a capacity is
+/// proved infeasible or the budget runs out.
+fn branch_and_bound(
+    buffers: &[Buffer],
+    align: usize,
+    target: usize,
+    incumbent: usize,
+    budget: usize,
+) -> (Option<Vec<usize>>, bool) {
+    let mut search = Canonical::new(buffers, align);
+    let mut found: Option<Vec<usize>> = None;
+    let mut best = incumbent;
+    if target >= best {
+        return (None, true);
+    }
+    let mut first = budget / 4;
+    let mut rest = budget - first;
+    match search.decide(target, &mut first) {
+        Decision::Fits(offsets) => return (Some(offsets), true),
+        Decision::DoesNotFit => {}
+        Decision::OutOfBudget => {}
+    }
+    rest += first;
+    while best > target + 1 {
+        match search.decide(best - 1, &mut rest) {
+            Decision::Fits(offsets) => {
+                best = arena_end(buffers, &offsets);
+                found = Some(offsets);
+            }
+            Decision::DoesNotFit => return (found, true),
+            Decision::OutOfBudget => return (found, false),
+        }
+    }
+    // `best` is the target + 1 and the target was refused, or `best` is the target.
+    let proven = best <= target || matches!(search.decide(target, &mut rest), Decision::DoesNotFit);
+    (found, proven)
+}
+
+/// The canonical search of one capacity (see the module documentation).
+struct Canonical<'a> {
+    buffers: &'a [Buffer],
+    align: usize,
+    steps: usize,
+}
+
+impl<'a> Canonical<'a> {
+    fn new(buffers: &'a [Buffer], align: usize) -> Canonical<'a> {
+        Canonical {
+            buffers,
+            align,
+            steps: buffers.iter().map(|b| b.last + 1).max().unwrap_or(0),
+        }
+    }
+
+    fn decide(&mut self, capacity: usize, budget: &mut usize) -> Decision {
+        let (bufs, align) = (self.buffers, self.align);
+        let n = bufs.len();
+        if n == 0 {
+            return Decision::Fits(Vec::new());
+        }
+        let steps = self.steps;
+        // What one node costs: the cross-section over all steps, and the floor of every
+        // buffer over its lifetime.
+        let cost = steps + bufs.iter().map(|b| b.last - b.first + 2).sum::<usize>();
+        // Per step: top of the placed buffers; bytes (and aligned bytes) still to place.
+        let mut sky = vec![0usize; steps];
+        let mut todo = vec![0usize; steps];
+        let mut todo_aligned = vec![0usize; steps];
+        for b in bufs {
+            for t in b.first..=b.last {
+                todo[t] += b.size;
+                todo_aligned[t] += align_up(b.size, align);
+            }
+        }
+        let mut placed = vec![false; n];
+        let mut offsets = vec![0usize; n];
+        // The placement stack: (buffer, offset, previous sky values start in `undo`).
+        let mut stack: Vec<(usize, usize, usize)> = Vec::with_capacity(n);
+        let mut undo: Vec<usize> = Vec::new();
+        // The candidate to resume after on backtracking: its sort key.
+        let mut resume: Option<(usize, std::cmp::Reverse<usize>, usize)> = None;
+        let mut cands: Vec<(usize, std::cmp::Reverse<usize>, usize)> = Vec::with_capacity(n);
+        loop {
+            if *budget < cost {
+                return Decision::OutOfBudget;
+            }
+            *budget -= cost;
+            if stack.len() == n {
+                return Decision::Fits(offsets);
+            }
+            let (last_off, last_idx) = stack.last().map_or((0, 0), |&(i, o, _)| (o, i));
+            let mut dead = false;
+            // Cross-section: what is left at each step must fit above its floor.
+            for t in 0..steps {
+                if todo[t] > 0 {
+                    let floor = align_up(last_off.max(sky[t]), align);
+                    let need = todo[t].max(todo_aligned[t].saturating_sub(align - 1));
+                    if floor + need > capacity {
+                        dead = true;
+                        break;
+                    }
+                }
+            }
+            cands.clear();
+            if !dead {
+                for (i, b) in bufs.iter().enumerate() {
+                    if placed[i] {
+                        continue;
+                    }
+                    let h = align_up(
+                        sky[b.first..=b.last].iter().copied().max().unwrap_or(0),
+                        align,
+                    );
+                    if h + b.size > capacity {
+                        dead = true; // It can only go higher from here.
+                        break;
+                    }
+                    if h < last_off || (h == last_off && !stack.is_empty() && i < last_idx) {
+                        continue;
+                    }
+                    let key = (h, std::cmp::Reverse(b.size), i);
+                    if resume.is_none_or(|r| key > r) {
+                        cands.push(key);
+                    }
+                }
+            }
+            let next = if dead {
+                None
+            } else {
+                cands.iter().copied().min()
+            };
+            match next {
+                Some((h, _, i)) => {
+                    resume = None;
+                    let b = &bufs[i];
+                    stack.push((i, h, undo.len()));
+                    for t in b.first..=b.last {
+                        undo.push(sky[t]);
+                        sky[t] = h + b.size;
+                        todo[t] -= b.size;
+                        todo_aligned[t] -= align_up(b.size, align);
+                    }
+                    placed[i] = true;
+                    offsets[i] = h;
+                }
+                None => {
+                    // Backtrack: undo the last placement and try its next sibling.
+                    let Some((i, h, at)) = stack.pop() else {
+                        return Decision::DoesNotFit;
+                    };
+                    let b = &bufs[i];
+                    for (k, t) in (b.first..=b.last).enumerate() {
+                        sky[t] = undo[at + k];
+                        todo[t] += b.size;
+                        todo_aligned[t] += align_up(b.size, align);
+                    }
+                    undo.truncate(at);
+                    placed[i] = false;
+                    resume = Some((h, std::cmp::Reverse(b.size), i));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -225,12 +751,24 @@ mod tests {
         }
     }
 
+    fn valid(b: &[Buffer], offsets: &[usize], align: usize) -> bool {
+        offsets.iter().all(|o| o % align == 0)
+            && (0..b.len()).all(|i| {
+                (0..i).all(|j| {
+                    !b[i].overlaps_in_time(&b[j])
+                        || offsets[i] + b[i].size <= offsets[j]
+                        || offsets[j] + b[j].size <= offsets[i]
+                })
+            })
+    }
+
     #[test]
     fn disjoint_lifetimes_share_offset_zero() {
         let b = [buf(0, 100, 0, 0), buf(1, 50, 1, 1)];
-        let p = assign(&b, 16, 100);
+        let p = assign(&b, 16);
         assert_eq!(p.offsets, vec![0, 0]);
         assert_eq!(p.arena_bytes, 100);
+        assert!(p.optimal);
     }
 
     #[test]
@@ -253,10 +791,137 @@ mod tests {
             buf(4, 16, 2, 2),  // goes into a hole
         ];
         let order = [0, 1, 2, 3, 4];
-        let first = place(&b, &order, 16, Fit::First);
-        let best = place(&b, &order, 16, Fit::Best);
+        let adj = conflicts(&b);
+        let mut ws = Workspace::new(&adj);
+        ws.place(&b, &adj, &order, 16, Fit::First, usize::MAX);
+        let first = ws.offsets.clone();
+        ws.place(&b, &adj, &order, 16, Fit::Best, usize::MAX);
+        let best = ws.offsets.clone();
         assert_eq!(&first[..4], &[0, 32, 48, 64]);
         assert_eq!(first[4], 0);
         assert_eq!(best[4], 48);
+    }
+
+    #[test]
+    fn target_counts_alignment_below_the_top() {
+        // Two 10-byte buffers together: one must start at 16, so 26 bytes at least.
+        let b = [buf(0, 10, 0, 0), buf(1, 10, 0, 0)];
+        assert_eq!(target(&b, 16), 26);
+        assert_eq!(target(&b, 1), 20);
+        let p = assign(&b, 16);
+        assert_eq!(p.arena_bytes, 26);
+        assert!(p.optimal);
+    }
+
+    /// A classic instance where largest-first greedy misses the bound: the search stages
+    /// must find the packing at the bound.
+    #[test]
+    fn search_stages_reach_the_bound_where_greedy_does_not() {
+        // Steps 0..3. Bound 4 at every step, reachable only with the 2-unit buffers split.
+        let b = [
+            buf(0, 2, 0, 1),
+            buf(1, 1, 0, 0),
+            buf(2, 1, 0, 2),
+            buf(3, 2, 1, 3),
+            buf(4, 1, 2, 3),
+            buf(5, 2, 2, 2),
+            buf(6, 1, 3, 3),
+        ];
+        let load = target(&b, 1);
+        let tflm = arena_end(&b, &greedy(&b, 1, TFLM));
+        let p = place(&b, 1, &PlacementOptions::default());
+        assert!(valid(&b, &p.offsets, 1));
+        assert!(p.arena_bytes <= tflm);
+        assert_eq!(p.arena_bytes, load, "{p:?}");
+        assert!(p.optimal);
+        // The branch and bound alone finds it too.
+        let only_exact = PlacementOptions {
+            exact_budget: 1_000_000,
+            ..PlacementOptions::tflm()
+        };
+        let e = place(&b, 1, &only_exact);
+        assert!(valid(&b, &e.offsets, 1));
+        assert_eq!(e.arena_bytes, load);
+    }
+
+    /// Exhaustive check of the branch and bound on tiny instances: its optimum equals the
+    /// best of all placement orders with first fit over every permutation.
+    #[test]
+    fn branch_and_bound_is_exact_on_tiny_instances() {
+        let mut rng = Rng(12345);
+        for case in 0..300 {
+            let n = 1 + rng.below(6);
+            let steps = 1 + rng.below(5);
+            let align = [1, 4, 16][rng.below(3)];
+            let b: Vec<Buffer> = (0..n)
+                .map(|i| {
+                    let f = rng.below(steps);
+                    let l = f + rng.below(steps - f);
+                    buf(i, 1 + rng.below(40), f, l)
+                })
+                .collect();
+            // Brute force over permutations with first fit (complete for canonical packings).
+            let adj = conflicts(&b);
+            let mut ws = Workspace::new(&adj);
+            let mut perm: Vec<usize> = (0..n).collect();
+            let mut brute = usize::MAX;
+            permute(&mut perm, 0, &mut |p| {
+                let a = ws
+                    .place(&b, &adj, p, align, Fit::First, usize::MAX)
+                    .unwrap();
+                brute = brute.min(a);
+            });
+            let (found, proven) =
+                branch_and_bound(&b, align, target(&b, align), usize::MAX, 1 << 30);
+            assert!(proven, "case {case}");
+            let offsets = found.expect("a placement below usize::MAX");
+            assert!(valid(&b, &offsets, align), "case {case}");
+            assert_eq!(
+                arena_end(&b, &offsets),
+                brute,
+                "case {case}: {b:?} align {align}"
+            );
+        }
+    }
+
+    #[test]
+    fn dense_and_sparse_greedy_agree() {
+        let mut rng = Rng(777);
+        for _ in 0..200 {
+            let n = 1 + rng.below(60);
+            let steps = 1 + rng.below(30);
+            let b: Vec<Buffer> = (0..n)
+                .map(|i| {
+                    let f = rng.below(steps);
+                    let l = f + rng.below(steps - f);
+                    buf(i, 1 + rng.below(100), f, l)
+                })
+                .collect();
+            let adj = conflicts(&b);
+            for s in PORTFOLIO {
+                let order = placement_order(&b, &adj, s.key);
+                let mut sparse = Workspace::new(&adj);
+                sparse.dense = false;
+                let mut dense = Workspace::new(&adj);
+                dense.dense = true;
+                let a = sparse.place(&b, &adj, &order, 8, s.fit, usize::MAX);
+                let d = dense.place(&b, &adj, &order, 8, s.fit, usize::MAX);
+                assert_eq!(a, d);
+                assert_eq!(sparse.offsets, dense.offsets);
+                assert!(valid(&b, &dense.offsets, 8));
+            }
+        }
+    }
+
+    fn permute(v: &mut Vec<usize>, k: usize, f: &mut dyn FnMut(&[usize])) {
+        if k == v.len() {
+            f(v);
+            return;
+        }
+        for i in k..v.len() {
+            v.swap(k, i);
+            permute(v, k + 1, f);
+            v.swap(k, i);
+        }
     }
 }

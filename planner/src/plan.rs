@@ -3,18 +3,52 @@
 use crate::diag::{Diagnostic, Result};
 use crate::ir::{Graph, OpId, TensorId};
 use crate::lifetimes::{self, BufferOwner};
-use crate::{offsets, schedule, verify};
+use crate::offsets::{self, PlacementOptions};
+use crate::schedule::{self, OrderOptions};
+use crate::verify;
 
-/// Options that shape a plan.
+/// Options that shape a plan. The default turns every optimisation on; each can be switched
+/// off to compare (`PlanOptions::unoptimised()` turns them all off: the stored order and
+/// TFLM's greedy placement).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlanOptions {
     /// Alignment of every buffer offset in bytes (a power of two). Default 16, as TFLM.
     pub alignment: usize,
+    /// How the operator order is chosen (`order.reorder = false`: the stored order).
+    pub order: OrderOptions,
+    /// How offsets are searched (`PlacementOptions::tflm()`: TFLM's greedy rule only).
+    pub placement: PlacementOptions,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { alignment: 16 }
+        PlanOptions {
+            alignment: 16,
+            order: OrderOptions::default(),
+            placement: PlacementOptions::default(),
+        }
+    }
+}
+
+impl PlanOptions {
+    /// Every optimisation off: the stored order, placed by TFLM's greedy rule alone.
+    pub fn unoptimised() -> Self {
+        PlanOptions {
+            order: OrderOptions {
+                reorder: false,
+                ..OrderOptions::default()
+            },
+            placement: PlacementOptions::tflm(),
+            ..PlanOptions::default()
+        }
+    }
+
+    /// The default options with another alignment.
+    pub fn with_alignment(alignment: usize) -> Self {
+        PlanOptions {
+            alignment,
+            ..PlanOptions::default()
+        }
     }
 }
 
@@ -50,13 +84,26 @@ pub struct Plan {
     pub arena_bytes: usize,
     /// Most bytes live at any one step for this order: no placement can do better.
     pub lower_bound_bytes: usize,
+    /// Most bytes live at any one step for the model's stored order (what the lower bound
+    /// would be without reordering).
+    pub stored_order_bound_bytes: usize,
+    /// The smallest arena any placement of this order could have with this alignment: the
+    /// lower bound with every buffer but the top one at a step rounded up to the alignment.
+    pub aligned_bound_bytes: usize,
+    /// Whether no order has a smaller lower bound (proved by the exact search).
+    pub order_optimal: bool,
+    /// How the order was chosen.
+    pub order_search: &'static str,
+    /// Whether no placement of this order has a smaller arena (it meets the aligned bound,
+    /// or the branch and bound proved it).
+    pub placement_optimal: bool,
     /// Variable tensors, laid out one after another (aligned).
     pub persistent: Vec<PersistentBuffer>,
     /// Bytes of the persistent region.
     pub persistent_bytes: usize,
     /// Live bytes at each step.
     pub live_bytes: Vec<usize>,
-    /// The assigner whose placement was kept.
+    /// The placement stage whose offsets were kept (e.g. TFLM's greedy rule).
     pub strategy: &'static str,
 }
 
@@ -66,10 +113,20 @@ impl Plan {
         let max = *self.live_bytes.iter().max()?;
         self.live_bytes.iter().position(|&b| b == max)
     }
+
+    /// Bytes of arena above the lower bound.
+    pub fn gap_bytes(&self) -> usize {
+        self.arena_bytes.saturating_sub(self.lower_bound_bytes)
+    }
+
+    /// Whether the order differs from the model's stored order.
+    pub fn reordered(&self) -> bool {
+        self.order.iter().enumerate().any(|(i, o)| o.0 != i)
+    }
 }
 
-/// Plans `graph` with the scratch needs of Kiln's kernels: stored order, lifetimes, the
-/// offset portfolio, then the verifier.
+/// Plans `graph` with the scratch needs of Kiln's kernels: the order search, lifetimes, the
+/// offset search, then the verifier.
 pub fn plan(graph: &Graph, options: &PlanOptions) -> Result<Plan> {
     plan_with_scratch(graph, options, &lifetimes::kernel_scratch)
 }
@@ -87,10 +144,28 @@ pub fn plan_with_scratch(
                 .expected_found("1, 2, 4, 8, 16, ...", align.to_string()),
         );
     }
-    let order = schedule::stored_order(graph);
-    let lt = lifetimes::lifetimes(graph, &order, scratch);
+    let stored = schedule::stored_order(graph);
+    let stored_lt = lifetimes::lifetimes(graph, &stored, scratch);
+    let stored_order_bound_bytes = stored_lt.lower_bound();
+    let sched = schedule::schedule(graph, scratch, &options.order);
+    let mut order = sched.order;
+    let mut order_optimal = sched.optimal;
+    let mut order_search = sched.search.name();
+    let mut lt = lifetimes::lifetimes(graph, &order, scratch);
+    debug_assert_eq!(lt.lower_bound(), sched.peak_bytes);
+    let mut placement = offsets::place(&lt.buffers, align, &options.placement);
+    if order != stored && placement.arena_bytes > offsets::target(&stored_lt.buffers, align) {
+        // A smaller bound need not pack as well: keep the stored order if it packs smaller.
+        let on_stored = offsets::place(&stored_lt.buffers, align, &options.placement);
+        if on_stored.arena_bytes < placement.arena_bytes {
+            order = stored;
+            lt = stored_lt;
+            placement = on_stored;
+            order_optimal = lt.lower_bound() == sched.min_peak_bound_bytes;
+            order_search = "stored order packs smaller than the searched one";
+        }
+    }
     let lower_bound_bytes = lt.lower_bound();
-    let placement = offsets::assign(&lt.buffers, align, lower_bound_bytes);
     let buffers = lt
         .buffers
         .iter()
@@ -121,10 +196,15 @@ pub fn plan_with_scratch(
         buffers,
         arena_bytes: placement.arena_bytes,
         lower_bound_bytes,
+        stored_order_bound_bytes,
+        aligned_bound_bytes: placement.target_bytes,
+        order_optimal,
+        order_search,
+        placement_optimal: placement.optimal,
         persistent,
         persistent_bytes: end,
         live_bytes: lt.live_bytes(),
-        strategy: placement.strategy.name(),
+        strategy: placement.method.name(),
     };
     verify::verify(graph, &plan, scratch)?;
     Ok(plan)

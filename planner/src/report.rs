@@ -27,13 +27,31 @@ pub struct JsonReport {
     pub ops: usize,
     pub tensors: usize,
     pub arena_bytes: usize,
+    /// Most bytes live at one step for the order used.
     pub lower_bound_bytes: usize,
+    /// `arena_bytes - lower_bound_bytes`.
+    pub gap_bytes: usize,
+    /// The smallest arena any placement of this order could have with this alignment.
+    pub aligned_bound_bytes: usize,
+    /// Whether no placement of this order has a smaller arena.
+    pub placement_optimal: bool,
+    /// Most bytes live at one step for the model's stored order.
+    pub stored_order_bound_bytes: usize,
+    /// Whether no order has a smaller lower bound.
+    pub order_optimal: bool,
+    /// How the order was chosen.
+    pub order_search: String,
+    /// Whether `order` differs from `stored_order`.
+    pub reordered: bool,
     pub persistent_bytes: usize,
     pub weights_bytes: usize,
     pub alignment: usize,
     pub peak_op: Option<usize>,
     pub strategy: String,
+    /// Operator indices in execution order.
     pub order: Vec<usize>,
+    /// Operator indices in the model's stored order.
+    pub stored_order: Vec<usize>,
     pub buffers: Vec<JsonBuffer>,
 }
 
@@ -59,12 +77,20 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
         tensors: graph.tensors.len(),
         arena_bytes: plan.arena_bytes,
         lower_bound_bytes: plan.lower_bound_bytes,
+        gap_bytes: plan.gap_bytes(),
+        aligned_bound_bytes: plan.aligned_bound_bytes,
+        placement_optimal: plan.placement_optimal,
+        stored_order_bound_bytes: plan.stored_order_bound_bytes,
+        order_optimal: plan.order_optimal,
+        order_search: plan.order_search.to_string(),
+        reordered: plan.reordered(),
         persistent_bytes: plan.persistent_bytes,
         weights_bytes: graph.weights_bytes(),
         alignment: plan.alignment,
         peak_op: plan.peak_step().map(|s| plan.order[s].0),
         strategy: plan.strategy.to_string(),
         order: plan.order.iter().map(|o| o.0).collect(),
+        stored_order: (0..graph.ops.len()).collect(),
         buffers: plan
             .buffers
             .iter()
@@ -100,12 +126,63 @@ pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
         "arena bytes      {} (alignment {}, {})",
         plan.arena_bytes, plan.alignment, plan.strategy
     );
-    let gap = plan.arena_bytes.saturating_sub(plan.lower_bound_bytes);
     let _ = writeln!(
         s,
-        "lower bound      {} (gap {} bytes)",
-        plan.lower_bound_bytes, gap
+        "lower bound      {} (gap {} bytes, {}; {})",
+        plan.lower_bound_bytes,
+        plan.gap_bytes(),
+        percent(plan.gap_bytes(), plan.lower_bound_bytes),
+        if plan.placement_optimal {
+            "placement optimal".to_string()
+        } else {
+            format!(
+                "placement not proved optimal, aligned bound {}",
+                plan.aligned_bound_bytes
+            )
+        }
     );
+    let _ = writeln!(
+        s,
+        "stored bound     {} (lower bound of the stored order, {})",
+        plan.stored_order_bound_bytes,
+        match plan.stored_order_bound_bytes.cmp(&plan.lower_bound_bytes) {
+            std::cmp::Ordering::Equal => "the same".to_string(),
+            std::cmp::Ordering::Greater => format!(
+                "{} bytes above",
+                plan.stored_order_bound_bytes - plan.lower_bound_bytes
+            ),
+            std::cmp::Ordering::Less => format!(
+                "{} bytes below",
+                plan.lower_bound_bytes - plan.stored_order_bound_bytes
+            ),
+        }
+    );
+    let _ = writeln!(
+        s,
+        "order            {} ({}; {})",
+        if plan.reordered() {
+            "reordered"
+        } else {
+            "stored order kept"
+        },
+        plan.order_search,
+        if plan.order_optimal {
+            "no order has a smaller bound"
+        } else {
+            "not proved optimal"
+        }
+    );
+    if plan.reordered() {
+        let ids = |v: &mut dyn Iterator<Item = usize>| {
+            v.map(|i| i.to_string()).collect::<Vec<_>>().join(" ")
+        };
+        let _ = writeln!(
+            s,
+            "chosen order     {}",
+            ids(&mut plan.order.iter().map(|o| o.0))
+        );
+        let _ = writeln!(s, "stored order     {}", ids(&mut (0..graph.ops.len())));
+    }
     let _ = writeln!(s, "persistent bytes {}", plan.persistent_bytes);
     if let Some(p) = peak {
         let op = graph.op(plan.order[p]);
@@ -149,6 +226,18 @@ pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
     s
 }
 
+/// `part / whole` as a percentage with two decimals.
+fn percent(part: usize, whole: usize) -> String {
+    if whole == 0 {
+        return if part == 0 {
+            "0.00 %".into()
+        } else {
+            "n/a".into()
+        };
+    }
+    format!("{:.2} %", part as f64 * 100.0 / whole as f64)
+}
+
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -157,12 +246,17 @@ fn escape(text: &str) -> String {
 }
 
 /// The arena over time as SVG: x is the step, y the offset; one labelled rectangle per
-/// buffer, the peak step marked, a dashed line at the lower bound.
+/// buffer, the peak step marked, a dashed line at the lower bound (and one at the stored
+/// order's bound when it is higher), and the operator run at each step.
 pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
     let steps = plan.order.len().max(1);
     let (left, top, width, height) = (70.0, 40.0, 900.0_f64, 500.0_f64);
     let col = width / steps as f64;
-    let ymax = plan.arena_bytes.max(plan.lower_bound_bytes).max(1) as f64;
+    let ymax = plan
+        .arena_bytes
+        .max(plan.lower_bound_bytes)
+        .max(plan.stored_order_bound_bytes)
+        .max(1) as f64;
     let y = |bytes: usize| top + height - bytes as f64 / ymax * height;
     let mut s = String::new();
     let _ = writeln!(
@@ -173,11 +267,33 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
     );
     let _ = writeln!(
         s,
-        r#"<text x="{left}" y="20" font-size="14">{}: arena {} B, lower bound {} B, persistent {} B</text>"#,
+        r#"<text x="{left}" y="16" font-size="14">{}: arena {} B, lower bound {} B (gap {} B{}), persistent {} B</text>"#,
         escape(title),
         plan.arena_bytes,
         plan.lower_bound_bytes,
+        plan.gap_bytes(),
+        if plan.placement_optimal {
+            ", optimal"
+        } else {
+            ""
+        },
         plan.persistent_bytes
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{left}" y="30">order: {} ({}; {}); stored-order bound {} B</text>"#,
+        if plan.reordered() {
+            "reordered"
+        } else {
+            "stored order kept"
+        },
+        escape(plan.order_search),
+        if plan.order_optimal {
+            "no order has a smaller bound"
+        } else {
+            "not proved optimal"
+        },
+        plan.stored_order_bound_bytes
     );
     let _ = writeln!(
         s,
@@ -228,8 +344,31 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
         left + width - 2.0,
         lb - 3.0
     );
+    if plan.stored_order_bound_bytes > plan.lower_bound_bytes {
+        let sb = y(plan.stored_order_bound_bytes);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{left}" y1="{sb:.1}" x2="{}" y2="{sb:.1}" stroke="#c60" stroke-dasharray="2,3"/><text x="{}" y="{:.1}" fill="#c60" text-anchor="end">stored-order bound</text>"##,
+            left + width,
+            left + width - 2.0,
+            sb - 3.0
+        );
+    }
+    if col >= 12.0 {
+        for (step, id) in plan.order.iter().enumerate() {
+            let moved = id.0 != step;
+            let _ = writeln!(
+                s,
+                r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="8"{}>{}</text>"##,
+                left + (step as f64 + 0.5) * col,
+                top + height + 12.0,
+                if moved { r##" fill="#c60""## } else { "" },
+                id.0
+            );
+        }
+    }
     for k in 0..=4 {
-        let bytes = plan.arena_bytes.max(plan.lower_bound_bytes) * k / 4;
+        let bytes = (ymax as usize) * k / 4;
         let _ = writeln!(
             s,
             r#"<text x="{}" y="{:.1}" text-anchor="end">{bytes}</text>"#,
@@ -239,7 +378,7 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
     }
     let _ = writeln!(
         s,
-        r#"<text x="{}" y="{}" text-anchor="middle">step (operator in execution order)</text>"#,
+        r#"<text x="{}" y="{}" text-anchor="middle">step (operator in execution order; moved operators in orange)</text>"#,
         left + width / 2.0,
         top + height + 30.0
     );

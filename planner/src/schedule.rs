@@ -1,12 +1,963 @@
-//! Scheduling: the order in which operators run.
+//! Scheduling: the order in which operators run, chosen for the smallest peak of live bytes.
 //!
-//! Today Kiln runs operators in the model's stored order, which the reader has checked is a
-//! valid topological order. The minimum-memory search over orders comes with the
-//! min-memory issue and plugs in here.
+//! The peak of an order is the lower bound of any placement for it ([`Lifetimes::lower_bound`]
+//! of its lifetimes), so the order is chosen first and the offsets then aim at its bound.
+//!
+//! The search works on *executed sets*: which operators ran so far. The bytes resident after
+//! a set `S` ran depend only on `S` (a tensor is resident if it is a graph input or was
+//! produced in `S`, and is a graph output or has a consumer outside `S`), and the bytes live
+//! while operator `o` runs after `S` are `resident(S) + outputs(o) + scratch(o)` (its inputs
+//! are resident already), plus, at step 0 only, the graph inputs nobody reads. This is
+//! exactly the inclusive lifetime rule of [`crate::lifetimes`], so the value the search
+//! computes for an order is the lower bound of that order.
+//!
+//! Operators run after the producers of their inputs, and operators that read or write the
+//! same variable (state) tensor keep their stored order.
+//!
+//! 1. **Segments.** An operator that is an ancestor or a descendant of every other operator
+//!    (a *cut*: the graph narrows to it, as at every layer of a chain) runs at the same step
+//!    in every order, and the operators between two cuts always occupy the same steps. Each
+//!    segment between cuts is ordered on its own: the peak is the largest segment peak.
+//! 2. **Seeds.** Cheap schedules give each segment an incumbent: the stored order, two list
+//!    schedules (least live bytes now; most bytes freed, as XLA's list scheduler), and two
+//!    depth-first post-orders (operands in index order; the operand needing most memory
+//!    first, as Sethi-Ullman). The stored order wins ties.
+//! 3. **Beam search.** Dynamic programming over executed sets, level by level (all sets of
+//!    `k` operators, deduplicated, each with the smallest peak that reaches it), keeping only
+//!    the best states of each level (fewest resident bytes, then smallest peak). Long
+//!    segments get a narrower beam (a budget of states per segment).
+//! 4. **Exact search.** The same without the cut, pruned by the incumbent and by a
+//!    per-operator lower bound on what is left: it proves the incumbent optimal or finds
+//!    the optimum. It runs under a budget counted in states (never wall time), shared by
+//!    all segments; a segment beyond it keeps the heuristic order.
+//!
+//! The searches only accept strictly smaller peaks, so a segment whose stored order is
+//! optimal keeps it.
+//!
+//! Never worse than the stored order: every segment keeps its best seed unless a search finds
+//! a strictly smaller peak. Everything is deterministic: ties go to the lower index, hash
+//! tables are only used for lookups (never iterated), and budgets count states.
+//!
+//! [`Lifetimes::lower_bound`]: crate::lifetimes::Lifetimes::lower_bound
 
-use crate::ir::{Graph, OpId};
+use crate::ir::{Graph, OpId, TensorKind};
+use crate::lifetimes::ScratchFn;
 
 /// The model's stored order.
 pub fn stored_order(graph: &Graph) -> Vec<OpId> {
     graph.ops.iter().map(|op| op.id).collect()
+}
+
+/// How the order is searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderOptions {
+    /// Search for the order with the smallest peak. Off: the stored order.
+    pub reorder: bool,
+    /// Run the exact search (off: seeds and beam search only).
+    pub exact: bool,
+    /// Work the exact search may do over all segments, in state words: a state of a
+    /// segment of `m` operators costs `1 + ceil(m / 64)`. A segment that would exceed it
+    /// keeps the heuristic order.
+    pub exact_budget: usize,
+    /// States kept per step by the beam search (0: no beam search).
+    pub beam_width: usize,
+    /// States the beam search may keep over a whole segment: long segments get a narrower
+    /// beam (at least 4 states per step).
+    pub beam_states: usize,
+}
+
+const MIN_BEAM_WIDTH: usize = 4;
+
+impl Default for OrderOptions {
+    fn default() -> Self {
+        OrderOptions {
+            reorder: true,
+            exact: true,
+            exact_budget: 200_000,
+            beam_width: 64,
+            beam_states: 40_000,
+        }
+    }
+}
+
+/// How the chosen order was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderSearch {
+    /// Reordering is off: the stored order.
+    Off,
+    /// Every segment was solved exactly or met its lower bound.
+    Exact,
+    /// Some segment was beyond the exact budget and got the heuristics.
+    Heuristic,
+}
+
+impl OrderSearch {
+    /// A short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            OrderSearch::Off => "reordering off",
+            OrderSearch::Exact => "exact search",
+            OrderSearch::Heuristic => "heuristic search",
+        }
+    }
+}
+
+/// The chosen order and what is known about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// Operators in execution order.
+    pub order: Vec<OpId>,
+    /// The peak of live bytes of `order` (its lifetimes' lower bound).
+    pub peak_bytes: usize,
+    /// The peak of the stored order.
+    pub stored_peak_bytes: usize,
+    /// Whether no order has a smaller peak (proved by the exact search or a lower bound).
+    pub optimal: bool,
+    /// A lower bound on the peak of every order (equal to `peak_bytes` when `optimal`).
+    pub min_peak_bound_bytes: usize,
+    pub search: OrderSearch,
+    /// Segments the graph split into (cuts count as segments of one operator).
+    pub segments: usize,
+    /// Work of the exact and beam searches (states, in words).
+    pub states: usize,
+}
+
+/// Chooses the order of `graph`'s operators (see the module documentation).
+pub fn schedule(graph: &Graph, scratch: ScratchFn<'_>, options: &OrderOptions) -> Schedule {
+    let p = Problem::new(graph, scratch);
+    let stored: Vec<u32> = (0..p.n as u32).collect();
+    let stored_live = p.simulate(&stored);
+    let stored_peak = stored_live.iter().copied().max().unwrap_or(0);
+    if !options.reorder || p.n <= 1 {
+        let optimal = p.n <= 1;
+        return Schedule {
+            order: stored_order(graph),
+            peak_bytes: stored_peak,
+            stored_peak_bytes: stored_peak,
+            optimal,
+            min_peak_bound_bytes: if optimal { stored_peak } else { 0 },
+            search: if options.reorder {
+                OrderSearch::Exact
+            } else {
+                OrderSearch::Off
+            },
+            segments: p.n,
+            states: 0,
+        };
+    }
+
+    let segments = p.segments();
+    let seeds: Vec<Vec<u32>> = vec![
+        stored,
+        p.list_schedule(ListRule::LeastLive),
+        p.list_schedule(ListRule::MostFreed),
+        p.dfs_schedule(false),
+        p.dfs_schedule(true),
+    ];
+    let lives: Vec<Vec<usize>> = seeds.iter().map(|s| p.simulate(s)).collect();
+    let resident = p.resident_before_each_stored_step();
+
+    let mut order: Vec<u32> = Vec::with_capacity(p.n);
+    let mut peak = 0usize;
+    let mut proven_bound = 0usize;
+    let mut all_proven = true;
+    let mut states = 0usize;
+    let mut exact_left = if options.exact {
+        options.exact_budget
+    } else {
+        0
+    };
+    for &(lo, hi) in &segments {
+        // The best seed on this segment; the stored order (seed 0) wins ties.
+        let seg_peak = |live: &Vec<usize>| live[lo..hi].iter().copied().max().unwrap_or(0);
+        let (best_seed, mut best_peak) = lives
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i, seg_peak(l)))
+            .min_by_key(|&(i, pk)| (pk, i))
+            .expect("there are seeds");
+        let mut best: Vec<u32> = seeds[best_seed][lo..hi].to_vec();
+        if hi - lo == 1 {
+            peak = peak.max(best_peak);
+            proven_bound = proven_bound.max(best_peak);
+            order.extend(best);
+            continue;
+        }
+        let ctx = SegCtx::new(&p, lo, hi, resident[lo]);
+        let mut proven = best_peak <= ctx.lower_bound;
+        let mut seg_bound = ctx.lower_bound;
+        // The beam search first: cheap, and a better incumbent prunes the exact search.
+        if !proven && options.beam_width > 0 {
+            let width = options
+                .beam_width
+                .min((options.beam_states / (hi - lo)).max(MIN_BEAM_WIDTH));
+            let (outcome, used) = ctx.search(best_peak, Mode::Beam { width });
+            states += used;
+            if let Outcome::Found(o, pk) = outcome {
+                best = o;
+                best_peak = pk;
+                proven = best_peak <= ctx.lower_bound;
+            }
+        }
+        if !proven && exact_left > 0 {
+            let (outcome, used) = ctx.search(best_peak, Mode::Exact { budget: exact_left });
+            states += used;
+            match outcome {
+                Outcome::Found(o, pk) => {
+                    best = o;
+                    best_peak = pk;
+                    proven = true;
+                    exact_left -= used;
+                }
+                Outcome::NoBetter => {
+                    proven = true;
+                    exact_left -= used;
+                }
+                Outcome::OverBudget => exact_left = 0,
+            }
+        }
+        if proven {
+            seg_bound = best_peak;
+        }
+        all_proven &= proven;
+        peak = peak.max(best_peak);
+        proven_bound = proven_bound.max(seg_bound);
+        order.extend(best);
+    }
+    debug_assert_eq!(order.len(), p.n);
+    debug_assert_eq!(
+        p.simulate(&order).into_iter().max().unwrap_or(0),
+        peak,
+        "the segment peaks add up"
+    );
+    let optimal = peak <= proven_bound;
+    Schedule {
+        order: order.into_iter().map(|o| OpId(o as usize)).collect(),
+        peak_bytes: peak,
+        stored_peak_bytes: stored_peak,
+        optimal,
+        min_peak_bound_bytes: proven_bound.min(peak),
+        search: if all_proven || optimal {
+            OrderSearch::Exact
+        } else {
+            OrderSearch::Heuristic
+        },
+        segments: segments.len(),
+        states,
+    }
+}
+
+/// The live bytes at each step of `order`, by the search's own model (equal to
+/// [`crate::lifetimes::Lifetimes::live_bytes`] for the same order; for tests).
+pub fn live_bytes(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>) -> Vec<usize> {
+    let p = Problem::new(graph, scratch);
+    let order: Vec<u32> = order.iter().map(|o| o.0 as u32).collect();
+    p.simulate(&order)
+}
+
+/// The graph reduced to what the order search needs. Operators are numbered by their
+/// stored position (a topological order).
+struct Problem {
+    n: usize,
+    /// Per tensor: bytes in the arena (0 if not an arena buffer).
+    size: Vec<usize>,
+    /// Per tensor: a graph output, live to the end.
+    keep: Vec<bool>,
+    /// Per tensor: the operators reading it (distinct, ascending).
+    consumers: Vec<Vec<u32>>,
+    /// Per operator: distinct arena tensors read.
+    ins: Vec<Vec<u32>>,
+    /// Per operator: bytes of the arena tensors written.
+    out_bytes: Vec<usize>,
+    /// Per operator: bytes of written tensors that stay resident after it (read later or a
+    /// graph output).
+    kept_bytes: Vec<usize>,
+    scratch: Vec<usize>,
+    /// Per operator: distinct operators it depends on / that depend on it (ascending).
+    preds: Vec<Vec<u32>>,
+    succs: Vec<Vec<u32>>,
+    /// Per tensor: the producing operator, if any.
+    producer: Vec<Option<u32>>,
+    /// Per tensor: a graph input.
+    input: Vec<bool>,
+    /// Bytes resident before the first step (graph inputs still needed).
+    start_resident: usize,
+    /// Bytes live at step 0 only (graph inputs nobody reads).
+    first_step_extra: usize,
+}
+
+impl Problem {
+    fn new(graph: &Graph, scratch: ScratchFn<'_>) -> Problem {
+        let n = graph.ops.len();
+        let nt = graph.tensors.len();
+        let size: Vec<usize> = graph
+            .tensors
+            .iter()
+            .map(|t| match t.kind {
+                TensorKind::Activation => t.bytes(),
+                _ => 0,
+            })
+            .collect();
+        let mut keep = vec![false; nt];
+        for &o in &graph.outputs {
+            keep[o.0] = true;
+        }
+        let mut input = vec![false; nt];
+        for &i in &graph.inputs {
+            input[i.0] = true;
+        }
+        let mut producer: Vec<Option<u32>> = vec![None; nt];
+        for op in &graph.ops {
+            for &t in &op.outputs {
+                producer[t.0] = Some(op.id.0 as u32);
+            }
+        }
+        let mut consumers: Vec<Vec<u32>> = vec![Vec::new(); nt];
+        let mut ins = vec![Vec::new(); n];
+        let mut preds = vec![Vec::new(); n];
+        let mut succs = vec![Vec::new(); n];
+        // Operators touching the same variable (state) tensor keep their stored order.
+        let mut last_user: Vec<Option<u32>> = vec![None; nt];
+        for op in &graph.ops {
+            let o = op.id.0 as u32;
+            for t in op.present_inputs() {
+                if size[t.0] > 0 && consumers[t.0].last() != Some(&o) {
+                    consumers[t.0].push(o);
+                    ins[o as usize].push(t.0 as u32);
+                }
+                if let Some(pr) = producer[t.0]
+                    && pr < o
+                {
+                    preds[o as usize].push(pr);
+                }
+            }
+            for t in op.present_inputs().chain(op.outputs.iter().copied()) {
+                if graph.tensor(t).kind == TensorKind::Variable {
+                    if let Some(u) = last_user[t.0]
+                        && u != o
+                    {
+                        preds[o as usize].push(u);
+                    }
+                    last_user[t.0] = Some(o);
+                }
+            }
+            preds[o as usize].sort_unstable();
+            preds[o as usize].dedup();
+            for &pr in &preds[o as usize] {
+                succs[pr as usize].push(o);
+            }
+        }
+        let mut out_bytes = vec![0usize; n];
+        let mut kept_bytes = vec![0usize; n];
+        for op in &graph.ops {
+            for &t in &op.outputs {
+                out_bytes[op.id.0] += size[t.0];
+                if keep[t.0] || !consumers[t.0].is_empty() {
+                    kept_bytes[op.id.0] += size[t.0];
+                }
+            }
+        }
+        let mut start_resident = 0;
+        let mut first_step_extra = 0;
+        for t in 0..nt {
+            if input[t] {
+                if keep[t] || !consumers[t].is_empty() {
+                    start_resident += size[t];
+                } else {
+                    first_step_extra += size[t];
+                }
+            }
+        }
+        let scratch = graph.ops.iter().map(|op| scratch(graph, op)).collect();
+        Problem {
+            n,
+            size,
+            keep,
+            consumers,
+            ins,
+            out_bytes,
+            kept_bytes,
+            scratch,
+            preds,
+            succs,
+            producer,
+            input,
+            start_resident,
+            first_step_extra,
+        }
+    }
+
+    /// Live bytes at each step of `order` (at least one entry, as `Lifetimes::live_bytes`).
+    fn simulate(&self, order: &[u32]) -> Vec<usize> {
+        if order.is_empty() {
+            return vec![self.start_resident + self.first_step_extra];
+        }
+        let mut rem: Vec<usize> = self.consumers.iter().map(Vec::len).collect();
+        let mut res = self.start_resident;
+        let mut live = Vec::with_capacity(order.len());
+        for (s, &o) in order.iter().enumerate() {
+            let o = o as usize;
+            let extra = if s == 0 { self.first_step_extra } else { 0 };
+            live.push(res + self.out_bytes[o] + self.scratch[o] + extra);
+            res += self.kept_bytes[o];
+            for &t in &self.ins[o] {
+                let t = t as usize;
+                rem[t] -= 1;
+                if rem[t] == 0 && !self.keep[t] {
+                    res -= self.size[t];
+                }
+            }
+        }
+        live
+    }
+
+    /// Resident bytes before each step of the stored order (the same for every order, at the
+    /// first step of a segment).
+    fn resident_before_each_stored_step(&self) -> Vec<usize> {
+        let mut rem: Vec<usize> = self.consumers.iter().map(Vec::len).collect();
+        let mut res = self.start_resident;
+        let mut out = Vec::with_capacity(self.n + 1);
+        for o in 0..self.n {
+            out.push(res);
+            res += self.kept_bytes[o];
+            for &t in &self.ins[o] {
+                let t = t as usize;
+                rem[t] -= 1;
+                if rem[t] == 0 && !self.keep[t] {
+                    res -= self.size[t];
+                }
+            }
+        }
+        out.push(res);
+        out
+    }
+
+    /// Segments `[lo, hi)` of stored positions: every cut operator alone, the operators
+    /// between cuts together. Operator `v` is a cut iff no dependency jumps over it, every
+    /// operator before it has a successor and every operator after it a predecessor.
+    fn segments(&self) -> Vec<(usize, usize)> {
+        let n = self.n;
+        let mut jump = vec![0i64; n + 1];
+        for (o, ps) in self.preds.iter().enumerate() {
+            for &p in ps {
+                let p = p as usize;
+                if p + 1 < o {
+                    jump[p + 1] += 1;
+                    jump[o] -= 1;
+                }
+            }
+        }
+        let first_sink = (0..n).find(|&v| self.succs[v].is_empty()).unwrap_or(n);
+        let last_source = (0..n)
+            .rev()
+            .find(|&v| self.preds[v].is_empty())
+            .unwrap_or(0);
+        let mut segs = Vec::new();
+        let mut run_start = 0usize;
+        let mut jumped = 0i64;
+        for (v, &j) in jump.iter().enumerate().take(n) {
+            jumped += j;
+            let cut = jumped == 0 && v <= first_sink && v >= last_source;
+            if cut {
+                if run_start < v {
+                    segs.push((run_start, v));
+                }
+                segs.push((v, v + 1));
+                run_start = v + 1;
+            }
+        }
+        if run_start < n {
+            segs.push((run_start, n));
+        }
+        segs
+    }
+
+    /// A list schedule: repeatedly run the ready operator that is best by `rule`.
+    fn list_schedule(&self, rule: ListRule) -> Vec<u32> {
+        let n = self.n;
+        let mut indeg: Vec<usize> = self.preds.iter().map(Vec::len).collect();
+        let mut ready: Vec<u32> = (0..n as u32).filter(|&o| indeg[o as usize] == 0).collect();
+        let mut rem: Vec<usize> = self.consumers.iter().map(Vec::len).collect();
+        let mut res = self.start_resident;
+        let mut order = Vec::with_capacity(n);
+        while !ready.is_empty() {
+            let extra = if order.is_empty() {
+                self.first_step_extra
+            } else {
+                0
+            };
+            let (pos, _) = ready
+                .iter()
+                .enumerate()
+                .map(|(i, &o)| {
+                    let o = o as usize;
+                    let live = res + self.out_bytes[o] + self.scratch[o] + extra;
+                    let freed: usize = self.ins[o]
+                        .iter()
+                        .map(|&t| t as usize)
+                        .filter(|&t| rem[t] == 1 && !self.keep[t])
+                        .map(|t| self.size[t])
+                        .sum();
+                    // Net bytes released by running o (negative: it grows the resident set).
+                    let net = freed as i128 - self.kept_bytes[o] as i128;
+                    let key = match rule {
+                        ListRule::LeastLive => (live as i128, -net, o),
+                        ListRule::MostFreed => (-net, live as i128, o),
+                    };
+                    (i, key)
+                })
+                .min_by_key(|&(_, k)| k)
+                .expect("ready is not empty");
+            let o = ready.swap_remove(pos) as usize;
+            order.push(o as u32);
+            res += self.kept_bytes[o];
+            for &t in &self.ins[o] {
+                let t = t as usize;
+                rem[t] -= 1;
+                if rem[t] == 0 && !self.keep[t] {
+                    res -= self.size[t];
+                }
+            }
+            for &s in &self.succs[o] {
+                indeg[s as usize] -= 1;
+                if indeg[s as usize] == 0 {
+                    ready.push(s);
+                }
+            }
+        }
+        order
+    }
+
+    /// A depth-first post-order from the sinks. With `heavy_first`, the operands whose
+    /// evaluation needs the most memory (a Sethi-Ullman estimate) run first; else in index
+    /// order.
+    fn dfs_schedule(&self, heavy_first: bool) -> Vec<u32> {
+        let n = self.n;
+        let mut preds: Vec<Vec<u32>> = self.preds.clone();
+        if heavy_first {
+            // need(v): memory to evaluate v's operands one after the other, heaviest first,
+            // holding each result; saturating (it is only an estimate on DAGs).
+            let mut need = vec![0usize; n];
+            for v in 0..n {
+                let mut ps: Vec<u32> = self.preds[v].clone();
+                ps.sort_by_key(|&p| (std::cmp::Reverse(need[p as usize]), p));
+                let mut held = 0usize;
+                let mut worst = 0usize;
+                for &p in &ps {
+                    worst = worst.max(held.saturating_add(need[p as usize]));
+                    held = held.saturating_add(self.kept_bytes[p as usize]);
+                }
+                need[v] = worst.max(held.saturating_add(self.out_bytes[v] + self.scratch[v]));
+                preds[v] = ps;
+            }
+        }
+        let mut visited = vec![false; n];
+        let mut order = Vec::with_capacity(n);
+        let mut stack: Vec<(u32, usize)> = Vec::new();
+        for root in (0..n).filter(|&v| self.succs[v].is_empty()) {
+            visited[root] = true;
+            stack.push((root as u32, 0));
+            while let Some(top) = stack.last_mut() {
+                let v = top.0 as usize;
+                if let Some(&p) = preds[v].get(top.1) {
+                    top.1 += 1;
+                    if !visited[p as usize] {
+                        visited[p as usize] = true;
+                        stack.push((p, 0));
+                    }
+                } else {
+                    order.push(v as u32);
+                    stack.pop();
+                }
+            }
+        }
+        debug_assert_eq!(order.len(), n);
+        order
+    }
+}
+
+#[derive(Clone, Copy)]
+enum ListRule {
+    /// The fewest bytes live at this step, then the most bytes freed.
+    LeastLive,
+    /// The most bytes freed net (XLA's list scheduler), then the fewest live.
+    MostFreed,
+}
+
+enum Mode {
+    Exact { budget: usize },
+    Beam { width: usize },
+}
+
+enum Outcome {
+    /// A strictly better order of the segment (local indices) and its peak.
+    Found(Vec<u32>, usize),
+    /// No order beats the bound (proved in exact mode).
+    NoBetter,
+    /// The exact search ran out of budget.
+    OverBudget,
+}
+
+/// One segment `[lo, hi)` ready for the search. Local index `i` is operator `lo + i`.
+struct SegCtx<'a> {
+    p: &'a Problem,
+    lo: usize,
+    hi: usize,
+    m: usize,
+    words: usize,
+    start_res: usize,
+    extra0: usize,
+    preds: Vec<Vec<u32>>,
+    succs: Vec<Vec<u32>>,
+    /// Local operators by decreasing lower bound of their step's live bytes.
+    by_bound: Vec<(usize, u32)>,
+    /// No order of the segment has a smaller peak.
+    lower_bound: usize,
+    zobrist: Vec<u64>,
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// A child state before it is stored: the parent, the operator run, its peak and resident
+/// bytes, and the hash of its executed set.
+#[derive(Clone, Copy)]
+struct Cand {
+    parent: u32,
+    op: u32,
+    lb_at: u32,
+    peak: usize,
+    res: usize,
+    hash: u64,
+}
+
+/// One level of the search: all kept states with the same number of executed operators.
+struct Level {
+    keys: Vec<u64>,
+    hash: Vec<u64>,
+    /// Position in `by_bound` of the first operator not yet run.
+    lb_at: Vec<u32>,
+    peak: Vec<usize>,
+    res: Vec<usize>,
+    ready_at: Vec<u32>,
+    ready: Vec<u32>,
+}
+
+impl Level {
+    fn len(&self) -> usize {
+        self.hash.len()
+    }
+    fn key(&self, s: usize, words: usize) -> &[u64] {
+        &self.keys[s * words..(s + 1) * words]
+    }
+    fn ready(&self, s: usize) -> &[u32] {
+        &self.ready[self.ready_at[s] as usize..self.ready_at[s + 1] as usize]
+    }
+}
+
+fn has(key: &[u64], i: u32) -> bool {
+    key[(i / 64) as usize] >> (i % 64) & 1 == 1
+}
+
+/// Open-addressing index from a hash to a candidate (slots hold index + 1).
+struct Table {
+    slots: Vec<u32>,
+    len: usize,
+}
+
+impl Table {
+    fn new() -> Table {
+        Table {
+            slots: vec![0; 64],
+            len: 0,
+        }
+    }
+
+    /// The candidate equal to the probe (`eq`), or inserts `new` and returns `None`.
+    fn find_or_insert(
+        &mut self,
+        hash: u64,
+        new: u32,
+        hashes: &[Cand],
+        eq: impl Fn(u32) -> bool,
+    ) -> Option<u32> {
+        if (self.len + 1) * 2 > self.slots.len() {
+            let cap = self.slots.len() * 2;
+            let mut slots = vec![0u32; cap];
+            for &s in self.slots.iter().filter(|&&s| s != 0) {
+                let mut i = hashes[(s - 1) as usize].hash as usize & (cap - 1);
+                while slots[i] != 0 {
+                    i = (i + 1) & (cap - 1);
+                }
+                slots[i] = s;
+            }
+            self.slots = slots;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                self.slots[i] = new + 1;
+                self.len += 1;
+                return None;
+            }
+            if hashes[(s - 1) as usize].hash == hash && eq(s - 1) {
+                return Some(s - 1);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
+impl<'a> SegCtx<'a> {
+    fn new(p: &'a Problem, lo: usize, hi: usize, start_res: usize) -> SegCtx<'a> {
+        let m = hi - lo;
+        let local = |o: u32| o as usize >= lo && (o as usize) < hi;
+        let preds: Vec<Vec<u32>> = (lo..hi)
+            .map(|o| {
+                p.preds[o]
+                    .iter()
+                    .filter(|&&q| local(q))
+                    .map(|&q| q - lo as u32)
+                    .collect()
+            })
+            .collect();
+        let succs: Vec<Vec<u32>> = (lo..hi)
+            .map(|o| {
+                p.succs[o]
+                    .iter()
+                    .filter(|&&q| local(q))
+                    .map(|&q| q - lo as u32)
+                    .collect()
+            })
+            .collect();
+        // Tensors resident through the whole segment: available before it, needed after.
+        let crossing: Vec<bool> = (0..p.size.len())
+            .map(|t| {
+                let before = p.input[t] || p.producer[t].is_some_and(|q| (q as usize) < lo);
+                let after = p.keep[t] || p.consumers[t].last().is_some_and(|&c| c as usize >= hi);
+                p.size[t] > 0 && before && after
+            })
+            .collect();
+        let crossing_bytes: usize = (0..p.size.len())
+            .filter(|&t| crossing[t])
+            .map(|t| p.size[t])
+            .sum();
+        let mut outs: Vec<Vec<u32>> = vec![Vec::new(); m];
+        for t in 0..p.size.len() {
+            if let Some(q) = p.producer[t]
+                && local(q)
+                && p.size[t] > 0
+            {
+                outs[q as usize - lo].push(t as u32);
+            }
+        }
+        let mut by_bound: Vec<(usize, u32)> = (0..m)
+            .map(|i| {
+                let o = lo + i;
+                let own: usize = p.ins[o]
+                    .iter()
+                    .chain(&outs[i])
+                    .filter(|&&t| !crossing[t as usize])
+                    .map(|&t| p.size[t as usize])
+                    .sum();
+                (crossing_bytes + own + p.scratch[o], i as u32)
+            })
+            .collect();
+        by_bound.sort_by_key(|&(b, i)| (std::cmp::Reverse(b), i));
+        let lower_bound = by_bound.first().map_or(0, |b| b.0);
+        SegCtx {
+            p,
+            lo,
+            hi,
+            m,
+            words: m.div_ceil(64),
+            start_res,
+            extra0: if lo == 0 { p.first_step_extra } else { 0 },
+            preds,
+            succs,
+            by_bound,
+            lower_bound,
+            zobrist: (0..m as u64).map(splitmix).collect(),
+        }
+    }
+
+    /// Searches orders of the segment with a peak strictly below `bound`. Returns the outcome
+    /// and the number of states created.
+    fn search(&self, bound: usize, mode: Mode) -> (Outcome, usize) {
+        let (m, w) = (self.m, self.words);
+        let mut cur = Level {
+            keys: vec![0; w],
+            hash: vec![0],
+            lb_at: vec![0],
+            peak: vec![0],
+            res: vec![self.start_res],
+            ready_at: vec![0],
+            ready: (0..m as u32)
+                .filter(|&i| self.preds[i as usize].is_empty())
+                .collect(),
+        };
+        cur.ready_at.push(cur.ready.len() as u32);
+        // Per level: (parent, op) of each kept state, to rebuild the order.
+        let mut trail: Vec<Vec<(u32, u32)>> = Vec::with_capacity(m);
+        let mut created = 0usize;
+        let mut cands: Vec<Cand> = Vec::new();
+        for level in 0..m {
+            cands.clear();
+            let mut table = Table::new();
+            let extra = if level == 0 { self.extra0 } else { 0 };
+            for s in 0..cur.len() {
+                let key = cur.key(s, w);
+                for &o in cur.ready(s) {
+                    let go = self.lo + o as usize;
+                    let live = cur.res[s] + self.p.out_bytes[go] + self.p.scratch[go] + extra;
+                    let peak = cur.peak[s].max(live);
+                    if peak >= bound {
+                        continue;
+                    }
+                    // Lower bound of what is left: the largest bound of an operator not run.
+                    let mut lb_at = cur.lb_at[s] as usize;
+                    while let Some(&(_, i)) = self.by_bound.get(lb_at) {
+                        if i != o && !has(key, i) {
+                            break;
+                        }
+                        lb_at += 1;
+                    }
+                    let rest = self.by_bound.get(lb_at).map_or(0, |b| b.0);
+                    if rest >= bound {
+                        continue;
+                    }
+                    let freed: usize = self.p.ins[go]
+                        .iter()
+                        .map(|&t| t as usize)
+                        .filter(|&t| {
+                            !self.p.keep[t]
+                                && self.p.consumers[t].iter().all(|&c| {
+                                    let c = c as usize;
+                                    c < self.lo
+                                        || c == go
+                                        || (c < self.hi && has(key, (c - self.lo) as u32))
+                                })
+                        })
+                        .map(|t| self.p.size[t])
+                        .sum();
+                    let cand = Cand {
+                        parent: s as u32,
+                        op: o,
+                        lb_at: lb_at as u32,
+                        peak,
+                        res: cur.res[s] + self.p.kept_bytes[go] - freed,
+                        hash: cur.hash[s] ^ self.zobrist[o as usize],
+                    };
+                    let new = cands.len() as u32;
+                    let same = |ci: u32| {
+                        let c = cands[ci as usize];
+                        if c.parent == s as u32 {
+                            return c.op == o;
+                        }
+                        let other = cur.key(c.parent as usize, w);
+                        (0..w).all(|k| {
+                            let bit = |x: u32| {
+                                if (x / 64) as usize == k {
+                                    1u64 << (x % 64)
+                                } else {
+                                    0
+                                }
+                            };
+                            (other[k] | bit(c.op)) == (key[k] | bit(o))
+                        })
+                    };
+                    match table.find_or_insert(cand.hash, new, &cands, same) {
+                        Some(ci) => {
+                            let c = &mut cands[ci as usize];
+                            if peak < c.peak {
+                                c.parent = s as u32;
+                                c.op = o;
+                                c.peak = peak;
+                            }
+                        }
+                        None => cands.push(cand),
+                    }
+                }
+            }
+            created += cands.len() * (1 + w);
+            if cands.is_empty() {
+                return (Outcome::NoBetter, created);
+            }
+            let mut keep: Vec<u32> = (0..cands.len() as u32).collect();
+            match mode {
+                Mode::Exact { budget } => {
+                    if created > budget {
+                        return (Outcome::OverBudget, created);
+                    }
+                }
+                Mode::Beam { width } => {
+                    if keep.len() > width {
+                        // Fewest resident bytes first: what the rest of the order must carry.
+                        keep.sort_by_key(|&i| {
+                            let c = &cands[i as usize];
+                            (c.res, c.peak, i)
+                        });
+                        keep.truncate(width);
+                        keep.sort_unstable();
+                    }
+                }
+            }
+            // Materialize the kept states.
+            let mut next = Level {
+                keys: Vec::with_capacity(keep.len() * w),
+                hash: Vec::with_capacity(keep.len()),
+                lb_at: Vec::with_capacity(keep.len()),
+                peak: Vec::with_capacity(keep.len()),
+                res: Vec::with_capacity(keep.len()),
+                ready_at: Vec::with_capacity(keep.len() + 1),
+                ready: Vec::new(),
+            };
+            next.ready_at.push(0);
+            let mut links = Vec::with_capacity(keep.len());
+            for &ci in &keep {
+                let c = cands[ci as usize];
+                let start = next.keys.len();
+                next.keys.extend_from_slice(cur.key(c.parent as usize, w));
+                next.keys[start + (c.op / 64) as usize] |= 1u64 << (c.op % 64);
+                let key = &next.keys[start..];
+                let ready_start = next.ready.len();
+                next.ready.extend(
+                    cur.ready(c.parent as usize)
+                        .iter()
+                        .copied()
+                        .filter(|&r| r != c.op),
+                );
+                for &sx in &self.succs[c.op as usize] {
+                    if self.preds[sx as usize].iter().all(|&q| has(key, q)) {
+                        next.ready.push(sx);
+                    }
+                }
+                next.ready[ready_start..].sort_unstable();
+                next.ready_at.push(next.ready.len() as u32);
+                next.hash.push(c.hash);
+                next.lb_at.push(c.lb_at);
+                next.peak.push(c.peak);
+                next.res.push(c.res);
+                links.push((c.parent, c.op));
+            }
+            trail.push(links);
+            cur = next;
+        }
+        debug_assert_eq!(cur.len(), 1);
+        let peak = cur.peak[0];
+        let mut order = vec![0u32; m];
+        let mut s = 0u32;
+        for level in (0..m).rev() {
+            let (parent, op) = trail[level][s as usize];
+            order[level] = self.lo as u32 + op;
+            s = parent;
+        }
+        (Outcome::Found(order, peak), created)
+    }
 }

@@ -2,7 +2,8 @@
 //!
 //! It shares no code with the stages that build a plan. From the graph alone it recomputes
 //! what each buffer must cover and checks that the plan honours it:
-//! - the order runs every operator once, after the producers of its inputs;
+//! - the order runs every operator once, after the producers of its inputs, and operators
+//!   that use the same variable tensor in their stored order;
 //! - every activation tensor the graph touches has exactly one buffer of its exact size, whose
 //!   lifetime covers its producer, every consumer, step 0 for graph inputs and the last step
 //!   for graph outputs; every operator with a scratch need has one scratch buffer live only
@@ -10,7 +11,10 @@
 //! - every offset is aligned, every buffer lies inside the arena, the arena size is the
 //!   largest end, and no two buffers live at a common step share a byte;
 //! - variable tensors sit in the persistent region, aligned, without overlap;
-//! - the reported lower bound is the most bytes live at any step.
+//! - the reported lower bound is the most bytes live at any step; the reported bound of the
+//!   stored order is the most bytes live at any step when the operators run in the model's
+//!   order; the reported aligned bound is what it claims (per step, the live buffers' sizes
+//!   rounded up to the alignment except the largest rounding) and the arena is not below it.
 //!
 //! A failure is a bug in Kiln, reported as [`ErrorKind::InvalidPlan`].
 
@@ -77,40 +81,27 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
         }
     }
 
-    // 2. What each buffer must cover: (earliest start, latest required end, size).
-    let mut need: BTreeMap<BufferOwner, (usize, usize, usize)> = BTreeMap::new();
-    let mut cover = |owner: BufferOwner, s: usize, size: usize| {
-        let e = need.entry(owner).or_insert((s, s, size));
-        e.0 = e.0.min(s);
-        e.1 = e.1.max(s);
-    };
-    let activation = |t: usize| {
-        let tensor = &graph.tensors[t];
-        (matches!(tensor.kind, TensorKind::Activation) && tensor.bytes() > 0)
-            .then(|| tensor.bytes())
-    };
+    // Operators touching the same variable (state) tensor run in their stored order.
+    let mut last_user: BTreeMap<usize, usize> = BTreeMap::new();
     for op in &graph.ops {
-        let s = step(op.id);
         for t in op.present_inputs().chain(op.outputs.iter().copied()) {
-            if let Some(size) = activation(t.0) {
-                cover(BufferOwner::Tensor(t), s, size);
+            if matches!(graph.tensors[t.0].kind, TensorKind::Variable) {
+                if let Some(&before) = last_user.get(&t.0)
+                    && before != op.id.0
+                    && step(OpId(before)) > step(op.id)
+                {
+                    return Err(fail(format!(
+                        "ops {before} and {} use variable tensor {} out of their stored order",
+                        op.id.0, t.0
+                    )));
+                }
+                last_user.insert(t.0, op.id.0);
             }
         }
-        let sc = scratch(graph, op);
-        if sc > 0 {
-            cover(BufferOwner::Scratch(op.id), s, sc);
-        }
     }
-    for &t in &graph.inputs {
-        if let Some(size) = activation(t.0) {
-            cover(BufferOwner::Tensor(t), 0, size);
-        }
-    }
-    for &t in &graph.outputs {
-        if let Some(size) = activation(t.0) {
-            cover(BufferOwner::Tensor(t), steps.saturating_sub(1), size);
-        }
-    }
+
+    // 2. What each buffer must cover: (earliest start, latest required end, size).
+    let need = required(graph, &step, steps, scratch);
     let mut seen: BTreeMap<BufferOwner, usize> = BTreeMap::new();
     for (i, b) in plan.buffers.iter().enumerate() {
         if let Some(prev) = seen.insert(b.owner, i) {
@@ -253,5 +244,88 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
         return Err(fail("the reported lower bound is wrong")
             .expected_found(bound.to_string(), plan.lower_bound_bytes.to_string()));
     }
+    let mut aligned = vec![(0usize, 0usize); steps.max(1)];
+    for b in &plan.buffers {
+        let rounded = b.size.div_ceil(align) * align;
+        for a in aligned.iter_mut().take(b.last + 1).skip(b.first) {
+            a.0 += rounded;
+            a.1 = a.1.max(rounded - b.size);
+        }
+    }
+    let aligned_bound = aligned
+        .iter()
+        .zip(&live)
+        .map(|(&(sum, slack), &l)| (sum - slack).max(l))
+        .max()
+        .unwrap_or(0);
+    if aligned_bound != plan.aligned_bound_bytes || plan.arena_bytes < aligned_bound {
+        return Err(fail("the reported aligned bound is wrong").expected_found(
+            format!("{aligned_bound}, at most the arena {}", plan.arena_bytes),
+            plan.aligned_bound_bytes.to_string(),
+        ));
+    }
+
+    // 6. The bound of the stored order, from the graph alone.
+    let n = graph.ops.len();
+    let stored = required(graph, &|OpId(i)| i, n, scratch);
+    let mut live = vec![0usize; n.max(1)];
+    for &(first, last, size) in stored.values() {
+        for l in live.iter_mut().take(last + 1).skip(first) {
+            *l += size;
+        }
+    }
+    let stored_bound = live.iter().copied().max().unwrap_or(0);
+    if stored_bound != plan.stored_order_bound_bytes {
+        return Err(
+            fail("the reported lower bound of the stored order is wrong").expected_found(
+                stored_bound.to_string(),
+                plan.stored_order_bound_bytes.to_string(),
+            ),
+        );
+    }
     Ok(())
+}
+
+/// What each buffer must cover when operator `o` runs at step `step(o)` of `steps`:
+/// `(earliest start, latest required end, size)` per owner.
+fn required(
+    graph: &Graph,
+    step: &dyn Fn(OpId) -> usize,
+    steps: usize,
+    scratch: ScratchFn<'_>,
+) -> BTreeMap<BufferOwner, (usize, usize, usize)> {
+    let mut need: BTreeMap<BufferOwner, (usize, usize, usize)> = BTreeMap::new();
+    let mut cover = |owner: BufferOwner, s: usize, size: usize| {
+        let e = need.entry(owner).or_insert((s, s, size));
+        e.0 = e.0.min(s);
+        e.1 = e.1.max(s);
+    };
+    let activation = |t: usize| {
+        let tensor = &graph.tensors[t];
+        (matches!(tensor.kind, TensorKind::Activation) && tensor.bytes() > 0)
+            .then(|| tensor.bytes())
+    };
+    for op in &graph.ops {
+        let s = step(op.id);
+        for t in op.present_inputs().chain(op.outputs.iter().copied()) {
+            if let Some(size) = activation(t.0) {
+                cover(BufferOwner::Tensor(t), s, size);
+            }
+        }
+        let sc = scratch(graph, op);
+        if sc > 0 {
+            cover(BufferOwner::Scratch(op.id), s, sc);
+        }
+    }
+    for &t in &graph.inputs {
+        if let Some(size) = activation(t.0) {
+            cover(BufferOwner::Tensor(t), 0, size);
+        }
+    }
+    for &t in &graph.outputs {
+        if let Some(size) = activation(t.0) {
+            cover(BufferOwner::Tensor(t), steps.saturating_sub(1), size);
+        }
+    }
+    need
 }

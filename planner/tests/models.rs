@@ -12,7 +12,7 @@ fn every_model_reads_plans_and_verifies() {
         let bytes = std::fs::read(path).unwrap();
         let graph = read_model(&bytes).unwrap_or_else(|d| panic!("{}: {d}", path.display()));
         for alignment in [1, 4, 16, 64] {
-            let p = plan(&graph, &PlanOptions { alignment })
+            let p = plan(&graph, &PlanOptions::with_alignment(alignment))
                 .unwrap_or_else(|d| panic!("{} (align {alignment}): {d}", path.display()));
             // `plan` verifies already; check again from the outside.
             verify::verify(&graph, &p, &kiln_planner::lifetimes::kernel_scratch).unwrap();

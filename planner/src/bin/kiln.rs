@@ -31,6 +31,24 @@ enum Command {
         /// Alignment of buffer offsets in bytes (a power of two).
         #[arg(long, default_value_t = 16)]
         align: usize,
+        /// Keep the model's stored operator order (no order search).
+        #[arg(long)]
+        no_reorder: bool,
+        /// Order search without the exact dynamic programming (heuristics and beam only).
+        #[arg(long)]
+        no_exact_order: bool,
+        /// Place offsets with TFLM's greedy rule only (no portfolio of assigners).
+        #[arg(long)]
+        no_portfolio: bool,
+        /// No hill climbing on the placement order.
+        #[arg(long)]
+        no_hill_climb: bool,
+        /// No branch and bound on offsets.
+        #[arg(long)]
+        no_exact_offsets: bool,
+        /// Every optimisation off: the stored order placed by TFLM's greedy rule, as TFLM.
+        #[arg(long)]
+        unoptimised: bool,
     },
 }
 
@@ -42,14 +60,34 @@ fn main() -> ExitCode {
             json,
             svg,
             align,
+            no_reorder,
+            no_exact_order,
+            no_portfolio,
+            no_hill_climb,
+            no_exact_offsets,
+            unoptimised,
         } => {
+            let mut options = if unoptimised {
+                PlanOptions::unoptimised()
+            } else {
+                PlanOptions::default()
+            };
+            options.alignment = align;
+            options.order.reorder &= !no_reorder;
+            options.order.exact &= !no_exact_order;
+            options.placement.portfolio &= !no_portfolio;
+            if no_hill_climb {
+                options.placement.hill_climb_iterations = 0;
+            }
+            if no_exact_offsets {
+                options.placement.exact_budget = 0;
+            }
             let shown = model.display().to_string();
             let result = std::fs::read(&model)
                 .map_err(|e| format!("cannot read {shown}: {e}"))
                 .and_then(|bytes| read_model(&bytes).map_err(|d| format!("{shown}: {d}")))
                 .and_then(|graph| {
-                    let p = plan(&graph, &PlanOptions { alignment: align })
-                        .map_err(|d| format!("{shown}: {d}"))?;
+                    let p = plan(&graph, &options).map_err(|d| format!("{shown}: {d}"))?;
                     Ok((graph, p))
                 });
             let (graph, p) = match result {

@@ -1,0 +1,66 @@
+//! The `kiln plan` switches for each optimisation, and the order and bound report.
+
+mod common;
+use common::*;
+use std::process::Command;
+
+fn plan_json(args: &[&str]) -> serde_json::Value {
+    let model = shared_models_dir().join("mlperf_tiny_vww_mobilenetv1_025_96_int8.tflite");
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .arg("plan")
+        .arg("--json")
+        .args(args)
+        .arg(model)
+        .output()
+        .expect("kiln runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn every_optimisation_has_a_switch() {
+    let on = plan_json(&[]);
+    assert_eq!(on["arena_bytes"], 55296);
+    assert_eq!(on["lower_bound_bytes"], 55296);
+    assert_eq!(on["stored_order_bound_bytes"], 55296);
+    assert_eq!(on["gap_bytes"], 0);
+    assert_eq!(on["order_optimal"], true);
+    assert_eq!(on["placement_optimal"], true);
+    assert_eq!(on["reordered"], false);
+    // All off: the stored order placed by TFLM's greedy rule, which misses the bound here.
+    let off = plan_json(&["--unoptimised"]);
+    assert_eq!(off["order_search"], "reordering off");
+    assert_eq!(off["strategy"], "size-desc/first-fit (TFLM)");
+    assert!(off["arena_bytes"].as_u64().unwrap() > 55296);
+    // The placement switches alone give the same.
+    let greedy = plan_json(&["--no-portfolio", "--no-hill-climb", "--no-exact-offsets"]);
+    assert_eq!(greedy["arena_bytes"], off["arena_bytes"]);
+    // The order switches keep the bound here (the stored order is optimal).
+    for flag in ["--no-reorder", "--no-exact-order"] {
+        let v = plan_json(&[flag]);
+        assert_eq!(v["lower_bound_bytes"], 55296, "{flag}");
+        assert_eq!(v["arena_bytes"], 55296, "{flag}");
+    }
+}
+
+#[test]
+fn text_report_names_the_bounds_and_the_order() {
+    let model = shared_models_dir().join("tflm_dtln_noise_suppression.tflite");
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["plan", model.to_str().unwrap()])
+        .output()
+        .expect("kiln runs");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "lower bound      514 (gap 15 bytes, 2.92 %; placement optimal)",
+        "stored bound     514 (lower bound of the stored order, the same)",
+        "order            stored order kept (exact search; no order has a smaller bound)",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+}
