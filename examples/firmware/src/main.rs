@@ -1,0 +1,341 @@
+//! Kiln on a Cortex-M under QEMU: one public model compiled into the firmware by
+//! `include_model!`, run on TFLM's golden sample s1, compared byte for byte.
+//!
+//! The firmware runs `reset(); write inputs; invoke()` twice (the second run checks that
+//! `invoke()` is repeatable), prints the outputs and the stack high-water mark of `invoke()`
+//! over semihosting and exits 0 only if both runs reproduce TFLM's output bytes, else 1.
+//!
+//! Build and run (model from `KILN_MODEL`, board from the target; see `build.rs`):
+//! `KILN_MODEL=tflm_person_detect_int8 cargo run --release`
+//!
+//! Benchmark hook: with a semihosting argument `stop=N` (QEMU
+//! `-semihosting-config enable=on,target=native,arg=fw,arg=stop=N`) the firmware exits
+//! (code 0) right at stop point N: 1 = before the first `invoke()` (inputs written), 2 = just
+//! after it, 3 = before the second `invoke()`, 4 = after it. Execution is deterministic, so
+//! instructions(stop 2) - instructions(stop 1) is the cost of one `invoke()`
+//! (plus the few instructions of the stop check and the call).
+//!
+//! No `core::fmt`: the output is written by hand so the harness stays small and the code
+//! size measured is mostly Kiln's.
+#![no_std]
+#![no_main]
+
+use core::arch::asm;
+use core::panic::PanicInfo;
+use core::ptr;
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::{debug, hio};
+
+#[allow(clippy::all, dead_code, unused_doc_comments)]
+mod model {
+    include!(concat!(env!("OUT_DIR"), "/model.rs"));
+}
+
+/// The device interrupt part of the vector table (cortex-m-rt feature `device`): 32 reserved
+/// entries, as the CMSDK-based boards have; the firmware enables no interrupt.
+#[unsafe(link_section = ".vector_table.interrupts")]
+#[unsafe(no_mangle)]
+#[used]
+static __INTERRUPTS: [usize; 32] = [0; 32];
+
+/// Written below the stack pointer before `invoke()`; a word still holding it afterwards was
+/// not touched.
+const PAINT: u32 = 0xC5AC_CE55;
+
+unsafe extern "C" {
+    /// cortex-m-rt: the first free RAM address after `.bss`/`.uninit` (bottom of the stack
+    /// region; there is no heap).
+    static mut __sheap: u32;
+    /// cortex-m-rt: the initial stack pointer (top of RAM).
+    static _stack_start: u32;
+}
+
+/// Semihosting output, one write per line.
+struct Out {
+    buf: [u8; 120],
+    len: usize,
+}
+
+impl Out {
+    const fn new() -> Self {
+        Out {
+            buf: [0; 120],
+            len: 0,
+        }
+    }
+
+    #[inline(never)]
+    fn bytes(&mut self, s: &[u8]) -> &mut Self {
+        for &b in s {
+            if self.len == self.buf.len() {
+                self.flush();
+            }
+            self.buf[self.len] = b;
+            self.len += 1;
+            if b == b'\n' {
+                self.flush();
+            }
+        }
+        self
+    }
+
+    #[inline(never)]
+    fn str(&mut self, s: &str) -> &mut Self {
+        self.bytes(s.as_bytes())
+    }
+
+    #[inline(never)]
+    fn dec(&mut self, v: usize) -> &mut Self {
+        let mut d = [0u8; 10];
+        let mut i = d.len();
+        let mut v = v as u32;
+        loop {
+            i -= 1;
+            d[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        self.bytes(&d[i..])
+    }
+
+    #[inline(never)]
+    fn hex(&mut self, b: u8) -> &mut Self {
+        const H: &[u8; 16] = b"0123456789abcdef";
+        self.bytes(&[H[usize::from(b >> 4)], H[usize::from(b & 15)]])
+    }
+
+    #[inline(never)]
+    fn flush(&mut self) {
+        if self.len > 0 {
+            if let Ok(mut h) = hio::hstdout() {
+                let _ = h.write_all(&self.buf[..self.len]);
+            }
+            self.len = 0;
+        }
+    }
+}
+
+fn exit(ok: bool) -> ! {
+    debug::exit(if ok {
+        debug::EXIT_SUCCESS
+    } else {
+        debug::EXIT_FAILURE
+    });
+    #[allow(clippy::empty_loop)]
+    loop {}
+}
+
+#[panic_handler]
+fn panic(info: &PanicInfo) -> ! {
+    let mut out = Out::new();
+    out.str("PANIC");
+    if let Some(l) = info.location() {
+        out.str(" at ")
+            .str(l.file())
+            .str(":")
+            .dec(l.line() as usize);
+    }
+    out.str("\nRESULT FAIL\n");
+    exit(false)
+}
+
+/// The stop point asked for on the semihosting command line (`stop=N`), else 0.
+#[inline(never)]
+fn stop_point() -> u32 {
+    let mut line = [0u8; 128];
+    // SYS_GET_CMDLINE (0x15): block = [buffer, length]; QEMU writes a NUL-terminated line.
+    let block = [line.as_mut_ptr() as usize, line.len() - 1];
+    // SAFETY: the block points at a live buffer of the length given.
+    if unsafe { cortex_m_semihosting::syscall(0x15, &block) } != 0 {
+        return 0;
+    }
+    // Finds "stop=" and reads the digits after it. Byte by byte (volatile: the host wrote
+    // the buffer behind the compiler's back), in a plain loop that stays small.
+    const KEY: &[u8] = b"stop=";
+    let (mut matched, mut n, mut found) = (0, 0u32, false);
+    for i in 0..line.len() {
+        // SAFETY: `i` is in bounds of `line`.
+        let b = unsafe { ptr::read_volatile(line.as_ptr().add(i)) };
+        if b == 0 {
+            break;
+        }
+        if found {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            n = n * 10 + u32::from(b - b'0');
+        } else if b == KEY[matched] {
+            matched += 1;
+            found = matched == KEY.len();
+        } else {
+            matched = usize::from(b == KEY[0]);
+        }
+    }
+    n
+}
+
+#[inline(always)]
+fn check_stop(stop: u32, here: u32) {
+    if stop == here {
+        exit(true);
+    }
+}
+
+#[inline(always)]
+fn sp() -> usize {
+    let sp: usize;
+    // SAFETY: reads the stack pointer.
+    unsafe { asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+    sp
+}
+
+/// Fills every word from the bottom of the stack region up to the current stack pointer
+/// with `PAINT`. In assembly, so that painting itself touches no stack.
+#[inline(always)]
+fn paint_stack() {
+    let bottom = ptr::addr_of_mut!(__sheap) as usize;
+    let bottom = (bottom + 3) & !3;
+    // SAFETY: [bottom, sp) is free RAM below the live stack (cortex-m-rt puts the stack at
+    // the top of RAM, above .bss/.uninit, and there is no heap); nothing live is below sp.
+    unsafe {
+        asm!(
+            "mov {p}, sp",
+            "2:",
+            "subs {p}, #4",
+            "str {pat}, [{p}]",
+            "cmp {p}, {bot}",
+            "bhi 2b",
+            p = out(reg) _,
+            pat = in(reg) PAINT,
+            bot = in(reg) bottom,
+            options(nostack),
+        );
+    }
+}
+
+/// The lowest stack address written since `paint_stack` (first word above the bottom that
+/// no longer holds the pattern), and whether the painted region was used up entirely.
+#[inline(never)]
+fn lowest_touched(below: usize) -> (usize, bool) {
+    let bottom = (ptr::addr_of_mut!(__sheap) as usize + 3) & !3;
+    let mut p = bottom;
+    while p < below {
+        // SAFETY: [bottom, below) is RAM painted by `paint_stack`.
+        if unsafe { ptr::read_volatile(p as *const u32) } != PAINT {
+            break;
+        }
+        p += 4;
+    }
+    (p, p == bottom)
+}
+
+/// One `invoke()` in a frame of its own, so the stack it uses is all below the caller's SP
+/// even if LTO inlines `invoke()` here.
+#[inline(never)]
+fn run(m: &mut model::Model) {
+    m.invoke();
+}
+
+#[inline(never)]
+fn write_inputs(m: &mut model::Model) {
+    m.reset();
+    for (i, bytes) in model::GOLDEN_IN.iter().enumerate() {
+        m.input_bytes_mut(i).copy_from_slice(bytes);
+    }
+}
+
+/// Index of the first output byte that differs from TFLM's, over all outputs.
+#[inline(never)]
+fn first_mismatch(m: &model::Model) -> Option<(usize, usize)> {
+    for (i, want) in model::GOLDEN_OUT.iter().enumerate() {
+        let got = m.output_bytes(i);
+        if got.len() != want.len() {
+            return Some((i, 0));
+        }
+        if let Some(b) = got.iter().zip(want.iter()).position(|(a, b)| a != b) {
+            return Some((i, b));
+        }
+    }
+    None
+}
+
+#[entry]
+fn main() -> ! {
+    let stop = stop_point();
+    let mut out = Out::new();
+    let mut m = model::Model::take().expect("the model is taken once");
+    assert_eq!(model::INPUTS, model::GOLDEN_IN.len());
+    assert_eq!(model::OUTPUTS, model::GOLDEN_OUT.len());
+
+    // First run, with the stack painted to measure its high-water mark.
+    write_inputs(&mut m);
+    paint_stack();
+    let sp_call = sp();
+    check_stop(stop, 1);
+    run(&mut m);
+    check_stop(stop, 2);
+    let (low, overflow) = lowest_touched(sp_call);
+    let first = first_mismatch(&m);
+
+    // Second run: the same input must give the same bytes.
+    write_inputs(&mut m);
+    check_stop(stop, 3);
+    run(&mut m);
+    check_stop(stop, 4);
+    let second = first_mismatch(&m);
+
+    out.str("kiln-firmware model=")
+        .str(model::NAME)
+        .str(" board=")
+        .str(model::BOARD)
+        .str("\n");
+    out.str("arena_bytes=")
+        .dec(model::ARENA_BYTES)
+        .str(" persistent_bytes=")
+        .dec(model::PERSISTENT_BYTES)
+        .str(" weights_bytes=")
+        .dec(model::WEIGHTS_BYTES)
+        .str("\n");
+    for i in 0..model::OUTPUTS {
+        let got = m.output_bytes(i);
+        out.str("out")
+            .dec(i)
+            .str(" (")
+            .dec(got.len())
+            .str(" bytes):");
+        for &b in got.iter().take(32) {
+            out.str(" ").hex(b);
+        }
+        if got.len() > 32 {
+            out.str(" ...");
+        }
+        out.str("\n");
+    }
+    let top = ptr::addr_of!(_stack_start) as usize;
+    out.str("stack_invoke_bytes=")
+        .dec(sp_call - low)
+        .str(" stack_total_bytes=")
+        .dec(top - low)
+        .str(if overflow { " OVERFLOW" } else { "" })
+        .str("\n");
+    let mut ok = !overflow;
+    for (n, r) in [(1, first), (2, second)] {
+        out.str("invoke").dec(n).str(": ");
+        match r {
+            None => out.str("matches TFLM\n"),
+            Some((i, b)) => {
+                ok = false;
+                out.str("MISMATCH in output ")
+                    .dec(i)
+                    .str(" at byte ")
+                    .dec(b)
+                    .str("\n")
+            }
+        };
+    }
+    out.str(if ok { "RESULT PASS\n" } else { "RESULT FAIL\n" });
+    exit(ok)
+}
