@@ -80,3 +80,24 @@ golden!(
     "../../shared/models/tflm_keyword_scrambled_int8.tflite",
     "tflm_keyword_scrambled_int8"
 );
+
+/// vww planned as TFLM plans it (stored order, TFLM's greedy offsets): same outputs, and
+/// the default plan's arena is smaller.
+mod vww_tflm_plan {
+    kiln::include_model!(
+        "../../shared/models/mlperf_tiny_vww_mobilenetv1_025_96_int8.tflite",
+        optimize = false
+    );
+}
+
+#[test]
+fn vww_tflm_plan() {
+    check_golden!(
+        vww_tflm_plan,
+        common::shared_models()
+            .join("golden")
+            .join("mlperf_tiny_vww_mobilenetv1_025_96_int8")
+    );
+    assert_eq!(vww_tflm_plan::ARENA_BYTES, 64512);
+    assert_eq!(vww::ARENA_BYTES, 55296);
+}

@@ -22,34 +22,25 @@ pub mod exec;
 pub mod lower;
 
 pub use emit::Budget;
+pub use kiln_planner::PlanOptions;
 use kiln_planner::diag::Diagnostic;
 pub use kiln_planner::diag::ErrorKind;
-use kiln_planner::{Graph, Plan, PlanOptions};
+use kiln_planner::{Graph, Plan};
 use proc_macro2::TokenStream;
 use std::path::{Path, PathBuf};
 
 /// Options shared by both front ends.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Fail if arena + persistent state exceeds this.
     pub ram_budget: Option<Budget>,
     /// Fail if weights + constants exceed this.
     pub flash_budget: Option<Budget>,
-    /// Alignment of arena offsets (a power of two, at most 64).
-    pub alignment: usize,
+    /// How the arena is planned: alignment (a power of two, at most 64), operator order
+    /// search and offset search. Every optimisation is on by default.
+    pub plan: PlanOptions,
     /// The model's file name, for messages that the compiler prints (budget assertions).
     pub model_name: Option<String>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            ram_budget: None,
-            flash_budget: None,
-            alignment: PlanOptions::default().alignment,
-            model_name: None,
-        }
-    }
 }
 
 /// A model compiled to tokens, with the graph and plan that produced them.
@@ -62,13 +53,7 @@ pub struct Compiled {
 /// Reads, plans, verifies and emits a model. The one path behind both front ends.
 pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagnostic> {
     let graph = kiln_planner::read_model(bytes)?;
-    let plan = kiln_planner::plan(
-        &graph,
-        &PlanOptions {
-            alignment: options.alignment,
-            ..PlanOptions::default()
-        },
-    )?;
+    let plan = kiln_planner::plan(&graph, &options.plan)?;
     let emitted = emit::emit(&graph, &plan, options)?;
     Ok(Compiled {
         tokens: emitted.tokens,
@@ -153,7 +138,27 @@ impl Model {
     /// Alignment of arena offsets in bytes (a power of two, at most 64; default 16).
     #[must_use]
     pub fn align(mut self, bytes: usize) -> Self {
-        self.options.alignment = bytes;
+        self.options.plan.alignment = bytes;
+        self
+    }
+
+    /// With `false`, plan as TFLM does (stored order, its greedy offsets), for comparison.
+    #[must_use]
+    pub fn optimize(mut self, on: bool) -> Self {
+        let alignment = self.options.plan.alignment;
+        self.options.plan = if on {
+            PlanOptions::default()
+        } else {
+            PlanOptions::unoptimised()
+        };
+        self.options.plan.alignment = alignment;
+        self
+    }
+
+    /// With `false`, keep the model's stored operator order (offsets are still optimised).
+    #[must_use]
+    pub fn reorder(mut self, on: bool) -> Self {
+        self.options.plan.order.reorder = on;
         self
     }
 

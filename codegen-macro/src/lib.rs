@@ -28,7 +28,8 @@ use syn::{Expr, Ident, LitStr, Token};
 ///
 /// Options: `ram_budget = <const expr>` (arena + persistent bytes), `flash_budget = <const
 /// expr>` (weights + constants), `align = <int>` (arena offset alignment, a power of two
-/// from 1 to 64, default 16). A relative path is resolved from the file that calls the
+/// from 1 to 64, default 16), `optimize = false` (plan as TFLM does: stored order, its greedy
+/// offsets; for comparison), `reorder = false` (keep the stored operator order). A relative path is resolved from the file that calls the
 /// macro, else from `CARGO_MANIFEST_DIR`.
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {
@@ -40,9 +41,10 @@ pub fn include_model(input: TokenStream) -> TokenStream {
 }
 
 const USAGE: &str = "usage: `include_model!(\"model.tflite\", ram_budget = <bytes>, \
-                     flash_budget = <bytes>, align = <power of two>)`";
+                     flash_budget = <bytes>, align = <power of two>, optimize = <bool>, \
+                     reorder = <bool>)`";
 
-const OPTIONS: &str = "`ram_budget`, `flash_budget` or `align`";
+const OPTIONS: &str = "`ram_budget`, `flash_budget`, `align`, `optimize` or `reorder`";
 
 /// The largest arena alignment the runtime has a type for.
 const MAX_ALIGN: usize = 64;
@@ -52,6 +54,8 @@ struct Args {
     ram_budget: Option<Expr>,
     flash_budget: Option<Expr>,
     align: Option<usize>,
+    optimize: Option<bool>,
+    reorder: Option<bool>,
 }
 
 impl Parse for Args {
@@ -76,6 +80,8 @@ impl Parse for Args {
             ram_budget: None,
             flash_budget: None,
             align: None,
+            optimize: None,
+            reorder: None,
         };
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
@@ -86,7 +92,10 @@ impl Parse for Args {
                 syn::Error::new(input.span(), format!("expected an option: {OPTIONS}"))
             })?;
             let name = key.to_string();
-            if !matches!(name.as_str(), "ram_budget" | "flash_budget" | "align") {
+            if !matches!(
+                name.as_str(),
+                "ram_budget" | "flash_budget" | "align" | "optimize" | "reorder"
+            ) {
                 return Err(syn::Error::new(
                     key.span(),
                     format!("unknown option `{name}` (expected {OPTIONS})"),
@@ -103,6 +112,8 @@ impl Parse for Args {
             let given = match name.as_str() {
                 "ram_budget" => args.ram_budget.is_some(),
                 "flash_budget" => args.flash_budget.is_some(),
+                "optimize" => args.optimize.is_some(),
+                "reorder" => args.reorder.is_some(),
                 _ => args.align.is_some(),
             };
             if given {
@@ -114,10 +125,26 @@ impl Parse for Args {
             match name.as_str() {
                 "ram_budget" => args.ram_budget = Some(value),
                 "flash_budget" => args.flash_budget = Some(value),
+                "optimize" => args.optimize = Some(boolean(&name, &value)?),
+                "reorder" => args.reorder = Some(boolean(&name, &value)?),
                 _ => args.align = Some(alignment(&value)?),
             }
         }
         Ok(args)
+    }
+}
+
+/// A `true` or `false` literal.
+fn boolean(name: &str, e: &Expr) -> syn::Result<bool> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => Ok(b.value),
+        _ => Err(syn::Error::new_spanned(
+            e,
+            format!("`{name}` must be `true` or `false`"),
+        )),
     }
 }
 
@@ -234,10 +261,20 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
     let name = Path::new(&written)
         .file_name()
         .map_or_else(|| written.clone(), |n| n.to_string_lossy().into_owned());
+    let mut plan = match args.optimize {
+        Some(false) => kiln_build::PlanOptions::unoptimised(),
+        _ => kiln_build::PlanOptions::default(),
+    };
+    if let Some(a) = args.align {
+        plan.alignment = a;
+    }
+    if let Some(r) = args.reorder {
+        plan.order.reorder = r;
+    }
     let options = Options {
         ram_budget: budget(&args.ram_budget),
         flash_budget: budget(&args.flash_budget),
-        alignment: args.align.unwrap_or(Options::default().alignment),
+        plan,
         model_name: Some(name.clone()),
     };
     // A bug in Kiln must still be a compile error, not a proc-macro panic.
@@ -320,6 +357,21 @@ mod tests {
             let m = macro_tokens(quote!(#path));
             let b = kiln_build::Model::new(&path).tokens().unwrap().to_string();
             assert_eq!(m, b, "{model} with default options");
+            let m = macro_tokens(quote!(#path, optimize = false, align = 4));
+            let b = kiln_build::Model::new(&path)
+                .optimize(false)
+                .align(4)
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model} unoptimised");
+            let m = macro_tokens(quote!(#path, reorder = false));
+            let b = kiln_build::Model::new(&path)
+                .reorder(false)
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model} without reordering");
         }
     }
 }
