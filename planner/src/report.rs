@@ -238,6 +238,18 @@ fn percent(part: usize, whole: usize) -> String {
     format!("{:.2} %", part as f64 * 100.0 / whole as f64)
 }
 
+/// The last two path segments of a tensor name (`Conv2d_3_pointwise/Relu6`).
+fn short_name(name: &str) -> &str {
+    let mut cut = name.len();
+    for _ in 0..2 {
+        match name[..cut].rfind('/') {
+            Some(i) => cut = i,
+            None => return name,
+        }
+    }
+    &name[cut + 1..]
+}
+
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -325,7 +337,13 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
             b.last
         );
         if h >= 11.0 && w >= 30.0 {
-            let label: String = name.chars().take((w / 6.0) as usize).collect();
+            // Tensor names are paths (`MobilenetV1/.../Conv2d_3_pointwise/Relu6`): label the
+            // rectangle with the tensor index and the end of the name, which tells layers apart.
+            let full = match b.owner {
+                BufferOwner::Tensor(t) => format!("t{} {}", t.0, short_name(&name)),
+                BufferOwner::Scratch(_) => name.clone(),
+            };
+            let label: String = full.chars().take((w / 6.0) as usize).collect();
             let _ = writeln!(
                 s,
                 r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
