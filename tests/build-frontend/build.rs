@@ -12,5 +12,39 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     kiln_build::Model::new("../models/cnn_float.tflite")
         .align(8)
         .compile("cnn_float")?;
+    // Every other model Kiln compiles, with default options.
+    for stem in PUBLIC {
+        kiln_build::Model::new(format!("{shared}/{stem}.tflite")).compile(stem)?;
+    }
+    for stem in OWN {
+        kiln_build::Model::new(format!("../models/{stem}.tflite")).compile(stem)?;
+    }
     Ok(())
 }
+
+/// Public models (`../shared/models`) besides hello_world_int8 and person_detect above; the
+/// audio preprocessor's custom ops are not supported.
+const PUBLIC: [&str; 11] = [
+    "tflm_hello_world_float",
+    "mlperf_tiny_vww_mobilenetv1_025_96_int8",
+    "mlperf_tiny_kws_dscnn_int8",
+    "mlperf_tiny_ic_resnet8_int8",
+    "mlperf_tiny_ad_autoencoder_int8",
+    "mlperf_tiny_sww_int8",
+    "tflm_micro_speech_int8",
+    "tflm_simple_add",
+    "tflm_mnist_lstm_int8",
+    "tflm_dtln_noise_suppression",
+    "tflm_keyword_scrambled_int8",
+];
+
+/// Kiln's own test models (`tests/models`) besides cnn_float above.
+const OWN: [&str; 7] = [
+    "mlp_int8",
+    "mlp_float",
+    "cnn_int8",
+    "branches_int8",
+    "branches_float",
+    "svdf_int8",
+    "lstm_int8",
+];

@@ -12,6 +12,38 @@ pub mod cnn_float {
     include!(concat!(env!("OUT_DIR"), "/cnn_float.rs"));
 }
 
+/// Includes `$OUT_DIR/<name>.rs` as `pub mod <name>` for each model `build.rs` compiled.
+macro_rules! generated {
+    ($($name:ident),* $(,)?) => {
+        $(
+            pub mod $name {
+                include!(concat!(env!("OUT_DIR"), "/", stringify!($name), ".rs"));
+            }
+        )*
+    };
+}
+
+generated!(
+    tflm_hello_world_float,
+    mlperf_tiny_vww_mobilenetv1_025_96_int8,
+    mlperf_tiny_kws_dscnn_int8,
+    mlperf_tiny_ic_resnet8_int8,
+    mlperf_tiny_ad_autoencoder_int8,
+    mlperf_tiny_sww_int8,
+    tflm_micro_speech_int8,
+    tflm_simple_add,
+    tflm_mnist_lstm_int8,
+    tflm_dtln_noise_suppression,
+    tflm_keyword_scrambled_int8,
+    mlp_int8,
+    mlp_float,
+    cnn_int8,
+    branches_int8,
+    branches_float,
+    svdf_int8,
+    lstm_int8,
+);
+
 /// The same hello_world model through `include_model!`, to compare the front ends.
 pub mod hello_macro {
     kiln::include_model!(

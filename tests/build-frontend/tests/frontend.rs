@@ -1,6 +1,6 @@
 //! The build.rs front end: generated files, reports, and golden outputs.
 
-use kiln_build_frontend_test::{OUT_DIR, cnn_float, hello, hello_macro, person};
+use kiln_build_frontend_test::*;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -79,4 +79,52 @@ fn both_front_ends_agree() {
         a.invoke();
         assert_eq!(a.output_bytes(0), want.as_slice(), "hello seed {seed}");
     }
+}
+
+/// Every sample of every model compiled by `build.rs`, byte for byte with TFLM.
+#[test]
+fn every_model_from_build_rs_matches_tflm() {
+    macro_rules! all {
+        ($dir:expr; $($name:ident),* $(,)?) => {$({
+            let dir = $dir.join(stringify!($name));
+            let mut m = $name::Model::take().unwrap();
+            let json = std::fs::read_to_string(dir.join("golden.json")).unwrap();
+            let seeds = json.matches("\"seed\"").count() as u32;
+            assert!(seeds >= 1, "{}", stringify!($name));
+            for seed in 1..=seeds {
+                m.reset();
+                for i in 0..$name::INPUTS {
+                    let input = std::fs::read(dir.join(format!("s{seed}_in{i}.bin"))).unwrap();
+                    m.input_bytes_mut(i).copy_from_slice(&input);
+                }
+                m.invoke();
+                for i in 0..$name::OUTPUTS {
+                    let want = std::fs::read(dir.join(format!("s{seed}_out{i}.bin"))).unwrap();
+                    assert_eq!(m.output_bytes(i), want.as_slice(), "{} seed {seed} output {i}", stringify!($name));
+                }
+            }
+        })*};
+    }
+    all!(root().join("../shared/models/golden");
+        tflm_hello_world_float,
+        mlperf_tiny_vww_mobilenetv1_025_96_int8,
+        mlperf_tiny_kws_dscnn_int8,
+        mlperf_tiny_ic_resnet8_int8,
+        mlperf_tiny_ad_autoencoder_int8,
+        mlperf_tiny_sww_int8,
+        tflm_micro_speech_int8,
+        tflm_simple_add,
+        tflm_mnist_lstm_int8,
+        tflm_dtln_noise_suppression,
+        tflm_keyword_scrambled_int8,
+    );
+    all!(root().join("tests/models/golden");
+        mlp_int8,
+        mlp_float,
+        cnn_int8,
+        branches_int8,
+        branches_float,
+        svdf_int8,
+        lstm_int8,
+    );
 }
