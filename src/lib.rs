@@ -18,11 +18,18 @@ pub mod runtime;
 /// Element type of a model input or output, as generated code reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DType {
+    /// `f32`
     F32,
+    /// `i8`
     I8,
+    /// `u8`
     U8,
+    /// `i16`
     I16,
+    /// `i32`
     I32,
+    /// `i64`
     I64,
+    /// `bool`, one byte each
     Bool,
 }

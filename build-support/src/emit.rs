@@ -661,12 +661,27 @@ impl<'a> Emitter<'a> {
                 };
                 let scale = Literal::f32_unsuffixed(scale);
                 let zp = &ints(&[zp])[0];
-                let doc = format!(" `{}` (tensor {}).", tensor.name, t.0);
+                let what = format!(
+                    "{} {i} `{}` (tensor {})",
+                    kind.to_lowercase(),
+                    tensor.name,
+                    t.0
+                );
+                let docs = [
+                    format!(" Shape of {what}."),
+                    format!(" Element type of {what}."),
+                    format!(" Quantization scale of {what} (0 if not quantized)."),
+                    format!(" Quantization zero point of {what}."),
+                ];
+                let [d0, d1, d2, d3] = &docs;
                 io_items.push(quote! {
-                    #[doc = #doc]
+                    #[doc = #d0]
                     pub const #shape_name: [usize; #rank] = [#(#dims),*];
+                    #[doc = #d1]
                     pub const #dtype_name: ::kiln::DType = ::kiln::DType::#dtype;
+                    #[doc = #d2]
                     pub const #scale_name: f32 = #scale;
+                    #[doc = #d3]
                     pub const #zp_name: i32 = #zp;
                 });
                 let lower = prefix.to_lowercase();

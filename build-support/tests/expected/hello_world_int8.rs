@@ -9,15 +9,21 @@ pub const WEIGHTS_BYTES: usize = 420;
 pub const INPUTS: usize = 1;
 /// Number of model outputs.
 pub const OUTPUTS: usize = 1;
-/// `serving_default_dense_input:0` (tensor 0).
+/// Shape of input 0 `serving_default_dense_input:0` (tensor 0).
 pub const INPUT_SHAPE: [usize; 2] = [1, 1];
+/// Element type of input 0 `serving_default_dense_input:0` (tensor 0).
 pub const INPUT_DTYPE: ::kiln::DType = ::kiln::DType::I8;
+/// Quantization scale of input 0 `serving_default_dense_input:0` (tensor 0) (0 if not quantized).
 pub const INPUT_SCALE: f32 = 0.024480116;
+/// Quantization zero point of input 0 `serving_default_dense_input:0` (tensor 0).
 pub const INPUT_ZERO_POINT: i32 = -128;
-/// `StatefulPartitionedCall:0` (tensor 9).
+/// Shape of output 0 `StatefulPartitionedCall:0` (tensor 9).
 pub const OUTPUT_SHAPE: [usize; 2] = [1, 1];
+/// Element type of output 0 `StatefulPartitionedCall:0` (tensor 9).
 pub const OUTPUT_DTYPE: ::kiln::DType = ::kiln::DType::I8;
+/// Quantization scale of output 0 `StatefulPartitionedCall:0` (tensor 9) (0 if not quantized).
 pub const OUTPUT_SCALE: f32 = 0.008290957;
+/// Quantization zero point of output 0 `StatefulPartitionedCall:0` (tensor 9).
 pub const OUTPUT_ZERO_POINT: i32 = 5;
 static ARENA: ::kiln::runtime::Arena<::kiln::runtime::align::A16, ARENA_BYTES> = ::kiln::runtime::Arena::new();
 /// Parameters of op 0 (FULLY_CONNECTED).
@@ -94,11 +100,15 @@ pub struct Model {
     arena: &'static mut [u8; ARENA_BYTES],
 }
 impl Model {
-    /// The model, the first time only (it owns the static arena).
+    /// The model, the first time only (it owns the static arena), with its state
+    /// reset.
     pub fn take() -> Option<Model> {
-        Some(Model { arena: ARENA.take()? })
+        let mut model = Model { arena: ARENA.take()? };
+        model.reset();
+        Some(model)
     }
-    /// Zeroes the state kept between calls (a no-op for stateless models).
+    /// Resets the state kept between calls, as TFLM does: int8 state to its zero
+    /// point, other state to zero (a no-op for stateless models).
     pub fn reset(&mut self) {}
     /// Runs the model once: inputs to outputs.
     #[allow(unused_doc_comments)]
@@ -138,7 +148,7 @@ impl Model {
             );
         }
     }
-    /// Input 0: `serving_default_dense_input:0`, shape [1, 1].
+    /// Input 0: `serving_default_dense_input:0`, shape [1, 1]. Write it before every `invoke()`: the arena reuses its bytes once the model has read them.
     pub fn input_mut(&mut self) -> &mut [i8; 1] {
         ::kiln::runtime::i8s_mut(&mut self.arena[16..17])
             .try_into()

@@ -1,13 +1,19 @@
 //! Models compiled by `kiln-build` in `build.rs`, included from `OUT_DIR`.
+//!
+//! The generated code must compile without a single warning, documented (the lints below).
+#![deny(warnings, missing_docs, unsafe_code)]
 
+/// hello_world (int8) with RAM and flash budgets.
 pub mod hello {
     include!(concat!(env!("OUT_DIR"), "/hello.rs"));
 }
 
+/// Person detection with a RAM budget.
 pub mod person {
     include!(concat!(env!("OUT_DIR"), "/person.rs"));
 }
 
+/// Kiln's float CNN with 8-byte alignment.
 pub mod cnn_float {
     include!(concat!(env!("OUT_DIR"), "/cnn_float.rs"));
 }
@@ -16,6 +22,7 @@ pub mod cnn_float {
 macro_rules! generated {
     ($($name:ident),* $(,)?) => {
         $(
+            #[doc = concat!("`", stringify!($name), "`, default options.")]
             pub mod $name {
                 include!(concat!(env!("OUT_DIR"), "/", stringify!($name), ".rs"));
             }
