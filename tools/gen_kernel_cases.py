@@ -18,7 +18,7 @@ Bundle format (all integers u32 little-endian, no compression, no padding):
       u32 output count; per output: u32 length + raw tensor bytes
 Inputs are the subgraph's inputs in order (constants such as weights, bias, shape, axis,
 paddings and perm are in the model); outputs are TFLM's outputs for them after reset() and one
-invoke(). int8 outputs must match byte for byte. Model bytes are not aligned inside the bundle:
+invoke(). integer outputs must match byte for byte. Model bytes are not aligned inside the bundle:
 copy a model to a 16-byte aligned buffer before reading it in place (constant buffers are
 16-byte aligned relative to the start of each model).
 
@@ -44,17 +44,31 @@ batches up to 3 where TFLM supports them, SAME/VALID padding, strides, dilations
 multipliers, broadcasting.
 RELU6 int8 also keeps input and output quantization equal: TFLM's int8 RELU6 ignores the
 output quantization (TensorFlow Lite requantizes), so other cases would encode that quirk.
+16x8 (int16 activations, int8 weights): int16 activations are symmetric (zero point 0, input
+scales 10**U(-5, -2)), output scales calibrated the same way from the float twin (zero point
+0); CONV_2D biases int64 (80%), int32 or none; DEPTHWISE_CONV_2D always an int64 bias (TFLM
+crashes without one); FULLY_CONNECTED per-channel or per-tensor with an int64, int32 or no
+bias; cases whose largest multiplier is >= 64 are redrawn (TFLM's 16x8 kernels do not support
+them). SOFTMAX int16 -> int16 outputs scale 1/32768 and zero point 0, int8 -> int16 1/65536 and
+-32768. QUANTIZE between int8, int16 and int32 (int16 zero points mostly 0). MEAN and LEAKY_RELU
+int16. CAST between int8, int16, int32 and float32 (float inputs up to 1e10 with special values).
+SVDF (int8 state and time weights, or int16) and UNIDIRECTIONAL_SEQUENCE_LSTM (int8, int16 cell
+state) come from tools/gen_stateful_cases.py (LSTM tensor names dropped); their golden output is
+one invoke after reset() (int8 state filled with its zero point, others with zeros).
 Every model is parsed back to check it holds exactly the one intended op; models TFLM
 rejects are redrawn (counts printed). Op versions are all 1 (TFLM ignores them).
 --verify runs every stored case through TensorFlow Lite's reference kernels (BUILTIN_REF):
 all cases load there too, and all outputs agree exactly except FULLY_CONNECTED int8 (up to
 1 LSB: TFLite's reference FC rounds differently; TFLM is the reference).
 
-QUANTIZE and DEQUANTIZE are named by input dtype: quantize_float32 (float32 -> int8),
-quantize_int8 (int8 -> int8 requantization), dequantize_int8 (int8 -> float32).
+Bundles are named by op and input dtype; when that is ambiguous the output dtype follows:
+quantize_float32 (float32 -> int8), quantize_int8 (int8 -> int8 requantization), quantize_int16
+(int16 -> int8), quantize_int8_int16, quantize_int16_int16, quantize_int16_int32,
+quantize_int8_int32, softmax_int8_int16, dequantize_int8 (int8 -> float32), cast_<in>_<out>;
+svdf_int8_int16state is the int8 SVDF with int16 state and time weights.
 
 Run from the repository root:
-    .venv/bin/python tools/gen_kernel_cases.py                 # all bundles (about 2.5 min)
+    .venv/bin/python tools/gen_kernel_cases.py                 # all bundles (about 4.5 min)
     .venv/bin/python tools/gen_kernel_cases.py conv_2d add     # only these ops (by file prefix)
     .venv/bin/python tools/gen_kernel_cases.py --verify        # compare every stored case with
                                                                 # TensorFlow Lite's reference kernels
@@ -85,8 +99,10 @@ ARENA = 256 * 1024
 NONE, RELU, RELU_N1_TO_1, RELU6 = 0, 1, 2, 3
 SAME, VALID = 0, 1
 TYPE = {"float32": fb.TensorType.FLOAT32, "int8": fb.TensorType.INT8,
-        "int16": fb.TensorType.INT16, "int32": fb.TensorType.INT32}
-NP = {"float32": np.float32, "int8": np.int8, "int16": np.int16, "int32": np.int32}
+        "int16": fb.TensorType.INT16, "int32": fb.TensorType.INT32, "int64": fb.TensorType.INT64}
+NP = {"float32": np.float32, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+      "int64": np.int64}
+QUANTIZED = ("int8", "int16")  # activation dtypes calibrated from a float twin
 
 
 class Reject(Exception):
@@ -270,7 +286,7 @@ def float_twin(g):
     """The same graph in float32: int8 activations/weights and int32 biases dequantized."""
     f = Graph(g.op, g.options_type, g.options)
     for t in g.tensors:
-        if t.dtype == "int8" or t.role == "bias":
+        if t.dtype in QUANTIZED or t.role == "bias":
             data = None
             if t.data is not None:
                 s = np.asarray(t.quant[0], np.float64)
@@ -304,6 +320,21 @@ def calibrate(y, rng, tight_scale=None):
     return scale, zp
 
 
+def calibrate16(y, rng, tight_scale=None):
+    """Symmetric int16 output scale (zero point 0, as in 16x8 models) from a float output's
+    range, widened or narrowed at random; sometimes the 'tight' scale (multiplier > 1)."""
+    m = max(abs(float(np.min(y))), abs(float(np.max(y))))
+    if m < 1e-6:
+        m = 1e-3
+    u = rng.random()
+    if tight_scale is not None and u < 0.15:
+        scale = tight_scale / rng.uniform(1.05, 4.0)
+    else:
+        factor = rng.uniform(0.5, 0.9) if u < 0.3 else rng.uniform(0.95, 1.3)
+        scale = m / 32767.0 * factor
+    return scale, 0
+
+
 # --------------------------------------------------------------------------------------------
 # Random parameter helpers
 
@@ -325,6 +356,15 @@ def zero_point(rng):
 
 def in_quant(rng, lo=-3.0, hi=0.0):
     return ([float(10 ** rng.uniform(lo, hi))], [zero_point(rng)], 0)
+
+
+def in_quant16(rng, lo=-5.0, hi=-2.0):
+    """int16 activations are symmetric (zero point 0)."""
+    return ([float(10 ** rng.uniform(lo, hi))], [0], 0)
+
+
+def act_quant(rng, dt):
+    return in_quant(rng) if dt == "int8" else (in_quant16(rng) if dt == "int16" else None)
 
 
 def q1(scale, zp):
@@ -369,8 +409,11 @@ def channel_weights(rng, shape, axis):
 
 
 def add_weights_bias(g, rng, dt, x_quant, w, axis, n_out, acc_len, bias_p=0.9, per_channel=True,
-                     bias_opt=True):
+                     bias_opt=True, bias16_p=(0.8, 0.1, 0.1)):
     """Adds weight (+ optional bias) constants for conv-like ops."""
+    if dt == "int16":
+        _weights_bias16(g, rng, x_quant, w, axis, n_out, acc_len, per_channel, bias16_p)
+        return
     if dt == "int8":
         wq, ws = quantize_weights(w, axis, rng, per_channel)
         g.const(wq, "int8", quant=(ws, [0] * len(ws), axis if per_channel else 0), name="w", role="weight")
@@ -391,6 +434,25 @@ def add_weights_bias(g, rng, dt, x_quant, w, axis, n_out, acc_len, bias_p=0.9, p
             g.const((rng.uniform(-1, 1, size=n_out) * mag).astype(np.float32), "float32", name="b", role="bias")
         else:
             g.none_input()
+
+
+def _weights_bias16(g, rng, x_quant, w, axis, n_out, acc_len, per_channel, bias16_p):
+    """16x8 weights (symmetric int8) and a bias that is int64 (the converter's), int32 or
+    absent, drawn with probabilities bias16_p."""
+    wq, ws = quantize_weights(w, axis, rng, per_channel)
+    g.const(wq, "int8", quant=(ws, [0] * len(ws), axis if per_channel else 0), name="w", role="weight")
+    s_in = x_quant[0][0]
+    g.tight_scale = s_in * max(ws)
+    kind = ["int64", "int32", "none"][int(rng.choice(3, p=bias16_p))]
+    if kind == "none":
+        g.none_input()
+        return
+    lim = int(32767 * 128 * math.sqrt(max(acc_len, 1)))
+    if kind == "int32":
+        lim = min(lim, 2**31 - 1)
+    bq = rng.integers(-lim, lim + 1, size=n_out).astype(NP[kind])
+    bs = [s_in * w_s for w_s in ws]
+    g.const(bq, kind, quant=(bs, [0] * len(bs), 0), name="b", role="bias")
 
 
 def conv_out(n, k, s, d, pad):
@@ -430,7 +492,7 @@ def gen_conv_2d(rng, dt):
     g = Graph("CONV_2D", *opts("Conv2DOptions", padding=pad, strideW=sw, strideH=sh,
                                 fusedActivationFunction=act(rng), dilationWFactor=dw,
                                 dilationHFactor=dh))
-    xq = in_quant(rng) if dt == "int8" else None
+    xq = act_quant(rng, dt)
     g.input([B, H, W, cin], dt, xq)
     w = channel_weights(rng, (cout, kh, kw, cin), 0)
     # Bias always present: TFLM runs CONV_2D without one, but TensorFlow Lite refuses it.
@@ -454,11 +516,12 @@ def gen_depthwise_conv_2d(rng, dt):
     g = Graph("DEPTHWISE_CONV_2D", *opts(
         "DepthwiseConv2DOptions", padding=pad, strideW=sw, strideH=sh, depthMultiplier=mult,
         fusedActivationFunction=act(rng), dilationWFactor=dw, dilationHFactor=dh))
-    xq = in_quant(rng) if dt == "int8" else None
+    xq = act_quant(rng, dt)
     g.input([B, H, W, cin], dt, xq)
     w = channel_weights(rng, (1, kh, kw, cout), 3)
-    # TFLM's DEPTHWISE_CONV_2D needs a bias (it crashes without one): always present.
-    add_weights_bias(g, rng, dt, xq, w, 3, cout, kh * kw, bias_opt=False)
+    # TFLM's DEPTHWISE_CONV_2D needs a bias (it crashes without one): always present; 16x8:
+    # always int64 (TFLM also crashes on an int32 bias there).
+    add_weights_bias(g, rng, dt, xq, w, 3, cout, kh * kw, bias_opt=False, bias16_p=(1.0, 0.0, 0.0))
     g.output([B, oh, ow, cout], dt)
     return g
 
@@ -478,13 +541,14 @@ def gen_fully_connected(rng, dt):
     budget_check(dt, n_in * n_out, limit=W_BIG)
     g = Graph("FULLY_CONNECTED", *opts("FullyConnectedOptions", fusedActivationFunction=act(rng),
                                         keepNumDims=keep))
-    xq = in_quant(rng) if dt == "int8" else None
+    xq = act_quant(rng, dt)
     g.input(in_shape, dt, xq)
     w = channel_weights(rng, (n_out, n_in), 0)
-    per_channel = bool(rng.random() < 0.7)
-    if dt == "int8" and not per_channel:
+    per_channel = bool(rng.random() < 0.7) if dt != "int16" else bool(rng.random() < 0.5)
+    if dt in QUANTIZED and not per_channel:
         w = (rng.standard_normal((n_out, n_in)) * 10 ** rng.uniform(-3, 1)).astype(np.float32)
-    add_weights_bias(g, rng, dt, xq, w, 0, n_out, n_in, bias_p=0.85, per_channel=per_channel)
+    add_weights_bias(g, rng, dt, xq, w, 0, n_out, n_in, bias_p=0.85, per_channel=per_channel,
+                     bias16_p=(0.5, 0.25, 0.25))
     g.output(out_shape, dt)
     return g
 
@@ -542,6 +606,9 @@ def _binary(op, options, rng, dt, same_quant=False):
             return g
         g.input(a, dt, in_quant(rng))
         g.input(b, dt, in_quant(rng))
+    elif dt == "int16":
+        g.input(a, dt, in_quant16(rng))
+        g.input(b, dt, in_quant16(rng))
     else:
         g.input(a, dt)
         g.input(b, dt)
@@ -573,12 +640,18 @@ def gen_softmax(rng, dt):
     rank = int(rng.integers(1, 5))
     shape = rand_shape(rng, rank, 5, 48)
     shape[-1] = int(rng.integers(1, 21))
-    budget_check(dt, 2 * math.prod(shape), limit=IO_SMALL * 2)
+    budget_check("int16" if "int16" in dt else dt, 2 * math.prod(shape), limit=IO_SMALL * 2)
     beta = 1.0 if rng.random() < 0.5 else float(rng.uniform(0.2, 3.0))
     g = Graph("SOFTMAX", *opts("SoftmaxOptions", beta=beta))
     if dt == "int8":
         g.input(shape, dt, in_quant(rng, -2.5, 0.0))
         g.output(shape, dt, q1(1.0 / 256, -128))
+    elif dt == "int8_int16":  # int8 -> int16: output zero point -32768, scale 1/65536
+        g.input(shape, "int8", in_quant(rng, -2.5, 0.0))
+        g.output(shape, "int16", q1(1.0 / 65536, -32768))
+    elif dt == "int16":  # int16 -> int16: zero points 0, output scale 1/32768
+        g.input(shape, dt, in_quant16(rng, -4.5, -2.5))
+        g.output(shape, dt, q1(1.0 / 32768, 0))
     else:
         g.float_inputs = [float(10 ** rng.uniform(-1, 1.3))]
         g.input(shape, dt)
@@ -596,6 +669,10 @@ def _unary(op, options, rng, dt, out_quant=None, in_lo=-2.5, in_hi=-0.5, same_qu
     g = Graph(op, *options) if options else Graph(op)
     if dt == "int8":
         q = in_quant(rng, in_lo, in_hi)
+        g.input(shape, dt, q)
+        g.output(shape, dt, q if same_quant else out_quant)
+    elif dt == "int16":
+        q = in_quant16(rng)
         g.input(shape, dt, q)
         g.output(shape, dt, q if same_quant else out_quant)
     else:
@@ -642,9 +719,11 @@ def gen_mean(rng, dt):
         [d for i, d in enumerate(shape) if i not in axes]
     axes_stored = [a - rank if rng.random() < 0.3 else a for a in axes]
     g = Graph("MEAN", *opts("ReducerOptions", keepDims=keep))
-    g.input(shape, dt, in_quant(rng) if dt == "int8" else None)
+    xq = act_quant(rng, dt)
+    g.input(shape, dt, xq)
     g.const(np.array(axes_stored, np.int32), "int32", name="axis")
-    g.output(out, dt)
+    # int16: some outputs keep the input quantization (TFLM's plain integer-mean path)
+    g.output(out, dt, xq if dt == "int16" and rng.random() < 0.25 else None)
     return g
 
 
@@ -732,6 +811,102 @@ def gen_quantize(rng, dt):
         if rng.random() < 0.3:
             scale = q[0][0] * float(10 ** rng.uniform(-1, 1))
         g.output(shape, "int8", q1(scale, zp))
+    return g
+
+
+def gen_quantize16(rng, dt):
+    """QUANTIZE between integer types (16x8 models): dt is the input dtype, or
+    '<input>_<output>'; 'int16' alone is int16 -> int8."""
+    in_dt, out_dt = (dt.split("_") + ["int8"])[:2]
+    shape = unary_shape(rng, "int32" if out_dt == "int32" else "int16")
+    g = Graph("QUANTIZE", *opts("QuantizeOptions"))
+    if in_dt == "int16":
+        q = ([float(10 ** rng.uniform(-5, -2))], [0 if rng.random() < 0.75 else int(rng.integers(-1000, 1001))], 0)
+        lo, hi = -32768, 32767
+    else:
+        q = in_quant(rng)
+        lo, hi = -128, 127
+    g.input(shape, in_dt, q)
+    f = (np.array([lo, hi]) - q[1][0]) * q[0][0]
+    if out_dt == "int8":
+        scale, zp = calibrate(f, rng)
+    elif out_dt == "int16":
+        scale, zp = calibrate16(f, rng)
+        if rng.random() < 0.25:
+            zp = int(rng.integers(-1000, 1001))
+    else:  # int32: a finer scale (multipliers above and below 1)
+        scale = q[0][0] * float(10 ** rng.uniform(-4, 1))
+        zp = 0 if rng.random() < 0.7 else int(rng.integers(-100000, 100001))
+    if rng.random() < 0.3:
+        scale = q[0][0] * float(10 ** rng.uniform(-1, 1)) * (256 if (in_dt, out_dt) == ("int16", "int8") else
+                                                             1 / 256 if (in_dt, out_dt) == ("int8", "int16") else 1)
+    g.output(shape, out_dt, q1(scale, zp))
+    return g
+
+
+class Prebuilt:
+    """A model built elsewhere (stateful ops): bytes plus input/output (shape, dtype)."""
+
+    def __init__(self, model, inputs, outputs):
+        self.model, self.ins, self.outs = model, inputs, outputs
+
+
+def _stateful():
+    import gen_stateful_cases as st  # noqa: PLC0415  (same directory)
+    return st
+
+
+def gen_svdf(rng, dt):
+    """SVDF int8 from gen_stateful_cases; dt 'int8' (int8 state and time weights) or
+    'int8_int16state' (int16 state and time weights). One invoke from the reset state."""
+    st = _stateful()
+    c = st.gen_svdf_int(rng, "int16" if dt.endswith("int16state") else "int8",
+                        saturate=bool(rng.random() < 0.25) and dt == "int8")
+    units = c["num_filters"] // c["rank"]
+    return Prebuilt(st.svdf_model(c), [([c["batches"], c["input_size"]], "int8")],
+                    [([c["batches"], units], "int8")])
+
+
+def gen_unidirectional_sequence_lstm(rng, dt):
+    """int8 LSTM (int16 cell state) from gen_stateful_cases; one invoke from the reset state."""
+    st = _stateful()
+    c = st.gen_lstm(rng)
+    B, T, I, S = c["batches"], c["time_steps"], c["input_size"], c["state_size"]
+    tm = c["time_major"]
+    return Prebuilt(strip_names(st.lstm_model(c)), [([T, B, I] if tm else [B, T, I], "int8")],
+                    [([T, B, S] if tm else [B, T, S], "int8")])
+
+
+def strip_names(model):
+    """The model without tensor names (the LSTM's 24 tensors: keeps the bundle smaller)."""
+    m = fb.ModelT.InitFromObj(fb.Model.GetRootAsModel(bytearray(model), 0))
+    for t in m.subgraphs[0].tensors:
+        t.name = None
+    for buf in m.buffers:
+        buf.__class__ = AlignedBufferT
+        if buf.data is not None:
+            buf.data = bytes(bytearray(buf.data))
+    b = flatbuffers.Builder(1024)
+    b.Finish(m.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 1e-30, 3e38, -3e38, 1.0, -1.0,
+                     127.5, -128.5, 32767.9, -32768.9, 2147483520.0, -2147483648.0], np.float32)
+
+
+def gen_cast(rng, dt):
+    """CAST dt = '<input>_<output>' between int8, int16, int32 and float32 (Kiln has no bool)."""
+    src, dst = dt.split("_")
+    shape = unary_shape(rng, "int32")
+    g = Graph("CAST", *opts("CastOptions", inDataType=TYPE[src], outDataType=TYPE[dst]))
+    g.raw = True  # plain (unquantized) integer tensors
+    if src == "float32":
+        mag = float(10 ** rng.uniform(0, 10))
+        g.float_inputs = [(-mag, mag)]
+        g.specials = 0.15  # a share of special values (infinities, NaN, denormals, bounds)
+    g.input(shape, src)
+    g.output(shape, dst)
     return g
 
 
@@ -891,6 +1066,24 @@ OPS = [
     ("maximum", "MAXIMUM", gen_maximum, ("int8", "float32")),
     ("minimum", "MINIMUM", gen_minimum, ("int8", "float32")),
     ("transpose_conv", "TRANSPOSE_CONV", gen_transpose_conv, ("int8", "float32")),
+    # 16x8 (int16 activations, int8 weights) and other integer pairs; bundles named
+    # <op>_<input dtype>[_<output dtype>].
+    ("conv_2d", "CONV_2D", gen_conv_2d, ("int16",)),
+    ("depthwise_conv_2d", "DEPTHWISE_CONV_2D", gen_depthwise_conv_2d, ("int16",)),
+    ("fully_connected", "FULLY_CONNECTED", gen_fully_connected, ("int16",)),
+    ("add", "ADD", gen_add, ("int16",)),
+    ("softmax", "SOFTMAX", gen_softmax, ("int16", "int8_int16")),
+    ("quantize", "QUANTIZE", gen_quantize16, ("int16", "int8_int16", "int16_int16", "int16_int32",
+                                              "int8_int32")),
+    # Stateful: one invoke from the reset state per case.
+    ("svdf", "SVDF", gen_svdf, ("int8", "int8_int16state")),
+    ("unidirectional_sequence_lstm", "UNIDIRECTIONAL_SEQUENCE_LSTM", gen_unidirectional_sequence_lstm,
+     ("int8",)),
+    ("mean", "MEAN", gen_mean, ("int16",)),
+    ("leaky_relu", "LEAKY_RELU", gen_leaky_relu, ("int16",)),
+    ("cast", "CAST", gen_cast, ("int8_int16", "int8_int32", "int8_float32", "int16_int8", "int16_int32",
+                                "int16_float32", "int32_int8", "int32_int16", "int32_float32",
+                                "float32_int8", "float32_int16", "float32_int32")),
 ]
 
 
@@ -905,24 +1098,49 @@ def draw_inputs(g, rng):
         if t.dtype == "float32":
             r = g.float_inputs[k] if g.float_inputs and k < len(g.float_inputs) else 1.0
             lo, hi = r if isinstance(r, tuple) else (-r, r)
-            xs.append(rng.uniform(lo, hi, size=t.shape).astype(np.float32))
+            x = rng.uniform(lo, hi, size=t.shape).astype(np.float32)
+            share = getattr(g, "specials", 0)
+            if share:
+                mask = rng.uniform(size=t.shape) < share
+                x[mask] = rng.choice(SPECIALS, size=int(mask.sum()))
+            xs.append(x)
         else:
             xs.append(tc.random_input(rng, t.shape, t.dtype))
     return xs
 
 
+def make_prebuilt(op, g, rng):
+    model = g.model
+    if tc.op_names(tc.load_model(model)) != [op]:
+        raise SystemExit(f"{op}: model holds {tc.op_names(tc.load_model(model))}")
+    xs = [tc.random_input(rng, s, d) for s, d in g.ins]
+    ys = run_tflm(model, xs, len(g.outs))
+    for y, (s, d) in zip(ys, g.outs):
+        if list(y.shape) != list(s) or y.dtype != np.dtype(NP[d]):
+            raise RuntimeError(f"output {y.shape} {y.dtype}, declared {s} {d}")
+    return model, xs, ys
+
+
 def make_case(op, gen, rng, dt):
     g = gen(rng, dt)
+    if isinstance(g, Prebuilt):
+        return make_prebuilt(op, g, rng)
     xs = draw_inputs(g, rng)
     outs = [g.tensors[i] for i in g.outputs]
-    if any(t.dtype == "int8" and t.quant is None for t in outs):
+    if any(t.dtype in QUANTIZED and t.quant is None for t in outs) and not getattr(g, "raw", False):
         f = float_twin(g)
-        fx = [dequant(x, g.tensors[i].quant) if g.tensors[i].dtype == "int8" else x
+        fx = [dequant(x, g.tensors[i].quant) if g.tensors[i].dtype in QUANTIZED else x
               for x, i in zip(xs, g.inputs)]
         ys = run_tflm(serialize(f), fx, len(g.outputs))
         for t, y in zip(outs, ys):
             if t.quant is None:
-                t.quant = q1(*calibrate(y, rng, g.tight_scale))
+                if t.dtype == "int16":
+                    t.quant = q1(*calibrate16(y, rng, g.tight_scale))
+                    # TFLM's 16x8 kernels do not support multipliers >= 64 (degenerate ranges).
+                    if g.tight_scale is not None and g.tight_scale / t.quant[0][0] >= 64:
+                        raise Reject("degenerate int16 output range")
+                else:
+                    t.quant = q1(*calibrate(y, rng, g.tight_scale))
     model = serialize(g)
     m = tc.load_model(model)
     if tc.op_names(m) != [op]:
@@ -990,8 +1208,8 @@ def read_bundle(path):
         raise ValueError(f"{path}: {len(data) - pos} trailing bytes")
 
 
-def gen_bundle(index, prefix, op, gen, dt, n):
-    seed = BASE_SEED + 100 * index + (0 if dt == "int8" else 1 if dt == "float32" else 2)
+def gen_bundle(index, prefix, op, gen, dt, n, dtypes=()):
+    seed = BASE_SEED + 100 * index + (0 if dt == "int8" else 1 if dt == "float32" else 2 + dtypes.index(dt))
     rng = np.random.default_rng(seed)
     cases, rejects, errors = [], 0, {}
     t0 = time.time()
@@ -1070,15 +1288,19 @@ def verify(prefixes):
 README = """# Kernel golden cases
 
 Generated by `tools/gen_kernel_cases.py`; do not edit by hand, re-run the script
-(`.venv/bin/python tools/gen_kernel_cases.py`, about 2-3 min; deterministic).
+(`.venv/bin/python tools/gen_kernel_cases.py`, about 4-5 min; deterministic).
 
 Each `<op>_<dtype>.kcase` bundle holds single-operator TFLite models with seeded random
 parameters, one seeded random input each, and the outputs of TensorFlow Lite for
 Microcontrollers (PyPI `tflite-micro` 0.dev20261023182759, reference kernels, x86-64) for that
 input. `manifest.json` lists every bundle: file, op (TFLite builtin name), dtype, input and
-output dtype, case count, generator seed, size in bytes. QUANTIZE and DEQUANTIZE bundles are
-named by input dtype: `quantize_float32` (float32 -> int8), `quantize_int8` (int8 -> int8
-requantization), `dequantize_int8` (int8 -> float32).
+output dtype, case count, generator seed, size in bytes. Bundles are named by op and input
+dtype, followed by the output dtype when that is ambiguous: `quantize_float32` (float32 ->
+int8), `quantize_int8` (int8 -> int8 requantization), `quantize_int16` (int16 -> int8),
+`quantize_int8_int16`, `quantize_int16_int16`, `quantize_int16_int32`, `quantize_int8_int32`,
+`softmax_int8_int16`, `dequantize_int8` (int8 -> float32), `cast_<in>_<out>`;
+`svdf_int8_int16state` is the int8 SVDF with int16 state and time weights. Stateful ops (SVDF,
+UNIDIRECTIONAL_SEQUENCE_LSTM): the output is the one of the first invoke after `reset()`.
 
 ## Format
 
@@ -1096,7 +1318,7 @@ per case:
 - Inputs are the subgraph inputs in order; constants (weights, bias, shape, axis, paddings,
   perm, begin/end/strides, size) are inside the model.
 - Tensor bytes are little-endian, row-major, in the tensor's dtype.
-- Outputs are TFLM's, after `reset()`, writing the inputs and one `invoke()`. int8 outputs
+- Outputs are TFLM's, after `reset()`, writing the inputs and one `invoke()`. Integer outputs
   must match byte for byte; float32 outputs to float rounding.
 - A model's bytes are not aligned inside the bundle: copy each model into a 16-byte aligned
   buffer before reading it in place (constant buffers are 16-byte aligned relative to the
@@ -1105,7 +1327,7 @@ per case:
 ## How the models are built
 
 """ + "\n".join(line for line in __doc__[__doc__.index("How the models are built"):
-                                          __doc__.index("QUANTIZE and DEQUANTIZE are named")]
+                                          __doc__.index("Bundles are named by op and input dtype;")]
                 .replace("How the models are built: d", "D").splitlines()) + "\n"
 
 
@@ -1120,7 +1342,7 @@ def main():
     ap.add_argument("--verify", action="store_true",
                     help="compare the stored bundles with TensorFlow Lite instead of generating")
     args = ap.parse_args()
-    known = {p for p, *_ in OPS}
+    known = {p for p, *_ in OPS} | {f"{p}_{d}" for p, _, _, ds in OPS for d in ds}
     for p in args.ops:
         if p not in known:
             raise SystemExit(f"unknown op prefix {p}; known: {sorted(known)}")
@@ -1133,10 +1355,10 @@ def main():
     if man_path.exists() and args.ops:
         manifest = {e["file"]: e for e in json.loads(man_path.read_text())}
     for index, (prefix, op, gen, dtypes) in enumerate(OPS):
-        if args.ops and prefix not in args.ops:
-            continue
         for dt in dtypes:
-            e = gen_bundle(index, prefix, op, gen, dt, args.n)
+            if args.ops and prefix not in args.ops and f"{prefix}_{dt}" not in args.ops:
+                continue
+            e = gen_bundle(index, prefix, op, gen, dt, args.n, dtypes)
             manifest[e["file"]] = e
     order = {f"{p}_{d}.kcase": (i, j) for i, (p, _, _, ds) in enumerate(OPS) for j, d in enumerate(ds)}
     entries = sorted(manifest.values(), key=lambda e: order.get(e["file"], (999, 0)))
