@@ -14,9 +14,8 @@
 mod common;
 
 use common::{CLOCK, Tflm, batch_mean, batch_size, machine, median, us, with_tflm, write_section};
-use kiln::kernels as k;
 use kiln_build::exec::Buffer;
-use kiln_build::lower::{Kernel, Operand, Step, lower};
+use kiln_build::lower::{Step, lower};
 use kiln_planner::{PlanOptions, plan, read_model};
 use std::hint::black_box;
 
@@ -49,73 +48,9 @@ fn fnv1a64(b: &[u8]) -> String {
     format!("{h:016x}")
 }
 
-fn i8s(b: &[u8]) -> &[i8] {
-    bytemuck::cast_slice(b)
-}
-fn i32s(b: &[u8]) -> &[i32] {
-    bytemuck::cast_slice(b)
-}
-fn o8(b: &mut [u8]) -> &mut [i8] {
-    bytemuck::cast_slice_mut(b)
-}
-
-/// One lowered step on prepared tensor buffers: the same kernel calls with the same arguments
-/// as `kiln_build::exec` (which keeps its per-step function private), for the kernels timed here.
+/// One lowered step on prepared buffers (no copies): the call that is timed.
 fn call(step: &Step, t: &[Buffer], out: &mut [u8]) {
-    let get = |i: usize| -> &[u8] { t[step.inputs[i].tensor().expect("an input").0].bytes() };
-    let opt = |i: usize| -> Option<&[u8]> {
-        match step.inputs.get(i) {
-            Some(Operand::Optional(Some(id))) | Some(Operand::Tensor(id)) => Some(t[id.0].bytes()),
-            _ => None,
-        }
-    };
-    match &step.kernel {
-        Kernel::Conv2dS8(p, c) => k::conv_2d::conv_2d_s8(
-            p,
-            &c.multiplier,
-            &c.shift,
-            i8s(get(0)),
-            i8s(get(1)),
-            opt(2).map(i32s),
-            o8(out),
-        ),
-        Kernel::DepthwiseConv2dS8(p, c) => k::depthwise_conv_2d::depthwise_conv_2d_s8(
-            p,
-            &c.multiplier,
-            &c.shift,
-            i8s(get(0)),
-            i8s(get(1)),
-            opt(2).map(i32s),
-            o8(out),
-        ),
-        Kernel::FullyConnectedS8(p) => k::fully_connected::fully_connected_s8(
-            p,
-            i8s(get(0)),
-            i8s(get(1)),
-            opt(2).map(i32s),
-            o8(out),
-        ),
-        Kernel::FullyConnectedPerChannelS8(p, c) => {
-            k::fully_connected::fully_connected_per_channel_s8(
-                p,
-                &c.multiplier,
-                &c.shift,
-                i8s(get(0)),
-                i8s(get(1)),
-                opt(2).map(i32s),
-                o8(out),
-            )
-        }
-        Kernel::AveragePoolS8(p) => {
-            assert!(k::pooling::average_pool_s8(p, i8s(get(0)), o8(out)));
-        }
-        Kernel::AddS8(p, None) => k::add::add_s8(p, i8s(get(0)), i8s(get(1)), o8(out)),
-        Kernel::AddS8(p, Some(b)) => {
-            k::add::add_broadcast_s8(p, b, i8s(get(0)), i8s(get(1)), o8(out))
-        }
-        Kernel::SoftmaxS8(p) => k::softmax::softmax_s8(p, i8s(get(0)), o8(out)),
-        other => panic!("kernel not covered by the benchmark: {other:?}"),
-    }
+    kiln_build::exec::run_step(step, t, &mut [], out);
 }
 
 /// A case read, lowered, checked against TFLM and ready to time.

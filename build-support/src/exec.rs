@@ -69,7 +69,7 @@ pub fn run(graph: &Graph, steps: &[Step], inputs: &[&[u8]]) -> Vec<Buffer> {
             .iter()
             .map(|s| std::mem::take(&mut t[s.0]))
             .collect();
-        exec(step, &t, &mut states, out.bytes_mut());
+        run_step(step, &t, &mut states, out.bytes_mut());
         for (s, b) in step.states.iter().zip(states) {
             t[s.0] = b;
         }
@@ -107,7 +107,9 @@ fn of(b: &mut [u8]) -> &mut [f32] {
     bytemuck::cast_slice_mut(b)
 }
 
-fn exec(step: &Step, t: &[Buffer], states: &mut [Buffer], out: &mut [u8]) {
+/// Runs one lowered step: reads its inputs from `t` (indexed by tensor), updates `states`
+/// (its variable tensors, in order) and writes `out`. Benchmarks time this call.
+pub fn run_step(step: &Step, t: &[Buffer], states: &mut [Buffer], out: &mut [u8]) {
     let get = |i: usize| -> &[u8] {
         let id: TensorId = step.inputs[i].tensor().expect("a present input");
         t[id.0].bytes()
