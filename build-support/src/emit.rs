@@ -153,6 +153,7 @@ fn callee(kernel: &Kernel) -> Callee {
         Kernel::SoftmaxS8S16(p) => callee_of("softmax", "softmax_s8_s16", p, None, None),
         Kernel::SoftmaxF32(p) => callee_of("softmax", "softmax_f32", p, None, None),
         Kernel::AddS8(p, b) => binary("add", "s8", p, b),
+        Kernel::AddS8Tables(p, _, _) => callee_of("add", "add_s8_tables", p, None, None),
         Kernel::AddS16(p, b) => binary("add", "s16", p, b),
         Kernel::AddF32(p, b) => binary("add", "f32", p, b),
         Kernel::SubS8(p, b) => binary("sub", "s8", p, b),
@@ -422,6 +423,18 @@ impl<'a> Emitter<'a> {
                 const #name: #ty = #value;
             });
             pre.push(quote!(&#name));
+        }
+        if let Kernel::AddS8Tables(_, t1, t2) = &step.kernel {
+            for (what, values) in [("INPUT1_TABLE", t1), ("INPUT2_TABLE", t2)] {
+                let name = format_ident!("OP{}_{}", k, what);
+                let n = u(values.len());
+                self.constant_bytes += 4 * values.len();
+                let values = ints(values);
+                self.items.push(quote! {
+                    static #name: [i32; #n] = [#(#values),*];
+                });
+                pre.push(quote!(&#name));
+            }
         }
         if let Kernel::SoftmaxS16(_, exp, recip) = &step.kernel {
             for (what, values) in [("EXP_LUT", exp), ("ONE_OVER_ONE_PLUS_X_LUT", recip)] {

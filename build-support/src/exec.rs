@@ -188,6 +188,14 @@ pub fn run_step(step: &Step, t: &[Buffer], states: &mut [Buffer], out: &mut [u8]
         Kernel::SoftmaxF32(p) => softmax::softmax_f32(p, f32s(get(0)), of(out)),
         Kernel::AddS8(p, None) => add::add_s8(p, i8s(get(0)), i8s(get(1)), o8(out)),
         Kernel::AddS8(p, Some(b)) => add::add_broadcast_s8(p, b, i8s(get(0)), i8s(get(1)), o8(out)),
+        Kernel::AddS8Tables(p, t1, t2) => add::add_s8_tables(
+            p,
+            t1.as_slice().try_into().expect("256 entries"),
+            t2.as_slice().try_into().expect("256 entries"),
+            i8s(get(0)),
+            i8s(get(1)),
+            o8(out),
+        ),
         Kernel::AddS16(p, None) => add::add_s16(p, i16s(get(0)), i16s(get(1)), o16(out)),
         Kernel::AddS16(p, Some(b)) => {
             add::add_broadcast_s16(p, b, i16s(get(0)), i16s(get(1)), o16(out))

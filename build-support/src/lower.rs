@@ -84,6 +84,9 @@ pub enum Kernel {
     SoftmaxS8S16(k::softmax::Params),
     SoftmaxF32(k::softmax::Params),
     AddS8(k::add::Params, Option<k::broadcast::Broadcast>),
+    /// Same-shape int8 ADD of at least `add::TABLES_FROM_ELEMENTS` elements, with both inputs'
+    /// rescaling precomputed in two 256-entry tables.
+    AddS8Tables(k::add::Params, Vec<i32>, Vec<i32>),
     AddS16(k::add::Params, Option<k::broadcast::Broadcast>),
     AddF32(k::add::Params, Option<k::broadcast::Broadcast>),
     SubS8(k::add::Params, Option<k::broadcast::Broadcast>),
@@ -1417,11 +1420,20 @@ impl<'a> Lower<'a> {
         };
         let act = activation(act);
         let kernel = match (which, dtype) {
-            (Binary::Add, DType::I8) => Kernel::AddS8(
-                k::add::prepare_s8(self.quant(a)?, self.quant(b)?, self.quant(output)?, act)
-                    .map_err(prepare_error)?,
-                broadcast,
-            ),
+            (Binary::Add, DType::I8) => {
+                let p =
+                    k::add::prepare_s8(self.quant(a)?, self.quant(b)?, self.quant(output)?, act)
+                        .map_err(prepare_error)?;
+                if broadcast.is_none()
+                    && self.tensor(output).elements() >= k::add::TABLES_FROM_ELEMENTS
+                {
+                    let (mut t1, mut t2) = ([0; 256], [0; 256]);
+                    k::add::rescale_tables_s8(&p, &mut t1, &mut t2);
+                    Kernel::AddS8Tables(p, t1.to_vec(), t2.to_vec())
+                } else {
+                    Kernel::AddS8(p, broadcast)
+                }
+            }
             (Binary::Add, DType::I16) => Kernel::AddS16(
                 k::add::prepare_s16(self.quant(a)?, self.quant(b)?, self.quant(output)?, act)
                     .map_err(prepare_error)?,

@@ -146,24 +146,39 @@ pub fn prepare_s16(
     Ok(p)
 }
 
+/// Input 1 rescaled to the common scale (the first half of TFLM's `AddFunc`).
+#[inline]
+fn scaled_input1(p: &Params, x: i32) -> i32 {
+    multiply_by_quantized_multiplier_smaller_than_one_exp(
+        p.input1_offset
+            .wrapping_add(x)
+            .wrapping_mul(1i32 << p.left_shift),
+        p.input1_multiplier,
+        p.input1_shift,
+    )
+}
+
+/// Input 2 rescaled to the common scale.
+#[inline]
+fn scaled_input2(p: &Params, y: i32) -> i32 {
+    multiply_by_quantized_multiplier_smaller_than_one_exp(
+        p.input2_offset
+            .wrapping_add(y)
+            .wrapping_mul(1i32 << p.left_shift),
+        p.input2_multiplier,
+        p.input2_shift,
+    )
+}
+
 /// TFLM's `AddFunc` on widened inputs (shared by int8 and int16).
 #[inline]
 fn add_func(p: &Params, x: i32, y: i32) -> i32 {
-    let input1_val = p.input1_offset.wrapping_add(x);
-    let input2_val = p.input2_offset.wrapping_add(y);
-    let shifted_input1_val = input1_val.wrapping_mul(1i32 << p.left_shift);
-    let shifted_input2_val = input2_val.wrapping_mul(1i32 << p.left_shift);
-    let scaled_input1_val = multiply_by_quantized_multiplier_smaller_than_one_exp(
-        shifted_input1_val,
-        p.input1_multiplier,
-        p.input1_shift,
-    );
-    let scaled_input2_val = multiply_by_quantized_multiplier_smaller_than_one_exp(
-        shifted_input2_val,
-        p.input2_multiplier,
-        p.input2_shift,
-    );
-    let raw_sum = scaled_input1_val.wrapping_add(scaled_input2_val);
+    output_func(p, scaled_input1(p, x).wrapping_add(scaled_input2(p, y)))
+}
+
+/// The second half of `AddFunc`: the rescaled sum requantized to the output and clamped.
+#[inline]
+fn output_func(p: &Params, raw_sum: i32) -> i32 {
     let raw_output = multiply_by_quantized_multiplier_smaller_than_one_exp(
         raw_sum,
         p.output_multiplier,
@@ -175,6 +190,37 @@ fn add_func(p: &Params, x: i32, y: i32) -> i32 {
         p.quantized_activation_min,
         p.quantized_activation_max,
     )
+}
+
+/// Elements from which [`add_s8_tables`] pays for its two 256-entry tables (2 KiB of flash).
+pub const TABLES_FROM_ELEMENTS: usize = 2048;
+
+/// Build-time tables for [`add_s8_tables`]: every int8 value of each input rescaled to the
+/// common scale, indexed by `value + 128`. The kernel then does the same arithmetic as
+/// [`add_s8`] with two of its three requantizations looked up, so outputs are identical.
+pub fn rescale_tables_s8(p: &Params, table1: &mut [i32; 256], table2: &mut [i32; 256]) {
+    for (i, (t1, t2)) in table1.iter_mut().zip(table2.iter_mut()).enumerate() {
+        let x = i as i32 - 128;
+        *t1 = scaled_input1(p, x);
+        *t2 = scaled_input2(p, x);
+    }
+}
+
+/// Int8 ADD of two same-shaped tensors with the inputs' rescaling looked up in tables from
+/// [`rescale_tables_s8`]; byte-identical with [`add_s8`].
+pub fn add_s8_tables(
+    p: &Params,
+    table1: &[i32; 256],
+    table2: &[i32; 256],
+    input1: &[i8],
+    input2: &[i8],
+    output: &mut [i8],
+) {
+    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
+    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+        let sum = table1[(x as i32 + 128) as usize].wrapping_add(table2[(y as i32 + 128) as usize]);
+        *o = output_func(p, sum) as i8;
+    }
 }
 
 /// Int8 ADD of two same-shaped tensors (`reference_integer_ops::Add`).
@@ -238,6 +284,36 @@ pub fn add_broadcast_f32(
     broadcast_binary(b, input1, input2, output, |x, y| {
         clamp_f32(x + y, p.float_activation_min, p.float_activation_max)
     });
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    /// The table kernel equals the direct one on every pair of int8 values, for scales that
+    /// make the rescaling shift both ways and with zero points at the extremes.
+    #[test]
+    fn tables_give_the_same_bytes_as_add_func() {
+        let cases = [
+            (0.05, -128, 0.02, 127, 0.07, 3, Activation::None),
+            (0.5, 0, 0.001, -5, 0.3, -128, Activation::Relu),
+            (0.0125, 17, 0.0124, -17, 0.02, 0, Activation::Relu6),
+        ];
+        let x: [i8; 256] = core::array::from_fn(|i| (i as i32 - 128) as i8);
+        for (s1, z1, s2, z2, so, zo, act) in cases {
+            let q = |scale, zero_point| QuantParams { scale, zero_point };
+            let p = prepare_s8(q(s1, z1), q(s2, z2), q(so, zo), act).unwrap();
+            let (mut t1, mut t2) = ([0; 256], [0; 256]);
+            rescale_tables_s8(&p, &mut t1, &mut t2);
+            for y in x {
+                let ys = [y; 256];
+                let (mut a, mut b) = ([0i8; 256], [0i8; 256]);
+                add_s8(&p, &x, &ys, &mut a);
+                add_s8_tables(&p, &t1, &t2, &x, &ys, &mut b);
+                assert_eq!(a, b);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
