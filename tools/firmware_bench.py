@@ -317,7 +317,7 @@ def render(results, stems, opts, mac, notes, arena_json, meta):
       "kernels, the runtime (and bytemuck's cast-error path); the model's small accessors that "
       "LTO inlines into the harness are not in it. *weights* = the `.kiln_weights` output "
       "section, where `memory/sections.x` gathers the generated `BUFFER_*` statics (weights, "
-      "biases) and the per-channel `OP<k>_MULTIPLIER/_SHIFT/_BIAS` tables; the operator "
+      "biases) and the per-channel and lookup `OP<k>_MULTIPLIER/_SHIFT/_BIAS/_TABLE/_LUT` tables; the operator "
       "parameter structs stay in `.rodata`. LLVM may fold a small weight buffer into the "
       "code (at opt-level 3: a few 16-64 B bias/weight buffers of the small models), so the "
       "weights column can differ by tens of bytes between the two tables.")
