@@ -79,12 +79,13 @@ fn u(n: usize) -> Literal {
     Literal::usize_unsuffixed(n)
 }
 
-/// Unsuffixed `i32` literals (negative ones as `-` and a literal).
-fn ints(values: &[i32]) -> Vec<TokenStream> {
+/// Unsuffixed integer literals (negative ones as `-` and a literal).
+fn ints<T: Copy + Into<i64>>(values: &[T]) -> Vec<TokenStream> {
     values
         .iter()
         .map(|&v| {
-            let lit = Literal::i64_unsuffixed(i64::from(v).abs());
+            let v: i64 = v.into();
+            let lit = Literal::i64_unsuffixed(v.abs());
             if v < 0 { quote!(-#lit) } else { quote!(#lit) }
         })
         .collect()
@@ -359,6 +360,20 @@ impl<'a> Emitter<'a> {
         Ok(name)
     }
 
+    /// Emits `static OP<k>_<WHAT>: [T; N]` (per-channel or lookup table, in flash) and
+    /// returns `&OP<k>_<WHAT>`.
+    fn table<T: Copy + Into<i64>>(&mut self, k: usize, what: &str, values: &[T]) -> TokenStream {
+        let name = format_ident!("OP{}_{}", k, what);
+        let n = u(values.len());
+        let ty = Ident::new(std::any::type_name::<T>(), Span::call_site());
+        self.constant_bytes += std::mem::size_of_val(values);
+        let values = ints(values);
+        self.items.push(quote! {
+            static #name: [#ty; #n] = [#(#values),*];
+        });
+        quote!(&#name)
+    }
+
     fn persistent_of(&self, t: TensorId) -> Result<(usize, usize)> {
         self.plan
             .persistent
@@ -404,16 +419,8 @@ impl<'a> Emitter<'a> {
             pre.push(quote!(&#name));
         }
         if let Some(t) = &c.tables {
-            for (what, values) in [("MULTIPLIER", &t.multiplier), ("SHIFT", &t.shift)] {
-                let name = format_ident!("OP{}_{}", k, what);
-                self.constant_bytes += 4 * values.len();
-                let n = u(values.len());
-                let values = ints(values);
-                self.items.push(quote! {
-                    static #name: [i32; #n] = [#(#values),*];
-                });
-                pre.push(quote!(&#name));
-            }
+            pre.push(self.table(k, "MULTIPLIER", &t.multiplier));
+            pre.push(self.table(k, "SHIFT", &t.shift));
         }
         if let Some(b) = &c.broadcast {
             let name = format_ident!("OP{}_BROADCAST", k);
@@ -425,34 +432,12 @@ impl<'a> Emitter<'a> {
             pre.push(quote!(&#name));
         }
         if let Kernel::AddS8Tables(_, t1, t2) = &step.kernel {
-            for (what, values) in [("INPUT1_TABLE", t1), ("INPUT2_TABLE", t2)] {
-                let name = format_ident!("OP{}_{}", k, what);
-                let n = u(values.len());
-                self.constant_bytes += 4 * values.len();
-                let values = ints(values);
-                self.items.push(quote! {
-                    static #name: [i32; #n] = [#(#values),*];
-                });
-                pre.push(quote!(&#name));
-            }
+            pre.push(self.table(k, "INPUT1_TABLE", t1));
+            pre.push(self.table(k, "INPUT2_TABLE", t2));
         }
         if let Kernel::SoftmaxS16(_, exp, recip) = &step.kernel {
-            for (what, values) in [("EXP_LUT", exp), ("ONE_OVER_ONE_PLUS_X_LUT", recip)] {
-                let name = format_ident!("OP{}_{}", k, what);
-                let n = u(values.len());
-                self.constant_bytes += 2 * values.len();
-                let values: Vec<TokenStream> = values
-                    .iter()
-                    .map(|&v| {
-                        let lit = Literal::i64_unsuffixed(i64::from(v).abs());
-                        if v < 0 { quote!(-#lit) } else { quote!(#lit) }
-                    })
-                    .collect();
-                self.items.push(quote! {
-                    static #name: [i16; #n] = [#(#values),*];
-                });
-                pre.push(quote!(&#name));
-            }
+            pre.push(self.table(k, "EXP_LUT", exp));
+            pre.push(self.table(k, "ONE_OVER_ONE_PLUS_X_LUT", recip));
         }
         // Operands: constants from flash, the rest from the arena (bound as in0, in1, ...).
         let mut spans = Vec::new();
@@ -514,14 +499,8 @@ impl<'a> Emitter<'a> {
         };
         let call = match &step.kernel {
             Kernel::LstmS8(_, bias) => {
-                let name = format_ident!("OP{}_BIAS", k);
-                let n = u(bias.len());
-                let values = ints(bias);
-                self.constant_bytes += 4 * bias.len();
-                self.items.push(quote! {
-                    /// Biases with the input and hidden zero points folded in.
-                    static #name: [i32; #n] = [#(#values),*];
-                });
+                // The biases with the input and hidden zero points folded in.
+                let name = self.table(k, "BIAS", bias);
                 let [x, w @ ..] = typed.as_slice() else {
                     return Err(unsupported("LSTM operands are missing"));
                 };
@@ -538,7 +517,7 @@ impl<'a> Emitter<'a> {
                 .map(|f| Ident::new(f, Span::call_site()));
                 quote! {
                     ::kiln::kernels::#f(
-                        #(#pre,)* &#name, #x,
+                        #(#pre,)* #name, #x,
                         &::kiln::kernels::lstm::LstmWeights { #(#fields: #w),* },
                         #(#state_views,)* #out
                     );

@@ -542,16 +542,7 @@ impl<'a> Lower<'a> {
             .collect::<Result<_>>()?;
         let b_data: Vec<Vec<i32>> = biases
             .iter()
-            .map(|&t| {
-                if self.dtype(t) != DType::I32 {
-                    return Err(unsupported("LSTM biases must be INT32"));
-                }
-                Ok(self
-                    .need_constant(t)?
-                    .chunks_exact(4)
-                    .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect())
-            })
+            .map(|&t| self.const_i32(t))
             .collect::<Result<_>>()?;
         let [d0, d1, input_size] = self.dims::<3>(input)?;
         let (batches, time_steps) = if o.time_major { (d1, d0) } else { (d0, d1) };
@@ -1599,13 +1590,14 @@ impl<'a> Lower<'a> {
 
     fn pad(&self) -> Result<Step> {
         let (input, paddings, output) = (self.input(0)?, self.input(1)?, self.output()?);
-        let data = self.need_constant(paddings)?;
         let values: Vec<i64> = match self.dtype(paddings) {
-            DType::I32 => data
-                .chunks_exact(4)
-                .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            DType::I32 => self
+                .const_i32(paddings)?
+                .into_iter()
+                .map(i64::from)
                 .collect(),
-            DType::I64 => data
+            DType::I64 => self
+                .need_constant(paddings)?
                 .chunks_exact(8)
                 .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
                 .collect(),
