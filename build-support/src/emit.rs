@@ -15,15 +15,8 @@ use quote::{format_ident, quote};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// What the emitter produced, besides the tokens.
-pub struct Emitted {
-    pub tokens: TokenStream,
-    /// Bytes of weights and other constants in flash (model buffers plus per-channel tables).
-    pub flash_bytes: usize,
-}
-
 /// Lowers and emits a planned graph.
-pub fn emit(graph: &Graph, plan: &Plan, options: &Options) -> Result<Emitted> {
+pub fn emit(graph: &Graph, plan: &Plan, options: &Options) -> Result<TokenStream> {
     let steps = lower::lower(graph, plan)?;
     let mut e = Emitter {
         graph,
@@ -36,12 +29,7 @@ pub fn emit(graph: &Graph, plan: &Plan, options: &Options) -> Result<Emitted> {
     for step in &steps {
         e.step(step)?;
     }
-    let flash_bytes = graph.weights_bytes() + e.constant_bytes;
-    let tokens = e.finish(options, flash_bytes)?;
-    Ok(Emitted {
-        tokens,
-        flash_bytes,
-    })
+    e.finish(options)
 }
 
 struct Emitter<'a> {
@@ -592,7 +580,9 @@ impl<'a> Emitter<'a> {
     }
 
     /// The module items around the collected kernel calls.
-    fn finish(self, options: &Options, flash_bytes: usize) -> Result<TokenStream> {
+    fn finish(self, options: &Options) -> Result<TokenStream> {
+        // Flash for constants: the model's buffers plus the tables emitted for the steps.
+        let flash_bytes = self.graph.weights_bytes() + self.constant_bytes;
         let g = self.graph;
         let plan = self.plan;
         let arena_bytes = u(plan.arena_bytes);

@@ -54,9 +54,9 @@ pub struct Compiled {
 pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagnostic> {
     let graph = kiln_planner::read_model(bytes)?;
     let plan = kiln_planner::plan(&graph, &options.plan)?;
-    let emitted = emit::emit(&graph, &plan, options)?;
+    let tokens = emit::emit(&graph, &plan, options)?;
     Ok(Compiled {
-        tokens: emitted.tokens,
+        tokens,
         graph,
         plan,
     })

@@ -62,7 +62,6 @@ pub fn validate(graph: &Graph) -> Result<()> {
             available[t.0] = true;
         }
     }
-    // Producers of later tensors are checked above; mark unread-before-written ones.
     for &o in &graph.outputs {
         if !available[o.0] {
             let t = graph.tensor(o);
