@@ -7,30 +7,43 @@
 
 use crate::glibc_math::tanhf;
 use crate::math::expf;
+use crate::util::{map, map_in_place};
 
-/// Float LOGISTIC (`reference_ops::Logistic<float>`).
-pub fn logistic_f32(input: &[f32], output: &mut [f32]) {
-    debug_assert_eq!(input.len(), output.len());
+/// The element function of the float LOGISTIC kernels.
+#[inline(always)]
+fn logistic_f32_op(x: f32) -> f32 {
     // 16.619047164916992188f in TFLM (the same f32).
     const CUTOFF_UPPER: f32 = f32::from_bits(0x4184_f3cf);
     const CUTOFF_LOWER: f32 = -9.0;
-    for (o, &x) in output.iter_mut().zip(input) {
-        *o = if x > CUTOFF_UPPER {
-            1.0
-        } else if x < CUTOFF_LOWER {
-            expf(x)
-        } else {
-            1.0 / (1.0 + expf(-x))
-        };
+    if x > CUTOFF_UPPER {
+        1.0
+    } else if x < CUTOFF_LOWER {
+        expf(x)
+    } else {
+        1.0 / (1.0 + expf(-x))
     }
+}
+
+/// Float LOGISTIC (`reference_ops::Logistic<float>`).
+pub fn logistic_f32(input: &[f32], output: &mut [f32]) {
+    map(input, output, logistic_f32_op);
+}
+
+/// [`logistic_f32`] with the output overwriting the input (`data` holds the input and
+/// receives the output); byte-identical with [`logistic_f32`].
+pub fn logistic_f32_in_place(data: &mut [f32]) {
+    map_in_place(data, logistic_f32_op);
 }
 
 /// Float TANH (`reference_ops::Tanh`: `std::tanh(x)`).
 pub fn tanh_f32(input: &[f32], output: &mut [f32]) {
-    debug_assert_eq!(input.len(), output.len());
-    for (o, &x) in output.iter_mut().zip(input) {
-        *o = tanhf(x);
-    }
+    map(input, output, tanhf);
+}
+
+/// [`tanh_f32`] with the output overwriting the input (`data` holds the input and receives
+/// the output); byte-identical with [`tanh_f32`].
+pub fn tanh_f32_in_place(data: &mut [f32]) {
+    map_in_place(data, tanhf);
 }
 
 #[cfg(test)]

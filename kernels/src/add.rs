@@ -14,7 +14,7 @@ use crate::quant::{
     Activation, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
     activation_range_i16, quantize_multiplier_smaller_than_one_exp,
 };
-use crate::util::{clamp_f32, clamp_i32};
+use crate::util::{clamp_f32, clamp_i32, zip_map, zip_map_in_place1, zip_map_in_place2};
 
 /// Constant parameters of an ADD node (TFLM's `ArithmeticParams` subset used by ADD).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -206,6 +206,13 @@ pub fn rescale_tables_s8(p: &Params, table1: &mut [i32; 256], table2: &mut [i32;
     }
 }
 
+/// The element function of [`add_s8_tables`].
+#[inline(always)]
+fn add_s8_tables_op(p: &Params, table1: &[i32; 256], table2: &[i32; 256], x: i8, y: i8) -> i8 {
+    let sum = table1[(x as i32 + 128) as usize].wrapping_add(table2[(y as i32 + 128) as usize]);
+    output_func(p, sum) as i8
+}
+
 /// Int8 ADD of two same-shaped tensors with the inputs' rescaling looked up in tables from
 /// [`rescale_tables_s8`]; byte-identical with [`add_s8`].
 pub fn add_s8_tables(
@@ -216,19 +223,60 @@ pub fn add_s8_tables(
     input2: &[i8],
     output: &mut [i8],
 ) {
-    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
-    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
-        let sum = table1[(x as i32 + 128) as usize].wrapping_add(table2[(y as i32 + 128) as usize]);
-        *o = output_func(p, sum) as i8;
-    }
+    zip_map(input1, input2, output, |x, y| {
+        add_s8_tables_op(p, table1, table2, x, y)
+    });
+}
+
+/// [`add_s8_tables`] with the output overwriting input 1 (`input1_output` holds input 1 and
+/// receives the sum); byte-identical with [`add_s8_tables`].
+pub fn add_s8_tables_in_place1(
+    p: &Params,
+    table1: &[i32; 256],
+    table2: &[i32; 256],
+    input1_output: &mut [i8],
+    input2: &[i8],
+) {
+    zip_map_in_place1(input1_output, input2, |x, y| {
+        add_s8_tables_op(p, table1, table2, x, y)
+    });
+}
+
+/// [`add_s8_tables`] with the output overwriting input 2 (`input2_output` holds input 2 and
+/// receives the sum); byte-identical with [`add_s8_tables`].
+pub fn add_s8_tables_in_place2(
+    p: &Params,
+    table1: &[i32; 256],
+    table2: &[i32; 256],
+    input1: &[i8],
+    input2_output: &mut [i8],
+) {
+    zip_map_in_place2(input1, input2_output, |x, y| {
+        add_s8_tables_op(p, table1, table2, x, y)
+    });
+}
+
+/// The element function of the int8 ADD kernels.
+#[inline(always)]
+fn add_s8_op(p: &Params, x: i8, y: i8) -> i8 {
+    add_func(p, x as i32, y as i32) as i8
 }
 
 /// Int8 ADD of two same-shaped tensors (`reference_integer_ops::Add`).
 pub fn add_s8(p: &Params, input1: &[i8], input2: &[i8], output: &mut [i8]) {
-    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
-    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
-        *o = add_func(p, x as i32, y as i32) as i8;
-    }
+    zip_map(input1, input2, output, |x, y| add_s8_op(p, x, y));
+}
+
+/// [`add_s8`] with the output overwriting input 1 (`input1_output` holds input 1 and
+/// receives the sum); byte-identical with [`add_s8`].
+pub fn add_s8_in_place1(p: &Params, input1_output: &mut [i8], input2: &[i8]) {
+    zip_map_in_place1(input1_output, input2, |x, y| add_s8_op(p, x, y));
+}
+
+/// [`add_s8`] with the output overwriting input 2 (`input2_output` holds input 2 and
+/// receives the sum); byte-identical with [`add_s8`].
+pub fn add_s8_in_place2(p: &Params, input1: &[i8], input2_output: &mut [i8]) {
+    zip_map_in_place2(input1, input2_output, |x, y| add_s8_op(p, x, y));
 }
 
 /// Int8 ADD with broadcasting (`reference_integer_ops::BroadcastAdd6DSlow`).
@@ -239,17 +287,30 @@ pub fn add_broadcast_s8(
     input2: &[i8],
     output: &mut [i8],
 ) {
-    broadcast_binary(b, input1, input2, output, |x, y| {
-        add_func(p, x as i32, y as i32) as i8
-    });
+    broadcast_binary(b, input1, input2, output, |x, y| add_s8_op(p, x, y));
+}
+
+/// The element function of the int16 ADD kernels.
+#[inline(always)]
+fn add_s16_op(p: &Params, x: i16, y: i16) -> i16 {
+    add_func(p, x as i32, y as i32) as i16
 }
 
 /// Int16 ADD of two same-shaped tensors (`reference_ops::AddGeneralParamScale`).
 pub fn add_s16(p: &Params, input1: &[i16], input2: &[i16], output: &mut [i16]) {
-    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
-    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
-        *o = add_func(p, x as i32, y as i32) as i16;
-    }
+    zip_map(input1, input2, output, |x, y| add_s16_op(p, x, y));
+}
+
+/// [`add_s16`] with the output overwriting input 1 (`input1_output` holds input 1 and
+/// receives the sum); byte-identical with [`add_s16`].
+pub fn add_s16_in_place1(p: &Params, input1_output: &mut [i16], input2: &[i16]) {
+    zip_map_in_place1(input1_output, input2, |x, y| add_s16_op(p, x, y));
+}
+
+/// [`add_s16`] with the output overwriting input 2 (`input2_output` holds input 2 and
+/// receives the sum); byte-identical with [`add_s16`].
+pub fn add_s16_in_place2(p: &Params, input1: &[i16], input2_output: &mut [i16]) {
+    zip_map_in_place2(input1, input2_output, |x, y| add_s16_op(p, x, y));
 }
 
 /// Int16 ADD with broadcasting (`reference_ops::BroadcastAdd6DSlow<int16_t>`).
@@ -260,17 +321,30 @@ pub fn add_broadcast_s16(
     input2: &[i16],
     output: &mut [i16],
 ) {
-    broadcast_binary(b, input1, input2, output, |x, y| {
-        add_func(p, x as i32, y as i32) as i16
-    });
+    broadcast_binary(b, input1, input2, output, |x, y| add_s16_op(p, x, y));
+}
+
+/// The element function of the float ADD kernels: `clamp(x + y)`.
+#[inline(always)]
+fn add_f32_op(p: &Params, x: f32, y: f32) -> f32 {
+    clamp_f32(x + y, p.float_activation_min, p.float_activation_max)
 }
 
 /// Float ADD of two same-shaped tensors (`reference_ops::Add`): `clamp(x + y)`.
 pub fn add_f32(p: &Params, input1: &[f32], input2: &[f32], output: &mut [f32]) {
-    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
-    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
-        *o = clamp_f32(x + y, p.float_activation_min, p.float_activation_max);
-    }
+    zip_map(input1, input2, output, |x, y| add_f32_op(p, x, y));
+}
+
+/// [`add_f32`] with the output overwriting input 1 (`input1_output` holds input 1 and
+/// receives the sum); byte-identical with [`add_f32`].
+pub fn add_f32_in_place1(p: &Params, input1_output: &mut [f32], input2: &[f32]) {
+    zip_map_in_place1(input1_output, input2, |x, y| add_f32_op(p, x, y));
+}
+
+/// [`add_f32`] with the output overwriting input 2 (`input2_output` holds input 2 and
+/// receives the sum); byte-identical with [`add_f32`].
+pub fn add_f32_in_place2(p: &Params, input1: &[f32], input2_output: &mut [f32]) {
+    zip_map_in_place2(input1, input2_output, |x, y| add_f32_op(p, x, y));
 }
 
 /// Float ADD with broadcasting (`reference_ops::BroadcastAdd6DSlow<float>`).
@@ -281,9 +355,7 @@ pub fn add_broadcast_f32(
     input2: &[f32],
     output: &mut [f32],
 ) {
-    broadcast_binary(b, input1, input2, output, |x, y| {
-        clamp_f32(x + y, p.float_activation_min, p.float_activation_max)
-    });
+    broadcast_binary(b, input1, input2, output, |x, y| add_f32_op(p, x, y));
 }
 
 #[cfg(test)]

@@ -10,6 +10,19 @@
 //! For speed the loops visit taps outer and channels inner (contiguous in both input and
 //! filter). That changes nothing numerically: integer sums are order-independent and each
 //! float output channel still accumulates its own taps in the reference order.
+//!
+//! # In place
+//!
+//! With depth multiplier 1 (output channel `c` reads only input channel `c`) and no more
+//! output pixels than input pixels, the `*_in_place` kernels let the output overwrite the
+//! input (TinyEngine's in-place depthwise, in NHWC): one channel at a time, channel `c` of the
+//! whole output is computed into a scratch buffer of [`in_place_scratch_elements`] elements,
+//! then stored at the output's NHWC positions for channel `c`. Those positions hold only
+//! input channel `c`, which is dead by then, and lie inside the input; other channels are not
+//! touched. Afterwards the first `batches * output_height * output_width * output_depth`
+//! elements of the buffer are the output tensor. Each output element is computed with the
+//! same operations in the same order as by the out-of-place kernel, so the results are
+//! identical (bit for bit for float). [`in_place_supported`] tells when they apply.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::int16::{Accumulator, check_shifts_s16};
@@ -87,7 +100,8 @@ pub struct Options {
     pub activation: Activation,
 }
 
-/// Reference kernels need no scratch memory.
+/// The out-of-place kernels need no scratch memory (the `*_in_place` kernels take a typed
+/// scratch slice of [`in_place_scratch_elements`] elements instead).
 pub const fn scratch_bytes(_p: &Params) -> usize {
     0
 }
@@ -233,6 +247,75 @@ fn for_each_output_pixel<T, U>(
     }
 }
 
+/// Calls `tap(x, w)` for each tap of output channel `oc` (reading input channel `ic` of the
+/// batch `in_b`) at one output pixel, `filter_y` outer and `filter_x` inner, both increasing
+/// (the reference order). The window arguments are as [`for_each_output_pixel`] computes them.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn for_each_tap<T: Copy, W: Copy>(
+    p: &Params,
+    in_b: &[T],
+    filter: &[W],
+    y_origin: isize,
+    (fy0, fy1): (usize, usize),
+    x_origin: isize,
+    (fx0, fx1): (usize, usize),
+    ic: usize,
+    oc: usize,
+    mut tap: impl FnMut(T, W),
+) {
+    let in_row = p.input_width * p.input_depth;
+    let f_row = p.filter_width * p.output_depth;
+    for fy in fy0..fy1 {
+        let iy = (y_origin + (p.dilation_height_factor * fy) as isize) as usize;
+        let in_y = &in_b[iy * in_row..][..in_row];
+        let f_y = &filter[fy * f_row..][..f_row];
+        for fx in fx0..fx1 {
+            let ix = (x_origin + (p.dilation_width_factor * fx) as isize) as usize;
+            tap(in_y[ix * p.input_depth + ic], f_y[fx * p.output_depth + oc]);
+        }
+    }
+}
+
+/// Int8 output of channel `oc` from its tap sum `acc`: `+ bias[oc]`,
+/// `MultiplyByQuantizedMultiplier`, `+ output_offset`, clamped.
+#[inline(always)]
+fn output_s8(p: &Params, acc: i32, bias: Option<&[i32]>, oc: usize, m: i32, s: i32) -> i8 {
+    let mut a = acc;
+    if let Some(b) = bias {
+        a = a.wrapping_add(b[oc]);
+    }
+    let a = multiply_by_quantized_multiplier(a, m, s).wrapping_add(p.output_offset);
+    clamp_i32(a, p.quantized_activation_min, p.quantized_activation_max) as i8
+}
+
+/// Float output of channel `oc` from its tap sum `total`: `clamp(total + bias)` (bias `0.0`
+/// when absent).
+#[inline(always)]
+fn output_f32(p: &Params, total: f32, bias: Option<&[f32]>, oc: usize) -> f32 {
+    let bias_value = match bias {
+        Some(b) => b[oc],
+        None => 0.0,
+    };
+    clamp_f32(
+        total + bias_value,
+        p.float_activation_min,
+        p.float_activation_max,
+    )
+}
+
+/// Int16 output of channel `oc` from its 64-bit tap sum `acc`: `+ bias[oc]`, the 64-bit
+/// `MultiplyByQuantizedMultiplier` with `m[oc]`, `s[oc]`, clamped.
+#[inline(always)]
+fn output_s16(p: &Params, acc: i64, bias: &[i64], oc: usize, m: &[i32], s: &[i32]) -> i16 {
+    let scaled = acc.add(bias[oc]).requantize(m[oc], s[oc]);
+    clamp_i32(
+        scaled,
+        p.quantized_activation_min,
+        p.quantized_activation_max,
+    ) as i16
+}
+
 /// Output channels processed per pass of the int8 kernel (stack accumulators).
 const CHUNK: usize = 32;
 
@@ -318,14 +401,7 @@ pub fn depthwise_conv_2d_s8(
                         .iter()
                         .zip(&output_shift[oc0..oc1]);
                     for (k, ((out, &a), (&m, &s))) in outs.zip(quant).enumerate() {
-                        let mut a = a;
-                        if let Some(b) = bias {
-                            a = a.wrapping_add(b[oc0 + k]);
-                        }
-                        let a =
-                            multiply_by_quantized_multiplier(a, m, s).wrapping_add(p.output_offset);
-                        *out = clamp_i32(a, p.quantized_activation_min, p.quantized_activation_max)
-                            as i8;
+                        *out = output_s8(p, a, bias, oc0 + k, m, s);
                     }
                     oc0 = oc1;
                 }
@@ -387,15 +463,7 @@ pub fn depthwise_conv_2d_f32(
                 }
             }
             for (oc, t) in out_px.iter_mut().enumerate() {
-                let bias_value = match bias {
-                    Some(b) => b[oc],
-                    None => 0.0,
-                };
-                *t = clamp_f32(
-                    *t + bias_value,
-                    p.float_activation_min,
-                    p.float_activation_max,
-                );
+                *t = output_f32(p, *t, bias, oc);
             }
         },
     );
@@ -486,16 +554,219 @@ pub fn depthwise_conv_2d_s16(
                         acc = acc.mac(w as i32, x as i32);
                     }
                 }
-                acc = acc.add(bias[oc]);
-                let scaled = acc.requantize(output_multiplier[oc], output_shift[oc]);
-                *out = clamp_i32(
-                    scaled,
-                    p.quantized_activation_min,
-                    p.quantized_activation_max,
-                ) as i16;
+                *out = output_s16(p, acc, bias, oc, output_multiplier, output_shift);
             }
         },
     );
+}
+
+/// Whether the `*_in_place` kernels apply to `p`: depth multiplier 1 (output channel `c`
+/// reads only input channel `c`) and no more output pixels (`batches * output_height *
+/// output_width`) than input pixels, so that the output fits in the input's buffer.
+pub const fn in_place_supported(p: &Params) -> bool {
+    const fn pixels(batches: usize, height: usize, width: usize) -> Option<usize> {
+        match batches.checked_mul(height) {
+            Some(bh) => bh.checked_mul(width),
+            None => None,
+        }
+    }
+    if p.depth_multiplier != 1 || p.output_depth != p.input_depth {
+        return false;
+    }
+    match (
+        pixels(p.batches, p.output_height, p.output_width),
+        pixels(p.batches, p.input_height, p.input_width),
+    ) {
+        (Some(out), Some(inp)) => out <= inp,
+        _ => false,
+    }
+}
+
+/// Length, in elements of the activation type, of the `scratch` slice the `*_in_place`
+/// kernels take: one output channel, `batches * output_height * output_width`.
+pub const fn in_place_scratch_elements(p: &Params) -> usize {
+    p.batches * p.output_height * p.output_width
+}
+
+/// Shared loop of the `*_in_place` kernels: for each channel `c`, fills `scratch` with
+/// `element(in_b, y_origin, ys, x_origin, xs, c)` for every output pixel in NHWC order, then
+/// stores it at the output's positions of channel `c` in `data`.
+#[inline(always)]
+fn in_place<T: Copy>(
+    p: &Params,
+    data: &mut [T],
+    scratch: &mut [T],
+    mut element: impl FnMut(&[T], isize, (usize, usize), isize, (usize, usize), usize) -> T,
+) {
+    debug_assert!(in_place_supported(p));
+    debug_assert_eq!(
+        data.len(),
+        p.batches * p.input_height * p.input_width * p.input_depth
+    );
+    debug_assert_eq!(scratch.len(), in_place_scratch_elements(p));
+    let channels = p.input_depth;
+    let in_batch = p.input_height * p.input_width * channels;
+    if in_place_scratch_elements(p) == 0 || in_batch == 0 {
+        return;
+    }
+    // The loops of `for_each_output_pixel`, run once per channel. With dilation 1 (the common
+    // case) `tap_range` needs no division, which matters here as it runs per element.
+    let taps = |origin: isize, dilation: usize, size: usize, filter: usize| {
+        if dilation == 1 {
+            tap_range(origin, 1, size, filter)
+        } else {
+            tap_range(origin, dilation, size, filter)
+        }
+    };
+    for c in 0..channels {
+        let mut out = scratch.iter_mut();
+        for in_b in data.chunks_exact(in_batch).take(p.batches) {
+            for oy in 0..p.output_height {
+                let y_origin = (oy * p.stride_height) as isize - p.padding_height as isize;
+                let ys = taps(
+                    y_origin,
+                    p.dilation_height_factor,
+                    p.input_height,
+                    p.filter_height,
+                );
+                for ox in 0..p.output_width {
+                    let x_origin = (ox * p.stride_width) as isize - p.padding_width as isize;
+                    let xs = taps(
+                        x_origin,
+                        p.dilation_width_factor,
+                        p.input_width,
+                        p.filter_width,
+                    );
+                    if let Some(o) = out.next() {
+                        *o = element(in_b, y_origin, ys, x_origin, xs, c);
+                    }
+                }
+            }
+        }
+        // Output channel `c` over input channel `c`, which is no longer needed.
+        for (d, &v) in data[c..].iter_mut().step_by(channels).zip(scratch.iter()) {
+            *d = v;
+        }
+    }
+}
+
+/// In-place [`depthwise_conv_2d_s8`]: `data` holds the input (`batches * input_height *
+/// input_width * input_depth` elements) and, on return, the output in its first `batches *
+/// output_height * output_width * output_depth` elements (the rest is unspecified). `scratch`
+/// must be [`in_place_scratch_elements`] long; its contents are irrelevant. Only for
+/// parameters with [`in_place_supported`]; the output is identical to the out-of-place
+/// kernel's.
+pub fn depthwise_conv_2d_s8_in_place(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    data: &mut [i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    scratch: &mut [i8],
+) {
+    debug_assert_eq!(
+        filter.len(),
+        p.filter_height * p.filter_width * p.output_depth
+    );
+    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    debug_assert!(
+        output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
+    );
+    let input_offset = p.input_offset;
+    in_place(p, data, scratch, |in_b, y_origin, ys, x_origin, xs, c| {
+        let mut acc = 0i32;
+        for_each_tap(
+            p,
+            in_b,
+            filter,
+            y_origin,
+            ys,
+            x_origin,
+            xs,
+            c,
+            c,
+            |x: i8, w: i8| {
+                acc = acc.wrapping_add((w as i32).wrapping_mul(x as i32 + input_offset));
+            },
+        );
+        output_s8(p, acc, bias, c, output_multiplier[c], output_shift[c])
+    });
+}
+
+/// In-place [`depthwise_conv_2d_f32`], with `data` and `scratch` as in
+/// [`depthwise_conv_2d_s8_in_place`]. Only for parameters with [`in_place_supported`]; the
+/// output is bit-identical to the out-of-place kernel's.
+pub fn depthwise_conv_2d_f32_in_place(
+    p: &Params,
+    data: &mut [f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    scratch: &mut [f32],
+) {
+    debug_assert_eq!(
+        filter.len(),
+        p.filter_height * p.filter_width * p.output_depth
+    );
+    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    in_place(p, data, scratch, |in_b, y_origin, ys, x_origin, xs, c| {
+        let mut total = 0.0f32;
+        for_each_tap(
+            p,
+            in_b,
+            filter,
+            y_origin,
+            ys,
+            x_origin,
+            xs,
+            c,
+            c,
+            |x: f32, w: f32| {
+                total += x * w;
+            },
+        );
+        output_f32(p, total, bias, c)
+    });
+}
+
+/// In-place [`depthwise_conv_2d_s16`] (16x8), with `data` and `scratch` as in
+/// [`depthwise_conv_2d_s8_in_place`]. Only for parameters with [`in_place_supported`]; the
+/// output is identical to the out-of-place kernel's.
+pub fn depthwise_conv_2d_s16_in_place(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    data: &mut [i16],
+    filter: &[i8],
+    bias: &[i64],
+    scratch: &mut [i16],
+) {
+    debug_assert_eq!(
+        filter.len(),
+        p.filter_height * p.filter_width * p.output_depth
+    );
+    debug_assert_eq!(bias.len(), p.output_depth);
+    debug_assert!(
+        output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
+    );
+    in_place(p, data, scratch, |in_b, y_origin, ys, x_origin, xs, c| {
+        let mut acc: i64 = 0;
+        for_each_tap(
+            p,
+            in_b,
+            filter,
+            y_origin,
+            ys,
+            x_origin,
+            xs,
+            c,
+            c,
+            |x: i16, w: i8| {
+                acc = acc.mac(w as i32, x as i32);
+            },
+        );
+        output_s16(p, acc, bias, c, output_multiplier, output_shift)
+    });
 }
 
 #[cfg(test)]

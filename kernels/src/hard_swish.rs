@@ -11,6 +11,7 @@
 //! by `DownScaleInt32ToInt16Multiplier`.
 
 use crate::quant::{PrepareError, QuantParams, quantize_multiplier};
+use crate::util::{map, map_in_place};
 
 /// Constant parameters of an int8 HARD_SWISH node (TFLM's `HardSwishParams`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -111,54 +112,76 @@ fn rounding_divide_by_pot_i16(x: i16, exponent: i32) -> i16 {
     crate::fixed_point::rounding_divide_by_pot_i16(x, exponent)
 }
 
+/// The element function of the int8 HARD_SWISH kernels.
+#[inline(always)]
+fn hard_swish_s8_op(p: &Params, x: i8) -> i8 {
+    let input_value = (x as i32 - p.input_zero_point) as i16;
+    let input_value_on_hires_input_scale = (input_value as i32 * (1 << 7)) as i16;
+    let input_value_on_preshift_output_scale = saturating_rounding_doubling_high_mul_i16(
+        input_value_on_hires_input_scale,
+        p.output_multiplier_fixedpoint_int16,
+    );
+    let mut reluish_value = input_value_on_hires_input_scale;
+    if p.reluish_multiplier_exponent > 0 {
+        reluish_value = saturating_left_shift(reluish_value, p.reluish_multiplier_exponent - 1);
+    }
+    reluish_value = saturating_rounding_doubling_high_mul_i16(
+        reluish_value,
+        p.reluish_multiplier_fixedpoint_int16,
+    );
+    if p.reluish_multiplier_exponent > 0 {
+        reluish_value = saturating_left_shift(reluish_value, 1);
+    }
+    if p.reluish_multiplier_exponent < 0 {
+        reluish_value = rounding_divide_by_pot_i16(reluish_value, -p.reluish_multiplier_exponent);
+    }
+    reluish_value = ((reluish_value as i32 + (1 << 15)) >> 1) as i16;
+    let preshift_output_value =
+        saturating_doubling_high_mul_i16(reluish_value, input_value_on_preshift_output_scale);
+    let mut output_value =
+        rounding_divide_by_pot_i16(preshift_output_value, -p.output_multiplier_exponent);
+    // int16_t += int32_t: the sum is narrowed back to int16_t.
+    output_value = (output_value as i32 + p.output_zero_point) as i16;
+    output_value = output_value.min(i8::MAX as i16).max(i8::MIN as i16);
+    output_value as i8
+}
+
 /// Int8 HARD_SWISH (`reference_ops::HardSwish<int8_t>` with `HardSwishParams`).
 pub fn hard_swish_s8(p: &Params, input: &[i8], output: &mut [i8]) {
+    // An explicit loop rather than `map`: with it LLVM emits the same code as for the loop
+    // this kernel had before the in-place variant; with `map` it scheduled it differently.
     debug_assert_eq!(input.len(), output.len());
     for (o, &x) in output.iter_mut().zip(input) {
-        let input_value = (x as i32 - p.input_zero_point) as i16;
-        let input_value_on_hires_input_scale = (input_value as i32 * (1 << 7)) as i16;
-        let input_value_on_preshift_output_scale = saturating_rounding_doubling_high_mul_i16(
-            input_value_on_hires_input_scale,
-            p.output_multiplier_fixedpoint_int16,
-        );
-        let mut reluish_value = input_value_on_hires_input_scale;
-        if p.reluish_multiplier_exponent > 0 {
-            reluish_value = saturating_left_shift(reluish_value, p.reluish_multiplier_exponent - 1);
-        }
-        reluish_value = saturating_rounding_doubling_high_mul_i16(
-            reluish_value,
-            p.reluish_multiplier_fixedpoint_int16,
-        );
-        if p.reluish_multiplier_exponent > 0 {
-            reluish_value = saturating_left_shift(reluish_value, 1);
-        }
-        if p.reluish_multiplier_exponent < 0 {
-            reluish_value =
-                rounding_divide_by_pot_i16(reluish_value, -p.reluish_multiplier_exponent);
-        }
-        reluish_value = ((reluish_value as i32 + (1 << 15)) >> 1) as i16;
-        let preshift_output_value =
-            saturating_doubling_high_mul_i16(reluish_value, input_value_on_preshift_output_scale);
-        let mut output_value =
-            rounding_divide_by_pot_i16(preshift_output_value, -p.output_multiplier_exponent);
-        // int16_t += int32_t: the sum is narrowed back to int16_t.
-        output_value = (output_value as i32 + p.output_zero_point) as i16;
-        output_value = output_value.min(i8::MAX as i16).max(i8::MIN as i16);
-        *o = output_value as i8;
+        *o = hard_swish_s8_op(p, x);
     }
+}
+
+/// [`hard_swish_s8`] with the output overwriting the input (`data` holds the input and
+/// receives the output); byte-identical with [`hard_swish_s8`].
+pub fn hard_swish_s8_in_place(p: &Params, data: &mut [i8]) {
+    map_in_place(data, |x| hard_swish_s8_op(p, x));
+}
+
+/// The element function of the float HARD_SWISH kernels.
+#[inline(always)]
+fn hard_swish_f32_op(x: f32) -> f32 {
+    let t = x + 3.0;
+    // std::max(0.f, t) = (0 < t) ? t : 0; std::min(6.f, m) = (m < 6) ? m : 6.
+    let m = if 0.0 < t { t } else { 0.0 };
+    let m = if m < 6.0 { m } else { 6.0 };
+    x * m / 6.0
 }
 
 /// Float HARD_SWISH (`reference_ops::HardSwish<float>`):
 /// `in * std::min(6.f, std::max(0.f, in + 3)) / 6`.
 pub fn hard_swish_f32(input: &[f32], output: &mut [f32]) {
-    debug_assert_eq!(input.len(), output.len());
-    for (o, &x) in output.iter_mut().zip(input) {
-        let t = x + 3.0;
-        // std::max(0.f, t) = (0 < t) ? t : 0; std::min(6.f, m) = (m < 6) ? m : 6.
-        let m = if 0.0 < t { t } else { 0.0 };
-        let m = if m < 6.0 { m } else { 6.0 };
-        *o = x * m / 6.0;
-    }
+    map(input, output, hard_swish_f32_op);
+}
+
+/// [`hard_swish_f32`] with the output overwriting the input (`data` holds the input and
+/// receives the output); byte-identical with [`hard_swish_f32`].
+pub fn hard_swish_f32_in_place(data: &mut [f32]) {
+    map_in_place(data, hard_swish_f32_op);
 }
 
 #[cfg(test)]

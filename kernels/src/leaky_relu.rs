@@ -11,6 +11,7 @@
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::quant::{PrepareError, QuantParams, quantize_multiplier};
+use crate::util::{map, map_in_place};
 
 /// Constant parameters of a LEAKY_RELU node (TFLM's `LeakyReluOpData` plus `alpha`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -97,50 +98,71 @@ fn prepare_quantized(
     })
 }
 
+/// The element function of the quantized LEAKY_RELU kernels on a widened input, clamped to
+/// `lo..=hi` (the output type's range).
 #[inline(always)]
-fn leaky_relu_quantized<T: Copy + Into<i32>>(
-    p: &Params,
-    input: &[T],
-    output: &mut [T],
-    lo: i32,
-    hi: i32,
-    store: impl Fn(i32) -> T,
-) {
-    debug_assert_eq!(input.len(), output.len());
-    for (o, &x) in output.iter_mut().zip(input) {
-        let input_value = x.into().wrapping_sub(p.input_zero_point);
-        let (m, s) = if input_value >= 0 {
-            (p.output_multiplier_identity, p.output_shift_identity)
-        } else {
-            (p.output_multiplier_alpha, p.output_shift_alpha)
-        };
-        let unclamped = p
-            .output_zero_point
-            .wrapping_add(multiply_by_quantized_multiplier(input_value, m, s));
-        *o = store(unclamped.clamp(lo, hi));
-    }
+fn leaky_relu_quantized_op(p: &Params, x: i32, lo: i32, hi: i32) -> i32 {
+    let input_value = x.wrapping_sub(p.input_zero_point);
+    let (m, s) = if input_value >= 0 {
+        (p.output_multiplier_identity, p.output_shift_identity)
+    } else {
+        (p.output_multiplier_alpha, p.output_shift_alpha)
+    };
+    let unclamped = p
+        .output_zero_point
+        .wrapping_add(multiply_by_quantized_multiplier(input_value, m, s));
+    unclamped.clamp(lo, hi)
+}
+
+/// The element function of the int8 LEAKY_RELU kernels.
+#[inline(always)]
+fn leaky_relu_s8_op(p: &Params, x: i8) -> i8 {
+    leaky_relu_quantized_op(p, x as i32, i8::MIN as i32, i8::MAX as i32) as i8
+}
+
+/// The element function of the int16 LEAKY_RELU kernels.
+#[inline(always)]
+fn leaky_relu_s16_op(p: &Params, x: i16) -> i16 {
+    leaky_relu_quantized_op(p, x as i32, i16::MIN as i32, i16::MAX as i32) as i16
 }
 
 /// Int8 LEAKY_RELU (`reference_ops::QuantizeLeakyRelu<int8_t>`).
 pub fn leaky_relu_s8(p: &Params, input: &[i8], output: &mut [i8]) {
-    leaky_relu_quantized(p, input, output, i8::MIN as i32, i8::MAX as i32, |v| {
-        v as i8
-    });
+    map(input, output, |x| leaky_relu_s8_op(p, x));
+}
+
+/// [`leaky_relu_s8`] with the output overwriting the input (`data` holds the input and
+/// receives the output); byte-identical with [`leaky_relu_s8`].
+pub fn leaky_relu_s8_in_place(p: &Params, data: &mut [i8]) {
+    map_in_place(data, |x| leaky_relu_s8_op(p, x));
 }
 
 /// Int16 LEAKY_RELU (`reference_ops::QuantizeLeakyRelu<int16_t>`).
 pub fn leaky_relu_s16(p: &Params, input: &[i16], output: &mut [i16]) {
-    leaky_relu_quantized(p, input, output, i16::MIN as i32, i16::MAX as i32, |v| {
-        v as i16
-    });
+    map(input, output, |x| leaky_relu_s16_op(p, x));
+}
+
+/// [`leaky_relu_s16`] with the output overwriting the input (`data` holds the input and
+/// receives the output); byte-identical with [`leaky_relu_s16`].
+pub fn leaky_relu_s16_in_place(p: &Params, data: &mut [i16]) {
+    map_in_place(data, |x| leaky_relu_s16_op(p, x));
+}
+
+/// The element function of the float LEAKY_RELU kernels: `x > 0 ? x : x * alpha`.
+#[inline(always)]
+fn leaky_relu_f32_op(p: &Params, x: f32) -> f32 {
+    if x > 0.0 { x } else { x * p.alpha }
 }
 
 /// Float LEAKY_RELU (`reference_ops::LeakyRelu`): `x > 0 ? x : x * alpha`.
 pub fn leaky_relu_f32(p: &Params, input: &[f32], output: &mut [f32]) {
-    debug_assert_eq!(input.len(), output.len());
-    for (o, &x) in output.iter_mut().zip(input) {
-        *o = if x > 0.0 { x } else { x * p.alpha };
-    }
+    map(input, output, |x| leaky_relu_f32_op(p, x));
+}
+
+/// [`leaky_relu_f32`] with the output overwriting the input (`data` holds the input and
+/// receives the output); byte-identical with [`leaky_relu_f32`].
+pub fn leaky_relu_f32_in_place(p: &Params, data: &mut [f32]) {
+    map_in_place(data, |x| leaky_relu_f32_op(p, x));
 }
 
 #[cfg(test)]

@@ -43,6 +43,16 @@
 //!   return a [`quant::PrepareError`] where TFLM's `Prepare` would fail. Shared helpers
 //!   (`QuantizeMultiplier`, `CalculateActivationRangeQuantized`, `ComputePaddingHeightWidth`,
 //!   ...) are in [`quant`]; the gemmlowp arithmetic is in [`fixed_point`].
+//! * In-place forms, for the planner's aliasing (the output overwrites an input that dies at
+//!   the operator; byte-identical with the ordinary kernel): elementwise unary kernels have
+//!   `*_in_place(.., data: &mut [T])` (RELU, RELU6, LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH,
+//!   int8 and int16 requantization); same-shape ADD and MUL have `*_in_place1` /
+//!   `*_in_place2`, where input 1 or 2 is the `&mut` slice receiving the output; depthwise
+//!   convolutions with depth multiplier 1 have `depthwise_conv_2d_*_in_place` (see
+//!   [`depthwise_conv_2d::in_place_supported`]), which compute one output channel plane at a
+//!   time into a typed scratch slice of [`depthwise_conv_2d::in_place_scratch_elements`]
+//!   elements and store it over that channel of the input; they are slower than the ordinary
+//!   kernel, so Kiln uses them only where they lower the arena.
 //! * Layouts are TFLite's: NHWC activations, OHWI conv filters, `[1, H, W, C*M]` depthwise
 //!   filters, `[out, in]` fully-connected weights.
 //! * Windowed operators (conv, depthwise, pooling) take their builtin options as an `Options`

@@ -8,6 +8,7 @@
 
 use crate::fixed_point::{logistic, multiply_by_quantized_multiplier, rounding_divide_by_pot};
 use crate::quant::{PrepareError, QuantParams, calculate_input_radius, frexp, round_f64};
+use crate::util::in_place_by_chunks;
 
 /// Constant parameters of an int8 LOGISTIC or TANH node.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,6 +70,13 @@ pub fn logistic_s8(p: &Params, input: &[i8], output: &mut [i8]) {
             (output_in_q23 - 128).clamp(i8::MIN as i32, i8::MAX as i32) as i8
         };
     }
+}
+
+/// [`logistic_s8`] with the output overwriting the input (`data` holds the input and
+/// receives the output); byte-identical with [`logistic_s8`].
+pub fn logistic_s8_in_place(p: &Params, data: &mut [i8]) {
+    // Through the out-of-place kernel: see `in_place_by_chunks`.
+    in_place_by_chunks::<i8, 64>(data, |input, output| logistic_s8(p, input, output));
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::quant::{
     Activation, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
     quantize_multiplier,
 };
-use crate::util::{clamp_f32, clamp_i32};
+use crate::util::{clamp_f32, clamp_i32, zip_map, zip_map_in_place1, zip_map_in_place2};
 
 /// Constant parameters of a MUL node.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -80,7 +80,8 @@ pub fn prepare_s8(
     })
 }
 
-#[inline]
+/// The element function of the int8 MUL kernels.
+#[inline(always)]
 fn mul_func(p: &Params, x: i8, y: i8) -> i8 {
     let a = p.input1_offset.wrapping_add(x as i32);
     let b = p.input2_offset.wrapping_add(y as i32);
@@ -96,10 +97,19 @@ fn mul_func(p: &Params, x: i8, y: i8) -> i8 {
 
 /// Int8 MUL of two same-shaped tensors (`reference_integer_ops::Mul`).
 pub fn mul_s8(p: &Params, input1: &[i8], input2: &[i8], output: &mut [i8]) {
-    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
-    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
-        *o = mul_func(p, x, y);
-    }
+    zip_map(input1, input2, output, |x, y| mul_func(p, x, y));
+}
+
+/// [`mul_s8`] with the output overwriting input 1 (`input1_output` holds input 1 and
+/// receives the product); byte-identical with [`mul_s8`].
+pub fn mul_s8_in_place1(p: &Params, input1_output: &mut [i8], input2: &[i8]) {
+    zip_map_in_place1(input1_output, input2, |x, y| mul_func(p, x, y));
+}
+
+/// [`mul_s8`] with the output overwriting input 2 (`input2_output` holds input 2 and
+/// receives the product); byte-identical with [`mul_s8`].
+pub fn mul_s8_in_place2(p: &Params, input1: &[i8], input2_output: &mut [i8]) {
+    zip_map_in_place2(input1, input2_output, |x, y| mul_func(p, x, y));
 }
 
 /// Int8 MUL with broadcasting (`reference_integer_ops::BroadcastMul4DSlow`).
@@ -113,12 +123,27 @@ pub fn mul_broadcast_s8(
     broadcast_binary(b, input1, input2, output, |x, y| mul_func(p, x, y));
 }
 
+/// The element function of the float MUL kernels: `clamp(x * y)`.
+#[inline(always)]
+fn mul_f32_op(p: &Params, x: f32, y: f32) -> f32 {
+    clamp_f32(x * y, p.float_activation_min, p.float_activation_max)
+}
+
 /// Float MUL of two same-shaped tensors (`reference_ops::Mul`): `clamp(x * y)`.
 pub fn mul_f32(p: &Params, input1: &[f32], input2: &[f32], output: &mut [f32]) {
-    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
-    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
-        *o = clamp_f32(x * y, p.float_activation_min, p.float_activation_max);
-    }
+    zip_map(input1, input2, output, |x, y| mul_f32_op(p, x, y));
+}
+
+/// [`mul_f32`] with the output overwriting input 1 (`input1_output` holds input 1 and
+/// receives the product); byte-identical with [`mul_f32`].
+pub fn mul_f32_in_place1(p: &Params, input1_output: &mut [f32], input2: &[f32]) {
+    zip_map_in_place1(input1_output, input2, |x, y| mul_f32_op(p, x, y));
+}
+
+/// [`mul_f32`] with the output overwriting input 2 (`input2_output` holds input 2 and
+/// receives the product); byte-identical with [`mul_f32`].
+pub fn mul_f32_in_place2(p: &Params, input1: &[f32], input2_output: &mut [f32]) {
+    zip_map_in_place2(input1, input2_output, |x, y| mul_f32_op(p, x, y));
 }
 
 /// Float MUL with broadcasting (`reference_ops::BroadcastMul4DSlow`).
@@ -129,9 +154,7 @@ pub fn mul_broadcast_f32(
     input2: &[f32],
     output: &mut [f32],
 ) {
-    broadcast_binary(b, input1, input2, output, |x, y| {
-        clamp_f32(x * y, p.float_activation_min, p.float_activation_max)
-    });
+    broadcast_binary(b, input1, input2, output, |x, y| mul_f32_op(p, x, y));
 }
 
 #[cfg(test)]

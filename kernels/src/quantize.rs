@@ -3,6 +3,7 @@
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::quant::{PrepareError, QuantParams, quantize_multiplier, round_f32};
+use crate::util::{map, map_in_place};
 
 /// Constant parameters of a QUANTIZE node.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -61,19 +62,28 @@ pub fn quantize_f32_s8(p: &Params, input: &[f32], output: &mut [i8]) {
     }
 }
 
+/// The element function of the int8 -> int8 requantization kernels.
+#[inline(always)]
+fn requantize_s8_s8_op(p: &Params, x: i8) -> i8 {
+    let v = multiply_by_quantized_multiplier(
+        x as i32 - p.input_zero_point,
+        p.requantize_multiplier,
+        p.requantize_shift,
+    )
+    .wrapping_add(p.output_zero_point);
+    v.clamp(i8::MIN as i32, i8::MAX as i32) as i8
+}
+
 /// Int8 -> int8 (`Requantize`):
 /// `clamp(MultiplyByQuantizedMultiplier(x - input_zp, m, shift) + output_zp)`.
 pub fn requantize_s8_s8(p: &Params, input: &[i8], output: &mut [i8]) {
-    debug_assert_eq!(input.len(), output.len());
-    for (o, &x) in output.iter_mut().zip(input) {
-        let v = multiply_by_quantized_multiplier(
-            x as i32 - p.input_zero_point,
-            p.requantize_multiplier,
-            p.requantize_shift,
-        )
-        .wrapping_add(p.output_zero_point);
-        *o = v.clamp(i8::MIN as i32, i8::MAX as i32) as i8;
-    }
+    map(input, output, |x| requantize_s8_s8_op(p, x));
+}
+
+/// [`requantize_s8_s8`] with the output overwriting the input (`data` holds the input and
+/// receives the output); byte-identical with [`requantize_s8_s8`].
+pub fn requantize_s8_s8_in_place(p: &Params, data: &mut [i8]) {
+    map_in_place(data, |x| requantize_s8_s8_op(p, x));
 }
 
 #[cfg(test)]

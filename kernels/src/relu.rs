@@ -7,6 +7,7 @@
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::quant::{PrepareError, QuantParams, quantize_multiplier, round_f32, round_f64};
+use crate::util::{map, map_in_place};
 
 /// Constant parameters of a RELU/RELU6 node.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,55 +64,93 @@ pub fn prepare_relu6_s8(input: QuantParams) -> Result<Params, PrepareError> {
     })
 }
 
+/// The element function of the int8 RELU kernels.
+#[inline(always)]
+fn relu_s8_op(p: &Params, x: i8) -> i8 {
+    let v = p
+        .output_offset
+        .wrapping_add(multiply_by_quantized_multiplier(
+            (x as i32).wrapping_sub(p.input_offset),
+            p.output_multiplier,
+            p.output_shift,
+        ));
+    let v = v
+        .max(p.quantized_activation_min)
+        .min(p.quantized_activation_max);
+    v as i8
+}
+
 /// Int8 RELU (`ReluQuantized<int8_t>`).
 pub fn relu_s8(p: &Params, input: &[i8], output: &mut [i8]) {
-    debug_assert_eq!(input.len(), output.len());
-    for (o, &x) in output.iter_mut().zip(input) {
-        let v = p
-            .output_offset
-            .wrapping_add(multiply_by_quantized_multiplier(
-                (x as i32).wrapping_sub(p.input_offset),
-                p.output_multiplier,
-                p.output_shift,
-            ));
-        let v = v
-            .max(p.quantized_activation_min)
-            .min(p.quantized_activation_max);
-        *o = v as i8;
+    map(input, output, |x| relu_s8_op(p, x));
+}
+
+/// [`relu_s8`] with the output overwriting the input (`data` holds the input and receives
+/// the output); byte-identical with [`relu_s8`].
+pub fn relu_s8_in_place(p: &Params, data: &mut [i8]) {
+    map_in_place(data, |x| relu_s8_op(p, x));
+}
+
+/// The element function of the int8 RELU6 kernels.
+#[inline(always)]
+fn relu6_s8_op(zero: i8, six: i8, x: i8) -> i8 {
+    if x > six {
+        six
+    } else if x < zero {
+        zero
+    } else {
+        x
     }
 }
 
 /// Int8 RELU6 (`Relu6Quantized<int8_t>`): `x > six ? six : x < zero ? zero : x`.
 pub fn relu6_s8(p: &Params, input: &[i8], output: &mut [i8]) {
-    debug_assert_eq!(input.len(), output.len());
     let zero = p.quantized_activation_min as i8;
     let six = p.quantized_activation_max as i8;
-    for (o, &x) in output.iter_mut().zip(input) {
-        *o = if x > six {
-            six
-        } else if x < zero {
-            zero
-        } else {
-            x
-        };
-    }
+    map(input, output, |x| relu6_s8_op(zero, six, x));
+}
+
+/// [`relu6_s8`] with the output overwriting the input (`data` holds the input and receives
+/// the output); byte-identical with [`relu6_s8`].
+pub fn relu6_s8_in_place(p: &Params, data: &mut [i8]) {
+    let zero = p.quantized_activation_min as i8;
+    let six = p.quantized_activation_max as i8;
+    map_in_place(data, |x| relu6_s8_op(zero, six, x));
+}
+
+/// The element function of the float RELU kernels: `x < 0 ? 0 : x`.
+#[inline(always)]
+fn relu_f32_op(x: f32) -> f32 {
+    if x < 0.0 { 0.0 } else { x }
 }
 
 /// Float RELU (`ReluFloat`): `x < 0 ? 0 : x`.
 pub fn relu_f32(input: &[f32], output: &mut [f32]) {
-    debug_assert_eq!(input.len(), output.len());
-    for (o, &x) in output.iter_mut().zip(input) {
-        *o = if x < 0.0 { 0.0 } else { x };
-    }
+    map(input, output, relu_f32_op);
+}
+
+/// [`relu_f32`] with the output overwriting the input (`data` holds the input and receives
+/// the output); byte-identical with [`relu_f32`].
+pub fn relu_f32_in_place(data: &mut [f32]) {
+    map_in_place(data, relu_f32_op);
+}
+
+/// The element function of the float RELU6 kernels: `x > 6 ? 6 : x < 0 ? 0 : x`.
+#[inline(always)]
+fn relu6_f32_op(x: f32) -> f32 {
+    // Same as the C++ chain, including NaN (propagated) and -0.0 (kept).
+    x.clamp(0.0, 6.0)
 }
 
 /// Float RELU6 (`Relu6Float`): `x > 6 ? 6 : x < 0 ? 0 : x`.
 pub fn relu6_f32(input: &[f32], output: &mut [f32]) {
-    debug_assert_eq!(input.len(), output.len());
-    for (o, &x) in output.iter_mut().zip(input) {
-        // Same as the C++ chain, including NaN (propagated) and -0.0 (kept).
-        *o = x.clamp(0.0, 6.0);
-    }
+    map(input, output, relu6_f32_op);
+}
+
+/// [`relu6_f32`] with the output overwriting the input (`data` holds the input and receives
+/// the output); byte-identical with [`relu6_f32`].
+pub fn relu6_f32_in_place(data: &mut [f32]) {
+    map_in_place(data, relu6_f32_op);
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::quant::{PrepareError, QuantParams};
 pub use crate::quantize::Params;
+use crate::util::{map, map_in_place};
 
 /// Reference kernels need no scratch memory.
 pub const fn scratch_bytes(_p: &Params) -> usize {
@@ -24,56 +25,62 @@ pub fn prepare(input: QuantParams, output: QuantParams) -> Result<Params, Prepar
     crate::quantize::prepare_s8_s8(input, output)
 }
 
+/// The element function of the requantization kernels on a widened input, clamped to
+/// `lo..=hi` (the output type's range).
 #[inline(always)]
-fn requantize<I: Copy + Into<i32>, O>(
-    p: &Params,
-    input: &[I],
-    output: &mut [O],
-    lo: i32,
-    hi: i32,
-    store: impl Fn(i32) -> O,
-) {
-    debug_assert_eq!(input.len(), output.len());
-    for (o, &x) in output.iter_mut().zip(input) {
-        let v = multiply_by_quantized_multiplier(
-            x.into().wrapping_sub(p.input_zero_point),
-            p.requantize_multiplier,
-            p.requantize_shift,
-        )
-        .wrapping_add(p.output_zero_point);
-        *o = store(v.clamp(lo, hi));
-    }
+fn requantize_op(p: &Params, x: i32, lo: i32, hi: i32) -> i32 {
+    multiply_by_quantized_multiplier(
+        x.wrapping_sub(p.input_zero_point),
+        p.requantize_multiplier,
+        p.requantize_shift,
+    )
+    .wrapping_add(p.output_zero_point)
+    .clamp(lo, hi)
 }
 
 /// Int16 -> int8 (`Requantize<int16_t, int8_t>`).
 pub fn requantize_s16_s8(p: &Params, input: &[i16], output: &mut [i8]) {
-    requantize(p, input, output, i8::MIN as i32, i8::MAX as i32, |v| {
-        v as i8
+    map(input, output, |x| {
+        requantize_op(p, x as i32, i8::MIN as i32, i8::MAX as i32) as i8
     });
 }
 
 /// Int8 -> int16 (`Requantize<int8_t, int16_t>`).
 pub fn requantize_s8_s16(p: &Params, input: &[i8], output: &mut [i16]) {
-    requantize(p, input, output, i16::MIN as i32, i16::MAX as i32, |v| {
-        v as i16
+    map(input, output, |x| {
+        requantize_op(p, x as i32, i16::MIN as i32, i16::MAX as i32) as i16
     });
+}
+
+/// The element function of the int16 -> int16 requantization kernels.
+#[inline(always)]
+fn requantize_s16_s16_op(p: &Params, x: i16) -> i16 {
+    requantize_op(p, x as i32, i16::MIN as i32, i16::MAX as i32) as i16
 }
 
 /// Int16 -> int16 (`Requantize<int16_t, int16_t>`).
 pub fn requantize_s16_s16(p: &Params, input: &[i16], output: &mut [i16]) {
-    requantize(p, input, output, i16::MIN as i32, i16::MAX as i32, |v| {
-        v as i16
-    });
+    map(input, output, |x| requantize_s16_s16_op(p, x));
+}
+
+/// [`requantize_s16_s16`] with the output overwriting the input (`data` holds the input and
+/// receives the output); byte-identical with [`requantize_s16_s16`].
+pub fn requantize_s16_s16_in_place(p: &Params, data: &mut [i16]) {
+    map_in_place(data, |x| requantize_s16_s16_op(p, x));
 }
 
 /// Int16 -> int32 (`Requantize<int16_t, int32_t>`), as the keyword benchmark model ends.
 pub fn requantize_s16_s32(p: &Params, input: &[i16], output: &mut [i32]) {
-    requantize(p, input, output, i32::MIN, i32::MAX, |v| v);
+    map(input, output, |x| {
+        requantize_op(p, x as i32, i32::MIN, i32::MAX)
+    });
 }
 
 /// Int8 -> int32 (`Requantize<int8_t, int32_t>`).
 pub fn requantize_s8_s32(p: &Params, input: &[i8], output: &mut [i32]) {
-    requantize(p, input, output, i32::MIN, i32::MAX, |v| v);
+    map(input, output, |x| {
+        requantize_op(p, x as i32, i32::MIN, i32::MAX)
+    });
 }
 
 #[cfg(test)]

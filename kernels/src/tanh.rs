@@ -9,6 +9,7 @@
 use crate::fixed_point::{multiply_by_quantized_multiplier, rounding_divide_by_pot, tanh};
 use crate::logistic::{Params, prepare_q4};
 use crate::quant::{PrepareError, QuantParams};
+use crate::util::in_place_by_chunks;
 
 /// Reference kernels need no scratch memory.
 pub const fn scratch_bytes(_p: &Params) -> usize {
@@ -36,6 +37,13 @@ pub fn tanh_s8(p: &Params, input: &[i8], output: &mut [i8]) {
             rounding_divide_by_pot(output_in_q0, 31 - 7).clamp(i8::MIN as i32, i8::MAX as i32) as i8
         };
     }
+}
+
+/// [`tanh_s8`] with the output overwriting the input (`data` holds the input and receives
+/// the output); byte-identical with [`tanh_s8`].
+pub fn tanh_s8_in_place(p: &Params, data: &mut [i8]) {
+    // Through the out-of-place kernel: see `in_place_by_chunks`.
+    in_place_by_chunks::<i8, 64>(data, |input, output| tanh_s8(p, input, output));
 }
 
 #[cfg(test)]

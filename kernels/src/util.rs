@@ -1,4 +1,6 @@
-//! Small shared helpers for the kernels: window clipping and C++-exact clamping.
+//! Small shared helpers for the kernels: window clipping, C++-exact clamping, and the
+//! elementwise loops shared by the out-of-place and in-place forms of unary and binary
+//! kernels.
 
 /// Range of filter taps `k` in `0..filter_size` whose input position
 /// `origin + dilation * k` lies inside `0..input_size`, as `(start, end)` (empty when
@@ -46,6 +48,83 @@ pub(crate) fn max_f32(a: f32, b: f32) -> f32 {
 pub(crate) fn clamp_i32(x: i32, lo: i32, hi: i32) -> i32 {
     let y = if x < lo { lo } else { x };
     if hi < y { hi } else { y }
+}
+
+/// `output[i] = f(input[i])`: the loop of every unary elementwise kernel.
+#[inline(always)]
+pub(crate) fn map<T: Copy, U>(input: &[T], output: &mut [U], f: impl Fn(T) -> U) {
+    debug_assert_eq!(input.len(), output.len());
+    for (o, &x) in output.iter_mut().zip(input) {
+        *o = f(x);
+    }
+}
+
+/// `data[i] = f(data[i])`: the in-place form of [`map`], giving the same elements.
+#[inline(always)]
+pub(crate) fn map_in_place<T: Copy>(data: &mut [T], f: impl Fn(T) -> T) {
+    for d in data.iter_mut() {
+        *d = f(*d);
+    }
+}
+
+/// Runs the out-of-place kernel `kernel(input, output)` in place on `data`, through a copy of
+/// each chunk of `N` elements on the stack (`N` elements of stack, one `memcpy` per chunk).
+/// For kernels whose element function calls a large `#[inline]` helper: a second, in-place
+/// loop over the same element function would be a second call site, and LLVM would then stop
+/// inlining the helper into the out-of-place kernel.
+#[inline(always)]
+pub(crate) fn in_place_by_chunks<T: Copy + Default, const N: usize>(
+    data: &mut [T],
+    kernel: impl Fn(&[T], &mut [T]),
+) {
+    let mut buffer = [T::default(); N];
+    for chunk in data.chunks_mut(N) {
+        let input = &mut buffer[..chunk.len()];
+        input.copy_from_slice(chunk);
+        kernel(input, chunk);
+    }
+}
+
+/// `output[i] = f(input1[i], input2[i])`: the loop of every same-shape binary kernel.
+#[inline(always)]
+pub(crate) fn zip_map<T: Copy, U>(
+    input1: &[T],
+    input2: &[T],
+    output: &mut [U],
+    f: impl Fn(T, T) -> U,
+) {
+    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
+    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+        *o = f(x, y);
+    }
+}
+
+/// `input1_output[i] = f(input1_output[i], input2[i])`: [`zip_map`] with the output
+/// overwriting input 1.
+#[inline(always)]
+pub(crate) fn zip_map_in_place1<T: Copy>(
+    input1_output: &mut [T],
+    input2: &[T],
+    f: impl Fn(T, T) -> T,
+) {
+    debug_assert_eq!(input1_output.len(), input2.len());
+    for (d, &y) in input1_output.iter_mut().zip(input2) {
+        *d = f(*d, y);
+    }
+}
+
+/// `input2_output[i] = f(input1[i], input2_output[i])`: [`zip_map`] with the output
+/// overwriting input 2 (the inputs keep their roles).
+#[inline(always)]
+pub(crate) fn zip_map_in_place2<T: Copy>(
+    input1: &[T],
+    input2_output: &mut [T],
+    f: impl Fn(T, T) -> T,
+) {
+    debug_assert_eq!(input1.len(), input2_output.len());
+    for (d, &x) in input2_output.iter_mut().zip(input1) {
+        *d = f(x, *d);
+    }
 }
 
 #[cfg(test)]
