@@ -6,6 +6,7 @@
 
 use crate::Options;
 use crate::lower::{self, Kernel, Operand, PadValue, PerChannel, Step};
+use kiln_planner::alias::OpMode;
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::{DType, Graph, Quantization, TensorId, TensorKind};
 use kiln_planner::lifetimes::BufferOwner;
@@ -101,6 +102,8 @@ fn debug_expr(path: &TokenStream, debug: &str) -> TokenStream {
 struct Callee {
     /// `module::function`, under `::kiln::kernels`.
     function: TokenStream,
+    /// The module and the function's name.
+    path: (String, String),
     /// Parameter struct type and value (Debug form).
     params: Option<(TokenStream, String)>,
     tables: Option<PerChannel>,
@@ -257,11 +260,59 @@ fn callee(kernel: &Kernel) -> Callee {
         }
         Kernel::Copy => Callee {
             function: TokenStream::new(),
+            path: (String::new(), String::new()),
             params: None,
             tables: None,
             broadcast: None,
         },
     }
+}
+
+/// The in-place form of a kernel that overwrites its input `input` (see `kiln_kernels`:
+/// unary kernels `f_in_place(.., data)`, binary ones `f_in_place1`/`f_in_place2` with that
+/// input's slice `&mut` and no output), if Kiln has one.
+fn in_place_function(kernel: &Kernel, c: &Callee, input: usize) -> Option<TokenStream> {
+    let unary = matches!(
+        kernel,
+        Kernel::ReluS8(_)
+            | Kernel::Relu6S8(_)
+            | Kernel::ReluF32
+            | Kernel::Relu6F32
+            | Kernel::LogisticS8(_)
+            | Kernel::TanhS8(_)
+            | Kernel::LogisticF32
+            | Kernel::TanhF32
+            | Kernel::LeakyReluS8(_)
+            | Kernel::LeakyReluS16(_)
+            | Kernel::LeakyReluF32(_)
+            | Kernel::HardSwishS8(_)
+            | Kernel::HardSwishF32
+            | Kernel::RequantizeS8S8(_)
+            | Kernel::Requantize(_, lower::Elem::I16, lower::Elem::I16)
+    );
+    let binary = matches!(
+        kernel,
+        Kernel::AddS8(_, None)
+            | Kernel::AddS8Tables(..)
+            | Kernel::AddS16(_, None)
+            | Kernel::AddF32(_, None)
+            | Kernel::MulS8(_, None)
+            | Kernel::MulF32(_, None)
+    );
+    let depthwise = match kernel {
+        Kernel::DepthwiseConv2dS8(p, _)
+        | Kernel::DepthwiseConv2dS16(p, _)
+        | Kernel::DepthwiseConv2dF32(p) => kiln_kernels::depthwise_conv_2d::in_place_supported(p),
+        _ => false,
+    };
+    let suffix = match (unary || depthwise, binary, input) {
+        (true, _, 0) => "_in_place".to_string(),
+        (_, true, 0 | 1) => format!("_in_place{}", input + 1),
+        _ => return None,
+    };
+    let m = Ident::new(&c.path.0, Span::call_site());
+    let f = Ident::new(&format!("{}{suffix}", c.path.1), Span::call_site());
+    Some(quote!(#m::#f))
 }
 
 /// `s8`, `s16`, `s32` for the integer element types (kernel name suffixes).
@@ -284,6 +335,7 @@ fn callee_of<P: std::fmt::Debug>(
     let f = Ident::new(function, Span::call_site());
     Callee {
         function: quote!(#m::#f),
+        path: (module.to_string(), function.to_string()),
         params: Some((quote!(::kiln::kernels::#m::Params), format!("{p:?}"))),
         tables: tables.cloned(),
         broadcast,
@@ -296,6 +348,7 @@ fn plain(module: &str, function: &str) -> Callee {
     let f = Ident::new(function, Span::call_site());
     Callee {
         function: quote!(#m::#f),
+        path: (module.to_string(), function.to_string()),
         params: None,
         tables: None,
         broadcast: None,
@@ -376,24 +429,29 @@ impl<'a> Emitter<'a> {
             })
     }
 
+    /// Where tensor `t` lives in the arena (its own buffer or its place in another's).
     fn buffer_of(&self, t: TensorId) -> Result<(usize, usize)> {
-        self.plan
-            .buffers
-            .iter()
-            .find(|b| b.owner == BufferOwner::Tensor(t))
-            .map(|b| (b.offset, b.size))
-            .ok_or_else(|| {
-                Diagnostic::new(
-                    ErrorKind::InvalidPlan,
-                    format!("tensor {} has no buffer", t.0),
-                )
-            })
+        self.plan.tensor_place(self.graph, t).ok_or_else(|| {
+            Diagnostic::new(
+                ErrorKind::InvalidPlan,
+                format!("tensor {} has no buffer", t.0),
+            )
+        })
     }
 
     /// Emits one kernel call.
     fn step(&mut self, step: &Step) -> Result<()> {
         let op = self.graph.op(step.op);
         let k = step.op.0;
+        let mode = self.plan.mode(step.op);
+        if mode.elided() {
+            // A view or a concatenation of slices: the bytes are in place already.
+            return Ok(());
+        }
+        let in_place = match mode {
+            OpMode::InPlace { input } => Some(input),
+            _ => None,
+        };
         let c = callee(&step.kernel);
         let mut pre = Vec::new();
         if let Some((ty, debug)) = &c.params {
@@ -432,7 +490,13 @@ impl<'a> Emitter<'a> {
         let mut names = Vec::new();
         let mut raw = Vec::new();
         let mut typed = Vec::new();
-        for &input in &step.inputs {
+        for (slot, &input) in step.inputs.iter().enumerate() {
+            if in_place == Some(slot) {
+                // Overwritten by the output: passed as `out`.
+                raw.push(TokenStream::new());
+                typed.push(TokenStream::new());
+                continue;
+            }
             let Some(t) = input.tensor() else {
                 raw.push(quote!(None));
                 typed.push(quote!(None));
@@ -485,8 +549,30 @@ impl<'a> Emitter<'a> {
                 ));
             }
         };
-        let call = match &step.kernel {
-            Kernel::LstmS8(_, bias) => {
+        let call = match (&step.kernel, in_place) {
+            (kernel, Some(slot)) => {
+                let Some(f) = in_place_function(kernel, &c, slot) else {
+                    return Err(Diagnostic::new(
+                        ErrorKind::InvalidPlan,
+                        format!(
+                            "op {k} ({}) is planned in place, but its kernel has no in-place form",
+                            op.kind.name()
+                        ),
+                    ));
+                };
+                let mut args = typed.clone();
+                args[slot] = out.clone();
+                if let Kernel::DepthwiseConv2dS8(..)
+                | Kernel::DepthwiseConv2dS16(..)
+                | Kernel::DepthwiseConv2dF32(..) = kernel
+                {
+                    // One output channel plane at a time goes through the scratch buffer.
+                    let (_, _, view) = elem(self.tensor(*output).dtype)?;
+                    args.push(quote!(::kiln::runtime::#view(scratch)));
+                }
+                quote!(::kiln::kernels::#f(#(#pre,)* #(#args),*);)
+            }
+            (Kernel::LstmS8(_, bias), None) => {
                 // The biases with the input and hidden zero points folded in.
                 let name = self.table(k, "BIAS", bias);
                 let [x, w @ ..] = typed.as_slice() else {
@@ -511,14 +597,14 @@ impl<'a> Emitter<'a> {
                     );
                 }
             }
-            Kernel::Copy => {
+            (Kernel::Copy, None) => {
                 let src = &raw[0];
                 quote!(out.copy_from_slice(#src);)
             }
-            Kernel::Concatenation(..) => {
+            (Kernel::Concatenation(..), None) => {
                 quote!(::kiln::kernels::#f(#(#pre),*, &[#(#typed),*], #out);)
             }
-            Kernel::Pad(_, _, value) => {
+            (Kernel::Pad(_, _, value), None) => {
                 let v = match value {
                     PadValue::I8(v) => quote!(#v),
                     PadValue::I16(v) => quote!(#v),
@@ -531,15 +617,21 @@ impl<'a> Emitter<'a> {
                 let x = &typed[0];
                 quote!(::kiln::kernels::#f(#(#pre),*, #x, #v, #out);)
             }
-            Kernel::AveragePoolS8(_) | Kernel::AveragePoolF32(_) => {
+            (Kernel::AveragePoolS8(_) | Kernel::AveragePoolF32(_), None) => {
                 quote!(let _ = ::kiln::kernels::#f(#(#pre,)* #(#typed,)* #out);)
             }
-            Kernel::TransposeConvS8(..) => {
+            (Kernel::TransposeConvS8(..), None) => {
                 quote!(::kiln::kernels::#f(#(#pre,)* #(#typed,)* #out, scratch);)
             }
-            _ => quote!(::kiln::kernels::#f(#(#pre,)* #(#typed,)* #(#state_views,)* #out);),
+            (_, None) => quote!(::kiln::kernels::#f(#(#pre,)* #(#typed,)* #(#state_views,)* #out);),
         };
-        let (off, len) = self.buffer_of(*output)?;
+        // In place, `out` is the overwritten input's bytes (a depthwise convolution's output
+        // is its first part).
+        let written = match in_place.and_then(|slot| step.inputs.get(slot)) {
+            Some(input) => input.tensor().unwrap_or(*output),
+            None => *output,
+        };
+        let (off, len) = self.buffer_of(written)?;
         let (off, len) = (u(off), u(len));
         let comment = format!(
             " op {k}: {} ({} -> t{})",

@@ -23,6 +23,7 @@ pub mod lower;
 
 pub use emit::Budget;
 pub use kiln_planner::PlanOptions;
+pub use kiln_planner::alias::AliasOptions;
 use kiln_planner::diag::Diagnostic;
 pub use kiln_planner::diag::ErrorKind;
 use kiln_planner::{Graph, Plan};
@@ -159,6 +160,25 @@ impl Model {
     #[must_use]
     pub fn reorder(mut self, on: bool) -> Self {
         self.options.plan.order.reorder = on;
+        self
+    }
+
+    /// With `false`, every tensor gets its own buffer: no views, in-place operators or
+    /// concatenation slices (see [`AliasOptions`] for each kind).
+    #[must_use]
+    pub fn alias(mut self, on: bool) -> Self {
+        self.options.plan.aliasing = if on {
+            AliasOptions::default()
+        } else {
+            AliasOptions::none()
+        };
+        self
+    }
+
+    /// Which kinds of aliasing the plan may use.
+    #[must_use]
+    pub fn aliasing(mut self, aliasing: AliasOptions) -> Self {
+        self.options.plan.aliasing = aliasing;
         self
     }
 

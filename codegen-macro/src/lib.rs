@@ -29,8 +29,10 @@ use syn::{Expr, Ident, LitStr, Token};
 /// Options: `ram_budget = <const expr>` (arena + persistent bytes), `flash_budget = <const
 /// expr>` (weights + constants), `align = <int>` (arena offset alignment, a power of two
 /// from 1 to 64, default 16), `optimize = false` (plan as TFLM does: stored order, its greedy
-/// offsets; for comparison), `reorder = false` (keep the stored operator order). A relative path is resolved from the file that calls the
-/// macro, else from `CARGO_MANIFEST_DIR`.
+/// offsets; for comparison), `reorder = false` (keep the stored operator order), `alias =
+/// false` (a buffer per tensor: no views, in-place operators or concatenation slices). A
+/// relative path is resolved from the file that calls the macro, else from
+/// `CARGO_MANIFEST_DIR`.
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {
     let args = syn::parse_macro_input!(input as Args);
@@ -42,9 +44,9 @@ pub fn include_model(input: TokenStream) -> TokenStream {
 
 const USAGE: &str = "usage: `include_model!(\"model.tflite\", ram_budget = <bytes>, \
                      flash_budget = <bytes>, align = <power of two>, optimize = <bool>, \
-                     reorder = <bool>)`";
+                     reorder = <bool>, alias = <bool>)`";
 
-const OPTIONS: &str = "`ram_budget`, `flash_budget`, `align`, `optimize` or `reorder`";
+const OPTIONS: &str = "`ram_budget`, `flash_budget`, `align`, `optimize`, `reorder` or `alias`";
 
 /// The largest arena alignment the runtime has a type for.
 const MAX_ALIGN: usize = 64;
@@ -56,6 +58,7 @@ struct Args {
     align: Option<usize>,
     optimize: Option<bool>,
     reorder: Option<bool>,
+    alias: Option<bool>,
 }
 
 impl Parse for Args {
@@ -82,6 +85,7 @@ impl Parse for Args {
             align: None,
             optimize: None,
             reorder: None,
+            alias: None,
         };
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
@@ -94,7 +98,7 @@ impl Parse for Args {
             let name = key.to_string();
             if !matches!(
                 name.as_str(),
-                "ram_budget" | "flash_budget" | "align" | "optimize" | "reorder"
+                "ram_budget" | "flash_budget" | "align" | "optimize" | "reorder" | "alias"
             ) {
                 return Err(syn::Error::new(
                     key.span(),
@@ -114,6 +118,7 @@ impl Parse for Args {
                 "flash_budget" => args.flash_budget.is_some(),
                 "optimize" => args.optimize.is_some(),
                 "reorder" => args.reorder.is_some(),
+                "alias" => args.alias.is_some(),
                 _ => args.align.is_some(),
             };
             if given {
@@ -127,6 +132,7 @@ impl Parse for Args {
                 "flash_budget" => args.flash_budget = Some(value),
                 "optimize" => args.optimize = Some(boolean(&name, &value)?),
                 "reorder" => args.reorder = Some(boolean(&name, &value)?),
+                "alias" => args.alias = Some(boolean(&name, &value)?),
                 _ => args.align = Some(alignment(&value)?),
             }
         }
@@ -271,6 +277,9 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
     if let Some(r) = args.reorder {
         plan.order.reorder = r;
     }
+    if args.alias == Some(false) {
+        plan.aliasing = kiln_build::AliasOptions::none();
+    }
     let options = Options {
         ram_budget: budget(&args.ram_budget),
         flash_budget: budget(&args.flash_budget),
@@ -372,6 +381,13 @@ mod tests {
                 .unwrap()
                 .to_string();
             assert_eq!(m, b, "{model} without reordering");
+            let m = macro_tokens(quote!(#path, alias = false));
+            let b = kiln_build::Model::new(&path)
+                .alias(false)
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model} without aliasing");
         }
     }
 }

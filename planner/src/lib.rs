@@ -5,7 +5,8 @@
 //! 1. [`reader`]: bytes to a validated [`ir::Graph`] (flatbuffer types stay inside);
 //! 2. [`validate`]: data-flow rules (run by the reader);
 //! 3. [`schedule`]: the operator order with the smallest peak of live bytes;
-//! 4. [`lifetimes`]: which buffers exist and at which steps they are live;
+//! 4. [`alias`]: which tensors share bytes (views, in-place operators, concatenation
+//!    slices), then [`lifetimes`]: which buffers exist and at which steps they are live;
 //! 5. [`offsets`]: where each buffer sits in the arena (greedy portfolio, hill climbing,
 //!    branch and bound, stopping at the lower bound);
 //! 6. [`verify`]: an independent check of the plan, run on every plan;
@@ -14,6 +15,7 @@
 //! [`plan()`] runs stages 3 to 6. Every failure is a [`diag::Diagnostic`]. [`synthetic`] builds
 //! random graphs for tests and benchmarks.
 
+pub mod alias;
 pub mod diag;
 pub mod ir;
 pub mod lifetimes;

@@ -7,8 +7,11 @@
 //!   reads lives only at its producer's step;
 //! - each operator's scratch buffer lives only at that operator's step;
 //! - variable tensors (LSTM/SVDF state) persist across `invoke()` calls and are not in the
-//!   reused region at all: they are returned separately.
+//!   reused region at all: they are returned separately;
+//! - tensors that share bytes ([`crate::alias`]) have one buffer per group, the root
+//!   tensor's, live from the first step of any member to the last.
 
+use crate::alias::Aliases;
 use crate::ir::{DType, Graph, Op, OpId, OpKind, TensorId, TensorKind};
 
 /// Who owns a buffer of the arena.
@@ -71,8 +74,20 @@ impl Lifetimes {
 /// How many scratch bytes an operator's kernel needs (the kernel contract).
 pub type ScratchFn<'a> = &'a dyn Fn(&Graph, &Op) -> usize;
 
-/// Computes the buffers of `graph` executed in `order` (a topological order of all ops).
+/// Computes the buffers of `graph` executed in `order` (a topological order of all ops),
+/// one per tensor.
 pub fn lifetimes(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>) -> Lifetimes {
+    lifetimes_aliased(graph, order, scratch, &Aliases::none(graph))
+}
+
+/// [`lifetimes`] with aliasing: one buffer per group of tensors sharing bytes (the root
+/// tensor's size), live from the first step of any member to the last.
+pub fn lifetimes_aliased(
+    graph: &Graph,
+    order: &[OpId],
+    scratch: ScratchFn<'_>,
+    aliases: &Aliases,
+) -> Lifetimes {
     let steps = order.len();
     let last_step = steps.saturating_sub(1);
     let n = graph.tensors.len();
@@ -94,6 +109,16 @@ pub fn lifetimes(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>) -> Lifet
     for &o in &graph.outputs {
         touch(o, last_step);
     }
+    // A group lives while any member does.
+    for t in 0..n {
+        let (r, _) = aliases.root(TensorId(t));
+        if r.0 != t
+            && let (Some(f), Some(l)) = (first[t], last[t])
+        {
+            first[r.0] = Some(first[r.0].map_or(f, |x| x.min(f)));
+            last[r.0] = Some(last[r.0].map_or(l, |x| x.max(l)));
+        }
+    }
     let mut buffers = Vec::new();
     let mut persistent = Vec::new();
     for t in &graph.tensors {
@@ -107,6 +132,7 @@ pub fn lifetimes(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>) -> Lifet
             TensorKind::Activation => {
                 if let (Some(f), Some(l)) = (first[t.id.0], last[t.id.0])
                     && t.bytes() > 0
+                    && aliases.root(t.id).0 == t.id
                 {
                     buffers.push(Buffer {
                         owner: BufferOwner::Tensor(t.id),
@@ -119,7 +145,8 @@ pub fn lifetimes(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>) -> Lifet
         }
     }
     for (s, &id) in order.iter().enumerate() {
-        let size = scratch(graph, graph.op(id));
+        let op = graph.op(id);
+        let size = scratch(graph, op) + crate::alias::in_place_scratch(graph, op, aliases.mode(id));
         if size > 0 {
             buffers.push(Buffer {
                 owner: BufferOwner::Scratch(id),

@@ -1,5 +1,6 @@
 //! The plan: order, buffers, offsets and sizes, produced by the stages and verified.
 
+use crate::alias::{self, Alias, AliasOptions, OpMode};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::{Graph, OpId, TensorId};
 use crate::lifetimes::{self, BufferOwner};
@@ -18,6 +19,8 @@ pub struct PlanOptions {
     pub order: OrderOptions,
     /// How offsets are searched (`PlacementOptions::tflm()`: TFLM's greedy rule only).
     pub placement: PlacementOptions,
+    /// Which tensors may share bytes (`AliasOptions::none()`: a buffer per tensor).
+    pub aliasing: AliasOptions,
 }
 
 impl Default for PlanOptions {
@@ -26,12 +29,14 @@ impl Default for PlanOptions {
             alignment: 16,
             order: OrderOptions::default(),
             placement: PlacementOptions::default(),
+            aliasing: AliasOptions::default(),
         }
     }
 }
 
 impl PlanOptions {
-    /// Every optimisation off: the stored order, placed by TFLM's greedy rule alone.
+    /// Every optimisation off: the stored order, a buffer per tensor, placed by TFLM's
+    /// greedy rule alone.
     pub fn unoptimised() -> Self {
         PlanOptions {
             order: OrderOptions {
@@ -39,6 +44,7 @@ impl PlanOptions {
                 ..OrderOptions::default()
             },
             placement: PlacementOptions::tflm(),
+            aliasing: AliasOptions::none(),
             ..PlanOptions::default()
         }
     }
@@ -80,17 +86,27 @@ pub struct Plan {
     pub alignment: usize,
     /// The reused region: activations and scratch.
     pub buffers: Vec<PlannedBuffer>,
+    /// Tensors that live in another tensor's buffer (views, in-place outputs, slices of a
+    /// concatenation), in tensor order.
+    pub aliases: Vec<Alias>,
+    /// Per operator (by id): whether it runs normally, in place, or not at all.
+    pub modes: Vec<OpMode>,
     /// Bytes of the activation arena (scratch included): `max(offset + size)`.
     pub arena_bytes: usize,
-    /// Most bytes live at any one step for this order: no placement can do better.
+    /// Most bytes live at any one step for this order and aliasing: no placement can do
+    /// better.
     pub lower_bound_bytes: usize,
+    /// Most bytes live at any one step for this order if every tensor had its own buffer.
+    pub unaliased_bound_bytes: usize,
     /// Most bytes live at any one step for the model's stored order (what the lower bound
     /// would be without reordering).
     pub stored_order_bound_bytes: usize,
     /// The smallest arena any placement of this order could have with this alignment: the
     /// lower bound with every buffer but the top one at a step rounded up to the alignment.
     pub aligned_bound_bytes: usize,
-    /// Whether no order has a smaller lower bound (proved by the exact search).
+    /// Whether no order has a smaller lower bound (proved by the exact search), counting
+    /// views as the search does; in-place operators and concatenation slices are taken
+    /// after the order is chosen and can only lower the bound further.
     pub order_optimal: bool,
     /// How the order was chosen.
     pub order_search: &'static str,
@@ -119,6 +135,24 @@ impl Plan {
         self.arena_bytes.saturating_sub(self.lower_bound_bytes)
     }
 
+    /// Where tensor `t` lives in the arena: `(offset, size)`, if it has arena bytes.
+    pub fn tensor_place(&self, graph: &crate::ir::Graph, t: TensorId) -> Option<(usize, usize)> {
+        let (root, inner) = self
+            .aliases
+            .iter()
+            .find(|a| a.tensor == t)
+            .map_or((t, 0), |a| (a.buffer, a.offset));
+        self.buffers
+            .iter()
+            .find(|b| b.owner == BufferOwner::Tensor(root))
+            .map(|b| (b.offset + inner, graph.tensor(t).bytes()))
+    }
+
+    /// What operator `op` does about aliasing.
+    pub fn mode(&self, op: OpId) -> OpMode {
+        self.modes.get(op.0).copied().unwrap_or_default()
+    }
+
     /// Whether the order differs from the model's stored order.
     pub fn reordered(&self) -> bool {
         self.order.iter().enumerate().any(|(i, o)| o.0 != i)
@@ -145,27 +179,56 @@ pub fn plan_with_scratch(
         );
     }
     let stored = schedule::stored_order(graph);
-    let stored_lt = lifetimes::lifetimes(graph, &stored, scratch);
-    let stored_order_bound_bytes = stored_lt.lower_bound();
-    let sched = schedule::schedule(graph, scratch, &options.order);
-    let mut order = sched.order;
-    let mut order_optimal = sched.optimal;
-    let mut order_search = sched.search.name();
-    let mut lt = lifetimes::lifetimes(graph, &order, scratch);
-    debug_assert_eq!(lt.lower_bound(), sched.peak_bytes);
+    let stored_order_bound_bytes = lifetimes::lifetimes(graph, &stored, scratch).lower_bound();
+    // The order search sees views (they do not depend on the order); in-place operators and
+    // concatenation slices are then taken for the chosen order.
+    let roots = alias::view_roots(graph, &options.aliasing);
+    let sched = schedule::schedule_with_views(graph, scratch, &options.order, &roots);
+    let stored_optimal = sched.stored_peak_bytes <= sched.min_peak_bound_bytes;
+    let (mut order_optimal, mut order_search) = (sched.optimal, sched.search.name());
+    let candidate = |order: Vec<OpId>, aliasing: &AliasOptions| {
+        let aliases = alias::analyse(graph, &order, aliasing, scratch);
+        let lt = lifetimes::lifetimes_aliased(graph, &order, scratch, &aliases);
+        (order, aliases, lt)
+    };
+    let (mut order, mut aliases, mut lt) = candidate(sched.order, &options.aliasing);
+    debug_assert!(lt.lower_bound() <= sched.peak_bytes);
     let mut placement = offsets::place(&lt.buffers, align, &options.placement);
-    if order != stored && placement.arena_bytes > offsets::target(&stored_lt.buffers, align) {
-        // A smaller bound need not pack as well: keep the stored order if it packs smaller.
-        let on_stored = offsets::place(&stored_lt.buffers, align, &options.placement);
-        if on_stored.arena_bytes < placement.arena_bytes {
-            order = stored;
-            lt = stored_lt;
-            placement = on_stored;
-            order_optimal = lt.lower_bound() == sched.min_peak_bound_bytes;
-            order_search = "stored order packs smaller than the searched one";
+    // A smaller bound need not pack as well: the stored order, and plans without aliasing
+    // (a group of aliases is one larger buffer), are kept instead when they pack smaller.
+    let mut others = Vec::new();
+    if order != stored {
+        others.push((stored.clone(), options.aliasing, true));
+    }
+    if options.aliasing.any() {
+        others.push((order.clone(), AliasOptions::none(), false));
+        if order != stored {
+            others.push((stored, AliasOptions::none(), true));
+        }
+    }
+    let mut tried = vec![lt.buffers.clone()];
+    for (o, aliasing, is_stored) in others {
+        let (o, a, l) = candidate(o, &aliasing);
+        if placement.arena_bytes <= offsets::target(&l.buffers, align) || tried.contains(&l.buffers)
+        {
+            continue;
+        }
+        tried.push(l.buffers.clone());
+        let p = offsets::place(&l.buffers, align, &options.placement);
+        if p.arena_bytes < placement.arena_bytes {
+            (order_optimal, order_search) = if is_stored {
+                (
+                    stored_optimal,
+                    "stored order packs smaller than the searched one",
+                )
+            } else {
+                (sched.optimal, sched.search.name())
+            };
+            (order, aliases, lt, placement) = (o, a, l, p);
         }
     }
     let lower_bound_bytes = lt.lower_bound();
+    let unaliased_bound_bytes = lifetimes::lifetimes(graph, &order, scratch).lower_bound();
     let buffers = lt
         .buffers
         .iter()
@@ -194,8 +257,11 @@ pub fn plan_with_scratch(
         order,
         alignment: align,
         buffers,
+        aliases: aliases.list(),
+        modes: aliases.modes().to_vec(),
         arena_bytes: placement.arena_bytes,
         lower_bound_bytes,
+        unaliased_bound_bytes,
         stored_order_bound_bytes,
         aligned_bound_bytes: placement.target_bytes,
         order_optimal,

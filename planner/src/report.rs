@@ -1,6 +1,7 @@
 //! The plan report: a summary and per-step table (text), JSON, and an SVG of the arena.
 
-use crate::ir::Graph;
+use crate::alias::OpMode;
+use crate::ir::{Graph, TensorId};
 use crate::lifetimes::BufferOwner;
 use crate::plan::Plan;
 use serde::Serialize;
@@ -21,6 +22,21 @@ pub struct JsonBuffer {
     pub last_op: usize,
 }
 
+/// A tensor that lives in another tensor's buffer, in the JSON report.
+#[derive(Serialize)]
+pub struct JsonAlias {
+    pub tensor: usize,
+    /// The tensor whose buffer holds it.
+    pub buffer_tensor: usize,
+    /// Byte offset inside that buffer.
+    pub offset: usize,
+    /// Why: `view`, `in place`, `concatenation slice`, or `in a group` (it shares a group
+    /// that one of those made).
+    pub reason: String,
+    /// The operator that makes the alias, if one does directly.
+    pub op: Option<usize>,
+}
+
 /// The JSON report (`kiln plan --json`).
 #[derive(Serialize)]
 pub struct JsonReport {
@@ -35,7 +51,9 @@ pub struct JsonReport {
     pub aligned_bound_bytes: usize,
     /// Whether no placement of this order has a smaller arena.
     pub placement_optimal: bool,
-    /// Most bytes live at one step for the model's stored order.
+    /// Most bytes live at one step for the order used with a buffer per tensor.
+    pub unaliased_bound_bytes: usize,
+    /// Most bytes live at one step for the model's stored order, a buffer per tensor.
     pub stored_order_bound_bytes: usize,
     /// Whether no order has a smaller lower bound.
     pub order_optimal: bool,
@@ -53,6 +71,31 @@ pub struct JsonReport {
     /// Operator indices in the model's stored order.
     pub stored_order: Vec<usize>,
     pub buffers: Vec<JsonBuffer>,
+    /// Tensors without a buffer of their own.
+    pub aliases: Vec<JsonAlias>,
+}
+
+/// Why tensor `t` shares another's buffer: the kind and the operator that makes it.
+pub fn alias_reason(graph: &Graph, plan: &Plan, t: TensorId) -> (&'static str, Option<usize>) {
+    for op in &graph.ops {
+        let mode = plan.mode(op.id);
+        if op.outputs.first() == Some(&t) && matches!(mode, OpMode::View | OpMode::InPlace { .. }) {
+            return (mode.name(), Some(op.id.0));
+        }
+        if mode == OpMode::ConcatSlices && op.present_inputs().any(|i| i == t) {
+            return ("concatenation slice", Some(op.id.0));
+        }
+    }
+    ("in a group", None)
+}
+
+/// The members of each tensor buffer's group: `t3=t4=t9`.
+fn group_label(plan: &Plan, root: TensorId) -> String {
+    let mut label = format!("t{}", root.0);
+    for a in plan.aliases.iter().filter(|a| a.buffer == root) {
+        let _ = write!(label, "={}", format_args!("t{}", a.tensor.0));
+    }
+    label
 }
 
 /// A buffer's display name: the tensor's name, or `scratch(op N)`.
@@ -80,6 +123,7 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
         gap_bytes: plan.gap_bytes(),
         aligned_bound_bytes: plan.aligned_bound_bytes,
         placement_optimal: plan.placement_optimal,
+        unaliased_bound_bytes: plan.unaliased_bound_bytes,
         stored_order_bound_bytes: plan.stored_order_bound_bytes,
         order_optimal: plan.order_optimal,
         order_search: plan.order_search.to_string(),
@@ -108,6 +152,20 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
                 size: b.size,
                 first_op: plan.order.get(b.first).map_or(0, |o| o.0),
                 last_op: plan.order.get(b.last).map_or(0, |o| o.0),
+            })
+            .collect(),
+        aliases: plan
+            .aliases
+            .iter()
+            .map(|a| {
+                let (reason, op) = alias_reason(graph, plan, a.tensor);
+                JsonAlias {
+                    tensor: a.tensor.0,
+                    buffer_tensor: a.buffer.0,
+                    offset: a.offset,
+                    reason: reason.to_string(),
+                    op,
+                }
             })
             .collect(),
     }
@@ -143,7 +201,16 @@ pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
     );
     let _ = writeln!(
         s,
-        "stored bound     {} (lower bound of the stored order, {})",
+        "no aliasing      {} (bound of this order with a buffer per tensor, {})",
+        plan.unaliased_bound_bytes,
+        match plan.unaliased_bound_bytes - plan.lower_bound_bytes.min(plan.unaliased_bound_bytes) {
+            0 => "the same".to_string(),
+            d => format!("{d} bytes above"),
+        }
+    );
+    let _ = writeln!(
+        s,
+        "stored bound     {} (lower bound of the stored order without aliasing, {})",
         plan.stored_order_bound_bytes,
         match plan.stored_order_bound_bytes.cmp(&plan.lower_bound_bytes) {
             std::cmp::Ordering::Equal => "the same".to_string(),
@@ -184,6 +251,23 @@ pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
         let _ = writeln!(s, "stored order     {}", ids(&mut (0..graph.ops.len())));
     }
     let _ = writeln!(s, "persistent bytes {}", plan.persistent_bytes);
+    if plan.aliases.is_empty() {
+        let _ = writeln!(s, "aliases          none (every tensor has its own buffer)");
+    }
+    for a in &plan.aliases {
+        let (reason, op) = alias_reason(graph, plan, a.tensor);
+        let _ = writeln!(
+            s,
+            "alias            t{} in the buffer of t{} at +{} ({reason}{})",
+            a.tensor.0,
+            a.buffer.0,
+            a.offset,
+            op.map_or(String::new(), |o| format!(
+                ", op {o} {}",
+                graph.op(crate::ir::OpId(o)).kind.name()
+            ))
+        );
+    }
     if let Some(p) = peak {
         let op = graph.op(plan.order[p]);
         let _ = writeln!(
@@ -207,17 +291,21 @@ pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
             .iter()
             .filter(|b| b.first <= step && step <= b.last)
             .map(|b| match b.owner {
-                BufferOwner::Tensor(t) => format!("t{}", t.0),
+                BufferOwner::Tensor(t) => group_label(plan, t),
                 BufferOwner::Scratch(o) => format!("scratch{}", o.0),
             })
             .collect();
         let mark = if Some(step) == peak { " <- peak" } else { "" };
+        let name = match plan.mode(id) {
+            OpMode::Normal => op.kind.name().to_string(),
+            mode => format!("{} ({})", op.kind.name(), mode.name()),
+        };
         let _ = writeln!(
             s,
             "{:>4}  {:>4}  {:<28} {:>10}  {}{}",
             step,
             id.0,
-            op.kind.name(),
+            name,
             plan.live_bytes[step],
             live.join(" "),
             mark
@@ -293,7 +381,7 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
     );
     let _ = writeln!(
         s,
-        r#"<text x="{left}" y="30">order: {} ({}; {}); stored-order bound {} B</text>"#,
+        r#"<text x="{left}" y="30">order: {} ({}; {}); stored-order bound {} B; {} tensors share a buffer (bound {} B without aliasing)</text>"#,
         if plan.reordered() {
             "reordered"
         } else {
@@ -305,7 +393,9 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
         } else {
             "not proved optimal"
         },
-        plan.stored_order_bound_bytes
+        plan.stored_order_bound_bytes,
+        plan.aliases.len(),
+        plan.unaliased_bound_bytes
     );
     let _ = writeln!(
         s,
@@ -326,7 +416,13 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
         let y1 = y(b.offset + b.size);
         let h = (y(b.offset) - y1).max(0.5);
         let hue = (i * 47) % 360;
-        let name = buffer_name(graph, b.owner);
+        let mut name = buffer_name(graph, b.owner);
+        if let BufferOwner::Tensor(t) = b.owner {
+            for a in plan.aliases.iter().filter(|a| a.buffer == t) {
+                let (reason, _) = alias_reason(graph, plan, a.tensor);
+                let _ = write!(name, "; t{} at +{} ({reason})", a.tensor.0, a.offset);
+            }
+        }
         let _ = writeln!(
             s,
             r##"<g><title>{} [{}..{}) steps {}..={}</title><rect x="{x:.1}" y="{y1:.1}" width="{w:.1}" height="{h:.1}" fill="hsl({hue},60%,75%)" stroke="#333" stroke-width="0.5"/>"##,
@@ -340,7 +436,11 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
             // Tensor names are paths (`MobilenetV1/.../Conv2d_3_pointwise/Relu6`): label the
             // rectangle with the tensor index and the end of the name, which tells layers apart.
             let full = match b.owner {
-                BufferOwner::Tensor(t) => format!("t{} {}", t.0, short_name(&name)),
+                BufferOwner::Tensor(t) => format!(
+                    "{} {}",
+                    group_label(plan, t),
+                    short_name(&buffer_name(graph, b.owner))
+                ),
                 BufferOwner::Scratch(_) => name.clone(),
             };
             let label: String = full.chars().take((w / 6.0) as usize).collect();

@@ -124,7 +124,20 @@ pub struct Schedule {
 
 /// Chooses the order of `graph`'s operators (see the module documentation).
 pub fn schedule(graph: &Graph, scratch: ScratchFn<'_>, options: &OrderOptions) -> Schedule {
-    let p = Problem::new(graph, scratch);
+    let roots: Vec<usize> = (0..graph.tensors.len()).collect();
+    schedule_with_views(graph, scratch, options, &roots)
+}
+
+/// [`schedule`] where tensors share bytes with their view root (`roots[t]`, from
+/// [`crate::alias::view_roots`]): a view group is resident from its root's producer until
+/// every member's last reader ran, and a view operator adds no bytes.
+pub fn schedule_with_views(
+    graph: &Graph,
+    scratch: ScratchFn<'_>,
+    options: &OrderOptions,
+    roots: &[usize],
+) -> Schedule {
+    let p = Problem::new(graph, scratch, roots);
     let stored: Vec<u32> = (0..p.n as u32).collect();
     let stored_live = p.simulate(&stored);
     let stored_peak = stored_live.iter().copied().max().unwrap_or(0);
@@ -250,7 +263,8 @@ pub fn schedule(graph: &Graph, scratch: ScratchFn<'_>, options: &OrderOptions) -
 /// The live bytes at each step of `order`, by the search's own model (equal to
 /// [`crate::lifetimes::Lifetimes::live_bytes`] for the same order; for tests).
 pub fn live_bytes(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>) -> Vec<usize> {
-    let p = Problem::new(graph, scratch);
+    let roots: Vec<usize> = (0..graph.tensors.len()).collect();
+    let p = Problem::new(graph, scratch, &roots);
     let order: Vec<u32> = order.iter().map(|o| o.0 as u32).collect();
     p.simulate(&order)
 }
@@ -287,24 +301,26 @@ struct Problem {
 }
 
 impl Problem {
-    fn new(graph: &Graph, scratch: ScratchFn<'_>) -> Problem {
+    /// The problem of `graph`, with tensor `t`'s bytes counted as its view root's
+    /// (`roots[t]`; `roots[t] == t` for a tensor with bytes of its own).
+    fn new(graph: &Graph, scratch: ScratchFn<'_>, roots: &[usize]) -> Problem {
         let n = graph.ops.len();
         let nt = graph.tensors.len();
         let size: Vec<usize> = graph
             .tensors
             .iter()
             .map(|t| match t.kind {
-                TensorKind::Activation => t.bytes(),
+                TensorKind::Activation if roots[t.id.0] == t.id.0 => t.bytes(),
                 _ => 0,
             })
             .collect();
         let mut keep = vec![false; nt];
         for &o in &graph.outputs {
-            keep[o.0] = true;
+            keep[roots[o.0]] = true;
         }
         let mut input = vec![false; nt];
         for &i in &graph.inputs {
-            input[i.0] = true;
+            input[roots[i.0]] = true;
         }
         let mut producer: Vec<Option<u32>> = vec![None; nt];
         for op in &graph.ops {
@@ -321,9 +337,10 @@ impl Problem {
         for op in &graph.ops {
             let o = op.id.0 as u32;
             for t in op.present_inputs() {
-                if size[t.0] > 0 && consumers[t.0].last() != Some(&o) {
-                    consumers[t.0].push(o);
-                    ins[o as usize].push(t.0 as u32);
+                let r = roots[t.0];
+                if size[r] > 0 && consumers[r].last() != Some(&o) {
+                    consumers[r].push(o);
+                    ins[o as usize].push(r as u32);
                 }
                 if let Some(pr) = producer[t.0]
                     && pr < o

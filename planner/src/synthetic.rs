@@ -28,6 +28,9 @@ pub struct Spec {
     pub min_bytes: usize,
     pub max_bytes: usize,
     pub granule: usize,
+    /// Percent of operators that are RESHAPE (same bytes as its input), RELU (the same) or
+    /// CONCATENATION along axis 0 (the sum of its inputs), so that aliasing has work.
+    pub alias_percent: u32,
     pub seed: u64,
 }
 
@@ -48,6 +51,7 @@ impl Spec {
             min_bytes: 512,
             max_bytes: 64 * 1024,
             granule: 16,
+            alias_percent: 0,
             seed,
         }
     }
@@ -67,6 +71,7 @@ impl Spec {
             min_bytes: 1,
             max_bytes: 4096,
             granule: 1,
+            alias_percent: 0,
             seed,
         }
     }
@@ -234,6 +239,30 @@ pub fn graph(spec: &Spec) -> Graph {
             g.inputs.push(t);
             readable.push((t, 1));
             inputs.push(Some(t));
+        }
+        if spec.alias_percent > 0 && rng.percent(spec.alias_percent) {
+            let bytes_of = |t: &Option<TensorId>| t.map_or(0, |t| g.tensors[t.0].bytes());
+            let (kind, bytes) = if inputs.len() > 1 {
+                let kind = OpKind::Concatenation(crate::ir::ConcatenationOptions {
+                    axis: 0,
+                    activation: crate::ir::Activation::None,
+                });
+                (kind, inputs.iter().map(bytes_of).sum())
+            } else if rng.percent(50) {
+                (OpKind::Reshape, bytes_of(&inputs[0]))
+            } else {
+                (OpKind::Relu, bytes_of(&inputs[0]))
+            };
+            let t = tensor(&mut g, bytes, TensorKind::Activation);
+            readable.push((t, 0));
+            g.ops.push(Op {
+                id: OpId(i),
+                kind,
+                inputs,
+                outputs: vec![t],
+                intermediates: vec![],
+            });
+            continue;
         }
         if let Some(s) = state
             && rng.percent(spec.variable_percent)

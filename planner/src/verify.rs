@@ -4,22 +4,32 @@
 //! what each buffer must cover and checks that the plan honours it:
 //! - the order runs every operator once, after the producers of its inputs, and operators
 //!   that use the same variable tensor in their stored order;
-//! - every activation tensor the graph touches has exactly one buffer of its exact size, whose
-//!   lifetime covers its producer, every consumer, step 0 for graph inputs and the last step
-//!   for graph outputs; every operator with a scratch need has one scratch buffer live only
-//!   at its step; no other buffers;
+//! - every activation tensor the graph touches has exactly one buffer of its exact size, or
+//!   lives inside another tensor's buffer (an alias); a buffer's lifetime covers its
+//!   tensor's and its aliases' producers, every consumer, step 0 for graph inputs and the
+//!   last step for graph outputs; every operator with a scratch need has one scratch buffer
+//!   live only at its step; no other buffers;
+//! - aliasing follows Kiln's rules: a view operator's output is exactly its input's bytes; an
+//!   in-place operator is of an elementwise kind, without broadcasting, and its output is
+//!   exactly the overwritten input's bytes, which no other input of it shares; a
+//!   concatenation of slices has every input at its offset in the output, with every output
+//!   dimension before the axis 1; and no operator writes (outputs and scratch; views and
+//!   concatenations of slices write nothing) bytes of a tensor that holds data someone reads
+//!   later, except an in-place operator overwriting its input as that input dies;
 //! - every offset is aligned, every buffer lies inside the arena, the arena size is the
 //!   largest end, and no two buffers live at a common step share a byte;
 //! - variable tensors sit in the persistent region, aligned, without overlap;
-//! - the reported lower bound is the most bytes live at any step; the reported bound of the
+//! - the reported lower bound is the most bytes live at any step; the bound without aliasing
+//!   is the most bytes live at any step with a buffer per tensor; the reported bound of the
 //!   stored order is the most bytes live at any step when the operators run in the model's
 //!   order; the reported aligned bound is what it claims (per step, the live buffers' sizes
 //!   rounded up to the alignment except the largest rounding) and the arena is not below it.
 //!
 //! A failure is a bug in Kiln, reported as [`ErrorKind::InvalidPlan`].
 
+use crate::alias::OpMode;
 use crate::diag::{Diagnostic, ErrorKind, Result};
-use crate::ir::{Graph, OpId, TensorKind};
+use crate::ir::{Graph, OpId, OpKind, TensorId, TensorKind};
 use crate::lifetimes::{BufferOwner, ScratchFn};
 use crate::plan::Plan;
 use std::collections::BTreeMap;
@@ -100,8 +110,41 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
         }
     }
 
-    // 2. What each buffer must cover: (earliest start, latest required end, size).
-    let need = required(graph, &step, steps, scratch);
+    // 2. What each buffer must cover: (earliest start, latest required end, size); an alias's
+    // needs fall to the buffer of the tensor holding it.
+    let per_tensor = required(graph, &step, steps, scratch, &plan.modes);
+    let mut need = per_tensor.clone();
+    let mut home: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+    for a in &plan.aliases {
+        let t = BufferOwner::Tensor(a.tensor);
+        let Some(&(f, l, size)) = per_tensor.get(&t) else {
+            return Err(fail(format!(
+                "tensor {} is an alias but needs no arena memory",
+                a.tensor.0
+            )));
+        };
+        let root = BufferOwner::Tensor(a.buffer);
+        let root_size = activation_bytes(graph, a.buffer.0).ok_or_else(|| {
+            fail(format!(
+                "tensor {} lives in tensor {}, which has no arena memory",
+                a.tensor.0, a.buffer.0
+            ))
+        })?;
+        if a.tensor == a.buffer
+            || home.insert(a.tensor.0, (a.buffer.0, a.offset)).is_some()
+            || plan.aliases.iter().any(|b| b.tensor == a.buffer)
+            || a.offset.checked_add(size).is_none_or(|end| end > root_size)
+        {
+            return Err(fail(format!(
+                "tensor {} is not inside the buffer of tensor {}",
+                a.tensor.0, a.buffer.0
+            )));
+        }
+        need.remove(&t);
+        let e = need.entry(root).or_insert((f, l, root_size));
+        e.0 = e.0.min(f);
+        e.1 = e.1.max(l);
+    }
     let mut seen: BTreeMap<BufferOwner, usize> = BTreeMap::new();
     for (i, b) in plan.buffers.iter().enumerate() {
         if let Some(prev) = seen.insert(b.owner, i) {
@@ -185,6 +228,8 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
         }
     }
 
+    check_aliasing(graph, plan, &home, &step_of)?;
+
     // 4. The persistent region.
     let mut want: Vec<usize> = graph
         .tensors
@@ -267,7 +312,7 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
 
     // 6. The bound of the stored order, from the graph alone.
     let n = graph.ops.len();
-    let stored = required(graph, &|OpId(i)| i, n, scratch);
+    let stored = required(graph, &|OpId(i)| i, n, scratch, &[]);
     let mut live = vec![0usize; n.max(1)];
     for &(first, last, size) in stored.values() {
         for l in live.iter_mut().take(last + 1).skip(first) {
@@ -275,6 +320,22 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
         }
     }
     let stored_bound = live.iter().copied().max().unwrap_or(0);
+    let unaliased_need = required(graph, &step, steps, scratch, &[]);
+    let mut live = vec![0usize; steps.max(1)];
+    for &(first, last, size) in unaliased_need.values() {
+        for l in live.iter_mut().take(last + 1).skip(first) {
+            *l += size;
+        }
+    }
+    let unaliased = live.iter().copied().max().unwrap_or(0);
+    if unaliased != plan.unaliased_bound_bytes {
+        return Err(
+            fail("the reported bound without aliasing is wrong").expected_found(
+                unaliased.to_string(),
+                plan.unaliased_bound_bytes.to_string(),
+            ),
+        );
+    }
     if stored_bound != plan.stored_order_bound_bytes {
         return Err(
             fail("the reported lower bound of the stored order is wrong").expected_found(
@@ -293,6 +354,7 @@ fn required(
     step: &dyn Fn(OpId) -> usize,
     steps: usize,
     scratch: ScratchFn<'_>,
+    modes: &[OpMode],
 ) -> BTreeMap<BufferOwner, (usize, usize, usize)> {
     let mut need: BTreeMap<BufferOwner, (usize, usize, usize)> = BTreeMap::new();
     let mut cover = |owner: BufferOwner, s: usize, size: usize| {
@@ -300,11 +362,7 @@ fn required(
         e.0 = e.0.min(s);
         e.1 = e.1.max(s);
     };
-    let activation = |t: usize| {
-        let tensor = &graph.tensors[t];
-        (matches!(tensor.kind, TensorKind::Activation) && tensor.bytes() > 0)
-            .then(|| tensor.bytes())
-    };
+    let activation = |t: usize| activation_bytes(graph, t);
     for op in &graph.ops {
         let s = step(op.id);
         for t in op.present_inputs().chain(op.outputs.iter().copied()) {
@@ -312,7 +370,18 @@ fn required(
                 cover(BufferOwner::Tensor(t), s, size);
             }
         }
-        let sc = scratch(graph, op);
+        // An in-place depthwise convolution keeps one output channel plane aside.
+        let plane = match (modes.get(op.id.0), &op.kind, op.outputs.first()) {
+            (Some(OpMode::InPlace { .. }), OpKind::DepthwiseConv2d(_), Some(&c)) => {
+                let c = &graph.tensors[c.0];
+                match c.shape.as_slice() {
+                    [n, h, w, _] => n * h * w * c.dtype.size(),
+                    _ => 0,
+                }
+            }
+            _ => 0,
+        };
+        let sc = scratch(graph, op) + plane;
         if sc > 0 {
             cover(BufferOwner::Scratch(op.id), s, sc);
         }
@@ -328,4 +397,235 @@ fn required(
         }
     }
     need
+}
+
+/// The arena bytes of tensor `t`, if it is an activation with bytes.
+fn activation_bytes(graph: &Graph, t: usize) -> Option<usize> {
+    let tensor = graph.tensors.get(t)?;
+    (matches!(tensor.kind, TensorKind::Activation) && tensor.bytes() > 0).then(|| tensor.bytes())
+}
+
+/// The aliasing rules: each operator's mode is legal for its kind and places, and no
+/// operator clobbers bytes that hold data read later. `home` maps an alias to the tensor
+/// whose buffer holds it and its offset there; `step_of` is each operator's step.
+fn check_aliasing(
+    graph: &Graph,
+    plan: &Plan,
+    home: &BTreeMap<usize, (usize, usize)>,
+    step_of: &[Option<usize>],
+) -> Result<()> {
+    if plan.modes.len() != graph.ops.len() {
+        return Err(fail("the plan does not give every operator a mode")
+            .expected_found(graph.ops.len().to_string(), plan.modes.len().to_string()));
+    }
+    // Every arena tensor's bytes: [start, end).
+    let mut at: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+    for b in &plan.buffers {
+        if let BufferOwner::Tensor(t) = b.owner {
+            at.insert(t.0, (b.offset, b.offset + b.size));
+        }
+    }
+    for (&t, &(root, offset)) in home {
+        let (start, _) = *at
+            .get(&root)
+            .ok_or_else(|| fail(format!("tensor {root} holds aliases but has no buffer")))?;
+        let size = activation_bytes(graph, t).unwrap_or(0);
+        at.insert(t, (start + offset, start + offset + size));
+    }
+    let place = |t: Option<TensorId>| t.and_then(|t| at.get(&t.0).copied());
+    let same_shape = |a: TensorId, b: TensorId| {
+        graph.tensors[a.0].shape == graph.tensors[b.0].shape
+            && graph.tensors[a.0].dtype == graph.tensors[b.0].dtype
+    };
+    for (op, &mode) in graph.ops.iter().zip(&plan.modes) {
+        let bad = |why: &str| {
+            fail(format!(
+                "op {} ({}) is planned as {} but {why}",
+                op.id.0,
+                op.kind.name(),
+                mode.name()
+            ))
+        };
+        let out = op.outputs.first().copied();
+        match mode {
+            OpMode::Normal => {}
+            OpMode::View => {
+                if !matches!(
+                    op.kind,
+                    OpKind::Reshape | OpKind::Squeeze { .. } | OpKind::ExpandDims
+                ) {
+                    return Err(bad("it is not a view operator"));
+                }
+                if place(op.input(0)).is_none() || place(op.input(0)) != place(out) {
+                    return Err(bad("its output is not its input's bytes"));
+                }
+            }
+            OpMode::InPlace { input } => {
+                let elementwise = matches!(
+                    op.kind,
+                    OpKind::Add(_)
+                        | OpKind::Mul { .. }
+                        | OpKind::Relu
+                        | OpKind::Relu6
+                        | OpKind::Logistic
+                        | OpKind::Tanh
+                        | OpKind::LeakyRelu { .. }
+                        | OpKind::HardSwish
+                        | OpKind::Quantize
+                );
+                let (Some(a), Some(c)) = (op.input(input), out) else {
+                    return Err(bad("it has no such input or no output"));
+                };
+                if let OpKind::DepthwiseConv2d(o) = &op.kind {
+                    let (ta, tc) = (&graph.tensors[a.0], &graph.tensors[c.0]);
+                    let fits = input == 0
+                        && o.depth_multiplier == 1
+                        && ta.shape.len() == 4
+                        && tc.shape.len() == 4
+                        && ta.shape[0] == tc.shape[0]
+                        && ta.shape[3] == tc.shape[3]
+                        && ta.dtype == tc.dtype
+                        && tc.bytes() <= ta.bytes();
+                    if !fits {
+                        return Err(bad(
+                            "only a depthwise convolution with depth multiplier 1 and no more \
+                             output than input runs in place",
+                        ));
+                    }
+                    match (place(Some(a)), place(Some(c))) {
+                        (Some((s0, _)), Some((s1, _))) if s0 == s1 => {}
+                        _ => return Err(bad("its output does not start at its input's bytes")),
+                    }
+                    continue;
+                }
+                if !elementwise || op.outputs.len() != 1 {
+                    return Err(bad("it is not an elementwise operator"));
+                }
+                if op
+                    .present_inputs()
+                    .any(|i| !same_shape(i, c) && !graph.tensors[i.0].is_constant())
+                    || !same_shape(a, c)
+                {
+                    return Err(bad("its inputs and output differ in shape or type"));
+                }
+                if place(Some(a)).is_none() || place(Some(a)) != place(Some(c)) {
+                    return Err(bad("its output is not the overwritten input's bytes"));
+                }
+                let (s0, e0) = place(Some(a)).expect("checked");
+                for (j, i) in op.inputs.iter().enumerate() {
+                    if j != input
+                        && let Some((s1, e1)) = place(*i)
+                        && s1 < e0
+                        && s0 < e1
+                    {
+                        return Err(bad("another of its inputs shares the overwritten bytes"));
+                    }
+                }
+            }
+            OpMode::ConcatSlices => {
+                let OpKind::Concatenation(o) = &op.kind else {
+                    return Err(bad("it is not a concatenation"));
+                };
+                let Some((mut next, end)) = place(out) else {
+                    return Err(bad("its output has no arena bytes"));
+                };
+                let shape = &graph.tensors[out.expect("placed").0].shape;
+                let axis = if o.axis < 0 {
+                    o.axis as i64 + shape.len() as i64
+                } else {
+                    o.axis as i64
+                };
+                if axis < 0
+                    || axis as usize >= shape.len()
+                    || shape[..axis as usize].iter().product::<usize>() != 1
+                {
+                    return Err(bad("its inputs are not contiguous slices of the output"));
+                }
+                for i in &op.inputs {
+                    let Some((s, e)) = place(*i) else {
+                        return Err(bad("an input has no arena bytes"));
+                    };
+                    if s != next {
+                        return Err(bad("an input is not at its slice of the output"));
+                    }
+                    next = e;
+                }
+                if next != end {
+                    return Err(bad("its inputs do not fill the output"));
+                }
+            }
+        }
+    }
+
+    // When each tensor is written (None: before the first step) and last needed.
+    let steps = plan.order.len();
+    let last = steps.saturating_sub(1);
+    let mut written: BTreeMap<usize, Option<usize>> = BTreeMap::new();
+    let mut read: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut kept: Vec<bool> = vec![false; graph.tensors.len()];
+    for &t in &graph.inputs {
+        written.insert(t.0, None);
+        read.insert(t.0, 0);
+    }
+    for op in &graph.ops {
+        let s = step_of[op.id.0].expect("a permutation");
+        for t in op.present_inputs().chain(op.outputs.iter().copied()) {
+            let r = read.entry(t.0).or_insert(s);
+            *r = (*r).max(s);
+        }
+        for &t in &op.outputs {
+            written.insert(t.0, Some(s));
+        }
+    }
+    for &t in &graph.outputs {
+        read.insert(t.0, last);
+        kept[t.0] = true;
+    }
+    let scratch_at: BTreeMap<OpId, (usize, usize)> = plan
+        .buffers
+        .iter()
+        .filter_map(|b| match b.owner {
+            BufferOwner::Scratch(op) => Some((op, (b.offset, b.offset + b.size))),
+            BufferOwner::Tensor(_) => None,
+        })
+        .collect();
+    for (s, &id) in plan.order.iter().enumerate() {
+        let op = graph.op(id);
+        let mode = plan.modes[id.0];
+        if mode.elided() {
+            continue;
+        }
+        let mut writes: Vec<(usize, usize, String)> = op
+            .outputs
+            .iter()
+            .filter_map(|&t| place(Some(t)).map(|(a, b)| (a, b, format!("tensor {}", t.0))))
+            .collect();
+        if let Some(&(a, b)) = scratch_at.get(&id) {
+            writes.push((a, b, "its scratch".to_string()));
+        }
+        let overwritten = match mode {
+            OpMode::InPlace { input } => place(op.input(input)),
+            _ => None,
+        };
+        for (&t, &(start, end)) in &at {
+            let Some(&w) = written.get(&t) else { continue };
+            let held = w.is_none_or(|w| w < s) && read.get(&t).is_some_and(|&r| r >= s);
+            if !held {
+                continue;
+            }
+            for (a, b, what) in &writes {
+                if start < *b && *a < end {
+                    let dies_here = read.get(&t) == Some(&s) && !kept[t];
+                    if overwritten == Some((start, end)) && dies_here {
+                        continue;
+                    }
+                    return Err(fail(format!(
+                        "op {} at step {s} writes {what} over tensor {t}, which holds data read later",
+                        id.0
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }

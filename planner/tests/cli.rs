@@ -73,11 +73,18 @@ fn plan_draws_an_svg() {
     let _ = std::fs::remove_file(&svg);
     assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
     assert!(text.contains("lower bound") && text.contains("peak"));
-    // One rectangle per buffer, with its tensor's name.
-    assert!(
-        text.matches("<rect").count() >= 17 + 2,
-        "a frame, the peak and 17 buffers"
+    // One rectangle per buffer, with its tensor's name; groups of aliases are labelled.
+    let graph = kiln_planner::read_model(&std::fs::read(&model).unwrap()).unwrap();
+    let p = kiln_planner::plan(&graph, &kiln_planner::PlanOptions::default()).unwrap();
+    assert!(!p.aliases.is_empty());
+    assert_eq!(
+        text.matches("<rect").count(),
+        p.buffers.len() + 2,
+        "a frame, the peak and a rectangle per buffer"
     );
+    assert!(text.contains(&format!("{} tensors share a buffer", p.aliases.len())));
+    let a = p.aliases[0];
+    assert!(text.contains(&format!("; t{} at +{} (", a.tensor.0, a.offset)));
 }
 
 #[test]

@@ -45,6 +45,42 @@ fn every_optimisation_has_a_switch() {
         assert_eq!(v["lower_bound_bytes"], 55296, "{flag}");
         assert_eq!(v["arena_bytes"], 55296, "{flag}");
     }
+    // Aliasing: the final RESHAPE is a view of the pooled tensor, SOFTMAX is not in place.
+    assert!(!on["aliases"].as_array().unwrap().is_empty());
+    assert!(off["aliases"].as_array().unwrap().is_empty());
+    for flag in ["--no-alias", "--no-views"] {
+        let v = plan_json(&[flag]);
+        assert!(v["aliases"].as_array().unwrap().is_empty(), "{flag}");
+        assert_eq!(v["arena_bytes"], 55296, "{flag}");
+    }
+}
+
+#[test]
+fn aliasing_switches_change_the_bound() {
+    let model = shared_models_dir().join("tflm_simple_add.tflite");
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .args(["plan", "--json"])
+            .args(args)
+            .arg(&model)
+            .output()
+            .expect("kiln runs");
+        assert!(out.status.success());
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // ADD of two 16 KiB inputs writes over the first: two buffers instead of three.
+    let on = json(&[]);
+    assert_eq!(on["arena_bytes"], 32768);
+    assert_eq!(on["unaliased_bound_bytes"], 49152);
+    assert_eq!(on["aliases"][0]["reason"], "in place");
+    for flag in ["--no-in-place", "--no-alias", "--unoptimised"] {
+        let v = json(&[flag]);
+        assert_eq!(v["arena_bytes"], 49152, "{flag}");
+    }
+    assert_eq!(
+        json(&["--no-views", "--no-concat-slices"])["arena_bytes"],
+        32768
+    );
 }
 
 #[test]
@@ -57,8 +93,11 @@ fn text_report_names_the_bounds_and_the_order() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     for needle in [
-        "lower bound      514 (gap 15 bytes, 2.92 %; placement optimal)",
-        "stored bound     514 (lower bound of the stored order, the same)",
+        "lower bound      385 (gap 15 bytes, 3.90 %; placement optimal)",
+        "no aliasing      514 (bound of this order with a buffer per tensor, 129 bytes above)",
+        "stored bound     514 (lower bound of the stored order without aliasing, 129 bytes above)",
+        "alias            t44 in the buffer of t43 at +0 (in place, op 3 LOGISTIC)",
+        "   3     3  LOGISTIC (in place)",
         "order            stored order kept (exact search; no order has a smaller bound)",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");

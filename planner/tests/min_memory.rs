@@ -359,7 +359,8 @@ fn report_shows_bounds_gap_and_orders() {
     for needle in [
         "arena bytes      139264",
         "lower bound      139264 (gap 0 bytes, 0.00 %; placement optimal)",
-        "stored bound     196608 (lower bound of the stored order, 57344 bytes above)",
+        "stored bound     196608 (lower bound of the stored order without aliasing, 57344 bytes above)",
+        "aliases          none (every tensor has its own buffer)",
         "order            reordered (exact search; no order has a smaller bound)",
         "chosen order     ",
         "stored order     0 1 2 3 4 5",

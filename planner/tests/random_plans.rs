@@ -97,6 +97,7 @@ fn spec() -> impl Strategy<Value = (Spec, u8, usize)> {
                     min_bytes: lo,
                     max_bytes: hi,
                     granule: 1,
+                    alias_percent: ((seed >> 8) % 3) as u32 * 20,
                     seed,
                 };
                 (spec, scratch, align)
@@ -129,8 +130,19 @@ proptest! {
         prop_assert!(p.arena_bytes >= p.lower_bound_bytes);
         prop_assert!(p.arena_bytes >= p.aligned_bound_bytes);
         prop_assert!(p.lower_bound_bytes <= p.stored_order_bound_bytes);
-        let same: Vec<Buffer> = lifetimes::lifetimes(&g, &p.order, &scratch).buffers;
+        // The same lifetimes: the plan's buffers (one per group of aliases).
+        let same: Vec<Buffer> = p
+            .buffers
+            .iter()
+            .map(|b| Buffer { owner: b.owner, size: b.size, first: b.first, last: b.last })
+            .collect();
         prop_assert!(p.arena_bytes <= tflm_arena(&same, align));
+        prop_assert!(p.lower_bound_bytes <= p.unaliased_bound_bytes);
+        if spec.alias_percent == 0 {
+            prop_assert!(p.aliases.is_empty());
+            let unaliased = lifetimes::lifetimes(&g, &p.order, &scratch).buffers;
+            prop_assert_eq!(same, unaliased);
+        }
         let stored = lifetimes::lifetimes(&g, &schedule::stored_order(&g), &scratch);
         prop_assert!(p.arena_bytes <= tflm_arena(&stored.buffers, align));
         prop_assert_eq!(stored.lower_bound(), p.stored_order_bound_bytes);

@@ -46,6 +46,18 @@ enum Command {
         /// No branch and bound on offsets.
         #[arg(long)]
         no_exact_offsets: bool,
+        /// No aliasing at all: a buffer per tensor.
+        #[arg(long)]
+        no_alias: bool,
+        /// RESHAPE, SQUEEZE and EXPAND_DIMS copy instead of sharing their input's bytes.
+        #[arg(long)]
+        no_views: bool,
+        /// Elementwise operators never overwrite their input.
+        #[arg(long)]
+        no_in_place: bool,
+        /// CONCATENATION inputs are never placed as slices of the output.
+        #[arg(long)]
+        no_concat_slices: bool,
         /// Every optimisation off: the stored order placed by TFLM's greedy rule, as TFLM.
         #[arg(long)]
         unoptimised: bool,
@@ -65,6 +77,10 @@ fn main() -> ExitCode {
             no_portfolio,
             no_hill_climb,
             no_exact_offsets,
+            no_alias,
+            no_views,
+            no_in_place,
+            no_concat_slices,
             unoptimised,
         } => {
             let mut options = if unoptimised {
@@ -82,6 +98,9 @@ fn main() -> ExitCode {
             if no_exact_offsets {
                 options.placement.exact_budget = 0;
             }
+            options.aliasing.views &= !(no_alias || no_views);
+            options.aliasing.in_place &= !(no_alias || no_in_place);
+            options.aliasing.concat &= !(no_alias || no_concat_slices);
             let shown = model.display().to_string();
             let result = std::fs::read(&model)
                 .map_err(|e| format!("cannot read {shown}: {e}"))

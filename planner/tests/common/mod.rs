@@ -134,6 +134,20 @@ impl GraphBuilder {
         });
         out
     }
+    /// Adds an operator of `kind` reading `inputs` and writing a new tensor of `shape`.
+    pub fn op_kind(&mut self, kind: OpKind, inputs: &[TensorId], shape: &[usize]) -> TensorId {
+        let out = self.tensor(kind.name(), shape.iter().product());
+        self.graph.tensors[out.0].shape = shape.to_vec();
+        let id = OpId(self.graph.ops.len());
+        self.graph.ops.push(Op {
+            id,
+            kind,
+            inputs: inputs.iter().map(|&t| Some(t)).collect(),
+            outputs: vec![out],
+            intermediates: vec![],
+        });
+        out
+    }
     /// Marks graph outputs and returns the validated graph.
     pub fn finish(mut self, outputs: &[TensorId]) -> Graph {
         self.graph.outputs = outputs.to_vec();

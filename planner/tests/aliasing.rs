@@ -1,0 +1,393 @@
+//! Aliasing: views, in-place operators and concatenation slices are taken where safe, lower
+//! the bound, can be switched off, and the verifier rejects every unsafe variant.
+
+mod common;
+use common::*;
+use kiln_planner::alias::{AliasOptions, OpMode};
+use kiln_planner::ir::{Activation, AddSubOptions, ConcatenationOptions, OpId, OpKind, TensorId};
+use kiln_planner::lifetimes::BufferOwner;
+use kiln_planner::plan::Plan;
+use kiln_planner::{ErrorKind, Graph, PlanOptions, plan, verify};
+
+fn add() -> OpKind {
+    OpKind::Add(AddSubOptions {
+        activation: Activation::None,
+        pot_scale_int16: false,
+    })
+}
+
+fn concat(axis: i32) -> OpKind {
+    OpKind::Concatenation(ConcatenationOptions {
+        axis,
+        activation: Activation::None,
+    })
+}
+
+/// in 16 -> A 64 -> R = RESHAPE(A) -> X = RELU(R) -> {P 16, Q 16} -> Y = CONCAT(P, Q) 32
+/// -> Y' = RESHAPE(Y) -> Z = RELU(Y'), output Z.
+fn chain() -> Graph {
+    let mut g = GraphBuilder::default();
+    let i = g.input("in", 16);
+    let a = g.op("A", &[i], 64);
+    let r = g.op_kind(OpKind::Reshape, &[a], &[8, 8]);
+    let x = g.op_kind(OpKind::Relu, &[r], &[8, 8]);
+    let p = g.op_kind(OpKind::Other { name: "P".into() }, &[x], &[1, 16]);
+    let q = g.op_kind(OpKind::Other { name: "Q".into() }, &[x], &[1, 16]);
+    let y = g.op_kind(concat(1), &[p, q], &[1, 32]);
+    let y = g.op_kind(OpKind::Reshape, &[y], &[32]);
+    let z = g.op_kind(OpKind::Relu, &[y], &[32]);
+    g.finish(&[z])
+}
+
+fn check(g: &Graph, p: &Plan) -> Result<(), String> {
+    verify::verify(g, p, &kiln_planner::lifetimes::kernel_scratch).map_err(|d| {
+        assert_eq!(d.kind, ErrorKind::InvalidPlan);
+        d.to_string()
+    })
+}
+
+fn expect_error(g: &Graph, p: &Plan, needle: &str) {
+    let e = check(g, p).expect_err("the broken plan must be rejected");
+    assert!(e.contains(needle), "{e:?} does not mention {needle:?}");
+}
+
+#[test]
+fn every_kind_is_taken_and_lowers_the_bound() {
+    let g = chain();
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    let modes: Vec<OpMode> = p.modes.clone();
+    assert_eq!(
+        modes,
+        vec![
+            OpMode::Normal,
+            OpMode::View,
+            OpMode::InPlace { input: 0 },
+            OpMode::Normal,
+            OpMode::Normal,
+            OpMode::ConcatSlices,
+            OpMode::View,
+            OpMode::InPlace { input: 0 },
+        ]
+    );
+    // A, R and X share one buffer; P and Q are Y's halves; the second view and Z are Y too.
+    let place = |t: usize| p.tensor_place(&g, TensorId(t)).unwrap();
+    assert_eq!(place(2), place(1));
+    assert_eq!(place(3), place(1));
+    assert_eq!(place(4).0, place(6).0);
+    assert_eq!(place(5).0, place(6).0 + 16);
+    assert_eq!(place(7), place(6));
+    assert_eq!(place(8), place(6));
+    // Without aliasing the RESHAPE and RELU steps hold 128 bytes; with it, P and Q are
+    // written while X (64) and Y (32) are live: 96.
+    assert_eq!(p.unaliased_bound_bytes, 128);
+    assert_eq!(p.lower_bound_bytes, 96);
+    assert_eq!(p.arena_bytes, 96);
+    check(&g, &p).unwrap();
+
+    let off = plan(
+        &g,
+        &PlanOptions {
+            aliasing: AliasOptions::none(),
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(off.aliases.is_empty());
+    assert!(off.modes.iter().all(|&m| m == OpMode::Normal));
+    assert_eq!(off.lower_bound_bytes, 128);
+}
+
+#[test]
+fn each_kind_switches_off_alone() {
+    let g = chain();
+    for (options, gone) in [
+        (
+            AliasOptions {
+                views: false,
+                ..AliasOptions::default()
+            },
+            OpMode::View,
+        ),
+        (
+            AliasOptions {
+                in_place: false,
+                ..AliasOptions::default()
+            },
+            OpMode::InPlace { input: 0 },
+        ),
+        (
+            AliasOptions {
+                concat: false,
+                ..AliasOptions::default()
+            },
+            OpMode::ConcatSlices,
+        ),
+    ] {
+        let p = plan(
+            &g,
+            &PlanOptions {
+                aliasing: options,
+                ..PlanOptions::default()
+            },
+        )
+        .unwrap();
+        assert!(!p.modes.contains(&gone), "{options:?}: {:?}", p.modes);
+        assert!(p.lower_bound_bytes <= p.unaliased_bound_bytes);
+    }
+}
+
+#[test]
+fn add_overwrites_the_input_that_dies() {
+    // in -> A -> B; S = ADD(B, A): A dies at the ADD, B too; the first that fits is taken.
+    let mut g = GraphBuilder::default();
+    let i = g.input("in", 64);
+    let a = g.op("A", &[i], 64);
+    let b = g.op("B", &[a], 64);
+    let s = g.op_kind(add(), &[b, a], &[64]);
+    let t = g.op("T", &[s, b], 64);
+    let g = g.finish(&[t]);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    // B is read again by T: the ADD overwrites A, its second input.
+    assert_eq!(p.mode(OpId(2)), OpMode::InPlace { input: 1 });
+    assert_eq!(p.tensor_place(&g, s), p.tensor_place(&g, a));
+    assert_eq!(p.unaliased_bound_bytes, 192);
+    assert_eq!(
+        p.lower_bound_bytes, 192,
+        "T still holds S, B and its output"
+    );
+    check(&g, &p).unwrap();
+}
+
+#[test]
+fn no_in_place_over_an_input_read_later() {
+    // X = RELU(A), then B reads A again: the RELU must not overwrite A.
+    let mut g = GraphBuilder::default();
+    let i = g.input("in", 64);
+    let a = g.op("A", &[i], 64);
+    let x = g.op_kind(OpKind::Relu, &[a], &[64]);
+    let b = g.op("B", &[x, a], 64);
+    let g = g.finish(&[b]);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    assert_eq!(p.mode(OpId(1)), OpMode::Normal);
+    // Forcing it in place is caught by the verifier.
+    let mut broken = p.clone();
+    force_in_place(&g, &mut broken, 1, a, x);
+    expect_error(&g, &broken, "holds data read later");
+}
+
+#[test]
+fn no_in_place_over_a_graph_output_or_a_shared_input() {
+    let mut g = GraphBuilder::default();
+    let i = g.input("in", 64);
+    let a = g.op("A", &[i], 64);
+    let x = g.op_kind(OpKind::Relu, &[a], &[64]);
+    let s = g.op_kind(add(), &[x, x], &[64]);
+    let g = g.finish(&[s, a]);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    // A is a graph output (read to the end); ADD(x, x) reads the same bytes twice.
+    assert_eq!(p.mode(OpId(1)), OpMode::Normal);
+    assert_eq!(p.mode(OpId(2)), OpMode::Normal);
+    let mut broken = p.clone();
+    force_in_place(&g, &mut broken, 2, x, s);
+    expect_error(
+        &g,
+        &broken,
+        "another of its inputs shares the overwritten bytes",
+    );
+}
+
+#[test]
+fn concat_slices_need_contiguous_inputs() {
+    // Along the last axis of [2, 16] tensors, the inputs are interleaved: no slices.
+    let mut g = GraphBuilder::default();
+    let i = g.input("in", 64);
+    let p0 = g.op_kind(OpKind::Other { name: "P".into() }, &[i], &[2, 16]);
+    let q0 = g.op_kind(OpKind::Other { name: "Q".into() }, &[i], &[2, 16]);
+    let y = g.op_kind(concat(-1), &[p0, q0], &[2, 32]);
+    let g = g.finish(&[y]);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    assert_eq!(p.mode(OpId(2)), OpMode::Normal);
+    let mut broken = p.clone();
+    broken.modes[2] = OpMode::ConcatSlices;
+    expect_error(&g, &broken, "not contiguous slices");
+}
+
+/// Marks `op` as in place over `input`, moving `output` into `input`'s buffer.
+fn force_in_place(g: &Graph, p: &mut Plan, op: usize, input: TensorId, output: TensorId) {
+    let slot = g.ops[op]
+        .inputs
+        .iter()
+        .position(|&t| t == Some(input))
+        .unwrap();
+    p.modes[op] = OpMode::InPlace { input: slot };
+    p.buffers.retain(|b| b.owner != BufferOwner::Tensor(output));
+    p.aliases.push(kiln_planner::alias::Alias {
+        tensor: output,
+        buffer: input,
+        offset: 0,
+    });
+    recompute_totals(p);
+}
+
+/// Arena size and bounds after a manual change, so only the aliasing rule can fail.
+fn recompute_totals(p: &mut Plan) {
+    p.arena_bytes = p
+        .buffers
+        .iter()
+        .map(|b| b.offset + b.size)
+        .max()
+        .unwrap_or(0);
+    let mut live = vec![0usize; p.order.len().max(1)];
+    let mut aligned = vec![(0usize, 0usize); p.order.len().max(1)];
+    for b in &p.buffers {
+        let r = b.size.div_ceil(p.alignment) * p.alignment;
+        for s in b.first..=b.last {
+            live[s] += b.size;
+            aligned[s].0 += r;
+            aligned[s].1 = aligned[s].1.max(r - b.size);
+        }
+    }
+    p.lower_bound_bytes = live.iter().copied().max().unwrap_or(0);
+    p.aligned_bound_bytes = aligned
+        .iter()
+        .zip(&live)
+        .map(|(&(sum, slack), &l)| (sum - slack).max(l))
+        .max()
+        .unwrap_or(0);
+    p.live_bytes = live;
+}
+
+#[test]
+fn the_verifier_checks_each_alias_rule() {
+    let g = chain();
+    let good = plan(&g, &PlanOptions::default()).unwrap();
+    check(&g, &good).unwrap();
+
+    // A view whose output has bytes of its own.
+    let mut p = good.clone();
+    let v = p
+        .aliases
+        .iter()
+        .position(|a| a.tensor == TensorId(2))
+        .unwrap();
+    let root = p.aliases.remove(v).buffer;
+    let mut own = *p
+        .buffers
+        .iter()
+        .find(|b| b.owner == BufferOwner::Tensor(root))
+        .unwrap();
+    own.owner = BufferOwner::Tensor(TensorId(2));
+    own.offset = p.arena_bytes.next_multiple_of(p.alignment);
+    p.buffers.push(own);
+    recompute_totals(&mut p);
+    expect_error(&g, &p, "not its input's bytes");
+
+    // A concatenation input off its slice.
+    let mut p = good.clone();
+    let s = p
+        .aliases
+        .iter()
+        .position(|a| a.tensor == TensorId(5))
+        .unwrap();
+    p.aliases[s].offset = 0;
+    expect_error(&g, &p, "not at its slice of the output");
+
+    // An alias reaching outside its buffer.
+    let mut p = good.clone();
+    p.aliases[s].offset = 24;
+    expect_error(&g, &p, "is not inside the buffer");
+
+    // In place on an operator without an in-place kernel.
+    let mut p = good.clone();
+    p.modes[3] = OpMode::InPlace { input: 0 };
+    expect_error(&g, &p, "not an elementwise operator");
+
+    // A view mode on an operator that is no view.
+    let mut p = good.clone();
+    p.modes[0] = OpMode::View;
+    expect_error(&g, &p, "not a view operator");
+
+    // Every operator needs a mode.
+    let mut p = good.clone();
+    p.modes.pop();
+    expect_error(&g, &p, "does not give every operator a mode");
+
+    // The bound without aliasing is recomputed.
+    let mut p = good.clone();
+    p.unaliased_bound_bytes -= 1;
+    expect_error(&g, &p, "bound without aliasing");
+
+    // Dropping a view's mode makes the RESHAPE a real write over live bytes... of itself,
+    // which is fine, but then RELU's in-place input must still die there: it does. Dropping
+    // the concatenation's mode instead makes it write Y over P and Q while they are read.
+    let mut p = good.clone();
+    p.modes[5] = OpMode::Normal;
+    expect_error(&g, &p, "holds data read later");
+}
+
+#[test]
+fn depthwise_runs_in_place_only_where_it_lowers_the_bound() {
+    let path = repo_root().join("tests/models/depthwise_int8.tflite");
+    let g = kiln_planner::read_model(&std::fs::read(path).unwrap()).unwrap();
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    // Both depthwise convolutions are at the peak: both overwrite their input, each with a
+    // scratch plane of its output's height x width.
+    assert_eq!(p.mode(OpId(0)), OpMode::InPlace { input: 0 });
+    assert_eq!(p.mode(OpId(1)), OpMode::InPlace { input: 0 });
+    let scratch = |op: usize| {
+        p.buffers
+            .iter()
+            .find(|b| b.owner == BufferOwner::Scratch(OpId(op)))
+            .map(|b| b.size)
+    };
+    assert_eq!(scratch(0), Some(12 * 12));
+    assert_eq!(scratch(1), Some(6 * 6));
+    assert_eq!(p.unaliased_bound_bytes, 2 * 12 * 12 * 8);
+    assert_eq!(p.lower_bound_bytes, 12 * 12 * 8 + 12 * 12);
+    check(&g, &p).unwrap();
+
+    // Switched off alone, the other kinds stay.
+    let off = plan(
+        &g,
+        &PlanOptions {
+            aliasing: AliasOptions {
+                depthwise: false,
+                ..AliasOptions::default()
+            },
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(off.mode(OpId(0)), OpMode::Normal);
+    assert_eq!(off.mode(OpId(3)), OpMode::View);
+
+    // The verifier wants the scratch plane...
+    let mut broken = p.clone();
+    broken
+        .buffers
+        .retain(|b| b.owner != BufferOwner::Scratch(OpId(0)));
+    recompute_totals(&mut broken);
+    expect_error(&g, &broken, "scratch of op 0 has no buffer");
+    // ...and an output that starts at the input's bytes.
+    let mut broken = p.clone();
+    let a = broken
+        .aliases
+        .iter()
+        .position(|a| a.tensor == g.ops[1].outputs[0])
+        .unwrap();
+    broken.aliases[a].offset = 16;
+    expect_error(&g, &broken, "does not start at its input's bytes");
+}
+
+#[test]
+fn a_depthwise_convolution_does_not_run_in_place_when_it_does_not_help() {
+    // kws_dscnn: its depthwise layers share the peak with pointwise convolutions.
+    let path = shared_models_dir().join("mlperf_tiny_kws_dscnn_int8.tflite");
+    let g = kiln_planner::read_model(&std::fs::read(path).unwrap()).unwrap();
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    for op in &g.ops {
+        if matches!(op.kind, OpKind::DepthwiseConv2d(_)) {
+            assert_eq!(p.mode(op.id), OpMode::Normal, "op {}", op.id.0);
+        }
+    }
+}
