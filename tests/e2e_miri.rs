@@ -1,6 +1,7 @@
 //! End to end under Miri (`.ci/miri.sh`): small models whose generated code exercises the
 //! arena, the weight statics, the slicing helpers and the kernels (convolution,
-//! concatenation, and the stateful SVDF and LSTM with their persistent state), checked for undefined
+//! concatenation, in-place operators, views and concatenation slices, and the stateful SVDF
+//! and LSTM with their persistent state), checked for undefined
 //! behaviour and against TFLM's outputs. Golden bytes are compiled in, so no file I/O.
 //! Also runs as an ordinary test.
 
@@ -58,6 +59,24 @@ check!(
     "models/svdf_int8.tflite",
     "models/golden/svdf_int8",
     [1, 2]
+);
+check!(
+    aliasing_int8,
+    "models/aliasing_int8.tflite",
+    "models/golden/aliasing_int8",
+    [1]
+);
+check!(
+    aliasing_float,
+    "models/aliasing_float.tflite",
+    "models/golden/aliasing_float",
+    [1]
+);
+check!(
+    depthwise_int8,
+    "models/depthwise_int8.tflite",
+    "models/golden/depthwise_int8",
+    [1]
 );
 check!(
     lstm_int8,

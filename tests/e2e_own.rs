@@ -28,3 +28,36 @@ golden!(branches_int8, "models/branches_int8.tflite");
 golden!(branches_float, "models/branches_float.tflite");
 golden!(svdf_int8, "models/svdf_int8.tflite");
 golden!(lstm_int8, "models/lstm_int8.tflite");
+golden!(aliasing_int8, "models/aliasing_int8.tflite");
+golden!(aliasing_float, "models/aliasing_float.tflite");
+golden!(depthwise_int8, "models/depthwise_int8.tflite");
+golden!(depthwise_float, "models/depthwise_float.tflite");
+
+/// The aliasing model without aliasing: the same bytes out.
+mod aliasing_int8_no_alias {
+    kiln::include_model!("models/aliasing_int8.tflite", alias = false);
+}
+
+#[test]
+fn aliasing_int8_no_alias() {
+    check_golden!(
+        aliasing_int8_no_alias,
+        common::repo_root().join("tests/models/golden/aliasing_int8")
+    );
+    // With aliasing the arena is smaller (views, in place, concatenation slices).
+    const { assert!(aliasing_int8::ARENA_BYTES < aliasing_int8_no_alias::ARENA_BYTES) };
+}
+
+/// The depthwise model without aliasing: the same bytes out, a larger arena.
+mod depthwise_int8_no_alias {
+    kiln::include_model!("models/depthwise_int8.tflite", alias = false);
+}
+
+#[test]
+fn depthwise_int8_no_alias() {
+    check_golden!(
+        depthwise_int8_no_alias,
+        common::repo_root().join("tests/models/golden/depthwise_int8")
+    );
+    const { assert!(depthwise_int8::ARENA_BYTES < depthwise_int8_no_alias::ARENA_BYTES) };
+}

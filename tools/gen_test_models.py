@@ -90,6 +90,47 @@ def branches():
     return k.Model(inp, z), IMG
 
 
+def aliasing():
+    """Operators Kiln runs without buffers of their own: elementwise ops that can overwrite a
+    dying input, a concatenation of [1, n] tensors (each input a contiguous slice of the
+    output), and reshapes (views)."""
+    k = _keras()
+    L = k.layers
+    inp = k.Input(shape=(48,), batch_size=1, name="input")
+    a = L.Dense(32)(inp)
+    b = L.Dense(32)(inp)
+    b = L.Activation("sigmoid")(b)  # LOGISTIC
+    s = L.Add()([a, b])  # ADD: a dies here
+    s = L.Activation("tanh")(s)  # TANH
+    m = L.Multiply()([s, b])  # MUL: s and b die here
+    c = L.Dense(16)(inp)
+    c = L.LeakyReLU(negative_slope=0.2)(c)  # LEAKY_RELU
+    d = L.Concatenate(axis=-1)([m, c])  # [1, 48]: slices
+    e = L.Reshape((6, 8))(d)  # RESHAPE
+    e = L.ReLU(max_value=6.0)(e)  # RELU6
+    f = L.Flatten()(e)  # RESHAPE
+    p = L.Dense(64)(f)
+    q = L.Dense(64)(f)
+    r = L.Concatenate(axis=-1)([p, q])  # [1, 128]: slices written by the two FCs
+    z = L.Dense(10, name="logits")(r)
+    z = L.Softmax()(z)
+    return k.Model(inp, z), (48,)
+
+
+def depthwise():
+    """Depthwise convolutions at the peak of live bytes, where Kiln runs them in place."""
+    k = _keras()
+    L = k.layers
+    inp = k.Input(shape=(12, 12, 8), batch_size=1, name="input")
+    x = L.DepthwiseConv2D(3, padding="same", activation="relu")(inp)  # 12x12x8
+    x = L.DepthwiseConv2D(3, strides=2, padding="same", activation="relu")(x)  # 6x6x8
+    x = L.Conv2D(4, 1, activation="relu")(x)  # 6x6x4
+    x = L.Flatten()(x)
+    x = L.Dense(10, name="logits")(x)
+    x = L.Softmax()(x)
+    return k.Model(inp, x), (12, 12, 8)
+
+
 MODELS = {
     "mlp": (mlp, "MLP: 64 -> Dense 32 relu -> Dense 16 relu -> Dense 10 -> softmax"),
     "cnn": (
@@ -101,6 +142,17 @@ MODELS = {
         branches,
         "ResNet-style block on 16x16x3: conv s2, two parallel convs (1x1, 3x3) concatenated, "
         "1x1 conv, residual add + relu, global average pool (MEAN), dense 10, softmax",
+    ),
+    "aliasing": (
+        aliasing,
+        "Aliasing on 48 inputs: dense 32 -> (+ sigmoid(dense 32)) -> tanh -> * sigmoid, "
+        "concatenated with leaky_relu(dense 16), reshape 6x8, relu6, flatten, two dense 64 "
+        "concatenated, dense 10, softmax",
+    ),
+    "depthwise": (
+        depthwise,
+        "Depthwise on 12x12x8: depthwise 3x3 SAME relu, depthwise 3x3 s2 SAME relu, conv 1x1 "
+        "to 4, flatten, dense 10, softmax",
     ),
 }
 
@@ -121,6 +173,25 @@ EXPECTED_OPS = {
         "CONCATENATION": 1,
         "ADD": 1,
         "MEAN": 1,
+        "FULLY_CONNECTED": 1,
+        "SOFTMAX": 1,
+    },
+    "aliasing": {
+        "FULLY_CONNECTED": 6,
+        "LOGISTIC": 1,
+        "RESHAPE": 1,
+        "ADD": 1,
+        "TANH": 1,
+        "MUL": 1,
+        "LEAKY_RELU": 1,
+        "CONCATENATION": 2,
+        "RELU6": 1,
+        "SOFTMAX": 1,
+    },
+    "depthwise": {
+        "DEPTHWISE_CONV_2D": 2,
+        "CONV_2D": 1,
+        "RESHAPE": 1,
         "FULLY_CONNECTED": 1,
         "SOFTMAX": 1,
     },
@@ -246,7 +317,7 @@ def main():
             counts = {}
             for o in ops:
                 counts[o] = counts.get(o, 0) + 1
-            if counts != EXPECTED_OPS[base]:
+            if counts != EXPECTED_OPS.get(base):
                 raise SystemExit(f"{name}: unexpected ops {ops}")
             sg = m.subgraphs[0]
             golden = tc.write_golden(path, OUT / "golden" / name)

@@ -39,7 +39,7 @@ const PUBLIC: [&str; 11] = [
 ];
 
 /// Kiln's own test models (`tests/models`) besides cnn_float above.
-const OWN: [&str; 7] = [
+const OWN: [&str; 11] = [
     "mlp_int8",
     "mlp_float",
     "cnn_int8",
@@ -47,4 +47,8 @@ const OWN: [&str; 7] = [
     "branches_float",
     "svdf_int8",
     "lstm_int8",
+    "aliasing_int8",
+    "aliasing_float",
+    "depthwise_int8",
+    "depthwise_float",
 ];

@@ -49,6 +49,10 @@ generated!(
     branches_float,
     svdf_int8,
     lstm_int8,
+    aliasing_int8,
+    aliasing_float,
+    depthwise_int8,
+    depthwise_float,
 );
 
 /// The same hello_world model through `include_model!`, to compare the front ends.

@@ -126,5 +126,9 @@ fn every_model_from_build_rs_matches_tflm() {
         branches_float,
         svdf_int8,
         lstm_int8,
+        aliasing_int8,
+        aliasing_float,
+        depthwise_int8,
+        depthwise_float,
     );
 }
