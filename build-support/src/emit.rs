@@ -634,7 +634,7 @@ impl<'a> Emitter<'a> {
         let (off, len) = self.buffer_of(written)?;
         let (off, len) = (u(off), u(len));
         let comment = format!(
-            " op {k}: {} ({} -> t{})",
+            " op {k}: {} ({} -> t{}{})",
             op.kind.name(),
             step.inputs
                 .iter()
@@ -642,7 +642,12 @@ impl<'a> Emitter<'a> {
                 .map(|t| format!("t{}", t.0))
                 .collect::<Vec<_>>()
                 .join(", "),
-            output.0
+            output.0,
+            if written == *output {
+                String::new()
+            } else {
+                format!(", in place over t{}", written.0)
+            }
         );
         let scratch = self
             .plan
