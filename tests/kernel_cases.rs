@@ -166,7 +166,10 @@ fn every_supported_operator_matches_tflm_on_every_case() {
     eprintln!(
         "{checked} cases checked, {in_place} emitted in place; bundles not compiled yet: {pending:?}"
     );
-    assert!(in_place >= 100, "too few in-place operators emitted: {in_place}");
+    assert!(
+        in_place >= 100,
+        "too few in-place operators emitted: {in_place}"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked >= 200, "too few cases checked");
 }

@@ -1,6 +1,6 @@
 //! Aliasing: tensors that share bytes instead of each having a buffer of their own.
 //!
-//! Three kinds, each taken only where it is safe:
+//! Four kinds, each taken only where it is safe:
 //! - **views**: the output of RESHAPE, SQUEEZE and EXPAND_DIMS is its input's bytes; the
 //!   operator does nothing at run time;
 //! - **in place**: an elementwise operator (ADD and MUL without broadcasting, RELU, RELU6,

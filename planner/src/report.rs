@@ -30,8 +30,9 @@ pub struct JsonAlias {
     pub buffer_tensor: usize,
     /// Byte offset inside that buffer.
     pub offset: usize,
-    /// Why: `view`, `in place`, `concatenation slice`, or `in a group` (it shares a group
-    /// that one of those made).
+    /// Why: `view`, `in place`, `concatenation slice`, or `in the group of a slice` (it
+    /// shares bytes with a tensor that became a concatenation slice, e.g. the input an
+    /// in-place operator overwrote to make that slice).
     pub reason: String,
     /// The operator that makes the alias, if one does directly.
     pub op: Option<usize>,
@@ -86,7 +87,7 @@ pub fn alias_reason(graph: &Graph, plan: &Plan, t: TensorId) -> (&'static str, O
             return ("concatenation slice", Some(op.id.0));
         }
     }
-    ("in a group", None)
+    ("in the group of a slice", None)
 }
 
 /// The members of each tensor buffer's group: `t3=t4=t9`.

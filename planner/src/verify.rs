@@ -589,39 +589,45 @@ fn check_aliasing(
             BufferOwner::Tensor(_) => None,
         })
         .collect();
+    // What each step writes: its outputs and its scratch (views and concatenations of slices
+    // write nothing), and the bytes an in-place operator may overwrite.
+    let mut writes: Vec<Vec<(usize, usize, String)>> = vec![Vec::new(); steps];
+    let mut overwritten: Vec<Option<(usize, usize)>> = vec![None; steps];
     for (s, &id) in plan.order.iter().enumerate() {
         let op = graph.op(id);
         let mode = plan.modes[id.0];
         if mode.elided() {
             continue;
         }
-        let mut writes: Vec<(usize, usize, String)> = op
-            .outputs
-            .iter()
-            .filter_map(|&t| place(Some(t)).map(|(a, b)| (a, b, format!("tensor {}", t.0))))
-            .collect();
-        if let Some(&(a, b)) = scratch_at.get(&id) {
-            writes.push((a, b, "its scratch".to_string()));
-        }
-        let overwritten = match mode {
-            OpMode::InPlace { input } => place(op.input(input)),
-            _ => None,
-        };
-        for (&t, &(start, end)) in &at {
-            let Some(&w) = written.get(&t) else { continue };
-            let held = w.is_none_or(|w| w < s) && read.get(&t).is_some_and(|&r| r >= s);
-            if !held {
-                continue;
+        for &t in &op.outputs {
+            if let Some((a, b)) = place(Some(t)) {
+                writes[s].push((a, b, format!("tensor {}", t.0)));
             }
-            for (a, b, what) in &writes {
+        }
+        if let Some(&(a, b)) = scratch_at.get(&id) {
+            writes[s].push((a, b, "its scratch".to_string()));
+        }
+        if let OpMode::InPlace { input } = mode {
+            overwritten[s] = place(op.input(input));
+        }
+    }
+    // Each tensor holds data from after its write to its last read: no write in between may
+    // touch its bytes, except an in-place operator overwriting it as it dies.
+    for (&t, &(start, end)) in &at {
+        let (Some(&w), Some(&r)) = (written.get(&t), read.get(&t)) else {
+            continue;
+        };
+        let from = w.map_or(0, |w| w + 1);
+        for (s, step_writes) in writes.iter().enumerate().take(r + 1).skip(from) {
+            for (a, b, what) in step_writes {
                 if start < *b && *a < end {
-                    let dies_here = read.get(&t) == Some(&s) && !kept[t];
-                    if overwritten == Some((start, end)) && dies_here {
+                    let dies_here = r == s && !kept[t];
+                    if overwritten[s] == Some((start, end)) && dies_here {
                         continue;
                     }
                     return Err(fail(format!(
                         "op {} at step {s} writes {what} over tensor {t}, which holds data read later",
-                        id.0
+                        plan.order[s].0
                     )));
                 }
             }
