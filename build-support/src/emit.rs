@@ -448,8 +448,24 @@ impl<'a> Emitter<'a> {
             // A view or a concatenation of slices: the bytes are in place already.
             return Ok(());
         }
+        // The kernel argument (operand slot) holding the overwritten input.
         let in_place = match mode {
-            OpMode::InPlace { input } => Some(input),
+            OpMode::InPlace { input } => {
+                let t = op.input(input);
+                let slot = step
+                    .inputs
+                    .iter()
+                    .position(|o| o.tensor() == t && t.is_some());
+                if slot.is_none() {
+                    return Err(Diagnostic::new(
+                        ErrorKind::InvalidPlan,
+                        format!(
+                            "op {k} is planned in place over an input its kernel does not read"
+                        ),
+                    ));
+                }
+                slot
+            }
             _ => None,
         };
         let c = callee(&step.kernel);
