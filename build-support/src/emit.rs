@@ -828,6 +828,20 @@ impl<'a> Emitter<'a> {
         } else {
             (quote!(), quote!(), quote!(), quote!())
         };
+        // Operators without code: views, and concatenations whose inputs are written in place.
+        let mut elided_docs = Vec::new();
+        for op in &g.ops {
+            let what = match plan.mode(op.id) {
+                OpMode::View => "a view: its output is its input's bytes",
+                OpMode::ConcatSlices => "its inputs were written into their slices of its output",
+                _ => continue,
+            };
+            if elided_docs.is_empty() {
+                elided_docs.push(String::new());
+                elided_docs.push(" Operators without code here:".to_string());
+            }
+            elided_docs.push(format!(" - op {} ({}): {what}.", op.id.0, op.kind.name()));
+        }
         let budget = budget_checks(options, plan, g, flash_bytes)?;
         let arena_binding = if body.is_empty() {
             quote!()
@@ -878,6 +892,7 @@ impl<'a> Emitter<'a> {
                 }
 
                 /// Runs the model once: inputs to outputs.
+                #(#[doc = #elided_docs])*
                 #[allow(unused_doc_comments)]
                 pub fn invoke(&mut self) {
                     #arena_binding
