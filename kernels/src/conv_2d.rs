@@ -9,6 +9,32 @@
 //! bias) and `reference_ops::Conv` (float).
 //! Taps falling outside the input are skipped, exactly as the reference does; the float sum
 //! runs over `filter_y`, `filter_x`, `in_channel` in increasing order.
+//!
+//! # In-place pointwise convolution
+//!
+//! A pointwise CONV_2D (1x1 filter, stride 1, no padding, one group; see
+//! [`pointwise_in_place_supported`]) maps each input pixel to the output pixel at the same
+//! position, so its output can share the input's buffer: [`conv_2d_s8_pointwise_in_place`]
+//! and [`conv_2d_f32_pointwise_in_place`] take one slice `data` of
+//! [`pointwise_in_place_len`] `= max(in_len, out_len)` elements, where `P = batches *
+//! height * width`, `in_len = P * input_depth` and `out_len = P * output_depth`. The input
+//! is the last `in_len` elements of `data` (it starts at `off = data.len() - in_len`, which is
+//! 0 when `output_depth <= input_depth`); on return the output is the first `out_len`
+//! elements. Pixels are processed in increasing order: all `output_depth` outputs of pixel
+//! `p` are computed into a scratch slice of [`pointwise_in_place_scratch_elements`]
+//! elements from input pixel `p` (at `off + p * input_depth`), then copied to
+//! `data[p * output_depth..(p + 1) * output_depth]`.
+//!
+//! That store never overwrites an input pixel still to be read: pixels `q > p` start at
+//! `off + (p + 1) * input_depth`, and `(p + 1) * output_depth <= off + (p + 1) * input_depth`
+//! for every `p < P`. With `output_depth <= input_depth`, `off = 0` and this is
+//! `output_depth <= input_depth`. With `output_depth > input_depth`, `off = P *
+//! (output_depth - input_depth)` and it is `(p + 1) * (output_depth - input_depth) <= P *
+//! (output_depth - input_depth)`, i.e. `p + 1 <= P`. (Input pixel `p` itself has already been
+//! read into the scratch slice when it is overwritten.) The arithmetic is that of
+//! [`conv_2d_s8`] / [`conv_2d_f32`] for the same parameters (the only tap of each output is
+//! the pixel itself, input channels summed in increasing order), so the outputs are
+//! identical, bit for bit for float.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::int16::{Accumulator, check_shifts_s16};
@@ -84,7 +110,8 @@ pub struct Options {
     pub activation: Activation,
 }
 
-/// Reference kernels need no scratch memory.
+/// The reference kernels need no scratch memory (the in-place pointwise kernels take a typed
+/// scratch slice of [`pointwise_in_place_scratch_elements`] elements instead).
 pub const fn scratch_bytes(_p: &Params) -> usize {
     0
 }
@@ -549,6 +576,157 @@ pub fn conv_2d_s16_bias32(
         Some(bias),
         output,
     );
+}
+
+/// `a * b * c * d`, or `None` on overflow.
+const fn checked_product(a: usize, b: usize, c: usize, d: usize) -> Option<usize> {
+    match a.checked_mul(b) {
+        Some(ab) => match ab.checked_mul(c) {
+            Some(abc) => abc.checked_mul(d),
+            None => None,
+        },
+        None => None,
+    }
+}
+
+/// Whether the in-place pointwise kernels ([`conv_2d_s8_pointwise_in_place`],
+/// [`conv_2d_f32_pointwise_in_place`]) apply to `p`: a 1x1 filter, stride 1, no padding
+/// (any dilation, irrelevant for a 1x1 filter), the output height/width equal to the input's,
+/// one group (`filter_input_depth == input_depth`), non-zero depths, and input/output
+/// lengths that fit in `usize`. Any batch count.
+pub const fn pointwise_in_place_supported(p: &Params) -> bool {
+    p.filter_height == 1
+        && p.filter_width == 1
+        && p.stride_height == 1
+        && p.stride_width == 1
+        && p.padding_height == 0
+        && p.padding_width == 0
+        && p.output_height == p.input_height
+        && p.output_width == p.input_width
+        && p.filter_input_depth == p.input_depth
+        && p.input_depth > 0
+        && p.output_depth > 0
+        && checked_product(p.batches, p.input_height, p.input_width, p.input_depth).is_some()
+        && checked_product(p.batches, p.output_height, p.output_width, p.output_depth).is_some()
+}
+
+/// Length, in elements, of the `data` slice of the in-place pointwise kernels:
+/// `max(in_len, out_len)` with `in_len = batches * input_height * input_width * input_depth`
+/// and `out_len = batches * output_height * output_width * output_depth`. Only meaningful
+/// for parameters with [`pointwise_in_place_supported`].
+pub const fn pointwise_in_place_len(p: &Params) -> usize {
+    let in_len = p.batches * p.input_height * p.input_width * p.input_depth;
+    let out_len = p.batches * p.output_height * p.output_width * p.output_depth;
+    if in_len > out_len { in_len } else { out_len }
+}
+
+/// Length, in elements of the activation type, of the `scratch` slice of the in-place
+/// pointwise kernels: the outputs of one pixel, `output_depth`.
+pub const fn pointwise_in_place_scratch_elements(p: &Params) -> usize {
+    p.output_depth
+}
+
+/// Shared pixel loop of the in-place pointwise kernels (see the module documentation): for
+/// each pixel `p` in increasing order, `pixel(input_pixel, scratch)` fills `scratch` with the
+/// outputs of input pixel `p`, which are then stored at output pixel `p` at the start of
+/// `data`.
+#[inline(always)]
+fn pointwise_in_place<T: Copy>(
+    p: &Params,
+    data: &mut [T],
+    scratch: &mut [T],
+    mut pixel: impl FnMut(&[T], &mut [T]),
+) {
+    debug_assert!(pointwise_in_place_supported(p));
+    debug_assert_eq!(data.len(), pointwise_in_place_len(p));
+    debug_assert_eq!(scratch.len(), pointwise_in_place_scratch_elements(p));
+    let cin = p.input_depth;
+    let cout = p.output_depth;
+    let pixels = p.batches * p.input_height * p.input_width;
+    if cin == 0 || cout == 0 || pixels == 0 {
+        return;
+    }
+    let scratch = &mut scratch[..cout];
+    // Input pixel `p` is at `off + p * cin`; output pixel `p` goes to `p * cout`, which never
+    // reaches input pixels after `p` (module documentation).
+    let off = data.len() - pixels * cin;
+    for px in 0..pixels {
+        pixel(&data[off + px * cin..][..cin], scratch);
+        data[px * cout..][..cout].copy_from_slice(scratch);
+    }
+}
+
+/// In-place pointwise [`conv_2d_s8`]: `data` is [`pointwise_in_place_len`] long and holds the
+/// input in its last `batches * input_height * input_width * input_depth` elements; on return
+/// its first `batches * output_height * output_width * output_depth` elements hold the output
+/// (the rest is unspecified). `scratch` must be [`pointwise_in_place_scratch_elements`] long;
+/// its contents are irrelevant. Only for parameters with [`pointwise_in_place_supported`]; the
+/// output is identical to the out-of-place kernel's.
+pub fn conv_2d_s8_pointwise_in_place(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    data: &mut [i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    scratch: &mut [i8],
+) {
+    debug_assert_eq!(filter.len(), p.output_depth * p.input_depth);
+    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    debug_assert!(
+        output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
+    );
+    let input_offset = p.input_offset;
+    // Output channel `oc` from filter row `oc` (OHWI with H = W = 1: contiguous), split once
+    // (no division per pixel).
+    let rows = filter.chunks_exact(p.input_depth.max(1));
+    pointwise_in_place(p, data, scratch, |xs, out_px| {
+        for (oc, (o, ws)) in out_px.iter_mut().zip(rows.clone()).enumerate() {
+            let mut acc: i32 = 0;
+            for (&x, &w) in xs.iter().zip(ws) {
+                acc = acc.wrapping_add((w as i32).wrapping_mul(x as i32 + input_offset));
+            }
+            if let Some(b) = bias {
+                acc = acc.wrapping_add(b[oc]);
+            }
+            let acc =
+                multiply_by_quantized_multiplier(acc, output_multiplier[oc], output_shift[oc])
+                    .wrapping_add(p.output_offset);
+            *o = clamp_i32(acc, p.quantized_activation_min, p.quantized_activation_max) as i8;
+        }
+    });
+}
+
+/// In-place pointwise [`conv_2d_f32`], with `data` and `scratch` as in
+/// [`conv_2d_s8_pointwise_in_place`]. Only for parameters with
+/// [`pointwise_in_place_supported`]; the output is bit-identical to the out-of-place kernel's.
+pub fn conv_2d_f32_pointwise_in_place(
+    p: &Params,
+    data: &mut [f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    scratch: &mut [f32],
+) {
+    debug_assert_eq!(filter.len(), p.output_depth * p.input_depth);
+    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    let rows = filter.chunks_exact(p.input_depth.max(1));
+    pointwise_in_place(p, data, scratch, |xs, out_px| {
+        for (oc, (o, ws)) in out_px.iter_mut().zip(rows.clone()).enumerate() {
+            let mut total = 0.0f32;
+            for (&x, &w) in xs.iter().zip(ws) {
+                total += x * w;
+            }
+            let bias_value = match bias {
+                Some(b) => b[oc],
+                None => 0.0,
+            };
+            *o = clamp_f32(
+                total + bias_value,
+                p.float_activation_min,
+                p.float_activation_max,
+            );
+        }
+    });
 }
 
 #[cfg(test)]

@@ -52,7 +52,10 @@
 //!   [`depthwise_conv_2d::in_place_supported`]), which compute one output channel plane at a
 //!   time into a typed scratch slice of [`depthwise_conv_2d::in_place_scratch_elements`]
 //!   elements and store it over that channel of the input; they are slower than the ordinary
-//!   kernel, so Kiln uses them only where they lower the arena.
+//!   kernel, so Kiln uses them only where they lower the arena. Pointwise convolutions (1x1,
+//!   stride 1, see [`conv_2d::pointwise_in_place_supported`]) have
+//!   `conv_2d_*_pointwise_in_place`: one slice whose end holds the input and whose start
+//!   receives the output, one output pixel at a time through a scratch pixel.
 //! * Layouts are TFLite's: NHWC activations, OHWI conv filters, `[1, H, W, C*M]` depthwise
 //!   filters, `[out, in]` fully-connected weights.
 //! * Windowed operators (conv, depthwise, pooling) take their builtin options as an `Options`
