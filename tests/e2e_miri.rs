@@ -79,6 +79,12 @@ check!(
     [1]
 );
 check!(
+    pointwise_int8,
+    "models/pointwise_int8.tflite",
+    "models/golden/pointwise_int8",
+    [1]
+);
+check!(
     lstm_int8,
     "models/lstm_int8.tflite",
     "models/golden/lstm_int8",

@@ -32,6 +32,8 @@ golden!(aliasing_int8, "models/aliasing_int8.tflite");
 golden!(aliasing_float, "models/aliasing_float.tflite");
 golden!(depthwise_int8, "models/depthwise_int8.tflite");
 golden!(depthwise_float, "models/depthwise_float.tflite");
+golden!(pointwise_int8, "models/pointwise_int8.tflite");
+golden!(pointwise_float, "models/pointwise_float.tflite");
 
 /// The aliasing model without aliasing: the same bytes out.
 mod aliasing_int8_no_alias {
@@ -60,4 +62,18 @@ fn depthwise_int8_no_alias() {
         common::repo_root().join("tests/models/golden/depthwise_int8")
     );
     const { assert!(depthwise_int8::ARENA_BYTES < depthwise_int8_no_alias::ARENA_BYTES) };
+}
+
+/// The pointwise model without aliasing: the same bytes out, a larger arena.
+mod pointwise_int8_no_alias {
+    kiln::include_model!("models/pointwise_int8.tflite", alias = false);
+}
+
+#[test]
+fn pointwise_int8_no_alias() {
+    check_golden!(
+        pointwise_int8_no_alias,
+        common::repo_root().join("tests/models/golden/pointwise_int8")
+    );
+    const { assert!(pointwise_int8::ARENA_BYTES < pointwise_int8_no_alias::ARENA_BYTES) };
 }

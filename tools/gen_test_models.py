@@ -131,6 +131,20 @@ def depthwise():
     return k.Model(inp, x), (12, 12, 8)
 
 
+def pointwise():
+    """Pointwise (1x1) convolutions at the peak, widening then narrowing the channels: Kiln runs
+    both in place (the input at the end of the wider output's buffer)."""
+    k = _keras()
+    L = k.layers
+    inp = k.Input(shape=(10, 10, 8), batch_size=1, name="input")
+    x = L.Conv2D(16, 1, activation="relu")(inp)  # 10x10x16
+    x = L.Conv2D(4, 1, activation="relu")(x)  # 10x10x4
+    x = L.Flatten()(x)
+    x = L.Dense(10, name="logits")(x)
+    x = L.Softmax()(x)
+    return k.Model(inp, x), (10, 10, 8)
+
+
 MODELS = {
     "mlp": (mlp, "MLP: 64 -> Dense 32 relu -> Dense 16 relu -> Dense 10 -> softmax"),
     "cnn": (
@@ -153,6 +167,11 @@ MODELS = {
         depthwise,
         "Depthwise on 12x12x8: depthwise 3x3 SAME relu, depthwise 3x3 s2 SAME relu, conv 1x1 "
         "to 4, flatten, dense 10, softmax",
+    ),
+    "pointwise": (
+        pointwise,
+        "Pointwise on 10x10x8: conv 1x1 to 16 relu, conv 1x1 to 4 relu, flatten, dense 10, "
+        "softmax",
     ),
 }
 
@@ -191,6 +210,12 @@ EXPECTED_OPS = {
     "depthwise": {
         "DEPTHWISE_CONV_2D": 2,
         "CONV_2D": 1,
+        "RESHAPE": 1,
+        "FULLY_CONNECTED": 1,
+        "SOFTMAX": 1,
+    },
+    "pointwise": {
+        "CONV_2D": 2,
         "RESHAPE": 1,
         "FULLY_CONNECTED": 1,
         "SOFTMAX": 1,

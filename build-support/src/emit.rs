@@ -305,6 +305,17 @@ fn in_place_function(kernel: &Kernel, c: &Callee, input: usize) -> Option<TokenS
         | Kernel::DepthwiseConv2dF32(p) => kiln_kernels::depthwise_conv_2d::in_place_supported(p),
         _ => false,
     };
+    let pointwise = match kernel {
+        Kernel::Conv2dS8(p, _) | Kernel::Conv2dF32(p) => {
+            kiln_kernels::conv_2d::pointwise_in_place_supported(p)
+        }
+        _ => false,
+    };
+    if pointwise && input == 0 {
+        let m = Ident::new(&c.path.0, Span::call_site());
+        let f = format_ident!("{}_pointwise_in_place", c.path.1);
+        return Some(quote!(#m::#f));
+    }
     let suffix = match (unary || depthwise, binary, input) {
         (true, _, 0) => "_in_place".to_string(),
         (_, true, 0 | 1) => format!("_in_place{}", input + 1),
@@ -580,9 +591,12 @@ impl<'a> Emitter<'a> {
                 args[slot] = out.clone();
                 if let Kernel::DepthwiseConv2dS8(..)
                 | Kernel::DepthwiseConv2dS16(..)
-                | Kernel::DepthwiseConv2dF32(..) = kernel
+                | Kernel::DepthwiseConv2dF32(..)
+                | Kernel::Conv2dS8(..)
+                | Kernel::Conv2dF32(..) = kernel
                 {
-                    // One output channel plane at a time goes through the scratch buffer.
+                    // One output channel plane (depthwise) or pixel (pointwise) at a time goes
+                    // through the scratch buffer.
                     let (_, _, view) = elem(self.tensor(*output).dtype)?;
                     args.push(quote!(::kiln::runtime::#view(scratch)));
                 }
@@ -641,14 +655,17 @@ impl<'a> Emitter<'a> {
             }
             (_, None) => quote!(::kiln::kernels::#f(#(#pre,)* #(#typed,)* #(#state_views,)* #out);),
         };
-        // In place, `out` is the overwritten input's bytes (a depthwise convolution's output
-        // is its first part).
+        // In place, `out` covers the overwritten input and the output: the same bytes for
+        // elementwise operators, the input's for a depthwise convolution (whose output is
+        // their first part), both for a pointwise one (its input ends where they end).
         let written = match in_place.and_then(|slot| step.inputs.get(slot)) {
             Some(input) => input.tensor().unwrap_or(*output),
             None => *output,
         };
-        let (off, len) = self.buffer_of(written)?;
-        let (off, len) = (u(off), u(len));
+        let (a0, alen) = self.buffer_of(written)?;
+        let (c0, clen) = self.buffer_of(*output)?;
+        let start = a0.min(c0);
+        let (off, len) = (u(start), u((a0 + alen).max(c0 + clen) - start));
         let comment = format!(
             " op {k}: {} ({} -> t{}{})",
             op.kind.name(),

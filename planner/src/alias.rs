@@ -1,6 +1,6 @@
 //! Aliasing: tensors that share bytes instead of each having a buffer of their own.
 //!
-//! Four kinds, each taken only where it is safe:
+//! Five kinds, each taken only where it is safe:
 //! - **views**: the output of RESHAPE, SQUEEZE and EXPAND_DIMS is its input's bytes; the
 //!   operator does nothing at run time;
 //! - **in place**: an elementwise operator (ADD and MUL without broadcasting, RELU, RELU6,
@@ -10,6 +10,10 @@
 //!   at a time into a scratch plane and stores it over that channel of its dying input (the
 //!   output is never larger); it is slower than the ordinary kernel, so it is taken only
 //!   where it lowers the bound;
+//! - **pointwise in place**: a 1x1, stride-1 CONV_2D computes one pixel at a time into a
+//!   scratch of one output pixel and stores it at the start of a buffer whose end holds its
+//!   dying input (the output pixel `p` never reaches input pixels after `p`); taken only where
+//!   it lowers the bound, as it moves the input's producer to the end of a larger buffer;
 //! - **concatenation slices**: when every dimension of a CONCATENATION's output before the
 //!   axis is 1, each input is a contiguous slice of the output; the inputs are placed there,
 //!   their producers write straight into the output and the concatenation does nothing.
@@ -41,6 +45,9 @@ pub struct AliasOptions {
     pub concat: bool,
     /// DEPTHWISE_CONV_2D overwrites its dying input where that lowers the bound.
     pub depthwise: bool,
+    /// Pointwise (1x1, stride 1) CONV_2D shares its dying input's buffer where that lowers
+    /// the bound.
+    pub pointwise: bool,
 }
 
 impl Default for AliasOptions {
@@ -50,6 +57,7 @@ impl Default for AliasOptions {
             in_place: true,
             concat: true,
             depthwise: true,
+            pointwise: true,
         }
     }
 }
@@ -62,12 +70,13 @@ impl AliasOptions {
             in_place: false,
             concat: false,
             depthwise: false,
+            pointwise: false,
         }
     }
 
     /// Whether any kind is on.
     pub fn any(&self) -> bool {
-        self.views || self.in_place || self.concat || self.depthwise
+        self.views || self.in_place || self.concat || self.depthwise || self.pointwise
     }
 }
 
@@ -309,14 +318,44 @@ pub fn depthwise_in_place_ok(graph: &Graph, op: &Op) -> bool {
         && c.elements() <= a.elements()
 }
 
+/// Whether a CONV_2D can run in place: a 1x1 filter over all input channels (one group),
+/// stride 1, the same height and width in and out, int8 or float (Kiln's
+/// `kiln_kernels::conv_2d::conv_2d_*_pointwise_in_place`).
+pub fn pointwise_in_place_ok(graph: &Graph, op: &Op) -> bool {
+    let OpKind::Conv2d(o) = &op.kind else {
+        return false;
+    };
+    let (Some(a), Some(f), Some(&c)) = (op.input(0), op.input(1), op.outputs.first()) else {
+        return false;
+    };
+    let (a, f, c) = (graph.tensor(a), graph.tensor(f), graph.tensor(c));
+    a.shape.len() == 4
+        && c.shape.len() == 4
+        && f.shape.len() == 4
+        && o.stride_h == 1
+        && o.stride_w == 1
+        && f.shape[1] == 1
+        && f.shape[2] == 1
+        && f.shape[3] == a.shape[3]
+        && a.shape[..3] == c.shape[..3]
+        && a.dtype == c.dtype
+        && matches!(a.dtype, DType::I8 | DType::F32)
+}
+
 /// Scratch bytes an operator needs because it runs in place: a depthwise convolution's
-/// output plane (`batches * out_h * out_w` elements).
+/// output plane (`batches * out_h * out_w` elements), a pointwise convolution's output pixel
+/// (`out_channels` elements).
 pub fn in_place_scratch(graph: &Graph, op: &Op, mode: OpMode) -> usize {
-    match (mode, &op.kind, op.outputs.first()) {
-        (OpMode::InPlace { .. }, OpKind::DepthwiseConv2d(_), Some(&c)) => {
-            let c = graph.tensor(c);
-            c.elements() / c.shape.last().copied().unwrap_or(1).max(1) * c.dtype.size()
-        }
+    let OpMode::InPlace { .. } = mode else {
+        return 0;
+    };
+    let Some(c) = op.outputs.first().map(|&c| graph.tensor(c)) else {
+        return 0;
+    };
+    let channels = c.shape.last().copied().unwrap_or(1).max(1);
+    match op.kind {
+        OpKind::DepthwiseConv2d(_) => c.elements() / channels * c.dtype.size(),
+        OpKind::Conv2d(_) => channels * c.dtype.size(),
         _ => 0,
     }
 }
@@ -489,8 +528,8 @@ pub fn analyse(
             }
         }
     }
-    if options.depthwise {
-        al = depthwise_in_place(graph, order, scratch, &times, al);
+    if options.depthwise || options.pointwise {
+        al = convolutions_in_place(graph, order, options, scratch, &times, al);
     }
     let has_concat = graph
         .ops
@@ -536,12 +575,15 @@ pub fn analyse(
     al
 }
 
-/// Depthwise convolutions in place, where that lowers the bound (they are slower): one at a
-/// time while each alone lowers it; then, as peaks are often shared by several layers, all
-/// the others together if that lowers it, keeping only those whose removal would raise it.
-fn depthwise_in_place(
+/// Depthwise and pointwise convolutions in place, where that lowers the bound (the
+/// depthwise kernel is slower; a pointwise one holds a larger buffer from its input's
+/// producer on): one at a time while each alone lowers it; then, as peaks are often shared
+/// by several layers, all the others together if that lowers it, keeping only those whose
+/// removal would raise it.
+fn convolutions_in_place(
     graph: &Graph,
     order: &[OpId],
+    options: &AliasOptions,
     scratch: ScratchFn<'_>,
     times: &Times,
     base: Aliases,
@@ -551,30 +593,42 @@ fn depthwise_in_place(
         .copied()
         .filter(|&id| {
             let op = graph.op(id);
-            depthwise_in_place_ok(graph, op) && {
+            let kind_ok = (options.depthwise && depthwise_in_place_ok(graph, op))
+                || (options.pointwise && pointwise_in_place_ok(graph, op));
+            kind_ok && {
                 let (a, c) = (op.inputs[0].expect("checked"), op.outputs[0]);
-                let (ra, oa) = base.place[a.0];
-                is_arena(graph, a)
-                    && is_arena(graph, c)
-                    && oa == 0
-                    && graph.tensors[ra].bytes() == graph.tensors[a.0].bytes()
-                    && base.place[c.0] == (c.0, 0)
+                is_arena(graph, a) && is_arena(graph, c) && base.place[c.0] == (c.0, 0)
             }
         })
         .collect();
     if candidates.is_empty() {
         return base;
     }
-    // The aliasing with the depthwise convolutions of `set` in place, if safe.
+    // The aliasing with the convolutions of `set` in place, if it can be placed and is safe.
     let apply = |set: &[OpId]| -> Option<(Aliases, usize)> {
         let mut al = base.clone();
         for &id in set {
             let op = graph.op(id);
             let (a, c) = (op.inputs[0].expect("checked"), op.outputs[0]);
-            let ra = al.place[a.0].0;
-            al.merge(c.0, ra, 0);
+            if al.place[c.0] != (c.0, 0) {
+                return None;
+            }
+            let (ra, oa) = al.place[a.0];
+            let (sa, sc) = (graph.tensors[a.0].bytes(), graph.tensors[c.0].bytes());
+            // The output starts where the input starts (a depthwise output, or a pointwise
+            // one no larger than its input) or ends where it ends (a larger pointwise one).
+            let root = if sc <= sa || oa + sa >= sc {
+                let at = if sc <= sa { oa } else { oa + sa - sc };
+                al.merge(c.0, ra, at);
+                ra
+            } else if oa + sa == graph.tensors[ra].bytes() {
+                al.merge(ra, c.0, sc - sa - oa);
+                c.0
+            } else {
+                return None;
+            };
             al.mode[id.0] = OpMode::InPlace { input: 0 };
-            if !al.is_safe(graph, times, ra) {
+            if !al.is_safe(graph, times, root) {
                 return None;
             }
         }

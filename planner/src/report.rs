@@ -30,9 +30,9 @@ pub struct JsonAlias {
     pub buffer_tensor: usize,
     /// Byte offset inside that buffer.
     pub offset: usize,
-    /// Why: `view`, `in place`, `concatenation slice`, or `in the group of a slice` (it
-    /// shares bytes with a tensor that became a concatenation slice, e.g. the input an
-    /// in-place operator overwrote to make that slice).
+    /// Why: `view`, `in place`, `concatenation slice`, `overwritten in place` (the input of
+    /// an in-place operator whose output holds the buffer), or `in the group of a slice` (it
+    /// shares bytes with a tensor that became a concatenation slice).
     pub reason: String,
     /// The operator that makes the alias, if one does directly.
     pub op: Option<usize>,
@@ -85,6 +85,15 @@ pub fn alias_reason(graph: &Graph, plan: &Plan, t: TensorId) -> (&'static str, O
         }
         if mode == OpMode::ConcatSlices && op.present_inputs().any(|i| i == t) {
             return ("concatenation slice", Some(op.id.0));
+        }
+    }
+    // The input of an in-place operator whose output is the root (a wider pointwise
+    // convolution's input sits at the end of its output's bytes).
+    for op in &graph.ops {
+        if let OpMode::InPlace { input } = plan.mode(op.id)
+            && op.input(input) == Some(t)
+        {
+            return ("overwritten in place", Some(op.id.0));
         }
     }
     ("in the group of a slice", None)

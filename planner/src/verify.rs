@@ -370,7 +370,8 @@ fn required(
                 cover(BufferOwner::Tensor(t), s, size);
             }
         }
-        // An in-place depthwise convolution keeps one output channel plane aside.
+        // An in-place depthwise convolution keeps one output channel plane aside, a
+        // pointwise one an output pixel.
         let plane = match (modes.get(op.id.0), &op.kind, op.outputs.first()) {
             (Some(OpMode::InPlace { .. }), OpKind::DepthwiseConv2d(_), Some(&c)) => {
                 let c = &graph.tensors[c.0];
@@ -378,6 +379,10 @@ fn required(
                     [n, h, w, _] => n * h * w * c.dtype.size(),
                     _ => 0,
                 }
+            }
+            (Some(OpMode::InPlace { .. }), OpKind::Conv2d(_), Some(&c)) => {
+                let c = &graph.tensors[c.0];
+                c.shape.last().map_or(0, |ch| ch * c.dtype.size())
             }
             _ => 0,
         };
@@ -495,6 +500,37 @@ fn check_aliasing(
                     match (place(Some(a)), place(Some(c))) {
                         (Some((s0, _)), Some((s1, _))) if s0 == s1 => {}
                         _ => return Err(bad("its output does not start at its input's bytes")),
+                    }
+                    continue;
+                }
+                if let OpKind::Conv2d(o) = &op.kind {
+                    let (ta, tc) = (&graph.tensors[a.0], &graph.tensors[c.0]);
+                    let f = op.input(1).map(|f| &graph.tensors[f.0].shape);
+                    let fits = input == 0
+                        && o.stride_h == 1
+                        && o.stride_w == 1
+                        && ta.shape.len() == 4
+                        && tc.shape.len() == 4
+                        && ta.shape[..3] == tc.shape[..3]
+                        && ta.dtype == tc.dtype
+                        && f.is_some_and(|f| {
+                            f.len() == 4 && f[1] == 1 && f[2] == 1 && f[3] == ta.shape[3]
+                        });
+                    if !fits {
+                        return Err(bad(
+                            "only a 1x1, stride-1 convolution over all input channels runs in place",
+                        ));
+                    }
+                    // The output starts where the input starts, or ends where it ends.
+                    match (place(Some(a)), place(Some(c))) {
+                        (Some((s0, e0)), Some((s1, e1)))
+                            if (tc.bytes() <= ta.bytes() && s0 == s1)
+                                || (tc.bytes() > ta.bytes() && e0 == e1) => {}
+                        _ => {
+                            return Err(bad(
+                                "its input is not at the end of the bytes its output starts",
+                            ));
+                        }
                     }
                     continue;
                 }

@@ -380,14 +380,50 @@ fn depthwise_runs_in_place_only_where_it_lowers_the_bound() {
 }
 
 #[test]
-fn a_depthwise_convolution_does_not_run_in_place_when_it_does_not_help() {
-    // kws_dscnn: its depthwise layers share the peak with pointwise convolutions.
+fn convolutions_run_in_place_only_together_where_that_lowers_the_bound() {
+    // kws_dscnn: depthwise layers share the peak with pointwise ones. Depthwise alone in
+    // place lowers nothing, so none is taken; with pointwise in place too the whole chain of
+    // 25x5x64 layers lives in one buffer.
     let path = shared_models_dir().join("mlperf_tiny_kws_dscnn_int8.tflite");
     let g = kiln_planner::read_model(&std::fs::read(path).unwrap()).unwrap();
-    let p = plan(&g, &PlanOptions::default()).unwrap();
+    let depthwise_only = plan(
+        &g,
+        &PlanOptions {
+            aliasing: AliasOptions {
+                pointwise: false,
+                ..AliasOptions::default()
+            },
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap();
     for op in &g.ops {
         if matches!(op.kind, OpKind::DepthwiseConv2d(_)) {
-            assert_eq!(p.mode(op.id), OpMode::Normal, "op {}", op.id.0);
+            assert_eq!(depthwise_only.mode(op.id), OpMode::Normal, "op {}", op.id.0);
         }
     }
+    assert_eq!(depthwise_only.lower_bound_bytes, 16000);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    let in_place = g
+        .ops
+        .iter()
+        .filter(|op| matches!(p.mode(op.id), OpMode::InPlace { .. }))
+        .count();
+    assert_eq!(in_place, 8, "4 depthwise and 4 pointwise layers");
+    // The 490-byte input and one 8000-byte buffer.
+    assert_eq!(p.lower_bound_bytes, 490 + 8000);
+    assert_eq!(p.arena_bytes, 8490);
+    check(&g, &p).unwrap();
+    // The verifier knows which convolutions can run in place: not the first, 10x4 stride 2.
+    let mut broken = p.clone();
+    broken.modes[0] = OpMode::InPlace { input: 0 };
+    broken.buffers.push(kiln_planner::plan::PlannedBuffer {
+        owner: BufferOwner::Scratch(OpId(0)),
+        size: 64,
+        first: 0,
+        last: 0,
+        offset: p.arena_bytes.next_multiple_of(16),
+    });
+    recompute_totals(&mut broken);
+    expect_error(&g, &broken, "only a 1x1, stride-1 convolution");
 }

@@ -39,7 +39,7 @@ const PUBLIC: [&str; 11] = [
 ];
 
 /// Kiln's own test models (`tests/models`) besides cnn_float above.
-const OWN: [&str; 11] = [
+const OWN: [&str; 13] = [
     "mlp_int8",
     "mlp_float",
     "cnn_int8",
@@ -51,4 +51,6 @@ const OWN: [&str; 11] = [
     "aliasing_float",
     "depthwise_int8",
     "depthwise_float",
+    "pointwise_int8",
+    "pointwise_float",
 ];

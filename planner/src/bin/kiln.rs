@@ -52,7 +52,7 @@ enum Command {
         /// RESHAPE, SQUEEZE and EXPAND_DIMS copy instead of sharing their input's bytes.
         #[arg(long)]
         no_views: bool,
-        /// Elementwise operators never overwrite their input.
+        /// No operator overwrites its input (elementwise, depthwise and pointwise).
         #[arg(long)]
         no_in_place: bool,
         /// CONCATENATION inputs are never placed as slices of the output.
@@ -100,6 +100,8 @@ fn main() -> ExitCode {
             }
             options.aliasing.views &= !(no_alias || no_views);
             options.aliasing.in_place &= !(no_alias || no_in_place);
+            options.aliasing.depthwise &= !(no_alias || no_in_place);
+            options.aliasing.pointwise &= !(no_alias || no_in_place);
             options.aliasing.concat &= !(no_alias || no_concat_slices);
             let shown = model.display().to_string();
             let result = std::fs::read(&model)

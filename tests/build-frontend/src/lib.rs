@@ -53,6 +53,8 @@ generated!(
     aliasing_float,
     depthwise_int8,
     depthwise_float,
+    pointwise_int8,
+    pointwise_float,
 );
 
 /// The same hello_world model through `include_model!`, to compare the front ends.

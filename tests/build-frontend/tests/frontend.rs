@@ -130,5 +130,7 @@ fn every_model_from_build_rs_matches_tflm() {
         aliasing_float,
         depthwise_int8,
         depthwise_float,
+        pointwise_int8,
+        pointwise_float,
     );
 }
