@@ -317,6 +317,11 @@ pub fn conv_2d_s8(
         output.len(),
         p.batches * p.output_height * p.output_width * p.output_depth
     );
+    if pointwise_in_place_supported(p) {
+        let pixel = pointwise_pixel_s8(p, output_multiplier, output_shift, filter, bias);
+        pointwise(p, input, output, pixel);
+        return;
+    }
     let g = Geometry::new(p);
     let fid = p.filter_input_depth;
     let input_offset = p.input_offset;
@@ -387,6 +392,10 @@ pub fn conv_2d_f32(
         output.len(),
         p.batches * p.output_height * p.output_width * p.output_depth
     );
+    if pointwise_in_place_supported(p) {
+        pointwise(p, input, output, pointwise_pixel_f32(p, filter, bias));
+        return;
+    }
     let g = Geometry::new(p);
     let fid = p.filter_input_depth;
     for_each_output_pixel(
@@ -676,11 +685,24 @@ pub fn conv_2d_s8_pointwise_in_place(
     debug_assert!(
         output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
     );
+    let pixel = pointwise_pixel_s8(p, output_multiplier, output_shift, filter, bias);
+    pointwise_in_place(p, data, scratch, pixel);
+}
+
+/// One output pixel of an int8 pointwise convolution from its input pixel: output channel
+/// `oc` from filter row `oc` (OHWI with H = W = 1: contiguous rows, split once, no division
+/// per pixel), the same operations as [`conv_2d_s8`].
+#[inline(always)]
+fn pointwise_pixel_s8<'a>(
+    p: &'a Params,
+    output_multiplier: &'a [i32],
+    output_shift: &'a [i32],
+    filter: &'a [i8],
+    bias: Option<&'a [i32]>,
+) -> impl Fn(&[i8], &mut [i8]) + 'a {
     let input_offset = p.input_offset;
-    // Output channel `oc` from filter row `oc` (OHWI with H = W = 1: contiguous), split once
-    // (no division per pixel).
     let rows = filter.chunks_exact(p.input_depth.max(1));
-    pointwise_in_place(p, data, scratch, |xs, out_px| {
+    move |xs, out_px| {
         for (oc, (o, ws)) in out_px.iter_mut().zip(rows.clone()).enumerate() {
             let mut acc: i32 = 0;
             for (&x, &w) in xs.iter().zip(ws) {
@@ -694,7 +716,7 @@ pub fn conv_2d_s8_pointwise_in_place(
                     .wrapping_add(p.output_offset);
             *o = clamp_i32(acc, p.quantized_activation_min, p.quantized_activation_max) as i8;
         }
-    });
+    }
 }
 
 /// In-place pointwise [`conv_2d_f32`], with `data` and `scratch` as in
@@ -709,8 +731,19 @@ pub fn conv_2d_f32_pointwise_in_place(
 ) {
     debug_assert_eq!(filter.len(), p.output_depth * p.input_depth);
     debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    pointwise_in_place(p, data, scratch, pointwise_pixel_f32(p, filter, bias));
+}
+
+/// One output pixel of a float pointwise convolution from its input pixel, the same
+/// operations in the same order as [`conv_2d_f32`].
+#[inline(always)]
+fn pointwise_pixel_f32<'a>(
+    p: &'a Params,
+    filter: &'a [f32],
+    bias: Option<&'a [f32]>,
+) -> impl Fn(&[f32], &mut [f32]) + 'a {
     let rows = filter.chunks_exact(p.input_depth.max(1));
-    pointwise_in_place(p, data, scratch, |xs, out_px| {
+    move |xs, out_px| {
         for (oc, (o, ws)) in out_px.iter_mut().zip(rows.clone()).enumerate() {
             let mut total = 0.0f32;
             for (&x, &w) in xs.iter().zip(ws) {
@@ -726,7 +759,17 @@ pub fn conv_2d_f32_pointwise_in_place(
                 p.float_activation_max,
             );
         }
-    });
+    }
+}
+
+/// Runs `pixel` on each input pixel and its output pixel: the pointwise fast path of the
+/// out-of-place kernels (no window arithmetic per output channel).
+#[inline(always)]
+fn pointwise<T: Copy>(p: &Params, input: &[T], output: &mut [T], pixel: impl Fn(&[T], &mut [T])) {
+    let (cin, cout) = (p.input_depth.max(1), p.output_depth.max(1));
+    for (xs, out_px) in input.chunks_exact(cin).zip(output.chunks_exact_mut(cout)) {
+        pixel(xs, out_px);
+    }
 }
 
 #[cfg(test)]
