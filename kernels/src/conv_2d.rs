@@ -318,10 +318,55 @@ pub fn conv_2d_s8(
         p.batches * p.output_height * p.output_width * p.output_depth
     );
     if pointwise_in_place_supported(p) {
-        let pixel = pointwise_pixel_s8(p, output_multiplier, output_shift, filter, bias);
-        pointwise(p, input, output, pixel);
-        return;
+        conv_2d_s8_pointwise(
+            p,
+            output_multiplier,
+            output_shift,
+            input,
+            filter,
+            bias,
+            output,
+        );
+    } else {
+        conv_2d_s8_windowed(
+            p,
+            output_multiplier,
+            output_shift,
+            input,
+            filter,
+            bias,
+            output,
+        );
     }
+}
+
+/// [`conv_2d_s8`] for 1x1 stride-1 convolutions: one input pixel to one output pixel, no
+/// window arithmetic. Not inlined, so that each path keeps its own code.
+#[inline(never)]
+fn conv_2d_s8_pointwise(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) {
+    let pixel = pointwise_pixel_s8(p, output_multiplier, output_shift, filter, bias);
+    pointwise(p, input, output, pixel);
+}
+
+/// [`conv_2d_s8`] for any window.
+#[inline(never)]
+fn conv_2d_s8_windowed(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output: &mut [i8],
+) {
     let g = Geometry::new(p);
     let fid = p.filter_input_depth;
     let input_offset = p.input_offset;
@@ -393,9 +438,33 @@ pub fn conv_2d_f32(
         p.batches * p.output_height * p.output_width * p.output_depth
     );
     if pointwise_in_place_supported(p) {
-        pointwise(p, input, output, pointwise_pixel_f32(p, filter, bias));
-        return;
+        conv_2d_f32_pointwise(p, input, filter, bias, output);
+    } else {
+        conv_2d_f32_windowed(p, input, filter, bias, output);
     }
+}
+
+/// [`conv_2d_f32`] for 1x1 stride-1 convolutions (see [`conv_2d_s8_pointwise`]).
+#[inline(never)]
+fn conv_2d_f32_pointwise(
+    p: &Params,
+    input: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+) {
+    pointwise(p, input, output, pointwise_pixel_f32(p, filter, bias));
+}
+
+/// [`conv_2d_f32`] for any window.
+#[inline(never)]
+fn conv_2d_f32_windowed(
+    p: &Params,
+    input: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+) {
     let g = Geometry::new(p);
     let fid = p.filter_input_depth;
     for_each_output_pixel(
