@@ -430,11 +430,15 @@ pub fn in_place_candidates(graph: &Graph, op: &Op) -> Vec<usize> {
 }
 
 /// The byte offset of each input of a CONCATENATION in its output, if every input is a
-/// contiguous slice (every output dimension before the axis is 1).
+/// contiguous slice (every output dimension before the axis is 1) copied as is (no fused
+/// activation).
 pub fn concat_slices(graph: &Graph, op: &Op) -> Option<Vec<usize>> {
     let OpKind::Concatenation(o) = &op.kind else {
         return None;
     };
+    if o.activation != crate::ir::Activation::None {
+        return None;
+    }
     let y = graph.tensor(*op.outputs.first()?);
     let rank = y.shape.len() as i64;
     let axis = if o.axis < 0 {

@@ -562,6 +562,9 @@ fn check_aliasing(
                 let OpKind::Concatenation(o) = &op.kind else {
                     return Err(bad("it is not a concatenation"));
                 };
+                if o.activation != crate::ir::Activation::None {
+                    return Err(bad("it has a fused activation to apply"));
+                }
                 let Some((mut next, end)) = place(out) else {
                     return Err(bad("its output has no arena bytes"));
                 };

@@ -210,6 +210,23 @@ fn concat_slices_need_contiguous_inputs() {
     let mut broken = p.clone();
     broken.modes[2] = OpMode::ConcatSlices;
     expect_error(&g, &broken, "not contiguous slices");
+
+    // Contiguous, but with a fused activation to apply: no slices either.
+    let mut g = GraphBuilder::default();
+    let i = g.input("in", 64);
+    let p0 = g.op_kind(OpKind::Other { name: "P".into() }, &[i], &[1, 16]);
+    let q0 = g.op_kind(OpKind::Other { name: "Q".into() }, &[i], &[1, 16]);
+    let relu = OpKind::Concatenation(ConcatenationOptions {
+        axis: 1,
+        activation: Activation::Relu,
+    });
+    let y = g.op_kind(relu, &[p0, q0], &[1, 32]);
+    let g = g.finish(&[y]);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    assert_eq!(p.mode(OpId(2)), OpMode::Normal);
+    let mut broken = p.clone();
+    broken.modes[2] = OpMode::ConcatSlices;
+    expect_error(&g, &broken, "fused activation");
 }
 
 /// Marks `op` as in place over `input`, moving `output` into `input`'s buffer.
