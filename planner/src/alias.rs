@@ -196,6 +196,28 @@ impl Aliases {
         }
     }
 
+    /// Places `c`, the output of an operator running in place, over its input `a`: starting
+    /// where `a` starts when `c` is no larger (elementwise, depthwise, a narrowing pointwise
+    /// convolution), else ending where `a` ends (a widening pointwise convolution; `c`'s
+    /// group becomes the root when `a` ends its own group). Returns the group's root, or
+    /// `None`, changing nothing, if `c` already shares bytes or cannot be placed so.
+    fn overwrite(&mut self, graph: &Graph, a: TensorId, c: TensorId) -> Option<usize> {
+        if self.place[c.0] != (c.0, 0) {
+            return None;
+        }
+        let (ra, oa) = self.place[a.0];
+        let (sa, sc) = (graph.tensors[a.0].bytes(), graph.tensors[c.0].bytes());
+        if sc <= sa || oa + sa >= sc {
+            self.merge(c.0, ra, if sc <= sa { oa } else { oa + sa - sc });
+            Some(ra)
+        } else if oa + sa == graph.tensors[ra].bytes() {
+            self.merge(ra, c.0, sc - sa - oa);
+            Some(c.0)
+        } else {
+            None
+        }
+    }
+
     /// Whether no operator clobbers bytes of the group rooted at `root` that a member still
     /// needs: for every member written at step `w` (by its producer, unless that is a view
     /// or a concatenation of slices: those write nothing), every other member overlapping it
@@ -498,34 +520,29 @@ pub fn analyse(
             let Some(&c) = op.outputs.first() else {
                 continue;
             };
-            if op.outputs.len() != 1 || !is_arena(graph, c) || al.place[c.0] != (c.0, 0) {
+            if op.outputs.len() != 1 || !is_arena(graph, c) {
                 continue;
             }
             for k in in_place_candidates(graph, op) {
-                let Some(a) = op.input(k) else { continue };
-                if !is_arena(graph, a) {
+                let Some(a) = op.input(k).filter(|&a| is_arena(graph, a)) else {
                     continue;
-                }
-                let (ra, oa) = al.place[a.0];
-                let size = graph.tensors[a.0].bytes();
-                // The input's whole group is the input's bytes, and no other input shares it.
-                if oa != 0
-                    || graph.tensors[ra].bytes() != size
-                    || graph.tensors[c.0].bytes() != size
-                {
-                    continue;
-                }
+                };
+                // No other input may share the overwritten bytes.
+                let ra = al.place[a.0].0;
                 let shared = op
-                    .present_inputs()
+                    .inputs
+                    .iter()
                     .enumerate()
-                    .any(|(j, t)| j != k && al.place[t.0].0 == ra);
+                    .any(|(j, t)| j != k && t.is_some_and(|t| al.place[t.0].0 == ra));
                 if shared {
                     continue;
                 }
                 let before = al.clone();
-                al.merge(c.0, ra, 0);
+                let Some(root) = al.overwrite(graph, a, c) else {
+                    continue;
+                };
                 al.mode[id.0] = OpMode::InPlace { input: k };
-                if al.is_safe(graph, &times, ra) {
+                if al.is_safe(graph, &times, root) {
                     break;
                 }
                 al = before;
@@ -614,23 +631,7 @@ fn convolutions_in_place(
         for &id in set {
             let op = graph.op(id);
             let (a, c) = (op.inputs[0].expect("checked"), op.outputs[0]);
-            if al.place[c.0] != (c.0, 0) {
-                return None;
-            }
-            let (ra, oa) = al.place[a.0];
-            let (sa, sc) = (graph.tensors[a.0].bytes(), graph.tensors[c.0].bytes());
-            // The output starts where the input starts (a depthwise output, or a pointwise
-            // one no larger than its input) or ends where it ends (a larger pointwise one).
-            let root = if sc <= sa || oa + sa >= sc {
-                let at = if sc <= sa { oa } else { oa + sa - sc };
-                al.merge(c.0, ra, at);
-                ra
-            } else if oa + sa == graph.tensors[ra].bytes() {
-                al.merge(ra, c.0, sc - sa - oa);
-                c.0
-            } else {
-                return None;
-            };
+            let root = al.overwrite(graph, a, c)?;
             al.mode[id.0] = OpMode::InPlace { input: 0 };
             if !al.is_safe(graph, times, root) {
                 return None;
