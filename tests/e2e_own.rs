@@ -35,45 +35,38 @@ golden!(depthwise_float, "models/depthwise_float.tflite");
 golden!(pointwise_int8, "models/pointwise_int8.tflite");
 golden!(pointwise_float, "models/pointwise_float.tflite");
 
-/// The aliasing model without aliasing: the same bytes out.
-mod aliasing_int8_no_alias {
-    kiln::include_model!("models/aliasing_int8.tflite", alias = false);
+/// A model compiled with `alias = false` (a buffer per tensor): the same bytes out as
+/// TFLM, and a larger arena than with aliasing (module `$aliased`).
+macro_rules! without_aliasing {
+    ($name:ident, $aliased:ident, $file:literal) => {
+        mod $name {
+            kiln::include_model!($file, alias = false);
+        }
+        #[test]
+        fn $name() {
+            check_golden!(
+                $name,
+                common::repo_root()
+                    .join("tests/models/golden")
+                    .join(stringify!($aliased))
+            );
+            const { assert!($aliased::ARENA_BYTES < $name::ARENA_BYTES) };
+        }
+    };
 }
 
-#[test]
-fn aliasing_int8_no_alias() {
-    check_golden!(
-        aliasing_int8_no_alias,
-        common::repo_root().join("tests/models/golden/aliasing_int8")
-    );
-    // With aliasing the arena is smaller (views, in place, concatenation slices).
-    const { assert!(aliasing_int8::ARENA_BYTES < aliasing_int8_no_alias::ARENA_BYTES) };
-}
-
-/// The depthwise model without aliasing: the same bytes out, a larger arena.
-mod depthwise_int8_no_alias {
-    kiln::include_model!("models/depthwise_int8.tflite", alias = false);
-}
-
-#[test]
-fn depthwise_int8_no_alias() {
-    check_golden!(
-        depthwise_int8_no_alias,
-        common::repo_root().join("tests/models/golden/depthwise_int8")
-    );
-    const { assert!(depthwise_int8::ARENA_BYTES < depthwise_int8_no_alias::ARENA_BYTES) };
-}
-
-/// The pointwise model without aliasing: the same bytes out, a larger arena.
-mod pointwise_int8_no_alias {
-    kiln::include_model!("models/pointwise_int8.tflite", alias = false);
-}
-
-#[test]
-fn pointwise_int8_no_alias() {
-    check_golden!(
-        pointwise_int8_no_alias,
-        common::repo_root().join("tests/models/golden/pointwise_int8")
-    );
-    const { assert!(pointwise_int8::ARENA_BYTES < pointwise_int8_no_alias::ARENA_BYTES) };
-}
+without_aliasing!(
+    aliasing_int8_no_alias,
+    aliasing_int8,
+    "models/aliasing_int8.tflite"
+);
+without_aliasing!(
+    depthwise_int8_no_alias,
+    depthwise_int8,
+    "models/depthwise_int8.tflite"
+);
+without_aliasing!(
+    pointwise_int8_no_alias,
+    pointwise_int8,
+    "models/pointwise_int8.tflite"
+);
