@@ -224,6 +224,32 @@ pub fn prepare_s8(
     Ok(p)
 }
 
+/// Checks (in debug builds) the slice lengths a kernel gets against `p`: `[input, filter,
+/// output]`, the bias if any (one per output channel), and the per-channel multipliers and
+/// shifts if the kernel takes them.
+#[inline(always)]
+fn debug_check_lengths(
+    p: &Params,
+    [input, filter, output]: [usize; 3],
+    bias: Option<usize>,
+    per_channel: Option<[usize; 2]>,
+) {
+    debug_assert_eq!(
+        input,
+        p.batches * p.input_height * p.input_width * p.input_depth
+    );
+    debug_assert_eq!(
+        filter,
+        p.output_depth * p.filter_height * p.filter_width * p.filter_input_depth
+    );
+    debug_assert!(bias.is_none_or(|b| b == p.output_depth));
+    debug_assert!(per_channel.is_none_or(|m| m == [p.output_depth; 2]));
+    debug_assert_eq!(
+        output,
+        p.batches * p.output_height * p.output_width * p.output_depth
+    );
+}
+
 /// Precomputed strides and the tap window of one output pixel.
 struct Geometry {
     in_row: usize,
@@ -301,21 +327,11 @@ pub fn conv_2d_s8(
     bias: Option<&[i32]>,
     output: &mut [i8],
 ) {
-    debug_assert_eq!(
-        input.len(),
-        p.batches * p.input_height * p.input_width * p.input_depth
-    );
-    debug_assert_eq!(
-        filter.len(),
-        p.output_depth * p.filter_height * p.filter_width * p.filter_input_depth
-    );
-    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
-    debug_assert!(
-        output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
-    );
-    debug_assert_eq!(
-        output.len(),
-        p.batches * p.output_height * p.output_width * p.output_depth
+    debug_check_lengths(
+        p,
+        [input.len(), filter.len(), output.len()],
+        bias.map(<[_]>::len),
+        Some([output_multiplier.len(), output_shift.len()]),
     );
     if pointwise_in_place_supported(p) {
         conv_2d_s8_pointwise(
@@ -424,18 +440,11 @@ pub fn conv_2d_f32(
     bias: Option<&[f32]>,
     output: &mut [f32],
 ) {
-    debug_assert_eq!(
-        input.len(),
-        p.batches * p.input_height * p.input_width * p.input_depth
-    );
-    debug_assert_eq!(
-        filter.len(),
-        p.output_depth * p.filter_height * p.filter_width * p.filter_input_depth
-    );
-    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
-    debug_assert_eq!(
-        output.len(),
-        p.batches * p.output_height * p.output_width * p.output_depth
+    debug_check_lengths(
+        p,
+        [input.len(), filter.len(), output.len()],
+        bias.map(<[_]>::len),
+        None,
     );
     if pointwise_in_place_supported(p) {
         conv_2d_f32_pointwise(p, input, filter, bias, output);
@@ -552,21 +561,11 @@ fn conv_2d_s16_impl<A: Accumulator>(
     bias: Option<&[A]>,
     output: &mut [i16],
 ) {
-    debug_assert_eq!(
-        input.len(),
-        p.batches * p.input_height * p.input_width * p.input_depth
-    );
-    debug_assert_eq!(
-        filter.len(),
-        p.output_depth * p.filter_height * p.filter_width * p.filter_input_depth
-    );
-    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
-    debug_assert!(
-        output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
-    );
-    debug_assert_eq!(
-        output.len(),
-        p.batches * p.output_height * p.output_width * p.output_depth
+    debug_check_lengths(
+        p,
+        [input.len(), filter.len(), output.len()],
+        bias.map(<[_]>::len),
+        Some([output_multiplier.len(), output_shift.len()]),
     );
     let g = Geometry::new(p);
     let fid = p.filter_input_depth;
