@@ -57,6 +57,19 @@ pub struct PerChannel {
     pub shift: Vec<i32>,
 }
 
+impl PerChannel {
+    /// Tables of `channels` entries written by a kernel's `prepare*` (`fill(multiplier,
+    /// shift)`), returned with what it returns.
+    fn prepare<P>(
+        channels: usize,
+        fill: impl FnOnce(&mut [i32], &mut [i32]) -> std::result::Result<P, k::quant::PrepareError>,
+    ) -> Result<(P, PerChannel)> {
+        let (mut multiplier, mut shift) = (vec![0; channels], vec![0; channels]);
+        let p = fill(&mut multiplier, &mut shift).map_err(prepare_error)?;
+        Ok((p, PerChannel { multiplier, shift }))
+    }
+}
+
 /// Element types the generic kernels are instantiated with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Elem {
@@ -865,27 +878,14 @@ impl<'a> Lower<'a> {
         let kernel = match (self.dtype(input), self.dtype(filter), self.dtype(output)) {
             (DType::I8, DType::I8, DType::I8) => {
                 let scales = self.scales(filter, fs[0])?;
-                let mut m = vec![0; fs[0]];
-                let mut s = vec![0; fs[0]];
-                let p = k::transpose_conv::prepare_s8(
-                    is,
-                    fs,
-                    out_shape,
-                    &opts,
-                    self.quant(input)?,
-                    &scales,
-                    self.quant(output)?,
-                    &mut m,
-                    &mut s,
-                )
-                .map_err(prepare_error)?;
-                Kernel::TransposeConvS8(
-                    p,
-                    PerChannel {
-                        multiplier: m,
-                        shift: s,
-                    },
-                )
+                let q_input = self.quant(input)?;
+                let q_output = self.quant(output)?;
+                let (p, t) = PerChannel::prepare(fs[0], |m, s| {
+                    k::transpose_conv::prepare_s8(
+                        is, fs, out_shape, &opts, q_input, &scales, q_output, m, s,
+                    )
+                })?;
+                Kernel::TransposeConvS8(p, t)
             }
             (DType::F32, DType::F32, DType::F32) => Kernel::TransposeConvF32(
                 k::transpose_conv::prepare_f32(is, fs, out_shape, &opts).map_err(prepare_error)?,
@@ -971,24 +971,19 @@ impl<'a> Lower<'a> {
                 let (iq, oq) = (self.quant(input)?, self.quant(output)?);
                 match &self.tensor(weights).quant {
                     Quantization::PerChannel { scales, .. } => {
-                        let mut m = vec![0; output_depth];
-                        let mut s = vec![0; output_depth];
-                        let p = k::fully_connected::prepare_per_channel_s16(
-                            batches,
-                            accum_depth,
-                            output_depth,
-                            iq,
-                            scales,
-                            oq,
-                            act,
-                            &mut m,
-                            &mut s,
-                        )
-                        .map_err(prepare_error)?;
-                        let t = PerChannel {
-                            multiplier: m,
-                            shift: s,
-                        };
+                        let (p, t) = PerChannel::prepare(output_depth, |m, s| {
+                            k::fully_connected::prepare_per_channel_s16(
+                                batches,
+                                accum_depth,
+                                output_depth,
+                                iq,
+                                scales,
+                                oq,
+                                act,
+                                m,
+                                s,
+                            )
+                        })?;
                         if bias32 {
                             Kernel::FullyConnectedPerChannelS16Bias32(p, t)
                         } else {
@@ -1029,27 +1024,20 @@ impl<'a> Lower<'a> {
                 let (iq, oq) = (self.quant(input)?, self.quant(output)?);
                 match &self.tensor(weights).quant {
                     Quantization::PerChannel { scales, .. } => {
-                        let mut m = vec![0; output_depth];
-                        let mut s = vec![0; output_depth];
-                        let p = k::fully_connected::prepare_per_channel_s8(
-                            batches,
-                            accum_depth,
-                            output_depth,
-                            iq,
-                            scales,
-                            oq,
-                            act,
-                            &mut m,
-                            &mut s,
-                        )
-                        .map_err(prepare_error)?;
-                        Kernel::FullyConnectedPerChannelS8(
-                            p,
-                            PerChannel {
-                                multiplier: m,
-                                shift: s,
-                            },
-                        )
+                        let (p, t) = PerChannel::prepare(output_depth, |m, s| {
+                            k::fully_connected::prepare_per_channel_s8(
+                                batches,
+                                accum_depth,
+                                output_depth,
+                                iq,
+                                scales,
+                                oq,
+                                act,
+                                m,
+                                s,
+                            )
+                        })?;
+                        Kernel::FullyConnectedPerChannelS8(p, t)
                     }
                     _ => {
                         let wq = self.quant(weights)?;
@@ -1105,49 +1093,23 @@ impl<'a> Lower<'a> {
         let kernel = match (self.dtype(input), self.dtype(filter), self.dtype(output)) {
             (DType::I8, DType::I8, DType::I8) => {
                 let scales = self.scales(filter, fs[0])?;
-                let mut m = vec![0; fs[0]];
-                let mut s = vec![0; fs[0]];
-                let p = k::conv_2d::prepare_s8(
-                    is,
-                    fs,
-                    &opts,
-                    self.quant(input)?,
-                    &scales,
-                    self.quant(output)?,
-                    &mut m,
-                    &mut s,
-                )
-                .map_err(prepare_error)?;
-                Kernel::Conv2dS8(
-                    p,
-                    PerChannel {
-                        multiplier: m,
-                        shift: s,
-                    },
-                )
+                let q_input = self.quant(input)?;
+                let q_output = self.quant(output)?;
+                let (p, t) = PerChannel::prepare(fs[0], |m, s| {
+                    k::conv_2d::prepare_s8(is, fs, &opts, q_input, &scales, q_output, m, s)
+                })?;
+                Kernel::Conv2dS8(p, t)
             }
             (DType::I16, DType::I8, DType::I16) => {
                 let scales = self.scales(filter, fs[0])?;
-                let mut m = vec![0; fs[0]];
-                let mut s = vec![0; fs[0]];
-                let p = k::conv_2d::prepare_s16(
-                    is,
-                    fs,
-                    &opts,
-                    self.quant(input)?,
-                    &scales,
-                    self.quant(output)?,
-                    &mut m,
-                    &mut s,
-                )
-                .map_err(prepare_error)?;
-                let tables = PerChannel {
-                    multiplier: m,
-                    shift: s,
-                };
+                let q_input = self.quant(input)?;
+                let q_output = self.quant(output)?;
+                let (p, t) = PerChannel::prepare(fs[0], |m, s| {
+                    k::conv_2d::prepare_s16(is, fs, &opts, q_input, &scales, q_output, m, s)
+                })?;
                 match bias.map(|b| self.dtype(b)) {
-                    None | Some(DType::I64) => Kernel::Conv2dS16(p, tables),
-                    Some(DType::I32) => Kernel::Conv2dS16Bias32(p, tables),
+                    None | Some(DType::I64) => Kernel::Conv2dS16(p, t),
+                    Some(DType::I32) => Kernel::Conv2dS16Bias32(p, t),
                     Some(other) => {
                         return Err(unsupported(
                             "the bias of a 16x8 CONV_2D must be INT64 or INT32",
@@ -1206,26 +1168,14 @@ impl<'a> Lower<'a> {
             (DType::I8, DType::I8, DType::I8) => {
                 let channels = fs[3];
                 let scales = self.scales(filter, channels)?;
-                let mut m = vec![0; channels];
-                let mut s = vec![0; channels];
-                let p = k::depthwise_conv_2d::prepare_s8(
-                    is,
-                    fs,
-                    &opts,
-                    self.quant(input)?,
-                    &scales,
-                    self.quant(output)?,
-                    &mut m,
-                    &mut s,
-                )
-                .map_err(prepare_error)?;
-                Kernel::DepthwiseConv2dS8(
-                    p,
-                    PerChannel {
-                        multiplier: m,
-                        shift: s,
-                    },
-                )
+                let q_input = self.quant(input)?;
+                let q_output = self.quant(output)?;
+                let (p, t) = PerChannel::prepare(channels, |m, s| {
+                    k::depthwise_conv_2d::prepare_s8(
+                        is, fs, &opts, q_input, &scales, q_output, m, s,
+                    )
+                })?;
+                Kernel::DepthwiseConv2dS8(p, t)
             }
             (DType::I16, DType::I8, DType::I16) => {
                 if bias.map(|b| self.dtype(b)) != Some(DType::I64) {
@@ -1237,26 +1187,14 @@ impl<'a> Lower<'a> {
                 }
                 let channels = fs[3];
                 let scales = self.scales(filter, channels)?;
-                let mut m = vec![0; channels];
-                let mut s = vec![0; channels];
-                let p = k::depthwise_conv_2d::prepare_s16(
-                    is,
-                    fs,
-                    &opts,
-                    self.quant(input)?,
-                    &scales,
-                    self.quant(output)?,
-                    &mut m,
-                    &mut s,
-                )
-                .map_err(prepare_error)?;
-                Kernel::DepthwiseConv2dS16(
-                    p,
-                    PerChannel {
-                        multiplier: m,
-                        shift: s,
-                    },
-                )
+                let q_input = self.quant(input)?;
+                let q_output = self.quant(output)?;
+                let (p, t) = PerChannel::prepare(channels, |m, s| {
+                    k::depthwise_conv_2d::prepare_s16(
+                        is, fs, &opts, q_input, &scales, q_output, m, s,
+                    )
+                })?;
+                Kernel::DepthwiseConv2dS16(p, t)
             }
             (DType::F32, DType::F32, DType::F32) => Kernel::DepthwiseConv2dF32(
                 k::depthwise_conv_2d::prepare_f32(is, fs, &opts).map_err(prepare_error)?,
