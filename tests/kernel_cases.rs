@@ -15,46 +15,7 @@ mod common;
 use kiln_build::lower::lower;
 use kiln_planner::{ErrorKind, PlanOptions, plan, read_model};
 
-struct Case {
-    model: Vec<u8>,
-    inputs: Vec<Vec<u8>>,
-    outputs: Vec<Vec<u8>>,
-}
-
-fn parse(bytes: &[u8]) -> Vec<Case> {
-    assert_eq!(&bytes[..8], b"KCASE1\0\0", "bad magic");
-    let mut at = 8;
-    let u32_at = |at: &mut usize| {
-        let v = u32::from_le_bytes(bytes[*at..*at + 4].try_into().unwrap()) as usize;
-        *at += 4;
-        v
-    };
-    let count = u32_at(&mut at);
-    let blob = |at: &mut usize| {
-        let n = u32::from_le_bytes(bytes[*at..*at + 4].try_into().unwrap()) as usize;
-        *at += 4;
-        let v = bytes[*at..*at + n].to_vec();
-        *at += n;
-        v
-    };
-    let mut cases = Vec::with_capacity(count);
-    for _ in 0..count {
-        let model = blob(&mut at);
-        let n_in = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
-        at += 4;
-        let inputs = (0..n_in).map(|_| blob(&mut at)).collect();
-        let n_out = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
-        at += 4;
-        let outputs = (0..n_out).map(|_| blob(&mut at)).collect();
-        cases.push(Case {
-            model,
-            inputs,
-            outputs,
-        });
-    }
-    assert_eq!(at, bytes.len(), "trailing bytes");
-    cases
-}
+use common::Case;
 
 enum Outcome {
     Pass,
@@ -100,16 +61,12 @@ fn run_case(case: &Case) -> Result<(), Outcome> {
 
 #[test]
 fn every_supported_operator_matches_tflm_on_every_case() {
-    let dir = common::repo_root().join("tests/kernel_cases");
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     let mut failures = Vec::new();
     let mut checked = 0usize;
     let mut pending = Vec::new();
     let mut in_place = 0usize;
-    for entry in manifest.as_array().unwrap() {
+    for (entry, cases) in common::kernel_case_bundles() {
         let file = entry["file"].as_str().unwrap();
-        let cases = parse(&std::fs::read(dir.join(file)).unwrap());
         assert_eq!(
             cases.len() as u64,
             entry["cases"].as_u64().unwrap(),

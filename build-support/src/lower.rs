@@ -226,18 +226,107 @@ pub fn lower(graph: &Graph, plan: &Plan) -> Result<Vec<Step>> {
             let op = graph.op(id);
             Lower { graph, op }
                 .lower()
-                .map_err(|d| d.at_op(op.id.0, op.kind.name()))
+                .map_err(|d| locate_scale(graph, op, d).at_op(op.id.0, op.kind.name()))
         })
         .collect()
+}
+
+/// For a multiplier out of range: names the operator's tensor with the most extreme scale
+/// (furthest from 1, the usual culprit) and lists the scales the multiplier came from.
+fn locate_scale(graph: &Graph, op: &Op, mut d: Diagnostic) -> Diagnostic {
+    if d.message != SHIFT_OUT_OF_RANGE || d.tensor.is_some() {
+        return d;
+    }
+    let scales = |t: TensorId| -> Vec<f32> {
+        match &graph.tensor(t).quant {
+            Quantization::PerTensor { scale, .. } => vec![*scale],
+            Quantization::PerChannel { scales, .. } => scales.clone(),
+            Quantization::None => Vec::new(),
+        }
+    };
+    let tensors: Vec<TensorId> = op
+        .present_inputs()
+        .chain(op.outputs.iter().copied())
+        .collect();
+    let extremity = |s: f32| (s as f64).log2().abs();
+    let worst = tensors
+        .iter()
+        .filter_map(|&t| {
+            let e = scales(t)
+                .into_iter()
+                .map(extremity)
+                .fold(f64::NAN, f64::max);
+            (!e.is_nan()).then_some((t, e))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let listed: Vec<String> = tensors
+        .iter()
+        .filter_map(|&t| {
+            let s = scales(t);
+            let (lo, hi) = s.iter().fold((f32::INFINITY, 0.0f32), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            });
+            let shown = match s.len() {
+                0 => return None,
+                1 => number(lo as f64),
+                n if lo == hi => format!("{} ({n} channels)", number(lo as f64)),
+                n => format!(
+                    "{}..{} ({n} channels)",
+                    number(lo as f64),
+                    number(hi as f64)
+                ),
+            };
+            Some(format!("tensor {} {shown}", t.0))
+        })
+        .collect();
+    d.message = format!("{SHIFT_OUT_OF_RANGE} (scales: {})", listed.join(", "));
+    match worst {
+        Some((t, _)) => d.at_tensor(t.0, graph.tensor(t).name.clone()),
+        None => d,
+    }
+}
+
+/// A number as a person writes it: `0.5`, `1e-45`, `3.4e38`, `3.5681e42` (the shortest `f32`
+/// form where `f32` holds it).
+fn number(x: f64) -> String {
+    let f = x as f32;
+    if !f.is_finite() && x.is_finite() {
+        format!("{x:.4e}")
+    } else if x != 0.0 && !(1e-4..1e6).contains(&x.abs()) {
+        format!("{f:e}")
+    } else {
+        format!("{f}")
+    }
 }
 
 fn unsupported(message: impl Into<String>) -> Diagnostic {
     Diagnostic::unsupported(message)
 }
 
+/// The message of a requantization multiplier out of a kernel's range; [`lower`] adds the
+/// tensor whose scale is the most extreme and the scales of the operator's tensors.
+const SHIFT_OUT_OF_RANGE: &str =
+    "a requantization multiplier is out of the range the kernel can apply";
+
 fn prepare_error(e: k::quant::PrepareError) -> Diagnostic {
     use k::quant::PrepareError as P;
+    if let P::ShiftOutOfRange {
+        multiplier,
+        shift,
+        range,
+    } = e
+    {
+        let found = match shift {
+            Some(s) => format!("multiplier {} with exponent {s}", number(multiplier)),
+            None => format!("multiplier {multiplier}"),
+        };
+        return unsupported(SHIFT_OUT_OF_RANGE).expected_found(
+            format!("a power-of-two exponent in {}..={}", range.min, range.max),
+            found,
+        );
+    }
     unsupported(match e {
+        P::ShiftOutOfRange { .. } => unreachable!("handled above"),
         P::MultiplierOutOfRange => "a requantization multiplier is out of the range TFLM accepts",
         P::ActivationRangeOverflow => "the fused activation's range overflows the output type",
         P::InvalidShape => "the tensor shapes do not fit the operator",
@@ -345,15 +434,33 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// Weight scales, one per output channel (`channels`) if the tensor is per-tensor.
+    /// Scales of symmetric weights (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV), one per
+    /// output channel (`channels`) if the tensor is per-tensor. TFLM's kernels for these
+    /// ignore the weights' zero point, so a non-zero one would make the model compute
+    /// something other than it says: it is refused.
     fn scales(&self, t: TensorId, channels: usize) -> Result<Vec<f32>> {
         let tensor = self.tensor(t);
-        match &tensor.quant {
-            Quantization::PerTensor { scale, .. } => Ok(vec![*scale; channels]),
-            Quantization::PerChannel { scales, .. } => Ok(scales.clone()),
-            Quantization::None => Err(unsupported("quantized weights are expected here")
-                .at_tensor(t.0, tensor.name.clone())),
+        let at = |d: Diagnostic| d.at_tensor(t.0, tensor.name.clone());
+        let (scales, zero_points) = match &tensor.quant {
+            Quantization::PerTensor { scale, zero_point } => {
+                (vec![*scale; channels], std::slice::from_ref(zero_point))
+            }
+            Quantization::PerChannel {
+                scales,
+                zero_points,
+                ..
+            } => (scales.clone(), zero_points.as_slice()),
+            Quantization::None => {
+                return Err(at(unsupported("quantized weights are expected here")));
+            }
+        };
+        if let Some(z) = zero_points.iter().find(|&&z| z != 0) {
+            return Err(at(unsupported(
+                "the weights' zero point must be 0: TFLM's kernel ignores it (symmetric weights)",
+            )
+            .expected_found("zero point 0", format!("zero point {z}"))));
         }
+        Ok(scales)
     }
 
     fn shape4(&self, t: TensorId) -> Result<[usize; 4]> {

@@ -495,7 +495,7 @@ pub fn prepare_s16(
         output_multiplier,
         output_shift,
     )?;
-    check_shifts_s16(output_shift)?;
+    check_shifts_s16(output_multiplier, output_shift)?;
     (p.quantized_activation_min, p.quantized_activation_max) =
         activation_range_i16(options.activation, output.scale, output.zero_point)?;
     Ok(p)

@@ -19,7 +19,7 @@
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::int16::{Accumulator, check_shifts_s16};
 use crate::quant::{
-    Activation, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
+    Activation, PrepareError, QuantParams, ShiftRange, activation_range_f32, activation_range_i8,
     activation_range_i16, populate_per_channel_multipliers, quantize_multiplier,
 };
 use crate::util::{clamp_f32, clamp_i32};
@@ -136,7 +136,7 @@ pub fn prepare_s8(
         return Err(PrepareError::UnsupportedQuantization);
     }
     let real_multiplier = input_product_scale / output.scale as f64;
-    let (output_multiplier, output_shift) = quantize_multiplier(real_multiplier);
+    let (output_multiplier, output_shift) = quantize_multiplier(real_multiplier, ShiftRange::I32)?;
     let (min, max) = activation_range_i8(activation, output.scale, output.zero_point)?;
     Ok(Params {
         input_offset: -input.zero_point,
@@ -347,7 +347,7 @@ pub fn prepare_s16(
         output,
         Activation::None,
     )?;
-    check_shifts_s16(&[p.output_shift])?;
+    check_shifts_s16(&[p.output_multiplier], &[p.output_shift])?;
     (p.quantized_activation_min, p.quantized_activation_max) =
         activation_range_i16(activation, output.scale, output.zero_point)?;
     Ok(p)
@@ -379,7 +379,7 @@ pub fn prepare_per_channel_s16(
         output_multiplier,
         output_shift,
     )?;
-    check_shifts_s16(output_shift)?;
+    check_shifts_s16(output_multiplier, output_shift)?;
     (p.quantized_activation_min, p.quantized_activation_max) =
         activation_range_i16(activation, output.scale, output.zero_point)?;
     Ok(p)

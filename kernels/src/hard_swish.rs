@@ -10,7 +10,7 @@
 //! exponent. Both int16 multipliers come from `QuantizeMultiplier` of `float` ratios followed
 //! by `DownScaleInt32ToInt16Multiplier`.
 
-use crate::quant::{PrepareError, QuantParams, quantize_multiplier};
+use crate::quant::{PrepareError, QuantParams, ShiftRange, quantize_multiplier};
 use crate::util::{map, map_in_place};
 
 /// Constant parameters of an int8 HARD_SWISH node (TFLM's `HardSwishParams`).
@@ -53,19 +53,13 @@ pub fn prepare_s8(input: QuantParams, output: QuantParams) -> Result<Params, Pre
     let reluish_scale = 3.0f32 / 32768.0;
     let output_multiplier = (hires_input_scale / output.scale) as f64;
     let reluish_multiplier = (hires_input_scale / reluish_scale) as f64;
-    if !output_multiplier.is_finite() || !reluish_multiplier.is_finite() {
-        return Err(PrepareError::UnsupportedQuantization);
-    }
-    let (om, output_multiplier_exponent) = quantize_multiplier(output_multiplier);
-    let (rm, reluish_multiplier_exponent) = quantize_multiplier(reluish_multiplier);
-    if output_multiplier_exponent > 0 {
-        return Err(PrepareError::MultiplierOutOfRange);
-    }
-    if output_multiplier_exponent < -15
-        || !(-15..=16).contains(&reluish_multiplier_exponent)
-        || om < 0
-        || rm < 0
-    {
+    // TFLM ensures `output_multiplier_exponent <= 0`; the int16 helpers shift by at most 15
+    // bits right (and the reluish value 16 bits left, one bit of it separately).
+    const OUTPUT: ShiftRange = ShiftRange { min: -15, max: 0 };
+    const RELUISH: ShiftRange = ShiftRange { min: -15, max: 16 };
+    let (om, output_multiplier_exponent) = quantize_multiplier(output_multiplier, OUTPUT)?;
+    let (rm, reluish_multiplier_exponent) = quantize_multiplier(reluish_multiplier, RELUISH)?;
+    if om < 0 || rm < 0 {
         return Err(PrepareError::MultiplierOutOfRange);
     }
     Ok(Params {

@@ -7,7 +7,7 @@
 //! differently, so the kernels must pick the same one.
 
 use crate::fixed_point::{multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_i64};
-use crate::quant::PrepareError;
+use crate::quant::{PrepareError, ShiftRange, pow2};
 
 /// An accumulator type of the 16x8 kernels (`i32` or `i64`), with C++'s wrapping arithmetic.
 pub(crate) trait Accumulator: Copy {
@@ -52,13 +52,14 @@ impl Accumulator for i64 {
     }
 }
 
-/// Rejects requantization exponents outside `-31..8`, the documented domain of
-/// `MultiplyByQuantizedMultiplier(int64_t, ...)` (TFLM's behaviour is undefined beyond it;
-/// such multipliers, `>= 128`, only arise from degenerate output scales).
-pub(crate) fn check_shifts_s16(shifts: &[i32]) -> Result<(), PrepareError> {
-    if shifts.iter().all(|&s| (-31..8).contains(&s)) {
-        Ok(())
-    } else {
-        Err(PrepareError::MultiplierOutOfRange)
+/// Rejects requantization exponents outside [`ShiftRange::I64`] (`-31..8`), the documented
+/// domain of `MultiplyByQuantizedMultiplier(int64_t, ...)` (TFLM's behaviour is undefined
+/// beyond it; such multipliers, `>= 128`, only arise from degenerate output scales).
+pub(crate) fn check_shifts_s16(multipliers: &[i32], shifts: &[i32]) -> Result<(), PrepareError> {
+    for (&m, &s) in multipliers.iter().zip(shifts) {
+        // The real multiplier, for the message: m * 2^(s - 31).
+        let real = m as f64 * pow2(s - 31);
+        ShiftRange::I64.check(real, s)?;
     }
+    Ok(())
 }

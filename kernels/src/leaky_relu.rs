@@ -10,7 +10,7 @@
 //! `double` before `QuantizeMultiplier`, as TFLM does.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
-use crate::quant::{PrepareError, QuantParams, quantize_multiplier};
+use crate::quant::{PrepareError, QuantParams, ShiftRange, quantize_multiplier};
 use crate::util::{map, map_in_place};
 
 /// Constant parameters of a LEAKY_RELU node (TFLM's `LeakyReluOpData` plus `alpha`).
@@ -77,16 +77,10 @@ fn prepare_quantized(
 ) -> Result<Params, PrepareError> {
     let alpha_multiplier = (input.scale * alpha / output.scale) as f64;
     let identity_multiplier = (input.scale / output.scale) as f64;
-    if !alpha_multiplier.is_finite() || !identity_multiplier.is_finite() {
-        return Err(PrepareError::UnsupportedQuantization);
-    }
-    let (output_multiplier_alpha, output_shift_alpha) = quantize_multiplier(alpha_multiplier);
+    let (output_multiplier_alpha, output_shift_alpha) =
+        quantize_multiplier(alpha_multiplier, ShiftRange::I32)?;
     let (output_multiplier_identity, output_shift_identity) =
-        quantize_multiplier(identity_multiplier);
-    // MultiplyByQuantizedMultiplier's left shift must stay below 31.
-    if output_shift_alpha > 30 || output_shift_identity > 30 {
-        return Err(PrepareError::MultiplierOutOfRange);
-    }
+        quantize_multiplier(identity_multiplier, ShiftRange::I32)?;
     Ok(Params {
         alpha,
         input_zero_point: input.zero_point,

@@ -7,7 +7,9 @@
 //! `input_range_radius` saturate directly.
 
 use crate::fixed_point::{logistic, multiply_by_quantized_multiplier, rounding_divide_by_pot};
-use crate::quant::{PrepareError, QuantParams, calculate_input_radius, frexp, round_f64};
+use crate::quant::{
+    PrepareError, QuantParams, ShiftRange, calculate_input_radius, frexp, round_f64,
+};
 use crate::util::in_place_by_chunks;
 
 /// Constant parameters of an int8 LOGISTIC or TANH node.
@@ -31,18 +33,24 @@ pub const fn scratch_bytes(_p: &Params) -> usize {
 /// The int8 parameters shared by LOGISTIC and TANH (`kInputIntegerBits = 4`): `frexp` of
 /// `input_scale * 2^27`, its significand rounded to Q31 *without* TFLM's usual renormalization,
 /// and `CalculateInputRadius(4, shift, 31)`.
-pub(crate) fn prepare_q4(input: QuantParams) -> Params {
+///
+/// The shift must be in `0..=62`: `CalculateInputRadius` divides by `1 << shift` in 64 bits
+/// (undefined in TFLM for a negative shift, i.e. an input scale below `2^-28`). From 31 on the
+/// radius is 0 and every input saturates, so the requantization is never reached.
+pub(crate) fn prepare_q4(input: QuantParams) -> Result<Params, PrepareError> {
+    const Q4_INPUT: ShiftRange = ShiftRange { min: 0, max: 62 };
     let input_real_multiplier = input.scale as f64 * (1i32 << (31 - 4)) as f64;
     let (q, input_left_shift) = frexp(input_real_multiplier);
+    Q4_INPUT.check(input_real_multiplier, input_left_shift)?;
     // static_cast<int32_t>(TfLiteRound(q * 2^31)); a significand rounding up to 2^31 wraps
     // like the x86 conversion TFLM's reference builds run on.
     let input_multiplier = round_f64(q * (1i64 << 31) as f64) as i64 as i32;
-    Params {
+    Ok(Params {
         input_zero_point: input.zero_point,
         input_range_radius: calculate_input_radius(4, input_left_shift, 31),
         input_multiplier,
         input_left_shift,
-    }
+    })
 }
 
 /// Build-time parameters of an int8 LOGISTIC: the output zero point must be -128.
@@ -50,7 +58,7 @@ pub fn prepare_s8(input: QuantParams, output: QuantParams) -> Result<Params, Pre
     if output.zero_point != -128 {
         return Err(PrepareError::UnsupportedQuantization);
     }
-    Ok(prepare_q4(input))
+    prepare_q4(input)
 }
 
 /// Int8 LOGISTIC (`reference_integer_ops::Logistic`).

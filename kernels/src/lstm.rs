@@ -51,7 +51,7 @@
 //! (see [`reset_state_s8`]) and the int16 cell state as zeros.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
-use crate::quant::{Activation, PrepareError, QuantParams, frexp, quantize_multiplier};
+use crate::quant::{Activation, PrepareError, QuantParams, ShiftRange, frexp, quantize_multiplier};
 
 /// Index of the input gate in the per-gate arrays (TFLite's tensor order).
 pub const GATE_INPUT: usize = 0;
@@ -256,8 +256,8 @@ fn rounded_log2(x: f32) -> i32 {
 }
 
 /// `CreateInterGateMulParams`: `QuantizeMultiplier(double(a) * double(b) / double(out))`.
-fn mul_multiplier(a: f32, b: f32, out: f32) -> (i32, i32) {
-    quantize_multiplier(a as f64 * b as f64 / out as f64)
+fn mul_multiplier(a: f32, b: f32, out: f32) -> Result<(i32, i32), PrepareError> {
+    quantize_multiplier(a as f64 * b as f64 / out as f64, ShiftRange::I32)
 }
 
 /// `GetQuantizedConvolutionMultipler` for a gate FC with a 2^-12 int16 output.
@@ -266,7 +266,7 @@ fn fc_multiplier(act_scale: f32, weight_scale: f32) -> Result<(i32, i32), Prepar
     if !(product >= 0.0) {
         return Err(PrepareError::UnsupportedQuantization);
     }
-    Ok(quantize_multiplier(product / GATE_INPUT_SCALE as f64))
+    quantize_multiplier(product / GATE_INPUT_SCALE as f64, ShiftRange::I32)
 }
 
 /// Build-time parameters of an int8 LSTM (`UnidirectionalSequenceLstmPrepare` with
@@ -318,11 +318,11 @@ pub fn prepare_s8(
     }
 
     let cs = c.cell_state_scale;
-    let (forget_cell_multiplier, forget_cell_shift) = mul_multiplier(GATE_OUTPUT_SCALE, cs, cs);
+    let (forget_cell_multiplier, forget_cell_shift) = mul_multiplier(GATE_OUTPUT_SCALE, cs, cs)?;
     let (input_cell_multiplier, input_cell_shift) =
-        mul_multiplier(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, cs);
+        mul_multiplier(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, cs)?;
     let (hidden_multiplier, hidden_shift) =
-        mul_multiplier(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, c.hidden_state.scale);
+        mul_multiplier(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, c.hidden_state.scale)?;
 
     let cell_state_scale_power = rounded_log2(cs);
     // lstm_internal::Tanh: left shift (15 + power) - 3; a negative one becomes a rounding
@@ -745,7 +745,11 @@ mod tests {
         // input zp 5: row sums 6 and 7; hidden zp -3: row sums 0 and 4.
         assert_eq!(&eb[0..2], &[100 - 30, -100 - 35]);
         assert_eq!(&eb[8..10], &[0, 12]);
-        let (m, s) = quantize_multiplier((0.02f32 * 0.01f32) as f64 / 4096f64.recip());
+        let (m, s) = quantize_multiplier(
+            (0.02f32 * 0.01f32) as f64 / 4096f64.recip(),
+            ShiftRange::I32,
+        )
+        .unwrap();
         assert_eq!(
             (
                 p.input_fc_multiplier[GATE_CELL],

@@ -26,7 +26,7 @@
 //! reduced groups.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
-use crate::quant::{PrepareError, QuantParams, quantize_multiplier};
+use crate::quant::{PrepareError, QuantParams, ShiftRange, quantize_multiplier};
 
 /// Largest input rank accepted.
 pub const MAX_DIMS: usize = 6;
@@ -160,7 +160,9 @@ fn prepare_quantized(
     p.input_zero_point = input.zero_point;
     p.output_zero_point = output.zero_point;
     // PrepareMeanOrSumHelper: QuantizeMultiplier(double(input_scale) / double(output_scale)).
-    let (multiplier, shift) = quantize_multiplier(input.scale as f64 / output.scale as f64);
+    // The folding below keeps the final shift in the same range (count_shift <= 31 + shift).
+    let (multiplier, shift) =
+        quantize_multiplier(input.scale as f64 / output.scale as f64, ShiftRange::I32)?;
     // QuantizedMeanOrSum (mean): fold 1 / num_elements_in_axis into the multiplier.
     let n = p.num_elements_in_axis as u64;
     let mut count_shift = 63 - n.leading_zeros() as i32;

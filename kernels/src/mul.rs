@@ -8,7 +8,7 @@
 use crate::broadcast::{Broadcast, broadcast_binary};
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::quant::{
-    Activation, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
+    Activation, PrepareError, QuantParams, ShiftRange, activation_range_f32, activation_range_i8,
     quantize_multiplier,
 };
 use crate::util::{clamp_f32, clamp_i32, zip_map, zip_map_in_place1, zip_map_in_place2};
@@ -66,7 +66,7 @@ pub fn prepare_s8(
 ) -> Result<Params, PrepareError> {
     let (min, max) = activation_range_i8(activation, output.scale, output.zero_point)?;
     let real_multiplier = input1.scale as f64 * input2.scale as f64 / output.scale as f64;
-    let (output_multiplier, output_shift) = quantize_multiplier(real_multiplier);
+    let (output_multiplier, output_shift) = quantize_multiplier(real_multiplier, ShiftRange::I32)?;
     Ok(Params {
         input1_offset: -input1.zero_point,
         input2_offset: -input2.zero_point,

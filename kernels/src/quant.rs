@@ -7,11 +7,21 @@
 //! the operator modules and are built from these helpers.
 
 /// Why a build-time computation was rejected (TFLM would fail `Prepare` or abort).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PrepareError {
     /// A multiplier was outside the range its TFLM helper checks (e.g. not in `(0, 1)` for
     /// `QuantizeMultiplierSmallerThanOneExp`, not `> 1` for `QuantizeMultiplierGreaterThanOne`).
     MultiplierOutOfRange,
+    /// A requantization multiplier whose power-of-two exponent the fixed-point helper that
+    /// applies it cannot handle (see [`ShiftRange`]), or that is not a finite number.
+    ShiftOutOfRange {
+        /// The real multiplier (e.g. `input_scale * filter_scale / output_scale`).
+        multiplier: f64,
+        /// Its exponent (`None` if the multiplier is not finite).
+        shift: Option<i32>,
+        /// The exponents the kernel handles.
+        range: ShiftRange,
+    },
     /// Quantizing an activation bound overflowed `i32` (TFLM's `Quantize` check).
     ActivationRangeOverflow,
     /// Shapes or parameters are inconsistent (wrong slice length, zero stride, mismatched dims).
@@ -19,6 +29,47 @@ pub enum PrepareError {
     /// Quantization parameters that TFLM's kernel rejects (e.g. softmax output scale, pooling
     /// input/output scale mismatch).
     UnsupportedQuantization,
+}
+
+/// The exponents (`shift > 0` a left shift) a fixed-point helper can apply, inclusive.
+///
+/// Every multiplier and shift computed at build time is checked against the range of the
+/// helper that applies it, here, through [`quantize_multiplier`] or [`ShiftRange::check`]:
+/// outside it TFLM's C++ shifts by more than the width of the type (undefined behaviour) and
+/// Kiln's kernels would panic in a debug build and compute garbage in a release build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShiftRange {
+    pub min: i32,
+    pub max: i32,
+}
+
+impl ShiftRange {
+    /// [`multiply_by_quantized_multiplier`](crate::fixed_point::multiply_by_quantized_multiplier)
+    /// on `i32`: `x * 2^shift` in 32 bits for a left shift, a rounding right shift of at
+    /// most 31 bits.
+    pub const I32: ShiftRange = ShiftRange { min: -31, max: 30 };
+    /// [`multiply_by_quantized_multiplier_i64`](crate::fixed_point::multiply_by_quantized_multiplier_i64)
+    /// (the 16x8 kernels' 64-bit accumulators): TFLM's `-31 <= shift < 8`.
+    pub const I64: ShiftRange = ShiftRange { min: -31, max: 7 };
+    /// Only right shifts (`MultiplyByQuantizedMultiplierSmallerThanOneExp`).
+    pub const RIGHT: ShiftRange = ShiftRange { min: -31, max: 0 };
+    /// Only left shifts (`MultiplyByQuantizedMultiplierGreaterThanOne`), up to the 31 of
+    /// softmax's multiplier capped at `2^31 - 1` (`1 << 31` is `i32::MIN` in TFLM's build and
+    /// in Kiln's kernels alike).
+    pub const LEFT: ShiftRange = ShiftRange { min: 0, max: 31 };
+
+    /// `Ok` if `shift` (the exponent of the real `multiplier`) is in the range.
+    pub fn check(self, multiplier: f64, shift: i32) -> Result<(), PrepareError> {
+        if self.min <= shift && shift <= self.max {
+            Ok(())
+        } else {
+            Err(PrepareError::ShiftOutOfRange {
+                multiplier,
+                shift: Some(shift),
+                range: self,
+            })
+        }
+    }
 }
 
 /// Affine quantization of one tensor (`TfLiteQuantizationParams`): `real = scale * (q - zero_point)`.
@@ -74,6 +125,15 @@ pub fn frexp(x: f64) -> (f64, i32) {
     }
     let mantissa = f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52));
     (mantissa, exp - 1022 + bias)
+}
+
+/// `2^e` (0 or infinity beyond `f64`'s normal range), without `std`.
+pub fn pow2(e: i32) -> f64 {
+    match e {
+        -1022..=1023 => f64::from_bits(((e + 1023) as u64) << 52),
+        ..-1022 => 0.0,
+        _ => f64::INFINITY,
+    }
 }
 
 /// `std::round` for `double` (`TfLiteRound`): round half away from zero.
@@ -139,13 +199,28 @@ fn abs_f32(x: f32) -> f32 {
 /// power-of-two exponent (`real = m * 2^(shift - 31)`), as TFLM does with `std::frexp` and
 /// `std::round` (non-`TFLITE_EMULATE_FLOAT`, double-rounding build). Returns
 /// `(quantized_multiplier, shift)`; `shift > 0` is a left shift.
-pub fn quantize_multiplier(double_multiplier: f64) -> (i32, i32) {
+///
+/// The shift must be one the kernel that applies it handles (`range`): TFLM returns any
+/// exponent and aborts on a non-finite multiplier; Kiln refuses both at build time.
+/// Multipliers below `2^-31` are flushed to `(0, 0)` first, as TFLM does, so they are in
+/// every range.
+pub fn quantize_multiplier(
+    double_multiplier: f64,
+    range: ShiftRange,
+) -> Result<(i32, i32), PrepareError> {
+    if !double_multiplier.is_finite() {
+        return Err(PrepareError::ShiftOutOfRange {
+            multiplier: double_multiplier,
+            shift: None,
+            range,
+        });
+    }
     if double_multiplier == 0.0 {
-        return (0, 0);
+        return Ok((0, 0));
     }
     let (q, mut shift) = frexp(double_multiplier);
+    // |q| < 1, so |q * 2^31| <= 2^31 after rounding; TFLM renormalizes only +2^31.
     let mut q_fixed = round_f64(q * (1i64 << 31) as f64) as i64;
-    debug_assert!(q_fixed <= (1i64 << 31));
     if q_fixed == (1i64 << 31) {
         q_fixed /= 2;
         shift += 1;
@@ -155,7 +230,8 @@ pub fn quantize_multiplier(double_multiplier: f64) -> (i32, i32) {
         shift = 0;
         q_fixed = 0;
     }
-    (q_fixed as i32, shift)
+    range.check(double_multiplier, shift)?;
+    Ok((q_fixed as i32, shift))
 }
 
 /// `tflite::QuantizeMultiplierSmallerThanOneExp`: requires `0 < m < 1`; returns
@@ -166,26 +242,19 @@ pub fn quantize_multiplier_smaller_than_one_exp(
     if !(double_multiplier < 1.0 && double_multiplier > 0.0) {
         return Err(PrepareError::MultiplierOutOfRange);
     }
-    let (m, shift) = quantize_multiplier(double_multiplier);
-    if shift > 0 {
-        return Err(PrepareError::MultiplierOutOfRange);
-    }
-    Ok((m, shift))
+    quantize_multiplier(double_multiplier, ShiftRange::RIGHT)
+        .map_err(|_| PrepareError::MultiplierOutOfRange)
 }
 
 /// `tflite::QuantizeMultiplierGreaterThanOne`: requires `m > 1`; returns
-/// `(quantized_multiplier, left_shift)` with `left_shift >= 0`.
+/// `(quantized_multiplier, left_shift)` with `0 <= left_shift <= 31`.
 pub fn quantize_multiplier_greater_than_one(
     double_multiplier: f64,
 ) -> Result<(i32, i32), PrepareError> {
     if !(double_multiplier > 1.0) {
         return Err(PrepareError::MultiplierOutOfRange);
     }
-    let (m, shift) = quantize_multiplier(double_multiplier);
-    if shift < 0 {
-        return Err(PrepareError::MultiplierOutOfRange);
-    }
-    Ok((m, shift))
+    quantize_multiplier(double_multiplier, ShiftRange::LEFT)
 }
 
 /// `tflite::PreprocessSoftmaxScaling` (double-rounding build): the Q`(31 - input_integer_bits)`
@@ -386,7 +455,8 @@ pub const fn compute_padding_height_width(
 /// Per-channel requantization multipliers as TFLM's `PopulateConvolutionQuantizationParams`
 /// computes them: for each output channel `i`,
 /// `QuantizeMultiplier(double(input_scale) * double(filter_scale[i]) / double(output_scale))`.
-/// A single filter scale (per-tensor quantization) is broadcast to all channels.
+/// A single filter scale (per-tensor quantization) is broadcast to all channels. Every shift
+/// must be in [`ShiftRange::I32`] (the 16x8 kernels check [`ShiftRange::I64`] on top).
 pub fn populate_per_channel_multipliers(
     input_scale: f32,
     filter_scales: &[f32],
@@ -412,7 +482,7 @@ pub fn populate_per_channel_multipliers(
             filter_scales[0]
         };
         let effective_output_scale = input_scale as f64 * scale as f64 / output_scale as f64;
-        (*m, *s) = quantize_multiplier(effective_output_scale);
+        (*m, *s) = quantize_multiplier(effective_output_scale, ShiftRange::I32)?;
     }
     Ok(())
 }
@@ -420,6 +490,54 @@ pub fn populate_per_channel_multipliers(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every exponent: TFLM's `QuantizeMultiplier` itself.
+    const ANY: ShiftRange = ShiftRange {
+        min: i32::MIN,
+        max: i32::MAX,
+    };
+
+    fn qm(x: f64) -> (i32, i32) {
+        quantize_multiplier(x, ANY).unwrap()
+    }
+
+    #[test]
+    fn multipliers_out_of_a_kernels_range_are_refused() {
+        let q = |x: f64| quantize_multiplier(x, ShiftRange::I32);
+        assert_eq!(q(0.5), Ok((1 << 30, 0)));
+        assert_eq!(q(2f64.powi(29)), Ok((1 << 30, 30)));
+        // 2^30 needs a left shift of 31: beyond `x * 2^shift` in 32 bits.
+        assert_eq!(
+            q(2f64.powi(30)),
+            Err(PrepareError::ShiftOutOfRange {
+                multiplier: 2f64.powi(30),
+                shift: Some(31),
+                range: ShiftRange::I32
+            })
+        );
+        // An activation scale of 1e-45 below an input scale of 0.5.
+        let huge = 0.5f64 / 1.4e-45f32 as f64;
+        assert!(matches!(
+            q(huge),
+            Err(PrepareError::ShiftOutOfRange { shift: Some(s), .. }) if s > 140
+        ));
+        // Not finite (a float product that overflowed): TFLM aborts.
+        for x in [f64::INFINITY, f64::NAN, f64::NEG_INFINITY] {
+            assert!(matches!(
+                q(x),
+                Err(PrepareError::ShiftOutOfRange { shift: None, .. })
+            ));
+        }
+        // Tiny multipliers flush to zero, in every range.
+        assert_eq!(q(1e-300), Ok((0, 0)));
+        assert_eq!(quantize_multiplier(1e-300, ShiftRange::LEFT), Ok((0, 0)));
+        // The 64-bit helper takes exponents below 8 only.
+        assert!(quantize_multiplier(127.0, ShiftRange::I64).is_ok());
+        assert!(quantize_multiplier(128.0, ShiftRange::I64).is_err());
+        assert_eq!(pow2(3), 8.0);
+        assert_eq!(pow2(-1074), 0.0);
+        assert_eq!(pow2(2000), f64::INFINITY);
+    }
 
     #[test]
     fn frexp_matches_libm() {
@@ -494,25 +612,25 @@ mod tests {
             (2.0, 1073741824, 2),
             (4.0, 1073741824, 3),
         ] {
-            assert_eq!(quantize_multiplier(v), (m, s), "{v}");
+            assert_eq!(qm(v), (m, s), "{v}");
         }
     }
 
     #[test]
     fn quantize_multiplier_known_values() {
-        assert_eq!(quantize_multiplier(0.0), (0, 0));
-        assert_eq!(quantize_multiplier(1.0), (1 << 30, 1));
-        assert_eq!(quantize_multiplier(0.5), (1 << 30, 0));
-        assert_eq!(quantize_multiplier(2.0), (1 << 30, 2));
-        assert_eq!(quantize_multiplier(-1.0), (-(1 << 30), 1));
-        assert_eq!(quantize_multiplier(0.25), (1 << 30, -1));
+        assert_eq!(qm(0.0), (0, 0));
+        assert_eq!(qm(1.0), (1 << 30, 1));
+        assert_eq!(qm(0.5), (1 << 30, 0));
+        assert_eq!(qm(2.0), (1 << 30, 2));
+        assert_eq!(qm(-1.0), (-(1 << 30), 1));
+        assert_eq!(qm(0.25), (1 << 30, -1));
         // 1e-10 = 0.858993459 * 2^-33 -> flushed to zero because shift < -31.
-        assert_eq!(quantize_multiplier(1e-10), (0, 0));
-        assert_eq!(quantize_multiplier(0.1), (1_717_986_918, -3));
+        assert_eq!(qm(1e-10), (0, 0));
+        assert_eq!(qm(0.1), (1_717_986_918, -3));
         // A value whose rounded significand reaches 2^31 is renormalized.
-        assert_eq!(quantize_multiplier(1.0 - 1e-12), (1 << 30, 1));
+        assert_eq!(qm(1.0 - 1e-12), (1 << 30, 1));
         // 1.5e9 = 0.6984919309616089 * 2^31
-        assert_eq!(quantize_multiplier(1.5e9), (1_500_000_000, 31));
+        assert_eq!(qm(1.5e9), (1_500_000_000, 31));
     }
 
     #[test]
@@ -525,7 +643,7 @@ mod tests {
             1234.5678,
             0.9999,
         ] {
-            let (m, s) = quantize_multiplier(x);
+            let (m, s) = qm(x);
             assert!(m >= 1 << 30, "{x}");
             let back = m as f64 / 2f64.powi(31) * 2f64.powi(s);
             assert!((back - x).abs() <= x * 2f64.powi(-30), "{x} {back}");

@@ -2,7 +2,7 @@
 //! (`reference_ops::Requantize`), as TFLM's `quantize_common.cc` dispatches them.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
-use crate::quant::{PrepareError, QuantParams, quantize_multiplier, round_f32};
+use crate::quant::{PrepareError, QuantParams, ShiftRange, quantize_multiplier, round_f32};
 use crate::util::{map, map_in_place};
 
 /// Constant parameters of a QUANTIZE node.
@@ -40,7 +40,7 @@ pub fn prepare_f32_s8(output: QuantParams) -> Result<Params, PrepareError> {
 /// `QuantizeMultiplier(double(input_scale) / double(output_scale))`).
 pub fn prepare_s8_s8(input: QuantParams, output: QuantParams) -> Result<Params, PrepareError> {
     let (requantize_multiplier, requantize_shift) =
-        quantize_multiplier(input.scale as f64 / output.scale as f64);
+        quantize_multiplier(input.scale as f64 / output.scale as f64, ShiftRange::I32)?;
     Ok(Params {
         output_scale: output.scale,
         output_zero_point: output.zero_point,

@@ -6,7 +6,9 @@
 //! `0` and `6` (no requantization, like TFLM); the float versions clamp with C++ comparisons.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
-use crate::quant::{PrepareError, QuantParams, quantize_multiplier, round_f32, round_f64};
+use crate::quant::{
+    PrepareError, QuantParams, ShiftRange, quantize_multiplier, round_f32, round_f64,
+};
 use crate::util::{map, map_in_place};
 
 /// Constant parameters of a RELU/RELU6 node.
@@ -34,7 +36,7 @@ pub const fn scratch_bytes(_p: &Params) -> usize {
 /// Build-time parameters of an int8 RELU (`CalculateReluOpData<int8_t>`).
 pub fn prepare_relu_s8(input: QuantParams, output: QuantParams) -> Result<Params, PrepareError> {
     let real_multiplier = input.scale as f64 / output.scale as f64;
-    let (output_multiplier, output_shift) = quantize_multiplier(real_multiplier);
+    let (output_multiplier, output_shift) = quantize_multiplier(real_multiplier, ShiftRange::I32)?;
     // zero_point + (int)roundf(0.0f / scale)
     let q0 = output
         .zero_point

@@ -14,7 +14,7 @@ use crate::fixed_point::{
 };
 use crate::math::expf;
 use crate::quant::{
-    PrepareError, QuantParams, calculate_input_radius, preprocess_softmax_scaling,
+    PrepareError, QuantParams, ShiftRange, calculate_input_radius, preprocess_softmax_scaling,
     quantize_multiplier, round_f32,
 };
 use crate::util::max_f32;
@@ -334,7 +334,8 @@ pub fn prepare_s16(
         one_over_one_plus_x_lut,
     );
     let input_scale_beta_rescale = input.scale as f64 * beta as f64 / (10.0 / 65535.0);
-    let (input_multiplier, input_left_shift) = quantize_multiplier(input_scale_beta_rescale);
+    let (input_multiplier, input_left_shift) =
+        quantize_multiplier(input_scale_beta_rescale, ShiftRange::I32)?;
     Ok(Params {
         outer_size,
         depth,

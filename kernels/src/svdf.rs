@@ -37,7 +37,7 @@
 //! int16 or float state as zeros.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
-use crate::quant::{Activation, PrepareError, QuantParams, quantize_multiplier};
+use crate::quant::{Activation, PrepareError, QuantParams, ShiftRange, quantize_multiplier};
 
 /// Constant parameters of an SVDF node (TFLM's `OpDataSvdf` plus shapes).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -173,8 +173,10 @@ pub fn prepare_s8(
     if !(abs_diff < 1e-5) {
         return Err(PrepareError::UnsupportedQuantization);
     }
-    let (effective_scale_1_a, effective_scale_1_b) = quantize_multiplier(effective_scale_1);
-    let (effective_scale_2_a, effective_scale_2_b) = quantize_multiplier(effective_scale_2);
+    let (effective_scale_1_a, effective_scale_1_b) =
+        quantize_multiplier(effective_scale_1, ShiftRange::I32)?;
+    let (effective_scale_2_a, effective_scale_2_b) =
+        quantize_multiplier(effective_scale_2, ShiftRange::I32)?;
     Ok(Params {
         input_zero_point: input.zero_point,
         state_zero_point: state.zero_point,
@@ -554,7 +556,7 @@ mod tests {
         let s1 = (0.434_007_38f32 * 0.005_183_118f32 / 0.429_396_5f32) as f64;
         assert_eq!(
             (p.effective_scale_1_a, p.effective_scale_1_b),
-            quantize_multiplier(s1)
+            quantize_multiplier(s1, ShiftRange::I32).unwrap()
         );
         // A bias scale off by more than 1e-5 is rejected, a missing bias too.
         let bad = prepare_s8(

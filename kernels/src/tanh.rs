@@ -18,7 +18,7 @@ pub const fn scratch_bytes(_p: &Params) -> usize {
 
 /// Build-time parameters of an int8 TANH.
 pub fn prepare_s8(input: QuantParams) -> Result<Params, PrepareError> {
-    Ok(prepare_q4(input))
+    prepare_q4(input)
 }
 
 /// Int8 TANH (`reference_integer_ops::Tanh`).

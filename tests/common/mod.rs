@@ -80,3 +80,60 @@ macro_rules! check_golden {
         }
     }};
 }
+
+/// One single-operator case of a kernel-case bundle (`tests/kernel_cases/*.kcase`).
+pub struct Case {
+    pub model: Vec<u8>,
+    pub inputs: Vec<Vec<u8>>,
+    pub outputs: Vec<Vec<u8>>,
+}
+
+/// Parses a `.kcase` bundle (format in `tests/kernel_cases/README.md`).
+pub fn parse_kcase(bytes: &[u8]) -> Vec<Case> {
+    assert_eq!(&bytes[..8], b"KCASE1\0\0", "bad magic");
+    let mut at = 8;
+    let u32_at = |at: &mut usize| {
+        let v = u32::from_le_bytes(bytes[*at..*at + 4].try_into().unwrap()) as usize;
+        *at += 4;
+        v
+    };
+    let blob = |at: &mut usize| {
+        let n = u32_at(at);
+        let v = bytes[*at..*at + n].to_vec();
+        *at += n;
+        v
+    };
+    let count = u32_at(&mut at);
+    let mut cases = Vec::with_capacity(count);
+    for _ in 0..count {
+        let model = blob(&mut at);
+        let n_in = u32_at(&mut at);
+        let inputs = (0..n_in).map(|_| blob(&mut at)).collect();
+        let n_out = u32_at(&mut at);
+        let outputs = (0..n_out).map(|_| blob(&mut at)).collect();
+        cases.push(Case {
+            model,
+            inputs,
+            outputs,
+        });
+    }
+    assert_eq!(at, bytes.len(), "trailing bytes");
+    cases
+}
+
+/// Every bundle of `tests/kernel_cases` with its manifest entry, in manifest order.
+pub fn kernel_case_bundles() -> Vec<(serde_json::Value, Vec<Case>)> {
+    let dir = repo_root().join("tests/kernel_cases");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    manifest
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| {
+            let file = entry["file"].as_str().unwrap();
+            let cases = parse_kcase(&std::fs::read(dir.join(file)).unwrap());
+            (entry.clone(), cases)
+        })
+        .collect()
+}
