@@ -79,6 +79,8 @@ pub enum Error {
     Io(PathBuf, std::io::Error),
     /// The model cannot be compiled.
     Model(PathBuf, Diagnostic),
+    /// Kiln panicked on the model: a bug in Kiln (the message of the panic).
+    Internal(PathBuf, String),
     /// `OUT_DIR` is not set (not running in a build script) and no directory was given.
     NoOutDir,
 }
@@ -88,12 +90,25 @@ impl std::fmt::Display for Error {
         match self {
             Error::Io(p, e) => write!(f, "cannot read {}: {e}", p.display()),
             Error::Model(p, d) => write!(f, "{}: {d}", p.display()),
+            Error::Internal(p, m) => write!(
+                f,
+                "{}: internal error in Kiln, please report it with the model: {m}",
+                p.display()
+            ),
             Error::NoOutDir => f.write_str("OUT_DIR is not set: call compile() from build.rs"),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+/// The message of a caught panic.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
 
 /// A model to compile from `build.rs`.
 #[derive(Clone, Debug)]
@@ -196,7 +211,10 @@ impl Model {
 
     fn compiled(&self) -> Result<Compiled, Error> {
         let bytes = std::fs::read(&self.path).map_err(|e| Error::Io(self.path.clone(), e))?;
-        compile_tokens(&bytes, &self.options).map_err(|d| Error::Model(self.path.clone(), d))
+        // A bug in Kiln must still be an error the build script reports, not a panic.
+        std::panic::catch_unwind(|| compile_tokens(&bytes, &self.options))
+            .map_err(|p| Error::Internal(self.path.clone(), panic_text(p.as_ref())))?
+            .map_err(|d| Error::Model(self.path.clone(), d))
     }
 
     /// Compiles the model into `<out>/<name>.rs`, with `<name>.plan.txt` and

@@ -8,6 +8,13 @@ use crate::offsets::{self, PlacementOptions};
 use crate::schedule::{self, OrderOptions};
 use crate::verify;
 
+/// The largest object (the arena, the state region, a weight buffer) a 32-bit core can hold:
+/// Rust's limit on the size of one object, `isize::MAX` of a 32-bit target.
+pub const MAX_OBJECT_BYTES: usize = i32::MAX as usize;
+
+/// The bytes a 32-bit core can address: arena, state and weights must fit together.
+pub const ADDRESS_SPACE_BYTES: u64 = 1 << 32;
+
 /// Options that shape a plan. The default turns every optimisation on; each can be switched
 /// off to compare (`PlanOptions::unoptimised()` turns them all off: the stored order and
 /// TFLM's greedy placement).
@@ -124,10 +131,12 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The first step at which the live bytes are the lower bound.
+    /// The first step at which the live bytes are the lower bound (`None` for a graph
+    /// without operators: there are no steps).
     pub fn peak_step(&self) -> Option<usize> {
-        let max = *self.live_bytes.iter().max()?;
-        self.live_bytes.iter().position(|&b| b == max)
+        let steps = self.live_bytes.get(..self.order.len())?;
+        let max = *steps.iter().max()?;
+        steps.iter().position(|&b| b == max)
     }
 
     /// Bytes of arena above the lower bound.
@@ -273,5 +282,42 @@ pub fn plan_with_scratch(
         strategy: placement.method.name(),
     };
     verify::verify(graph, &plan, scratch)?;
+    check_address_space(graph, &plan)?;
     Ok(plan)
+}
+
+/// Refuses a plan no 32-bit core can hold: an arena or state region larger than one object
+/// may be, or arena, state and weights together beyond the address space.
+fn check_address_space(graph: &Graph, plan: &Plan) -> Result<()> {
+    for (what, bytes) in [
+        ("the arena", plan.arena_bytes),
+        ("the persistent state", plan.persistent_bytes),
+    ] {
+        if bytes > MAX_OBJECT_BYTES {
+            return Err(Diagnostic::unsupported(format!(
+                "{what} does not fit a 32-bit address space"
+            ))
+            .expected_found(
+                format!("at most {MAX_OBJECT_BYTES} bytes, the largest object on a 32-bit core"),
+                format!("{bytes} bytes"),
+            ));
+        }
+    }
+    let total =
+        plan.arena_bytes as u64 + plan.persistent_bytes as u64 + graph.weights_bytes() as u64;
+    if total >= ADDRESS_SPACE_BYTES {
+        return Err(Diagnostic::unsupported(
+            "arena, state and weights together do not fit a 32-bit address space",
+        )
+        .expected_found(
+            format!("less than {ADDRESS_SPACE_BYTES} bytes"),
+            format!(
+                "{total} bytes (arena {}, state {}, weights {})",
+                plan.arena_bytes,
+                plan.persistent_bytes,
+                graph.weights_bytes()
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -237,18 +237,30 @@ impl<'a> Reader<'a> {
                     }
                 }
             }
-            let elements = shape
+            let bytes = shape
                 .iter()
-                .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-                .and_then(|n| n.checked_mul(dtype.size()))
-                .filter(|&b| b <= u32::MAX as usize);
-            let Some(bytes) = elements else {
+                .try_fold(1u128, |acc, &d| acc.checked_mul(d as u128))
+                .and_then(|n| n.checked_mul(dtype.size() as u128));
+            let Some(bytes) = bytes
+                .filter(|&b| b <= crate::plan::MAX_OBJECT_BYTES as u128)
+                .map(|b| b as usize)
+            else {
+                let found = match bytes {
+                    Some(b) => format!("{b} bytes (shape {shape:?} of {dtype})"),
+                    None => format!("shape {shape:?} of {dtype}"),
+                };
                 return Err(at(Diagnostic::unsupported(
-                    "the tensor is larger than 4 GiB",
+                    "the tensor does not fit a 32-bit address space",
                 )
-                .expected_found("at most 4 GiB", format!("shape {shape:?}"))));
+                .expected_found(
+                    format!(
+                        "at most {} bytes, the largest object on a 32-bit core",
+                        crate::plan::MAX_OBJECT_BYTES
+                    ),
+                    found,
+                )));
             };
-            let quant = self.quantization(&t, &shape).map_err(at)?;
+            let quant = self.quantization(&t, &shape, dtype).map_err(at)?;
             let data = self.buffer_data(t.buffer(), i, &name)?;
             let kind = match (data, t.is_variable()) {
                 (Some(_), true) => {
@@ -291,7 +303,12 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    fn quantization(&self, t: &fb::Tensor<'a>, shape: &[usize]) -> Result<Quantization> {
+    fn quantization(
+        &self,
+        t: &fb::Tensor<'a>,
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<Quantization> {
         let Some(q) = t.quantization() else {
             return Ok(Quantization::None);
         };
@@ -323,6 +340,23 @@ impl<'a> Reader<'a> {
         } else {
             zps
         };
+        // The quantization spec: a zero point is a value of the tensor's integer type (TFLM's
+        // kernels do not all check, and compute with whatever they are given).
+        let range = match dtype {
+            DType::I8 => Some((i8::MIN as i64, i8::MAX as i64)),
+            DType::U8 => Some((0, u8::MAX as i64)),
+            DType::I16 => Some((i16::MIN as i64, i16::MAX as i64)),
+            DType::I32 => Some((i32::MIN as i64, i32::MAX as i64)),
+            _ => None,
+        };
+        if let Some((lo, hi)) = range
+            && let Some(bad) = zero_points.iter().find(|z| !(lo..=hi).contains(*z))
+        {
+            return Err(Diagnostic::malformed(format!(
+                "a zero point lies outside the range of the tensor's type, {dtype}"
+            ))
+            .expected_found(format!("a zero point in {lo}..={hi}"), bad.to_string()));
+        }
         if zero_points.len() != scales.len() {
             return Err(Diagnostic::malformed(
                 "quantization has different numbers of scales and zero points",

@@ -1,0 +1,280 @@
+//! Hostile models (`tests/hostile/`, made by `tools/gen_hostile_models.py`): each is refused
+//! with a typed diagnostic naming the operator, the tensor and the value, or compiles to code
+//! whose outputs are TFLM's, byte for byte. `tests/hostile/tflm.json` records what the pinned
+//! TFLM wheel does with each; Kiln refuses everything TFLM refuses, and refuses on purpose a
+//! few models TFLM runs (multipliers no kernel can apply, zero points outside their type,
+//! weight zero points TFLM's kernels ignore, zero strides, wrong output shapes), each listed
+//! below with its reason.
+
+mod common;
+
+use kiln_planner::ErrorKind;
+use std::path::PathBuf;
+
+fn dir() -> PathBuf {
+    common::repo_root().join("tests/hostile")
+}
+
+fn tflm_verdicts() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir().join("tflm.json")).unwrap()).unwrap()
+}
+
+/// What Kiln must do with a model.
+enum Expect {
+    /// Compiles; the host executor reproduces TFLM's golden outputs (when it has inputs).
+    Compiles,
+    /// Refused: kind, operator (index and name), tensor index, and words the message (with
+    /// the expected/found values) must contain.
+    Refused {
+        kind: ErrorKind,
+        op: Option<(usize, &'static str)>,
+        tensor: Option<usize>,
+        says: &'static [&'static str],
+    },
+}
+
+use Expect::*;
+
+const fn refused(
+    kind: ErrorKind,
+    op: Option<(usize, &'static str)>,
+    tensor: Option<usize>,
+    says: &'static [&'static str],
+) -> Expect {
+    Refused {
+        kind,
+        op,
+        tensor,
+        says,
+    }
+}
+
+const U: ErrorKind = ErrorKind::Unsupported;
+const M: ErrorKind = ErrorKind::Malformed;
+
+/// Every model of `tests/hostile` and what Kiln does with it.
+const CASES: &[(&str, Expect)] = &[
+    ("empty_identity", Compiles),
+    ("no_tensors", Compiles),
+    // TFLM shifts by more than the width of an int (undefined behaviour) for these.
+    (
+        "conv_output_scale_denormal",
+        refused(
+            U,
+            Some((0, "CONV_2D")),
+            Some(3),
+            &["requantization multiplier", "tensor 3 1e-45", "-31..=30"],
+        ),
+    ),
+    (
+        "conv_input_scale_huge",
+        refused(
+            U,
+            Some((0, "CONV_2D")),
+            Some(0),
+            &["requantization multiplier", "3e38"],
+        ),
+    ),
+    (
+        "fc_output_scale_tiny",
+        refused(
+            U,
+            Some((0, "FULLY_CONNECTED")),
+            Some(2),
+            &["requantization multiplier", "1e-30"],
+        ),
+    ),
+    (
+        "relu_output_scale_tiny",
+        refused(
+            U,
+            Some((0, "RELU")),
+            Some(1),
+            &["requantization multiplier", "1e-30"],
+        ),
+    ),
+    (
+        "logistic_input_scale_tiny",
+        refused(
+            U,
+            Some((0, "LOGISTIC")),
+            Some(0),
+            &["requantization multiplier", "1e-12", "0..=62"],
+        ),
+    ),
+    ("conv_output_scale_small", Compiles),
+    ("logistic_input_scale_large", Compiles),
+    // TFLM fails to allocate them too; Kiln says why before planning.
+    (
+        "huge_tensors",
+        refused(
+            U,
+            None,
+            Some(0),
+            &["4294836225 bytes", "32-bit address space"],
+        ),
+    ),
+    (
+        "arena_over_address_space",
+        refused(
+            U,
+            None,
+            None,
+            &[
+                "the arena does not fit a 32-bit address space",
+                "3200000000 bytes",
+            ],
+        ),
+    ),
+    // The TFLite quantization spec requires zero points within the type; TFLM's RELU does
+    // not check.
+    (
+        "relu_zero_point_1000",
+        refused(M, None, Some(0), &["zero point", "-128..=127", "1000"]),
+    ),
+    (
+        "relu_output_zero_point_minus_300",
+        refused(M, None, Some(1), &["zero point", "-128..=127", "-300"]),
+    ),
+    // TFLM's int8 CONV_2D ignores the weights' zero point: the model would compute
+    // something other than it says.
+    (
+        "conv_weights_zero_point_3",
+        refused(U, Some((0, "CONV_2D")), Some(1), &["zero point", "0", "3"]),
+    ),
+    ("add_int16_zero_point_5", Compiles),
+    (
+        "conv_stride_zero",
+        refused(U, Some((0, "CONV_2D")), None, &["stride"]),
+    ),
+    (
+        "conv_wrong_output_shape",
+        refused(U, Some((0, "CONV_2D")), Some(3), &["shape", "[1, 4, 4, 2]"]),
+    ),
+    (
+        "custom_op",
+        refused(
+            U,
+            Some((0, "MyCustomOp")),
+            None,
+            &["no kernel for MyCustomOp"],
+        ),
+    ),
+];
+
+fn options() -> kiln_build::Options {
+    kiln_build::Options::default()
+}
+
+#[test]
+fn every_hostile_model_is_listed() {
+    let mut files: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            (p.extension()? == "tflite").then(|| p.file_stem().unwrap().to_string_lossy().into())
+        })
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = CASES.iter().map(|(n, _)| n.to_string()).collect();
+    listed.sort();
+    assert_eq!(files, listed);
+    let verdicts = tflm_verdicts();
+    assert_eq!(verdicts.as_object().unwrap().len(), CASES.len());
+}
+
+#[test]
+fn hostile_models_are_refused_with_a_diagnostic_or_match_tflm() {
+    let verdicts = tflm_verdicts();
+    let mut failures = Vec::new();
+    for (name, expect) in CASES {
+        let bytes = std::fs::read(dir().join(format!("{name}.tflite"))).unwrap();
+        let tflm_ok = verdicts[name] == "ok";
+        let result = std::panic::catch_unwind(|| {
+            kiln_build::compile_tokens(&bytes, &options()).map(|c| {
+                // The formatted file and the reports are part of the compile path.
+                let text = kiln_build::format_file(&c.tokens, name);
+                let report = kiln_planner::report::text(&c.graph, &c.plan, name);
+                let _ = kiln_planner::report::svg(&c.graph, &c.plan, name);
+                (c, text, report)
+            })
+        });
+        let Ok(result) = result else {
+            failures.push(format!("{name}: panicked"));
+            continue;
+        };
+        match (expect, result) {
+            (Compiles, Ok((c, text, _))) => {
+                assert!(text.contains("pub fn invoke"), "{name}");
+                if !tflm_ok {
+                    failures.push(format!("{name}: compiles, but TFLM refuses it"));
+                    continue;
+                }
+                let golden = dir().join("golden").join(name);
+                if c.graph.inputs.is_empty() {
+                    continue;
+                }
+                let steps = kiln_build::lower::lower(&c.graph, &c.plan).unwrap();
+                for s in common::samples(&golden) {
+                    let inputs: Vec<&[u8]> = s.inputs.iter().map(Vec::as_slice).collect();
+                    let t = kiln_build::exec::run(&c.graph, &steps, &inputs);
+                    for (i, (&o, want)) in c.graph.outputs.iter().zip(&s.outputs).enumerate() {
+                        if t[o.0].bytes() != want.as_slice() {
+                            failures.push(format!(
+                                "{name}: sample {} output {i} differs from TFLM",
+                                s.seed
+                            ));
+                        }
+                    }
+                }
+            }
+            (Compiles, Err(d)) => failures.push(format!("{name}: refused: {d}")),
+            (Refused { .. }, Ok(_)) => failures.push(format!("{name}: compiles")),
+            (
+                Refused {
+                    kind,
+                    op,
+                    tensor,
+                    says,
+                },
+                Err(d),
+            ) => {
+                let shown = d.to_string();
+                let got_op = d.op.as_ref().map(|o| (o.index, o.name.as_str()));
+                let want_op = op.map(|(i, n)| (i, n));
+                if d.kind != *kind
+                    || got_op != want_op
+                    || d.tensor.as_ref().map(|t| t.index) != *tensor
+                    || says.iter().any(|w| !shown.contains(w))
+                {
+                    failures.push(format!(
+                        "{name}: {:?} op {got_op:?} tensor {:?}: {shown}",
+                        d.kind,
+                        d.tensor.as_ref().map(|t| t.index)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// Graphs without operators compile to code that builds and runs: the identity model's
+/// output is its input, as in TFLM.
+mod empty_identity {
+    kiln::include_model!("hostile/empty_identity.tflite");
+}
+mod no_tensors {
+    kiln::include_model!("hostile/no_tensors.tflite");
+}
+
+#[test]
+fn models_without_operators_compile_and_run() {
+    check_golden!(
+        empty_identity,
+        common::repo_root().join("tests/hostile/golden/empty_identity")
+    );
+    let mut m = no_tensors::Model::take().unwrap();
+    m.invoke();
+    const { assert!(no_tensors::ARENA_BYTES == 0 && no_tensors::INPUTS == 0) };
+}

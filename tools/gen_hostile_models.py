@@ -1,0 +1,278 @@
+"""Builds Kiln's hostile test models and records what TFLM does with each.
+
+Writes (paths relative to the repository root):
+  tests/hostile/<name>.tflite     small models an attacker (or a broken converter) could
+                                  produce: no operators, no tensors, extreme scales, sizes no
+                                  32-bit core can address, out-of-range zero points, zero
+                                  strides, wrong output shapes, unknown custom operators
+  tests/hostile/tflm.json         per model: whether the pinned TFLM wheel accepts it
+                                  ("ok") or refuses it (its error, first line), so the Rust
+                                  tests can check that Kiln refuses what TFLM refuses
+  tests/hostile/golden/<name>/    for the models TFLM runs: golden data (seeds 1, 2, 3),
+                                  same format and protocol as ../shared/models/golden
+
+The expected Kiln diagnostics are in tests/hostile.rs, not here. Every model is built with
+the schema object API shipped in tflite-micro and stays under 2 KB.
+
+Run from the repository root:  .venv/bin/python tools/gen_hostile_models.py   (a few seconds)
+"""
+
+import json
+import os
+import pickle
+import shutil
+import sys
+
+import flatbuffers
+import numpy as np
+
+import tflite_common as tc
+
+fb = tc.schema_fb
+OUT = tc.REPO / "tests" / "hostile"
+ARENA = 64 * 1024
+
+
+def tensor(shape, dtype, name, scale=None, zero_point=0, buffer=0, per_channel=None):
+    t = fb.TensorT()
+    t.shape = list(shape)
+    t.type = getattr(fb.TensorType, dtype.upper())
+    t.name = name
+    t.buffer = buffer
+    if per_channel is not None:
+        scales, zps, axis = per_channel
+        q = fb.QuantizationParametersT()
+        q.scale, q.zeroPoint, q.quantizedDimension = list(scales), list(zps), axis
+        t.quantization = q
+    elif scale is not None:
+        q = fb.QuantizationParametersT()
+        q.scale, q.zeroPoint, q.quantizedDimension = [float(scale)], [int(zero_point)], 0
+        t.quantization = q
+    return t
+
+
+class Model:
+    """One subgraph, built up tensor by tensor."""
+
+    def __init__(self):
+        self.tensors = []
+        self.buffers = [fb.BufferT()]  # buffer 0: empty, shared by tensors without data
+        self.codes = []
+        self.ops = []
+
+    def add(self, t, data=None):
+        if data is not None:
+            b = fb.BufferT()
+            b.data = list(np.ascontiguousarray(data).tobytes())
+            self.buffers.append(b)
+            t.buffer = len(self.buffers) - 1
+        self.tensors.append(t)
+        return len(self.tensors) - 1
+
+    def op(self, name, inputs, outputs, options=None, custom=None):
+        code = fb.OperatorCodeT()
+        if custom is not None:
+            code.builtinCode = fb.BuiltinOperator.CUSTOM
+            code.deprecatedBuiltinCode = fb.BuiltinOperator.CUSTOM
+            code.customCode = custom
+        else:
+            c = getattr(fb.BuiltinOperator, name)
+            code.builtinCode = c
+            code.deprecatedBuiltinCode = min(c, 127)
+        code.version = 1
+        self.codes.append(code)
+        o = fb.OperatorT()
+        o.opcodeIndex = len(self.codes) - 1
+        o.inputs, o.outputs = list(inputs), list(outputs)
+        if options is not None:
+            kind, value = options
+            o.builtinOptionsType = getattr(fb.BuiltinOptions, kind)
+            o.builtinOptions = value
+        self.ops.append(o)
+
+    def bytes(self, inputs, outputs):
+        sg = fb.SubGraphT()
+        sg.tensors = self.tensors
+        sg.inputs, sg.outputs = list(inputs), list(outputs)
+        sg.operators = self.ops
+        m = fb.ModelT()
+        m.version = 3
+        m.operatorCodes = self.codes
+        m.subgraphs = [sg]
+        m.buffers = self.buffers
+        b = flatbuffers.Builder(1024)
+        b.Finish(m.Pack(b), file_identifier=b"TFL3")
+        return bytes(b.Output())
+
+
+def opts(cls, **kw):
+    o = getattr(fb, cls + "T")()
+    for k, v in kw.items():
+        if not hasattr(o, k):
+            raise AttributeError(f"{cls}T has no field {k}")
+        setattr(o, k, v)
+    return cls, o
+
+
+def conv(in_scale=0.5, w_scale=0.01, out_scale=0.1, stride=1, out_hw=4, w_zp=0):
+    """CONV_2D 1x1: int8 [1,4,4,2] -> [1,out_hw,out_hw,2], per-channel weights."""
+    m = Model()
+    x = m.add(tensor([1, 4, 4, 2], "int8", "input", in_scale, 0))
+    w = m.add(
+        tensor([2, 1, 1, 2], "int8", "weights", per_channel=([w_scale] * 2, [w_zp] * 2, 0)),
+        np.array([1, -2, 3, -4], np.int8),
+    )
+    b = m.add(
+        tensor([2], "int32", "bias", per_channel=([in_scale * w_scale] * 2, [0, 0], 0)),
+        np.array([10, -10], np.int32),
+    )
+    y = m.add(tensor([1, out_hw, out_hw, 2], "int8", "output", out_scale, 0))
+    m.op("CONV_2D", [x, w, b], [y], opts("Conv2DOptions", padding=fb.Padding.VALID,
+                                          strideW=stride, strideH=stride))
+    return m.bytes([x], [y])
+
+
+def fully_connected(in_scale=0.5, w_scale=0.01, out_scale=0.1):
+    m = Model()
+    x = m.add(tensor([1, 4], "int8", "input", in_scale, 0))
+    w = m.add(tensor([3, 4], "int8", "weights", w_scale, 0),
+              np.arange(-6, 6, dtype=np.int8).reshape(3, 4))
+    y = m.add(tensor([1, 3], "int8", "output", out_scale, 0))
+    m.op("FULLY_CONNECTED", [x, w, -1], [y], opts("FullyConnectedOptions"))
+    return m.bytes([x], [y])
+
+
+def unary(op, dtype="int8", shape=(1, 8), in_zp=0, out_zp=0, in_scale=0.05, out_scale=0.05,
+          options=None):
+    m = Model()
+    x = m.add(tensor(shape, dtype, "input", in_scale, in_zp))
+    y = m.add(tensor(shape, dtype, "output", out_scale, out_zp))
+    m.op(op, [x], [y], options)
+    return m.bytes([x], [y])
+
+
+def add(shape, dtype="int8", zp=0):
+    m = Model()
+    a = m.add(tensor(shape, dtype, "a", 0.05, zp))
+    b = m.add(tensor(shape, dtype, "b", 0.05, zp))
+    y = m.add(tensor(shape, dtype, "sum", 0.1, zp))
+    m.op("ADD", [a, b], [y], opts("AddOptions"))
+    return m.bytes([a, b], [y])
+
+
+def empty_identity():
+    """No operators: one int8 tensor that is both the input and the output."""
+    m = Model()
+    t = m.add(tensor([4], "int8", "x", 1.0, 0))
+    return m.bytes([t], [t])
+
+
+def no_tensors():
+    return Model().bytes([], [])
+
+
+def custom_op():
+    m = Model()
+    x = m.add(tensor([1, 8], "int8", "input", 0.05, 0))
+    y = m.add(tensor([1, 8], "int8", "output", 0.05, 0))
+    m.op(None, [x], [y], custom="MyCustomOp")
+    return m.bytes([x], [y])
+
+
+MODELS = {
+    # graphs without operators or tensors
+    "empty_identity": empty_identity,
+    "no_tensors": no_tensors,
+    # requantization multipliers no kernel can apply
+    "conv_output_scale_denormal": lambda: conv(out_scale=1.4e-45),
+    "conv_input_scale_huge": lambda: conv(in_scale=3e38),
+    "fc_output_scale_tiny": lambda: fully_connected(out_scale=1e-30),
+    "relu_output_scale_tiny": lambda: unary("RELU", out_scale=1e-30),
+    "logistic_input_scale_tiny": lambda: unary("LOGISTIC", in_scale=1e-12, out_scale=1 / 256,
+                                               out_zp=-128),
+    # extreme, but within what the kernels apply: TFLM and Kiln agree byte for byte
+    "conv_output_scale_small": lambda: conv(out_scale=1e-6),
+    "logistic_input_scale_large": lambda: unary("LOGISTIC", in_scale=16.0, out_scale=1 / 256,
+                                                out_zp=-128),
+    # sizes no 32-bit core can address (65535 x 65535 bytes each, in a file of 1 KB)
+    "huge_tensors": lambda: add([65535, 65535]),
+    # tensors that fit one by one (1.6 GB each) but not in one arena
+    "arena_over_address_space": lambda: add([40000, 40000]),
+    # zero points outside the dtype's range, and non-zero weight zero points
+    "relu_zero_point_1000": lambda: unary("RELU", in_zp=1000),
+    "relu_output_zero_point_minus_300": lambda: unary("RELU", out_zp=-300),
+    "conv_weights_zero_point_3": lambda: conv(w_zp=3),
+    "add_int16_zero_point_5": lambda: add([1, 8], "int16", zp=5),
+    # operators TFLM's Prepare or Kiln's lowering refuse
+    "conv_stride_zero": lambda: conv(stride=0),
+    "conv_wrong_output_shape": lambda: conv(out_hw=3),
+    "custom_op": custom_op,
+}
+
+
+def _ids(v):
+    """A subgraph's input or output list (None or a numpy array in the object API)."""
+    return [] if v is None else [int(i) for i in v]
+
+
+def _tflm_verdict_here(data):
+    model = tc.load_model(data)
+    sg = model.subgraphs[0]
+    with tc.captured_stderr() as log:
+        try:
+            it = tc.make_interpreter(data, ARENA)
+            ins = [tc.tensor_details(model, t) for t in _ids(sg.inputs)]
+            rng = np.random.default_rng(1)
+            xs = [tc.random_input(rng, d["shape"], d["dtype"]) for d in ins]
+            tc.run_tflm(it, xs, len(_ids(sg.outputs)))
+            return "ok"
+        except Exception as e:  # noqa: BLE001
+            first = (str(e) or log["text"]).strip().splitlines()
+            return "error: " + (first[0] if first else type(e).__name__)
+
+
+def tflm_verdict(data):
+    """"ok" if TFLM prepares and invokes the model, else "error: ..." (in a forked child:
+    TFLM may crash on a hostile model)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            try:
+                res = _tflm_verdict_here(data)
+            except Exception as e:  # noqa: BLE001
+                res = f"error: {e}"
+            with os.fdopen(w, "wb") as f:
+                pickle.dump(res, f)
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        raw = f.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return f"error: TFLM crashed (signal {os.WTERMSIG(status)})"
+    return pickle.loads(raw)
+
+
+def main():
+    if OUT.exists():
+        shutil.rmtree(OUT)
+    (OUT / "golden").mkdir(parents=True)
+    verdicts = {}
+    for name, build in MODELS.items():
+        data = build()
+        assert len(data) < 2048, f"{name}: {len(data)} bytes"
+        path = OUT / f"{name}.tflite"
+        path.write_bytes(data)
+        verdict = tflm_verdict(data)
+        verdicts[name] = verdict
+        if verdict == "ok" and _ids(tc.load_model(data).subgraphs[0].inputs):
+            tc.write_golden(path, OUT / "golden" / name, arena_size=ARENA)
+        print(f"{name:36} {len(data):5} B  TFLM: {verdict}", file=sys.stderr)
+    (OUT / "tflm.json").write_text(json.dumps(verdicts, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()
