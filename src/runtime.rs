@@ -107,6 +107,19 @@ impl<const N: usize> Weights<N> {
     pub const fn bytes(&self) -> &[u8] {
         &self.0
     }
+
+    /// The `N` bytes at `offset` of a model file, at compile time: generated code reads each
+    /// weight buffer as `Weights::from_file(include_bytes!("model.tflite"), offset)`, so the
+    /// weights never pass through a Rust literal (the compiler holds the file once).
+    pub const fn from_file(file: &[u8], offset: usize) -> Self {
+        match file.split_at_checked(offset) {
+            Some((_, rest)) => match rest.first_chunk::<N>() {
+                Some(bytes) => Weights(*bytes),
+                None => panic!("the model file changed: a weight buffer runs past its end"),
+            },
+            None => panic!("the model file changed: a weight buffer starts past its end"),
+        }
+    }
 }
 
 /// Splits `arena` into `K` shared input slices and one exclusive output slice.

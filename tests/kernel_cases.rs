@@ -100,10 +100,8 @@ fn every_supported_operator_matches_tflm_on_every_case() {
         // in-place form for every operator the planner lets overwrite its input (a single
         // operator's input dies at it).
         let options = kiln_build::Options {
-            ram_budget: None,
-            flash_budget: None,
             plan: PlanOptions::default(),
-            model_name: None,
+            ..kiln_build::Options::default()
         };
         for (i, case) in cases.iter().enumerate().take(20) {
             match kiln_build::compile_tokens(&case.model, &options) {

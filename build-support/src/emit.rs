@@ -22,6 +22,10 @@ pub fn emit(graph: &Graph, plan: &Plan, options: &Options) -> Result<TokenStream
     let mut e = Emitter {
         graph,
         plan,
+        model_file: options
+            .model_file
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
         items: Vec::new(),
         body: Vec::new(),
         weights: BTreeMap::new(),
@@ -36,6 +40,8 @@ pub fn emit(graph: &Graph, plan: &Plan, options: &Options) -> Result<TokenStream
 struct Emitter<'a> {
     graph: &'a Graph,
     plan: &'a Plan,
+    /// The model file weights are read from (`include_bytes!`), if known.
+    model_file: Option<String>,
     /// Consts and statics, in emission order.
     items: Vec<TokenStream>,
     /// Statements of `invoke()`.
@@ -387,7 +393,12 @@ impl<'a> Emitter<'a> {
     /// The name of a constant tensor's static (emitted on first use).
     fn weight_static(&mut self, t: TensorId) -> Result<Ident> {
         let tensor = self.tensor(t);
-        let TensorKind::Constant { buffer, data } = &tensor.kind else {
+        let TensorKind::Constant {
+            buffer,
+            offset,
+            data,
+        } = &tensor.kind
+        else {
             return Err(
                 Diagnostic::new(ErrorKind::InvalidPlan, "a constant is expected")
                     .at_tensor(t.0, tensor.name.clone()),
@@ -398,15 +409,26 @@ impl<'a> Emitter<'a> {
         }
         let name = format_ident!("BUFFER_{}", buffer);
         let len = u(data.len());
-        let lit = Literal::byte_string(data);
         let doc = format!(
             " Model buffer {buffer}: `{}` ({} bytes).",
             tensor.name,
             data.len()
         );
+        // From the model file where it is known: the bytes never become a literal, so the
+        // compiler holds them once however large they are.
+        let value = match &self.model_file {
+            Some(file) => {
+                let at = u(*offset);
+                quote!(::kiln::runtime::Weights::from_file(::core::include_bytes!(#file), #at))
+            }
+            None => {
+                let lit = Literal::byte_string(data);
+                quote!(::kiln::runtime::Weights(*#lit))
+            }
+        };
         self.items.push(quote! {
             #[doc = #doc]
-            static #name: ::kiln::runtime::Weights<#len> = ::kiln::runtime::Weights(*#lit);
+            static #name: ::kiln::runtime::Weights<#len> = #value;
         });
         self.weights.insert(*buffer, name.clone());
         Ok(name)
@@ -860,6 +882,15 @@ impl<'a> Emitter<'a> {
             elided_docs.push(format!(" - op {} ({}): {what}.", op.id.0, op.kind.name()));
         }
         let budget = budget_checks(options, plan, g, flash_bytes)?;
+        // The weight statics read the model file, so the crate rebuilds when it changes; a
+        // model without weights gets a marker that does (its length only: a `&[u8]` const of
+        // a large file costs the compiler several copies of it).
+        let rebuild_marker = match &self.model_file {
+            Some(file) if self.weights.is_empty() => quote! {
+                const _: usize = ::core::include_bytes!(#file).len();
+            },
+            _ => quote!(),
+        };
         let arena_binding = if body.is_empty() {
             quote!()
         } else {
@@ -878,6 +909,7 @@ impl<'a> Emitter<'a> {
             pub const OUTPUTS: usize = #n_out;
             #(#io_items)*
             #budget
+            #rebuild_marker
 
             static ARENA: ::kiln::runtime::Arena<::kiln::runtime::align::#align, ARENA_BYTES> = ::kiln::runtime::Arena::new();
             #state_init

@@ -42,6 +42,10 @@ pub struct Options {
     pub plan: PlanOptions,
     /// The model's file name, for messages that the compiler prints (budget assertions).
     pub model_name: Option<String>,
+    /// The model's file (an absolute path). With it, the generated code reads each weight
+    /// buffer from the file with `include_bytes!` (which also rebuilds the crate when the
+    /// file changes); without it, weights are emitted as byte-string literals.
+    pub model_file: Option<PathBuf>,
 }
 
 /// A model compiled to tokens, with the graph and plan that produced them.
@@ -128,6 +132,7 @@ impl Model {
         };
         let options = Options {
             model_name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            model_file: Some(path.canonicalize().unwrap_or_else(|_| path.clone())),
             ..Options::default()
         };
         Model {

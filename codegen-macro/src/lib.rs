@@ -285,6 +285,7 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
         flash_budget: budget(&args.flash_budget),
         plan,
         model_name: Some(name.clone()),
+        model_file: Some(path.canonicalize().unwrap_or_else(|_| path.clone())),
     };
     // A bug in Kiln must still be a compile error, not a proc-macro panic.
     let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -311,14 +312,7 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
             None => syn::Error::new(span, message),
         }
     })?;
-    let tokens = compiled.tokens;
-    let abs = path.canonicalize().unwrap_or(path);
-    let abs = abs.to_string_lossy();
-    Ok(quote! {
-        // Rebuild when the model changes.
-        const _: &[u8] = ::core::include_bytes!(#abs);
-        #tokens
-    })
+    Ok(compiled.tokens)
 }
 
 #[cfg(test)]
@@ -335,14 +329,10 @@ mod tests {
         p.canonicalize().unwrap().to_string_lossy().into_owned()
     }
 
-    /// The macro's expansion without its rebuild marker (`const _: &[u8] = include_bytes!(..);`).
+    /// The macro's expansion.
     fn macro_tokens(input: proc_macro2::TokenStream) -> String {
         let args: Args = syn::parse2(input).unwrap();
-        let full = expand(&args).unwrap().to_string();
-        let (_, rest) = full
-            .split_once(") ;")
-            .expect("the rebuild marker comes first");
-        rest.trim().to_string()
+        expand(&args).unwrap().to_string()
     }
 
     #[test]

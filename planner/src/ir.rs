@@ -94,7 +94,13 @@ pub enum Quantization {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TensorKind {
     /// Weights and other constants: bytes held in flash. Tensors may share a buffer.
-    Constant { buffer: usize, data: Vec<u8> },
+    /// `offset` is where the bytes start in the model file (the emitter reads them from
+    /// there at compile time).
+    Constant {
+        buffer: usize,
+        offset: usize,
+        data: Vec<u8>,
+    },
     /// State that survives `invoke()` (LSTM/SVDF): planned outside the reused region.
     Variable,
     /// Produced and consumed during one `invoke()`: planned in the arena.
@@ -410,7 +416,7 @@ impl Graph {
     pub fn weights_bytes(&self) -> usize {
         let mut seen = std::collections::BTreeMap::new();
         for t in &self.tensors {
-            if let TensorKind::Constant { buffer, data } = &t.kind {
+            if let TensorKind::Constant { buffer, data, .. } = &t.kind {
                 seen.insert(*buffer, data.len());
             }
         }

@@ -42,12 +42,14 @@ const OP0: ::kiln::kernels::fully_connected::Params = ::kiln::kernels::fully_con
     float_activation_max: 0.0,
 };
 /// Model buffer 7: `sequential/dense/MatMul` (16 bytes).
-static BUFFER_7: ::kiln::runtime::Weights<16> = ::kiln::runtime::Weights(
-    *b"\xF7\xCA9Ghsbc@\xE6\x7F\x19\xAED_V",
+static BUFFER_7: ::kiln::runtime::Weights<16> = ::kiln::runtime::Weights::from_file(
+    ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
+    512,
 );
 /// Model buffer 6: `sequential/dense/BiasAdd/ReadVariableOp` (64 bytes).
-static BUFFER_6: ::kiln::runtime::Weights<64> = ::kiln::runtime::Weights(
-    *b"\0\0\0\0\0\0\0\0\xC2\xEA\xFF\xFFu\xEA\xFF\xFF\xB8\xFA\xFF\xFF$\xFA\xFF\xFF\xC8\xEF\xFF\xFF\xAC\xFF\xFF\xFFD\r\0\0\0\0\0\0\xBD\x07\0\x003\xEA\xFF\xFF\0\0\0\0\xCC\xE4\xFF\xFFO\r\0\0\xCF\xE3\xFF\xFF",
+static BUFFER_6: ::kiln::runtime::Weights<64> = ::kiln::runtime::Weights::from_file(
+    ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
+    544,
 );
 /// Parameters of op 1 (FULLY_CONNECTED).
 const OP1: ::kiln::kernels::fully_connected::Params = ::kiln::kernels::fully_connected::Params {
@@ -65,12 +67,14 @@ const OP1: ::kiln::kernels::fully_connected::Params = ::kiln::kernels::fully_con
     float_activation_max: 0.0,
 };
 /// Model buffer 5: `sequential/dense_1/MatMul` (256 bytes).
-static BUFFER_5: ::kiln::runtime::Weights<256> = ::kiln::runtime::Weights(
-    *b"\xF4\x1A\xED\t\x19!\xF4$\xE0!\xEF\xBC\xF7\xF5\xFA\x19\x03\xDC\xD2\x02\x06\xF9\xF4\x02\xFF\xFA\xEF\xF1\xEF\xD3'\xE1\xFB'\xDD\xEB\xDB\xE4\x05\x1A\x17\xFC$\x12\x15\xEF\x1E\xE4\x10\xFE\x14\xDA\x1C\xF8\xF3\xF1\xEF\xE2\xF3\t\xE3\xE9\xED\xE3\xE4\x15\x07\x0B\x04\x1B\x1A\xFE\xEB\x01\xDE!\xE6\x0B\xEC\x03#\n\"$\x1E'\x03\xE6\x03$\xFF\xC0\x11\xF8\xFC\xF1\x11\x0C\xF5\xE0\xF3\x07\x17\xE5\xE8\xED\xFA\xDC\xE8#\xFB\x07\xDD\xFB\xFD\0\x14&\x11\x17\xE7\xF1\x11\xEA\x02&\x04\x04%!\x1D\n\xDB\x1D\xDC \x01\xFA\xE37\x0B\xF1\x1A\x16\xEF\x1C\xE7\x03\xE0\x16\x02\x03!\x18\t.\xD9\xE5\x14\x0B\xEA\x1A\xFC\xD8\x13\0\xC4\xD8\xEC\xD9\xFE\r\x19 \xD8\xD6\xE2\x1F\xE9\xD7\xCA\xE2\xDD\xC6\x13\xE7\x04>\0\x01\x14\xC7\xDB\xE7\x15\x15\xF5\x06\xD6\x1A\xDC\t\"\xFE\x08\x02\x13\xEF\x19\x1E\xE2\t\xFD\xF3\x14\xDD\xDA \xD9\x0F\xE3\xF9\xF7\xEE\xE9$\xE6)\0\x07\x16\xE2\x1E\r#\xD3\xDD\xF7\x14\xFA\x08\"&!\t\x08\x0F\x0B\xE0\x12\xF4\x7F\xDCX\xE5&",
+static BUFFER_5: ::kiln::runtime::Weights<256> = ::kiln::runtime::Weights::from_file(
+    ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
+    624,
 );
 /// Model buffer 4: `sequential/dense_1/BiasAdd/ReadVariableOp` (64 bytes).
-static BUFFER_4: ::kiln::runtime::Weights<64> = ::kiln::runtime::Weights(
-    *b"'\xFD\xFF\xFF\xA2\x07\0\0b\x02\0\0\0\0\0\0\xF1\0\0\0)\xFE\xFF\xFF\xDD\xFF\xFF\xFF\x9D\xFC\xFF\xFF;\x02\0\0E\x02\0\0\xA4\x10\0\0g\x0F\0\0O\x02\0\0\0\0\0\0\x87\xFC\xFF\xFF\x11\xEC\xFF\xFF",
+static BUFFER_4: ::kiln::runtime::Weights<64> = ::kiln::runtime::Weights::from_file(
+    ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
+    896,
 );
 /// Parameters of op 2 (FULLY_CONNECTED).
 const OP2: ::kiln::kernels::fully_connected::Params = ::kiln::kernels::fully_connected::Params {
@@ -88,12 +92,14 @@ const OP2: ::kiln::kernels::fully_connected::Params = ::kiln::kernels::fully_con
     float_activation_max: 0.0,
 };
 /// Model buffer 3: `sequential/dense_2/MatMul` (16 bytes).
-static BUFFER_3: ::kiln::runtime::Weights<16> = ::kiln::runtime::Weights(
-    *b"\xD9;'\x15\x1C\xE0\xDE\xDD\x0F\x1B\xC5\xD7\x12\xDD\xF9\x7F",
+static BUFFER_3: ::kiln::runtime::Weights<16> = ::kiln::runtime::Weights::from_file(
+    ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
+    976,
 );
 /// Model buffer 2: `sequential/dense_2/BiasAdd/ReadVariableOp` (4 bytes).
-static BUFFER_2: ::kiln::runtime::Weights<4> = ::kiln::runtime::Weights(
-    *b"\xAD\x01\0\0",
+static BUFFER_2: ::kiln::runtime::Weights<4> = ::kiln::runtime::Weights::from_file(
+    ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
+    1024,
 );
 /// The compiled model. There is one: [`Model::take`] hands it out once.
 pub struct Model {

@@ -166,7 +166,13 @@ impl<'a> Reader<'a> {
         Ok(graph)
     }
 
-    fn buffer_data(&self, index: u32, tensor: usize, name: &str) -> Result<Option<Vec<u8>>> {
+    /// The bytes of buffer `index` and where they start in the file, if it has any.
+    fn buffer_data(
+        &self,
+        index: u32,
+        tensor: usize,
+        name: &str,
+    ) -> Result<Option<(usize, Vec<u8>)>> {
         let buffers = self.model.buffers();
         let count = buffers.map_or(0, |b| b.len());
         let at = |d: Diagnostic| d.at_tensor(tensor, name);
@@ -184,7 +190,10 @@ impl<'a> Reader<'a> {
                 .checked_add(size)
                 .filter(|&e| e <= self.bytes.len() as u64);
             return match end {
-                Some(end) => Ok(Some(self.bytes[offset as usize..end as usize].to_vec())),
+                Some(end) => Ok(Some((
+                    offset as usize,
+                    self.bytes[offset as usize..end as usize].to_vec(),
+                ))),
                 None => Err(at(Diagnostic::malformed(
                     "the tensor's buffer lies outside the file",
                 )
@@ -194,10 +203,12 @@ impl<'a> Reader<'a> {
                 ))),
             };
         }
-        Ok(buffer
-            .data()
-            .filter(|d| !d.is_empty())
-            .map(|d| d.bytes().to_vec()))
+        Ok(buffer.data().filter(|d| !d.is_empty()).map(|d| {
+            let bytes = d.bytes();
+            // The verifier proved the vector lies inside `self.bytes`.
+            let offset = bytes.as_ptr() as usize - self.bytes.as_ptr() as usize;
+            (offset, bytes.to_vec())
+        }))
     }
 
     fn tensors(&self, sg: &fb::SubGraph<'a>) -> Result<Vec<Tensor>> {
@@ -268,7 +279,7 @@ impl<'a> Reader<'a> {
                         "variable tensors with initial values are not supported",
                     )));
                 }
-                (Some(d), false) => {
+                (Some((offset, d)), false) => {
                     if d.len() != bytes {
                         return Err(at(Diagnostic::malformed(
                             "the buffer's length does not match the tensor's shape and type",
@@ -285,6 +296,7 @@ impl<'a> Reader<'a> {
                     }
                     TensorKind::Constant {
                         buffer: t.buffer() as usize,
+                        offset,
                         data: d,
                     }
                 }
