@@ -1,7 +1,8 @@
 //! The emitter: lowered steps to Rust tokens. The only one; both front ends call it.
 //!
 //! Each [`Step`] becomes one kernel call with constant parameters and arena slices at
-//! constant offsets; weights become aligned byte-string statics. The output is
+//! constant offsets; weights become aligned statics read from the model file with
+//! `include_bytes!` (byte-string literals when no file is given). The output is
 //! deterministic: names come from indices, and items are emitted in plan order.
 
 use crate::Options;

@@ -1,7 +1,12 @@
 //! The `kiln` command line: inspect how Kiln plans a model's memory.
+//!
+//! `kiln plan` runs the whole compile path of `include_model!` (read, plan, verify, lower,
+//! emit, budgets) and reports the plan, so "does this model compile?" has one answer: it
+//! exits non-zero with the macro's diagnostic when the macro would refuse the model.
 
 use clap::{Parser, Subcommand};
-use kiln_planner::{PlanOptions, plan, read_model, report};
+use kiln_build::{Budget, Options};
+use kiln_planner::{PlanOptions, report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -61,6 +66,12 @@ enum Command {
         /// Every optimisation off: the stored order placed by TFLM's greedy rule, as TFLM.
         #[arg(long)]
         unoptimised: bool,
+        /// Fail if arena + persistent state exceed this many bytes (`ram_budget`).
+        #[arg(long, value_name = "BYTES")]
+        ram_budget: Option<usize>,
+        /// Fail if weights + constants exceed this many bytes (`flash_budget`).
+        #[arg(long, value_name = "BYTES")]
+        flash_budget: Option<usize>,
     },
 }
 
@@ -82,6 +93,8 @@ fn main() -> ExitCode {
             no_in_place,
             no_concat_slices,
             unoptimised,
+            ram_budget,
+            flash_budget,
         } => {
             let mut options = if unoptimised {
                 PlanOptions::unoptimised()
@@ -104,15 +117,22 @@ fn main() -> ExitCode {
             options.aliasing.pointwise &= !(no_alias || no_in_place);
             options.aliasing.concat &= !(no_alias || no_concat_slices);
             let shown = model.display().to_string();
+            let options = Options {
+                ram_budget: ram_budget.map(Budget::Bytes),
+                flash_budget: flash_budget.map(Budget::Bytes),
+                plan: options,
+                model_name: None,
+                model_file: None,
+            };
+            // The compile path of `include_model!`, lowering and emission included.
             let result = std::fs::read(&model)
                 .map_err(|e| format!("cannot read {shown}: {e}"))
-                .and_then(|bytes| read_model(&bytes).map_err(|d| format!("{shown}: {d}")))
-                .and_then(|graph| {
-                    let p = plan(&graph, &options).map_err(|d| format!("{shown}: {d}"))?;
-                    Ok((graph, p))
+                .and_then(|bytes| {
+                    kiln_build::compile_tokens(&bytes, &options)
+                        .map_err(|d| format!("{shown}: {d}"))
                 });
             let (graph, p) = match result {
-                Ok(x) => x,
+                Ok(c) => (c.graph, c.plan),
                 Err(e) => {
                     eprintln!("error: {e}");
                     return ExitCode::FAILURE;

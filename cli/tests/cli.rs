@@ -1,5 +1,6 @@
 //! The `kiln` command line: text report, JSON fields, SVG, and errors.
 
+#[path = "../../planner/tests/common/mod.rs"]
 mod common;
 use common::*;
 use std::process::Command;

@@ -1,5 +1,6 @@
 //! The `kiln plan` switches for each optimisation, and the order and bound report.
 
+#[path = "../../planner/tests/common/mod.rs"]
 mod common;
 use common::*;
 use std::process::Command;
