@@ -5,10 +5,13 @@ Writes (paths relative to the repository root):
                                            with int8 per-tensor weights near the identity and
                                            an int32 bias, RELU), int8 [1, 16] in and out,
                                            seeded weights
-  tests/models/golden/scale_chain_2000/    golden data (seeds 1, 2, 3), same format and
+  tests/models/scale_relu_2000.tflite      2,000 RELUs in a chain (int8 [1, 64]): the worst
+                                           case of in-place grouping (one group of 2,001
+                                           tensors)
+  tests/models/golden/<name>/              golden data (seeds 1, 2, 3), same format and
                                            protocol as ../shared/models/golden
 
-It is the 2,000-operator model `include_model!` must compile quickly (tests/e2e_scale.rs).
+They are the 2,000-operator models `include_model!` must compile quickly (tests/e2e_scale.rs).
 Built with the schema object API shipped in tflite-micro (the converter would fold it).
 
 Run from the repository root:  .venv/bin/python tools/gen_scale_models.py   (a few seconds)
@@ -45,11 +48,24 @@ def chain():
     return m.bytes([first], [x])
 
 
+def relus(n=2000):
+    m = Model()
+    x = m.add(tensor([1, 64], "int8", "input", 0.05, 0))
+    first = x
+    for i in range(n):
+        # Alternating zero points, so every RELU changes something.
+        y = m.add(tensor([1, 64], "int8", f"relu{i}", 0.05, -1 - (i % 3)))
+        m.op("RELU", [x], [y])
+        x = y
+    return m.bytes([first], [x])
+
+
 def main():
-    path = OUT / "scale_chain_2000.tflite"
-    path.write_bytes(chain())
-    tc.write_golden(path, OUT / "golden" / "scale_chain_2000")
-    print(f"{path.name}: {path.stat().st_size} bytes")
+    for name, build in [("scale_chain_2000", chain), ("scale_relu_2000", relus)]:
+        path = OUT / f"{name}.tflite"
+        path.write_bytes(build())
+        tc.write_golden(path, OUT / "golden" / name)
+        print(f"{path.name}: {path.stat().st_size} bytes")
 
 
 if __name__ == "__main__":
