@@ -6,7 +6,7 @@
 //! deterministic: names come from indices, and items are emitted in plan order.
 
 use crate::Options;
-use crate::lower::{self, Kernel, Operand, PadValue, PerChannel, Step};
+use crate::lower::{self, Operand, PerChannel, Step};
 use kiln_planner::alias::OpMode;
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::{DType, Graph, Quantization, TensorId, TensorKind};
@@ -18,6 +18,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Lowers and emits a planned graph.
+///
+/// The shared part of every kernel call (operand bindings to arena slices and weight statics,
+/// state and scratch slices, the block around the call) is written here; each kernel writes
+/// its own statement through a [`Call`].
 pub fn emit(graph: &Graph, plan: &Plan, options: &Options) -> Result<TokenStream> {
     let steps = lower::lower(graph, plan)?;
     let mut e = Emitter {
@@ -105,285 +109,186 @@ fn debug_expr(path: &TokenStream, debug: &str) -> TokenStream {
     quote!(#path { #fields })
 }
 
-/// How a kernel is called: its function and the constants before the tensor arguments.
-struct Callee {
-    /// `module::function`, under `::kiln::kernels`.
-    function: TokenStream,
-    /// The module and the function's name.
-    path: (String, String),
-    /// Parameter struct type and value (Debug form).
-    params: Option<(TokenStream, String)>,
-    tables: Option<PerChannel>,
-    broadcast: Option<kiln_kernels::broadcast::Broadcast>,
-}
-
-fn callee(kernel: &Kernel) -> Callee {
-    match kernel {
-        Kernel::FullyConnectedS8(p) => {
-            callee_of("fully_connected", "fully_connected_s8", p, None, None)
-        }
-        Kernel::FullyConnectedPerChannelS8(p, t) => callee_of(
-            "fully_connected",
-            "fully_connected_per_channel_s8",
-            p,
-            Some(t),
-            None,
-        ),
-        Kernel::FullyConnectedF32(p) => {
-            callee_of("fully_connected", "fully_connected_f32", p, None, None)
-        }
-        Kernel::Conv2dS8(p, t) => callee_of("conv_2d", "conv_2d_s8", p, Some(t), None),
-        Kernel::Conv2dF32(p) => callee_of("conv_2d", "conv_2d_f32", p, None, None),
-        Kernel::DepthwiseConv2dS8(p, t) => callee_of(
-            "depthwise_conv_2d",
-            "depthwise_conv_2d_s8",
-            p,
-            Some(t),
-            None,
-        ),
-        Kernel::DepthwiseConv2dF32(p) => {
-            callee_of("depthwise_conv_2d", "depthwise_conv_2d_f32", p, None, None)
-        }
-        Kernel::AveragePoolS8(p) => callee_of("pooling", "average_pool_s8", p, None, None),
-        Kernel::AveragePoolF32(p) => callee_of("pooling", "average_pool_f32", p, None, None),
-        Kernel::MaxPoolS8(p) => callee_of("pooling", "max_pool_s8", p, None, None),
-        Kernel::MaxPoolF32(p) => callee_of("pooling", "max_pool_f32", p, None, None),
-        Kernel::SoftmaxS8(p) => callee_of("softmax", "softmax_s8", p, None, None),
-        Kernel::SoftmaxS8S16(p) => callee_of("softmax", "softmax_s8_s16", p, None, None),
-        Kernel::SoftmaxF32(p) => callee_of("softmax", "softmax_f32", p, None, None),
-        Kernel::AddS8(p, b) => binary("add", "s8", p, b),
-        Kernel::AddS8Tables(p, _, _) => callee_of("add", "add_s8_tables", p, None, None),
-        Kernel::AddS16(p, b) => binary("add", "s16", p, b),
-        Kernel::AddF32(p, b) => binary("add", "f32", p, b),
-        Kernel::SubS8(p, b) => binary("sub", "s8", p, b),
-        Kernel::SubF32(p, b) => binary("sub", "f32", p, b),
-        Kernel::MulS8(p, b) => binary("mul", "s8", p, b),
-        Kernel::MulF32(p, b) => binary("mul", "f32", p, b),
-        Kernel::LogisticS8(p) => callee_of("logistic", "logistic_s8", p, None, None),
-        Kernel::TanhS8(p) => {
-            let mut c = callee_of("tanh", "tanh_s8", p, None, None);
-            c.params = Some((quote!(::kiln::kernels::logistic::Params), format!("{p:?}")));
-            c
-        }
-        Kernel::ReluS8(p) => callee_of("relu", "relu_s8", p, None, None),
-        Kernel::Relu6S8(p) => callee_of("relu", "relu6_s8", p, None, None),
-        Kernel::ReluF32 => plain("relu", "relu_f32"),
-        Kernel::Relu6F32 => plain("relu", "relu6_f32"),
-        Kernel::QuantizeF32S8(p) => callee_of("quantize", "quantize_f32_s8", p, None, None),
-        Kernel::RequantizeS8S8(p) => callee_of("quantize", "requantize_s8_s8", p, None, None),
-        Kernel::DequantizeS8F32(p) => callee_of("dequantize", "dequantize_s8_f32", p, None, None),
-        Kernel::Concatenation(p, _) => callee_of("concatenation", "concatenation", p, None, None),
-        Kernel::Pad(p, _, _) => callee_of("pad", "pad", p, None, None),
-        Kernel::SvdfS8(p) => callee_of("svdf", "svdf_s8", p, None, None),
-        Kernel::SvdfS8S16(p) => callee_of("svdf", "svdf_s8_s16", p, None, None),
-        Kernel::SvdfF32(p) => callee_of("svdf", "svdf_f32", p, None, None),
-        Kernel::LstmS8(p, _) => callee_of("lstm", "lstm_s8", p, None, None),
-        Kernel::Conv2dS16(p, t) => callee_of("conv_2d", "conv_2d_s16", p, Some(t), None),
-        Kernel::Conv2dS16Bias32(p, t) => {
-            callee_of("conv_2d", "conv_2d_s16_bias32", p, Some(t), None)
-        }
-        Kernel::DepthwiseConv2dS16(p, t) => callee_of(
-            "depthwise_conv_2d",
-            "depthwise_conv_2d_s16",
-            p,
-            Some(t),
-            None,
-        ),
-        Kernel::FullyConnectedS16(p) => {
-            callee_of("fully_connected", "fully_connected_s16", p, None, None)
-        }
-        Kernel::FullyConnectedS16Bias32(p) => callee_of(
-            "fully_connected",
-            "fully_connected_s16_bias32",
-            p,
-            None,
-            None,
-        ),
-        Kernel::FullyConnectedPerChannelS16(p, t) => callee_of(
-            "fully_connected",
-            "fully_connected_per_channel_s16",
-            p,
-            Some(t),
-            None,
-        ),
-        Kernel::FullyConnectedPerChannelS16Bias32(p, t) => callee_of(
-            "fully_connected",
-            "fully_connected_per_channel_s16_bias32",
-            p,
-            Some(t),
-            None,
-        ),
-        Kernel::SoftmaxS16(p, _, _) => callee_of("softmax", "softmax_s16", p, None, None),
-        Kernel::MeanS8(p) => callee_of("mean", "mean_s8", p, None, None),
-        Kernel::MeanS16(p) => callee_of("mean", "mean_s16", p, None, None),
-        Kernel::MeanF32(p) => callee_of("mean", "mean_f32", p, None, None),
-        Kernel::Requantize(p, a, b) => {
-            let f = format!("requantize_{}_{}", int_suffix(*a), int_suffix(*b));
-            callee_of("requantize", &f, p, None, None)
-        }
-        Kernel::LeakyReluS8(p) => callee_of("leaky_relu", "leaky_relu_s8", p, None, None),
-        Kernel::LeakyReluS16(p) => callee_of("leaky_relu", "leaky_relu_s16", p, None, None),
-        Kernel::LeakyReluF32(p) => callee_of("leaky_relu", "leaky_relu_f32", p, None, None),
-        Kernel::HardSwishS8(p) => callee_of("hard_swish", "hard_swish_s8", p, None, None),
-        Kernel::HardSwishF32 => plain("hard_swish", "hard_swish_f32"),
-        Kernel::LogisticF32 => plain("activations_f32", "logistic_f32"),
-        Kernel::TanhF32 => plain("activations_f32", "tanh_f32"),
-        Kernel::Maximum(_, b) | Kernel::Minimum(_, b) => {
-            let name = if matches!(kernel, Kernel::Maximum(..)) {
-                "maximum"
-            } else {
-                "minimum"
-            };
-            let f = match b {
-                Some(_) => format!("{name}_broadcast"),
-                None => name.to_string(),
-            };
-            let mut c = plain("maximum_minimum", &f);
-            c.broadcast = *b;
-            c
-        }
-        Kernel::DivF32(p, b) => binary("div", "f32", p, b),
-        Kernel::Cast(..) => plain("cast", "cast"),
-        Kernel::Transpose(p, _) => callee_of("transpose", "transpose", p, None, None),
-        Kernel::StridedSlice(p, _) => callee_of("strided_slice", "strided_slice", p, None, None),
-        Kernel::ResizeNearestNeighbor(p, _) => callee_of(
-            "resize_nearest_neighbor",
-            "resize_nearest_neighbor",
-            p,
-            None,
-            None,
-        ),
-        Kernel::ResizeBilinearS8(p) => {
-            callee_of("resize_bilinear", "resize_bilinear_s8", p, None, None)
-        }
-        Kernel::ResizeBilinearF32(p) => {
-            callee_of("resize_bilinear", "resize_bilinear_f32", p, None, None)
-        }
-        Kernel::TransposeConvS8(p, t) => {
-            callee_of("transpose_conv", "transpose_conv_s8", p, Some(t), None)
-        }
-        Kernel::TransposeConvF32(p) => {
-            callee_of("transpose_conv", "transpose_conv_f32", p, None, None)
-        }
-        Kernel::Copy => Callee {
-            function: TokenStream::new(),
-            path: (String::new(), String::new()),
-            params: None,
-            tables: None,
-            broadcast: None,
-        },
-    }
-}
-
-/// The in-place form of a kernel that overwrites its input `input` (see `kiln_kernels`:
-/// unary kernels `f_in_place(.., data)`, binary ones `f_in_place1`/`f_in_place2` with that
-/// input's slice `&mut` and no output), if Kiln has one.
-fn in_place_function(kernel: &Kernel, c: &Callee, input: usize) -> Option<TokenStream> {
-    let unary = matches!(
-        kernel,
-        Kernel::ReluS8(_)
-            | Kernel::Relu6S8(_)
-            | Kernel::ReluF32
-            | Kernel::Relu6F32
-            | Kernel::LogisticS8(_)
-            | Kernel::TanhS8(_)
-            | Kernel::LogisticF32
-            | Kernel::TanhF32
-            | Kernel::LeakyReluS8(_)
-            | Kernel::LeakyReluS16(_)
-            | Kernel::LeakyReluF32(_)
-            | Kernel::HardSwishS8(_)
-            | Kernel::HardSwishF32
-            | Kernel::RequantizeS8S8(_)
-            | Kernel::Requantize(_, lower::Elem::I16, lower::Elem::I16)
+/// `::kiln::kernels::<module>::<function>`.
+pub fn kernel_fn(module: &str, function: &str) -> TokenStream {
+    let (m, f) = (
+        Ident::new(module, Span::call_site()),
+        Ident::new(function, Span::call_site()),
     );
-    let binary = matches!(
-        kernel,
-        Kernel::AddS8(_, None)
-            | Kernel::AddS8Tables(..)
-            | Kernel::AddS16(_, None)
-            | Kernel::AddF32(_, None)
-            | Kernel::MulS8(_, None)
-            | Kernel::MulF32(_, None)
-    );
-    let depthwise = match kernel {
-        Kernel::DepthwiseConv2dS8(p, _)
-        | Kernel::DepthwiseConv2dS16(p, _)
-        | Kernel::DepthwiseConv2dF32(p) => kiln_kernels::depthwise_conv_2d::in_place_supported(p),
-        _ => false,
-    };
-    let pointwise = match kernel {
-        Kernel::Conv2dS8(p, _) | Kernel::Conv2dF32(p) => {
-            kiln_kernels::conv_2d::pointwise_in_place_supported(p)
+    quote!(::kiln::kernels::#m::#f)
+}
+
+/// What a kernel's [`emit`](crate::lower::Kernel::emit) works with: the operands of its call
+/// as tokens (arena slices and weights already bound, viewed as their element types), and
+/// the emitter, for the constants the call needs (parameter structs and tables, emitted as
+/// `OP<k>...` items in flash).
+pub struct Call<'e, 'a> {
+    emitter: &'e mut Emitter<'a>,
+    k: usize,
+    op_name: &'a str,
+    /// Per operand slot: the typed view (`Some(..)`/`None` for optional operands), empty for
+    /// the input the output overwrites.
+    typed: Vec<TokenStream>,
+    /// Per operand slot: the bytes (`in0`, `BUFFER_3.bytes()`).
+    raw: Vec<TokenStream>,
+    /// The output, viewed as its element type.
+    out: TokenStream,
+    /// The view function of the output's element type (`i8s_mut`, ...).
+    out_view: TokenStream,
+    states: Vec<TokenStream>,
+    has_scratch: bool,
+    in_place: Option<usize>,
+}
+
+impl Call<'_, '_> {
+    /// Emits `const OP<k>: <ty> = <p>;` (from `p`'s `Debug` form) and returns `&OP<k>`.
+    pub fn params_as(&mut self, ty: TokenStream, p: &impl std::fmt::Debug) -> TokenStream {
+        let name = format_ident!("OP{}", self.k);
+        let value = debug_expr(&ty, &format!("{p:?}"));
+        let doc = format!(" Parameters of op {} ({}).", self.k, self.op_name);
+        self.emitter.items.push(quote! {
+            #[doc = #doc]
+            const #name: #ty = #value;
+        });
+        quote!(&#name)
+    }
+
+    /// [`Call::params_as`] with `::kiln::kernels::<module>::Params`.
+    pub fn params(&mut self, module: &str, p: &impl std::fmt::Debug) -> TokenStream {
+        let m = Ident::new(module, Span::call_site());
+        self.params_as(quote!(::kiln::kernels::#m::Params), p)
+    }
+
+    /// Emits `static OP<k>_<WHAT>: [T; N]` and returns `&OP<k>_<WHAT>`.
+    pub fn table<T: Copy + Into<i64>>(&mut self, what: &str, values: &[T]) -> TokenStream {
+        self.emitter.table(self.k, what, values)
+    }
+
+    /// The per-channel multiplier and shift tables, `[&OP<k>_MULTIPLIER, &OP<k>_SHIFT]`.
+    pub fn per_channel(&mut self, t: &PerChannel) -> [TokenStream; 2] {
+        [
+            self.table("MULTIPLIER", &t.multiplier),
+            self.table("SHIFT", &t.shift),
+        ]
+    }
+
+    /// Emits `const OP<k>_BROADCAST` and returns `&OP<k>_BROADCAST`.
+    pub fn broadcast(&mut self, b: &kiln_kernels::broadcast::Broadcast) -> TokenStream {
+        let name = format_ident!("OP{}_BROADCAST", self.k);
+        let ty = quote!(::kiln::kernels::broadcast::Broadcast);
+        let value = debug_expr(&ty, &format!("{b:?}"));
+        self.emitter.items.push(quote! {
+            const #name: #ty = #value;
+        });
+        quote!(&#name)
+    }
+
+    /// Operand `slot` viewed as its element type (`Some(..)` or `None` if optional).
+    pub fn input(&self, slot: usize) -> TokenStream {
+        self.typed[slot].clone()
+    }
+
+    /// Every operand, typed, in slot order.
+    pub fn inputs(&self) -> &[TokenStream] {
+        &self.typed
+    }
+
+    /// Operand `slot`'s bytes.
+    pub fn raw_input(&self, slot: usize) -> TokenStream {
+        self.raw[slot].clone()
+    }
+
+    /// The output, viewed as its element type.
+    pub fn output(&self) -> TokenStream {
+        self.out.clone()
+    }
+
+    /// The state slices, viewed as their element types.
+    pub fn states(&self) -> &[TokenStream] {
+        &self.states
+    }
+
+    /// The operator's scratch slice, viewed as the output's element type (`raw`: as bytes).
+    pub fn scratch(&self, raw: bool) -> Result<TokenStream> {
+        if !self.has_scratch {
+            return Err(Diagnostic::new(
+                ErrorKind::InvalidPlan,
+                format!("op {} ({}) has no scratch buffer", self.k, self.op_name),
+            ));
         }
-        _ => false,
-    };
-    if pointwise && input == 0 {
-        let m = Ident::new(&c.path.0, Span::call_site());
-        let f = format_ident!("{}_pointwise_in_place", c.path.1);
-        return Some(quote!(#m::#f));
+        let view = &self.out_view;
+        Ok(if raw {
+            quote!(scratch)
+        } else {
+            quote!(::kiln::runtime::#view(scratch))
+        })
     }
-    let suffix = match (unary || depthwise, binary, input) {
-        (true, _, 0) => "_in_place".to_string(),
-        (_, true, 0 | 1) => format!("_in_place{}", input + 1),
-        _ => return None,
-    };
-    let m = Ident::new(&c.path.0, Span::call_site());
-    let f = Ident::new(&format!("{}{suffix}", c.path.1), Span::call_site());
-    Some(quote!(#m::#f))
-}
 
-/// `s8`, `s16`, `s32` for the integer element types (kernel name suffixes).
-fn int_suffix(e: lower::Elem) -> &'static str {
-    match e {
-        lower::Elem::I8 => "s8",
-        lower::Elem::I16 => "s16",
-        lower::Elem::I32 | lower::Elem::F32 => "s32",
+    /// The operand slot the output overwrites, if the plan runs the operator in place.
+    pub fn in_place(&self) -> Option<usize> {
+        self.in_place
     }
-}
 
-fn callee_of<P: std::fmt::Debug>(
-    module: &str,
-    function: &str,
-    p: &P,
-    tables: Option<&PerChannel>,
-    broadcast: Option<kiln_kernels::broadcast::Broadcast>,
-) -> Callee {
-    let m = Ident::new(module, Span::call_site());
-    let f = Ident::new(function, Span::call_site());
-    Callee {
-        function: quote!(#m::#f),
-        path: (module.to_string(), function.to_string()),
-        params: Some((quote!(::kiln::kernels::#m::Params), format!("{p:?}"))),
-        tables: tables.cloned(),
-        broadcast,
+    /// The diagnostic for a plan that runs in place a kernel without an in-place form (a bug
+    /// in Kiln: the operator module declared an ability its kernel lacks).
+    pub fn no_in_place_form(&self) -> Diagnostic {
+        Diagnostic::new(
+            ErrorKind::InvalidPlan,
+            format!(
+                "op {} ({}) is planned in place, but its kernel has no in-place form",
+                self.k, self.op_name
+            ),
+        )
     }
-}
 
-/// A kernel without parameters.
-fn plain(module: &str, function: &str) -> Callee {
-    let m = Ident::new(module, Span::call_site());
-    let f = Ident::new(function, Span::call_site());
-    Callee {
-        function: quote!(#m::#f),
-        path: (module.to_string(), function.to_string()),
-        params: None,
-        tables: None,
-        broadcast: None,
+    /// `<module>::<function>(pre.., operands.., states.., out);`: the ordinary form.
+    pub fn standard(
+        &self,
+        module: &str,
+        function: &str,
+        pre: &[TokenStream],
+    ) -> Result<TokenStream> {
+        self.standard_with(module, function, pre, &[])
     }
-}
 
-fn binary<P: std::fmt::Debug>(
-    module: &str,
-    suffix: &str,
-    p: &P,
-    b: &Option<kiln_kernels::broadcast::Broadcast>,
-) -> Callee {
-    let f = match b {
-        Some(_) => format!("{module}_broadcast_{suffix}"),
-        None => format!("{module}_{suffix}"),
-    };
-    callee_of(module, &f, p, None, *b)
+    /// [`Call::standard`] with more arguments after the output (e.g. a scratch slice).
+    pub fn standard_with(
+        &self,
+        module: &str,
+        function: &str,
+        pre: &[TokenStream],
+        after: &[TokenStream],
+    ) -> Result<TokenStream> {
+        if self.in_place.is_some() {
+            return Err(self.no_in_place_form());
+        }
+        let f = kernel_fn(module, function);
+        let (args, states, out) = (&self.typed, &self.states, &self.out);
+        Ok(quote!(#f(#(#pre,)* #(#args,)* #(#states,)* #out #(, #after)*);))
+    }
+
+    /// An elementwise kernel: the ordinary form, or, in place, `<function>_in_place` (one
+    /// input) or `<function>_in_place<slot + 1>` (two inputs) with the overwritten input's
+    /// slice, mutable, in its place and no separate output.
+    pub fn elementwise(
+        &self,
+        module: &str,
+        function: &str,
+        pre: &[TokenStream],
+    ) -> Result<TokenStream> {
+        let Some(slot) = self.in_place else {
+            return self.standard(module, function, pre);
+        };
+        let name = if self.typed.len() == 1 {
+            format!("{function}_in_place")
+        } else {
+            format!("{function}_in_place{}", slot + 1)
+        };
+        let f = kernel_fn(module, &name);
+        let mut args = self.typed.clone();
+        args[slot] = self.out.clone();
+        Ok(quote!(#f(#(#pre,)* #(#args),*);))
+    }
 }
 
 impl<'a> Emitter<'a> {
@@ -391,7 +296,19 @@ impl<'a> Emitter<'a> {
         self.graph.tensor(t)
     }
 
-    /// The name of a constant tensor's static (emitted on first use).
+    /// The name of a constant tensor's static, `BUFFER_<model buffer>`.
+    fn weight_name(&self, t: TensorId) -> Result<Ident> {
+        let tensor = self.tensor(t);
+        match &tensor.kind {
+            TensorKind::Constant { buffer, .. } => Ok(format_ident!("BUFFER_{}", buffer)),
+            _ => Err(
+                Diagnostic::new(ErrorKind::InvalidPlan, "a constant is expected")
+                    .at_tensor(t.0, tensor.name.clone()),
+            ),
+        }
+    }
+
+    /// Emits a constant tensor's static (once per model buffer).
     fn weight_static(&mut self, t: TensorId) -> Result<Ident> {
         let tensor = self.tensor(t);
         let TensorKind::Constant {
@@ -473,7 +390,8 @@ impl<'a> Emitter<'a> {
         })
     }
 
-    /// Emits one kernel call.
+    /// Emits one kernel call: binds its operands to arena slices (or weight statics), asks
+    /// the kernel for its statement, and wraps it in a block.
     fn step(&mut self, step: &Step) -> Result<()> {
         let op = self.graph.op(step.op);
         let k = step.op.0;
@@ -502,44 +420,12 @@ impl<'a> Emitter<'a> {
             }
             _ => None,
         };
-        let c = callee(&step.kernel);
-        let mut pre = Vec::new();
-        if let Some((ty, debug)) = &c.params {
-            let name = format_ident!("OP{}", k);
-            let value = debug_expr(ty, debug);
-            let doc = format!(" Parameters of op {k} ({}).", op.kind.name());
-            self.items.push(quote! {
-                #[doc = #doc]
-                const #name: #ty = #value;
-            });
-            pre.push(quote!(&#name));
-        }
-        if let Some(t) = &c.tables {
-            pre.push(self.table(k, "MULTIPLIER", &t.multiplier));
-            pre.push(self.table(k, "SHIFT", &t.shift));
-        }
-        if let Some(b) = &c.broadcast {
-            let name = format_ident!("OP{}_BROADCAST", k);
-            let ty = quote!(::kiln::kernels::broadcast::Broadcast);
-            let value = debug_expr(&ty, &format!("{b:?}"));
-            self.items.push(quote! {
-                const #name: #ty = #value;
-            });
-            pre.push(quote!(&#name));
-        }
-        if let Kernel::AddS8Tables(_, t1, t2) = &step.kernel {
-            pre.push(self.table(k, "INPUT1_TABLE", t1));
-            pre.push(self.table(k, "INPUT2_TABLE", t2));
-        }
-        if let Kernel::SoftmaxS16(_, exp, recip) = &step.kernel {
-            pre.push(self.table(k, "EXP_LUT", exp));
-            pre.push(self.table(k, "ONE_OVER_ONE_PLUS_X_LUT", recip));
-        }
         // Operands: constants from flash, the rest from the arena (bound as in0, in1, ...).
         let mut spans = Vec::new();
         let mut names = Vec::new();
         let mut raw = Vec::new();
         let mut typed = Vec::new();
+        let mut constants = Vec::new();
         for (slot, &input) in step.inputs.iter().enumerate() {
             if in_place == Some(slot) {
                 // Overwritten by the output: passed as `out`.
@@ -554,7 +440,8 @@ impl<'a> Emitter<'a> {
             };
             let (_, view, _) = elem(self.tensor(t).dtype)?;
             let bytes = if self.tensor(t).is_constant() {
-                let name = self.weight_static(t)?;
+                let name = self.weight_name(t)?;
+                constants.push(t);
                 quote!(#name.bytes())
             } else {
                 let (off, len) = self.buffer_of(t)?;
@@ -576,7 +463,6 @@ impl<'a> Emitter<'a> {
         };
         let (_, _, out_view) = elem(self.tensor(*output).dtype)?;
         let out = quote!(::kiln::runtime::#out_view(out));
-        let f = &c.function;
         // Persistent state: slices of the state region, after the inputs.
         let mut state_views = Vec::new();
         let mut state_spans = Vec::new();
@@ -599,85 +485,30 @@ impl<'a> Emitter<'a> {
                 ));
             }
         };
-        let call = match (&step.kernel, in_place) {
-            (kernel, Some(slot)) => {
-                let Some(f) = in_place_function(kernel, &c, slot) else {
-                    return Err(Diagnostic::new(
-                        ErrorKind::InvalidPlan,
-                        format!(
-                            "op {k} ({}) is planned in place, but its kernel has no in-place form",
-                            op.kind.name()
-                        ),
-                    ));
-                };
-                let mut args = typed.clone();
-                args[slot] = out.clone();
-                if let Kernel::DepthwiseConv2dS8(..)
-                | Kernel::DepthwiseConv2dS16(..)
-                | Kernel::DepthwiseConv2dF32(..)
-                | Kernel::Conv2dS8(..)
-                | Kernel::Conv2dF32(..) = kernel
-                {
-                    // One output channel plane (depthwise) or pixel (pointwise) at a time goes
-                    // through the scratch buffer.
-                    let (_, _, view) = elem(self.tensor(*output).dtype)?;
-                    args.push(quote!(::kiln::runtime::#view(scratch)));
-                }
-                quote!(::kiln::kernels::#f(#(#pre,)* #(#args),*);)
-            }
-            (Kernel::LstmS8(_, bias), None) => {
-                // The biases with the input and hidden zero points folded in.
-                let name = self.table(k, "BIAS", bias);
-                let [x, w @ ..] = typed.as_slice() else {
-                    return Err(unsupported("LSTM operands are missing"));
-                };
-                let fields = [
-                    "input_to_input",
-                    "input_to_forget",
-                    "input_to_cell",
-                    "input_to_output",
-                    "recurrent_to_input",
-                    "recurrent_to_forget",
-                    "recurrent_to_cell",
-                    "recurrent_to_output",
-                ]
-                .map(|f| Ident::new(f, Span::call_site()));
-                quote! {
-                    ::kiln::kernels::#f(
-                        #(#pre,)* #name, #x,
-                        &::kiln::kernels::lstm::LstmWeights { #(#fields: #w),* },
-                        #(#state_views,)* #out
-                    );
-                }
-            }
-            (Kernel::Copy, None) => {
-                let src = &raw[0];
-                quote!(out.copy_from_slice(#src);)
-            }
-            (Kernel::Concatenation(..), None) => {
-                quote!(::kiln::kernels::#f(#(#pre),*, &[#(#typed),*], #out);)
-            }
-            (Kernel::Pad(_, _, value), None) => {
-                let v = match value {
-                    PadValue::I8(v) => quote!(#v),
-                    PadValue::I16(v) => quote!(#v),
-                    PadValue::I32(v) => quote!(#v),
-                    PadValue::F32(v) => {
-                        let v = Literal::f32_suffixed(*v);
-                        quote!(#v)
-                    }
-                };
-                let x = &typed[0];
-                quote!(::kiln::kernels::#f(#(#pre),*, #x, #v, #out);)
-            }
-            (Kernel::AveragePoolS8(_) | Kernel::AveragePoolF32(_), None) => {
-                quote!(let _ = ::kiln::kernels::#f(#(#pre,)* #(#typed,)* #out);)
-            }
-            (Kernel::TransposeConvS8(..), None) => {
-                quote!(::kiln::kernels::#f(#(#pre,)* #(#typed,)* #out, scratch);)
-            }
-            (_, None) => quote!(::kiln::kernels::#f(#(#pre,)* #(#typed,)* #(#state_views,)* #out);),
+        let scratch = self
+            .plan
+            .buffers
+            .iter()
+            .find(|b| b.owner == BufferOwner::Scratch(step.op))
+            .map(|b| (b.offset, b.size));
+        let call = {
+            let mut call = Call {
+                emitter: self,
+                k,
+                op_name: op.kind.name(),
+                typed,
+                raw,
+                out,
+                out_view,
+                states: state_views,
+                has_scratch: scratch.is_some(),
+                in_place,
+            };
+            step.kernel.emit(&mut call)?
         };
+        for t in constants {
+            self.weight_static(t)?;
+        }
         // In place, `out` covers the overwritten input and the output: the same bytes for
         // elementwise operators, the input's for a depthwise convolution (whose output is
         // their first part), both for a pointwise one (its input ends where they end).
@@ -705,17 +536,12 @@ impl<'a> Emitter<'a> {
                 format!(", in place over t{}", written.0)
             }
         );
-        let scratch = self
-            .plan
-            .buffers
-            .iter()
-            .find(|b| b.owner == BufferOwner::Scratch(step.op));
         let binding = match scratch {
             None => quote! {
                 let ([#(#names),*], out) = ::kiln::runtime::split(&mut *arena, [#(#spans),*], (#off, #len));
             },
-            Some(b) => {
-                let (so, sl) = (u(b.offset), u(b.size));
+            Some((so, sl)) => {
+                let (so, sl) = (u(so), u(sl));
                 quote! {
                     let ([#(#names),*], out, scratch) = ::kiln::runtime::split2(&mut *arena, [#(#spans),*], [(#off, #len), (#so, #sl)]);
                 }

@@ -20,6 +20,7 @@ pub mod emit;
 #[cfg(feature = "exec")]
 pub mod exec;
 pub mod lower;
+pub mod ops;
 
 pub use emit::Budget;
 pub use kiln_planner::PlanOptions;

@@ -1,0 +1,105 @@
+//! ADD: int8 (with both inputs' rescaling in build-time tables from
+//! `add::TABLES_FROM_ELEMENTS` elements on), int16 and float32, broadcasting or not; without
+//! broadcasting it runs in place over either input (`kiln_kernels::add`).
+
+use crate::emit::Call;
+#[cfg(feature = "exec")]
+use crate::exec::Io;
+use crate::lower::{Cx, Kernel, Operand, Step, activation, prepare_error, unsupported};
+use kiln_kernels::add;
+use kiln_kernels::broadcast::Broadcast;
+use kiln_planner::diag::Result;
+use kiln_planner::ir::{DType, OpKind};
+use proc_macro2::TokenStream;
+
+/// The kernels, by type; `None`: the inputs have the output's shape.
+#[derive(Debug)]
+enum Add {
+    S8(add::Params, Option<Broadcast>),
+    /// Same-shape int8 ADD with both inputs' rescaling precomputed in two 256-entry tables.
+    S8Tables(add::Params, Vec<i32>, Vec<i32>),
+    S16(add::Params, Option<Broadcast>),
+    F32(add::Params, Option<Broadcast>),
+}
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    let OpKind::Add(o) = &cx.op.kind else {
+        unreachable!("registered for ADD")
+    };
+    let (a, b, output, broadcast) = cx.binary_operands()?;
+    let act = activation(o.activation);
+    let kernel = match cx.dtype(output) {
+        DType::I8 => {
+            let p = add::prepare_s8(cx.quant(a)?, cx.quant(b)?, cx.quant(output)?, act)
+                .map_err(prepare_error)?;
+            if broadcast.is_none() && cx.tensor(output).elements() >= add::TABLES_FROM_ELEMENTS {
+                let (mut t1, mut t2) = ([0; 256], [0; 256]);
+                add::rescale_tables_s8(&p, &mut t1, &mut t2);
+                Add::S8Tables(p, t1.to_vec(), t2.to_vec())
+            } else {
+                Add::S8(p, broadcast)
+            }
+        }
+        DType::I16 => Add::S16(
+            add::prepare_s16(cx.quant(a)?, cx.quant(b)?, cx.quant(output)?, act)
+                .map_err(prepare_error)?,
+            broadcast,
+        ),
+        DType::F32 => Add::F32(add::prepare_f32(act), broadcast),
+        other => {
+            return Err(unsupported("unsupported type for this operator")
+                .expected_found("INT8 or FLOAT32 (ADD also INT16)", other.name()));
+        }
+    };
+    Ok(cx.step(kernel, vec![Operand::Tensor(a), Operand::Tensor(b)], output))
+}
+
+impl Kernel for Add {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        let (p, bc, suffix) = match self {
+            Add::S8(p, bc) => (p, bc, "s8"),
+            Add::S16(p, bc) => (p, bc, "s16"),
+            Add::F32(p, bc) => (p, bc, "f32"),
+            Add::S8Tables(p, t1, t2) => {
+                let pre = [
+                    call.params("add", p),
+                    call.table("INPUT1_TABLE", t1),
+                    call.table("INPUT2_TABLE", t2),
+                ];
+                return call.elementwise("add", "add_s8_tables", &pre);
+            }
+        };
+        let mut pre = vec![call.params("add", p)];
+        match bc {
+            None => call.elementwise("add", &format!("add_{suffix}"), &pre),
+            Some(b) => {
+                pre.push(call.broadcast(b));
+                call.standard("add", &format!("add_broadcast_{suffix}"), &pre)
+            }
+        }
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        match self {
+            Add::S8(p, None) => add::add_s8(p, io.i8(0), io.i8(1), io.out_i8()),
+            Add::S8(p, Some(b)) => add::add_broadcast_s8(p, b, io.i8(0), io.i8(1), io.out_i8()),
+            Add::S8Tables(p, t1, t2) => add::add_s8_tables(
+                p,
+                t1.as_slice().try_into().expect("256 entries"),
+                t2.as_slice().try_into().expect("256 entries"),
+                io.i8(0),
+                io.i8(1),
+                io.out_i8(),
+            ),
+            Add::S16(p, None) => add::add_s16(p, io.i16(0), io.i16(1), io.out_i16()),
+            Add::S16(p, Some(b)) => {
+                add::add_broadcast_s16(p, b, io.i16(0), io.i16(1), io.out_i16())
+            }
+            Add::F32(p, None) => add::add_f32(p, io.f32(0), io.f32(1), io.out_f32()),
+            Add::F32(p, Some(b)) => {
+                add::add_broadcast_f32(p, b, io.f32(0), io.f32(1), io.out_f32())
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! CONCATENATION of inputs of one element type, a copy whose quantization must agree
+//! (`kiln_kernels::concatenation`). The planner may place the inputs as slices of the output
+//! instead, and the operator then emits nothing.
+
+use crate::emit::{Call, kernel_fn};
+#[cfg(feature = "exec")]
+use crate::exec::{Io, f32s, i8s, i16s, i32s, o8, o16, o32, of};
+use crate::lower::{Cx, Elem, Kernel, Operand, Step, elem, prepare_error, unsupported};
+use kiln_kernels::concatenation as concat;
+use kiln_planner::diag::Result;
+use kiln_planner::ir::{self, DType, OpKind, TensorId};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// The generic kernel for one element type.
+#[derive(Debug)]
+// The element type picks the host executor\'s instance; generated code infers it.
+#[cfg_attr(not(feature = "exec"), allow(dead_code))]
+struct Concatenation(concat::Params, Elem);
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    let OpKind::Concatenation(o) = &cx.op.kind else {
+        unreachable!("registered for CONCATENATION")
+    };
+    let output = cx.output()?;
+    if o.activation != ir::Activation::None {
+        return Err(unsupported(
+            "CONCATENATION with a fused activation is not supported",
+        ));
+    }
+    let rank = cx.tensor(output).shape.len() as i32;
+    let axis = if o.axis < 0 { o.axis + rank } else { o.axis };
+    let axis = usize::try_from(axis)
+        .ok()
+        .filter(|&a| a < rank as usize)
+        .ok_or_else(|| {
+            unsupported("the axis is not a dimension of the output")
+                .expected_found(format!("-{rank}..{rank}"), o.axis.to_string())
+        })?;
+    let inputs: Vec<TensorId> = cx.op.present_inputs().collect();
+    let dtype = cx.dtype(output);
+    if inputs.iter().any(|&t| cx.dtype(t) != dtype) {
+        return Err(unsupported("all inputs must have the output's type"));
+    }
+    let total: usize = inputs.iter().map(|&t| cx.tensor(t).elements()).sum();
+    if total != cx.tensor(output).elements() {
+        return Err(unsupported("the inputs do not add up to the output"));
+    }
+    if dtype == DType::I8 {
+        let qs: Vec<_> = inputs.iter().map(|&t| cx.quant(t)).collect::<Result<_>>()?;
+        concat::check_quantization_s8(&qs, cx.quant(output)?).map_err(prepare_error)?;
+    }
+    let p = concat::prepare(&cx.tensor(output).shape, axis).map_err(prepare_error)?;
+    Ok(cx.step(
+        Concatenation(p, elem(dtype)?),
+        inputs.into_iter().map(Operand::Tensor).collect(),
+        output,
+    ))
+}
+
+impl Kernel for Concatenation {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        if call.in_place().is_some() {
+            return Err(call.no_in_place_form());
+        }
+        let p = call.params("concatenation", &self.0);
+        let f = kernel_fn("concatenation", "concatenation");
+        let (inputs, out) = (call.inputs(), call.output());
+        Ok(quote!(#f(#p, &[#(#inputs),*], #out);))
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        let p = &self.0;
+        let raw: Vec<&[u8]> = (0..io.len()).map(|i| io.input(i)).collect();
+        macro_rules! go {
+            ($view:ident, $out:ident) => {{
+                let v: Vec<_> = raw.iter().map(|b| $view(b)).collect();
+                concat::concatenation(p, &v, $out(io.out()));
+            }};
+        }
+        match self.1 {
+            Elem::I8 => go!(i8s, o8),
+            Elem::I16 => go!(i16s, o16),
+            Elem::I32 => go!(i32s, o32),
+            Elem::F32 => go!(f32s, of),
+        }
+    }
+}

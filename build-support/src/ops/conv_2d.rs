@@ -1,0 +1,170 @@
+//! CONV_2D: int8, 16x8 (int64 or int32 bias) and float32 (`kiln_kernels::conv_2d`); int8 and
+//! float 1x1 stride-1 convolutions also run in place over their dying input, one output
+//! pixel at a time through a scratch pixel.
+
+use crate::emit::{Call, kernel_fn};
+#[cfg(feature = "exec")]
+use crate::exec::Io;
+use crate::lower::{
+    Cx, Kernel, Operand, PerChannel, Step, activation, padding, positive, prepare_error,
+    unsupported,
+};
+use kiln_kernels::conv_2d as conv;
+use kiln_planner::diag::Result;
+use kiln_planner::ir::{DType, OpKind};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// The kernels, by types.
+#[derive(Debug)]
+enum Conv2d {
+    S8(conv::Params, PerChannel),
+    F32(conv::Params),
+    S16(conv::Params, PerChannel),
+    S16Bias32(conv::Params, PerChannel),
+}
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    let OpKind::Conv2d(o) = &cx.op.kind else {
+        unreachable!("registered for CONV_2D")
+    };
+    let (input, filter, bias) = (cx.input(0)?, cx.input(1)?, cx.op.input(2));
+    let output = cx.output()?;
+    cx.need_constant(filter)?;
+    let opts = conv::Options {
+        padding: padding(o.padding),
+        stride_height: positive(o.stride_h, "stride")?,
+        stride_width: positive(o.stride_w, "stride")?,
+        dilation_height_factor: positive(o.dilation_h, "dilation")?,
+        dilation_width_factor: positive(o.dilation_w, "dilation")?,
+        activation: activation(o.activation),
+    };
+    let (is, fs) = (cx.shape4(input)?, cx.shape4(filter)?);
+    let kernel = match (cx.dtype(input), cx.dtype(filter), cx.dtype(output)) {
+        (DType::I8, DType::I8, DType::I8) => {
+            let scales = cx.scales(filter, fs[0])?;
+            let q_input = cx.quant(input)?;
+            let q_output = cx.quant(output)?;
+            let (p, t) = PerChannel::prepare(fs[0], |m, s| {
+                conv::prepare_s8(is, fs, &opts, q_input, &scales, q_output, m, s)
+            })?;
+            Conv2d::S8(p, t)
+        }
+        (DType::I16, DType::I8, DType::I16) => {
+            let scales = cx.scales(filter, fs[0])?;
+            let q_input = cx.quant(input)?;
+            let q_output = cx.quant(output)?;
+            let (p, t) = PerChannel::prepare(fs[0], |m, s| {
+                conv::prepare_s16(is, fs, &opts, q_input, &scales, q_output, m, s)
+            })?;
+            match bias.map(|b| cx.dtype(b)) {
+                None | Some(DType::I64) => Conv2d::S16(p, t),
+                Some(DType::I32) => Conv2d::S16Bias32(p, t),
+                Some(other) => {
+                    return Err(
+                        unsupported("the bias of a 16x8 CONV_2D must be INT64 or INT32")
+                            .expected_found("INT64 or INT32", other.name()),
+                    );
+                }
+            }
+        }
+        (DType::F32, DType::F32, DType::F32) => {
+            Conv2d::F32(conv::prepare_f32(is, fs, &opts).map_err(prepare_error)?)
+        }
+        (a, w, b) => {
+            return Err(unsupported("unsupported types for CONV_2D").expected_found(
+                "INT8 or FLOAT32 input, filter and output",
+                format!("{a}, {w} -> {b}"),
+            ));
+        }
+    };
+    let p = kernel.params();
+    cx.check_shape(
+        output,
+        &[p.batches, p.output_height, p.output_width, p.output_depth],
+    )?;
+    let bias = match (&kernel, bias) {
+        (Conv2d::S16Bias32(..), Some(b)) => Operand::Tensor(b),
+        _ => Operand::Optional(bias),
+    };
+    Ok(cx.step(
+        kernel,
+        vec![Operand::Tensor(input), Operand::Tensor(filter), bias],
+        output,
+    ))
+}
+
+impl Conv2d {
+    fn params(&self) -> &conv::Params {
+        match self {
+            Conv2d::S8(p, _) | Conv2d::F32(p) | Conv2d::S16(p, _) | Conv2d::S16Bias32(p, _) => p,
+        }
+    }
+}
+
+impl Kernel for Conv2d {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        let (function, tables) = match self {
+            Conv2d::S8(_, t) => ("conv_2d_s8", Some(t)),
+            Conv2d::F32(_) => ("conv_2d_f32", None),
+            Conv2d::S16(_, t) => ("conv_2d_s16", Some(t)),
+            Conv2d::S16Bias32(_, t) => ("conv_2d_s16_bias32", Some(t)),
+        };
+        let mut pre = vec![call.params("conv_2d", self.params())];
+        if let Some(t) = tables {
+            pre.extend(call.per_channel(t));
+        }
+        match call.in_place() {
+            None => call.standard("conv_2d", function, &pre),
+            // A pointwise convolution over its dying input, one pixel at a time through
+            // the scratch pixel.
+            Some(0)
+                if matches!(self, Conv2d::S8(..) | Conv2d::F32(_))
+                    && conv::pointwise_in_place_supported(self.params()) =>
+            {
+                let f = kernel_fn("conv_2d", &format!("{function}_pointwise_in_place"));
+                let mut args = call.inputs().to_vec();
+                args[0] = call.output();
+                let scratch = call.scratch(false)?;
+                Ok(quote!(#f(#(#pre,)* #(#args,)* #scratch);))
+            }
+            Some(_) => Err(call.no_in_place_form()),
+        }
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        match self {
+            Conv2d::S8(p, c) => conv::conv_2d_s8(
+                p,
+                &c.multiplier,
+                &c.shift,
+                io.i8(0),
+                io.i8(1),
+                io.opt_i32(2),
+                io.out_i8(),
+            ),
+            Conv2d::F32(p) => {
+                conv::conv_2d_f32(p, io.f32(0), io.f32(1), io.opt_f32(2), io.out_f32())
+            }
+            Conv2d::S16(p, c) => conv::conv_2d_s16(
+                p,
+                &c.multiplier,
+                &c.shift,
+                io.i16(0),
+                io.i8(1),
+                io.opt_i64(2),
+                io.out_i16(),
+            ),
+            Conv2d::S16Bias32(p, c) => conv::conv_2d_s16_bias32(
+                p,
+                &c.multiplier,
+                &c.shift,
+                io.i16(0),
+                io.i8(1),
+                io.i32(2),
+                io.out_i16(),
+            ),
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! DEPTHWISE_CONV_2D: int8, 16x8 (int64 bias) and float32
+//! (`kiln_kernels::depthwise_conv_2d`); with depth multiplier 1 each also runs in place over
+//! its dying input, one output channel plane at a time through a scratch plane.
+
+use crate::emit::{Call, kernel_fn};
+#[cfg(feature = "exec")]
+use crate::exec::Io;
+use crate::lower::{
+    Cx, Kernel, Operand, PerChannel, Step, activation, padding, positive, prepare_error,
+    unsupported,
+};
+use kiln_kernels::depthwise_conv_2d as dw;
+use kiln_planner::diag::Result;
+use kiln_planner::ir::{DType, OpKind};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// The kernels, by types.
+#[derive(Debug)]
+enum DepthwiseConv2d {
+    S8(dw::Params, PerChannel),
+    S16(dw::Params, PerChannel),
+    F32(dw::Params),
+}
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    let OpKind::DepthwiseConv2d(o) = &cx.op.kind else {
+        unreachable!("registered for DEPTHWISE_CONV_2D")
+    };
+    let (input, filter, bias) = (cx.input(0)?, cx.input(1)?, cx.op.input(2));
+    let output = cx.output()?;
+    cx.need_constant(filter)?;
+    let opts = dw::Options {
+        padding: padding(o.padding),
+        stride_height: positive(o.stride_h, "stride")?,
+        stride_width: positive(o.stride_w, "stride")?,
+        dilation_height_factor: positive(o.dilation_h, "dilation")?,
+        dilation_width_factor: positive(o.dilation_w, "dilation")?,
+        depth_multiplier: positive(o.depth_multiplier, "depth multiplier")?,
+        activation: activation(o.activation),
+    };
+    let (is, fs) = (cx.shape4(input)?, cx.shape4(filter)?);
+    let kernel = match (cx.dtype(input), cx.dtype(filter), cx.dtype(output)) {
+        (DType::I8, DType::I8, DType::I8) => {
+            let channels = fs[3];
+            let scales = cx.scales(filter, channels)?;
+            let q_input = cx.quant(input)?;
+            let q_output = cx.quant(output)?;
+            let (p, t) = PerChannel::prepare(channels, |m, s| {
+                dw::prepare_s8(is, fs, &opts, q_input, &scales, q_output, m, s)
+            })?;
+            DepthwiseConv2d::S8(p, t)
+        }
+        (DType::I16, DType::I8, DType::I16) => {
+            if bias.map(|b| cx.dtype(b)) != Some(DType::I64) {
+                return Err(unsupported("a 16x8 DEPTHWISE_CONV_2D needs an INT64 bias")
+                    .expected_found("INT64 bias", format!("{:?}", bias.map(|b| cx.dtype(b)))));
+            }
+            let channels = fs[3];
+            let scales = cx.scales(filter, channels)?;
+            let q_input = cx.quant(input)?;
+            let q_output = cx.quant(output)?;
+            let (p, t) = PerChannel::prepare(channels, |m, s| {
+                dw::prepare_s16(is, fs, &opts, q_input, &scales, q_output, m, s)
+            })?;
+            DepthwiseConv2d::S16(p, t)
+        }
+        (DType::F32, DType::F32, DType::F32) => {
+            DepthwiseConv2d::F32(dw::prepare_f32(is, fs, &opts).map_err(prepare_error)?)
+        }
+        (a, w, b) => {
+            return Err(
+                unsupported("unsupported types for DEPTHWISE_CONV_2D").expected_found(
+                    "INT8 or FLOAT32 input, filter and output",
+                    format!("{a}, {w} -> {b}"),
+                ),
+            );
+        }
+    };
+    let p = kernel.params();
+    cx.check_shape(
+        output,
+        &[p.batches, p.output_height, p.output_width, p.output_depth],
+    )?;
+    let bias = match (&kernel, bias) {
+        (DepthwiseConv2d::S16(..), Some(b)) => Operand::Tensor(b),
+        _ => Operand::Optional(bias),
+    };
+    Ok(cx.step(
+        kernel,
+        vec![Operand::Tensor(input), Operand::Tensor(filter), bias],
+        output,
+    ))
+}
+
+impl DepthwiseConv2d {
+    fn params(&self) -> &dw::Params {
+        match self {
+            DepthwiseConv2d::S8(p, _) | DepthwiseConv2d::S16(p, _) | DepthwiseConv2d::F32(p) => p,
+        }
+    }
+}
+
+impl Kernel for DepthwiseConv2d {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        let (function, tables) = match self {
+            DepthwiseConv2d::S8(_, t) => ("depthwise_conv_2d_s8", Some(t)),
+            DepthwiseConv2d::S16(_, t) => ("depthwise_conv_2d_s16", Some(t)),
+            DepthwiseConv2d::F32(_) => ("depthwise_conv_2d_f32", None),
+        };
+        let mut pre = vec![call.params("depthwise_conv_2d", self.params())];
+        if let Some(t) = tables {
+            pre.extend(call.per_channel(t));
+        }
+        match call.in_place() {
+            None => call.standard("depthwise_conv_2d", function, &pre),
+            // Over its dying input, one output channel plane at a time through the scratch
+            // plane.
+            Some(0) if dw::in_place_supported(self.params()) => {
+                let f = kernel_fn("depthwise_conv_2d", &format!("{function}_in_place"));
+                let mut args = call.inputs().to_vec();
+                args[0] = call.output();
+                let scratch = call.scratch(false)?;
+                Ok(quote!(#f(#(#pre,)* #(#args,)* #scratch);))
+            }
+            Some(_) => Err(call.no_in_place_form()),
+        }
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        match self {
+            DepthwiseConv2d::S8(p, c) => dw::depthwise_conv_2d_s8(
+                p,
+                &c.multiplier,
+                &c.shift,
+                io.i8(0),
+                io.i8(1),
+                io.opt_i32(2),
+                io.out_i8(),
+            ),
+            DepthwiseConv2d::S16(p, c) => dw::depthwise_conv_2d_s16(
+                p,
+                &c.multiplier,
+                &c.shift,
+                io.i16(0),
+                io.i8(1),
+                io.i64(2),
+                io.out_i16(),
+            ),
+            DepthwiseConv2d::F32(p) => {
+                dw::depthwise_conv_2d_f32(p, io.f32(0), io.f32(1), io.opt_f32(2), io.out_f32())
+            }
+        }
+    }
+}

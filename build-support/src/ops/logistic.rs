@@ -1,0 +1,53 @@
+//! LOGISTIC: int8 (`kiln_kernels::logistic`) and float32 (`kiln_kernels::activations_f32`),
+//! both also in place over their input.
+
+use crate::emit::Call;
+#[cfg(feature = "exec")]
+use crate::exec::Io;
+use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use kiln_planner::diag::Result;
+use kiln_planner::ir::DType;
+use proc_macro2::TokenStream;
+
+/// The kernels, by type.
+#[derive(Debug)]
+enum Logistic {
+    S8(kiln_kernels::logistic::Params),
+    F32,
+}
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    let (input, output) = (cx.input(0)?, cx.output()?);
+    let kernel = match (cx.dtype(input), cx.dtype(output)) {
+        (DType::I8, DType::I8) => Logistic::S8(
+            kiln_kernels::logistic::prepare_s8(cx.quant(input)?, cx.quant(output)?)
+                .map_err(prepare_error)?,
+        ),
+        (DType::F32, DType::F32) => Logistic::F32,
+        (a, b) => {
+            return Err(unsupported("unsupported types for LOGISTIC")
+                .expected_found("INT8 -> INT8", types(a, b)));
+        }
+    };
+    Ok(cx.step(kernel, vec![Operand::Tensor(input)], output))
+}
+
+impl Kernel for Logistic {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        match self {
+            Logistic::S8(p) => {
+                let pre = [call.params("logistic", p)];
+                call.elementwise("logistic", "logistic_s8", &pre)
+            }
+            Logistic::F32 => call.elementwise("activations_f32", "logistic_f32", &[]),
+        }
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        match self {
+            Logistic::S8(p) => kiln_kernels::logistic::logistic_s8(p, io.i8(0), io.out_i8()),
+            Logistic::F32 => kiln_kernels::activations_f32::logistic_f32(io.f32(0), io.out_f32()),
+        }
+    }
+}

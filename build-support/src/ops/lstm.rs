@@ -1,0 +1,167 @@
+//! UNIDIRECTIONAL_SEQUENCE_LSTM: int8 with int16 cell state, the standard LSTM (no peephole,
+//! projection or layer norm), its biases folded with the zero points at build time and its
+//! hidden and cell state kept between invocations (`kiln_kernels::lstm`).
+
+use crate::emit::{Call, kernel_fn};
+#[cfg(feature = "exec")]
+use crate::exec::{Io, i8s, o8, o16};
+use crate::lower::{
+    Cx, Kernel, Operand, Step, activation, bytemuck_i8, prepare_error, types, unsupported,
+};
+use kiln_kernels::lstm;
+use kiln_planner::diag::Result;
+use kiln_planner::ir::{DType, OpKind, TensorId};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+/// The int8 kernel and its folded biases.
+#[derive(Debug)]
+struct LstmS8(lstm::Params, Vec<i32>);
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    let OpKind::UnidirectionalSequenceLstm(o) = &cx.op.kind else {
+        unreachable!("registered for UNIDIRECTIONAL_SEQUENCE_LSTM")
+    };
+    let input = cx.input(0)?;
+    let output = cx.output()?;
+    let (hidden, cell) = (cx.variable(18)?, cx.variable(19)?);
+    for slot in [9, 10, 11, 16, 17, 20, 21, 22, 23] {
+        if cx.op.input(slot).is_some() {
+            return Err(unsupported(
+                "only the standard LSTM is supported (no peephole, projection or layer norm)",
+            )
+            .expected_found("input absent", format!("input {slot} present")));
+        }
+    }
+    if (cx.dtype(input), cx.dtype(output)) != (DType::I8, DType::I8) {
+        return Err(
+            unsupported("unsupported types for UNIDIRECTIONAL_SEQUENCE_LSTM")
+                .expected_found("INT8 -> INT8", types(cx.dtype(input), cx.dtype(output))),
+        );
+    }
+    let weights: Vec<TensorId> = (1..=8).map(|s| cx.input(s)).collect::<Result<_>>()?;
+    let biases: Vec<TensorId> = (12..=15).map(|s| cx.input(s)).collect::<Result<_>>()?;
+    let w_data: Vec<&[i8]> = weights
+        .iter()
+        .map(|&t| cx.need_constant(t).map(bytemuck_i8))
+        .collect::<Result<_>>()?;
+    let b_data: Vec<Vec<i32>> = biases
+        .iter()
+        .map(|&t| cx.const_i32(t))
+        .collect::<Result<_>>()?;
+    let [d0, d1, input_size] = cx.dims::<3>(input)?;
+    let (batches, time_steps) = if o.time_major { (d1, d0) } else { (d0, d1) };
+    let [_, state_size] = cx.dims::<2>(hidden)?;
+    let q = |ts: &[TensorId]| -> Result<[kiln_kernels::quant::QuantParams; 4]> {
+        Ok([
+            cx.quant(ts[0])?,
+            cx.quant(ts[1])?,
+            cx.quant(ts[2])?,
+            cx.quant(ts[3])?,
+        ])
+    };
+    let config = lstm::LstmConfig {
+        time_major: o.time_major,
+        batches,
+        time_steps,
+        input_size,
+        state_size,
+        cell_clip: o.cell_clip,
+        activation: activation(o.activation),
+        input: cx.quant(input)?,
+        hidden_state: cx.quant(hidden)?,
+        cell_state_scale: cx.quant(cell)?.scale,
+        input_weights: q(&weights[..4])?,
+        recurrent_weights: q(&weights[4..])?,
+    };
+    let w = lstm::LstmWeights {
+        input_to_input: w_data[0],
+        input_to_forget: w_data[1],
+        input_to_cell: w_data[2],
+        input_to_output: w_data[3],
+        recurrent_to_input: w_data[4],
+        recurrent_to_forget: w_data[5],
+        recurrent_to_cell: w_data[6],
+        recurrent_to_output: w_data[7],
+    };
+    let b = lstm::LstmBiases {
+        input_gate: &b_data[0],
+        forget_gate: &b_data[1],
+        cell_gate: &b_data[2],
+        output_gate: &b_data[3],
+    };
+    let mut effective = vec![0; 8 * state_size];
+    let p = lstm::prepare_s8(&config, &w, &b, &mut effective).map_err(prepare_error)?;
+    let inputs = std::iter::once(input)
+        .chain(weights)
+        .map(Operand::Tensor)
+        .collect();
+    let mut step = cx.step(LstmS8(p, effective), inputs, output);
+    step.states = vec![hidden, cell];
+    Ok(step)
+}
+
+/// The fields of `lstm::LstmWeights`, in operand order (after the input).
+const WEIGHTS: [&str; 8] = [
+    "input_to_input",
+    "input_to_forget",
+    "input_to_cell",
+    "input_to_output",
+    "recurrent_to_input",
+    "recurrent_to_forget",
+    "recurrent_to_cell",
+    "recurrent_to_output",
+];
+
+impl Kernel for LstmS8 {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        if call.in_place().is_some() {
+            return Err(call.no_in_place_form());
+        }
+        let p = call.params("lstm", &self.0);
+        // The biases with the input and hidden zero points folded in.
+        let bias = call.table("BIAS", &self.1);
+        let [x, w @ ..] = call.inputs() else {
+            return Err(unsupported("LSTM operands are missing"));
+        };
+        let fields = WEIGHTS.map(|f| Ident::new(f, Span::call_site()));
+        let f = kernel_fn("lstm", "lstm_s8");
+        let (states, out) = (call.states(), call.output());
+        Ok(quote! {
+            #f(
+                #p, #bias, #x,
+                &::kiln::kernels::lstm::LstmWeights { #(#fields: #w),* },
+                #(#states,)* #out
+            );
+        })
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        let input = io.i8(0);
+        let weights: Vec<&[i8]> = (1..=8).map(|s| i8s(io.input(s))).collect();
+        let w = lstm::LstmWeights {
+            input_to_input: weights[0],
+            input_to_forget: weights[1],
+            input_to_cell: weights[2],
+            input_to_output: weights[3],
+            recurrent_to_input: weights[4],
+            recurrent_to_forget: weights[5],
+            recurrent_to_cell: weights[6],
+            recurrent_to_output: weights[7],
+        };
+        let (states, out) = io.states_and_out();
+        let [hidden, cell] = states else {
+            panic!("LSTM has two states")
+        };
+        lstm::lstm_s8(
+            &self.0,
+            &self.1,
+            input,
+            &w,
+            o8(hidden.bytes_mut()),
+            o16(cell.bytes_mut()),
+            o8(out),
+        );
+    }
+}

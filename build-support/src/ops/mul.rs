@@ -1,0 +1,69 @@
+//! MUL: int8 and float32, broadcasting or not; without broadcasting it runs in place over
+//! either input (`kiln_kernels::mul`).
+
+use crate::emit::Call;
+#[cfg(feature = "exec")]
+use crate::exec::Io;
+use crate::lower::{Cx, Kernel, Operand, Step, activation, prepare_error, unsupported};
+use kiln_kernels::broadcast::Broadcast;
+use kiln_kernels::mul;
+use kiln_planner::diag::Result;
+use kiln_planner::ir::{DType, OpKind};
+use proc_macro2::TokenStream;
+
+/// The kernels, by type; `None`: the inputs have the output's shape.
+#[derive(Debug)]
+enum Mul {
+    S8(mul::Params, Option<Broadcast>),
+    F32(mul::Params, Option<Broadcast>),
+}
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    let OpKind::Mul { activation: act } = &cx.op.kind else {
+        unreachable!("registered for MUL")
+    };
+    let (a, b, output, broadcast) = cx.binary_operands()?;
+    let act = activation(*act);
+    let kernel = match cx.dtype(output) {
+        DType::I8 => Mul::S8(
+            mul::prepare_s8(cx.quant(a)?, cx.quant(b)?, cx.quant(output)?, act)
+                .map_err(prepare_error)?,
+            broadcast,
+        ),
+        DType::F32 => Mul::F32(mul::prepare_f32(act), broadcast),
+        other => {
+            return Err(unsupported("unsupported type for this operator")
+                .expected_found("INT8 or FLOAT32 (ADD also INT16)", other.name()));
+        }
+    };
+    Ok(cx.step(kernel, vec![Operand::Tensor(a), Operand::Tensor(b)], output))
+}
+
+impl Kernel for Mul {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        let (p, bc, suffix) = match self {
+            Mul::S8(p, bc) => (p, bc, "s8"),
+            Mul::F32(p, bc) => (p, bc, "f32"),
+        };
+        let mut pre = vec![call.params("mul", p)];
+        match bc {
+            None => call.elementwise("mul", &format!("mul_{suffix}"), &pre),
+            Some(b) => {
+                pre.push(call.broadcast(b));
+                call.standard("mul", &format!("mul_broadcast_{suffix}"), &pre)
+            }
+        }
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        match self {
+            Mul::S8(p, None) => mul::mul_s8(p, io.i8(0), io.i8(1), io.out_i8()),
+            Mul::S8(p, Some(b)) => mul::mul_broadcast_s8(p, b, io.i8(0), io.i8(1), io.out_i8()),
+            Mul::F32(p, None) => mul::mul_f32(p, io.f32(0), io.f32(1), io.out_f32()),
+            Mul::F32(p, Some(b)) => {
+                mul::mul_broadcast_f32(p, b, io.f32(0), io.f32(1), io.out_f32())
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! PAD and PADV2: int8 and float32 with a constant pad value (`kiln_kernels::pad`).
+
+use crate::emit::{Call, kernel_fn};
+#[cfg(feature = "exec")]
+use crate::exec::Io;
+use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use kiln_kernels::pad;
+use kiln_planner::diag::Result;
+use kiln_planner::ir::DType;
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+
+/// The generic kernel with the value it pads with (its element type is the tensors').
+#[derive(Debug)]
+struct Pad(pad::Params, PadValue);
+
+/// The value PAD fills with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PadValue {
+    I8(i8),
+    F32(f32),
+}
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    let (input, paddings, output) = (cx.input(0)?, cx.input(1)?, cx.output()?);
+    let values: Vec<i64> = match cx.dtype(paddings) {
+        DType::I32 => cx.const_i32(paddings)?.into_iter().map(i64::from).collect(),
+        DType::I64 => cx
+            .need_constant(paddings)?
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect(),
+        other => {
+            return Err(unsupported("PAD's paddings must be INT32 or INT64")
+                .expected_found("INT32 or INT64", other.name()));
+        }
+    };
+    let pairs: Vec<[usize; 2]> = values
+        .chunks_exact(2)
+        .map(|c| {
+            Ok([
+                usize::try_from(c[0]).map_err(|_| unsupported("negative padding"))?,
+                usize::try_from(c[1]).map_err(|_| unsupported("negative padding"))?,
+            ])
+        })
+        .collect::<Result<_>>()?;
+    let p = pad::prepare(&cx.tensor(input).shape, &pairs).map_err(prepare_error)?;
+    cx.check_shape(output, &p.output_dims[5 - cx.tensor(output).shape.len()..])?;
+    let value = cx.op.input(2);
+    let pad_value = match cx.dtype(output) {
+        DType::I8 => {
+            let v = match value {
+                Some(v) => cx.need_constant(v)?.first().map_or(0, |&b| b as i8),
+                None => cx.quant(output)?.zero_point as i8,
+            };
+            PadValue::I8(v)
+        }
+        DType::F32 => {
+            let v = match value {
+                Some(v) => {
+                    let d = cx.need_constant(v)?;
+                    d.get(..4)
+                        .map_or(0.0, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                }
+                None => 0.0,
+            };
+            PadValue::F32(v)
+        }
+        other => {
+            return Err(unsupported("unsupported type for PAD")
+                .expected_found("INT8 or FLOAT32", other.name()));
+        }
+    };
+    Ok(cx.step(Pad(p, pad_value), vec![Operand::Tensor(input)], output))
+}
+
+impl Kernel for Pad {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        if call.in_place().is_some() {
+            return Err(call.no_in_place_form());
+        }
+        let p = call.params("pad", &self.0);
+        let v = match self.1 {
+            PadValue::I8(v) => quote!(#v),
+            PadValue::F32(v) => {
+                let v = Literal::f32_suffixed(v);
+                quote!(#v)
+            }
+        };
+        let f = kernel_fn("pad", "pad");
+        let (x, out) = (call.input(0), call.output());
+        Ok(quote!(#f(#p, #x, #v, #out);))
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        match self.1 {
+            PadValue::I8(v) => pad::pad(&self.0, io.i8(0), v, io.out_i8()),
+            PadValue::F32(v) => pad::pad(&self.0, io.f32(0), v, io.out_f32()),
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! QUANTIZE: float32 -> int8 (`kiln_kernels::quantize`), int8 -> int8
+//! (`quantize::requantize_s8_s8`) and the other requantizations between int8, int16 and int32
+//! (`kiln_kernels::requantize`); int8 -> int8 and int16 -> int16 also run in place.
+
+use crate::emit::Call;
+#[cfg(feature = "exec")]
+use crate::exec::Io;
+use crate::lower::{Cx, Elem, Kernel, Operand, Step, elem, prepare_error, types, unsupported};
+use kiln_kernels::{quantize, requantize};
+use kiln_planner::diag::Result;
+use kiln_planner::ir::DType;
+use proc_macro2::TokenStream;
+
+/// The kernels, by types.
+#[derive(Debug)]
+enum Quantize {
+    F32S8(quantize::Params),
+    S8S8(quantize::Params),
+    /// Between integer types (input, output).
+    Requantize(quantize::Params, Elem, Elem),
+}
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    let (input, output) = (cx.input(0)?, cx.output()?);
+    let kernel = match (cx.dtype(input), cx.dtype(output)) {
+        (DType::F32, DType::I8) => {
+            Quantize::F32S8(quantize::prepare_f32_s8(cx.quant(output)?).map_err(prepare_error)?)
+        }
+        (DType::I8, DType::I8) => Quantize::S8S8(
+            quantize::prepare_s8_s8(cx.quant(input)?, cx.quant(output)?).map_err(prepare_error)?,
+        ),
+        (a @ (DType::I8 | DType::I16), b @ (DType::I8 | DType::I16 | DType::I32)) => {
+            Quantize::Requantize(
+                requantize::prepare(cx.quant(input)?, cx.quant(output)?).map_err(prepare_error)?,
+                elem(a)?,
+                elem(b)?,
+            )
+        }
+        (a, b) => {
+            return Err(
+                unsupported("unsupported types for QUANTIZE").expected_found(
+                    "FLOAT32 -> INT8, or between INT8, INT16 and INT32",
+                    types(a, b),
+                ),
+            );
+        }
+    };
+    Ok(cx.step(kernel, vec![Operand::Tensor(input)], output))
+}
+
+/// `s8`, `s16`, `s32`: kernel name suffixes of the integer element types.
+fn suffix(e: Elem) -> &'static str {
+    match e {
+        Elem::I8 => "s8",
+        Elem::I16 => "s16",
+        Elem::I32 | Elem::F32 => "s32",
+    }
+}
+
+impl Kernel for Quantize {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        match self {
+            Quantize::F32S8(p) => {
+                let pre = [call.params("quantize", p)];
+                call.standard("quantize", "quantize_f32_s8", &pre)
+            }
+            Quantize::S8S8(p) => {
+                let pre = [call.params("quantize", p)];
+                call.elementwise("quantize", "requantize_s8_s8", &pre)
+            }
+            Quantize::Requantize(p, a, b) => {
+                let pre = [call.params("requantize", p)];
+                let f = format!("requantize_{}_{}", suffix(*a), suffix(*b));
+                if (a, b) == (&Elem::I16, &Elem::I16) {
+                    call.elementwise("requantize", &f, &pre)
+                } else {
+                    call.standard("requantize", &f, &pre)
+                }
+            }
+        }
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        match self {
+            Quantize::F32S8(p) => quantize::quantize_f32_s8(p, io.f32(0), io.out_i8()),
+            Quantize::S8S8(p) => quantize::requantize_s8_s8(p, io.i8(0), io.out_i8()),
+            Quantize::Requantize(p, a, b) => match (a, b) {
+                (Elem::I16, Elem::I8) => requantize::requantize_s16_s8(p, io.i16(0), io.out_i8()),
+                (Elem::I8, Elem::I16) => requantize::requantize_s8_s16(p, io.i8(0), io.out_i16()),
+                (Elem::I16, Elem::I16) => {
+                    requantize::requantize_s16_s16(p, io.i16(0), io.out_i16())
+                }
+                (Elem::I16, Elem::I32) => {
+                    requantize::requantize_s16_s32(p, io.i16(0), io.out_i32())
+                }
+                (Elem::I8, Elem::I32) => requantize::requantize_s8_s32(p, io.i8(0), io.out_i32()),
+                other => panic!("no requantize kernel for {other:?}"),
+            },
+        }
+    }
+}
