@@ -979,10 +979,11 @@ pub fn analyse(
             }
             let ry = y.0;
             let mut roots: Vec<usize> = Vec::new();
+            let mut seen: BTreeSet<usize> = BTreeSet::new();
             let ok = op.present_inputs().all(|x| {
                 let (r, off) = gs.place(x.0);
                 let whole = off == 0 && gs.bytes(r) == gs.bytes(x.0);
-                let fresh = !roots.contains(&r) && r != ry;
+                let fresh = seen.insert(r) && r != ry;
                 roots.push(r);
                 is_arena(graph, x) && whole && fresh && touched(x)
             });
