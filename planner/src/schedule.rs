@@ -94,7 +94,7 @@ impl Default for OrderOptions {
             exact_budget: 200_000,
             beam_width: 64,
             beam_states: 40_000,
-            work_budget: 30_000_000,
+            work_budget: 60_000_000,
         }
     }
 }
@@ -1051,8 +1051,9 @@ impl<'a> SegCtx<'a> {
                 Mode::Beam { width } => {
                     if keep.len() > width {
                         work += keep.len();
-                        // Fewest resident bytes first: what the rest of the order must carry.
-                        keep.sort_by_key(|&i| {
+                        // Fewest resident bytes first: what the rest of the order must carry
+                        // (the `width` smallest keys, a total order: no full sort needed).
+                        keep.select_nth_unstable_by_key(width - 1, |&i| {
                             let c = &cands[i as usize];
                             (c.res, c.peak, i)
                         });
