@@ -1,6 +1,13 @@
-//! Synthetic graphs, for tests and benchmarks only (they are not models: operators are
-//! `Other` and tensors are bytes). Generated from a seed by a fixed pseudo-random sequence, so
-//! the same spec always gives the same graph.
+//! Synthetic graphs, for tests and benchmarks only (they are not models: most operators are
+//! `Other`, tensors are bytes, nothing has weights). Generated from a seed by a fixed
+//! pseudo-random sequence, so the same spec always gives the same graph.
+//!
+//! - [`graph`] builds random DAGs from a [`Spec`] ([`Spec::nn_like`], [`Spec::random`]), some
+//!   of whose operators are RESHAPE, RELU or CONCATENATION so that aliasing has work;
+//!   [`cells`] builds multi-branch cells as in NAS networks;
+//! - [`chain`], [`fan_out`], [`branches`] and [`dag`] build graphs of any size (in time linear
+//!   in it) for planning at scale, of plain `Other` operators or of in-place-capable ones
+//!   (RELU, ADD over int8 NHWC tensors: [`Flavor`]).
 
 use crate::ir::{DType, Graph, Op, OpId, OpKind, Quantization, Tensor, TensorId, TensorKind};
 
