@@ -106,7 +106,7 @@ pub enum OrderSearch {
     Off,
     /// Every segment was solved exactly or met its lower bound.
     Exact,
-    /// Some segment was beyond the exact budget and got the heuristics.
+    /// Some segment was beyond the exact search's budgets and got the heuristics.
     Heuristic,
 }
 
