@@ -20,8 +20,9 @@ Models (Keras -> tf.lite converter; weights drawn from a seeded numpy generator,
 int8 models use full-integer quantization (representative dataset: seeded uniform [-1, 1)),
 int8 input and output; float models are plain float32.
 
+Then runs tools/gen_miri_models.py (its models share tests/models/golden).
 Run from the repository root:  .venv/bin/python tools/gen_test_models.py
-Deterministic (fixed seeds); about 10 s.
+Deterministic (fixed seeds); about 10 s (35 s with gen_miri_models.py).
 """
 
 import os
@@ -365,6 +366,11 @@ def main():
     manifest += stateful_models()
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"wrote {OUT.relative_to(tc.REPO)}/manifest.json ({len(manifest)} models)")
+    # The golden directory removed above also held the models of gen_miri_models.py.
+    import gen_miri_models  # noqa: PLC0415
+
+    gen_miri_models.OUT = OUT
+    gen_miri_models.main()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-//! Planning benchmark: writes the "Memory plans" and "Synthetic plans" sections of
-//! BENCHMARKS.md.
+//! Planning benchmark: writes the "Memory plans", "Synthetic plans" and "Planning time at
+//! scale" sections of BENCHMARKS.md.
 //!
 //! `cargo bench -p kiln-planner --bench planning`
 //!
@@ -10,7 +10,9 @@
 //! optimisation off and all on, and the time to read and plan.
 //!
 //! For synthetic graphs of 100, 500 and 2,000 operators (`kiln_planner::synthetic`): the
-//! bounds, the arena, the gap and the planning time.
+//! bounds, the arena, the gap and the planning time ("Synthetic plans"); and for chains,
+//! fan-outs, independent branches and random DAGs of 1,000 and 10,000 operators, the
+//! planning time, the arena and the bound ("Planning time at scale").
 
 use kiln_planner::alias::AliasOptions;
 use kiln_planner::synthetic::{self, Spec};
@@ -35,6 +37,11 @@ fn models(dir: &Path) -> Vec<PathBuf> {
 /// Replaces the text between `<!-- kiln:NAME -->` and `<!-- /kiln:NAME -->` in BENCHMARKS.md
 /// (appending the section if it is missing).
 pub fn write_section(name: &str, body: &str) {
+    write_section_after(name, body, None);
+}
+
+/// [`write_section`], a missing section going right after section `after` if there is one.
+pub fn write_section_after(name: &str, body: &str, after: Option<&str>) {
     let path = root().join("BENCHMARKS.md");
     let old = std::fs::read_to_string(&path).unwrap_or_else(|_| {
         "# Benchmarks\n\nWritten by the benchmarks; do not edit by hand.\n".into()
@@ -44,8 +51,14 @@ pub fn write_section(name: &str, body: &str) {
         format!("<!-- /kiln:{name} -->"),
     );
     let section = format!("{start}\n{body}{end}");
-    let new = match (old.find(&start), old.find(&end)) {
-        (Some(a), Some(b)) if a < b => format!("{}{section}{}", &old[..a], &old[b + end.len()..]),
+    let anchor = after
+        .map(|a| format!("<!-- /kiln:{a} -->"))
+        .and_then(|a| old.find(&a).map(|at| at + a.len()));
+    let new = match (old.find(&start), old.find(&end), anchor) {
+        (Some(a), Some(b), _) if a < b => {
+            format!("{}{section}{}", &old[..a], &old[b + end.len()..])
+        }
+        (_, _, Some(at)) => format!("{}\n{section}{}", &old[..at], &old[at..]),
         _ => format!("{}\n{section}\n", old.trim_end()),
     };
     std::fs::write(&path, new).unwrap();
@@ -238,11 +251,90 @@ fn synthetic_section() -> String {
     )
 }
 
+fn scale_section() -> String {
+    use synthetic::Flavor::{InPlace, Plain};
+    type Family = (&'static str, fn(usize) -> Graph);
+    let families: [Family; 8] = [
+        ("chain of RELUs (in place)", |n| {
+            synthetic::chain(n, InPlace, 0)
+        }),
+        ("chain (plain)", |n| synthetic::chain(n, Plain, 0)),
+        ("fan-out, ADD merges (in place)", |n| {
+            synthetic::fan_out(n, InPlace, 0)
+        }),
+        ("fan-out, one merge (plain)", |n| {
+            synthetic::fan_out(n, Plain, 0)
+        }),
+        ("independent branches (in place)", |n| {
+            synthetic::branches(n, InPlace, 0)
+        }),
+        ("random DAG (in place)", |n| synthetic::dag(n, InPlace, 0)),
+        ("random DAG (plain)", |n| synthetic::dag(n, Plain, 0)),
+        ("random DAG, any earlier tensor (plain)", |n| {
+            synthetic::graph(&Spec::random(n, 0))
+        }),
+    ];
+    let mut rows = String::new();
+    for (family, make) in families {
+        for ops in [1000usize, 10_000] {
+            let g = make(ops);
+            let p = plan(&g, &PlanOptions::default()).unwrap();
+            let runs = if ops >= 10_000 { 5 } else { 11 };
+            let ms = median_ms(runs, || {
+                std::hint::black_box(plan(&g, &PlanOptions::default()).unwrap());
+            });
+            rows.push_str(&format!(
+                "| {family} | {ops} | {} | {} | {ms:.1} | {} | {} | {:.4} |\n",
+                p.buffers.len(),
+                p.aliases.len(),
+                p.arena_bytes,
+                best_bound(&p),
+                p.arena_bytes as f64 / p.lower_bound_bytes.max(1) as f64,
+            ));
+        }
+    }
+    let order = kiln_planner::schedule::OrderOptions::default();
+    let aliasing = AliasOptions::default();
+    let placement = kiln_planner::offsets::PlacementOptions::default();
+    format!(
+        "## Planning time at scale\n\n\
+         Written by `cargo bench -p kiln-planner --bench planning`, on graphs from \
+         `kiln_planner::synthetic` (seed 0). *In place*: int8 NHWC tensors of one shape (2 \
+         to 18 KiB) and operators that can overwrite a dying input: RELU, ADD; the random DAGs \
+         also have RESHAPE views and concatenations. *Plain*: `Other` operators over 512 B - \
+         64 KiB tensors, nothing aliases. Chain: each operator reads the previous one's output. \
+         Fan-out: the graph input read by half the operators, their outputs summed by a chain \
+         of ADDs (in place), or read by all but one, which reads all their outputs (plain). \
+         Independent branches: chains of 1-16 operators, each from its own graph input to its \
+         own graph output. Random DAG: each operator reads a recent tensor (or, one time in 5, \
+         any earlier one), one in 4 a second one; unread tensors are graph outputs; *any \
+         earlier tensor*: the random DAG of Synthetic plans (the hard case: thousands of \
+         tensors live at once). Plan ms = \
+         median wall time to plan and verify with the default options (release build, one \
+         thread); bound = the plan's lower bound (`*`: the order is not proved the best). Every \
+         search has a work budget counted in steps, never time, and keeps its best plan when \
+         it runs out: the order search {} steps (`OrderOptions::work_budget`), aliasing {} \
+         (`AliasOptions::work_budget`), placement {} buffer visits for the portfolio after \
+         TFLM's rule, {} for hill climbing and {} for the branch and bound, per placement \
+         (`PlacementOptions`).\n\n\
+         | graph | ops | buffers | aliases | plan ms | Kiln arena B | bound B | arena / bound |\n\
+         |---|--:|--:|--:|--:|--:|--:|--:|\n{rows}\n",
+        order.work_budget,
+        aliasing.work_budget,
+        placement.portfolio_work,
+        placement.hill_climb_work,
+        placement.exact_budget,
+    )
+}
+
 fn main() {
     let body = corpus();
     write_section("planning", &body);
     print!("{body}");
     let body = synthetic_section();
     write_section("planning-synthetic", &body);
+    print!("{body}");
+    let body = scale_section();
+    write_section_after("planning-scale", &body, Some("planning-synthetic"));
     print!("{body}");
 }

@@ -24,8 +24,13 @@
 //! largest member; every other member sits at an offset inside it), live from the first
 //! step of any member to the last. A group is accepted only if no operator writes bytes of a
 //! member while that member still holds data someone reads later, except an in-place
-//! operator overwriting its own dying input ([`Aliases::is_safe`]); the verifier checks the
-//! same rule on the final plan with its own code.
+//! operator overwriting its own dying input; the verifier checks the same rule on the final
+//! plan with its own code. As groups only grow, and each group was checked when it formed,
+//! a merge checks only the pairs across the two groups: each member of the smaller group
+//! against the members of the larger one holding data when it is written, and against the
+//! larger one's writes while it holds data (both indexed by step). Merges move the smaller
+//! group's members, so the analysis is near-linear on long chains of in-place operators; its
+//! work is counted in steps against [`AliasOptions::work_budget`].
 //!
 //! Views do not depend on the order, so the order search sees them ([`view_roots`]); the
 //! other kinds depend on which operator reads a tensor last and are decided for the chosen
@@ -33,6 +38,8 @@
 
 use crate::ir::{DType, Graph, Op, OpId, OpKind, TensorId, TensorKind};
 use crate::lifetimes::ScratchFn;
+use std::cell::Cell;
+use std::collections::BTreeSet;
 
 /// Which kinds of aliasing a plan may use. The default takes all of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +55,11 @@ pub struct AliasOptions {
     /// Pointwise (1x1, stride 1) CONV_2D shares its dying input's buffer where that lowers
     /// the bound.
     pub pointwise: bool,
+    /// Work the analysis may do, in steps: a group member visited by a safety check, and the
+    /// trials of the convolution search (which copy the groups, merge and count bytes).
+    /// When it runs out, no further group is merged (every later candidate keeps its own
+    /// buffer) and the convolution search keeps what it chose so far.
+    pub work_budget: usize,
 }
 
 impl Default for AliasOptions {
@@ -58,9 +70,13 @@ impl Default for AliasOptions {
             concat: true,
             depthwise: true,
             pointwise: true,
+            work_budget: DEFAULT_WORK_BUDGET,
         }
     }
 }
+
+/// The default [`AliasOptions::work_budget`].
+pub const DEFAULT_WORK_BUDGET: usize = 20_000_000;
 
 impl AliasOptions {
     /// No aliasing: every tensor has its own buffer.
@@ -71,6 +87,7 @@ impl AliasOptions {
             concat: false,
             depthwise: false,
             pointwise: false,
+            work_budget: DEFAULT_WORK_BUDGET,
         }
     }
 
@@ -132,6 +149,8 @@ pub struct Aliases {
     mode: Vec<OpMode>,
     /// Per tensor: the operator producing it.
     producer: Vec<Option<OpId>>,
+    /// Work the analysis did, in the steps of [`AliasOptions::work_budget`].
+    work: usize,
 }
 
 impl Aliases {
@@ -147,6 +166,7 @@ impl Aliases {
             place: (0..graph.tensors.len()).map(|t| (t, 0)).collect(),
             mode: vec![OpMode::Normal; graph.ops.len()],
             producer,
+            work: 0,
         }
     }
 
@@ -166,6 +186,11 @@ impl Aliases {
         &self.mode
     }
 
+    /// Work the analysis did, in the steps of [`AliasOptions::work_budget`].
+    pub fn work(&self) -> usize {
+        self.work
+    }
+
     /// The tensors that live in another tensor's buffer, in tensor order.
     pub fn list(&self) -> Vec<Alias> {
         self.place
@@ -180,51 +205,14 @@ impl Aliases {
             .collect()
     }
 
-    fn members(&self, root: usize) -> impl Iterator<Item = usize> + '_ {
-        self.place
-            .iter()
-            .enumerate()
-            .filter(move |(_, p)| p.0 == root)
-            .map(|(t, _)| t)
-    }
-
-    /// Moves every member of the group rooted at `from` into the group rooted at `to`, at
-    /// `offset` bytes (members keep their offsets relative to each other).
-    fn merge(&mut self, from: usize, to: usize, offset: usize) {
-        for p in self.place.iter_mut().filter(|p| p.0 == from) {
-            *p = (to, p.1 + offset);
-        }
-    }
-
-    /// Places `c`, the output of an operator running in place, over its input `a`: starting
-    /// where `a` starts when `c` is no larger (elementwise, depthwise, a narrowing pointwise
-    /// convolution), else ending where `a` ends (a widening pointwise convolution; `c`'s
-    /// group becomes the root when `a` ends its own group). Returns the group's root, or
-    /// `None`, changing nothing, if `c` already shares bytes or cannot be placed so.
-    fn overwrite(&mut self, graph: &Graph, a: TensorId, c: TensorId) -> Option<usize> {
-        if self.place[c.0] != (c.0, 0) {
-            return None;
-        }
-        let (ra, oa) = self.place[a.0];
-        let (sa, sc) = (graph.tensors[a.0].bytes(), graph.tensors[c.0].bytes());
-        if sc <= sa || oa + sa >= sc {
-            self.merge(c.0, ra, if sc <= sa { oa } else { oa + sa - sc });
-            Some(ra)
-        } else if oa + sa == graph.tensors[ra].bytes() {
-            self.merge(ra, c.0, sc - sa - oa);
-            Some(c.0)
-        } else {
-            None
-        }
-    }
-
-    /// Whether no operator clobbers bytes of the group rooted at `root` that a member still
-    /// needs: for every member written at step `w` (by its producer, unless that is a view
-    /// or a concatenation of slices: those write nothing), every other member overlapping it
-    /// that holds data at `w` (written before `w`, read at `w` or later; graph outputs to the
-    /// end) must be the in-place input being overwritten: the same bytes, read last at `w`.
+    /// The reference rule, for debug checks of the incremental one on small graphs: whether
+    /// no operator clobbers bytes of the group rooted at `root` that a member still needs
+    /// (every pair of members, as the verifier; see [`Groups::compatible`]).
+    #[cfg(debug_assertions)]
     fn is_safe(&self, graph: &Graph, times: &Times, root: usize) -> bool {
-        let members: Vec<usize> = self.members(root).collect();
+        let members: Vec<usize> = (0..self.place.len())
+            .filter(|&t| self.place[t].0 == root)
+            .collect();
         for &m in &members {
             let (Some(w), Some(p)) = (times.written[m], self.producer[m]) else {
                 continue;
@@ -489,6 +477,434 @@ fn bound(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>, al: &Aliases) ->
     crate::lifetimes::lifetimes_aliased(graph, order, scratch, al).lower_bound()
 }
 
+/// A group of tensors sharing one buffer while the aliasing is built: its members, and
+/// which of them hold data and are written when, for the safety checks.
+#[derive(Clone, Debug, Default)]
+struct Group {
+    /// Member `t` sits at `local[t] + base` bytes in the root.
+    base: i64,
+    members: Vec<u32>,
+    /// Members that hold data at some step, by last read: `(read, tensor)` (empty for a
+    /// group of one member, which is checked directly).
+    holders: BTreeSet<(usize, u32)>,
+    /// Members written by an operator that is not elided, by step: `(step, tensor)` (empty
+    /// for a group of one member).
+    writers: BTreeSet<(usize, u32)>,
+    /// First and last step of any member, if a step touches one.
+    span: Option<(usize, usize)>,
+}
+
+/// The groups of aliases while they are built. Merging moves the smaller group's members
+/// into the larger one's structures (each tensor moves `O(log n)` times), and whether two
+/// groups can merge is decided from the pairs of members across them only (the pairs inside
+/// each group were checked when it formed): every member of the smaller group, as a writer,
+/// against the members of the larger one holding data at that step, and as a holder against
+/// the larger one's writes while it holds data.
+#[derive(Clone)]
+struct Groups<'a> {
+    graph: &'a Graph,
+    times: &'a Times,
+    /// Per tensor: its group (an index into `groups`) and its offset from the group's base.
+    group: Vec<u32>,
+    local: Vec<i64>,
+    groups: Vec<Group>,
+    /// Per group: the root tensor.
+    root: Vec<u32>,
+    mode: Vec<OpMode>,
+    producer: Vec<Option<OpId>>,
+    /// Steps left of [`AliasOptions::work_budget`], shared by every copy.
+    work_left: &'a Cell<usize>,
+}
+
+/// A mode an operator would get if a merge is taken.
+type Change = (OpId, OpMode);
+
+impl<'a> Groups<'a> {
+    fn new(graph: &'a Graph, times: &'a Times, work_left: &'a Cell<usize>) -> Groups<'a> {
+        let n = graph.tensors.len();
+        let base = Aliases::none(graph);
+        Groups {
+            graph,
+            times,
+            group: (0..n as u32).collect(),
+            local: vec![0; n],
+            groups: (0..n)
+                .map(|t| Group {
+                    members: vec![t as u32],
+                    span: times.span[t],
+                    ..Group::default()
+                })
+                .collect(),
+            root: (0..n as u32).collect(),
+            mode: base.mode,
+            producer: base.producer,
+            work_left,
+        }
+    }
+
+    /// The root of `t`'s group and `t`'s offset in it.
+    fn place(&self, t: usize) -> (usize, usize) {
+        let g = self.group[t] as usize;
+        let offset = self.local[t] + self.groups[g].base;
+        (self.root[g] as usize, offset as usize)
+    }
+
+    fn bytes(&self, t: usize) -> usize {
+        self.graph.tensors[t].bytes()
+    }
+
+    fn mode_of(&self, op: OpId, change: Option<Change>) -> OpMode {
+        match change {
+            Some((o, m)) if o == op => m,
+            _ => self.mode[op.0],
+        }
+    }
+
+    /// The step at which `t` is written by an operator that writes bytes (not a view or a
+    /// concatenation of slices).
+    fn write_step(&self, t: usize, change: Option<Change>) -> Option<usize> {
+        let (w, p) = (self.times.written[t]?, self.producer[t]?);
+        (!self.mode_of(p, change).elided()).then_some(w)
+    }
+
+    /// The steps at which `t` holds data someone reads later: `first..=last`, possibly
+    /// empty.
+    fn held(&self, t: usize) -> (usize, usize) {
+        let first = self.times.written[t].map_or(0, |w| w + 1);
+        (first, self.times.read[t])
+    }
+
+    /// Takes one step of the budget; `false` when it is spent.
+    fn spend(&self) -> bool {
+        let left = self.work_left.get();
+        if left == 0 {
+            return false;
+        }
+        self.work_left.set(left - 1);
+        true
+    }
+
+    /// Whether writer `m` (at `om` bytes) may write at its step over holder `n` (at `on`),
+    /// which holds data then: only an in-place operator over its input's bytes as they die.
+    fn may_overwrite(
+        &self,
+        m: usize,
+        om: usize,
+        n: usize,
+        on: usize,
+        offset_of: &dyn Fn(usize) -> Option<usize>,
+        change: Option<Change>,
+    ) -> bool {
+        let (sm, sn) = (self.bytes(m), self.bytes(n));
+        if !(om < on + sn && on < om + sm) {
+            return true;
+        }
+        let p = self.producer[m].expect("a writer has a producer");
+        let w = self.times.written[m].expect("a writer is written");
+        let in_place_input = match self.mode_of(p, change) {
+            OpMode::InPlace { input } => self.graph.op(p).input(input),
+            _ => None,
+        };
+        let overwritten =
+            in_place_input.is_some_and(|a| offset_of(a.0) == Some(on) && self.bytes(a.0) == sn);
+        overwritten && self.times.read[n] == w && !self.times.kept[n]
+    }
+
+    /// Whether the groups `gx` and `gy`, their members moved by `dx` and `dy` bytes, can
+    /// share bytes: no member of one writes over bytes of a member of the other that holds
+    /// data then (except an in-place operator over its dying input). Checks the pairs across
+    /// the two groups only, from the smaller one's members; `false` when the budget runs out.
+    fn compatible(&self, gx: usize, dx: usize, gy: usize, dy: usize, change: Change) -> bool {
+        if gx == gy {
+            return false;
+        }
+        let change = Some(change);
+        let offset_of = |t: usize| {
+            let g = self.group[t] as usize;
+            let d = if g == gx {
+                dx
+            } else if g == gy {
+                dy
+            } else {
+                return None;
+            };
+            Some(self.place(t).1 + d)
+        };
+        let (small, large) = if self.groups[gx].members.len() <= self.groups[gy].members.len() {
+            (gx, gy)
+        } else {
+            (gy, gx)
+        };
+        let big = &self.groups[large];
+        for &u in &self.groups[small].members {
+            let u = u as usize;
+            let ou = offset_of(u).expect("in the small group");
+            if let Some(w) = self.write_step(u, change) {
+                // Members of the large group holding data at step `w`.
+                let check = |n: usize| {
+                    let (first, last) = self.held(n);
+                    !(first <= w && w <= last)
+                        || self.may_overwrite(
+                            u,
+                            ou,
+                            n,
+                            offset_of(n).expect("large"),
+                            &offset_of,
+                            change,
+                        )
+                };
+                if big.members.len() == 1 {
+                    if !self.spend() || !check(big.members[0] as usize) {
+                        return false;
+                    }
+                } else {
+                    for &(_, n) in big.holders.range((w, 0)..) {
+                        if !self.spend() || !check(n as usize) {
+                            return false;
+                        }
+                    }
+                }
+            }
+            let (first, last) = self.held(u);
+            if first <= last {
+                // Writes of the large group while `u` holds data.
+                let check = |m: usize| match self.write_step(m, change) {
+                    Some(w) if first <= w && w <= last => self.may_overwrite(
+                        m,
+                        offset_of(m).expect("large"),
+                        u,
+                        ou,
+                        &offset_of,
+                        change,
+                    ),
+                    _ => true,
+                };
+                if big.members.len() == 1 {
+                    if !self.spend() || !check(big.members[0] as usize) {
+                        return false;
+                    }
+                } else {
+                    for &(_, m) in big.writers.range((first, 0)..=(last, u32::MAX)) {
+                        if !self.spend() || !check(m as usize) {
+                            return false;
+                        }
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Adds member `t` to the holders and writers of group `g`.
+    fn index(&mut self, g: usize, t: u32) {
+        let (first, last) = self.held(t as usize);
+        let w = self.write_step(t as usize, None);
+        let group = &mut self.groups[g];
+        if first <= last {
+            group.holders.insert((last, t));
+        }
+        if let Some(w) = w {
+            group.writers.insert((w, t));
+        }
+    }
+
+    /// Moves every member of the group rooted at `from` into the group rooted at `to`, at
+    /// `offset` bytes (members keep their offsets relative to each other).
+    fn merge(&mut self, from: usize, to: usize, offset: usize) {
+        let (gf, gt) = (self.group[from] as usize, self.group[to] as usize);
+        debug_assert_eq!(self.root[gf] as usize, from, "merges move whole groups");
+        if gf == gt {
+            self.groups[gf].base += offset as i64;
+            return;
+        }
+        let span = match (self.groups[gf].span, self.groups[gt].span) {
+            (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+            (a, b) => a.or(b),
+        };
+        // The group that keeps its structures, and the one whose members move.
+        let (keep, moved) = if self.groups[gf].members.len() <= self.groups[gt].members.len() {
+            (gt, gf)
+        } else {
+            // `from`'s members move by `offset` in place; `to`'s move over.
+            self.groups[gf].base += offset as i64;
+            (gf, gt)
+        };
+        let shift = if moved == gf { offset as i64 } else { 0 };
+        let old = std::mem::take(&mut self.groups[moved]);
+        if self.groups[keep].members.len() == 1 {
+            let t = self.groups[keep].members[0];
+            self.index(keep, t);
+        }
+        for &t in &old.members {
+            let ti = t as usize;
+            self.local[ti] = self.local[ti] + old.base + shift - self.groups[keep].base;
+            self.group[ti] = keep as u32;
+            self.index(keep, t);
+        }
+        let group = &mut self.groups[keep];
+        group.members.extend_from_slice(&old.members);
+        group.span = span;
+        self.root[keep] = to as u32;
+    }
+
+    /// Gives operator `op` its mode; the outputs of one that no longer writes (a view, a
+    /// concatenation of slices) leave their groups' writers.
+    fn set_mode(&mut self, op: OpId, mode: OpMode) {
+        if mode.elided() && !self.mode[op.0].elided() {
+            for &t in &self.graph.op(op).outputs {
+                if let Some(w) = self.times.written[t.0] {
+                    let g = self.group[t.0] as usize;
+                    self.groups[g].writers.remove(&(w, t.0 as u32));
+                }
+            }
+        }
+        self.mode[op.0] = mode;
+    }
+
+    /// Where `c`, the output of an operator running in place, goes over its input `a`:
+    /// starting where `a` starts when `c` is no larger (elementwise, depthwise, a narrowing
+    /// pointwise convolution), else ending where `a` ends (a widening pointwise convolution;
+    /// `c`'s group becomes the root when `a` ends its own group). The merge to make, as
+    /// `(from, to, offset)` for [`Groups::merge`], or `None` if `c` already shares bytes or
+    /// cannot be placed so.
+    fn overwrite(&self, a: TensorId, c: TensorId) -> Option<(usize, usize, usize)> {
+        if self.place(c.0) != (c.0, 0) {
+            return None;
+        }
+        let (ra, oa) = self.place(a.0);
+        let (sa, sc) = (self.bytes(a.0), self.bytes(c.0));
+        if sc <= sa || oa + sa >= sc {
+            Some((c.0, ra, if sc <= sa { oa } else { oa + sa - sc }))
+        } else if oa + sa == self.bytes(ra) {
+            Some((ra, c.0, sc - sa - oa))
+        } else {
+            None
+        }
+    }
+
+    /// Whether the merge `(from, to, offset)` is safe with `change` made.
+    fn can_merge(&self, (from, to, offset): (usize, usize, usize), change: Change) -> bool {
+        let (gf, gt) = (self.group[from] as usize, self.group[to] as usize);
+        let safe = self.compatible(gf, offset, gt, 0, change);
+        #[cfg(debug_assertions)]
+        if self.graph.tensors.len() <= 300 && self.work_left.get() > 0 {
+            let mut merged = self.clone();
+            merged.merge(from, to, offset);
+            merged.set_mode(change.0, change.1);
+            let reference = merged.aliases(0).is_safe(self.graph, self.times, to);
+            debug_assert_eq!(safe, reference, "incremental and full safety checks agree");
+        }
+        safe
+    }
+
+    /// Runs `c` in place over `a` (operator `op`, input slot `input`) if that is safe.
+    fn try_in_place(&mut self, op: OpId, input: usize, a: TensorId, c: TensorId) -> bool {
+        let Some(merge) = self.overwrite(a, c) else {
+            return false;
+        };
+        let change = (op, OpMode::InPlace { input });
+        if !self.can_merge(merge, change) {
+            return false;
+        }
+        self.merge(merge.0, merge.1, merge.2);
+        self.set_mode(change.0, change.1);
+        true
+    }
+
+    /// The buffer of the group rooted at `root`, if it has one: its steps and size.
+    fn buffer(&self, root: usize) -> Option<((usize, usize), i64)> {
+        let span = self.groups[self.group[root] as usize].span?;
+        is_arena(self.graph, TensorId(root)).then(|| (span, self.bytes(root) as i64))
+    }
+
+    /// How the bytes live at each step change if the group rooted at `from` joins the one
+    /// rooted at `to`: both buffers go, one of `to`'s size spanning both comes.
+    fn merge_changes(&self, from: usize, to: usize) -> Vec<((usize, usize), i64)> {
+        let (f, t) = (self.buffer(from), self.buffer(to));
+        let mut changes: Vec<((usize, usize), i64)> = [f, t]
+            .into_iter()
+            .flatten()
+            .map(|(span, size)| (span, -size))
+            .collect();
+        let hull = match (f, t) {
+            (Some((a, _)), Some((b, _))) => Some((a.0.min(b.0), a.1.max(b.1))),
+            (a, b) => a.or(b).map(|(span, _)| span),
+        };
+        if let Some(hull) = hull
+            && is_arena(self.graph, TensorId(to))
+        {
+            changes.push((hull, self.bytes(to) as i64));
+        }
+        changes
+    }
+
+    /// The aliasing as built so far.
+    fn aliases(&self, work: usize) -> Aliases {
+        Aliases {
+            place: (0..self.group.len()).map(|t| self.place(t)).collect(),
+            mode: self.mode.clone(),
+            producer: self.producer.clone(),
+            work,
+        }
+    }
+}
+
+/// Most bytes live at one step, under range additions (a segment tree with lazy
+/// additions): the lower bound as groups merge, without recomputing every lifetime.
+struct LiveMax {
+    n: usize,
+    max: Vec<i64>,
+    add: Vec<i64>,
+}
+
+impl LiveMax {
+    fn new(live: &[usize]) -> LiveMax {
+        let n = live.len().max(1);
+        let mut tree = LiveMax {
+            n,
+            max: vec![0; 4 * n],
+            add: vec![0; 4 * n],
+        };
+        tree.build(1, 0, n - 1, live);
+        tree
+    }
+
+    fn build(&mut self, node: usize, lo: usize, hi: usize, live: &[usize]) {
+        if lo == hi {
+            self.max[node] = live.get(lo).copied().unwrap_or(0) as i64;
+            return;
+        }
+        let mid = (lo + hi) / 2;
+        self.build(2 * node, lo, mid, live);
+        self.build(2 * node + 1, mid + 1, hi, live);
+        self.max[node] = self.max[2 * node].max(self.max[2 * node + 1]);
+    }
+
+    /// Adds `v` at steps `first..=last`.
+    fn add(&mut self, (first, last): (usize, usize), v: i64) {
+        self.update(1, 0, self.n - 1, first, last, v);
+    }
+
+    fn update(&mut self, node: usize, lo: usize, hi: usize, a: usize, b: usize, v: i64) {
+        if b < lo || hi < a {
+            return;
+        }
+        if a <= lo && hi <= b {
+            self.max[node] += v;
+            self.add[node] += v;
+            return;
+        }
+        let mid = (lo + hi) / 2;
+        self.update(2 * node, lo, mid, a, b, v);
+        self.update(2 * node + 1, mid + 1, hi, a, b, v);
+        self.max[node] = self.max[2 * node].max(self.max[2 * node + 1]) + self.add[node];
+    }
+
+    fn max(&self) -> usize {
+        self.max[1].max(0) as usize
+    }
+}
+
 /// The aliasing of `graph` run in `order`: views, then in-place operators in step order,
 /// then concatenation slices where they do not raise the lower bound.
 pub fn analyse(
@@ -497,20 +913,21 @@ pub fn analyse(
     options: &AliasOptions,
     scratch: ScratchFn<'_>,
 ) -> Aliases {
-    let mut al = Aliases::none(graph);
     if !options.any() {
-        return al;
+        return Aliases::none(graph);
     }
     let times = Times::new(graph, order);
+    let work_left = Cell::new(options.work_budget);
+    let mut gs = Groups::new(graph, &times, &work_left);
     let touched = |t: TensorId| times.span[t.0].is_some();
     if options.views {
         for op in &graph.ops {
             if let Some((a, v)) = view_pair(graph, op)
                 && touched(v)
             {
-                let (r, off) = al.place[a.0];
-                al.merge(v.0, r, off);
-                al.mode[op.id.0] = OpMode::View;
+                let (r, off) = gs.place(a.0);
+                gs.merge(v.0, r, off);
+                gs.set_mode(op.id, OpMode::View);
             }
         }
     }
@@ -528,87 +945,135 @@ pub fn analyse(
                     continue;
                 };
                 // No other input may share the overwritten bytes.
-                let ra = al.place[a.0].0;
+                let ra = gs.place(a.0).0;
                 let shared = op
                     .inputs
                     .iter()
                     .enumerate()
-                    .any(|(j, t)| j != k && t.is_some_and(|t| al.place[t.0].0 == ra));
-                if shared {
-                    continue;
-                }
-                let before = al.clone();
-                let Some(root) = al.overwrite(graph, a, c) else {
-                    continue;
-                };
-                al.mode[id.0] = OpMode::InPlace { input: k };
-                if al.is_safe(graph, &times, root) {
+                    .any(|(j, t)| j != k && t.is_some_and(|t| gs.place(t.0).0 == ra));
+                if !shared && gs.try_in_place(id, k, a, c) {
                     break;
                 }
-                al = before;
             }
         }
     }
     if options.depthwise || options.pointwise {
-        al = convolutions_in_place(graph, order, options, scratch, &times, al);
+        gs = convolutions_in_place(graph, order, options, scratch, gs);
     }
     let has_concat = graph
         .ops
         .iter()
         .any(|op| matches!(op.kind, OpKind::Concatenation(_)));
     if options.concat && has_concat {
-        let mut current = bound(graph, order, scratch, &al);
+        let lt = crate::lifetimes::lifetimes_aliased(graph, order, scratch, &gs.aliases(0));
+        let mut live = LiveMax::new(&lt.live_bytes());
+        let mut current = live.max();
         for &id in order {
             let op = graph.op(id);
             let Some(offsets) = concat_slices(graph, op) else {
                 continue;
             };
             let y = op.outputs[0];
-            if !is_arena(graph, y) || al.place[y.0] != (y.0, 0) {
+            if !is_arena(graph, y) || gs.place(y.0) != (y.0, 0) {
                 continue;
             }
             let ry = y.0;
             let mut roots: Vec<usize> = Vec::new();
+            let mut seen: BTreeSet<usize> = BTreeSet::new();
             let ok = op.present_inputs().all(|x| {
-                let (r, off) = al.place[x.0];
-                let whole = off == 0 && graph.tensors[r].bytes() == graph.tensors[x.0].bytes();
-                let fresh = !roots.contains(&r) && r != ry;
+                let (r, off) = gs.place(x.0);
+                let whole = off == 0 && gs.bytes(r) == gs.bytes(x.0);
+                let fresh = seen.insert(r) && r != ry;
                 roots.push(r);
                 is_arena(graph, x) && whole && fresh && touched(x)
             });
             if !ok || roots.len() != op.inputs.len() {
                 continue;
             }
-            let before = al.clone();
-            for (x, &at) in op.present_inputs().zip(&offsets) {
-                let r = al.place[x.0].0;
-                al.merge(r, ry, at);
+            // The bound with the inputs' buffers gone and the output's buffer live from the
+            // first step of any of them to the last.
+            let group = |t: usize| &gs.groups[gs.group[t] as usize];
+            let mut changes: Vec<((usize, usize), i64)> = Vec::new();
+            let mut span = group(ry).span;
+            for &r in &roots {
+                if let Some(sr) = group(r).span {
+                    changes.push((sr, -(gs.bytes(r) as i64)));
+                    span = Some(span.map_or(sr, |s| (s.0.min(sr.0), s.1.max(sr.1))));
+                }
             }
-            al.mode[id.0] = OpMode::ConcatSlices;
-            let next = bound(graph, order, scratch, &al);
-            if next <= current && al.is_safe(graph, &times, ry) {
+            if let Some(old) = group(ry).span {
+                changes.push((old, -(gs.bytes(ry) as i64)));
+            }
+            if let Some(new) = span {
+                changes.push((new, gs.bytes(ry) as i64));
+            }
+            for &(steps, v) in &changes {
+                live.add(steps, v);
+            }
+            let next = live.max();
+            #[cfg(debug_assertions)]
+            if order.len() <= 300 {
+                let mut merged = gs.clone();
+                for (&r, &at) in roots.iter().zip(&offsets) {
+                    merged.merge(r, ry, at);
+                }
+                merged.set_mode(id, OpMode::ConcatSlices);
+                let full = bound(graph, order, scratch, &merged.aliases(0));
+                debug_assert_eq!(next, full, "incremental and full bounds agree");
+            }
+            // Every pair of the groups (the output's and each input's) must be safe together.
+            let change = (id, OpMode::ConcatSlices);
+            let groups: Vec<(usize, usize)> = std::iter::once((gs.group[ry] as usize, 0))
+                .chain(
+                    roots
+                        .iter()
+                        .zip(&offsets)
+                        .map(|(&r, &at)| (gs.group[r] as usize, at)),
+                )
+                .collect();
+            let safe = next <= current
+                && (0..groups.len()).all(|i| {
+                    (i + 1..groups.len()).all(|j| {
+                        let ((gi, di), (gj, dj)) = (groups[i], groups[j]);
+                        gs.compatible(gi, di, gj, dj, change)
+                    })
+                });
+            if safe {
+                for (&r, &at) in roots.iter().zip(&offsets) {
+                    gs.merge(r, ry, at);
+                }
+                gs.set_mode(id, OpMode::ConcatSlices);
                 current = next;
             } else {
-                al = before;
+                for &(steps, v) in &changes {
+                    live.add(steps, -v);
+                }
             }
         }
     }
-    al
+    gs.aliases(options.work_budget - work_left.get())
 }
+
+/// Steps of work a trial of the convolution search costs per tensor and operator (copying
+/// the groups, computing the bound) and per convolution it merges.
+const TRIAL_WORK: usize = 8;
+const MERGE_WORK: usize = 100;
 
 /// Depthwise and pointwise convolutions in place, where that lowers the bound (the
 /// depthwise kernel is slower; a pointwise one holds a larger buffer from its input's
-/// producer on): one at a time while each alone lowers it; then, as peaks are often shared
-/// by several layers, all the others together if that lowers it, keeping only those whose
-/// removal would raise it.
-fn convolutions_in_place(
+/// producer on): one at a time while each alone lowers it (each tried on the bytes live at
+/// each step, updated in `O(log n)`); then, as peaks are often shared by several layers, all
+/// the others together if that lowers it, keeping only those whose removal would raise it.
+/// Each trial of the last two phases applies a whole set again and costs [`TRIAL_WORK`]
+/// steps of the budget per tensor and operator and [`MERGE_WORK`] per convolution; when the
+/// budget runs out the search keeps what it chose.
+fn convolutions_in_place<'a>(
     graph: &Graph,
     order: &[OpId],
     options: &AliasOptions,
     scratch: ScratchFn<'_>,
-    times: &Times,
-    base: Aliases,
-) -> Aliases {
+    base: Groups<'a>,
+) -> Groups<'a> {
     let candidates: Vec<OpId> = order
         .iter()
         .copied()
@@ -618,49 +1083,90 @@ fn convolutions_in_place(
                 || (options.pointwise && pointwise_in_place_ok(graph, op));
             kind_ok && {
                 let (a, c) = (op.inputs[0].expect("checked"), op.outputs[0]);
-                is_arena(graph, a) && is_arena(graph, c) && base.place[c.0] == (c.0, 0)
+                is_arena(graph, a) && is_arena(graph, c) && base.place(c.0) == (c.0, 0)
             }
         })
         .collect();
     if candidates.is_empty() {
         return base;
     }
+    let afford = |set: usize| {
+        let cost = TRIAL_WORK * (graph.tensors.len() + graph.ops.len()) + MERGE_WORK * set;
+        let left = base.work_left.get();
+        left >= cost && {
+            base.work_left.set(left - cost);
+            true
+        }
+    };
     // The aliasing with the convolutions of `set` in place, if it can be placed and is safe.
-    let apply = |set: &[OpId]| -> Option<(Aliases, usize)> {
-        let mut al = base.clone();
+    let apply = |set: &[OpId]| -> Option<(Groups<'a>, usize)> {
+        let mut gs = base.clone();
         for &id in set {
             let op = graph.op(id);
             let (a, c) = (op.inputs[0].expect("checked"), op.outputs[0]);
-            let root = al.overwrite(graph, a, c)?;
-            al.mode[id.0] = OpMode::InPlace { input: 0 };
-            if !al.is_safe(graph, times, root) {
+            if !gs.try_in_place(id, 0, a, c) {
                 return None;
             }
         }
-        let b = bound(graph, order, scratch, &al);
-        Some((al, b))
+        let b = bound(graph, order, scratch, &gs.aliases(0));
+        Some((gs, b))
     };
+    let mut step_of = vec![0usize; graph.ops.len()];
+    for (s, &id) in order.iter().enumerate() {
+        step_of[id.0] = s;
+    }
+    // One at a time, each on top of those taken.
+    let lt = crate::lifetimes::lifetimes_aliased(graph, order, scratch, &base.aliases(0));
+    let mut live = LiveMax::new(&lt.live_bytes());
+    let mut current = live.max();
     let mut chosen: Vec<OpId> = Vec::new();
-    let mut current = bound(graph, order, scratch, &base);
+    let mut gs = base.clone();
     for &id in &candidates {
-        let mut set = chosen.clone();
-        set.push(id);
-        if let Some((_, b)) = apply(&set)
-            && b < current
-        {
-            chosen = set;
+        let op = graph.op(id);
+        let (a, c) = (op.inputs[0].expect("checked"), op.outputs[0]);
+        let mode = OpMode::InPlace { input: 0 };
+        let Some(merge) = gs.overwrite(a, c) else {
+            continue;
+        };
+        if !gs.can_merge(merge, (id, mode)) {
+            continue;
+        }
+        let mut changes = gs.merge_changes(merge.0, merge.1);
+        let s = step_of[id.0];
+        changes.push(((s, s), in_place_scratch(graph, op, mode) as i64));
+        for &(steps, v) in &changes {
+            live.add(steps, v);
+        }
+        let b = live.max();
+        #[cfg(debug_assertions)]
+        if order.len() <= 300 {
+            let mut set = chosen.clone();
+            set.push(id);
+            let full = apply(&set).map(|(_, b)| b);
+            debug_assert_eq!(Some(b), full, "incremental and full bounds agree");
+        }
+        if b < current {
+            gs.merge(merge.0, merge.1, merge.2);
+            gs.set_mode(id, mode);
+            chosen.push(id);
             current = b;
+        } else {
+            for &(steps, v) in &changes {
+                live.add(steps, -v);
+            }
         }
     }
+    // All together, then without each one that is not needed.
     let all: Vec<OpId> = candidates.clone();
     if chosen.len() < all.len()
+        && afford(all.len())
         && let Some((_, b)) = apply(&all)
         && b < current
     {
         chosen = all;
         current = b;
         let mut i = 0;
-        while i < chosen.len() {
+        while i < chosen.len() && afford(chosen.len() - 1) {
             let mut fewer = chosen.clone();
             fewer.remove(i);
             match apply(&fewer) {
@@ -671,9 +1177,10 @@ fn convolutions_in_place(
                 _ => i += 1,
             }
         }
+        return match apply(&chosen) {
+            Some((gs, _)) => gs,
+            None => base,
+        };
     }
-    match apply(&chosen) {
-        Some((al, _)) => al,
-        None => base,
-    }
+    gs
 }

@@ -54,13 +54,20 @@ pub struct Lifetimes {
 }
 
 impl Lifetimes {
-    /// Bytes live at each step.
+    /// Bytes live at each step (linear in buffers and steps: a buffer adds its size where
+    /// it starts and takes it back after its last step).
     pub fn live_bytes(&self) -> Vec<usize> {
-        let mut live = vec![0usize; self.steps.max(1)];
+        let steps = self.steps.max(1);
+        let mut delta = vec![0isize; steps + 1];
         for b in &self.buffers {
-            for l in &mut live[b.first..=b.last] {
-                *l += b.size;
-            }
+            delta[b.first] += b.size as isize;
+            delta[b.last + 1] -= b.size as isize;
+        }
+        let mut live = Vec::with_capacity(steps);
+        let mut sum = 0isize;
+        for d in &delta[..steps] {
+            sum += d;
+            live.push(sum as usize);
         }
         live
     }

@@ -11,17 +11,26 @@
 //!      conflicts as TVM) with both fits.
 //!
 //!    Ties keep the earlier assigner, so TFLM's rule wins unless another is strictly
-//!    smaller. With the portfolio off, TFLM's rule alone.
+//!    smaller. With the portfolio off, TFLM's rule alone. TFLM's rule always runs; the
+//!    others while their passes fit the portfolio's work budget.
 //! 2. **Hill climbing** on the placement order (as Vela's and TVM's allocators): take the
 //!    buffer that ends highest, move it before (or swap it with) one of the buffers live with
 //!    it that were placed before it, re-place, keep the new order if the arena is no larger.
-//!    A fixed number of iterations, a fixed pseudo-random sequence.
+//!    A fixed number of iterations (fewer where a pass costs more than the work budget
+//!    allows), a fixed pseudo-random sequence.
 //! 3. **Branch and bound** (as MiniMalloc): a depth-first search over canonical placements
 //!    (buffers placed bottom-up, each at the lowest offset above the buffers already placed
 //!    under it, offsets never decreasing), pruned when the buffers still to place at some
 //!    step cannot fit under the capacity. It first asks for an arena at the target, then for
 //!    one byte less than the best arena found, until a capacity is proved infeasible (the
 //!    best arena is then optimal) or the budget runs out. Its budget counts work, not time.
+//!
+//! A greedy pass places each buffer among the placed buffers live with it: from its list of
+//! them, sorted by offset (sparse instances), or by scanning all placed buffers in offset
+//! order (dense ones, where those lists would be quadratic; the lists are then not built).
+//! Its cost, in buffer visits, is the unit of every budget here (never wall time). The
+//! target, the sort keys and the conflict counts take `O(n log n)`, not the sum of the
+//! lifetimes.
 //!
 //! Sorting is stable with ties broken by buffer index and the search is seeded: plans are
 //! deterministic.
@@ -110,6 +119,10 @@ pub const PORTFOLIO: [Strategy; 12] = [
 pub struct PlacementOptions {
     /// Run the whole portfolio (off: TFLM's rule only).
     pub portfolio: bool,
+    /// Work budget of the portfolio, in buffer visits: TFLM's rule always runs, each other
+    /// assigner only while the work left covers one more pass (large, dense instances get
+    /// fewer assigners).
+    pub portfolio_work: usize,
     /// Hill-climbing iterations (0: off).
     pub hill_climb_iterations: usize,
     /// Work budget of the hill climbing, in buffer visits: large instances get fewer
@@ -124,6 +137,7 @@ impl Default for PlacementOptions {
     fn default() -> Self {
         PlacementOptions {
             portfolio: true,
+            portfolio_work: 40_000_000,
             hill_climb_iterations: 2000,
             hill_climb_work: 40_000_000,
             exact_budget: 20_000_000,
@@ -136,6 +150,7 @@ impl PlacementOptions {
     pub fn tflm() -> Self {
         PlacementOptions {
             portfolio: false,
+            portfolio_work: 0,
             hill_climb_iterations: 0,
             hill_climb_work: 0,
             exact_budget: 0,
@@ -177,6 +192,8 @@ pub struct Placement {
     /// Whether no placement has a smaller arena (it is at the target, or the branch and bound
     /// proved it).
     pub optimal: bool,
+    /// Work done by the stages, in buffer visits (the unit of their budgets).
+    pub work: usize,
 }
 
 fn align_up(x: usize, align: usize) -> usize {
@@ -188,18 +205,45 @@ fn align_up(x: usize, align: usize) -> usize {
 /// (offsets are aligned). At least the most bytes live at one step.
 pub fn target(buffers: &[Buffer], align: usize) -> usize {
     let steps = buffers.iter().map(|b| b.last + 1).max().unwrap_or(0);
-    let mut sum = vec![0usize; steps];
-    let mut sum_aligned = vec![0usize; steps];
-    let mut slack = vec![0usize; steps];
+    // Sums by difference arrays; the largest rounding at each step by filling steps from the
+    // largest rounding down, each step once (`next` skips filled ones).
+    let mut sum = vec![0i128; steps + 1];
+    let mut sum_aligned = vec![0i128; steps + 1];
     for b in buffers {
-        for t in b.first..=b.last {
-            sum[t] += b.size;
-            sum_aligned[t] += align_up(b.size, align);
-            slack[t] = slack[t].max(align_up(b.size, align) - b.size);
+        sum[b.first] += b.size as i128;
+        sum[b.last + 1] -= b.size as i128;
+        sum_aligned[b.first] += align_up(b.size, align) as i128;
+        sum_aligned[b.last + 1] -= align_up(b.size, align) as i128;
+    }
+    let mut by_slack: Vec<usize> = (0..buffers.len()).collect();
+    by_slack
+        .sort_by_key(|&i| std::cmp::Reverse(align_up(buffers[i].size, align) - buffers[i].size));
+    let mut slack = vec![0usize; steps];
+    let mut next: Vec<usize> = (0..=steps).collect();
+    fn find(next: &mut [usize], mut t: usize) -> usize {
+        while next[t] != t {
+            next[t] = next[next[t]];
+            t = next[t];
+        }
+        t
+    }
+    for &i in &by_slack {
+        let b = &buffers[i];
+        let value = align_up(b.size, align) - b.size;
+        let mut t = find(&mut next, b.first);
+        while t <= b.last {
+            slack[t] = value;
+            next[t] = t + 1;
+            t = find(&mut next, t + 1);
         }
     }
+    let (mut s, mut sa) = (0i128, 0i128);
     (0..steps)
-        .map(|t| (sum_aligned[t] - slack[t]).max(sum[t]))
+        .map(|t| {
+            s += sum[t];
+            sa += sum_aligned[t];
+            (sa as usize - slack[t]).max(s as usize)
+        })
         .max()
         .unwrap_or(0)
 }
@@ -212,16 +256,28 @@ pub fn assign(buffers: &[Buffer], align: usize) -> Placement {
 /// Runs the stages that `options` enables; `align` must be a power of two.
 pub fn place(buffers: &[Buffer], align: usize, options: &PlacementOptions) -> Placement {
     let target_bytes = target(buffers, align);
-    let adj = conflicts(buffers);
+    let degree = degrees(buffers);
+    let mut ws = Workspace::for_degrees(&degree);
+    // The lists of buffers live together only where the greedy passes use them: on dense
+    // instances they would be quadratic, and the passes scan the placed buffers instead.
+    let adj = if ws.dense {
+        Vec::new()
+    } else {
+        conflicts(buffers)
+    };
     let strategies: &[Strategy] = if options.portfolio {
         &PORTFOLIO
     } else {
         &PORTFOLIO[..1]
     };
     let mut best: Option<(Placement, Vec<usize>, Fit)> = None;
-    let mut ws = Workspace::new(&adj);
-    for &strategy in strategies {
-        let order = placement_order(buffers, &adj, strategy.key);
+    let mut work = 0usize;
+    for (k, &strategy) in strategies.iter().enumerate() {
+        if k > 0 && work + ws.cost > options.portfolio_work {
+            break;
+        }
+        work += ws.cost;
+        let order = placement_order_by(buffers, &degree, strategy.key);
         let arena = ws
             .place(buffers, &adj, &order, align, strategy.fit, usize::MAX)
             .expect("no limit");
@@ -233,6 +289,7 @@ pub fn place(buffers: &[Buffer], align: usize, options: &PlacementOptions) -> Pl
                     method: Method::Greedy(strategy),
                     target_bytes,
                     optimal: arena <= target_bytes,
+                    work: 0,
                 },
                 order,
                 strategy.fit,
@@ -250,7 +307,7 @@ pub fn place(buffers: &[Buffer], align: usize, options: &PlacementOptions) -> Pl
         let Method::Greedy(start) = best.method else {
             unreachable!("greedy first")
         };
-        if let Some((offsets, arena)) = hill_climb(
+        let (improved, passes) = hill_climb(
             buffers,
             &adj,
             order,
@@ -260,24 +317,24 @@ pub fn place(buffers: &[Buffer], align: usize, options: &PlacementOptions) -> Pl
             target_bytes,
             iterations,
             &mut ws,
-        ) {
+        );
+        work += passes * ws.cost;
+        if let Some((offsets, arena)) = improved {
             best = Placement {
                 offsets,
                 arena_bytes: arena,
                 method: Method::HillClimb(start),
                 target_bytes,
                 optimal: arena <= target_bytes,
+                work: 0,
             };
         }
     }
     if !best.optimal && options.exact_budget > 0 {
-        let (found, proven) = branch_and_bound(
-            buffers,
-            align,
-            target_bytes,
-            best.arena_bytes,
-            options.exact_budget,
-        );
+        let mut left = options.exact_budget;
+        let (found, proven) =
+            branch_and_bound_within(buffers, align, target_bytes, best.arena_bytes, &mut left);
+        work += options.exact_budget - left;
         if let Some(offsets) = found {
             best.arena_bytes = arena_end(buffers, &offsets);
             best.offsets = offsets;
@@ -285,6 +342,7 @@ pub fn place(buffers: &[Buffer], align: usize, options: &PlacementOptions) -> Pl
         }
         best.optimal = proven || best.arena_bytes <= target_bytes;
     }
+    best.work = work;
     best
 }
 
@@ -296,6 +354,23 @@ pub fn arena_end(buffers: &[Buffer], offsets: &[usize]) -> usize {
         .map(|(b, &o)| o + b.size)
         .max()
         .unwrap_or(0)
+}
+
+/// For each buffer, how many other buffers are live at a common step (`O(n log n)`: those
+/// starting by its last step less those ending before its first).
+fn degrees(buffers: &[Buffer]) -> Vec<usize> {
+    let mut firsts: Vec<usize> = buffers.iter().map(|b| b.first).collect();
+    let mut lasts: Vec<usize> = buffers.iter().map(|b| b.last).collect();
+    firsts.sort_unstable();
+    lasts.sort_unstable();
+    buffers
+        .iter()
+        .map(|b| {
+            let started = firsts.partition_point(|&f| f <= b.last);
+            let ended = lasts.partition_point(|&l| l < b.first);
+            started - ended - 1
+        })
+        .collect()
 }
 
 /// For each buffer, the buffers live at a common step (ascending indices).
@@ -319,8 +394,16 @@ fn conflicts(buffers: &[Buffer]) -> Vec<Vec<u32>> {
     adj
 }
 
-/// The placement order of a sort key: indices into `buffers`.
+/// The placement order of a sort key, with the conflict lists (tests).
+#[cfg(test)]
 fn placement_order(buffers: &[Buffer], adj: &[Vec<u32>], key: SortKey) -> Vec<usize> {
+    let degree: Vec<usize> = adj.iter().map(Vec::len).collect();
+    placement_order_by(buffers, &degree, key)
+}
+
+/// The placement order of a sort key: indices into `buffers`; `degree[i]` is how many
+/// buffers are live with buffer `i` ([`degrees`]).
+fn placement_order_by(buffers: &[Buffer], degree: &[usize], key: SortKey) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..buffers.len()).collect();
     let duration = |b: &Buffer| b.last - b.first + 1;
     use std::cmp::Reverse;
@@ -340,16 +423,21 @@ fn placement_order(buffers: &[Buffer], adj: &[Vec<u32>], key: SortKey) -> Vec<us
         }),
         SortKey::Urgency => {
             let steps = buffers.iter().map(|b| b.last + 1).max().unwrap_or(0);
-            let mut live = vec![0usize; steps];
+            let mut delta = vec![0i128; steps + 1];
             for b in buffers {
-                for l in &mut live[b.first..=b.last] {
-                    *l += b.size;
-                }
+                delta[b.first] += b.size as i128;
+                delta[b.last + 1] -= b.size as i128;
             }
-            let urgency: Vec<usize> = buffers
+            let mut sum = 0i128;
+            let live: Vec<usize> = delta[..steps]
                 .iter()
-                .map(|b| live[b.first..=b.last].iter().copied().max().unwrap_or(0))
+                .map(|d| {
+                    sum += d;
+                    sum as usize
+                })
                 .collect();
+            let most = RangeMax::new(&live);
+            let urgency: Vec<usize> = buffers.iter().map(|b| most.max(b.first, b.last)).collect();
             idx.sort_by_key(|&i| {
                 let b = &buffers[i];
                 (
@@ -360,19 +448,51 @@ fn placement_order(buffers: &[Buffer], adj: &[Vec<u32>], key: SortKey) -> Vec<us
                 )
             });
         }
-        SortKey::Conflicts => {
-            idx.sort_by_key(|&i| (Reverse(adj[i].len()), Reverse(buffers[i].size)))
-        }
+        SortKey::Conflicts => idx.sort_by_key(|&i| (Reverse(degree[i]), Reverse(buffers[i].size))),
     }
     idx
+}
+
+/// Maxima over ranges of a fixed sequence (a sparse table: `O(n log n)` to build, `O(1)`
+/// per query).
+struct RangeMax {
+    levels: Vec<Vec<usize>>,
+}
+
+impl RangeMax {
+    fn new(values: &[usize]) -> RangeMax {
+        let mut levels = vec![values.to_vec()];
+        let mut width = 1;
+        while 2 * width <= values.len() {
+            let prev = levels.last().expect("one level");
+            let next: Vec<usize> = (0..=values.len() - 2 * width)
+                .map(|i| prev[i].max(prev[i + width]))
+                .collect();
+            levels.push(next);
+            width *= 2;
+        }
+        RangeMax { levels }
+    }
+
+    /// The maximum over `first..=last`.
+    fn max(&self, first: usize, last: usize) -> usize {
+        let k = (usize::BITS - 1 - (last - first + 1).leading_zeros()) as usize;
+        let level = &self.levels[k];
+        level[first].max(level[last + 1 - (1 << k)])
+    }
 }
 
 /// One greedy pass: place buffers in the strategy's order, each in a gap among the
 /// already-placed buffers that are live at the same time.
 pub fn greedy(buffers: &[Buffer], align: usize, strategy: Strategy) -> Vec<usize> {
-    let adj = conflicts(buffers);
-    let order = placement_order(buffers, &adj, strategy.key);
-    let mut ws = Workspace::new(&adj);
+    let degree = degrees(buffers);
+    let order = placement_order_by(buffers, &degree, strategy.key);
+    let mut ws = Workspace::for_degrees(&degree);
+    let adj = if ws.dense {
+        Vec::new()
+    } else {
+        conflicts(buffers)
+    };
     ws.place(buffers, &adj, &order, align, strategy.fit, usize::MAX)
         .expect("no limit");
     ws.offsets
@@ -383,8 +503,9 @@ struct Workspace {
     offsets: Vec<usize>,
     placed: Vec<bool>,
     gaps: Vec<(usize, usize)>,
-    /// Placed buffers sorted by `(offset, end)`, for dense instances.
-    by_offset: Vec<(usize, usize, u32)>,
+    /// Placed buffers sorted by `(offset, end)`, for dense instances, with their first and
+    /// last steps (scanned in place, without looking the buffer up).
+    by_offset: Sorted,
     /// Whether scanning all placed buffers is cheaper than sorting each buffer's conflicts
     /// (many buffers live together). Both give the same offsets.
     dense: bool,
@@ -393,11 +514,19 @@ struct Workspace {
 }
 
 impl Workspace {
+    /// A workspace for buffers with these conflict lists (tests).
+    #[cfg(test)]
     fn new(adj: &[Vec<u32>]) -> Workspace {
-        let n = adj.len();
-        let sparse_cost: usize = adj
+        let degree: Vec<usize> = adj.iter().map(Vec::len).collect();
+        Workspace::for_degrees(&degree)
+    }
+
+    /// A workspace for buffers live with `degree[i]` others each ([`degrees`]).
+    fn for_degrees(degree: &[usize]) -> Workspace {
+        let n = degree.len();
+        let sparse_cost: usize = degree
             .iter()
-            .map(|a| a.len() * (1 + (usize::BITS - a.len().leading_zeros()) as usize))
+            .map(|&d| d * (1 + (usize::BITS - d.leading_zeros()) as usize))
             .sum::<usize>()
             + n;
         let dense_cost = n * n / 2 + n;
@@ -405,7 +534,7 @@ impl Workspace {
             offsets: vec![0; n],
             placed: vec![false; n],
             gaps: Vec::new(),
-            by_offset: Vec::with_capacity(n),
+            by_offset: Sorted::default(),
             dense: dense_cost < sparse_cost,
             cost: sparse_cost.min(dense_cost),
         }
@@ -428,33 +557,16 @@ impl Workspace {
         let mut arena = 0usize;
         for &i in order {
             let b = &buffers[i];
-            self.gaps.clear();
-            if self.dense {
-                self.gaps.extend(
-                    self.by_offset
-                        .iter()
-                        .filter(|&&(_, _, j)| buffers[j as usize].overlaps_in_time(b))
-                        .map(|&(start, end, _)| (start, end)),
-                );
-            } else {
-                for &j in &adj[i] {
-                    let j = j as usize;
-                    if self.placed[j] {
-                        self.gaps
-                            .push((self.offsets[j], self.offsets[j] + buffers[j].size));
-                    }
-                }
-                self.gaps.sort_unstable();
-            }
+            // Walks the placed buffers live with `b` by offset, the gaps between them.
             let mut candidate = 0usize;
             let mut chosen: Option<(usize, usize)> = None; // (offset, gap size)
-            for &(start, end) in &self.gaps {
+            let mut step = |start: usize, end: usize| {
                 if candidate + b.size <= start {
                     let gap = start - candidate;
                     match fit {
                         Fit::First => {
                             chosen = Some((candidate, gap));
-                            break;
+                            return true;
                         }
                         Fit::Best => {
                             if chosen.is_none_or(|(_, g)| gap < g) {
@@ -464,14 +576,38 @@ impl Workspace {
                     }
                 }
                 candidate = candidate.max(align_up(end, align));
+                false
+            };
+            if self.dense {
+                'scan: for block in &self.by_offset.blocks {
+                    for &(start, end, first, last) in block {
+                        if first <= b.last && b.first <= last && step(start, end) {
+                            break 'scan;
+                        }
+                    }
+                }
+            } else {
+                self.gaps.clear();
+                for &j in &adj[i] {
+                    let j = j as usize;
+                    if self.placed[j] {
+                        self.gaps
+                            .push((self.offsets[j], self.offsets[j] + buffers[j].size));
+                    }
+                }
+                self.gaps.sort_unstable();
+                for &(start, end) in &self.gaps {
+                    if step(start, end) {
+                        break;
+                    }
+                }
             }
             let offset = chosen.map_or(candidate, |(o, _)| o);
             self.offsets[i] = offset;
             self.placed[i] = true;
             if self.dense {
-                let entry = (offset, offset + b.size, i as u32);
-                let at = self.by_offset.partition_point(|&e| e < entry);
-                self.by_offset.insert(at, entry);
+                self.by_offset
+                    .insert((offset, offset + b.size, b.first, b.last));
             }
             arena = arena.max(offset + b.size);
             if arena > limit {
@@ -479,6 +615,40 @@ impl Workspace {
             }
         }
         Some(arena)
+    }
+}
+
+/// Placed buffers `(offset, end, first step, last step)` sorted by `(offset, end)`, in blocks
+/// of a few hundred: scanned in order almost as fast as one array, and an insertion moves one
+/// block, not every buffer above it.
+#[derive(Default)]
+struct Sorted {
+    blocks: Vec<Vec<(usize, usize, usize, usize)>>,
+}
+
+impl Sorted {
+    const BLOCK: usize = 512;
+
+    fn clear(&mut self) {
+        self.blocks.clear();
+    }
+
+    fn insert(&mut self, entry: (usize, usize, usize, usize)) {
+        let key = |e: &(usize, usize, usize, usize)| (e.0, e.1);
+        if self.blocks.is_empty() {
+            self.blocks.push(Vec::with_capacity(Self::BLOCK));
+        }
+        let k = self
+            .blocks
+            .partition_point(|block| block.last().is_some_and(|l| key(l) < key(&entry)))
+            .min(self.blocks.len() - 1);
+        let block = &mut self.blocks[k];
+        let at = block.partition_point(|e| key(e) < key(&entry));
+        block.insert(at, entry);
+        if block.len() >= 2 * Self::BLOCK {
+            let upper = block.split_off(Self::BLOCK);
+            self.blocks.insert(k + 1, upper);
+        }
     }
 }
 
@@ -497,7 +667,9 @@ impl Rng {
     }
 }
 
-/// Hill climbing on the placement order. Returns a strictly smaller placement, if found.
+/// Hill climbing on the placement order. Returns a strictly smaller placement, if found,
+/// and the number of placements it made. Without conflict lists (`adj` empty: a dense
+/// instance), the buffers live with the bottleneck are found by a scan.
 #[allow(clippy::too_many_arguments)]
 fn hill_climb(
     buffers: &[Buffer],
@@ -509,10 +681,13 @@ fn hill_climb(
     target: usize,
     iterations: usize,
     ws: &mut Workspace,
-) -> Option<(Vec<usize>, usize)> {
+) -> (Option<(Vec<usize>, usize)>, usize) {
     let n = buffers.len();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut arena = ws.place(buffers, adj, &order, align, fit, usize::MAX)?;
+    let mut passes = 1;
+    let Some(mut arena) = ws.place(buffers, adj, &order, align, fit, usize::MAX) else {
+        return (None, passes);
+    };
     debug_assert_eq!(arena, start_arena);
     let mut offsets = ws.offsets.clone();
     let mut best: Option<(Vec<usize>, usize)> = None;
@@ -532,11 +707,19 @@ fn hill_climb(
             .find(|&i| offsets[i] + buffers[i].size == arena)
             .expect("some buffer ends at the arena");
         // Buffers placed before it and live with it: they decided where it went.
-        let below: Vec<usize> = adj[bottleneck]
-            .iter()
-            .map(|&j| j as usize)
-            .filter(|&j| pos[j] < pos[bottleneck])
-            .collect();
+        let below: Vec<usize> = if adj.is_empty() {
+            let b = &buffers[bottleneck];
+            (0..n)
+                .filter(|&j| j != bottleneck && b.overlaps_in_time(&buffers[j]))
+                .filter(|&j| pos[j] < pos[bottleneck])
+                .collect()
+        } else {
+            adj[bottleneck]
+                .iter()
+                .map(|&j| j as usize)
+                .filter(|&j| pos[j] < pos[bottleneck])
+                .collect()
+        };
         if below.is_empty() {
             break; // It sits at 0 with nothing under it: the arena is its size.
         }
@@ -550,6 +733,7 @@ fn hill_climb(
             // Move the bottleneck just before the other buffer.
             trial[a..=b].rotate_right(1);
         }
+        passes += 1;
         if let Some(new) = ws.place(buffers, adj, &trial, align, fit, arena) {
             std::mem::swap(&mut order, &mut trial);
             offsets.copy_from_slice(&ws.offsets);
@@ -559,7 +743,7 @@ fn hill_climb(
             arena = new;
         }
     }
-    best
+    (best, passes)
 }
 
 /// The result of one decision: does a placement fit under a capacity?
@@ -569,10 +753,8 @@ enum Decision {
     OutOfBudget,
 }
 
-/// Branch and bound: the smallest arena it can find below `incumbent`, and whether the best
-/// arena (that or `incumbent`) is proved optimal. It asks first for the target (with a quarter
-/// of the budget), then for one byte less than the best arena so far, until a capacity is
-/// proved infeasible or the budget runs out.
+/// [`branch_and_bound_within`] with a budget of its own (tests).
+#[cfg(test)]
 fn branch_and_bound(
     buffers: &[Buffer],
     align: usize,
@@ -580,16 +762,33 @@ fn branch_and_bound(
     incumbent: usize,
     budget: usize,
 ) -> (Option<Vec<usize>>, bool) {
+    branch_and_bound_within(buffers, align, target, incumbent, &mut { budget })
+}
+
+/// Branch and bound: the smallest arena it can find below `incumbent`, and whether the best
+/// arena (that or `incumbent`) is proved optimal. It asks first for the target (with a quarter
+/// of the budget), then for one byte less than the best arena so far, until a capacity is
+/// proved infeasible or the budget runs out. `budget` is left with the work it did not use.
+fn branch_and_bound_within(
+    buffers: &[Buffer],
+    align: usize,
+    target: usize,
+    incumbent: usize,
+    budget: &mut usize,
+) -> (Option<Vec<usize>>, bool) {
     let mut search = Canonical::new(buffers, align);
     let mut found: Option<Vec<usize>> = None;
     let mut best = incumbent;
     if target >= best {
         return (None, true);
     }
-    let mut first = budget / 4;
-    let mut rest = budget - first;
+    let mut first = *budget / 4;
+    let mut rest = *budget - first;
     match search.decide(target, &mut first) {
-        Decision::Fits(offsets) => return (Some(offsets), true),
+        Decision::Fits(offsets) => {
+            *budget = first + rest;
+            return (Some(offsets), true);
+        }
         Decision::DoesNotFit => {}
         Decision::OutOfBudget => {}
     }
@@ -600,12 +799,19 @@ fn branch_and_bound(
                 best = arena_end(buffers, &offsets);
                 found = Some(offsets);
             }
-            Decision::DoesNotFit => return (found, true),
-            Decision::OutOfBudget => return (found, false),
+            Decision::DoesNotFit => {
+                *budget = rest;
+                return (found, true);
+            }
+            Decision::OutOfBudget => {
+                *budget = rest;
+                return (found, false);
+            }
         }
     }
     // `best` is the target + 1 and the target was refused, or `best` is the target.
     let proven = best <= target || matches!(search.decide(target, &mut rest), Decision::DoesNotFit);
+    *budget = rest;
     (found, proven)
 }
 
@@ -635,6 +841,9 @@ impl<'a> Canonical<'a> {
         // What one node costs: the cross-section over all steps, and the floor of every
         // buffer over its lifetime.
         let cost = steps + bufs.iter().map(|b| b.last - b.first + 2).sum::<usize>();
+        if *budget < cost {
+            return Decision::OutOfBudget; // Before setting up, which costs as much.
+        }
         // Per step: top of the placed buffers; bytes (and aligned bytes) still to place.
         let mut sky = vec![0usize; steps];
         let mut todo = vec![0usize; steps];

@@ -19,9 +19,10 @@
 //!    in every order, and the operators between two cuts always occupy the same steps. Each
 //!    segment between cuts is ordered on its own: the peak is the largest segment peak.
 //! 2. **Seeds.** Cheap schedules give each segment an incumbent: the stored order, two list
-//!    schedules (least live bytes now; most bytes freed, as XLA's list scheduler), and two
-//!    depth-first post-orders (operands in index order; the operand needing most memory
-//!    first, as Sethi-Ullman). The stored order wins ties.
+//!    schedules (least live bytes now; most bytes freed, as XLA's list scheduler; ready
+//!    operators in a heap, `O(edges log n)`), and two depth-first post-orders (operands in
+//!    index order; the operand needing most memory first, as Sethi-Ullman). The stored order
+//!    wins ties.
 //! 3. **Beam search.** Dynamic programming over executed sets, level by level (all sets of
 //!    `k` operators, deduplicated, each with the smallest peak that reaches it), keeping only
 //!    the best states of each level (fewest resident bytes, then smallest peak). Long
@@ -30,6 +31,13 @@
 //!    per-operator lower bound on what is left: it proves the incumbent optimal or finds
 //!    the optimum. It runs under a budget counted in states (never wall time), shared by
 //!    all segments; a segment beyond it keeps the heuristic order.
+//! 5. **Work budget.** Both searches also count their work in steps (a candidate state, a
+//!    consumer, word or ready operator visited) against [`OrderOptions::work_budget`]: each
+//!    segment may use the work left times its share of the operators left, and a search out
+//!    of work keeps the segment's best order so far. A segment of thousands of operators that
+//!    could run in any order (a wide fan-out) would otherwise cost its length squared per
+//!    beam state. Everything else is near-linear: the seeds, the segments, and the bytes
+//!    resident through each segment (one difference array over the segments).
 //!
 //! The searches only accept strictly smaller peaks, so a segment whose stored order is
 //! optimal keeps it.
@@ -42,6 +50,8 @@
 
 use crate::ir::{Graph, OpId, TensorKind};
 use crate::lifetimes::ScratchFn;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// The model's stored order.
 pub fn stored_order(graph: &Graph) -> Vec<OpId> {
@@ -64,9 +74,17 @@ pub struct OrderOptions {
     /// States the beam search may keep over a whole segment: long segments get a narrower
     /// beam (at least 4 states per step).
     pub beam_states: usize,
+    /// Work the beam and exact searches may do over all segments, in steps: a candidate
+    /// state evaluated, a consumer, word or ready operator visited. Each segment may use the
+    /// work left times its share of the operators left (what it leaves goes to the later
+    /// ones); a search that runs out keeps the segment's best order so far.
+    pub work_budget: usize,
 }
 
 const MIN_BEAM_WIDTH: usize = 4;
+
+/// Steps of work a candidate state costs when it is hashed and stored (a visit costs 1).
+const CANDIDATE_WORK: usize = 4;
 
 impl Default for OrderOptions {
     fn default() -> Self {
@@ -76,6 +94,7 @@ impl Default for OrderOptions {
             exact_budget: 200_000,
             beam_width: 64,
             beam_states: 40_000,
+            work_budget: 60_000_000,
         }
     }
 }
@@ -87,7 +106,7 @@ pub enum OrderSearch {
     Off,
     /// Every segment was solved exactly or met its lower bound.
     Exact,
-    /// Some segment was beyond the exact budget and got the heuristics.
+    /// Some segment was beyond the exact search's budgets and got the heuristics.
     Heuristic,
 }
 
@@ -120,6 +139,8 @@ pub struct Schedule {
     pub segments: usize,
     /// Work of the exact and beam searches (states, in words).
     pub states: usize,
+    /// Work of the exact and beam searches, in the steps of [`OrderOptions::work_budget`].
+    pub work: usize,
 }
 
 /// Chooses the order of `graph`'s operators (see the module documentation).
@@ -156,6 +177,7 @@ pub fn schedule_with_views(
             },
             segments: p.n,
             states: 0,
+            work: 0,
         };
     }
 
@@ -169,6 +191,9 @@ pub fn schedule_with_views(
     ];
     let lives: Vec<Vec<usize>> = seeds.iter().map(|s| p.simulate(s)).collect();
     let resident = p.resident_before_each_stored_step();
+    let crossing = p.crossing_bytes(&segments);
+    let mut work = 0usize;
+    let mut work_left = options.work_budget;
 
     let mut order: Vec<u32> = Vec::with_capacity(p.n);
     let mut peak = 0usize;
@@ -180,7 +205,7 @@ pub fn schedule_with_views(
     } else {
         0
     };
-    for &(lo, hi) in &segments {
+    for (seg, &(lo, hi)) in segments.iter().enumerate() {
         // The best seed on this segment; the stored order (seed 0) wins ties.
         let seg_peak = |live: &Vec<usize>| live[lo..hi].iter().copied().max().unwrap_or(0);
         let (best_seed, mut best_peak) = lives
@@ -196,16 +221,20 @@ pub fn schedule_with_views(
             order.extend(best);
             continue;
         }
-        let ctx = SegCtx::new(&p, lo, hi, resident[lo]);
+        let ctx = SegCtx::new(&p, lo, hi, resident[lo], crossing[seg]);
         let mut proven = best_peak <= ctx.lower_bound;
         let mut seg_bound = ctx.lower_bound;
+        // This segment's share of the work left: its part of the operators not yet ordered.
+        let share = (work_left as u128 * (hi - lo) as u128 / (p.n - lo) as u128) as usize;
+        let mut allowance = share;
         // The beam search first: cheap, and a better incumbent prunes the exact search.
         if !proven && options.beam_width > 0 {
             let width = options
                 .beam_width
                 .min((options.beam_states / (hi - lo)).max(MIN_BEAM_WIDTH));
-            let (outcome, used) = ctx.search(best_peak, Mode::Beam { width });
+            let (outcome, used, spent) = ctx.search(best_peak, Mode::Beam { width }, allowance);
             states += used;
+            allowance -= spent.min(allowance);
             if let Outcome::Found(o, pk) = outcome {
                 best = o;
                 best_peak = pk;
@@ -213,8 +242,10 @@ pub fn schedule_with_views(
             }
         }
         if !proven && exact_left > 0 {
-            let (outcome, used) = ctx.search(best_peak, Mode::Exact { budget: exact_left });
+            let mode = Mode::Exact { budget: exact_left };
+            let (outcome, used, spent) = ctx.search(best_peak, mode, allowance);
             states += used;
+            allowance -= spent.min(allowance);
             match outcome {
                 Outcome::Found(o, pk) => {
                     best = o;
@@ -227,8 +258,11 @@ pub fn schedule_with_views(
                     exact_left -= used;
                 }
                 Outcome::OverBudget => exact_left = 0,
+                Outcome::OutOfWork => exact_left -= used.min(exact_left),
             }
         }
+        work += share - allowance;
+        work_left -= share - allowance;
         if proven {
             seg_bound = best_peak;
         }
@@ -257,6 +291,7 @@ pub fn schedule_with_views(
         },
         segments: segments.len(),
         states,
+        work,
     }
 }
 
@@ -294,6 +329,8 @@ struct Problem {
     producer: Vec<Option<u32>>,
     /// Per tensor: a graph input.
     input: Vec<bool>,
+    /// Per operator: the arena tensors it writes (ascending).
+    outs: Vec<Vec<u32>>,
     /// Bytes resident before the first step (graph inputs still needed).
     start_resident: usize,
     /// Bytes live at step 0 only (graph inputs nobody reads).
@@ -386,6 +423,14 @@ impl Problem {
             }
         }
         let scratch = graph.ops.iter().map(|op| scratch(graph, op)).collect();
+        let mut outs = vec![Vec::new(); n];
+        for t in 0..nt {
+            if let Some(q) = producer[t]
+                && size[t] > 0
+            {
+                outs[q as usize].push(t as u32);
+            }
+        }
         Problem {
             n,
             size,
@@ -399,6 +444,7 @@ impl Problem {
             succs,
             producer,
             input,
+            outs,
             start_resident,
             first_step_extra,
         }
@@ -449,6 +495,47 @@ impl Problem {
         out
     }
 
+    /// Per segment: bytes of the tensors resident through the whole segment (available
+    /// before it, needed after it). A tensor crosses a run of consecutive segments: one
+    /// difference array over the segments, `O(tensors log segments)`.
+    fn crossing_bytes(&self, segments: &[(usize, usize)]) -> Vec<usize> {
+        let mut delta = vec![0i128; segments.len() + 1];
+        for t in 0..self.size.len() {
+            if self.size[t] == 0 {
+                continue;
+            }
+            // Crosses `[lo, hi)` iff `from <= lo` and `hi <= until`.
+            let from = if self.input[t] {
+                0
+            } else if let Some(q) = self.producer[t] {
+                q as usize + 1
+            } else {
+                continue;
+            };
+            let until = if self.keep[t] {
+                self.n
+            } else if let Some(&c) = self.consumers[t].last() {
+                c as usize
+            } else {
+                continue;
+            };
+            let first = segments.partition_point(|&(lo, _)| lo < from);
+            let end = segments.partition_point(|&(_, hi)| hi <= until);
+            if first < end {
+                delta[first] += self.size[t] as i128;
+                delta[end] -= self.size[t] as i128;
+            }
+        }
+        let mut sum = 0i128;
+        delta[..segments.len()]
+            .iter()
+            .map(|d| {
+                sum += d;
+                sum as usize
+            })
+            .collect()
+    }
+
     /// Segments `[lo, hi)` of stored positions: every cut operator alone, the operators
     /// between cuts together. Operator `v` is a cut iff no dependency jumps over it, every
     /// operator before it has a successor and every operator after it a predecessor.
@@ -489,56 +576,77 @@ impl Problem {
         segs
     }
 
-    /// A list schedule: repeatedly run the ready operator that is best by `rule`.
+    /// A list schedule: repeatedly run the ready operator that is best by `rule`. The bytes
+    /// live and resident before the step are the same for every ready operator, so each
+    /// one's key changes only when it becomes the last reader of one of its inputs: ready
+    /// operators sit in a heap, re-entered then (`O(edges log n)`).
     fn list_schedule(&self, rule: ListRule) -> Vec<u32> {
         let n = self.n;
         let mut indeg: Vec<usize> = self.preds.iter().map(Vec::len).collect();
-        let mut ready: Vec<u32> = (0..n as u32).filter(|&o| indeg[o as usize] == 0).collect();
         let mut rem: Vec<usize> = self.consumers.iter().map(Vec::len).collect();
-        let mut res = self.start_resident;
-        let mut order = Vec::with_capacity(n);
-        while !ready.is_empty() {
-            let extra = if order.is_empty() {
-                self.first_step_extra
-            } else {
-                0
+        let mut done = vec![false; n];
+        // Per ready operator: bytes of its inputs nobody else still reads, and the version
+        // of its heap entry.
+        let mut freed = vec![0usize; n];
+        let mut version = vec![0u32; n];
+        let key = |o: usize, freed: usize| {
+            let own = (self.out_bytes[o] + self.scratch[o]) as i128;
+            // Net bytes released by running o (negative: it grows the resident set).
+            let net = freed as i128 - self.kept_bytes[o] as i128;
+            match rule {
+                ListRule::LeastLive => (own, -net, o as u32),
+                ListRule::MostFreed => (-net, own, o as u32),
+            }
+        };
+        let mut heap = BinaryHeap::new();
+        let make_ready =
+            |o: usize, rem: &[usize], freed: &mut [usize], heap: &mut BinaryHeap<_>| {
+                freed[o] = self.ins[o]
+                    .iter()
+                    .map(|&t| t as usize)
+                    .filter(|&t| rem[t] == 1 && !self.keep[t])
+                    .map(|t| self.size[t])
+                    .sum();
+                heap.push(Reverse((key(o, freed[o]), 0u32)));
             };
-            let (pos, _) = ready
-                .iter()
-                .enumerate()
-                .map(|(i, &o)| {
-                    let o = o as usize;
-                    let live = res + self.out_bytes[o] + self.scratch[o] + extra;
-                    let freed: usize = self.ins[o]
-                        .iter()
-                        .map(|&t| t as usize)
-                        .filter(|&t| rem[t] == 1 && !self.keep[t])
-                        .map(|t| self.size[t])
-                        .sum();
-                    // Net bytes released by running o (negative: it grows the resident set).
-                    let net = freed as i128 - self.kept_bytes[o] as i128;
-                    let key = match rule {
-                        ListRule::LeastLive => (live as i128, -net, o),
-                        ListRule::MostFreed => (-net, live as i128, o),
-                    };
-                    (i, key)
-                })
-                .min_by_key(|&(_, k)| k)
-                .expect("ready is not empty");
-            let o = ready.swap_remove(pos) as usize;
+        for o in (0..n).filter(|&o| indeg[o] == 0) {
+            make_ready(o, &rem, &mut freed, &mut heap);
+        }
+        let mut ready = vec![false; n];
+        for o in (0..n).filter(|&o| indeg[o] == 0) {
+            ready[o] = true;
+        }
+        let mut order = Vec::with_capacity(n);
+        while let Some(Reverse(((_, _, o), v))) = heap.pop() {
+            let o = o as usize;
+            if done[o] || v != version[o] {
+                continue;
+            }
+            done[o] = true;
             order.push(o as u32);
-            res += self.kept_bytes[o];
             for &t in &self.ins[o] {
                 let t = t as usize;
                 rem[t] -= 1;
-                if rem[t] == 0 && !self.keep[t] {
-                    res -= self.size[t];
+                if rem[t] == 1 && !self.keep[t] {
+                    // Its last reader frees it now.
+                    let c = self.consumers[t]
+                        .iter()
+                        .map(|&c| c as usize)
+                        .find(|&c| !done[c])
+                        .expect("one reader left");
+                    if ready[c] {
+                        freed[c] += self.size[t];
+                        version[c] += 1;
+                        heap.push(Reverse((key(c, freed[c]), version[c])));
+                    }
                 }
             }
             for &s in &self.succs[o] {
-                indeg[s as usize] -= 1;
-                if indeg[s as usize] == 0 {
-                    ready.push(s);
+                let s = s as usize;
+                indeg[s] -= 1;
+                if indeg[s] == 0 {
+                    ready[s] = true;
+                    make_ready(s, &rem, &mut freed, &mut heap);
                 }
             }
         }
@@ -611,8 +719,10 @@ enum Outcome {
     Found(Vec<u32>, usize),
     /// No order beats the bound (proved in exact mode).
     NoBetter,
-    /// The exact search ran out of budget.
+    /// The exact search ran out of budget (states).
     OverBudget,
+    /// The search ran out of work.
+    OutOfWork,
 }
 
 /// One segment `[lo, hi)` ready for the search. Local index `i` is operator `lo + i`.
@@ -732,7 +842,15 @@ impl Table {
 }
 
 impl<'a> SegCtx<'a> {
-    fn new(p: &'a Problem, lo: usize, hi: usize, start_res: usize) -> SegCtx<'a> {
+    /// The segment `[lo, hi)`, entered with `start_res` bytes resident, `crossing_bytes` of
+    /// them resident through it ([`Problem::crossing_bytes`]).
+    fn new(
+        p: &'a Problem,
+        lo: usize,
+        hi: usize,
+        start_res: usize,
+        crossing_bytes: usize,
+    ) -> SegCtx<'a> {
         let m = hi - lo;
         let local = |o: u32| o as usize >= lo && (o as usize) < hi;
         let preds: Vec<Vec<u32>> = (lo..hi)
@@ -754,33 +872,19 @@ impl<'a> SegCtx<'a> {
             })
             .collect();
         // Tensors resident through the whole segment: available before it, needed after.
-        let crossing: Vec<bool> = (0..p.size.len())
-            .map(|t| {
-                let before = p.input[t] || p.producer[t].is_some_and(|q| (q as usize) < lo);
-                let after = p.keep[t] || p.consumers[t].last().is_some_and(|&c| c as usize >= hi);
-                p.size[t] > 0 && before && after
-            })
-            .collect();
-        let crossing_bytes: usize = (0..p.size.len())
-            .filter(|&t| crossing[t])
-            .map(|t| p.size[t])
-            .sum();
-        let mut outs: Vec<Vec<u32>> = vec![Vec::new(); m];
-        for t in 0..p.size.len() {
-            if let Some(q) = p.producer[t]
-                && local(q)
-                && p.size[t] > 0
-            {
-                outs[q as usize - lo].push(t as u32);
-            }
-        }
+        let crossing = |t: usize| {
+            let before = p.input[t] || p.producer[t].is_some_and(|q| (q as usize) < lo);
+            let after = p.keep[t] || p.consumers[t].last().is_some_and(|&c| c as usize >= hi);
+            p.size[t] > 0 && before && after
+        };
+        let outs = &p.outs[lo..hi];
         let mut by_bound: Vec<(usize, u32)> = (0..m)
             .map(|i| {
                 let o = lo + i;
                 let own: usize = p.ins[o]
                     .iter()
                     .chain(&outs[i])
-                    .filter(|&&t| !crossing[t as usize])
+                    .filter(|&&t| !crossing(t as usize))
                     .map(|&t| p.size[t as usize])
                     .sum();
                 (crossing_bytes + own + p.scratch[o], i as u32)
@@ -804,9 +908,10 @@ impl<'a> SegCtx<'a> {
         }
     }
 
-    /// Searches orders of the segment with a peak strictly below `bound`. Returns the outcome
-    /// and the number of states created.
-    fn search(&self, bound: usize, mode: Mode) -> (Outcome, usize) {
+    /// Searches orders of the segment with a peak strictly below `bound`, doing at most
+    /// `work_limit` steps of work. Returns the outcome, the number of states created (in
+    /// words) and the steps of work done.
+    fn search(&self, bound: usize, mode: Mode, work_limit: usize) -> (Outcome, usize, usize) {
         let (m, w) = (self.m, self.words);
         let mut cur = Level {
             keys: vec![0; w],
@@ -823,6 +928,7 @@ impl<'a> SegCtx<'a> {
         // Per level: (parent, op) of each kept state, to rebuild the order.
         let mut trail: Vec<Vec<(u32, u32)>> = Vec::with_capacity(m);
         let mut created = 0usize;
+        let mut work = 0usize;
         let mut cands: Vec<Cand> = Vec::new();
         for level in 0..m {
             cands.clear();
@@ -831,6 +937,10 @@ impl<'a> SegCtx<'a> {
             for s in 0..cur.len() {
                 let key = cur.key(s, w);
                 for &o in cur.ready(s) {
+                    work += 1;
+                    if work > work_limit {
+                        return (Outcome::OutOfWork, created, work);
+                    }
                     let go = self.lo + o as usize;
                     let live = cur.res[s] + self.p.out_bytes[go] + self.p.scratch[go] + extra;
                     let peak = cur.peak[s].max(live);
@@ -844,25 +954,35 @@ impl<'a> SegCtx<'a> {
                             break;
                         }
                         lb_at += 1;
+                        work += 1;
                     }
                     let rest = self.by_bound.get(lb_at).map_or(0, |b| b.0);
                     if rest >= bound {
                         continue;
                     }
-                    let freed: usize = self.p.ins[go]
-                        .iter()
-                        .map(|&t| t as usize)
-                        .filter(|&t| {
-                            !self.p.keep[t]
-                                && self.p.consumers[t].iter().all(|&c| {
-                                    let c = c as usize;
-                                    c < self.lo
-                                        || c == go
-                                        || (c < self.hi && has(key, (c - self.lo) as u32))
-                                })
-                        })
-                        .map(|t| self.p.size[t])
-                        .sum();
+                    // Inputs whose every other reader ran: freed after this step.
+                    let mut freed = 0usize;
+                    for &t in &self.p.ins[go] {
+                        let t = t as usize;
+                        if self.p.keep[t] {
+                            continue;
+                        }
+                        let mut last = true;
+                        for &c in &self.p.consumers[t] {
+                            work += 1;
+                            let c = c as usize;
+                            if !(c < self.lo
+                                || c == go
+                                || (c < self.hi && has(key, (c - self.lo) as u32)))
+                            {
+                                last = false;
+                                break;
+                            }
+                        }
+                        if last {
+                            freed += self.p.size[t];
+                        }
+                    }
                     let cand = Cand {
                         parent: s as u32,
                         op: o,
@@ -889,6 +1009,8 @@ impl<'a> SegCtx<'a> {
                             (other[k] | bit(c.op)) == (key[k] | bit(o))
                         })
                     };
+                    // Storing a candidate costs more than visiting: a hash probe, a copy.
+                    work += CANDIDATE_WORK;
                     match table.find_or_insert(cand.hash, new, &cands, same) {
                         Some(ci) => {
                             let c = &mut cands[ci as usize];
@@ -898,25 +1020,40 @@ impl<'a> SegCtx<'a> {
                                 c.peak = peak;
                             }
                         }
-                        None => cands.push(cand),
+                        None => {
+                            cands.push(cand);
+                            // A level past the budget ends the exact search (checked as
+                            // states are created, so one wide level cannot run long).
+                            if let Mode::Exact { budget } = mode
+                                && created + cands.len() * (1 + w) > budget
+                            {
+                                return (
+                                    Outcome::OverBudget,
+                                    created + cands.len() * (1 + w),
+                                    work,
+                                );
+                            }
+                        }
                     }
                 }
             }
             created += cands.len() * (1 + w);
             if cands.is_empty() {
-                return (Outcome::NoBetter, created);
+                return (Outcome::NoBetter, created, work);
             }
             let mut keep: Vec<u32> = (0..cands.len() as u32).collect();
             match mode {
                 Mode::Exact { budget } => {
                     if created > budget {
-                        return (Outcome::OverBudget, created);
+                        return (Outcome::OverBudget, created, work);
                     }
                 }
                 Mode::Beam { width } => {
                     if keep.len() > width {
-                        // Fewest resident bytes first: what the rest of the order must carry.
-                        keep.sort_by_key(|&i| {
+                        work += keep.len();
+                        // Fewest resident bytes first: what the rest of the order must carry
+                        // (the `width` smallest keys, a total order: no full sort needed).
+                        keep.select_nth_unstable_by_key(width - 1, |&i| {
                             let c = &cands[i as usize];
                             (c.res, c.peak, i)
                         });
@@ -957,6 +1094,13 @@ impl<'a> SegCtx<'a> {
                 }
                 next.ready[ready_start..].sort_unstable();
                 next.ready_at.push(next.ready.len() as u32);
+                work += w + 2 * (next.ready.len() - ready_start);
+                for &sx in &self.succs[c.op as usize] {
+                    work += 1 + self.preds[sx as usize].len();
+                }
+                if work > work_limit {
+                    return (Outcome::OutOfWork, created, work);
+                }
                 next.hash.push(c.hash);
                 next.lb_at.push(c.lb_at);
                 next.peak.push(c.peak);
@@ -975,6 +1119,6 @@ impl<'a> SegCtx<'a> {
             order[level] = self.lo as u32 + op;
             s = parent;
         }
-        (Outcome::Found(order, peak), created)
+        (Outcome::Found(order, peak), created, work)
     }
 }

@@ -1,6 +1,13 @@
-//! Synthetic graphs, for tests and benchmarks only (they are not models: operators are
-//! `Other` and tensors are bytes). Generated from a seed by a fixed pseudo-random sequence, so
-//! the same spec always gives the same graph.
+//! Synthetic graphs, for tests and benchmarks only (they are not models: most operators are
+//! `Other`, tensors are bytes, nothing has weights). Generated from a seed by a fixed
+//! pseudo-random sequence, so the same spec always gives the same graph.
+//!
+//! - [`graph`] builds random DAGs from a [`Spec`] ([`Spec::nn_like`], [`Spec::random`]), some
+//!   of whose operators are RESHAPE, RELU or CONCATENATION so that aliasing has work;
+//!   [`cells`] builds multi-branch cells as in NAS networks;
+//! - [`chain`], [`fan_out`], [`branches`] and [`dag`] build graphs of any size (in time linear
+//!   in it) for planning at scale, of plain `Other` operators or of in-place-capable ones
+//!   (RELU, ADD over int8 NHWC tensors: [`Flavor`]).
 
 use crate::ir::{DType, Graph, Op, OpId, OpKind, Quantization, Tensor, TensorId, TensorKind};
 
@@ -304,4 +311,280 @@ pub fn graph(spec: &Spec) -> Graph {
         .collect();
     debug_assert!(crate::validate::validate(&g).is_ok());
     g
+}
+
+/// What the structured graphs ([`chain`], [`fan_out`], [`branches`], [`dag`]) are made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// `Other` operators over 1-D byte tensors of 512 B to 64 KiB: nothing aliases.
+    Plain,
+    /// int8 NHWC tensors of a realistic size (2 to 18 KiB) and operators that can run in
+    /// place: RELU, ADD (to merge), with some RESHAPE views and concatenations in [`dag`].
+    InPlace,
+}
+
+/// Shapes of the [`Flavor::InPlace`] graphs: NHWC int8 activations as in small CNNs.
+const NHWC: [[usize; 4]; 6] = [
+    [1, 48, 48, 8],
+    [1, 32, 32, 16],
+    [1, 24, 24, 16],
+    [1, 16, 16, 32],
+    [1, 12, 12, 32],
+    [1, 6, 6, 64],
+];
+
+/// Builds the structured graphs: tensors, operators, one graph input per source.
+struct Builder {
+    g: Graph,
+    rng: Rng,
+    flavor: Flavor,
+    /// The shape of the [`Flavor::InPlace`] tensors.
+    shape: Vec<usize>,
+}
+
+impl Builder {
+    fn new(flavor: Flavor, seed: u64, salt: u64) -> Builder {
+        let mut rng = Rng(seed ^ salt);
+        let shape = NHWC[rng.below(NHWC.len())].to_vec();
+        Builder {
+            g: Graph::default(),
+            rng,
+            flavor,
+            shape,
+        }
+    }
+
+    /// A new activation tensor: of the flavor's shape, or of `512 B..64 KiB` (plain).
+    fn tensor(&mut self) -> TensorId {
+        let shape = match self.flavor {
+            Flavor::InPlace => self.shape.clone(),
+            Flavor::Plain => {
+                let u = (self.rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+                let bytes = ((512f64).ln() + u * ((65536f64).ln() - (512f64).ln())).exp();
+                vec![(bytes as usize).div_ceil(16) * 16]
+            }
+        };
+        self.tensor_of(shape)
+    }
+
+    fn tensor_of(&mut self, shape: Vec<usize>) -> TensorId {
+        let id = TensorId(self.g.tensors.len());
+        self.g.tensors.push(Tensor {
+            id,
+            name: format!("t{}", id.0),
+            shape,
+            dtype: DType::I8,
+            quant: Quantization::None,
+            kind: TensorKind::Activation,
+        });
+        id
+    }
+
+    fn input(&mut self) -> TensorId {
+        let t = self.tensor();
+        self.g.inputs.push(t);
+        t
+    }
+
+    fn op_to(&mut self, kind: OpKind, inputs: &[TensorId], out: TensorId) -> TensorId {
+        let id = OpId(self.g.ops.len());
+        self.g.ops.push(Op {
+            id,
+            kind,
+            inputs: inputs.iter().copied().map(Some).collect(),
+            outputs: vec![out],
+            intermediates: vec![],
+        });
+        out
+    }
+
+    /// A unary operator: RELU (in place) or an `Other` one (plain).
+    fn unary(&mut self, x: TensorId) -> TensorId {
+        let kind = match self.flavor {
+            Flavor::InPlace => OpKind::Relu,
+            Flavor::Plain => OpKind::Other {
+                name: format!("op{}", self.g.ops.len()),
+            },
+        };
+        let out = self.tensor();
+        self.op_to(kind, &[x], out)
+    }
+
+    /// A binary operator merging two tensors: ADD (in place) or an `Other` one (plain).
+    fn merge(&mut self, a: TensorId, b: TensorId) -> TensorId {
+        let kind = match self.flavor {
+            Flavor::InPlace => add(),
+            Flavor::Plain => OpKind::Other {
+                name: format!("op{}", self.g.ops.len()),
+            },
+        };
+        let out = self.tensor();
+        self.op_to(kind, &[a, b], out)
+    }
+
+    fn finish(mut self, outputs: Vec<TensorId>) -> Graph {
+        self.g.outputs = outputs;
+        debug_assert!(crate::validate::validate(&self.g).is_ok());
+        self.g
+    }
+}
+
+fn add() -> OpKind {
+    OpKind::Add(crate::ir::AddSubOptions {
+        activation: crate::ir::Activation::None,
+        pot_scale_int16: false,
+    })
+}
+
+/// A chain of `ops` operators, each reading the previous one's output (RELUs over one NHWC
+/// shape for [`Flavor::InPlace`]: the whole chain fits in one buffer).
+pub fn chain(ops: usize, flavor: Flavor, seed: u64) -> Graph {
+    let mut b = Builder::new(flavor, seed, 0xC4A1_0000);
+    let mut x = b.input();
+    for _ in 0..ops {
+        x = b.unary(x);
+    }
+    b.finish(vec![x])
+}
+
+/// One tensor read by many operators, then merged: the graph input is read by
+/// `(ops + 1) / 2` operators whose outputs a chain of two-input operators adds up (ADD for
+/// [`Flavor::InPlace`]); for [`Flavor::Plain`], `ops - 1` readers and one operator reading
+/// all of them (every reader's output is live at that step).
+pub fn fan_out(ops: usize, flavor: Flavor, seed: u64) -> Graph {
+    let mut b = Builder::new(flavor, seed, 0xFA40_0000);
+    let x = b.input();
+    if ops == 0 {
+        return b.finish(vec![x]);
+    }
+    match flavor {
+        Flavor::InPlace => {
+            let readers = ops.div_ceil(2);
+            let outs: Vec<TensorId> = (0..readers).map(|_| b.unary(x)).collect();
+            let mut acc = outs[0];
+            for &r in &outs[1..] {
+                acc = b.merge(acc, r);
+            }
+            if ops.is_multiple_of(2) {
+                acc = b.unary(acc);
+            }
+            b.finish(vec![acc])
+        }
+        Flavor::Plain => {
+            if ops == 1 {
+                let y = b.unary(x);
+                return b.finish(vec![y]);
+            }
+            let outs: Vec<TensorId> = (0..ops - 1).map(|_| b.unary(x)).collect();
+            let y = b.tensor();
+            let kind = OpKind::Other {
+                name: "merge".into(),
+            };
+            b.op_to(kind, &outs, y);
+            b.finish(vec![y])
+        }
+    }
+}
+
+/// Many independent branches: chains of 1 to 16 operators, each from its own graph input to
+/// its own graph output (nothing joins them), `ops` operators in all.
+pub fn branches(ops: usize, flavor: Flavor, seed: u64) -> Graph {
+    let mut b = Builder::new(flavor, seed, 0xB4A2_0000);
+    let mut outputs = Vec::new();
+    let mut left = ops;
+    while left > 0 {
+        let len = (1 + b.rng.below(16)).min(left);
+        let mut x = b.input();
+        for _ in 0..len {
+            x = b.unary(x);
+        }
+        outputs.push(x);
+        left -= len;
+    }
+    b.finish(outputs)
+}
+
+/// A random DAG of `ops` operators, built in a near-linear time: each operator reads the
+/// oldest of the 8 most recent tensors nobody read yet (if any, else a random one of them)
+/// or, one time in 5, any earlier tensor, and for a two-input operator (one in 4) a second
+/// tensor, recent (4 times in 5) or any earlier one. [`Flavor::Plain`]: `Other`
+/// operators. [`Flavor::InPlace`]: the same graph of one NHWC shape where unary operators
+/// are RELU, binary ones ADD, one operator in 16 a RESHAPE (a view) and one in 16 a
+/// concatenation of two tensors along the height (then cut back to the shape by an `Other`
+/// operator, which counts as one of the `ops`). Every tensor nobody reads is a graph
+/// output.
+pub fn dag(ops: usize, flavor: Flavor, seed: u64) -> Graph {
+    let mut b = Builder::new(flavor, seed, 0xDA60_0000);
+    let mut tensors = vec![b.input()];
+    let mut read = vec![false; 1];
+    let pick = |b: &mut Builder, tensors: &[TensorId], avoid: Option<TensorId>| {
+        for _ in 0..4 {
+            let n = tensors.len();
+            let k = if b.rng.percent(80) {
+                n - 1 - b.rng.below(n.min(8))
+            } else {
+                b.rng.below(n)
+            };
+            if Some(tensors[k]) != avoid {
+                return Some(k);
+            }
+        }
+        None
+    };
+    // Tensors nobody read yet, oldest first.
+    let mut unread = std::collections::VecDeque::from([0usize]);
+    while b.g.ops.len() < ops {
+        let n = tensors.len();
+        while unread.front().is_some_and(|&k| read[k] || k + 8 < n) {
+            unread.pop_front();
+        }
+        let first = match unread.front() {
+            Some(&k) if b.rng.percent(80) => k,
+            _ => pick(&mut b, &tensors, None).expect("nothing to avoid"),
+        };
+        let x = tensors[first];
+        read[first] = true;
+        let second = if b.rng.percent(25) {
+            pick(&mut b, &tensors, Some(x))
+        } else {
+            None
+        };
+        let roll = b.rng.below(16);
+        let out = match (flavor, second) {
+            (Flavor::InPlace, Some(k)) if roll == 0 && ops - b.g.ops.len() >= 2 => {
+                read[k] = true;
+                let mut tall = b.shape.clone();
+                tall[1] *= 2;
+                let y = b.tensor_of(tall);
+                let kind = OpKind::Concatenation(crate::ir::ConcatenationOptions {
+                    axis: 1,
+                    activation: crate::ir::Activation::None,
+                });
+                b.op_to(kind, &[x, tensors[k]], y);
+                let out = b.tensor();
+                let name = format!("op{}", b.g.ops.len());
+                b.op_to(OpKind::Other { name }, &[y], out)
+            }
+            (_, Some(k)) => {
+                read[k] = true;
+                b.merge(x, tensors[k])
+            }
+            (Flavor::InPlace, None) if roll == 1 => {
+                let out = b.tensor();
+                b.op_to(OpKind::Reshape, &[x], out)
+            }
+            _ => b.unary(x),
+        };
+        unread.push_back(tensors.len());
+        tensors.push(out);
+        read.push(false);
+    }
+    let outputs = tensors
+        .iter()
+        .zip(&read)
+        .skip(1)
+        .filter(|&(_, &r)| !r)
+        .map(|(&t, _)| t)
+        .collect();
+    b.finish(outputs)
 }

@@ -25,6 +25,11 @@
 //!   order; the reported aligned bound is what it claims (per step, the live buffers' sizes
 //!   rounded up to the alignment except the largest rounding) and the arena is not below it.
 //!
+//! Every check is near-linear (`O(n log n)` in buffers, tensors and steps), so that graphs
+//! of many thousands of operators verify quickly: overlap by a sweep over the steps with the
+//! live buffers ordered by offset, bytes live per step by difference arrays, and writes over
+//! data still needed by a sweep that counts the tensors holding data in Fenwick trees.
+//!
 //! A failure is a bug in Kiln, reported as [`ErrorKind::InvalidPlan`].
 
 use crate::alias::OpMode;
@@ -32,7 +37,8 @@ use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::ir::{Graph, OpId, OpKind, TensorId, TensorKind};
 use crate::lifetimes::{BufferOwner, ScratchFn};
 use crate::plan::Plan;
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 fn fail(message: impl Into<String>) -> Diagnostic {
     Diagnostic::new(ErrorKind::InvalidPlan, message)
@@ -115,6 +121,7 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
     let per_tensor = required(graph, &step, steps, scratch, &plan.modes);
     let mut need = per_tensor.clone();
     let mut home: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+    let aliased: BTreeSet<usize> = plan.aliases.iter().map(|a| a.tensor.0).collect();
     for a in &plan.aliases {
         let t = BufferOwner::Tensor(a.tensor);
         let Some(&(f, l, size)) = per_tensor.get(&t) else {
@@ -132,7 +139,7 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
         })?;
         if a.tensor == a.buffer
             || home.insert(a.tensor.0, (a.buffer.0, a.offset)).is_some()
-            || plan.aliases.iter().any(|b| b.tensor == a.buffer)
+            || aliased.contains(&a.buffer.0)
             || a.offset.checked_add(size).is_none_or(|end| end > root_size)
         {
             return Err(fail(format!(
@@ -209,40 +216,58 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
         return Err(fail("the arena size is not the end of its last buffer")
             .expected_found(max_end.to_string(), plan.arena_bytes.to_string()));
     }
-    let mut by_start: Vec<usize> = (0..plan.buffers.len()).collect();
-    by_start.sort_by_key(|&i| plan.buffers[i].first);
-    for (k, &i) in by_start.iter().enumerate() {
+    // A sweep over the steps: the buffers live at a step, by offset, must not overlap; a
+    // buffer starting is checked against its neighbours there (O(n log n)).
+    let mut by_start: Vec<usize> = (0..plan.buffers.len())
+        .filter(|&i| plan.buffers[i].size > 0)
+        .collect();
+    by_start.sort_by_key(|&i| (plan.buffers[i].first, i));
+    let mut live: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut ends: BinaryHeap<Reverse<(usize, usize)>> = BinaryHeap::new();
+    for &i in &by_start {
         let a = &plan.buffers[i];
-        for &j in &by_start[k + 1..] {
-            let b = &plan.buffers[j];
-            if b.first > a.last {
+        while let Some(&Reverse((last, offset))) = ends.peek() {
+            if last >= a.first {
                 break;
             }
-            if a.offset < b.offset + b.size && b.offset < a.offset + a.size {
-                return Err(fail(format!(
-                    "buffers {i} ({}) and {j} ({}) are live at the same step and overlap",
-                    owner_name(a.owner),
-                    owner_name(b.owner)
-                )));
-            }
+            ends.pop();
+            live.remove(&offset);
         }
+        let below = live.range(..=a.offset).next_back();
+        let above = live.range(a.offset + 1..).next();
+        let clash = match (below, above) {
+            (Some((&o, &j)), _) if o + plan.buffers[j].size > a.offset => Some(j),
+            (_, Some((&o, &j))) if o < a.offset + a.size => Some(j),
+            _ => None,
+        };
+        if let Some(j) = clash {
+            let b = &plan.buffers[j];
+            return Err(fail(format!(
+                "buffers {j} ({}) and {i} ({}) are live at the same step and overlap",
+                owner_name(b.owner),
+                owner_name(a.owner)
+            )));
+        }
+        live.insert(a.offset, i);
+        ends.push(Reverse((a.last, a.offset)));
     }
 
     check_aliasing(graph, plan, &home, &step_of)?;
 
     // 4. The persistent region.
+    let mut used = vec![false; graph.tensors.len()];
+    for op in &graph.ops {
+        for t in op.present_inputs().chain(op.outputs.iter().copied()) {
+            used[t.0] = true;
+        }
+    }
+    for &t in graph.inputs.iter().chain(&graph.outputs) {
+        used[t.0] = true;
+    }
     let mut want: Vec<usize> = graph
         .tensors
         .iter()
-        .filter(|t| matches!(t.kind, TensorKind::Variable))
-        .filter(|t| {
-            graph.ops.iter().any(|op| {
-                op.present_inputs()
-                    .chain(op.outputs.iter().copied())
-                    .any(|x| x == t.id)
-            }) || graph.inputs.contains(&t.id)
-                || graph.outputs.contains(&t.id)
-        })
+        .filter(|t| matches!(t.kind, TensorKind::Variable) && used[t.id.0])
         .map(|t| t.id.0)
         .collect();
     let mut have: Vec<usize> = plan.persistent.iter().map(|p| p.tensor.0).collect();
@@ -277,32 +302,50 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
         );
     }
 
-    // 5. The lower bound.
-    let mut live = vec![0usize; steps.max(1)];
+    // 5. The lower bound: per step, the sum of the live buffers' sizes (added where a buffer
+    // starts, taken back after it ends), and for the aligned bound the sum of their rounded
+    // sizes less the largest rounding among them (a sweep over a multiset of roundings).
+    let slots = steps.max(1);
+    let mut delta = vec![0i128; slots + 1];
+    let mut delta_rounded = vec![0i128; slots + 1];
+    let mut starts: Vec<Vec<usize>> = vec![Vec::new(); slots];
+    let mut stops: Vec<Vec<usize>> = vec![Vec::new(); slots + 1];
     for b in &plan.buffers {
-        for l in live.iter_mut().take(b.last + 1).skip(b.first) {
-            *l += b.size;
+        let rounded = b.size.div_ceil(align) * align;
+        delta[b.first] += b.size as i128;
+        delta[b.last + 1] -= b.size as i128;
+        delta_rounded[b.first] += rounded as i128;
+        delta_rounded[b.last + 1] -= rounded as i128;
+        starts[b.first].push(rounded - b.size);
+        stops[b.last + 1].push(rounded - b.size);
+    }
+    let mut live = Vec::with_capacity(slots);
+    let mut aligned = Vec::with_capacity(slots);
+    let (mut sum, mut sum_rounded) = (0i128, 0i128);
+    let mut roundings: BTreeMap<usize, usize> = BTreeMap::new();
+    for s in 0..slots {
+        sum += delta[s];
+        sum_rounded += delta_rounded[s];
+        for &r in &stops[s] {
+            let n = roundings.get_mut(&r).expect("started before");
+            *n -= 1;
+            if *n == 0 {
+                roundings.remove(&r);
+            }
         }
+        for &r in &starts[s] {
+            *roundings.entry(r).or_insert(0) += 1;
+        }
+        let slack = roundings.keys().next_back().copied().unwrap_or(0);
+        live.push(sum as usize);
+        aligned.push((sum_rounded as usize - slack).max(sum as usize));
     }
     let bound = live.iter().copied().max().unwrap_or(0);
     if bound != plan.lower_bound_bytes {
         return Err(fail("the reported lower bound is wrong")
             .expected_found(bound.to_string(), plan.lower_bound_bytes.to_string()));
     }
-    let mut aligned = vec![(0usize, 0usize); steps.max(1)];
-    for b in &plan.buffers {
-        let rounded = b.size.div_ceil(align) * align;
-        for a in aligned.iter_mut().take(b.last + 1).skip(b.first) {
-            a.0 += rounded;
-            a.1 = a.1.max(rounded - b.size);
-        }
-    }
-    let aligned_bound = aligned
-        .iter()
-        .zip(&live)
-        .map(|(&(sum, slack), &l)| (sum - slack).max(l))
-        .max()
-        .unwrap_or(0);
+    let aligned_bound = aligned.iter().copied().max().unwrap_or(0);
     if aligned_bound != plan.aligned_bound_bytes || plan.arena_bytes < aligned_bound {
         return Err(fail("the reported aligned bound is wrong").expected_found(
             format!("{aligned_bound}, at most the arena {}", plan.arena_bytes),
@@ -313,21 +356,9 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
     // 6. The bound of the stored order, from the graph alone.
     let n = graph.ops.len();
     let stored = required(graph, &|OpId(i)| i, n, scratch, &[]);
-    let mut live = vec![0usize; n.max(1)];
-    for &(first, last, size) in stored.values() {
-        for l in live.iter_mut().take(last + 1).skip(first) {
-            *l += size;
-        }
-    }
-    let stored_bound = live.iter().copied().max().unwrap_or(0);
+    let stored_bound = peak(stored.values(), n);
     let unaliased_need = required(graph, &step, steps, scratch, &[]);
-    let mut live = vec![0usize; steps.max(1)];
-    for &(first, last, size) in unaliased_need.values() {
-        for l in live.iter_mut().take(last + 1).skip(first) {
-            *l += size;
-        }
-    }
-    let unaliased = live.iter().copied().max().unwrap_or(0);
+    let unaliased = peak(unaliased_need.values(), steps);
     if unaliased != plan.unaliased_bound_bytes {
         return Err(
             fail("the reported bound without aliasing is wrong").expected_found(
@@ -345,6 +376,23 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
         );
     }
     Ok(())
+}
+
+/// The most bytes live at one of `steps` steps (at least one) when each `(first, last,
+/// size)` is live from `first` to `last`.
+fn peak<'a>(spans: impl Iterator<Item = &'a (usize, usize, usize)>, steps: usize) -> usize {
+    let mut delta = vec![0i128; steps.max(1) + 1];
+    for &(first, last, size) in spans {
+        delta[first] += size as i128;
+        delta[last + 1] -= size as i128;
+    }
+    let mut sum = 0i128;
+    let mut best = 0i128;
+    for d in &delta[..steps.max(1)] {
+        sum += d;
+        best = best.max(sum);
+    }
+    best as usize
 }
 
 /// What each buffer must cover when operator `o` runs at step `step(o)` of `steps`:
@@ -651,26 +699,107 @@ fn check_aliasing(
         }
     }
     // Each tensor holds data from after its write to its last read: no write in between may
-    // touch its bytes, except an in-place operator overwriting it as it dies.
+    // touch its bytes, except an in-place operator overwriting it as it dies. A sweep over the
+    // steps keeps the tensors holding data in two Fenwick trees over byte positions, one of
+    // their starts and one of their ends: a write `[a, b)` meets `#(start < b) - #(end <= a)`
+    // of them, less those it may overwrite (exactly the overwritten input's bytes, dying at
+    // that step). O((tensors + writes) log).
+    if steps == 0 {
+        return Ok(());
+    }
+    // (first step holding data, last read, tensor, start, end)
+    let mut holds: Vec<(usize, usize, usize, usize, usize)> = Vec::new();
+    let mut spare = vec![0i64; steps];
     for (&t, &(start, end)) in &at {
         let (Some(&w), Some(&r)) = (written.get(&t), read.get(&t)) else {
             continue;
         };
         let from = w.map_or(0, |w| w + 1);
-        for (s, step_writes) in writes.iter().enumerate().take(r + 1).skip(from) {
-            for (a, b, what) in step_writes {
-                if start < *b && *a < end {
-                    let dies_here = r == s && !kept[t];
-                    if overwritten[s] == Some((start, end)) && dies_here {
-                        continue;
-                    }
-                    return Err(fail(format!(
-                        "op {} at step {s} writes {what} over tensor {t}, which holds data read later",
-                        plan.order[s].0
-                    )));
-                }
+        if from > r || start >= end || r >= steps {
+            continue;
+        }
+        if !kept[t] && overwritten[r] == Some((start, end)) {
+            spare[r] += 1;
+        }
+        holds.push((from, r, t, start, end));
+    }
+    let mut xs: Vec<usize> = holds.iter().flat_map(|h| [h.3, h.4]).collect();
+    xs.extend(writes.iter().flatten().flat_map(|w| [w.0, w.1]));
+    xs.sort_unstable();
+    xs.dedup();
+    let pos = |x: usize| xs.binary_search(&x).expect("every position is listed");
+    let mut starts = Fenwick::new(xs.len());
+    let mut ends = Fenwick::new(xs.len());
+    let mut by_from: Vec<usize> = (0..holds.len()).collect();
+    by_from.sort_by_key(|&h| (holds[h].0, h));
+    let mut by_last: Vec<usize> = (0..holds.len()).collect();
+    by_last.sort_by_key(|&h| (holds[h].1, h));
+    let (mut next_in, mut next_out) = (0, 0);
+    for (s, step_writes) in writes.iter().enumerate() {
+        while let Some(&h) = by_from.get(next_in).filter(|&&h| holds[h].0 == s) {
+            starts.add(pos(holds[h].3), 1);
+            ends.add(pos(holds[h].4), 1);
+            next_in += 1;
+        }
+        for (a, b, what) in step_writes {
+            if a >= b {
+                continue;
             }
+            let met = starts.sum_below(pos(*b)) - ends.sum_below(pos(*a) + 1);
+            let may = match overwritten[s] {
+                Some((os, oe)) if os < *b && *a < oe => spare[s],
+                _ => 0,
+            };
+            if met > may {
+                // Name the first tensor it clobbers.
+                let t = holds
+                    .iter()
+                    .filter(|&&(from, r, t, start, end)| {
+                        let excused = r == s && !kept[t] && overwritten[s] == Some((start, end));
+                        from <= s && s <= r && start < *b && *a < end && !excused
+                    })
+                    .map(|h| h.2)
+                    .min()
+                    .expect("the count found one");
+                return Err(fail(format!(
+                    "op {} at step {s} writes {what} over tensor {t}, which holds data read later",
+                    plan.order[s].0
+                )));
+            }
+        }
+        while let Some(&h) = by_last.get(next_out).filter(|&&h| holds[h].1 == s) {
+            starts.add(pos(holds[h].3), -1);
+            ends.add(pos(holds[h].4), -1);
+            next_out += 1;
         }
     }
     Ok(())
+}
+
+/// Counts over positions `0..n`: add at a position, sum below a position (O(log n) each).
+struct Fenwick(Vec<i64>);
+
+impl Fenwick {
+    fn new(n: usize) -> Fenwick {
+        Fenwick(vec![0; n + 1])
+    }
+
+    fn add(&mut self, at: usize, v: i64) {
+        let mut i = at + 1;
+        while i < self.0.len() {
+            self.0[i] += v;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// The sum over positions `< at`.
+    fn sum_below(&self, at: usize) -> i64 {
+        let mut i = at;
+        let mut sum = 0;
+        while i > 0 {
+            sum += self.0[i];
+            i &= i - 1;
+        }
+        sum
+    }
 }

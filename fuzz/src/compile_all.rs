@@ -1,0 +1,222 @@
+//! Everything Kiln does with a model, from any byte string: the one function behind the
+//! `compile` fuzz target (`fuzz/fuzz_targets/compile.rs`) and the regression test
+//! (`tests/fuzz_regressions.rs`, which includes this file by `#[path]`).
+//!
+//! [`compile_all`] reads the bytes, then for two sets of plan options (the default, and
+//! `PlanOptions::unoptimised()` with an alignment picked from the input's length) plans,
+//! renders the three reports, lowers, emits and formats, i.e. `kiln_build::compile_tokens`
+//! and what the build.rs front end writes. When the model compiles and is small enough to
+//! run quickly, the host executor runs the lowered steps of both plans on deterministic
+//! inputs (zeros, a fixed pseudo-random pattern, the model's own bytes): a panic there is a
+//! panic the generated `invoke()` would hit too. Both plans must give the same outputs.
+//!
+//! Errors are fine (bad input gives a `Diagnostic`); a panic, a hang or an unbounded
+//! allocation is a bug.
+
+use kiln_build::emit::emit;
+use kiln_build::lower::{Step, lower};
+use kiln_build::{Budget, Options, PlanOptions};
+use kiln_planner::ir::{Graph, OpKind};
+use kiln_planner::{Diagnostic, ErrorKind, Plan, plan, read_model, report};
+
+/// The executor runs a model only if its tensors take at most this many bytes in all
+/// (every tensor has its own host buffer there; a model may declare tensors of 4 GiB).
+pub const EXEC_MAX_BYTES: usize = 64 << 20;
+
+/// The executor runs a model only if [`work`] estimates at most this many kernel steps
+/// (multiply-accumulates and element visits) per invoke, so that one input runs in well
+/// under a second. The public models need up to about 2.1e7 by that estimate (resnet8).
+pub const EXEC_MAX_WORK: u64 = 100_000_000;
+
+/// How far one input got.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The reader accepted it.
+    pub read: bool,
+    /// Plans made (of two).
+    pub planned: u8,
+    /// Plans emitted and formatted (of two).
+    pub compiled: u8,
+    /// Plans whose steps the executor ran (of two; 0 when the model is too large to run).
+    pub executed: u8,
+}
+
+/// Reads, plans, reports, lowers, emits, formats and, where it compiles, runs `data`.
+/// Panics only on a Kiln bug.
+pub fn compile_all(data: &[u8]) -> Outcome {
+    let mut outcome = Outcome::default();
+    let Ok(graph) = read_model(data) else {
+        return outcome;
+    };
+    outcome.read = true;
+    let unoptimised = PlanOptions {
+        alignment: 1 << (data.len() % 7),
+        ..PlanOptions::unoptimised()
+    };
+    let mut results = Vec::new();
+    for options in [PlanOptions::default(), unoptimised] {
+        let p = match plan(&graph, &options) {
+            Ok(p) => p,
+            Err(d) => {
+                not_a_bug(&d, "plan");
+                continue;
+            }
+        };
+        outcome.planned += 1;
+        reports(&graph, &p);
+        let steps = lower(&graph, &p);
+        if let Err(d) = &steps {
+            not_a_bug(d, "lower");
+        }
+        if emit_and_format(&graph, &p, options, data.len()) {
+            outcome.compiled += 1;
+            let steps = steps.expect("a model that emits lowers");
+            if runnable(&graph) {
+                results.push(execute(&graph, &steps, data));
+                outcome.executed += 1;
+            }
+        }
+    }
+    if let [a, b] = &results[..] {
+        assert!(
+            a == b,
+            "the default and the unoptimised plan give different outputs"
+        );
+    }
+    outcome
+}
+
+/// A diagnostic must be the model's fault: [`ErrorKind::InvalidPlan`] is a Kiln bug.
+fn not_a_bug(d: &Diagnostic, stage: &str) {
+    assert_ne!(d.kind, ErrorKind::InvalidPlan, "{stage}: {d}");
+}
+
+/// The text, JSON and SVG plan reports.
+fn reports(graph: &Graph, p: &Plan) {
+    let text = report::text(graph, p, "fuzz.tflite");
+    let svg = report::svg(graph, p, "fuzz.tflite");
+    let json = serde_json::to_string(&report::json(graph, p)).expect("the report serialises");
+    assert!(!text.is_empty() && !svg.is_empty() && !json.is_empty());
+}
+
+/// Emits the plan with no budgets, then with budgets (a constant expression for RAM, a
+/// number derived from the input for flash), and formats what emits. Whether it compiled.
+fn emit_and_format(graph: &Graph, p: &Plan, plan: PlanOptions, len: usize) -> bool {
+    let free = Options {
+        plan: plan.clone(),
+        model_name: Some("fuzz.tflite".into()),
+        ..Options::default()
+    };
+    let tokens = match emit(graph, p, &free) {
+        Ok(tokens) => tokens,
+        Err(d) => {
+            not_a_bug(&d, "emit");
+            return false;
+        }
+    };
+    let file = kiln_build::format_file(&tokens, "fuzz.tflite");
+    assert!(file.starts_with("// @generated"));
+    let budgeted = Options {
+        ram_budget: Some(Budget::Expr("64 * 1024".parse().expect("an expression"))),
+        flash_budget: Some(Budget::Bytes(len / 2)),
+        ..free
+    };
+    match emit(graph, p, &budgeted) {
+        Ok(tokens) => _ = kiln_build::format_file(&tokens, "fuzz.tflite"),
+        Err(d) => not_a_bug(&d, "emit with budgets"),
+    }
+    true
+}
+
+/// Whether the model is small enough for the executor (see [`EXEC_MAX_BYTES`] and
+/// [`EXEC_MAX_WORK`]).
+fn runnable(graph: &Graph) -> bool {
+    let bytes = graph
+        .tensors
+        .iter()
+        .try_fold(0usize, |acc, t| acc.checked_add(t.bytes()));
+    bytes.is_some_and(|b| b <= EXEC_MAX_BYTES) && work(graph) <= EXEC_MAX_WORK
+}
+
+/// An upper estimate of one invoke's kernel steps: every operator visits its inputs and
+/// outputs; convolutions, fully connected layers and the recurrent operators multiply
+/// their other inputs (weights) once per pixel or row of the first; pooling visits its
+/// window (clipped to the input) once per output element.
+pub fn work(graph: &Graph) -> u64 {
+    let elements = |t: kiln_planner::ir::TensorId| graph.tensor(t).elements() as u64;
+    graph.ops.iter().fold(0u64, |total, op| {
+        let ins: u64 = op.present_inputs().map(elements).sum();
+        let outs: u64 = op.outputs.iter().map(|&t| elements(t)).sum();
+        let first = op
+            .inputs
+            .first()
+            .copied()
+            .flatten()
+            .map(|t| graph.tensor(t));
+        let rows = first.map_or(1, |t| {
+            (t.elements() / t.shape.last().copied().unwrap_or(1).max(1)).max(1) as u64
+        });
+        let extra = match &op.kind {
+            OpKind::Conv2d(_)
+            | OpKind::DepthwiseConv2d(_)
+            | OpKind::FullyConnected(_)
+            | OpKind::TransposeConv(_)
+            | OpKind::Svdf(_)
+            | OpKind::UnidirectionalSequenceLstm(_) => {
+                let others: u64 = op
+                    .inputs
+                    .iter()
+                    .skip(1)
+                    .flatten()
+                    .map(|&t| elements(t))
+                    .sum();
+                rows.saturating_mul(others)
+            }
+            OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) => {
+                let (h, w) = first.map_or((1, 1), |t| match t.shape[..] {
+                    [_, h, w, _] => (h, w),
+                    _ => (1, 1),
+                });
+                let fh = usize::try_from(o.filter_h).unwrap_or(1).clamp(1, h.max(1));
+                let fw = usize::try_from(o.filter_w).unwrap_or(1).clamp(1, w.max(1));
+                outs.saturating_mul((fh * fw) as u64)
+            }
+            _ => 0,
+        };
+        total
+            .saturating_add(ins)
+            .saturating_add(outs)
+            .saturating_add(extra)
+    })
+}
+
+/// Runs the steps on three inputs; returns every graph output's bytes for each.
+fn execute(graph: &Graph, steps: &[Step], data: &[u8]) -> Vec<Vec<u8>> {
+    let mut results = Vec::new();
+    for pattern in 0..3 {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let inputs: Vec<Vec<u8>> = graph
+            .inputs
+            .iter()
+            .map(|&t| {
+                (0..graph.tensor(t).bytes())
+                    .map(|i| match pattern {
+                        0 => 0,
+                        1 => {
+                            // xorshift64*
+                            rng ^= rng >> 12;
+                            rng ^= rng << 25;
+                            rng ^= rng >> 27;
+                            (rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
+                        }
+                        _ => data[i % data.len()],
+                    })
+                    .collect()
+            })
+            .collect();
+        let views: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let tensors = kiln_build::exec::run(graph, steps, &views);
+        results.extend(graph.outputs.iter().map(|&t| tensors[t.0].bytes().to_vec()));
+    }
+    results
+}

@@ -1,0 +1,3 @@
+//! Support for Kiln's fuzz targets (`cargo fuzz run compile`, `.ci/fuzz.sh`).
+
+pub mod compile_all;
