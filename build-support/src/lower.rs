@@ -124,7 +124,27 @@ pub fn lower_op(graph: &Graph, op: &Op) -> Result<Step> {
             crate::ops::names().collect::<Vec<_>>().join(", ")
         ))),
     };
-    lowered.map_err(|d| locate_scale(graph, op, d).at_op(op.id.0, op.kind.name()))
+    lowered
+        .and_then(|step| check_not_empty(graph, step))
+        .map_err(|d| locate_scale(graph, op, d).at_op(op.id.0, op.kind.name()))
+}
+
+/// Refuses a step that reads or writes an activation without elements (a dimension of 0):
+/// it would have no bytes in the arena.
+fn check_not_empty(graph: &Graph, step: Step) -> Result<Step> {
+    let tensors = step.inputs.iter().filter_map(|o| o.tensor());
+    for t in tensors
+        .chain(step.states.iter().copied())
+        .chain(step.outputs.iter().copied())
+    {
+        let tensor = graph.tensor(t);
+        if !tensor.is_constant() && tensor.elements() == 0 {
+            return Err(unsupported("tensors without elements are not supported")
+                .at_tensor(t.0, tensor.name.clone())
+                .expected_found("at least one element", format!("shape {:?}", tensor.shape)));
+        }
+    }
+    Ok(step)
 }
 
 /// For a multiplier out of range: names the operator's tensor with the most extreme scale
@@ -448,6 +468,29 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// Checks that an elementwise operator's output has as many elements as its input.
+    pub(crate) fn check_same_elements(&self, input: TensorId, output: TensorId) -> Result<()> {
+        self.check_elements(output, self.tensor(input).elements())
+    }
+
+    /// Checks an optional bias: one element per output channel, of one of `types`.
+    pub(crate) fn check_bias(
+        &self,
+        bias: Option<TensorId>,
+        channels: usize,
+        types: &[DType],
+    ) -> Result<()> {
+        let Some(b) = bias else { return Ok(()) };
+        let tensor = self.tensor(b);
+        if !types.contains(&tensor.dtype) {
+            let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
+            return Err(unsupported("the bias has the wrong type")
+                .at_tensor(b.0, tensor.name.clone())
+                .expected_found(names.join(" or "), tensor.dtype.name()));
+        }
+        self.check_elements(b, channels)
+    }
+
     /// The operands of ADD, SUB and MUL: two inputs and an output of one type, and the
     /// inputs' broadcast (`None` when their shapes are equal).
     pub(crate) fn binary_operands(
@@ -470,6 +513,7 @@ impl<'a> Cx<'a> {
         }
         let (sa, sb) = (&self.tensor(a).shape, &self.tensor(b).shape);
         let broadcast = if sa == sb {
+            self.check_same_elements(a, output)?;
             None
         } else {
             let bc = k::broadcast::Broadcast::new(sa, sb).map_err(prepare_error)?;

@@ -83,6 +83,12 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         output,
         &[p.batches, p.output_height, p.output_width, p.output_depth],
     )?;
+    let bias_types: &[DType] = match kernel {
+        Conv2d::S8(..) | Conv2d::S16Bias32(..) => &[DType::I32],
+        Conv2d::S16(..) => &[DType::I64],
+        Conv2d::F32(_) => &[DType::F32],
+    };
+    cx.check_bias(bias, p.output_depth, bias_types)?;
     let bias = match (&kernel, bias) {
         (Conv2d::S16Bias32(..), Some(b)) => Operand::Tensor(b),
         _ => Operand::Optional(bias),

@@ -82,6 +82,12 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         output,
         &[p.batches, p.output_height, p.output_width, p.output_depth],
     )?;
+    let bias_types: &[DType] = match kernel {
+        DepthwiseConv2d::S8(..) => &[DType::I32],
+        DepthwiseConv2d::S16(..) => &[DType::I64],
+        DepthwiseConv2d::F32(_) => &[DType::F32],
+    };
+    cx.check_bias(bias, p.output_depth, bias_types)?;
     let bias = match (&kernel, bias) {
         (DepthwiseConv2d::S16(..), Some(b)) => Operand::Tensor(b),
         _ => Operand::Optional(bias),

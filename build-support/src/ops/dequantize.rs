@@ -15,6 +15,7 @@ struct DequantizeS8F32(dq::Params);
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let (input, output) = (cx.input(0)?, cx.output()?);
+    cx.check_same_elements(input, output)?;
     let kernel = match (cx.dtype(input), cx.dtype(output)) {
         (DType::I8, DType::F32) => {
             DequantizeS8F32(dq::prepare_s8_f32(cx.quant(input)?).map_err(prepare_error)?)

@@ -50,6 +50,12 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             ),
         );
     }
+    let bias_types: &[DType] = match cx.dtype(input) {
+        DType::I16 => &[DType::I64, DType::I32],
+        DType::F32 => &[DType::F32],
+        _ => &[DType::I32],
+    };
+    cx.check_bias(bias, output_depth, bias_types)?;
     let act = activation(o.activation);
     let mut inputs = vec![
         Operand::Tensor(input),

@@ -18,6 +18,7 @@ enum HardSwish {
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let (input, output) = (cx.input(0)?, cx.output()?);
+    cx.check_same_elements(input, output)?;
     let kernel = match (cx.dtype(input), cx.dtype(output)) {
         (DType::I8, DType::I8) => HardSwish::S8(
             hs::prepare_s8(cx.quant(input)?, cx.quant(output)?).map_err(prepare_error)?,

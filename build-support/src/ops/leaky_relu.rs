@@ -23,6 +23,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         unreachable!("registered for LEAKY_RELU")
     };
     let (input, output) = (cx.input(0)?, cx.output()?);
+    cx.check_same_elements(input, output)?;
     let kernel = match (cx.dtype(input), cx.dtype(output)) {
         (DType::I8, DType::I8) => LeakyRelu::S8(
             lr::prepare_s8(cx.quant(input)?, cx.quant(output)?, alpha).map_err(prepare_error)?,

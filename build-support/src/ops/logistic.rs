@@ -18,6 +18,7 @@ enum Logistic {
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let (input, output) = (cx.input(0)?, cx.output()?);
+    cx.check_same_elements(input, output)?;
     let kernel = match (cx.dtype(input), cx.dtype(output)) {
         (DType::I8, DType::I8) => Logistic::S8(
             kiln_kernels::logistic::prepare_s8(cx.quant(input)?, cx.quant(output)?)

@@ -92,6 +92,9 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     };
     let mut effective = vec![0; 8 * state_size];
     let p = lstm::prepare_s8(&config, &w, &b, &mut effective).map_err(prepare_error)?;
+    cx.check_elements(output, p.output_len())?;
+    cx.check_elements(hidden, p.state_len())?;
+    cx.check_elements(cell, p.state_len())?;
     let inputs = std::iter::once(input)
         .chain(weights)
         .map(Operand::Tensor)

@@ -45,7 +45,9 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         })
         .collect::<Result<_>>()?;
     let p = pad::prepare(&cx.tensor(input).shape, &pairs).map_err(prepare_error)?;
-    cx.check_shape(output, &p.output_dims[5 - cx.tensor(output).shape.len()..])?;
+    // `prepare` refuses inputs of rank above 5; the output keeps the input's rank.
+    let rank = cx.tensor(input).shape.len();
+    cx.check_shape(output, &p.output_dims[5 - rank..])?;
     let value = cx.op.input(2);
     let pad_value = match cx.dtype(output) {
         DType::I8 => {

@@ -22,6 +22,7 @@ enum Quantize {
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let (input, output) = (cx.input(0)?, cx.output()?);
+    cx.check_same_elements(input, output)?;
     let kernel = match (cx.dtype(input), cx.dtype(output)) {
         (DType::F32, DType::I8) => {
             Quantize::F32S8(quantize::prepare_f32_s8(cx.quant(output)?).map_err(prepare_error)?)

@@ -26,6 +26,7 @@ pub(super) fn lower_relu6(cx: &Cx<'_>) -> Result<Step> {
 
 fn lower(cx: &Cx<'_>, six: bool) -> Result<Step> {
     let (input, output) = (cx.input(0)?, cx.output()?);
+    cx.check_same_elements(input, output)?;
     let kernel = match (cx.dtype(input), cx.dtype(output), six) {
         (DType::I8, DType::I8, false) => Relu::S8 {
             six,

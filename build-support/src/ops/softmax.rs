@@ -24,6 +24,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         unreachable!("registered for SOFTMAX")
     };
     let (input, output) = (cx.input(0)?, cx.output()?);
+    cx.check_same_elements(input, output)?;
     let shape = &cx.tensor(input).shape;
     let depth = *shape
         .last()

@@ -76,6 +76,17 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             ));
         }
     };
+    let p = match &kernel {
+        Svdf::S8(p) | Svdf::S8S16(p) | Svdf::F32(p) => p,
+    };
+    cx.check_elements(state, p.state_len())?;
+    cx.check_elements(output, p.batches * p.num_units)?;
+    let bias_type = if matches!(kernel, Svdf::F32(_)) {
+        DType::F32
+    } else {
+        DType::I32
+    };
+    cx.check_bias(bias, p.num_units, &[bias_type])?;
     let mut step = cx.step(
         kernel,
         vec![

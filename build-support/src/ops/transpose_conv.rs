@@ -64,6 +64,11 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             );
         }
     };
+    let bias_types: &[DType] = match kernel {
+        TransposeConv::S8(..) => &[DType::I32],
+        TransposeConv::F32(_) => &[DType::F32],
+    };
+    cx.check_bias(bias, fs[0], bias_types)?;
     Ok(cx.step(
         kernel,
         vec![
