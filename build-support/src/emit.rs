@@ -35,6 +35,7 @@ pub fn emit(graph: &Graph, plan: &Plan, options: &Options) -> Result<TokenStream
         body: Vec::new(),
         weights: BTreeMap::new(),
         constant_bytes: 0,
+        places: places(graph, plan),
     };
     for step in &steps {
         e.step(step)?;
@@ -55,6 +56,29 @@ struct Emitter<'a> {
     weights: BTreeMap<usize, Ident>,
     /// Bytes of per-channel tables and other emitted constants.
     constant_bytes: usize,
+    /// Per tensor: its arena offset and size, if it has arena bytes.
+    places: Vec<Option<(usize, usize)>>,
+}
+
+/// Where each tensor lives in the arena (its own buffer or its place in another's), as
+/// [`Plan::tensor_place`] says, for all tensors at once.
+fn places(graph: &Graph, plan: &Plan) -> Vec<Option<(usize, usize)>> {
+    let mut root = vec![None; graph.tensors.len()];
+    for b in &plan.buffers {
+        if let BufferOwner::Tensor(t) = b.owner {
+            root[t.0] = Some(b.offset);
+        }
+    }
+    let mut place: Vec<Option<(usize, usize)>> = root
+        .iter()
+        .enumerate()
+        .map(|(t, r)| r.map(|o| (o, graph.tensors[t].bytes())))
+        .collect();
+    for a in &plan.aliases {
+        place[a.tensor.0] =
+            root[a.buffer.0].map(|o| (o + a.offset, graph.tensor(a.tensor).bytes()));
+    }
+    place
 }
 
 fn unsupported(message: impl Into<String>) -> Diagnostic {
@@ -382,7 +406,7 @@ impl<'a> Emitter<'a> {
 
     /// Where tensor `t` lives in the arena (its own buffer or its place in another's).
     fn buffer_of(&self, t: TensorId) -> Result<(usize, usize)> {
-        self.plan.tensor_place(self.graph, t).ok_or_else(|| {
+        self.places.get(t.0).copied().flatten().ok_or_else(|| {
             Diagnostic::new(
                 ErrorKind::InvalidPlan,
                 format!("tensor {} has no buffer", t.0),

@@ -78,34 +78,81 @@ pub struct JsonReport {
 
 /// Why tensor `t` shares another's buffer: the kind and the operator that makes it.
 pub fn alias_reason(graph: &Graph, plan: &Plan, t: TensorId) -> (&'static str, Option<usize>) {
-    for op in &graph.ops {
-        let mode = plan.mode(op.id);
-        if op.outputs.first() == Some(&t) && matches!(mode, OpMode::View | OpMode::InPlace { .. }) {
-            return (mode.name(), Some(op.id.0));
-        }
-        if mode == OpMode::ConcatSlices && op.present_inputs().any(|i| i == t) {
-            return ("concatenation slice", Some(op.id.0));
-        }
-    }
-    // The input of an in-place operator whose output is the root (a wider pointwise
-    // convolution's input sits at the end of its output's bytes).
-    for op in &graph.ops {
-        if let OpMode::InPlace { input } = plan.mode(op.id)
-            && op.input(input) == Some(t)
-        {
-            return ("overwritten in place", Some(op.id.0));
-        }
-    }
-    ("in the group of a slice", None)
+    Reasons::new(graph, plan).of(t)
 }
 
-/// The members of each tensor buffer's group: `t3=t4=t9`.
-fn group_label(plan: &Plan, root: TensorId) -> String {
-    let mut label = format!("t{}", root.0);
-    for a in plan.aliases.iter().filter(|a| a.buffer == root) {
-        let _ = write!(label, "={}", format_args!("t{}", a.tensor.0));
+/// Why each aliased tensor shares another's buffer, found in one pass over the operators.
+struct Reasons {
+    /// Per tensor: the first reason an operator gives, if any.
+    direct: Vec<Option<(&'static str, usize)>>,
+    /// Per tensor: the in-place operator that overwrites it, if any.
+    overwritten: Vec<Option<usize>>,
+}
+
+impl Reasons {
+    fn new(graph: &Graph, plan: &Plan) -> Reasons {
+        let n = graph.tensors.len();
+        let (mut direct, mut overwritten) = (vec![None; n], vec![None; n]);
+        for op in &graph.ops {
+            let mode = plan.mode(op.id);
+            if let Some(&o) = op.outputs.first()
+                && matches!(mode, OpMode::View | OpMode::InPlace { .. })
+            {
+                direct[o.0].get_or_insert((mode.name(), op.id.0));
+            }
+            if mode == OpMode::ConcatSlices {
+                for i in op.present_inputs() {
+                    direct[i.0].get_or_insert(("concatenation slice", op.id.0));
+                }
+            }
+            if let OpMode::InPlace { input } = mode
+                && let Some(i) = op.input(input)
+            {
+                overwritten[i.0].get_or_insert(op.id.0);
+            }
+        }
+        Reasons {
+            direct,
+            overwritten,
+        }
     }
-    label
+
+    fn of(&self, t: TensorId) -> (&'static str, Option<usize>) {
+        if let Some((reason, op)) = self.direct[t.0] {
+            return (reason, Some(op));
+        }
+        // The input of an in-place operator whose output is the root (a wider pointwise
+        // convolution's input sits at the end of its output's bytes).
+        match self.overwritten[t.0] {
+            Some(op) => ("overwritten in place", Some(op)),
+            None => ("in the group of a slice", None),
+        }
+    }
+}
+
+/// Members shown in a group's label before the rest is counted.
+const LABEL_MEMBERS: usize = 8;
+
+/// The members of each tensor buffer's group, by root: `t3=t4=t9` (long groups end with the
+/// number of members not shown).
+fn group_labels(plan: &Plan) -> std::collections::HashMap<TensorId, String> {
+    let mut members: std::collections::HashMap<TensorId, Vec<TensorId>> = Default::default();
+    for a in &plan.aliases {
+        members.entry(a.buffer).or_default().push(a.tensor);
+    }
+    members
+        .into_iter()
+        .map(|(root, ms)| {
+            let mut label = format!("t{}", root.0);
+            for m in ms.iter().take(LABEL_MEMBERS) {
+                let _ = write!(label, "=t{}", m.0);
+            }
+            if ms.len() > LABEL_MEMBERS {
+                let _ = write!(label, "=...(+{})", ms.len() - LABEL_MEMBERS);
+            }
+            (root, label)
+        })
+        .collect()
 }
 
 /// A buffer's display name: the tensor's name, or `scratch(op N)`.
@@ -125,6 +172,7 @@ pub fn buffer_name(graph: &Graph, owner: BufferOwner) -> String {
 
 /// Builds the JSON report.
 pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
+    let reasons = Reasons::new(graph, plan);
     JsonReport {
         ops: graph.ops.len(),
         tensors: graph.tensors.len(),
@@ -168,7 +216,7 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
             .aliases
             .iter()
             .map(|a| {
-                let (reason, op) = alias_reason(graph, plan, a.tensor);
+                let (reason, op) = reasons.of(a.tensor);
                 JsonAlias {
                     tensor: a.tensor.0,
                     buffer_tensor: a.buffer.0,
@@ -264,8 +312,9 @@ pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
     if plan.aliases.is_empty() {
         let _ = writeln!(s, "aliases          none (every tensor has its own buffer)");
     }
+    let reasons = Reasons::new(graph, plan);
     for a in &plan.aliases {
-        let (reason, op) = alias_reason(graph, plan, a.tensor);
+        let (reason, op) = reasons.of(a.tensor);
         let _ = writeln!(
             s,
             "alias            t{} in the buffer of t{} at +{} ({reason}{})",
@@ -294,14 +343,27 @@ pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
         "{:>4}  {:>4}  {:<28} {:>10}  live tensors",
         "step", "op", "name", "live bytes"
     );
+    // The buffers live at each step, by a sweep: those starting there join, those that
+    // ended before leave (in buffer order, as listed).
+    let labels = group_labels(plan);
+    let mut starting = vec![Vec::new(); plan.order.len()];
+    for (i, b) in plan.buffers.iter().enumerate() {
+        if let Some(v) = starting.get_mut(b.first) {
+            v.push(i);
+        }
+    }
+    let mut live_set = std::collections::BTreeSet::new();
     for (step, &id) in plan.order.iter().enumerate() {
         let op = graph.op(id);
-        let live: Vec<String> = plan
-            .buffers
+        live_set.extend(starting[step].iter().copied());
+        live_set.retain(|&i| plan.buffers[i].last >= step);
+        let live: Vec<String> = live_set
             .iter()
-            .filter(|b| b.first <= step && step <= b.last)
-            .map(|b| match b.owner {
-                BufferOwner::Tensor(t) => group_label(plan, t),
+            .map(|&i| match plan.buffers[i].owner {
+                BufferOwner::Tensor(t) => labels
+                    .get(&t)
+                    .cloned()
+                    .unwrap_or_else(|| format!("t{}", t.0)),
                 BufferOwner::Scratch(o) => format!("scratch{}", o.0),
             })
             .collect();
@@ -420,6 +482,13 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
             top - 4.0
         );
     }
+    let reasons = Reasons::new(graph, plan);
+    let labels = group_labels(plan);
+    let mut members: std::collections::HashMap<TensorId, Vec<&crate::alias::Alias>> =
+        Default::default();
+    for a in &plan.aliases {
+        members.entry(a.buffer).or_default().push(a);
+    }
     for (i, b) in plan.buffers.iter().enumerate() {
         let x = left + b.first as f64 * col;
         let w = (b.last - b.first + 1) as f64 * col;
@@ -428,8 +497,8 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
         let hue = (i * 47) % 360;
         let mut name = buffer_name(graph, b.owner);
         if let BufferOwner::Tensor(t) = b.owner {
-            for a in plan.aliases.iter().filter(|a| a.buffer == t) {
-                let (reason, _) = alias_reason(graph, plan, a.tensor);
+            for a in members.get(&t).into_iter().flatten() {
+                let (reason, _) = reasons.of(a.tensor);
                 let _ = write!(name, "; t{} at +{} ({reason})", a.tensor.0, a.offset);
             }
         }
@@ -448,7 +517,10 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
             let full = match b.owner {
                 BufferOwner::Tensor(t) => format!(
                     "{} {}",
-                    group_label(plan, t),
+                    labels
+                        .get(&t)
+                        .cloned()
+                        .unwrap_or_else(|| format!("t{}", t.0)),
                     short_name(&buffer_name(graph, b.owner))
                 ),
                 BufferOwner::Scratch(_) => name.clone(),
