@@ -78,6 +78,12 @@ fn places(graph: &Graph, plan: &Plan) -> Vec<Option<(usize, usize)>> {
         place[a.tensor.0] =
             root[a.buffer.0].map(|o| (o + a.offset, graph.tensor(a.tensor).bytes()));
     }
+    // A tensor without elements has no buffer; its (empty) bytes are anywhere.
+    for (t, p) in place.iter_mut().enumerate() {
+        if p.is_none() && graph.tensors[t].bytes() == 0 {
+            *p = Some((0, 0));
+        }
+    }
     place
 }
 
