@@ -68,7 +68,12 @@ fn prepare(dir: &std::path::Path, c: &serde_json::Value) -> Case {
     let name = c["name"].as_str().unwrap().to_string();
     let bytes = std::fs::read(dir.join(c["file"].as_str().unwrap())).unwrap();
     let graph = read_model(&bytes).unwrap_or_else(|d| panic!("{name}: {d}"));
-    let p = plan(&graph, &PlanOptions::default()).unwrap();
+    let p = plan(
+        &graph,
+        &kiln_build::lower::kernels(&graph),
+        &PlanOptions::default(),
+    )
+    .unwrap();
     let steps = lower(&graph, &p).unwrap_or_else(|d| panic!("{name}: {d}"));
     assert_eq!(steps.len(), 1, "{name}: one operator");
     let seed = c["input_seed"].as_u64().unwrap();

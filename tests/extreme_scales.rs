@@ -43,7 +43,12 @@ fn extreme_scales_are_refused_or_run_cleanly() {
             let original = read_model(&case.model).expect("kernel cases read");
             if lower(
                 &original,
-                &plan(&original, &PlanOptions::default()).expect("kernel cases plan"),
+                &plan(
+                    &original,
+                    &kiln_build::lower::kernels(&original),
+                    &PlanOptions::default(),
+                )
+                .expect("kernel cases plan"),
             )
             .is_err()
             {
@@ -60,7 +65,11 @@ fn extreme_scales_are_refused_or_run_cleanly() {
                     let what = format!("{file} case {c}, tensor {t} scale {scale:e}");
                     let inputs: Vec<&[u8]> = case.inputs.iter().map(Vec::as_slice).collect();
                     let result = std::panic::catch_unwind(|| {
-                        let p = plan(&graph, &PlanOptions::default())?;
+                        let p = plan(
+                            &graph,
+                            &kiln_build::lower::kernels(&graph),
+                            &PlanOptions::default(),
+                        )?;
                         let steps = lower(&graph, &p)?;
                         kiln_build::exec::run(&graph, &steps, &inputs);
                         Ok::<(), kiln_planner::Diagnostic>(())

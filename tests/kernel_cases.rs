@@ -34,7 +34,12 @@ fn run(case: &Case) -> Outcome {
 fn run_case(case: &Case) -> Result<(), Outcome> {
     let fail = |s: String| Outcome::Fail(s);
     let graph = read_model(&case.model).map_err(|d| fail(format!("read: {d}")))?;
-    let p = plan(&graph, &PlanOptions::default()).map_err(|d| fail(format!("plan: {d}")))?;
+    let p = plan(
+        &graph,
+        &kiln_build::lower::kernels(&graph),
+        &PlanOptions::default(),
+    )
+    .map_err(|d| fail(format!("plan: {d}")))?;
     let steps = lower(&graph, &p).map_err(|d| {
         if d.kind == ErrorKind::Unsupported {
             Outcome::Unsupported(d.to_string())

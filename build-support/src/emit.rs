@@ -22,8 +22,30 @@ use std::fmt::Write;
 /// The shared part of every kernel call (operand bindings to arena slices and weight statics,
 /// state and scratch slices, the block around the call) is written here; each kernel writes
 /// its own statement through a [`Call`].
-pub fn emit(graph: &Graph, plan: &Plan, options: &Options) -> Result<TokenStream> {
-    let steps = lower::lower(graph, plan)?;
+pub fn emit(
+    graph: &Graph,
+    plan: &Plan,
+    steps: Vec<Step>,
+    options: &Options,
+) -> Result<TokenStream> {
+    // The steps as lowered (any order), in plan order.
+    let mut by_op: Vec<Option<Step>> = (0..graph.ops.len()).map(|_| None).collect();
+    for s in steps {
+        let i = s.op.0;
+        by_op[i] = Some(s);
+    }
+    let steps: Vec<Step> = plan
+        .order
+        .iter()
+        .map(|&id| {
+            by_op[id.0].take().ok_or_else(|| {
+                Diagnostic::new(
+                    ErrorKind::InvalidPlan,
+                    format!("op {} was not lowered", id.0),
+                )
+            })
+        })
+        .collect::<Result<_>>()?;
     let mut e = Emitter {
         graph,
         plan,

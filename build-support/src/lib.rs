@@ -59,8 +59,11 @@ pub struct Compiled {
 /// Reads, plans, verifies and emits a model. The one path behind both front ends.
 pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagnostic> {
     let graph = kiln_planner::read_model(bytes)?;
-    let plan = kiln_planner::plan(&graph, &options.plan)?;
-    let tokens = emit::emit(&graph, &plan, options)?;
+    // Lowering first: the operators' modules declare their kernels' scratch and aliasing
+    // abilities, which the planner decides from.
+    let steps = lower::lower_all(&graph)?;
+    let plan = kiln_planner::plan(&graph, &lower::declared(&steps), &options.plan)?;
+    let tokens = emit::emit(&graph, &plan, steps, options)?;
     Ok(Compiled {
         tokens,
         graph,

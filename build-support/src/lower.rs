@@ -17,6 +17,7 @@ use crate::exec::Io;
 use kiln_kernels as k;
 use kiln_planner::diag::{Diagnostic, Result};
 use kiln_planner::ir::{self, DType, Graph, Op, OpId, Quantization, TensorId};
+use kiln_planner::kernels::{Abilities, Declared};
 use kiln_planner::plan::Plan;
 use proc_macro2::TokenStream;
 
@@ -86,6 +87,11 @@ impl Operand {
 pub struct Step {
     pub op: OpId,
     pub kernel: Box<dyn Kernel>,
+    /// Arena scratch bytes the kernel needs in its ordinary form.
+    pub scratch_bytes: usize,
+    /// What the kernel can do with memory (views, in-place forms, slices): the planner
+    /// decides aliasing from these alone.
+    pub abilities: Abilities,
     /// Tensors the kernel reads, in argument order.
     pub inputs: Vec<Operand>,
     /// Variable tensors (persistent state) the kernel reads and writes, before the output.
@@ -110,6 +116,35 @@ pub fn lower(graph: &Graph, plan: &Plan) -> Result<Vec<Step>> {
         .iter()
         .map(|&id| lower_op(graph, graph.op(id)))
         .collect()
+}
+
+/// Lowers every operator of `graph` in the stored order (`steps[i].op == OpId(i)`); the
+/// first that fails gives the diagnostic.
+pub fn lower_all(graph: &Graph) -> Result<Vec<Step>> {
+    graph.ops.iter().map(|op| lower_op(graph, op)).collect()
+}
+
+/// What the lowered steps declare to the planner, by operator.
+pub fn declared(steps: &[Step]) -> Declared {
+    let mut ops = Vec::new();
+    for s in steps {
+        if ops.len() <= s.op.0 {
+            ops.resize(s.op.0 + 1, None);
+        }
+        ops[s.op.0] = Some((s.scratch_bytes, s.abilities.clone()));
+    }
+    Declared { ops }
+}
+
+/// What Kiln's kernels declare for every operator of `graph` that lowers; the others declare
+/// nothing (for planning models Kiln cannot compile, e.g. in tests and reports).
+pub fn kernels(graph: &Graph) -> Declared {
+    let steps: Vec<Step> = graph
+        .ops
+        .iter()
+        .filter_map(|op| lower_op(graph, op).ok())
+        .collect();
+    declared(&steps)
 }
 
 /// Lowers one operator through its module (the table in [`crate::ops`]); a diagnostic names
@@ -412,6 +447,8 @@ impl<'a> Cx<'a> {
         Step {
             op: self.op.id,
             kernel: Box::new(kernel),
+            scratch_bytes: 0,
+            abilities: Abilities::default(),
             inputs,
             states: Vec::new(),
             outputs: vec![output],

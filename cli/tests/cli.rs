@@ -76,7 +76,12 @@ fn plan_draws_an_svg() {
     assert!(text.contains("lower bound") && text.contains("peak"));
     // One rectangle per buffer, with its tensor's name; groups of aliases are labelled.
     let graph = kiln_planner::read_model(&std::fs::read(&model).unwrap()).unwrap();
-    let p = kiln_planner::plan(&graph, &kiln_planner::PlanOptions::default()).unwrap();
+    let p = kiln_planner::plan(
+        &graph,
+        &kiln_build::lower::kernels(&graph),
+        &kiln_planner::PlanOptions::default(),
+    )
+    .unwrap();
     assert!(!p.aliases.is_empty());
     assert_eq!(
         text.matches("<rect").count(),

@@ -14,7 +14,7 @@
 //! allocation is a bug.
 
 use kiln_build::emit::emit;
-use kiln_build::lower::{Step, lower};
+use kiln_build::lower::{Step, lower, lower_all};
 use kiln_build::{Budget, Options, PlanOptions};
 use kiln_planner::ir::{Graph, OpKind};
 use kiln_planner::{Diagnostic, ErrorKind, Plan, plan, read_model, report};
@@ -54,8 +54,10 @@ pub fn compile_all(data: &[u8]) -> Outcome {
         ..PlanOptions::unoptimised()
     };
     let mut results = Vec::new();
+    // What the operators that lower declare (the others declare nothing).
+    let kernels = kiln_build::lower::kernels(&graph);
     for options in [PlanOptions::default(), unoptimised] {
-        let p = match plan(&graph, &options) {
+        let p = match plan(&graph, &kernels, &options) {
             Ok(p) => p,
             Err(d) => {
                 not_a_bug(&d, "plan");
@@ -107,7 +109,14 @@ fn emit_and_format(graph: &Graph, p: &Plan, plan: PlanOptions, len: usize) -> bo
         model_name: Some("fuzz.tflite".into()),
         ..Options::default()
     };
-    let tokens = match emit(graph, p, &free) {
+    let lowered = match lower_all(graph) {
+        Ok(steps) => steps,
+        Err(d) => {
+            not_a_bug(&d, "lower");
+            return false;
+        }
+    };
+    let tokens = match emit(graph, p, lowered, &free) {
         Ok(tokens) => tokens,
         Err(d) => {
             not_a_bug(&d, "emit");
@@ -121,7 +130,8 @@ fn emit_and_format(graph: &Graph, p: &Plan, plan: PlanOptions, len: usize) -> bo
         flash_budget: Some(Budget::Bytes(len / 2)),
         ..free
     };
-    match emit(graph, p, &budgeted) {
+    let lowered = lower_all(graph).expect("it lowered above");
+    match emit(graph, p, lowered, &budgeted) {
         Ok(tokens) => _ = kiln_build::format_file(&tokens, "fuzz.tflite"),
         Err(d) => not_a_bug(&d, "emit with budgets"),
     }

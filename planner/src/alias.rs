@@ -1,22 +1,25 @@
 //! Aliasing: tensors that share bytes instead of each having a buffer of their own.
 //!
-//! Five kinds, each taken only where it is safe:
-//! - **views**: the output of RESHAPE, SQUEEZE and EXPAND_DIMS is its input's bytes; the
-//!   operator does nothing at run time;
-//! - **in place**: an elementwise operator (ADD and MUL without broadcasting, RELU, RELU6,
-//!   LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, QUANTIZE between equal types) writes its output
-//!   over an input that dies at that operator;
-//! - **depthwise in place**: a DEPTHWISE_CONV_2D with depth multiplier 1 computes one channel
-//!   at a time into a scratch plane and stores it over that channel of its dying input (the
-//!   output is never larger); it is slower than the ordinary kernel, so it is taken only
-//!   where it lowers the bound;
-//! - **pointwise in place**: a 1x1, stride-1 CONV_2D computes one pixel at a time into a
-//!   scratch of one output pixel and stores it at the start of a buffer whose end holds its
+//! The operators' kernels declare what they can do ([`crate::kernels::Abilities`], from
+//! `kiln-build`'s operator modules); the analysis knows no operator by name. Five kinds,
+//! each taken only where it is safe:
+//! - **views**: an operator that declares a view (RESHAPE, SQUEEZE, EXPAND_DIMS) gets its
+//!   input's bytes as its output when both are arena tensors of one type and size, and does
+//!   nothing at run time;
+//! - **in place**: an elementwise kernel writes its output over an input it declares (ADD
+//!   and MUL without broadcasting, the activations, requantization between equal types)
+//!   when that input has the output's shape and type and dies at that operator;
+//! - **channel planes in place**: a convolution declaring it (depthwise, depth multiplier 1)
+//!   computes one channel at a time into a scratch plane and stores it over that channel of
+//!   its dying input (the output is never larger); it is slower than the ordinary kernel,
+//!   so it is taken only where it lowers the bound;
+//! - **pixels in place**: a convolution declaring it (1x1, stride 1) computes one pixel at a
+//!   time into a scratch pixel and stores it at the start of a buffer whose end holds its
 //!   dying input (the output pixel `p` never reaches input pixels after `p`); taken only where
 //!   it lowers the bound, as it moves the input's producer to the end of a larger buffer;
-//! - **concatenation slices**: when every dimension of a CONCATENATION's output before the
-//!   axis is 1, each input is a contiguous slice of the output; the inputs are placed there,
-//!   their producers write straight into the output and the concatenation does nothing.
+//! - **concatenation slices**: an operator declaring its inputs as slices of its output at
+//!   given offsets (CONCATENATION where every output dimension before the axis is 1) gets
+//!   them placed there: their producers write straight into the output and it does nothing.
 //!   Taken only where it does not raise the lower bound (the output's bytes are held from
 //!   the first input's producer on).
 //!
@@ -36,8 +39,8 @@
 //! other kinds depend on which operator reads a tensor last and are decided for the chosen
 //! order ([`analyse`]).
 
-use crate::ir::{DType, Graph, Op, OpId, OpKind, TensorId, TensorKind};
-use crate::lifetimes::ScratchFn;
+use crate::ir::{Graph, Op, OpId, TensorId, TensorKind};
+use crate::kernels::{ConvInPlaceKind, Kernels};
 use std::cell::Cell;
 use std::collections::BTreeSet;
 
@@ -307,75 +310,19 @@ fn is_arena(graph: &Graph, t: TensorId) -> bool {
     matches!(t.kind, TensorKind::Activation) && t.bytes() > 0
 }
 
-/// Whether a DEPTHWISE_CONV_2D can run in place: depth multiplier 1 (as many output as input
-/// channels), the same element type, NHWC tensors, and no more output than input elements
-/// (Kiln's in-place kernels, `kiln_kernels::depthwise_conv_2d::*_in_place`).
-pub fn depthwise_in_place_ok(graph: &Graph, op: &Op) -> bool {
-    let OpKind::DepthwiseConv2d(o) = &op.kind else {
-        return false;
-    };
-    let (Some(a), Some(&c)) = (op.input(0), op.outputs.first()) else {
-        return false;
-    };
-    let (a, c) = (graph.tensor(a), graph.tensor(c));
-    a.shape.len() == 4
-        && c.shape.len() == 4
-        && o.depth_multiplier == 1
-        && a.shape[0] == c.shape[0]
-        && a.shape[3] == c.shape[3]
-        && a.dtype == c.dtype
-        && matches!(a.dtype, DType::I8 | DType::I16 | DType::F32)
-        && c.elements() <= a.elements()
-}
-
-/// Whether a CONV_2D can run in place: a 1x1 filter over all input channels (one group),
-/// stride 1, the same height and width in and out, int8 or float (Kiln's
-/// `kiln_kernels::conv_2d::conv_2d_*_pointwise_in_place`).
-pub fn pointwise_in_place_ok(graph: &Graph, op: &Op) -> bool {
-    let OpKind::Conv2d(o) = &op.kind else {
-        return false;
-    };
-    let (Some(a), Some(f), Some(&c)) = (op.input(0), op.input(1), op.outputs.first()) else {
-        return false;
-    };
-    let (a, f, c) = (graph.tensor(a), graph.tensor(f), graph.tensor(c));
-    a.shape.len() == 4
-        && c.shape.len() == 4
-        && f.shape.len() == 4
-        && o.stride_h == 1
-        && o.stride_w == 1
-        && f.shape[1] == 1
-        && f.shape[2] == 1
-        && f.shape[3] == a.shape[3]
-        && a.shape[..3] == c.shape[..3]
-        && a.dtype == c.dtype
-        && matches!(a.dtype, DType::I8 | DType::F32)
-}
-
-/// Scratch bytes an operator needs because it runs in place: a depthwise convolution's
-/// output plane (`batches * out_h * out_w` elements), a pointwise convolution's output pixel
-/// (`out_channels` elements).
-pub fn in_place_scratch(graph: &Graph, op: &Op, mode: OpMode) -> usize {
-    let OpMode::InPlace { .. } = mode else {
-        return 0;
-    };
-    let Some(c) = op.outputs.first().map(|&c| graph.tensor(c)) else {
-        return 0;
-    };
-    let channels = c.shape.last().copied().unwrap_or(1).max(1);
-    match op.kind {
-        OpKind::DepthwiseConv2d(_) => c.elements() / channels * c.dtype.size(),
-        OpKind::Conv2d(_) => channels * c.dtype.size(),
+/// The scratch bytes an operator needs because it runs in place: its convolution's declared
+/// in-place scratch (a channel plane or a pixel); elementwise operators need none.
+pub fn in_place_scratch(graph: &Graph, kernels: &dyn Kernels, op: &Op, mode: OpMode) -> usize {
+    match (mode, &kernels.abilities(graph, op).conv_in_place) {
+        (OpMode::InPlace { input: 0 }, Some(c)) => c.scratch_bytes,
         _ => 0,
     }
 }
 
-/// The view operators' input and output, where the output can share the input's bytes.
-fn view_pair(graph: &Graph, op: &Op) -> Option<(TensorId, TensorId)> {
-    if !matches!(
-        op.kind,
-        OpKind::Reshape | OpKind::Squeeze { .. } | OpKind::ExpandDims
-    ) {
+/// A view operator's input and output, where the output can share the input's bytes: the
+/// operator declares it, both are arena tensors of one type and size.
+fn view_pair(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Option<(TensorId, TensorId)> {
+    if !kernels.abilities(graph, op).view {
         return None;
     }
     let (a, v) = (op.input(0)?, *op.outputs.first()?);
@@ -386,11 +333,11 @@ fn view_pair(graph: &Graph, op: &Op) -> Option<(TensorId, TensorId)> {
 
 /// Per tensor: the root of its view group (itself when it is no view), for the order
 /// search. Empty groups when `options.views` is off.
-pub fn view_roots(graph: &Graph, options: &AliasOptions) -> Vec<usize> {
+pub fn view_roots(graph: &Graph, kernels: &dyn Kernels, options: &AliasOptions) -> Vec<usize> {
     let mut root: Vec<usize> = (0..graph.tensors.len()).collect();
     if options.views {
         for op in &graph.ops {
-            if let Some((a, v)) = view_pair(graph, op) {
+            if let Some((a, v)) = view_pair(graph, kernels, op) {
                 root[v.0] = root[a.0];
             }
         }
@@ -399,9 +346,8 @@ pub fn view_roots(graph: &Graph, options: &AliasOptions) -> Vec<usize> {
 }
 
 /// The inputs an elementwise kernel can overwrite with its output (indices into the
-/// operator's inputs), by Kiln's in-place kernels: same type and size as the output, no
-/// broadcasting.
-pub fn in_place_candidates(graph: &Graph, op: &Op) -> Vec<usize> {
+/// operator's inputs): those it declares that have the output's shape and type.
+fn in_place_candidates(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Vec<usize> {
     let Some(&out) = op.outputs.first() else {
         return Vec::new();
     };
@@ -412,69 +358,33 @@ pub fn in_place_candidates(graph: &Graph, op: &Op) -> Vec<usize> {
             t.dtype == o.dtype && t.shape == o.shape
         })
     };
-    let dtype_ok = |types: &[DType]| types.contains(&o.dtype);
-    match op.kind {
-        OpKind::Add(_) | OpKind::Mul { .. } if op.inputs.len() == 2 && fits(0) && fits(1) => {
-            let types: &[DType] = if matches!(op.kind, OpKind::Add(_)) {
-                &[DType::I8, DType::I16, DType::F32]
-            } else {
-                &[DType::I8, DType::F32]
-            };
-            if dtype_ok(types) {
-                vec![0, 1]
-            } else {
-                Vec::new()
-            }
-        }
-        OpKind::Relu | OpKind::Relu6 | OpKind::Logistic | OpKind::Tanh | OpKind::HardSwish
-            if fits(0) && dtype_ok(&[DType::I8, DType::F32]) =>
-        {
-            vec![0]
-        }
-        OpKind::LeakyRelu { .. } if fits(0) && dtype_ok(&[DType::I8, DType::I16, DType::F32]) => {
-            vec![0]
-        }
-        OpKind::Quantize if fits(0) && dtype_ok(&[DType::I8, DType::I16]) => vec![0],
-        _ => Vec::new(),
+    let declared = &kernels.abilities(graph, op).in_place;
+    // A binary kernel overwrites either input only if both have the output's shape.
+    if !declared.iter().all(|&k| fits(k)) {
+        return Vec::new();
     }
+    declared.clone()
 }
 
-/// The byte offset of each input of a CONCATENATION in its output, if every input is a
-/// contiguous slice (every output dimension before the axis is 1) copied as is (no fused
-/// activation).
-pub fn concat_slices(graph: &Graph, op: &Op) -> Option<Vec<usize>> {
-    let OpKind::Concatenation(o) = &op.kind else {
-        return None;
-    };
-    if o.activation != crate::ir::Activation::None {
-        return None;
-    }
+/// The byte offset of each input of an operator in its output, if it declares that its
+/// inputs are slices of its output and they tile it exactly.
+fn concat_slices(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Option<Vec<usize>> {
+    let offsets = kernels.abilities(graph, op).concat_slices.as_ref()?;
     let y = graph.tensor(*op.outputs.first()?);
-    let rank = y.shape.len() as i64;
-    let axis = if o.axis < 0 {
-        o.axis as i64 + rank
-    } else {
-        o.axis as i64
-    };
-    if !(0..rank).contains(&axis) || y.shape[..axis as usize].iter().product::<usize>() != 1 {
-        return None;
-    }
-    let mut offsets = Vec::with_capacity(op.inputs.len());
     let mut at = 0usize;
-    for i in &op.inputs {
+    for (i, &off) in op.inputs.iter().zip(offsets) {
         let t = graph.tensor((*i)?);
-        if t.dtype != y.dtype {
+        if t.dtype != y.dtype || off != at {
             return None;
         }
-        offsets.push(at);
         at += t.bytes();
     }
-    (at == y.bytes()).then_some(offsets)
+    (offsets.len() == op.inputs.len() && at == y.bytes()).then(|| offsets.clone())
 }
 
 /// The bytes live at the worst step with these aliases (the lower bound of the order).
-fn bound(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>, al: &Aliases) -> usize {
-    crate::lifetimes::lifetimes_aliased(graph, order, scratch, al).lower_bound()
+fn bound(graph: &Graph, order: &[OpId], kernels: &dyn Kernels, al: &Aliases) -> usize {
+    crate::lifetimes::lifetimes_aliased(graph, order, kernels, al).lower_bound()
 }
 
 /// A group of tensors sharing one buffer while the aliasing is built: its members, and
@@ -911,7 +821,7 @@ pub fn analyse(
     graph: &Graph,
     order: &[OpId],
     options: &AliasOptions,
-    scratch: ScratchFn<'_>,
+    kernels: &dyn Kernels,
 ) -> Aliases {
     if !options.any() {
         return Aliases::none(graph);
@@ -922,7 +832,7 @@ pub fn analyse(
     let touched = |t: TensorId| times.span[t.0].is_some();
     if options.views {
         for op in &graph.ops {
-            if let Some((a, v)) = view_pair(graph, op)
+            if let Some((a, v)) = view_pair(graph, kernels, op)
                 && touched(v)
             {
                 let (r, off) = gs.place(a.0);
@@ -940,7 +850,7 @@ pub fn analyse(
             if op.outputs.len() != 1 || !is_arena(graph, c) {
                 continue;
             }
-            for k in in_place_candidates(graph, op) {
+            for k in in_place_candidates(graph, kernels, op) {
                 let Some(a) = op.input(k).filter(|&a| is_arena(graph, a)) else {
                     continue;
                 };
@@ -958,19 +868,19 @@ pub fn analyse(
         }
     }
     if options.depthwise || options.pointwise {
-        gs = convolutions_in_place(graph, order, options, scratch, gs);
+        gs = convolutions_in_place(graph, order, options, kernels, gs);
     }
     let has_concat = graph
         .ops
         .iter()
-        .any(|op| matches!(op.kind, OpKind::Concatenation(_)));
+        .any(|op| kernels.abilities(graph, op).concat_slices.is_some());
     if options.concat && has_concat {
-        let lt = crate::lifetimes::lifetimes_aliased(graph, order, scratch, &gs.aliases(0));
+        let lt = crate::lifetimes::lifetimes_aliased(graph, order, kernels, &gs.aliases(0));
         let mut live = LiveMax::new(&lt.live_bytes());
         let mut current = live.max();
         for &id in order {
             let op = graph.op(id);
-            let Some(offsets) = concat_slices(graph, op) else {
+            let Some(offsets) = concat_slices(graph, kernels, op) else {
                 continue;
             };
             let y = op.outputs[0];
@@ -1018,7 +928,7 @@ pub fn analyse(
                     merged.merge(r, ry, at);
                 }
                 merged.set_mode(id, OpMode::ConcatSlices);
-                let full = bound(graph, order, scratch, &merged.aliases(0));
+                let full = bound(graph, order, kernels, &merged.aliases(0));
                 debug_assert_eq!(next, full, "incremental and full bounds agree");
             }
             // Every pair of the groups (the output's and each input's) must be safe together.
@@ -1071,7 +981,7 @@ fn convolutions_in_place<'a>(
     graph: &Graph,
     order: &[OpId],
     options: &AliasOptions,
-    scratch: ScratchFn<'_>,
+    kernels: &dyn Kernels,
     base: Groups<'a>,
 ) -> Groups<'a> {
     let candidates: Vec<OpId> = order
@@ -1079,8 +989,14 @@ fn convolutions_in_place<'a>(
         .copied()
         .filter(|&id| {
             let op = graph.op(id);
-            let kind_ok = (options.depthwise && depthwise_in_place_ok(graph, op))
-                || (options.pointwise && pointwise_in_place_ok(graph, op));
+            let kind_ok = match kernels.abilities(graph, op).conv_in_place {
+                Some(c) => match c.kind {
+                    ConvInPlaceKind::ChannelPlanes => options.depthwise,
+                    ConvInPlaceKind::Pixels => options.pointwise,
+                },
+                None => false,
+            } && op.inputs.first().is_some_and(Option::is_some)
+                && op.outputs.len() == 1;
             kind_ok && {
                 let (a, c) = (op.inputs[0].expect("checked"), op.outputs[0]);
                 is_arena(graph, a) && is_arena(graph, c) && base.place(c.0) == (c.0, 0)
@@ -1108,7 +1024,7 @@ fn convolutions_in_place<'a>(
                 return None;
             }
         }
-        let b = bound(graph, order, scratch, &gs.aliases(0));
+        let b = bound(graph, order, kernels, &gs.aliases(0));
         Some((gs, b))
     };
     let mut step_of = vec![0usize; graph.ops.len()];
@@ -1116,7 +1032,7 @@ fn convolutions_in_place<'a>(
         step_of[id.0] = s;
     }
     // One at a time, each on top of those taken.
-    let lt = crate::lifetimes::lifetimes_aliased(graph, order, scratch, &base.aliases(0));
+    let lt = crate::lifetimes::lifetimes_aliased(graph, order, kernels, &base.aliases(0));
     let mut live = LiveMax::new(&lt.live_bytes());
     let mut current = live.max();
     let mut chosen: Vec<OpId> = Vec::new();
@@ -1133,7 +1049,7 @@ fn convolutions_in_place<'a>(
         }
         let mut changes = gs.merge_changes(merge.0, merge.1);
         let s = step_of[id.0];
-        changes.push(((s, s), in_place_scratch(graph, op, mode) as i64));
+        changes.push(((s, s), in_place_scratch(graph, kernels, op, mode) as i64));
         for &(steps, v) in &changes {
             live.add(steps, v);
         }

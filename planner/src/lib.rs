@@ -12,12 +12,17 @@
 //! 6. [`verify`]: an independent check of the plan, run on every plan;
 //! 7. [`report`]: the plan as text, JSON and SVG.
 //!
-//! [`plan()`] runs stages 3 to 6. Every failure is a [`diag::Diagnostic`]. [`synthetic`] builds
-//! random graphs for tests and benchmarks.
+//! [`plan()`] runs stages 3 to 6 for the kernels a [`Kernels`] declares ([`kernels`]: their
+//! scratch and aliasing abilities, from `kiln-build`'s operator modules; the planner knows no
+//! operator by name). Every search has a work budget counted in steps, never wall time, and
+//! planning is near-linear in the graph's size. Every failure is a [`diag::Diagnostic`].
+//! [`synthetic`] builds random and structured graphs (up to many thousands of operators) for
+//! tests and benchmarks, with the declaration of Kiln's kernels restated for them.
 
 pub mod alias;
 pub mod diag;
 pub mod ir;
+pub mod kernels;
 pub mod lifetimes;
 pub mod offsets;
 pub mod plan;
@@ -30,5 +35,6 @@ pub mod verify;
 
 pub use diag::{Diagnostic, ErrorKind};
 pub use ir::Graph;
+pub use kernels::{Abilities, Kernels, NoKernels};
 pub use plan::{Plan, PlanOptions, plan};
 pub use reader::read_model;

@@ -12,7 +12,8 @@
 //!   tensor's, live from the first step of any member to the last.
 
 use crate::alias::Aliases;
-use crate::ir::{DType, Graph, Op, OpId, OpKind, TensorId, TensorKind};
+use crate::ir::{Graph, OpId, TensorId, TensorKind};
+use crate::kernels::Kernels;
 
 /// Who owns a buffer of the arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -78,13 +79,10 @@ impl Lifetimes {
     }
 }
 
-/// How many scratch bytes an operator's kernel needs (the kernel contract).
-pub type ScratchFn<'a> = &'a dyn Fn(&Graph, &Op) -> usize;
-
 /// Computes the buffers of `graph` executed in `order` (a topological order of all ops),
 /// one per tensor.
-pub fn lifetimes(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>) -> Lifetimes {
-    lifetimes_aliased(graph, order, scratch, &Aliases::none(graph))
+pub fn lifetimes(graph: &Graph, order: &[OpId], kernels: &dyn Kernels) -> Lifetimes {
+    lifetimes_aliased(graph, order, kernels, &Aliases::none(graph))
 }
 
 /// [`lifetimes`] with aliasing: one buffer per group of tensors sharing bytes (the root
@@ -92,7 +90,7 @@ pub fn lifetimes(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>) -> Lifet
 pub fn lifetimes_aliased(
     graph: &Graph,
     order: &[OpId],
-    scratch: ScratchFn<'_>,
+    kernels: &dyn Kernels,
     aliases: &Aliases,
 ) -> Lifetimes {
     let steps = order.len();
@@ -153,7 +151,8 @@ pub fn lifetimes_aliased(
     }
     for (s, &id) in order.iter().enumerate() {
         let op = graph.op(id);
-        let size = scratch(graph, op) + crate::alias::in_place_scratch(graph, op, aliases.mode(id));
+        let size = kernels.scratch_bytes(graph, op)
+            + crate::alias::in_place_scratch(graph, kernels, op, aliases.mode(id));
         if size > 0 {
             buffers.push(Buffer {
                 owner: BufferOwner::Scratch(id),
@@ -167,18 +166,5 @@ pub fn lifetimes_aliased(
         buffers,
         persistent,
         steps,
-    }
-}
-
-/// The scratch contract of Kiln's kernels: the bytes each operator's kernel needs for the
-/// duration of its step, from the kernels' own `const fn`s. Only the int8 TRANSPOSE_CONV
-/// kernel needs any (an int32 accumulator per output element).
-pub fn kernel_scratch(graph: &Graph, op: &Op) -> usize {
-    match op.kind {
-        OpKind::TransposeConv(_) => op.outputs.first().map_or(0, |&o| {
-            let out = graph.tensor(o);
-            kiln_kernels::transpose_conv::scratch_bytes_for(out.elements(), out.dtype == DType::I8)
-        }),
-        _ => 0,
     }
 }

@@ -3,6 +3,7 @@
 use crate::alias::{self, Alias, AliasOptions, OpMode};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::{Graph, OpId, TensorId};
+use crate::kernels::Kernels;
 use crate::lifetimes::{self, BufferOwner};
 use crate::offsets::{self, PlacementOptions};
 use crate::schedule::{self, OrderOptions};
@@ -168,18 +169,11 @@ impl Plan {
     }
 }
 
-/// Plans `graph` with the scratch needs of Kiln's kernels: the order search, lifetimes, the
-/// offset search, then the verifier.
-pub fn plan(graph: &Graph, options: &PlanOptions) -> Result<Plan> {
-    plan_with_scratch(graph, options, &lifetimes::kernel_scratch)
-}
-
-/// [`plan`] with another scratch contract (tests, other kernel sets).
-pub fn plan_with_scratch(
-    graph: &Graph,
-    options: &PlanOptions,
-    scratch: lifetimes::ScratchFn<'_>,
-) -> Result<Plan> {
+/// Plans `graph` for the kernels `kernels` declares (their scratch and aliasing abilities):
+/// the order search, aliasing, lifetimes, the offset search, then the verifier.
+/// [`NoKernels`](crate::kernels::NoKernels) plans the tensors alone (no scratch, a buffer
+/// per tensor).
+pub fn plan(graph: &Graph, kernels: &dyn Kernels, options: &PlanOptions) -> Result<Plan> {
     let align = options.alignment;
     if align == 0 || !align.is_power_of_two() {
         return Err(
@@ -188,16 +182,16 @@ pub fn plan_with_scratch(
         );
     }
     let stored = schedule::stored_order(graph);
-    let stored_order_bound_bytes = lifetimes::lifetimes(graph, &stored, scratch).lower_bound();
+    let stored_order_bound_bytes = lifetimes::lifetimes(graph, &stored, kernels).lower_bound();
     // The order search sees views (they do not depend on the order); in-place operators and
     // concatenation slices are then taken for the chosen order.
-    let roots = alias::view_roots(graph, &options.aliasing);
-    let sched = schedule::schedule_with_views(graph, scratch, &options.order, &roots);
+    let roots = alias::view_roots(graph, kernels, &options.aliasing);
+    let sched = schedule::schedule_with_views(graph, kernels, &options.order, &roots);
     let stored_optimal = sched.stored_peak_bytes <= sched.min_peak_bound_bytes;
     let (mut order_optimal, mut order_search) = (sched.optimal, sched.search.name());
     let candidate = |order: Vec<OpId>, aliasing: &AliasOptions| {
-        let aliases = alias::analyse(graph, &order, aliasing, scratch);
-        let lt = lifetimes::lifetimes_aliased(graph, &order, scratch, &aliases);
+        let aliases = alias::analyse(graph, &order, aliasing, kernels);
+        let lt = lifetimes::lifetimes_aliased(graph, &order, kernels, &aliases);
         (order, aliases, lt)
     };
     let (mut order, mut aliases, mut lt) = candidate(sched.order, &options.aliasing);
@@ -237,7 +231,7 @@ pub fn plan_with_scratch(
         }
     }
     let lower_bound_bytes = lt.lower_bound();
-    let unaliased_bound_bytes = lifetimes::lifetimes(graph, &order, scratch).lower_bound();
+    let unaliased_bound_bytes = lifetimes::lifetimes(graph, &order, kernels).lower_bound();
     let buffers = lt
         .buffers
         .iter()
@@ -281,7 +275,7 @@ pub fn plan_with_scratch(
         live_bytes: lt.live_bytes(),
         strategy: placement.method.name(),
     };
-    verify::verify(graph, &plan, scratch)?;
+    verify::verify(graph, &plan, kernels)?;
     check_address_space(graph, &plan)?;
     Ok(plan)
 }

@@ -49,7 +49,7 @@
 //! [`Lifetimes::lower_bound`]: crate::lifetimes::Lifetimes::lower_bound
 
 use crate::ir::{Graph, OpId, TensorKind};
-use crate::lifetimes::ScratchFn;
+use crate::kernels::Kernels;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -144,9 +144,9 @@ pub struct Schedule {
 }
 
 /// Chooses the order of `graph`'s operators (see the module documentation).
-pub fn schedule(graph: &Graph, scratch: ScratchFn<'_>, options: &OrderOptions) -> Schedule {
+pub fn schedule(graph: &Graph, kernels: &dyn Kernels, options: &OrderOptions) -> Schedule {
     let roots: Vec<usize> = (0..graph.tensors.len()).collect();
-    schedule_with_views(graph, scratch, options, &roots)
+    schedule_with_views(graph, kernels, options, &roots)
 }
 
 /// [`schedule`] where tensors share bytes with their view root (`roots[t]`, from
@@ -154,11 +154,11 @@ pub fn schedule(graph: &Graph, scratch: ScratchFn<'_>, options: &OrderOptions) -
 /// every member's last reader ran, and a view operator adds no bytes.
 pub fn schedule_with_views(
     graph: &Graph,
-    scratch: ScratchFn<'_>,
+    kernels: &dyn Kernels,
     options: &OrderOptions,
     roots: &[usize],
 ) -> Schedule {
-    let p = Problem::new(graph, scratch, roots);
+    let p = Problem::new(graph, kernels, roots);
     let stored: Vec<u32> = (0..p.n as u32).collect();
     let stored_live = p.simulate(&stored);
     let stored_peak = stored_live.iter().copied().max().unwrap_or(0);
@@ -297,9 +297,9 @@ pub fn schedule_with_views(
 
 /// The live bytes at each step of `order`, by the search's own model (equal to
 /// [`crate::lifetimes::Lifetimes::live_bytes`] for the same order; for tests).
-pub fn live_bytes(graph: &Graph, order: &[OpId], scratch: ScratchFn<'_>) -> Vec<usize> {
+pub fn live_bytes(graph: &Graph, order: &[OpId], kernels: &dyn Kernels) -> Vec<usize> {
     let roots: Vec<usize> = (0..graph.tensors.len()).collect();
-    let p = Problem::new(graph, scratch, &roots);
+    let p = Problem::new(graph, kernels, &roots);
     let order: Vec<u32> = order.iter().map(|o| o.0 as u32).collect();
     p.simulate(&order)
 }
@@ -340,7 +340,7 @@ struct Problem {
 impl Problem {
     /// The problem of `graph`, with tensor `t`'s bytes counted as its view root's
     /// (`roots[t]`; `roots[t] == t` for a tensor with bytes of its own).
-    fn new(graph: &Graph, scratch: ScratchFn<'_>, roots: &[usize]) -> Problem {
+    fn new(graph: &Graph, kernels: &dyn Kernels, roots: &[usize]) -> Problem {
         let n = graph.ops.len();
         let nt = graph.tensors.len();
         let size: Vec<usize> = graph
@@ -422,7 +422,11 @@ impl Problem {
                 }
             }
         }
-        let scratch = graph.ops.iter().map(|op| scratch(graph, op)).collect();
+        let scratch = graph
+            .ops
+            .iter()
+            .map(|op| kernels.scratch_bytes(graph, op))
+            .collect();
         let mut outs = vec![Vec::new(); n];
         for t in 0..nt {
             if let Some(q) = producer[t]

@@ -588,3 +588,121 @@ pub fn dag(ops: usize, flavor: Flavor, seed: u64) -> Graph {
         .collect();
     b.finish(outputs)
 }
+
+/// What Kiln's operator modules (`kiln-build`) declare to the planner for the operators of
+/// `graph`, restated from the graph alone, for graphs the build side cannot lower: these
+/// synthetic graphs and the hand-made ones of tests and benchmarks (tensors without
+/// quantization, operators without weights). `kiln-build`'s tests check that it equals what
+/// the operator modules declare on every model Kiln compiles.
+pub fn declared(graph: &Graph) -> crate::kernels::Declared {
+    use crate::kernels::{Abilities, ConvInPlace, ConvInPlaceKind, Declared};
+    let ops = graph
+        .ops
+        .iter()
+        .map(|op| {
+            let out = op.outputs.first().map(|&o| graph.tensor(o));
+            let input = |slot: usize| op.input(slot).map(|t| graph.tensor(t));
+            let mut a = Abilities::default();
+            let dtype_in = |types: &[DType]| out.is_some_and(|o| types.contains(&o.dtype));
+            let scratch = match (&op.kind, out) {
+                (OpKind::TransposeConv(_), Some(o)) if o.dtype == DType::I8 => o.elements() * 4,
+                _ => 0,
+            };
+            match &op.kind {
+                OpKind::Reshape | OpKind::Squeeze { .. } | OpKind::ExpandDims => a.view = true,
+                OpKind::Add(_) | OpKind::Mul { .. } => {
+                    let types: &[DType] = if matches!(op.kind, OpKind::Add(_)) {
+                        &[DType::I8, DType::I16, DType::F32]
+                    } else {
+                        &[DType::I8, DType::F32]
+                    };
+                    let same =
+                        matches!((input(0), input(1)), (Some(x), Some(y)) if x.shape == y.shape);
+                    if op.inputs.len() == 2 && same && dtype_in(types) {
+                        a.in_place = vec![0, 1];
+                    }
+                }
+                OpKind::Relu
+                | OpKind::Relu6
+                | OpKind::Logistic
+                | OpKind::Tanh
+                | OpKind::HardSwish
+                    if dtype_in(&[DType::I8, DType::F32]) =>
+                {
+                    a.in_place = vec![0]
+                }
+                OpKind::LeakyRelu { .. } if dtype_in(&[DType::I8, DType::I16, DType::F32]) => {
+                    a.in_place = vec![0]
+                }
+                OpKind::Quantize
+                    if dtype_in(&[DType::I8, DType::I16])
+                        && input(0).map(|t| t.dtype) == out.map(|o| o.dtype) =>
+                {
+                    a.in_place = vec![0]
+                }
+                OpKind::Concatenation(o) if o.activation == crate::ir::Activation::None => {
+                    if let Some(y) = out {
+                        let rank = y.shape.len() as i64;
+                        let axis = if o.axis < 0 {
+                            o.axis as i64 + rank
+                        } else {
+                            o.axis as i64
+                        };
+                        if (0..rank).contains(&axis)
+                            && y.shape[..axis as usize].iter().product::<usize>() == 1
+                        {
+                            let mut at = 0;
+                            let mut offsets = Vec::new();
+                            for t in op.inputs.iter().flatten() {
+                                offsets.push(at);
+                                at += graph.tensor(*t).bytes();
+                            }
+                            a.concat_slices = Some(offsets);
+                        }
+                    }
+                }
+                OpKind::DepthwiseConv2d(o) => {
+                    if let (Some(x), Some(c)) = (input(0), out)
+                        && x.shape.len() == 4
+                        && c.shape.len() == 4
+                        && o.depth_multiplier == 1
+                        && x.shape[0] == c.shape[0]
+                        && x.shape[3] == c.shape[3]
+                        && x.dtype == c.dtype
+                        && matches!(x.dtype, DType::I8 | DType::I16 | DType::F32)
+                        && c.elements() <= x.elements()
+                    {
+                        let channels = c.shape[3].max(1);
+                        a.conv_in_place = Some(ConvInPlace {
+                            kind: ConvInPlaceKind::ChannelPlanes,
+                            scratch_bytes: c.elements() / channels * c.dtype.size(),
+                        });
+                    }
+                }
+                OpKind::Conv2d(o) => {
+                    if let (Some(x), Some(f), Some(c)) = (input(0), input(1), out)
+                        && x.shape.len() == 4
+                        && c.shape.len() == 4
+                        && f.shape.len() == 4
+                        && o.stride_h == 1
+                        && o.stride_w == 1
+                        && f.shape[1] == 1
+                        && f.shape[2] == 1
+                        && f.shape[3] == x.shape[3]
+                        && x.shape[..3] == c.shape[..3]
+                        && x.dtype == c.dtype
+                        && matches!(x.dtype, DType::I8 | DType::F32)
+                    {
+                        a.conv_in_place = Some(ConvInPlace {
+                            kind: ConvInPlaceKind::Pixels,
+                            scratch_bytes: c.shape[3] * c.dtype.size(),
+                        });
+                    }
+                }
+                _ => {}
+            }
+            Some((scratch, a))
+        })
+        .collect();
+    Declared { ops }
+}

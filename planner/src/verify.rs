@@ -9,13 +9,17 @@
 //!   tensor's and its aliases' producers, every consumer, step 0 for graph inputs and the
 //!   last step for graph outputs; every operator with a scratch need has one scratch buffer
 //!   live only at its step; no other buffers;
-//! - aliasing follows Kiln's rules: a view operator's output is exactly its input's bytes; an
-//!   in-place operator is of an elementwise kind, without broadcasting, and its output is
-//!   exactly the overwritten input's bytes, which no other input of it shares; a
-//!   concatenation of slices has every input at its offset in the output, with every output
-//!   dimension before the axis 1; and no operator writes (outputs and scratch; views and
-//!   concatenations of slices write nothing) bytes of a tensor that holds data someone reads
-//!   later, except an in-place operator overwriting its input as that input dies;
+//! - aliasing follows the rules of each kind, for modes the operator's kernels declare
+//!   ([`crate::kernels::Abilities`]; the verifier takes no other input from the stages): a
+//!   view's output is exactly its input's bytes; an elementwise in-place operator's inputs
+//!   and output have one shape and type and its output is exactly the overwritten input's
+//!   bytes, which no other input of it shares; a convolution in place has rank-4 tensors of
+//!   one type, its output at the start of the input's bytes (no larger, for channel planes;
+//!   or ending at their end, for a wider pointwise one); a concatenation of slices has every
+//!   input at its declared offset, one after another, filling the output; and no operator
+//!   writes (outputs and scratch; views and concatenations of slices write nothing) bytes of
+//!   a tensor that holds data someone reads later, except an in-place operator overwriting
+//!   its input as that input dies;
 //! - every offset is aligned, every buffer lies inside the arena, the arena size is the
 //!   largest end, and no two buffers live at a common step share a byte;
 //! - variable tensors sit in the persistent region, aligned, without overlap;
@@ -34,8 +38,9 @@
 
 use crate::alias::OpMode;
 use crate::diag::{Diagnostic, ErrorKind, Result};
-use crate::ir::{Graph, OpId, OpKind, TensorId, TensorKind};
-use crate::lifetimes::{BufferOwner, ScratchFn};
+use crate::ir::{Graph, OpId, TensorId, TensorKind};
+use crate::kernels::{ConvInPlaceKind, Kernels};
+use crate::lifetimes::BufferOwner;
 use crate::plan::Plan;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
@@ -51,8 +56,8 @@ fn owner_name(o: BufferOwner) -> String {
     }
 }
 
-/// Checks `plan` against `graph`. `scratch` is the kernels' scratch contract.
-pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> {
+/// Checks `plan` against `graph` and what `kernels` declares (scratch, aliasing abilities).
+pub fn verify(graph: &Graph, plan: &Plan, kernels: &dyn Kernels) -> Result<()> {
     let steps = plan.order.len();
     // 1. The order: a permutation of the operators, producers first.
     if steps != graph.ops.len() {
@@ -118,7 +123,7 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
 
     // 2. What each buffer must cover: (earliest start, latest required end, size); an alias's
     // needs fall to the buffer of the tensor holding it.
-    let per_tensor = required(graph, &step, steps, scratch, &plan.modes);
+    let per_tensor = required(graph, &step, steps, kernels, &plan.modes);
     let mut need = per_tensor.clone();
     let mut home: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
     let aliased: BTreeSet<usize> = plan.aliases.iter().map(|a| a.tensor.0).collect();
@@ -252,7 +257,7 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
         ends.push(Reverse((a.last, a.offset)));
     }
 
-    check_aliasing(graph, plan, &home, &step_of)?;
+    check_aliasing(graph, plan, kernels, &home, &step_of)?;
 
     // 4. The persistent region.
     let mut used = vec![false; graph.tensors.len()];
@@ -355,9 +360,9 @@ pub fn verify(graph: &Graph, plan: &Plan, scratch: ScratchFn<'_>) -> Result<()> 
 
     // 6. The bound of the stored order, from the graph alone.
     let n = graph.ops.len();
-    let stored = required(graph, &|OpId(i)| i, n, scratch, &[]);
+    let stored = required(graph, &|OpId(i)| i, n, kernels, &[]);
     let stored_bound = peak(stored.values(), n);
-    let unaliased_need = required(graph, &step, steps, scratch, &[]);
+    let unaliased_need = required(graph, &step, steps, kernels, &[]);
     let unaliased = peak(unaliased_need.values(), steps);
     if unaliased != plan.unaliased_bound_bytes {
         return Err(
@@ -401,7 +406,7 @@ fn required(
     graph: &Graph,
     step: &dyn Fn(OpId) -> usize,
     steps: usize,
-    scratch: ScratchFn<'_>,
+    kernels: &dyn Kernels,
     modes: &[OpMode],
 ) -> BTreeMap<BufferOwner, (usize, usize, usize)> {
     let mut need: BTreeMap<BufferOwner, (usize, usize, usize)> = BTreeMap::new();
@@ -418,23 +423,15 @@ fn required(
                 cover(BufferOwner::Tensor(t), s, size);
             }
         }
-        // An in-place depthwise convolution keeps one output channel plane aside, a
-        // pointwise one an output pixel.
-        let plane = match (modes.get(op.id.0), &op.kind, op.outputs.first()) {
-            (Some(OpMode::InPlace { .. }), OpKind::DepthwiseConv2d(_), Some(&c)) => {
-                let c = &graph.tensors[c.0];
-                match c.shape.as_slice() {
-                    [n, h, w, _] => n * h * w * c.dtype.size(),
-                    _ => 0,
-                }
-            }
-            (Some(OpMode::InPlace { .. }), OpKind::Conv2d(_), Some(&c)) => {
-                let c = &graph.tensors[c.0];
-                c.shape.last().map_or(0, |ch| ch * c.dtype.size())
-            }
+        // A convolution in place keeps one output channel plane or pixel aside.
+        let plane = match (
+            modes.get(op.id.0),
+            kernels.abilities(graph, op).conv_in_place,
+        ) {
+            (Some(OpMode::InPlace { input: 0 }), Some(c)) => c.scratch_bytes,
             _ => 0,
         };
-        let sc = scratch(graph, op) + plane;
+        let sc = kernels.scratch_bytes(graph, op) + plane;
         if sc > 0 {
             cover(BufferOwner::Scratch(op.id), s, sc);
         }
@@ -464,6 +461,7 @@ fn activation_bytes(graph: &Graph, t: usize) -> Option<usize> {
 fn check_aliasing(
     graph: &Graph,
     plan: &Plan,
+    kernels: &dyn Kernels,
     home: &BTreeMap<usize, (usize, usize)>,
     step_of: &[Option<usize>],
 ) -> Result<()> {
@@ -500,90 +498,63 @@ fn check_aliasing(
             ))
         };
         let out = op.outputs.first().copied();
+        let declared = kernels.abilities(graph, op);
         match mode {
             OpMode::Normal => {}
             OpMode::View => {
-                if !matches!(
-                    op.kind,
-                    OpKind::Reshape | OpKind::Squeeze { .. } | OpKind::ExpandDims
-                ) {
-                    return Err(bad("it is not a view operator"));
+                if !declared.view {
+                    return Err(bad("its kernel declares no view"));
                 }
                 if place(op.input(0)).is_none() || place(op.input(0)) != place(out) {
                     return Err(bad("its output is not its input's bytes"));
                 }
             }
             OpMode::InPlace { input } => {
-                let elementwise = matches!(
-                    op.kind,
-                    OpKind::Add(_)
-                        | OpKind::Mul { .. }
-                        | OpKind::Relu
-                        | OpKind::Relu6
-                        | OpKind::Logistic
-                        | OpKind::Tanh
-                        | OpKind::LeakyRelu { .. }
-                        | OpKind::HardSwish
-                        | OpKind::Quantize
-                );
                 let (Some(a), Some(c)) = (op.input(input), out) else {
                     return Err(bad("it has no such input or no output"));
                 };
-                if let OpKind::DepthwiseConv2d(o) = &op.kind {
-                    let (ta, tc) = (&graph.tensors[a.0], &graph.tensors[c.0]);
-                    let fits = input == 0
-                        && o.depth_multiplier == 1
-                        && ta.shape.len() == 4
-                        && tc.shape.len() == 4
-                        && ta.shape[0] == tc.shape[0]
-                        && ta.shape[3] == tc.shape[3]
-                        && ta.dtype == tc.dtype
-                        && tc.bytes() <= ta.bytes();
-                    if !fits {
-                        return Err(bad(
-                            "only a depthwise convolution with depth multiplier 1 and no more \
-                             output than input runs in place",
-                        ));
-                    }
-                    match (place(Some(a)), place(Some(c))) {
-                        (Some((s0, _)), Some((s1, _))) if s0 == s1 => {}
-                        _ => return Err(bad("its output does not start at its input's bytes")),
-                    }
-                    continue;
+                if op.outputs.len() != 1 {
+                    return Err(bad("it has more than one output"));
                 }
-                if let OpKind::Conv2d(o) = &op.kind {
-                    let (ta, tc) = (&graph.tensors[a.0], &graph.tensors[c.0]);
-                    let f = op.input(1).map(|f| &graph.tensors[f.0].shape);
-                    let fits = input == 0
-                        && o.stride_h == 1
-                        && o.stride_w == 1
-                        && ta.shape.len() == 4
-                        && tc.shape.len() == 4
-                        && ta.shape[..3] == tc.shape[..3]
-                        && ta.dtype == tc.dtype
-                        && f.is_some_and(|f| {
-                            f.len() == 4 && f[1] == 1 && f[2] == 1 && f[3] == ta.shape[3]
-                        });
-                    if !fits {
-                        return Err(bad(
-                            "only a 1x1, stride-1 convolution over all input channels runs in place",
-                        ));
-                    }
-                    // The output starts where the input starts, or ends where it ends.
-                    match (place(Some(a)), place(Some(c))) {
-                        (Some((s0, e0)), Some((s1, e1)))
-                            if (tc.bytes() <= ta.bytes() && s0 == s1)
-                                || (tc.bytes() > ta.bytes() && e0 == e1) => {}
-                        _ => {
-                            return Err(bad(
-                                "its input is not at the end of the bytes its output starts",
-                            ));
+                let (ta, tc) = (&graph.tensors[a.0], &graph.tensors[c.0]);
+                let conv = declared.conv_in_place.filter(|_| input == 0);
+                if let Some(conv) = conv {
+                    // A convolution over its own input: rank-4 tensors of one type, the
+                    // output at the start of the input's bytes (or, for a wider pointwise
+                    // one, ending where they end).
+                    let fits = ta.shape.len() == 4 && tc.shape.len() == 4 && ta.dtype == tc.dtype;
+                    let shapes = match conv.kind {
+                        ConvInPlaceKind::ChannelPlanes => {
+                            ta.shape[0] == tc.shape[0]
+                                && ta.shape[3] == tc.shape[3]
+                                && tc.bytes() <= ta.bytes()
                         }
+                        ConvInPlaceKind::Pixels => ta.shape[..3] == tc.shape[..3],
+                    };
+                    if !fits || !shapes {
+                        return Err(bad(
+                            "its input and output do not have the shapes its in-place form needs",
+                        ));
+                    }
+                    let placed = match (place(Some(a)), place(Some(c))) {
+                        (Some((s0, e0)), Some((s1, e1))) => match conv.kind {
+                            ConvInPlaceKind::ChannelPlanes => s0 == s1,
+                            ConvInPlaceKind::Pixels => {
+                                (tc.bytes() <= ta.bytes() && s0 == s1)
+                                    || (tc.bytes() > ta.bytes() && e0 == e1)
+                            }
+                        },
+                        _ => false,
+                    };
+                    if !placed {
+                        return Err(bad(
+                            "its output does not start at its input's bytes (or end at their end)",
+                        ));
                     }
                     continue;
                 }
-                if !elementwise || op.outputs.len() != 1 {
-                    return Err(bad("it is not an elementwise operator"));
+                if !declared.in_place.contains(&input) {
+                    return Err(bad("its kernel declares no in-place form over that input"));
                 }
                 if op
                     .present_inputs()
@@ -607,32 +578,22 @@ fn check_aliasing(
                 }
             }
             OpMode::ConcatSlices => {
-                let OpKind::Concatenation(o) = &op.kind else {
-                    return Err(bad("it is not a concatenation"));
+                let Some(offsets) = &declared.concat_slices else {
+                    return Err(bad("its kernel declares no slices"));
                 };
-                if o.activation != crate::ir::Activation::None {
-                    return Err(bad("it has a fused activation to apply"));
-                }
-                let Some((mut next, end)) = place(out) else {
+                let Some((start, end)) = place(out) else {
                     return Err(bad("its output has no arena bytes"));
                 };
-                let shape = &graph.tensors[out.expect("placed").0].shape;
-                let axis = if o.axis < 0 {
-                    o.axis as i64 + shape.len() as i64
-                } else {
-                    o.axis as i64
-                };
-                if axis < 0
-                    || axis as usize >= shape.len()
-                    || shape[..axis as usize].iter().product::<usize>() != 1
-                {
-                    return Err(bad("its inputs are not contiguous slices of the output"));
+                if offsets.len() != op.inputs.len() {
+                    return Err(bad("it declares a slice per input"));
                 }
-                for i in &op.inputs {
+                // Each input at its declared offset, one after another, filling the output.
+                let mut next = start;
+                for (i, &off) in op.inputs.iter().zip(offsets) {
                     let Some((s, e)) = place(*i) else {
                         return Err(bad("an input has no arena bytes"));
                     };
-                    if s != next {
+                    if s != next || s != start + off {
                         return Err(bad("an input is not at its slice of the output"));
                     }
                     next = e;

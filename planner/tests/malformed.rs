@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use kiln_planner::{ErrorKind, PlanOptions, plan, read_model};
+use kiln_planner::{ErrorKind, PlanOptions, read_model};
 
 /// xorshift64*: a tiny deterministic generator, so no seed depends on a crate's version.
 struct Rng(u64);

@@ -3,11 +3,12 @@
 mod common;
 use common::*;
 use kiln_planner::ir::{Graph, Op, OpId};
-use kiln_planner::lifetimes::{self, ScratchFn};
+use kiln_planner::kernels::{Kernels, NoKernels, WithScratch};
+use kiln_planner::lifetimes;
 use kiln_planner::offsets::{self, PlacementOptions};
 use kiln_planner::schedule::{self, OrderOptions};
 use kiln_planner::synthetic::{self, Spec};
-use kiln_planner::{PlanOptions, plan, read_model, report, verify};
+use kiln_planner::{PlanOptions, read_model, report, verify};
 
 const K: usize = 1024;
 
@@ -39,7 +40,7 @@ fn seed_example_stored_abdcef_is_reordered_to_its_minimum() {
         ["A-B-C-D-E-F", "A-D-E-B-C-F"].contains(&order.as_str()),
         "{order}"
     );
-    verify::verify(&g, &p, &lifetimes::kernel_scratch).unwrap();
+    verify::verify(&g, &p, &kernels(&g)).unwrap();
 }
 
 #[test]
@@ -65,7 +66,7 @@ fn every_optimisation_can_be_switched_off() {
     assert_eq!(off.strategy, offsets::TFLM.name());
     assert_eq!(off.order_search, "reordering off");
     // TFLM's greedy rule on the stored order, exactly.
-    let lt = lifetimes::lifetimes(&g, &schedule::stored_order(&g), &lifetimes::kernel_scratch);
+    let lt = lifetimes::lifetimes(&g, &schedule::stored_order(&g), &kernels(&g));
     let tflm = offsets::greedy(&lt.buffers, 16, offsets::TFLM);
     assert_eq!(off.arena_bytes, offsets::arena_end(&lt.buffers, &tflm));
     let offsets_of_plan: Vec<usize> = off.buffers.iter().map(|b| b.offset).collect();
@@ -107,7 +108,7 @@ fn placement_switches_are_honoured() {
         .find_map(|seed| {
             let g = synthetic::graph(&Spec::random(24, seed));
             let p = plan(&g, &PlanOptions::default()).unwrap();
-            let lt = lifetimes::lifetimes(&g, &p.order, &lifetimes::kernel_scratch);
+            let lt = lifetimes::lifetimes(&g, &p.order, &kernels(&g));
             let t = offsets::arena_end(
                 &lt.buffers,
                 &offsets::greedy(&lt.buffers, 16, offsets::TFLM),
@@ -148,18 +149,21 @@ fn placement_switches_are_honoured() {
 }
 
 /// Scratch contracts for tests: none, or some operators with a few hundred bytes.
-fn scratch_of(kind: u8) -> impl Fn(&Graph, &Op) -> usize {
-    move |_: &Graph, op: &Op| match kind {
-        0 => 0,
-        _ => {
-            let i = op.id.0 as u64 * 0x9E37_79B9 + kind as u64;
-            if i.is_multiple_of(3) {
-                (i % 700) as usize
-            } else {
-                0
+fn scratch_of(kind: u8) -> WithScratch<'static, impl Fn(&Graph, &Op) -> usize> {
+    WithScratch(
+        move |_: &Graph, op: &Op| match kind {
+            0 => 0,
+            _ => {
+                let i = op.id.0 as u64 * 0x9E37_79B9 + kind as u64;
+                if i.is_multiple_of(3) {
+                    (i % 700) as usize
+                } else {
+                    0
+                }
             }
-        }
-    }
+        },
+        &NoKernels,
+    )
 }
 
 fn test_graphs() -> Vec<Graph> {
@@ -431,12 +435,12 @@ fn operators_sharing_a_variable_keep_their_stored_order() {
             .unwrap(),
     );
     bad.order.swap(b, d);
-    let lt = lifetimes::lifetimes(&g, &bad.order, &lifetimes::kernel_scratch);
+    let lt = lifetimes::lifetimes(&g, &bad.order, &kernels(&g));
     bad.buffers.iter_mut().zip(&lt.buffers).for_each(|(pb, b)| {
         pb.first = b.first;
         pb.last = b.last;
     });
-    let e = verify::verify(&g, &bad, &lifetimes::kernel_scratch).unwrap_err();
+    let e = verify::verify(&g, &bad, &kernels(&g)).unwrap_err();
     assert!(e.to_string().contains("variable tensor"), "{e}");
 }
 
@@ -444,7 +448,8 @@ fn operators_sharing_a_variable_keep_their_stored_order() {
 fn verifier_checks_the_stored_order_and_aligned_bounds() {
     let g = seed_abdcef();
     let p = plan(&g, &PlanOptions::default()).unwrap();
-    let scratch: ScratchFn<'_> = &lifetimes::kernel_scratch;
+    let declared = kernels(&g);
+    let scratch: &dyn Kernels = &declared;
     let mut bad = p.clone();
     bad.stored_order_bound_bytes = bad.lower_bound_bytes;
     let e = verify::verify(&g, &bad, scratch).unwrap_err();

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use kiln_planner::{PlanOptions, plan, read_model, verify};
+use kiln_planner::{PlanOptions, read_model, verify};
 
 #[test]
 fn every_model_reads_plans_and_verifies() {
@@ -15,7 +15,7 @@ fn every_model_reads_plans_and_verifies() {
             let p = plan(&graph, &PlanOptions::with_alignment(alignment))
                 .unwrap_or_else(|d| panic!("{} (align {alignment}): {d}", path.display()));
             // `plan` verifies already; check again from the outside.
-            verify::verify(&graph, &p, &kiln_planner::lifetimes::kernel_scratch).unwrap();
+            verify::verify(&graph, &p, &kernels(&graph)).unwrap();
             assert!(p.arena_bytes >= p.lower_bound_bytes);
         }
     }

@@ -5,6 +5,7 @@
 //! stored order's.
 
 use kiln_planner::ir::{Graph, Op, OpId};
+use kiln_planner::kernels::{Kernels, WithScratch};
 use kiln_planner::lifetimes::{self, Buffer};
 use kiln_planner::synthetic::{self, Spec};
 use kiln_planner::{PlanOptions, schedule, verify};
@@ -122,7 +123,8 @@ proptest! {
     #[test]
     fn random_dags_plan_within_bound_and_tflm((spec, scratch_kind, align) in spec()) {
         let g = synthetic::graph(&spec);
-        let scratch = scratch_of(scratch_kind);
+        let declared = synthetic::declared(&g);
+        let scratch = WithScratch(scratch_of(scratch_kind), &declared);
         let options = PlanOptions::with_alignment(align);
         let p = lifetimes_checked_plan(&g, &options, &scratch);
         prop_assert!(verify::verify(&g, &p, &scratch).is_ok());
@@ -152,9 +154,9 @@ proptest! {
 fn lifetimes_checked_plan(
     g: &Graph,
     options: &PlanOptions,
-    scratch: &dyn Fn(&Graph, &Op) -> usize,
+    kernels: &dyn Kernels,
 ) -> kiln_planner::Plan {
-    kiln_planner::plan::plan_with_scratch(g, options, scratch).expect("plans verify")
+    kiln_planner::plan(g, kernels, options).expect("plans verify")
 }
 
 #[test]
@@ -162,7 +164,7 @@ fn tflm_model_of_the_test_matches_the_planner_rule() {
     // The independent TFLM rule above and the planner's agree on a few graphs.
     for seed in 0..20 {
         let g = synthetic::graph(&Spec::random(60, seed));
-        let lt = lifetimes::lifetimes(&g, &schedule::stored_order(&g), &lifetimes::kernel_scratch);
+        let lt = lifetimes::lifetimes(&g, &schedule::stored_order(&g), &synthetic::declared(&g));
         let ours = kiln_planner::offsets::greedy(&lt.buffers, 16, kiln_planner::offsets::TFLM);
         assert_eq!(
             kiln_planner::offsets::arena_end(&lt.buffers, &ours),

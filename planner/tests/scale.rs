@@ -9,7 +9,12 @@ use kiln_planner::lifetimes::{self, Buffer};
 use kiln_planner::offsets::{self, PlacementOptions};
 use kiln_planner::schedule::{self, OrderOptions};
 use kiln_planner::synthetic::{self, Flavor};
-use kiln_planner::{Plan, PlanOptions, plan, verify};
+use kiln_planner::{Plan, PlanOptions, verify};
+
+/// `kiln_planner::plan` for the kernels Kiln declares.
+fn plan(g: &Graph, o: &PlanOptions) -> kiln_planner::diag::Result<Plan> {
+    kiln_planner::plan(g, &synthetic::declared(g), o)
+}
 
 const N: usize = 10_000;
 
@@ -28,7 +33,7 @@ fn buffers(p: &Plan) -> Vec<Buffer> {
 /// Plans `g`, checks what holds for every plan and returns it.
 fn checked(g: &Graph, options: &PlanOptions) -> Plan {
     let p = plan(g, options).expect("plans and verifies");
-    verify::verify(g, &p, &lifetimes::kernel_scratch).expect("verifies");
+    verify::verify(g, &p, &synthetic::declared(g)).expect("verifies");
     assert_eq!(p.order.len(), g.ops.len());
     assert!(p.arena_bytes >= p.aligned_bound_bytes);
     assert!(p.aligned_bound_bytes >= p.lower_bound_bytes);
@@ -99,8 +104,9 @@ fn wide_fan_out_search_stays_within_its_budget() {
         work_budget: 2_000_000,
         ..OrderOptions::default()
     };
-    let roots = alias::view_roots(&g, &alias::AliasOptions::default());
-    let s = schedule::schedule_with_views(&g, &lifetimes::kernel_scratch, &order, &roots);
+    let declared = synthetic::declared(&g);
+    let roots = alias::view_roots(&g, &declared, &alias::AliasOptions::default());
+    let s = schedule::schedule_with_views(&g, &declared, &order, &roots);
     assert!(s.work <= order.work_budget, "{} steps", s.work);
     assert!(
         s.work > order.work_budget / 2,
@@ -153,8 +159,9 @@ fn random_dags_plan_with_every_kind_of_alias() {
 fn searches_stay_within_their_budgets() {
     let g = synthetic::dag(N, Flavor::InPlace, 1);
     let o = PlanOptions::default();
-    let scratch: lifetimes::ScratchFn<'_> = &lifetimes::kernel_scratch;
-    let roots = alias::view_roots(&g, &o.aliasing);
+    let declared = synthetic::declared(&g);
+    let scratch: &dyn kiln_planner::Kernels = &declared;
+    let roots = alias::view_roots(&g, scratch, &o.aliasing);
     let s = schedule::schedule_with_views(&g, scratch, &o.order, &roots);
     assert!(
         s.work > 0 && s.work <= o.order.work_budget,
@@ -182,8 +189,9 @@ fn exhausted_budgets_fall_back_to_valid_plans() {
         exact_budget: 0,
         ..PlacementOptions::default()
     };
-    let roots = alias::view_roots(&g, &o.aliasing);
-    let s = schedule::schedule_with_views(&g, &lifetimes::kernel_scratch, &o.order, &roots);
+    let declared = synthetic::declared(&g);
+    let roots = alias::view_roots(&g, &declared, &o.aliasing);
+    let s = schedule::schedule_with_views(&g, &declared, &o.order, &roots);
     assert_eq!(s.work, 0);
     let p = checked(&g, &o);
     // No budget for safety checks: views only (they need none).

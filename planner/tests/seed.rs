@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use kiln_planner::{PlanOptions, plan};
+use kiln_planner::PlanOptions;
 
 const K: usize = 1024;
 

@@ -5,7 +5,7 @@ use common::*;
 use kiln_planner::ir::{OpId, TensorId};
 use kiln_planner::lifetimes::BufferOwner;
 use kiln_planner::plan::PersistentBuffer;
-use kiln_planner::{ErrorKind, Graph, Plan, PlanOptions, plan, read_model, verify};
+use kiln_planner::{ErrorKind, Graph, Plan, PlanOptions, read_model, verify};
 
 fn seed() -> (Graph, Plan) {
     let g = seed_example(&["A", "B", "C", "D", "E", "F"]);
@@ -14,7 +14,7 @@ fn seed() -> (Graph, Plan) {
 }
 
 fn check(g: &Graph, p: &Plan) -> Result<(), String> {
-    verify::verify(g, p, &kiln_planner::lifetimes::kernel_scratch).map_err(|d| {
+    verify::verify(g, p, &kernels(g)).map_err(|d| {
         assert_eq!(d.kind, ErrorKind::InvalidPlan);
         d.to_string()
     })
@@ -25,12 +25,7 @@ fn expect_error(g: &Graph, p: &Plan, needle: &str) {
     assert!(e.contains(needle), "{e:?} does not mention {needle:?}");
 }
 
-fn expect_error_with(
-    g: &Graph,
-    p: &Plan,
-    scratch: kiln_planner::lifetimes::ScratchFn<'_>,
-    needle: &str,
-) {
+fn expect_error_with(g: &Graph, p: &Plan, scratch: &dyn kiln_planner::Kernels, needle: &str) {
     let e = verify::verify(g, p, scratch).expect_err("the broken plan must be rejected");
     assert!(
         e.to_string().contains(needle),
@@ -182,12 +177,14 @@ fn persistent_region_is_checked() {
 fn scratch_buffers_are_planned_and_checked() {
     // A contract that gives every operator 1000 bytes of scratch.
     let g = seed_example(&["A", "B", "C", "D", "E", "F"]);
-    let scratch = |_: &Graph, _: &kiln_planner::ir::Op| 1000;
+    let declared = kernels(&g);
+    let scratch =
+        kiln_planner::kernels::WithScratch(|_: &Graph, _: &kiln_planner::ir::Op| 1000, &declared);
     let lt =
         kiln_planner::lifetimes::lifetimes(&g, &kiln_planner::schedule::stored_order(&g), &scratch);
     assert_eq!(lt.buffers.len(), 7 + 6);
     assert_eq!(lt.lower_bound(), 136 * 1024 + 1000);
-    let p = kiln_planner::plan::plan_with_scratch(&g, &PlanOptions::default(), &scratch).unwrap();
+    let p = kiln_planner::plan(&g, &scratch, &PlanOptions::default()).unwrap();
     assert_eq!(p.lower_bound_bytes, 136 * 1024 + 1000);
     assert!(p.arena_bytes >= p.lower_bound_bytes);
     // A scratch buffer that outlives its operator is rejected.

@@ -51,7 +51,16 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
                 .expected_found("INT8 or FLOAT32 (ADD also INT16)", other.name()));
         }
     };
-    Ok(cx.step(kernel, vec![Operand::Tensor(a), Operand::Tensor(b)], output))
+    // Without broadcasting, the kernels have in-place forms over either input.
+    let in_place = !matches!(
+        kernel,
+        Add::S8(_, Some(_)) | Add::S16(_, Some(_)) | Add::F32(_, Some(_))
+    );
+    let mut step = cx.step(kernel, vec![Operand::Tensor(a), Operand::Tensor(b)], output);
+    if in_place {
+        step.abilities.in_place = vec![0, 1];
+    }
+    Ok(step)
 }
 
 impl Kernel for Add {

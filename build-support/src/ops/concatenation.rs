@@ -51,11 +51,26 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         concat::check_quantization_s8(&qs, cx.quant(output)?).map_err(prepare_error)?;
     }
     let p = concat::prepare(&cx.tensor(output).shape, axis).map_err(prepare_error)?;
-    Ok(cx.step(
+    // When every output dimension before the axis is 1, each input is a contiguous slice
+    // of the output: its producer can write there and the copy is not needed.
+    let slices = cx.tensor(output).shape[..axis].iter().product::<usize>() == 1;
+    let offsets: Vec<usize> = inputs
+        .iter()
+        .scan(0, |at, &t| {
+            let off = *at;
+            *at += cx.tensor(t).bytes();
+            Some(off)
+        })
+        .collect();
+    let mut step = cx.step(
         Concatenation(p, elem(dtype)?),
         inputs.into_iter().map(Operand::Tensor).collect(),
         output,
-    ))
+    );
+    if slices {
+        step.abilities.concat_slices = Some(offsets);
+    }
+    Ok(step)
 }
 
 impl Kernel for Concatenation {

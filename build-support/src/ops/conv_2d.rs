@@ -12,6 +12,7 @@ use crate::lower::{
 use kiln_kernels::conv_2d as conv;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};
+use kiln_planner::kernels::{ConvInPlace, ConvInPlaceKind};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -93,11 +94,20 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         (Conv2d::S16Bias32(..), Some(b)) => Operand::Tensor(b),
         _ => Operand::Optional(bias),
     };
-    Ok(cx.step(
+    // A pointwise convolution (int8 or float), one output pixel at a time over the input.
+    let pixel = (matches!(kernel, Conv2d::S8(..) | Conv2d::F32(_))
+        && conv::pointwise_in_place_supported(p))
+    .then(|| p.output_depth * cx.tensor(output).dtype.size());
+    let mut step = cx.step(
         kernel,
         vec![Operand::Tensor(input), Operand::Tensor(filter), bias],
         output,
-    ))
+    );
+    step.abilities.conv_in_place = pixel.map(|scratch_bytes| ConvInPlace {
+        kind: ConvInPlaceKind::Pixels,
+        scratch_bytes,
+    });
+    Ok(step)
 }
 
 impl Conv2d {

@@ -12,6 +12,7 @@ use crate::lower::{
 use kiln_kernels::depthwise_conv_2d as dw;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};
+use kiln_planner::kernels::{ConvInPlace, ConvInPlaceKind};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -92,11 +93,21 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         (DepthwiseConv2d::S16(..), Some(b)) => Operand::Tensor(b),
         _ => Operand::Optional(bias),
     };
-    Ok(cx.step(
+    // With depth multiplier 1, one output channel plane at a time over the input.
+    let plane = dw::in_place_supported(p).then(|| {
+        let c = cx.tensor(output);
+        c.elements() / p.output_depth.max(1) * c.dtype.size()
+    });
+    let mut step = cx.step(
         kernel,
         vec![Operand::Tensor(input), Operand::Tensor(filter), bias],
         output,
-    ))
+    );
+    step.abilities.conv_in_place = plane.map(|scratch_bytes| ConvInPlace {
+        kind: ConvInPlaceKind::ChannelPlanes,
+        scratch_bytes,
+    });
+    Ok(step)
 }
 
 impl DepthwiseConv2d {

@@ -37,7 +37,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
                 .expected_found("INT8, INT16 or FLOAT32", types(a, b)));
         }
     };
-    Ok(cx.step(kernel, vec![Operand::Tensor(input)], output))
+    let mut step = cx.step(kernel, vec![Operand::Tensor(input)], output);
+    // Every kernel here has an in-place form over its input.
+    step.abilities.in_place = vec![0];
+    Ok(step)
 }
 
 impl Kernel for LeakyRelu {

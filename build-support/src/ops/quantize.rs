@@ -46,7 +46,16 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             );
         }
     };
-    Ok(cx.step(kernel, vec![Operand::Tensor(input)], output))
+    // int8 -> int8 and int16 -> int16 have in-place forms over the input.
+    let in_place = matches!(
+        kernel,
+        Quantize::S8S8(_) | Quantize::Requantize(_, Elem::I16, Elem::I16)
+    );
+    let mut step = cx.step(kernel, vec![Operand::Tensor(input)], output);
+    if in_place {
+        step.abilities.in_place = vec![0];
+    }
+    Ok(step)
 }
 
 /// `s8`, `s16`, `s32`: kernel name suffixes of the integer element types.

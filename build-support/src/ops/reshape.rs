@@ -21,7 +21,9 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             format!("{} bytes", cx.tensor(input).bytes()),
         ));
     }
-    Ok(cx.step(Copy, vec![Operand::Tensor(input)], output))
+    let mut step = cx.step(Copy, vec![Operand::Tensor(input)], output);
+    step.abilities.view = true;
+    Ok(step)
 }
 
 impl Kernel for Copy {

@@ -69,7 +69,12 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         TransposeConv::F32(_) => &[DType::F32],
     };
     cx.check_bias(bias, fs[0], bias_types)?;
-    Ok(cx.step(
+    // The int8 kernel accumulates in an int32 arena scratch.
+    let scratch_bytes = match &kernel {
+        TransposeConv::S8(p, _) => tc::scratch_bytes(p),
+        TransposeConv::F32(_) => 0,
+    };
+    let mut step = cx.step(
         kernel,
         vec![
             Operand::Tensor(input),
@@ -77,7 +82,9 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             Operand::Optional(bias),
         ],
         output,
-    ))
+    );
+    step.scratch_bytes = scratch_bytes;
+    Ok(step)
 }
 
 impl Kernel for TransposeConv {

@@ -181,3 +181,18 @@ pub fn seed_example(order: &[&str]) -> Graph {
     let f = made["F"];
     g.finish(&[f])
 }
+
+/// What Kiln's kernels declare for the operators of `g` (restated by
+/// `kiln_planner::synthetic::declared`, which `kiln-build`'s tests check against the
+/// operator modules).
+pub fn kernels(g: &kiln_planner::Graph) -> kiln_planner::kernels::Declared {
+    kiln_planner::synthetic::declared(g)
+}
+
+/// `kiln_planner::plan` for the kernels Kiln declares.
+pub fn plan(
+    g: &kiln_planner::Graph,
+    o: &kiln_planner::PlanOptions,
+) -> kiln_planner::diag::Result<kiln_planner::Plan> {
+    kiln_planner::plan(g, &kernels(g), o)
+}

@@ -1,0 +1,108 @@
+//! What the planner knows of the kernels that will run each operator: the scratch they need
+//! and what they can do with memory (their aliasing abilities), as the build side declares
+//! them (`kiln-build`'s operator modules, one per operator). The planner never derives
+//! these from operator names: it decides aliasing from [`Abilities`], and the verifier checks
+//! that every mode of a plan was declared and meets its kind's memory rules.
+
+use crate::ir::{Graph, Op};
+
+/// The kernels of a graph, as far as planning is concerned.
+pub trait Kernels {
+    /// Arena scratch bytes operator `op`'s kernel needs in its ordinary form.
+    fn scratch_bytes(&self, graph: &Graph, op: &Op) -> usize;
+    /// What `op`'s kernels can do with memory.
+    fn abilities(&self, graph: &Graph, op: &Op) -> &Abilities;
+}
+
+/// What an operator's kernels can do with memory. Each ability is a promise of the kernel
+/// (tested there); the planner takes one only where its kind's memory rules hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Abilities {
+    /// The output can be input 0's bytes unchanged (RESHAPE, SQUEEZE, EXPAND_DIMS): the
+    /// operator then needs no code.
+    pub view: bool,
+    /// Inputs (indices into the operator's inputs) an elementwise kernel can overwrite with
+    /// its output, which has their shape and type.
+    pub in_place: Vec<usize>,
+    /// A convolution that can write its output over input 0 while reading it.
+    pub conv_in_place: Option<ConvInPlace>,
+    /// Byte offsets in the output at which the inputs can be placed as slices (in input
+    /// order, tiling the output): the operator then needs no code.
+    pub concat_slices: Option<Vec<usize>>,
+}
+
+/// How a convolution runs over its own input, and the scratch that needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvInPlace {
+    pub kind: ConvInPlaceKind,
+    /// Scratch bytes of the in-place form (one output channel plane, or one output pixel).
+    pub scratch_bytes: usize,
+}
+
+/// The two ways a convolution runs in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvInPlaceKind {
+    /// One output channel plane at a time through a scratch plane, stored over that channel
+    /// of the input (depthwise, depth multiplier 1): the output starts at the input's bytes
+    /// and is no larger.
+    ChannelPlanes,
+    /// One output pixel at a time through a scratch pixel (pointwise, 1x1 stride 1): the
+    /// output starts at the input's bytes if it is smaller, ends at their end if larger.
+    Pixels,
+}
+
+/// No ability and no scratch: every tensor gets its own buffer. For planning tensors alone
+/// (tests, graphs whose kernels are not known).
+pub struct NoKernels;
+
+/// The declaration of an operator without abilities.
+pub static NO_ABILITIES: Abilities = Abilities {
+    view: false,
+    in_place: Vec::new(),
+    conv_in_place: None,
+    concat_slices: None,
+};
+
+impl Kernels for NoKernels {
+    fn scratch_bytes(&self, _: &Graph, _: &Op) -> usize {
+        0
+    }
+    fn abilities(&self, _: &Graph, _: &Op) -> &Abilities {
+        &NO_ABILITIES
+    }
+}
+
+/// Declarations per operator (by id), e.g. what `kiln-build` lowered: `(scratch bytes,
+/// abilities)`; operators without one have neither.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Declared {
+    pub ops: Vec<Option<(usize, Abilities)>>,
+}
+
+impl Kernels for Declared {
+    fn scratch_bytes(&self, _: &Graph, op: &Op) -> usize {
+        self.ops
+            .get(op.id.0)
+            .and_then(Option::as_ref)
+            .map_or(0, |d| d.0)
+    }
+    fn abilities(&self, _: &Graph, op: &Op) -> &Abilities {
+        self.ops
+            .get(op.id.0)
+            .and_then(Option::as_ref)
+            .map_or(&NO_ABILITIES, |d| &d.1)
+    }
+}
+
+/// The abilities of `base` with the scratch of a function: for tests of other scratch
+/// contracts.
+pub struct WithScratch<'a, F: Fn(&Graph, &Op) -> usize>(pub F, pub &'a dyn Kernels);
+
+impl<F: Fn(&Graph, &Op) -> usize> Kernels for WithScratch<'_, F> {
+    fn scratch_bytes(&self, graph: &Graph, op: &Op) -> usize {
+        (self.0)(graph, op)
+    }
+    fn abilities(&self, graph: &Graph, op: &Op) -> &Abilities {
+        self.1.abilities(graph, op)
+    }
+}
