@@ -642,6 +642,15 @@ impl<'a> Emitter<'a> {
         for (kind, list) in [("INPUT", &g.inputs), ("OUTPUT", &g.outputs)] {
             for (i, &t) in list.iter().enumerate() {
                 let tensor = g.tensor(t);
+                if tensor.kind != TensorKind::Activation {
+                    // Constants live in flash and variables in the state region: neither
+                    // is a model input or output in the arena.
+                    return Err(unsupported(format!(
+                        "a model {} must be an activation tensor, not a constant or a variable",
+                        kind.to_lowercase()
+                    ))
+                    .at_tensor(t.0, tensor.name.clone()));
+                }
                 let (ty, view, view_mut) = elem(tensor.dtype)?;
                 let (off, len) = self.buffer_of(t)?;
                 let n = u(tensor.elements());
