@@ -6,7 +6,7 @@
 //! offsets, activation ranges, tables). The result is a [`Step`] per operator: the
 //! [`Kernel`] it chose, with its parameters, and the tensors it reads and writes. The emitter
 //! ([`crate::emit`]) asks the kernel for its call in `invoke()` and the host executor
-//! ([`crate::exec`], for tests) runs it, so both see exactly the same parameters.
+//! (`crate::exec`, feature `exec`, for tests) runs it, so both see exactly the same parameters.
 //!
 //! This module is the machinery every operator module shares: [`Step`], [`Operand`], the
 //! [`Kernel`] interface, the lowering context [`Cx`] with its checks, and the diagnostics.

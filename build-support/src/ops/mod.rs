@@ -6,7 +6,7 @@
 //! and, for each kernel it can choose, a type implementing [`Kernel`](crate::lower::Kernel):
 //! its statement in `invoke()` and its host execution for tests. The shared machinery
 //! (the lowering context and checks in [`crate::lower`], operand bindings and the file in
-//! [`crate::emit`], the host executor in [`crate::exec`]) knows operators only through
+//! [`crate::emit`], the host executor in `crate::exec`) knows operators only through
 //! [`OPERATORS`] and that interface.
 //!
 //! To add an operator: its kernel module in `kiln-kernels`, its module here, one line in
