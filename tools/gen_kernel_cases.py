@@ -694,6 +694,10 @@ def gen_relu(rng, dt):
     return _unary("RELU", None, rng, dt, same_quant=bool(rng.random() < 0.2))
 
 
+def gen_neg(rng, dt):
+    return _unary("NEG", None, rng, dt)
+
+
 def gen_relu6(rng, dt):
     # TFLM's int8 RELU6 clamps without requantizing (it ignores the output quantization), so
     # it only agrees with TensorFlow Lite when input and output quantization are equal.
@@ -1084,6 +1088,7 @@ OPS = [
     ("cast", "CAST", gen_cast, ("int8_int16", "int8_int32", "int8_float32", "int16_int8", "int16_int32",
                                 "int16_float32", "int32_int8", "int32_int16", "int32_float32",
                                 "float32_int8", "float32_int16", "float32_int32")),
+    ("neg", "NEG", gen_neg, ("float32",)),
 ]
 
 

@@ -129,6 +129,7 @@ pub mod math;
 pub mod maximum_minimum;
 pub mod mean;
 pub mod mul;
+pub mod neg;
 pub mod pad;
 pub mod pooling;
 pub mod quant;

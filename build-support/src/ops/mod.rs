@@ -30,6 +30,7 @@ mod lstm;
 mod maximum_minimum;
 mod mean;
 mod mul;
+mod neg;
 mod pad;
 mod pooling;
 mod quantize;
@@ -68,6 +69,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("MEAN", mean::lower),
     ("MINIMUM", maximum_minimum::lower_minimum),
     ("MUL", mul::lower),
+    ("NEG", neg::lower),
     ("PAD", pad::lower),
     ("PADV2", pad::lower),
     ("QUANTIZE", quantize::lower),
