@@ -20,16 +20,8 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let OpKind::ResizeBilinear(o) = &cx.op.kind else {
         unreachable!("registered for RESIZE_BILINEAR")
     };
-    let (input, size, output) = (cx.input(0)?, cx.input(1)?, cx.output()?);
-    let size: [i32; 2] = cx
-        .const_i32(size)?
-        .try_into()
-        .map_err(|_| unsupported("the size input must hold 2 values"))?;
-    let is = cx.shape4(input)?;
+    let (input, output, is, size) = super::resize_nearest_neighbor::resize_operands(cx)?;
     let dtype = cx.dtype(output);
-    if cx.dtype(input) != dtype {
-        return Err(unsupported("resizing keeps the type"));
-    }
     let opts = rb::Options {
         align_corners: o.align_corners,
         half_pixel_centers: o.half_pixel_centers,

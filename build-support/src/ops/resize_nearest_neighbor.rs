@@ -7,7 +7,7 @@ use crate::exec::{Io, Slices, SlicesMut, unary_generic};
 use crate::lower::{Cx, Elem, Kernel, Operand, Step, elem, prepare_error, unsupported};
 use kiln_kernels::resize_nearest_neighbor as rnn;
 use kiln_planner::diag::Result;
-use kiln_planner::ir::OpKind;
+use kiln_planner::ir::{OpKind, TensorId};
 use proc_macro2::TokenStream;
 
 /// The generic kernel for one element type.
@@ -20,16 +20,8 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let OpKind::ResizeNearestNeighbor(o) = &cx.op.kind else {
         unreachable!("registered for RESIZE_NEAREST_NEIGHBOR")
     };
-    let (input, size, output) = (cx.input(0)?, cx.input(1)?, cx.output()?);
-    let size: [i32; 2] = cx
-        .const_i32(size)?
-        .try_into()
-        .map_err(|_| unsupported("the size input must hold 2 values"))?;
-    let is = cx.shape4(input)?;
+    let (input, output, is, size) = resize_operands(cx)?;
     let dtype = cx.dtype(output);
-    if cx.dtype(input) != dtype {
-        return Err(unsupported("resizing keeps the type"));
-    }
     let opts = rnn::Options {
         align_corners: o.align_corners,
         half_pixel_centers: o.half_pixel_centers,
@@ -44,6 +36,21 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         vec![Operand::Tensor(input)],
         output,
     ))
+}
+
+/// The operands both resizes share: the input, the output (of the input's type), the input's
+/// shape and the constant output size.
+pub(super) fn resize_operands(cx: &Cx<'_>) -> Result<(TensorId, TensorId, [usize; 4], [i32; 2])> {
+    let (input, size, output) = (cx.input(0)?, cx.input(1)?, cx.output()?);
+    let size: [i32; 2] = cx
+        .const_i32(size)?
+        .try_into()
+        .map_err(|_| unsupported("the size input must hold 2 values"))?;
+    let is = cx.shape4(input)?;
+    if cx.dtype(input) != cx.dtype(output) {
+        return Err(unsupported("resizing keeps the type"));
+    }
+    Ok((input, output, is, size))
 }
 
 impl Kernel for ResizeNearestNeighbor {
