@@ -82,27 +82,12 @@ struct Emitter<'a> {
     places: Vec<Option<(usize, usize)>>,
 }
 
-/// Where each tensor lives in the arena (its own buffer or its place in another's), as
-/// [`Plan::tensor_place`] says, for all tensors at once.
+/// Where each tensor lives in the arena ([`Plan::tensor_places`]); a tensor without elements
+/// has no buffer, and its (empty) bytes are anywhere.
 fn places(graph: &Graph, plan: &Plan) -> Vec<Option<(usize, usize)>> {
-    let mut root = vec![None; graph.tensors.len()];
-    for b in &plan.buffers {
-        if let BufferOwner::Tensor(t) = b.owner {
-            root[t.0] = Some(b.offset);
-        }
-    }
-    let mut place: Vec<Option<(usize, usize)>> = root
-        .iter()
-        .enumerate()
-        .map(|(t, r)| r.map(|o| (o, graph.tensors[t].bytes())))
-        .collect();
-    for a in &plan.aliases {
-        place[a.tensor.0] =
-            root[a.buffer.0].map(|o| (o + a.offset, graph.tensor(a.tensor).bytes()));
-    }
-    // A tensor without elements has no buffer; its (empty) bytes are anywhere.
-    for (t, p) in place.iter_mut().enumerate() {
-        if p.is_none() && graph.tensors[t].bytes() == 0 {
+    let mut place = plan.tensor_places(graph);
+    for (p, t) in place.iter_mut().zip(&graph.tensors) {
+        if p.is_none() && t.bytes() == 0 {
             *p = Some((0, 0));
         }
     }
@@ -291,6 +276,24 @@ impl Call<'_, '_> {
                 self.k, self.op_name
             ),
         )
+    }
+
+    /// A kernel over its own input 0 through a scratch slice (the convolutions):
+    /// `<module>::<function>(pre.., out, other operands.., scratch);`.
+    pub fn over_input_with_scratch(
+        &self,
+        module: &str,
+        function: &str,
+        pre: &[TokenStream],
+    ) -> Result<TokenStream> {
+        if self.in_place != Some(0) {
+            return Err(self.no_in_place_form());
+        }
+        let f = kernel_fn(module, function);
+        let mut args = self.typed.clone();
+        args[0] = self.out.clone();
+        let scratch = self.scratch(false)?;
+        Ok(quote!(#f(#(#pre,)* #(#args,)* #scratch);))
     }
 
     /// `<module>::<function>(pre.., operands.., states.., out);`: the ordinary form.

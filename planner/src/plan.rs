@@ -146,16 +146,28 @@ impl Plan {
     }
 
     /// Where tensor `t` lives in the arena: `(offset, size)`, if it has arena bytes.
-    pub fn tensor_place(&self, graph: &crate::ir::Graph, t: TensorId) -> Option<(usize, usize)> {
-        let (root, inner) = self
-            .aliases
+    pub fn tensor_place(&self, graph: &Graph, t: TensorId) -> Option<(usize, usize)> {
+        self.tensor_places(graph).get(t.0).copied().flatten()
+    }
+
+    /// [`Plan::tensor_place`] of every tensor (by id), in one pass over buffers and aliases.
+    pub fn tensor_places(&self, graph: &Graph) -> Vec<Option<(usize, usize)>> {
+        let mut root = vec![None; graph.tensors.len()];
+        for b in &self.buffers {
+            if let BufferOwner::Tensor(t) = b.owner {
+                root[t.0] = Some(b.offset);
+            }
+        }
+        let mut place: Vec<Option<(usize, usize)>> = root
             .iter()
-            .find(|a| a.tensor == t)
-            .map_or((t, 0), |a| (a.buffer, a.offset));
-        self.buffers
-            .iter()
-            .find(|b| b.owner == BufferOwner::Tensor(root))
-            .map(|b| (b.offset + inner, graph.tensor(t).bytes()))
+            .zip(&graph.tensors)
+            .map(|(r, t)| r.map(|o| (o, t.bytes())))
+            .collect();
+        for a in &self.aliases {
+            place[a.tensor.0] =
+                root[a.buffer.0].map(|o| (o + a.offset, graph.tensor(a.tensor).bytes()));
+        }
+        place
     }
 
     /// What operator `op` does about aliasing.

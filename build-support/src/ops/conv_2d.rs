@@ -2,7 +2,7 @@
 //! float 1x1 stride-1 convolutions also run in place over their dying input, one output
 //! pixel at a time through a scratch pixel.
 
-use crate::emit::{Call, kernel_fn};
+use crate::emit::Call;
 #[cfg(feature = "exec")]
 use crate::exec::Io;
 use crate::lower::{
@@ -14,7 +14,6 @@ use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};
 use kiln_planner::kernels::{ConvInPlace, ConvInPlaceKind};
 use proc_macro2::TokenStream;
-use quote::quote;
 
 /// The kernels, by types.
 #[derive(Debug)]
@@ -138,11 +137,8 @@ impl Kernel for Conv2d {
                 if matches!(self, Conv2d::S8(..) | Conv2d::F32(_))
                     && conv::pointwise_in_place_supported(self.params()) =>
             {
-                let f = kernel_fn("conv_2d", &format!("{function}_pointwise_in_place"));
-                let mut args = call.inputs().to_vec();
-                args[0] = call.output();
-                let scratch = call.scratch(false)?;
-                Ok(quote!(#f(#(#pre,)* #(#args,)* #scratch);))
+                let f = format!("{function}_pointwise_in_place");
+                call.over_input_with_scratch("conv_2d", &f, &pre)
             }
             Some(_) => Err(call.no_in_place_form()),
         }

@@ -2,7 +2,7 @@
 //! (`kiln_kernels::depthwise_conv_2d`); with depth multiplier 1 each also runs in place over
 //! its dying input, one output channel plane at a time through a scratch plane.
 
-use crate::emit::{Call, kernel_fn};
+use crate::emit::Call;
 #[cfg(feature = "exec")]
 use crate::exec::Io;
 use crate::lower::{
@@ -14,7 +14,6 @@ use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};
 use kiln_planner::kernels::{ConvInPlace, ConvInPlaceKind};
 use proc_macro2::TokenStream;
-use quote::quote;
 
 /// The kernels, by types.
 #[derive(Debug)]
@@ -134,11 +133,8 @@ impl Kernel for DepthwiseConv2d {
             // Over its dying input, one output channel plane at a time through the scratch
             // plane.
             Some(0) if dw::in_place_supported(self.params()) => {
-                let f = kernel_fn("depthwise_conv_2d", &format!("{function}_in_place"));
-                let mut args = call.inputs().to_vec();
-                args[0] = call.output();
-                let scratch = call.scratch(false)?;
-                Ok(quote!(#f(#(#pre,)* #(#args,)* #scratch);))
+                let f = format!("{function}_in_place");
+                call.over_input_with_scratch("depthwise_conv_2d", &f, &pre)
             }
             Some(_) => Err(call.no_in_place_form()),
         }
