@@ -248,18 +248,13 @@ impl<'a> Reader<'a> {
                     }
                 }
             }
-            // As `Tensor::elements` multiplies (left to right in `usize`), then in bytes: a
-            // zero dimension after huge ones must not overflow on the way.
-            let elements = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+            // As `Tensor::elements` multiplies (left to right), so that a zero dimension after
+            // huge ones cannot overflow there either.
             let bytes = shape
                 .iter()
-                .try_fold(1u128, |acc, &d| acc.checked_mul(d as u128))
-                .and_then(|n| n.checked_mul(dtype.size() as u128))
-                .filter(|_| elements.is_some());
-            let Some(bytes) = bytes
-                .filter(|&b| b <= crate::plan::MAX_OBJECT_BYTES as u128)
-                .map(|b| b as usize)
-            else {
+                .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+                .and_then(|n| n.checked_mul(dtype.size()));
+            let Some(bytes) = bytes.filter(|&b| b <= crate::plan::MAX_OBJECT_BYTES) else {
                 let found = match bytes {
                     Some(b) => format!("{b} bytes (shape {shape:?} of {dtype})"),
                     None => format!("shape {shape:?} of {dtype}"),
