@@ -209,6 +209,15 @@ impl Call<'_, '_> {
         ]
     }
 
+    /// The tables of a fast int8 kernel, `[&OP<k>_BIAS, &OP<k>_MULTIPLIER, &OP<k>_RIGHT_SHIFT]`.
+    pub fn fast(&mut self, f: &crate::lower::Fast) -> [TokenStream; 3] {
+        [
+            self.table("BIAS", &f.bias),
+            self.table("MULTIPLIER", &f.multiplier),
+            self.table("RIGHT_SHIFT", &f.right_shift),
+        ]
+    }
+
     /// Emits `const OP<k>_BROADCAST` and returns `&OP<k>_BROADCAST`.
     pub fn broadcast(&mut self, b: &kiln_kernels::broadcast::Broadcast) -> TokenStream {
         let name = format_ident!("OP{}_BROADCAST", self.k);

@@ -54,6 +54,47 @@ impl PerChannel {
     }
 }
 
+/// The build-time tables of a fast int8 kernel (`kiln_kernels::gemm`): the folded bias,
+/// the multipliers and the right shifts, one per output channel.
+#[derive(Debug, Clone)]
+pub struct Fast {
+    pub bias: Vec<i32>,
+    pub multiplier: Vec<i32>,
+    pub right_shift: Vec<i32>,
+}
+
+impl Fast {
+    /// The tables, if the kernel's `prepare_fast_*` (`accept(filter, bias, shift, folded,
+    /// right_shift)`) accepts the layer: the filter and the bias (if any) must be constants.
+    pub(crate) fn prepare(
+        cx: &Cx<'_>,
+        filter: TensorId,
+        bias: Option<TensorId>,
+        t: &PerChannel,
+        accept: impl FnOnce(&[i8], Option<&[i32]>, &[i32], &mut [i32], &mut [i32]) -> bool,
+    ) -> Option<Fast> {
+        let filter = bytemuck_i8(cx.tensor(filter).data()?);
+        let bias = match bias {
+            Some(b) => Some(cx.const_i32(b).ok()?),
+            None => None,
+        };
+        let n = t.multiplier.len();
+        let (mut folded, mut right_shift) = (vec![0; n], vec![0; n]);
+        accept(
+            filter,
+            bias.as_deref(),
+            &t.shift,
+            &mut folded,
+            &mut right_shift,
+        )
+        .then(|| Fast {
+            bias: folded,
+            multiplier: t.multiplier.clone(),
+            right_shift,
+        })
+    }
+}
+
 /// Element types the generic kernels are instantiated with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Elem {

@@ -840,6 +840,83 @@ fn pointwise<T: Copy>(p: &Params, input: &[T], output: &mut [T], pixel: impl Fn(
     }
 }
 
+/// Whether [`conv_2d_s8_fast`] computes this int8 convolution byte-identically with
+/// [`conv_2d_s8`], and its build-time tables: the folded bias (`bias + input_offset *
+/// sum(w)`) and the right shift per output channel (see [`crate::gemm`] for the conditions:
+/// one group, accumulators within `2^30`, right shifts of 1..=23). `filter` is the OHWI
+/// filter, `bias` the int32 bias (or none), `output_shift` the per-channel shifts from
+/// [`prepare_s8`]; `folded_bias` and `right_shift` are `output_depth` long.
+pub fn prepare_fast_s8(
+    p: &Params,
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output_shift: &[i32],
+    folded_bias: &mut [i32],
+    right_shift: &mut [i32],
+) -> bool {
+    p.filter_input_depth == p.input_depth
+        && crate::gemm::prepare(
+            p.filter_height * p.filter_width * p.input_depth,
+            p.input_offset,
+            filter,
+            bias,
+            output_shift,
+            folded_bias,
+            right_shift,
+        )
+}
+
+/// Scratch bytes of [`conv_2d_s8_fast`]: none for a 1x1 stride-1 convolution without
+/// padding, otherwise an int8 im2col of two output pixels (`2 * kh * kw * input_depth`).
+pub const fn fast_scratch_bytes(p: &Params) -> usize {
+    if pointwise_in_place_supported(p) {
+        0
+    } else {
+        2 * p.filter_height * p.filter_width * p.input_depth
+    }
+}
+
+/// Int8 CONV_2D on the fast matrix products of [`crate::gemm`] (DSP instructions on
+/// Cortex-M4/M7/M33/M55, plain Rust elsewhere), for the layers [`prepare_fast_s8`] accepts:
+/// byte-identical with [`conv_2d_s8`]. `bias` is the folded bias and `right_shift` the
+/// right shifts from [`prepare_fast_s8`]; `scratch` holds [`fast_scratch_bytes`] bytes.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_2d_s8_fast(
+    p: &Params,
+    bias: &[i32],
+    output_multiplier: &[i32],
+    right_shift: &[i32],
+    input: &[i8],
+    filter: &[i8],
+    output: &mut [i8],
+    scratch: &mut [i8],
+) {
+    let ch = crate::gemm::Channels {
+        bias,
+        multiplier: output_multiplier,
+        right_shift,
+    };
+    let q = crate::gemm::Output {
+        offset: p.output_offset,
+        min: p.quantized_activation_min,
+        max: p.quantized_activation_max,
+    };
+    if pointwise_in_place_supported(p) {
+        crate::gemm::pointwise(p.input_depth, input, filter, &ch, &q, output);
+    } else {
+        let g = crate::gemm::Window {
+            input: [p.input_height, p.input_width, p.input_depth],
+            output: [p.output_height, p.output_width],
+            filter: [p.filter_height, p.filter_width],
+            stride: [p.stride_height, p.stride_width],
+            dilation: [p.dilation_height_factor, p.dilation_width_factor],
+            padding: [p.padding_height, p.padding_width],
+            zero_point: (-p.input_offset) as i8,
+        };
+        crate::gemm::windowed(&g, input, filter, &ch, &q, output, scratch);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

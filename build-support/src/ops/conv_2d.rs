@@ -6,7 +6,7 @@ use crate::emit::Call;
 #[cfg(feature = "exec")]
 use crate::exec::Io;
 use crate::lower::{
-    Cx, Kernel, Operand, PerChannel, Step, activation, padding, positive, prepare_error,
+    Cx, Fast, Kernel, Operand, PerChannel, Step, activation, padding, positive, prepare_error,
     unsupported,
 };
 use kiln_kernels::conv_2d as conv;
@@ -19,6 +19,9 @@ use proc_macro2::TokenStream;
 #[derive(Debug)]
 enum Conv2d {
     S8(conv::Params, PerChannel),
+    /// int8 on the fast matrix products (`conv_2d_s8_fast`), for the layers its
+    /// `prepare_fast_s8` accepts: folded bias, no bias operand, an im2col scratch.
+    S8Fast(conv::Params, Fast),
     F32(conv::Params),
     S16(conv::Params, PerChannel),
     S16Bias32(conv::Params, PerChannel),
@@ -84,11 +87,26 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         &[p.batches, p.output_height, p.output_width, p.output_depth],
     )?;
     let bias_types: &[DType] = match kernel {
-        Conv2d::S8(..) | Conv2d::S16Bias32(..) => &[DType::I32],
+        Conv2d::S8(..) | Conv2d::S8Fast(..) | Conv2d::S16Bias32(..) => &[DType::I32],
         Conv2d::S16(..) => &[DType::I64],
         Conv2d::F32(_) => &[DType::F32],
     };
     cx.check_bias(bias, p.output_depth, bias_types)?;
+    if let Conv2d::S8(p, t) = &kernel {
+        let fast = Fast::prepare(cx, filter, bias, t, |w, b, shift, folded, right| {
+            conv::prepare_fast_s8(p, w, b, shift, folded, right)
+        });
+        if let Some(fast) = fast {
+            let p = *p;
+            let mut step = cx.step(
+                Conv2d::S8Fast(p, fast),
+                vec![Operand::Tensor(input), Operand::Tensor(filter)],
+                output,
+            );
+            step.scratch_bytes = conv::fast_scratch_bytes(&p);
+            return Ok(step);
+        }
+    }
     let bias = match (&kernel, bias) {
         (Conv2d::S16Bias32(..), Some(b)) => Operand::Tensor(b),
         _ => Operand::Optional(bias),
@@ -112,14 +130,29 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
 impl Conv2d {
     fn params(&self) -> &conv::Params {
         match self {
-            Conv2d::S8(p, _) | Conv2d::F32(p) | Conv2d::S16(p, _) | Conv2d::S16Bias32(p, _) => p,
+            Conv2d::S8(p, _)
+            | Conv2d::S8Fast(p, _)
+            | Conv2d::F32(p)
+            | Conv2d::S16(p, _)
+            | Conv2d::S16Bias32(p, _) => p,
         }
     }
 }
 
 impl Kernel for Conv2d {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        if let Conv2d::S8Fast(p, f) = self {
+            let mut pre = vec![call.params("conv_2d", p)];
+            pre.extend(call.fast(f));
+            let scratch = if conv::fast_scratch_bytes(p) == 0 {
+                quote::quote!(&mut [])
+            } else {
+                call.scratch(false)?
+            };
+            return call.standard_with("conv_2d", "conv_2d_s8_fast", &pre, &[scratch]);
+        }
         let (function, tables) = match self {
+            Conv2d::S8Fast(..) => unreachable!("emitted above"),
             Conv2d::S8(_, t) => ("conv_2d_s8", Some(t)),
             Conv2d::F32(_) => ("conv_2d_f32", None),
             Conv2d::S16(_, t) => ("conv_2d_s16", Some(t)),
@@ -147,6 +180,19 @@ impl Kernel for Conv2d {
     #[cfg(feature = "exec")]
     fn run(&self, io: &mut Io<'_>) {
         match self {
+            Conv2d::S8Fast(p, f) => {
+                let mut scratch = vec![0i8; conv::fast_scratch_bytes(p)];
+                conv::conv_2d_s8_fast(
+                    p,
+                    &f.bias,
+                    &f.multiplier,
+                    &f.right_shift,
+                    io.i8(0),
+                    io.i8(1),
+                    io.out_i8(),
+                    &mut scratch,
+                )
+            }
             Conv2d::S8(p, c) => conv::conv_2d_s8(
                 p,
                 &c.multiplier,

@@ -1,0 +1,271 @@
+//! The microkernels with the Arm DSP extension (Cortex-M4, M7, M33, M55): the crate's only
+//! `unsafe` code.
+//!
+//! Each `mac_*` function runs its 4-byte steps in one `asm!` block (one block per call, so
+//! LLVM's register allocator cannot spill the accumulators) and the `k % 4` tail in Rust.
+//! A step loads 4 int8 values of a row with one `LDR`, widens them to two pairs of int16
+//! with `SXTB16` (lanes 0 and 2) and `SXTB16 ..., ROR #8` (lanes 1 and 3), and multiplies
+//! the pairs of a pixel row and a weight row into an accumulator with two `SMLAD`s: `SMLAD`
+//! adds both 16x16-bit products to the accumulator in one 32-bit addition each, which
+//! wraps exactly like the reference kernels' `int32_t` sums. The lane order is the same
+//! for both operands, so the products pair up and their sum is the dot product.
+//!
+//! # Why the blocks are sound
+//!
+//! * Memory: every pointer is taken from a slice whose length was checked to cover the
+//!   contract (`2k` bytes for two rows, `k` for one), and a block reads `4 * (k / 4)` bytes
+//!   from the start of each row (row 1 at `+k`), i.e. only bytes inside those slices. The
+//!   blocks only read (`readonly`), never touch the stack (`nostack`) and declare every
+//!   register they change (pointers and counters as `inout ... => _`, scratch as `out`).
+//! * Alignment: rows start at any byte; `LDR` (never `LDRD`/`LDM`) accepts unaligned
+//!   addresses on Armv7-M and Armv8-M Mainline unless the program sets `CCR.UNALIGN_TRP`
+//!   (reset value 0; Kiln's documentation requires it to stay 0, as CMSIS-NN does).
+//! * Flags: the loop counter's `SUBS` changes the flags, which `asm!` assumes unless
+//!   `preserves_flags` is given (it is not).
+//! * The loops run only when `k / 4 > 0` (a zero count would wrap the counter).
+//! * The single-instruction helpers ([`smmulr`], [`qadd`]) are `pure, nomem`:
+//!   they only read their register operands.
+#![allow(unsafe_code)]
+
+use super::dot;
+use core::arch::asm;
+
+/// Two pixels times two channels (see [`super`]).
+#[inline(always)]
+pub(crate) fn mac_2x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
+    let (Some(x), Some(w)) = (x.get(..2 * k), w.get(..2 * k)) else {
+        return acc;
+    };
+    let [mut a00, mut a01, mut a10, mut a11] = acc;
+    let n = k / 4;
+    if n > 0 {
+        // SAFETY: see the module documentation: `x` and `w` hold `2k` bytes; the block
+        // reads `[0, 4n)` and `[k, k + 4n)` of each.
+        unsafe {
+            asm!(
+                "2:",
+                "ldr {p1}, [{pw}]",
+                "ldr {q1}, [{pa}, {k}]",
+                "sxtb16 {p0}, {p1}",
+                "sxtb16 {p1}, {p1}, ror #8",
+                "sxtb16 {q0}, {q1}",
+                "sxtb16 {q1}, {q1}, ror #8",
+                "smlad {a10}, {q0}, {p0}, {a10}",
+                "smlad {a10}, {q1}, {p1}, {a10}",
+                "ldr {p1}, [{pw}, {k}]",
+                "sxtb16 {p0}, {p1}",
+                "sxtb16 {p1}, {p1}, ror #8",
+                "smlad {a11}, {q0}, {p0}, {a11}",
+                "smlad {a11}, {q1}, {p1}, {a11}",
+                "ldr {q1}, [{pa}], #4",
+                "sxtb16 {q0}, {q1}",
+                "sxtb16 {q1}, {q1}, ror #8",
+                "smlad {a01}, {q0}, {p0}, {a01}",
+                "smlad {a01}, {q1}, {p1}, {a01}",
+                "ldr {p1}, [{pw}], #4",
+                "sxtb16 {p0}, {p1}",
+                "sxtb16 {p1}, {p1}, ror #8",
+                "smlad {a00}, {q0}, {p0}, {a00}",
+                "smlad {a00}, {q1}, {p1}, {a00}",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                pa = inout(reg) x.as_ptr() => _,
+                pw = inout(reg) w.as_ptr() => _,
+                k = in(reg) k,
+                n = inout(reg) n => _,
+                p0 = out(reg) _,
+                p1 = out(reg) _,
+                q0 = out(reg) _,
+                q1 = out(reg) _,
+                a00 = inout(reg) a00,
+                a01 = inout(reg) a01,
+                a10 = inout(reg) a10,
+                a11 = inout(reg) a11,
+                options(nostack, readonly),
+            );
+        }
+    }
+    let done = 4 * n;
+    if done < k {
+        let (x0, x1) = x.split_at(k);
+        let (w0, w1) = w.split_at(k);
+        let (x0, x1, w0, w1) = (&x0[done..], &x1[done..], &w0[done..], &w1[done..]);
+        a00 = a00.wrapping_add(dot(x0, w0));
+        a01 = a01.wrapping_add(dot(x0, w1));
+        a10 = a10.wrapping_add(dot(x1, w0));
+        a11 = a11.wrapping_add(dot(x1, w1));
+    }
+    [a00, a01, a10, a11]
+}
+
+/// One pixel times two channels.
+#[inline(always)]
+pub(crate) fn mac_1x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
+    let (Some(x), Some(w)) = (x.get(..k), w.get(..2 * k)) else {
+        return acc;
+    };
+    let [mut a0, mut a1] = acc;
+    let n = k / 4;
+    if n > 0 {
+        // SAFETY: see the module documentation: `x` holds `k` bytes, `w` `2k`; the block
+        // reads `[0, 4n)` of `x` and `[0, 4n)`, `[k, k + 4n)` of `w`.
+        unsafe {
+            asm!(
+                "2:",
+                "ldr {q1}, [{pa}], #4",
+                "sxtb16 {q0}, {q1}",
+                "sxtb16 {q1}, {q1}, ror #8",
+                "ldr {p1}, [{pw}, {k}]",
+                "sxtb16 {p0}, {p1}",
+                "sxtb16 {p1}, {p1}, ror #8",
+                "smlad {a1}, {q0}, {p0}, {a1}",
+                "smlad {a1}, {q1}, {p1}, {a1}",
+                "ldr {p1}, [{pw}], #4",
+                "sxtb16 {p0}, {p1}",
+                "sxtb16 {p1}, {p1}, ror #8",
+                "smlad {a0}, {q0}, {p0}, {a0}",
+                "smlad {a0}, {q1}, {p1}, {a0}",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                pa = inout(reg) x.as_ptr() => _,
+                pw = inout(reg) w.as_ptr() => _,
+                k = in(reg) k,
+                n = inout(reg) n => _,
+                p0 = out(reg) _,
+                p1 = out(reg) _,
+                q0 = out(reg) _,
+                q1 = out(reg) _,
+                a0 = inout(reg) a0,
+                a1 = inout(reg) a1,
+                options(nostack, readonly),
+            );
+        }
+    }
+    let done = 4 * n;
+    if done < k {
+        let (w0, w1) = w.split_at(k);
+        a0 = a0.wrapping_add(dot(&x[done..], &w0[done..]));
+        a1 = a1.wrapping_add(dot(&x[done..], &w1[done..]));
+    }
+    [a0, a1]
+}
+
+/// Two pixels times one channel.
+#[inline(always)]
+pub(crate) fn mac_2x1(k: usize, x: &[i8], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
+    let (Some(x), Some(w)) = (x.get(..2 * k), w.get(..k)) else {
+        return acc;
+    };
+    let [mut a0, mut a1] = acc;
+    let n = k / 4;
+    if n > 0 {
+        // SAFETY: see the module documentation: `x` holds `2k` bytes, `w` `k`; the block
+        // reads `[0, 4n)`, `[k, k + 4n)` of `x` and `[0, 4n)` of `w`.
+        unsafe {
+            asm!(
+                "2:",
+                "ldr {p1}, [{pw}], #4",
+                "sxtb16 {p0}, {p1}",
+                "sxtb16 {p1}, {p1}, ror #8",
+                "ldr {q1}, [{pa}, {k}]",
+                "sxtb16 {q0}, {q1}",
+                "sxtb16 {q1}, {q1}, ror #8",
+                "smlad {a1}, {q0}, {p0}, {a1}",
+                "smlad {a1}, {q1}, {p1}, {a1}",
+                "ldr {q1}, [{pa}], #4",
+                "sxtb16 {q0}, {q1}",
+                "sxtb16 {q1}, {q1}, ror #8",
+                "smlad {a0}, {q0}, {p0}, {a0}",
+                "smlad {a0}, {q1}, {p1}, {a0}",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                pa = inout(reg) x.as_ptr() => _,
+                pw = inout(reg) w.as_ptr() => _,
+                k = in(reg) k,
+                n = inout(reg) n => _,
+                p0 = out(reg) _,
+                p1 = out(reg) _,
+                q0 = out(reg) _,
+                q1 = out(reg) _,
+                a0 = inout(reg) a0,
+                a1 = inout(reg) a1,
+                options(nostack, readonly),
+            );
+        }
+    }
+    let done = 4 * n;
+    if done < k {
+        let (x0, x1) = x.split_at(k);
+        a0 = a0.wrapping_add(dot(&x0[done..], &w[done..]));
+        a1 = a1.wrapping_add(dot(&x1[done..], &w[done..]));
+    }
+    [a0, a1]
+}
+
+/// One pixel times one channel.
+#[inline(always)]
+pub(crate) fn mac_1x1(k: usize, x: &[i8], w: &[i8], acc: i32) -> i32 {
+    let (Some(x), Some(w)) = (x.get(..k), w.get(..k)) else {
+        return acc;
+    };
+    let mut a = acc;
+    let n = k / 4;
+    if n > 0 {
+        // SAFETY: see the module documentation: `x` and `w` hold `k` bytes; the block reads
+        // `[0, 4n)` of each.
+        unsafe {
+            asm!(
+                "2:",
+                "ldr {p1}, [{pw}], #4",
+                "sxtb16 {p0}, {p1}",
+                "sxtb16 {p1}, {p1}, ror #8",
+                "ldr {q1}, [{pa}], #4",
+                "sxtb16 {q0}, {q1}",
+                "sxtb16 {q1}, {q1}, ror #8",
+                "smlad {a}, {q0}, {p0}, {a}",
+                "smlad {a}, {q1}, {p1}, {a}",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                pa = inout(reg) x.as_ptr() => _,
+                pw = inout(reg) w.as_ptr() => _,
+                n = inout(reg) n => _,
+                p0 = out(reg) _,
+                p1 = out(reg) _,
+                q0 = out(reg) _,
+                q1 = out(reg) _,
+                a = inout(reg) a,
+                options(nostack, readonly),
+            );
+        }
+    }
+    let done = 4 * n;
+    if done < k {
+        a = a.wrapping_add(dot(&x[done..], &w[done..]));
+    }
+    a
+}
+
+/// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.
+#[inline(always)]
+pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
+    let r: i32;
+    // SAFETY: one register-only instruction (see the module documentation).
+    unsafe {
+        asm!("smmulr {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b,
+            options(pure, nomem, nostack, preserves_flags));
+    }
+    r
+}
+
+/// `QADD`: `a + b` saturated to `i32` (sets only the sticky Q flag).
+#[inline(always)]
+pub(crate) fn qadd(a: i32, b: i32) -> i32 {
+    let r: i32;
+    // SAFETY: one register-only instruction (see the module documentation). It may set the
+    // Q flag, which no Rust code reads.
+    unsafe {
+        asm!("qadd {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b,
+            options(pure, nomem, nostack));
+    }
+    r
+}

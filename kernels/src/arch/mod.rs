@@ -1,0 +1,106 @@
+//! Microkernels: the few inner loops and instructions the fast integer kernels are built
+//! from, one implementation per architecture with the same contract.
+//!
+//! `kiln_arch` is set by `build.rs` from the target (stable Rust does not expose the Arm
+//! target features to `cfg`):
+//!
+//! * [`dsp`](self) (`kiln_arch = "dsp"`: Cortex-M4/M7/M33/M55): inline assembly with the DSP
+//!   extension's dual 16-bit multiply-accumulate (`SMLAD`), byte widening (`SXTB16`) and
+//!   saturating arithmetic. The crate's only `unsafe` code, each block with its argument.
+//! * `portable` (everything else: the host, Cortex-M0/M0+/M3): the same functions in plain
+//!   Rust. Host tests, Miri and the golden-case tests run these, so the drivers built on them
+//!   ([`crate::gemm`]) are checked against TFLM everywhere; the DSP forms are checked on the
+//!   emulated Cortex-M4 (`examples/kernel-cases`).
+//!
+//! A new architecture (the M55's Helium) is one more module here with the same functions.
+//!
+//! # Contract
+//!
+//! The `mac_*` functions add dot products of `k` int8 values to their accumulators:
+//! `mac_2x2(k, x, w, [a00, a01, a10, a11])` adds `x_i . w_j` where `x_0 = x[..k]`,
+//! `x_1 = x[k..2k]`, `w_0 = w[..k]`, `w_1 = w[k..2k]` (two pixels times two output
+//! channels); `mac_1x2` has one pixel and two channels, `mac_2x1` two pixels and one
+//! channel, `mac_1x1` one of each. Sums wrap like the reference kernels' `int32_t`
+//! accumulators (the callers prove at build time that they never do). If a slice is shorter
+//! than the contract needs, the accumulators are returned unchanged (never the case in
+//! Kiln's calls; it keeps the functions total without a panic path).
+
+#[cfg(kiln_arch = "dsp")]
+mod dsp;
+#[cfg(kiln_arch = "dsp")]
+pub(crate) use dsp::*;
+
+#[cfg(not(kiln_arch = "dsp"))]
+mod portable;
+#[cfg(not(kiln_arch = "dsp"))]
+pub(crate) use portable::*;
+
+/// The microkernels compiled into this build: `"dsp"` or `"portable"`.
+pub const NAME: &str = if cfg!(kiln_arch = "dsp") {
+    "dsp"
+} else {
+    "portable"
+};
+
+/// `x . w` over the first `n` elements, in plain Rust (the tails of the `mac_*` functions
+/// after their 4-byte steps, and the portable implementation).
+#[inline(always)]
+pub(crate) fn dot(x: &[i8], w: &[i8]) -> i32 {
+    let mut acc = 0i32;
+    for (&a, &b) in x.iter().zip(w) {
+        acc = acc.wrapping_add(a as i32 * b as i32);
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `mac_*` functions against a plain dot product, for every `k` up to 40 (all tails).
+    #[test]
+    fn mac_functions_are_dot_products() {
+        let x: std::vec::Vec<i8> = (0..80).map(|i| (i * 37 % 256) as u8 as i8).collect();
+        let w: std::vec::Vec<i8> = (0..80).map(|i| (i * 91 % 256 + 128) as u8 as i8).collect();
+        for k in 0..=40 {
+            let (x0, x1) = (&x[..k], &x[k..2 * k]);
+            let (w0, w1) = (&w[..k], &w[k..2 * k]);
+            let want = [dot(x0, w0), dot(x0, w1), dot(x1, w0), dot(x1, w1)];
+            let acc = [1, -2, 3, -4];
+            let got = mac_2x2(k, &x, &w, acc);
+            for i in 0..4 {
+                assert_eq!(got[i], acc[i].wrapping_add(want[i]), "k {k} lane {i}");
+            }
+            assert_eq!(mac_1x2(k, x0, &w, [5, 6]), [5 + want[0], 6 + want[1]]);
+            assert_eq!(mac_2x1(k, &x, w0, [7, 8]), [7 + want[0], 8 + want[2]]);
+            assert_eq!(mac_1x1(k, x0, w0, 9), 9 + want[0]);
+        }
+        // Too short: unchanged.
+        assert_eq!(mac_2x2(41, &x, &w, [1, 2, 3, 4]), [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn scalar_helpers_match_their_definitions() {
+        let vals = [
+            i32::MIN,
+            i32::MIN + 1,
+            -(1 << 30),
+            -12345,
+            -1,
+            0,
+            1,
+            999,
+            (1 << 30) - 1,
+            i32::MAX - 1,
+            i32::MAX,
+        ];
+        for &a in &vals {
+            for &b in &vals {
+                let want = ((a as i64 * b as i64 + (1i64 << 31)) >> 32) as i32;
+                assert_eq!(smmulr(a, b), want, "smmulr({a}, {b})");
+                let want = (a as i64 + b as i64).clamp(i32::MIN as i64, i32::MAX as i64);
+                assert_eq!(qadd(a, b), want as i32, "qadd({a}, {b})");
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! The microkernels in plain Rust (no `unsafe`): the host, Cortex-M0/M0+/M3 and any target
+//! without the DSP extension. Same contract as the DSP forms (see [`super`]).
+
+use super::dot;
+
+/// Two pixels times two channels (see [`super`]).
+#[inline(always)]
+pub(crate) fn mac_2x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
+    let (Some(x), Some(w)) = (x.get(..2 * k), w.get(..2 * k)) else {
+        return acc;
+    };
+    let (x0, x1) = x.split_at(k);
+    let (w0, w1) = w.split_at(k);
+    [
+        acc[0].wrapping_add(dot(x0, w0)),
+        acc[1].wrapping_add(dot(x0, w1)),
+        acc[2].wrapping_add(dot(x1, w0)),
+        acc[3].wrapping_add(dot(x1, w1)),
+    ]
+}
+
+/// One pixel times two channels.
+#[inline(always)]
+pub(crate) fn mac_1x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
+    let (Some(x), Some(w)) = (x.get(..k), w.get(..2 * k)) else {
+        return acc;
+    };
+    let (w0, w1) = w.split_at(k);
+    [
+        acc[0].wrapping_add(dot(x, w0)),
+        acc[1].wrapping_add(dot(x, w1)),
+    ]
+}
+
+/// Two pixels times one channel.
+#[inline(always)]
+pub(crate) fn mac_2x1(k: usize, x: &[i8], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
+    let (Some(x), Some(w)) = (x.get(..2 * k), w.get(..k)) else {
+        return acc;
+    };
+    let (x0, x1) = x.split_at(k);
+    [
+        acc[0].wrapping_add(dot(x0, w)),
+        acc[1].wrapping_add(dot(x1, w)),
+    ]
+}
+
+/// One pixel times one channel.
+#[inline(always)]
+pub(crate) fn mac_1x1(k: usize, x: &[i8], w: &[i8], acc: i32) -> i32 {
+    let (Some(x), Some(w)) = (x.get(..k), w.get(..k)) else {
+        return acc;
+    };
+    acc.wrapping_add(dot(x, w))
+}
+
+/// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.
+#[inline(always)]
+pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
+    ((a as i64 * b as i64 + (1i64 << 31)) >> 32) as i32
+}
+
+/// `QADD`: `a + b` saturated to `i32`.
+#[inline(always)]
+pub(crate) fn qadd(a: i32, b: i32) -> i32 {
+    a.saturating_add(b)
+}
