@@ -24,6 +24,9 @@
 //! same operations in the same order as by the out-of-place kernel, so the results are
 //! identical (bit for bit for float). [`in_place_supported`] tells when they apply.
 
+mod fast;
+pub use fast::{depthwise_conv_2d_s8_fast, fast_scratch_bytes, prepare_fast_s8};
+
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::int16::{Accumulator, check_shifts_s16};
 use crate::quant::{

@@ -102,7 +102,7 @@ pub fn prepare(
 /// `clamp(MultiplyByQuantizedMultiplier(acc, m, -e) + offset)` under [`prepare`]'s
 /// conditions; `half = 2^(e-1)`.
 #[inline(always)]
-fn requantize(acc: i32, m: i32, e: i32, half: i32, q: &Output) -> i8 {
+pub(crate) fn requantize(acc: i32, m: i32, e: i32, half: i32, q: &Output) -> i8 {
     let y = arch::smmulr(acc << 1, m);
     let t = arch::qadd(y, half + (y >> 31));
     let r = (t >> e) + q.offset;
@@ -110,8 +110,9 @@ fn requantize(acc: i32, m: i32, e: i32, half: i32, q: &Output) -> i8 {
     (if r > q.max { q.max } else { r }) as i8
 }
 
-/// All `n` channels of two output pixels (`x`: their inputs, `2k`; `w`: `n * k`).
-#[inline(always)]
+/// All `n` channels of two output pixels (`x`: their inputs, `2k`; `w`: `n * k`). One
+/// copy serves every caller (code size; a call costs a few instructions per pixel pair).
+#[inline(never)]
 fn two_pixels(
     k: usize,
     x: &[i8],
@@ -154,7 +155,7 @@ fn two_pixels(
 }
 
 /// All `n` channels of one output pixel (`x`: its `k` inputs).
-#[inline(always)]
+#[inline(never)]
 fn one_pixel(k: usize, x: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output, out: &mut [i8]) {
     let rows = w.chunks_exact((2 * k).max(1));
     let w_tail = rows.remainder();
@@ -219,7 +220,7 @@ pub struct Window {
 
 /// The `k = kh * kw * depth` inputs of output pixel `(oy, ox)` in filter order (`[fy][fx][c]`,
 /// as an OHWI filter row), taps outside the input set to the zero point.
-#[inline(always)]
+#[inline(never)]
 fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
     let [ih, iw, c] = g.input;
     let [kh, kw] = g.filter;

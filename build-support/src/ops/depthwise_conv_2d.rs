@@ -6,8 +6,8 @@ use crate::emit::Call;
 #[cfg(feature = "exec")]
 use crate::exec::Io;
 use crate::lower::{
-    Cx, Kernel, Operand, PerChannel, Step, activation, padding, positive, prepare_error,
-    unsupported,
+    Cx, Fast, Kernel, Operand, PerChannel, Step, activation, bytemuck_i8, padding, positive,
+    prepare_error, unsupported,
 };
 use kiln_kernels::depthwise_conv_2d as dw;
 use kiln_planner::diag::Result;
@@ -19,6 +19,9 @@ use proc_macro2::TokenStream;
 #[derive(Debug)]
 enum DepthwiseConv2d {
     S8(dw::Params, PerChannel),
+    /// int8 on the fast kernel (`depthwise_conv_2d_s8_fast`) for the layers its
+    /// `prepare_fast_s8` accepts: the filter in its layout, folded bias, no bias operand.
+    S8Fast(dw::Params, Fast, Vec<i8>),
     S16(dw::Params, PerChannel),
     F32(dw::Params),
 }
@@ -83,11 +86,16 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         &[p.batches, p.output_height, p.output_width, p.output_depth],
     )?;
     let bias_types: &[DType] = match kernel {
-        DepthwiseConv2d::S8(..) => &[DType::I32],
+        DepthwiseConv2d::S8(..) | DepthwiseConv2d::S8Fast(..) => &[DType::I32],
         DepthwiseConv2d::S16(..) => &[DType::I64],
         DepthwiseConv2d::F32(_) => &[DType::F32],
     };
     cx.check_bias(bias, p.output_depth, bias_types)?;
+    if let DepthwiseConv2d::S8(p, t) = &kernel
+        && let Some(step) = fast(cx, p, t, input, filter, bias, output)
+    {
+        return Ok(step);
+    }
     let bias = match (&kernel, bias) {
         (DepthwiseConv2d::S16(..), Some(b)) => Operand::Tensor(b),
         _ => Operand::Optional(bias),
@@ -109,17 +117,63 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     Ok(step)
 }
 
+/// The fast int8 step, if `prepare_fast_s8` accepts the layer (constant filter and bias).
+fn fast(
+    cx: &Cx<'_>,
+    p: &dw::Params,
+    t: &PerChannel,
+    input: kiln_planner::ir::TensorId,
+    filter: kiln_planner::ir::TensorId,
+    bias: Option<kiln_planner::ir::TensorId>,
+    output: kiln_planner::ir::TensorId,
+) -> Option<Step> {
+    let w = bytemuck_i8(cx.tensor(filter).data()?);
+    let mut layout = vec![0i8; w.len()];
+    let f = Fast::prepare(cx, filter, bias, t, |w, b, shift, folded, right| {
+        dw::prepare_fast_s8(p, w, b, shift, &mut layout, folded, right)
+    })?;
+    let mut step = cx.step(
+        DepthwiseConv2d::S8Fast(*p, f, layout),
+        vec![Operand::Tensor(input)],
+        output,
+    );
+    step.scratch_bytes = dw::fast_scratch_bytes(p);
+    Some(step)
+}
+
 impl DepthwiseConv2d {
     fn params(&self) -> &dw::Params {
         match self {
-            DepthwiseConv2d::S8(p, _) | DepthwiseConv2d::S16(p, _) | DepthwiseConv2d::F32(p) => p,
+            DepthwiseConv2d::S8(p, _)
+            | DepthwiseConv2d::S8Fast(p, ..)
+            | DepthwiseConv2d::S16(p, _)
+            | DepthwiseConv2d::F32(p) => p,
         }
     }
 }
 
 impl Kernel for DepthwiseConv2d {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        if let DepthwiseConv2d::S8Fast(p, f, layout) = self {
+            let mut pre = vec![call.params("depthwise_conv_2d", p)];
+            pre.extend(call.fast(f));
+            let zero_point = (-p.input_offset) as i8;
+            pre.push(call.table("ZERO_ROW", &vec![zero_point; p.input_depth]));
+            pre.push(call.table("FILTER", layout));
+            let scratch = if dw::fast_scratch_bytes(p) == 0 {
+                quote::quote!(&mut [])
+            } else {
+                call.scratch(false)?
+            };
+            return call.standard_with(
+                "depthwise_conv_2d",
+                "depthwise_conv_2d_s8_fast",
+                &pre,
+                &[scratch],
+            );
+        }
         let (function, tables) = match self {
+            DepthwiseConv2d::S8Fast(..) => unreachable!("emitted above"),
             DepthwiseConv2d::S8(_, t) => ("depthwise_conv_2d_s8", Some(t)),
             DepthwiseConv2d::S16(_, t) => ("depthwise_conv_2d_s16", Some(t)),
             DepthwiseConv2d::F32(_) => ("depthwise_conv_2d_f32", None),
@@ -143,6 +197,21 @@ impl Kernel for DepthwiseConv2d {
     #[cfg(feature = "exec")]
     fn run(&self, io: &mut Io<'_>) {
         match self {
+            DepthwiseConv2d::S8Fast(p, f, layout) => {
+                let mut scratch = vec![0i8; dw::fast_scratch_bytes(p)];
+                let zero_row = vec![(-p.input_offset) as i8; p.input_depth];
+                dw::depthwise_conv_2d_s8_fast(
+                    p,
+                    &f.bias,
+                    &f.multiplier,
+                    &f.right_shift,
+                    &zero_row,
+                    layout,
+                    io.i8(0),
+                    io.out_i8(),
+                    &mut scratch,
+                )
+            }
             DepthwiseConv2d::S8(p, c) => dw::depthwise_conv_2d_s8(
                 p,
                 &c.multiplier,

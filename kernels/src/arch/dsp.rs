@@ -245,6 +245,66 @@ pub(crate) fn mac_1x1(k: usize, x: &[i8], w: &[i8], acc: i32) -> i32 {
     a
 }
 
+/// Depthwise taps, four channels at a time (see [`super`]).
+#[inline(always)]
+pub(crate) fn mac_taps4(
+    taps: &[&[i8]],
+    w: &[i8],
+    bias: &[i32],
+    mut store: impl FnMut(usize, [i32; 4]),
+) {
+    let t = taps.len();
+    let groups = bias.len() / 4;
+    let depth = 4 * groups;
+    if t == 0 || t > super::MAX_TAPS || w.len() < depth * t || taps.iter().any(|x| x.len() < depth)
+    {
+        return;
+    }
+    let mut ptrs = [core::ptr::null::<i8>(); super::MAX_TAPS];
+    for (p, x) in ptrs.iter_mut().zip(taps) {
+        *p = x.as_ptr();
+    }
+    let mut pw = w.as_ptr();
+    for (g, b) in bias.chunks_exact(4).enumerate() {
+        let [mut a0, mut a1, mut a2, mut a3] = [b[0], b[1], b[2], b[3]];
+        // SAFETY: see the module documentation: `ptrs[..t]` point to slices of at least
+        // `depth` bytes, of which the block reads `[4g, 4g + 4)`; `pw` walks `4t` bytes per
+        // group, `depth * t <= w.len()` in all.
+        unsafe {
+            asm!(
+                "2:",
+                "ldr {p1}, [{pp}], #4",
+                "ldr {q1}, [{p1}, {c}]",
+                "ldr {p1}, [{pw}], #4",
+                "sxtb16 {q0}, {q1}",
+                "sxtb16 {q1}, {q1}, ror #8",
+                "sxtb16 {p0}, {p1}",
+                "sxtb16 {p1}, {p1}, ror #8",
+                "smlabb {a0}, {q0}, {p0}, {a0}",
+                "smlatt {a2}, {q0}, {p0}, {a2}",
+                "smlabb {a1}, {q1}, {p1}, {a1}",
+                "smlatt {a3}, {q1}, {p1}, {a3}",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                pp = inout(reg) ptrs.as_ptr() => _,
+                pw = inout(reg) pw,
+                c = in(reg) 4 * g,
+                n = inout(reg) t => _,
+                p0 = out(reg) _,
+                p1 = out(reg) _,
+                q0 = out(reg) _,
+                q1 = out(reg) _,
+                a0 = inout(reg) a0,
+                a1 = inout(reg) a1,
+                a2 = inout(reg) a2,
+                a3 = inout(reg) a3,
+                options(nostack, readonly),
+            );
+        }
+        store(g, [a0, a1, a2, a3]);
+    }
+}
+
 /// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.
 #[inline(always)]
 pub(crate) fn smmulr(a: i32, b: i32) -> i32 {

@@ -35,6 +35,9 @@ mod portable;
 #[cfg(not(kiln_arch = "dsp"))]
 pub(crate) use portable::*;
 
+/// The most taps [`mac_taps4`] takes (a 5x5 window).
+pub(crate) const MAX_TAPS: usize = 25;
+
 /// The microkernels compiled into this build: `"dsp"` or `"portable"`.
 pub const NAME: &str = if cfg!(kiln_arch = "dsp") {
     "dsp"
@@ -74,6 +77,20 @@ mod tests {
             assert_eq!(mac_1x2(k, x0, &w, [5, 6]), [5 + want[0], 6 + want[1]]);
             assert_eq!(mac_2x1(k, &x, w0, [7, 8]), [7 + want[0], 8 + want[2]]);
             assert_eq!(mac_1x1(k, x0, w0, 9), 9 + want[0]);
+        }
+        // Depthwise taps: 3 taps, 8 channels.
+        let taps: std::vec::Vec<&[i8]> = (0..3).map(|t| &x[t * 8..t * 8 + 8]).collect();
+        let bias = [1, 2, 3, 4, 5, 6, 7, 8];
+        let mut got = [0i32; 8];
+        mac_taps4(&taps, &w[..24], &bias, |g, acc| {
+            got[4 * g..4 * g + 4].copy_from_slice(&acc)
+        });
+        for c in 0..8 {
+            let (g, j) = (c / 4, c % 4);
+            let want: i32 = (0..3)
+                .map(|t| x[t * 8 + c] as i32 * w[(g * 3 + t) * 4 + j] as i32)
+                .sum();
+            assert_eq!(got[c], bias[c] + want, "channel {c}");
         }
         // Too short: unchanged.
         assert_eq!(mac_2x2(41, &x, &w, [1, 2, 3, 4]), [1, 2, 3, 4]);

@@ -54,6 +54,31 @@ pub(crate) fn mac_1x1(k: usize, x: &[i8], w: &[i8], acc: i32) -> i32 {
     acc.wrapping_add(dot(x, w))
 }
 
+/// Depthwise taps, four channels at a time (see [`super`]).
+#[inline(always)]
+pub(crate) fn mac_taps4(
+    taps: &[&[i8]],
+    w: &[i8],
+    bias: &[i32],
+    mut store: impl FnMut(usize, [i32; 4]),
+) {
+    let t = taps.len();
+    let depth = bias.len() / 4 * 4;
+    if t == 0 || t > super::MAX_TAPS || w.len() < depth * t || taps.iter().any(|x| x.len() < depth)
+    {
+        return;
+    }
+    for ((g, b), wg) in bias.chunks_exact(4).enumerate().zip(w.chunks_exact(4 * t)) {
+        let mut acc = [b[0], b[1], b[2], b[3]];
+        for (x, wt) in taps.iter().zip(wg.chunks_exact(4)) {
+            for j in 0..4 {
+                acc[j] = acc[j].wrapping_add(x[4 * g + j] as i32 * wt[j] as i32);
+            }
+        }
+        store(g, acc);
+    }
+}
+
 /// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.
 #[inline(always)]
 pub(crate) fn smmulr(a: i32, b: i32) -> i32 {

@@ -1,0 +1,187 @@
+//! The fast int8 DEPTHWISE_CONV_2D (DSP instructions on Cortex-M4/M7/M33/M55, plain Rust
+//! elsewhere; see [`crate::arch`] and [`crate::gemm`]), byte-identical with
+//! [`depthwise_conv_2d_s8`](super::depthwise_conv_2d_s8) for the layers [`prepare_fast_s8`]
+//! accepts. Two forms, by the input depth:
+//!
+//! * **Depth multiplier 1**, depth a multiple of 4 (the MobileNets' 3x3 layers): per output
+//!   pixel the `kh * kw` taps are slices of the input (a constant row of zero points for
+//!   taps outside it, so they add 0 against the folded bias, see [`crate::gemm`]), and
+//!   [`mac_taps4`](crate::arch) accumulates four channels per step. The filter is stored at
+//!   build time as `[C / 4][kh * kw][4]`, so one pointer walks it.
+//! * **Input depth 1**, any multiplier `M` (micro_speech's 10x8 layer): the same sums as a
+//!   CONV_2D with `M` filters of `kh * kw` taps, so it runs on [`crate::gemm::windowed`]
+//!   with the filter transposed at build time to `[M][kh * kw]` and an im2col scratch.
+
+use super::Params;
+use crate::gemm;
+
+/// Whether the input-depth-1 form applies (else the depth-multiplier-1 form).
+const fn single_input_channel(p: &Params) -> bool {
+    p.input_depth == 1
+}
+
+/// Scratch bytes of [`depthwise_conv_2d_s8_fast`]: an im2col of two output pixels for the
+/// input-depth-1 form (`2 * kh * kw`), none otherwise.
+pub const fn fast_scratch_bytes(p: &Params) -> usize {
+    if single_input_channel(p) {
+        2 * p.filter_height * p.filter_width
+    } else {
+        0
+    }
+}
+
+/// Whether [`depthwise_conv_2d_s8_fast`] computes this layer, and its build-time tables:
+/// the filter in the fast form's layout (`fast_filter`, as long as `filter`), the folded
+/// bias and the right shifts (`output_depth` long). `filter` is the model's
+/// `[1, kh, kw, C * M]` filter, `bias` the int32 bias (or none), `output_shift` the
+/// per-channel shifts from [`prepare_s8`](super::prepare_s8). Conditions: those of
+/// [`crate::gemm::prepare`], and depth multiplier 1 with `C % 4 == 0` and at most 25 taps,
+/// or input depth 1.
+pub fn prepare_fast_s8(
+    p: &Params,
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    output_shift: &[i32],
+    fast_filter: &mut [i8],
+    folded_bias: &mut [i32],
+    right_shift: &mut [i32],
+) -> bool {
+    let taps = p.filter_height * p.filter_width;
+    let c = p.output_depth;
+    if taps == 0 || filter.len() != taps * c || fast_filter.len() != filter.len() {
+        return false;
+    }
+    let per_tap = single_input_channel(p);
+    if !per_tap && (p.input_depth != c || !c.is_multiple_of(4) || taps > crate::arch::MAX_TAPS) {
+        return false;
+    }
+    // Rows `[C][taps]` for the accumulator bound (and the input-depth-1 layout).
+    for o in 0..c {
+        for t in 0..taps {
+            fast_filter[o * taps + t] = filter[t * c + o];
+        }
+    }
+    if !gemm::prepare(
+        taps,
+        p.input_offset,
+        fast_filter,
+        bias,
+        output_shift,
+        folded_bias,
+        right_shift,
+    ) {
+        return false;
+    }
+    if !per_tap {
+        for g in 0..c / 4 {
+            for t in 0..taps {
+                for j in 0..4 {
+                    fast_filter[(g * taps + t) * 4 + j] = filter[t * c + 4 * g + j];
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Fast int8 DEPTHWISE_CONV_2D for the layers [`prepare_fast_s8`] accepts. `bias`,
+/// `right_shift` and `filter` are its tables, `zero_row` is `input_depth` bytes of the input
+/// zero point, `scratch` holds [`fast_scratch_bytes`] bytes.
+#[allow(clippy::too_many_arguments)]
+pub fn depthwise_conv_2d_s8_fast(
+    p: &Params,
+    bias: &[i32],
+    output_multiplier: &[i32],
+    right_shift: &[i32],
+    zero_row: &[i8],
+    filter: &[i8],
+    input: &[i8],
+    output: &mut [i8],
+    scratch: &mut [i8],
+) {
+    let ch = gemm::Channels {
+        bias,
+        multiplier: output_multiplier,
+        right_shift,
+    };
+    let q = gemm::Output {
+        offset: p.output_offset,
+        min: p.quantized_activation_min,
+        max: p.quantized_activation_max,
+    };
+    if single_input_channel(p) {
+        let g = gemm::Window {
+            input: [p.input_height, p.input_width, 1],
+            output: [p.output_height, p.output_width],
+            filter: [p.filter_height, p.filter_width],
+            stride: [p.stride_height, p.stride_width],
+            dilation: [p.dilation_height_factor, p.dilation_width_factor],
+            padding: [p.padding_height, p.padding_width],
+            zero_point: (-p.input_offset) as i8,
+        };
+        gemm::windowed(&g, input, filter, &ch, &q, output, scratch);
+    } else {
+        by_taps(p, &ch, &q, zero_row, filter, input, output);
+    }
+}
+
+/// The depth-multiplier-1 form.
+#[inline(never)]
+fn by_taps(
+    p: &Params,
+    ch: &gemm::Channels<'_>,
+    q: &gemm::Output,
+    zero_row: &[i8],
+    filter: &[i8],
+    input: &[i8],
+    output: &mut [i8],
+) {
+    let c = p.input_depth;
+    let (kh, kw) = (p.filter_height, p.filter_width);
+    let (ih, iw) = (p.input_height, p.input_width);
+    let image_len = (ih * iw * c).max(1);
+    let out_image = (p.output_height * p.output_width * c).max(1);
+    let mut taps: [&[i8]; crate::arch::MAX_TAPS] = [zero_row; crate::arch::MAX_TAPS];
+    let t = kh * kw;
+    if t > crate::arch::MAX_TAPS {
+        return;
+    }
+    for (image, out_image) in input
+        .chunks_exact(image_len)
+        .zip(output.chunks_exact_mut(out_image))
+    {
+        let mut px = out_image.chunks_exact_mut(c.max(1));
+        for oy in 0..p.output_height {
+            let y0 = (oy * p.stride_height) as isize - p.padding_height as isize;
+            for ox in 0..p.output_width {
+                let x0 = (ox * p.stride_width) as isize - p.padding_width as isize;
+                let Some(out) = px.next() else { return };
+                for fy in 0..kh {
+                    let iy = y0 + (fy * p.dilation_height_factor) as isize;
+                    for fx in 0..kw {
+                        let ix = x0 + (fx * p.dilation_width_factor) as isize;
+                        let inside = iy >= 0 && ix >= 0 && (iy as usize) < ih && (ix as usize) < iw;
+                        taps[fy * kw + fx] = if inside {
+                            let at = (iy as usize * iw + ix as usize) * c;
+                            image.get(at..at + c).unwrap_or(zero_row)
+                        } else {
+                            zero_row
+                        };
+                    }
+                }
+                crate::arch::mac_taps4(&taps[..t], filter, ch.bias, |g, acc| {
+                    let at = 4 * g;
+                    if let (Some(o), Some(m), Some(e)) = (
+                        out.get_mut(at..at + 4),
+                        ch.multiplier.get(at..at + 4),
+                        ch.right_shift.get(at..at + 4),
+                    ) {
+                        for j in 0..4 {
+                            o[j] = gemm::requantize(acc[j], m[j], e[j], 1 << (e[j] - 1), q);
+                        }
+                    }
+                });
+            }
+        }
+    }
+}
