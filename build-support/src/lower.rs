@@ -93,6 +93,47 @@ impl Fast {
             right_shift,
         })
     }
+
+    /// [`Fast::prepare`] for kernels whose `prepare_fast_*` also rewrites multipliers
+    /// (`kiln_kernels::gemm::prepare_layer`: `accept(filter, bias, multiplier, shift,
+    /// folded, multiplier_out, right_shift)`).
+    pub(crate) fn prepare_layer(
+        cx: &Cx<'_>,
+        filter: TensorId,
+        bias: Option<TensorId>,
+        t: &PerChannel,
+        accept: impl FnOnce(
+            &[i8],
+            Option<&[i32]>,
+            &[i32],
+            &[i32],
+            &mut [i32],
+            &mut [i32],
+            &mut [i32],
+        ) -> bool,
+    ) -> Option<Fast> {
+        let filter = bytemuck_i8(cx.tensor(filter).data()?);
+        let bias = match bias {
+            Some(b) => Some(cx.const_i32(b).ok()?),
+            None => None,
+        };
+        let n = t.multiplier.len();
+        let (mut folded, mut multiplier, mut right_shift) = (vec![0; n], vec![0; n], vec![0; n]);
+        accept(
+            filter,
+            bias.as_deref(),
+            &t.multiplier,
+            &t.shift,
+            &mut folded,
+            &mut multiplier,
+            &mut right_shift,
+        )
+        .then_some(Fast {
+            bias: folded,
+            multiplier,
+            right_shift,
+        })
+    }
 }
 
 /// Element types the generic kernels are instantiated with.

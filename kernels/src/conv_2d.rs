@@ -843,27 +843,43 @@ fn pointwise<T: Copy>(p: &Params, input: &[T], output: &mut [T], pixel: impl Fn(
 /// Whether [`conv_2d_s8_fast`] computes this int8 convolution byte-identically with
 /// [`conv_2d_s8`], and its build-time tables: the folded bias (`bias + input_offset *
 /// sum(w)`) and the right shift per output channel (see [`crate::gemm`] for the conditions:
-/// one group, accumulators within `2^30`, right shifts of 1..=23). `filter` is the OHWI
+/// one group, accumulators within `2^30`, right shifts of 1..=31). `filter` is the OHWI
 /// filter, `bias` the int32 bias (or none), `output_shift` the per-channel shifts from
-/// [`prepare_s8`]; `folded_bias` and `right_shift` are `output_depth` long.
+/// [`prepare_s8`]; `folded_bias`, `multiplier` (the multipliers to use, see
+/// [`crate::gemm::prepare_layer`]) and `right_shift` are `output_depth` long.
+#[allow(clippy::too_many_arguments)]
 pub fn prepare_fast_s8(
     p: &Params,
     filter: &[i8],
     bias: Option<&[i32]>,
+    output_multiplier: &[i32],
     output_shift: &[i32],
     folded_bias: &mut [i32],
+    multiplier: &mut [i32],
     right_shift: &mut [i32],
 ) -> bool {
     p.filter_input_depth == p.input_depth
-        && crate::gemm::prepare(
+        && crate::gemm::prepare_layer(
             p.filter_height * p.filter_width * p.input_depth,
             p.input_offset,
             filter,
             bias,
+            output_multiplier,
             output_shift,
+            &output_quant(p),
             folded_bias,
+            multiplier,
             right_shift,
         )
+}
+
+/// The output quantization of a fast layer.
+const fn output_quant(p: &Params) -> crate::gemm::Output {
+    crate::gemm::Output {
+        offset: p.output_offset,
+        min: p.quantized_activation_min,
+        max: p.quantized_activation_max,
+    }
 }
 
 /// Scratch bytes of [`conv_2d_s8_fast`]: none for a 1x1 stride-1 convolution without
@@ -896,11 +912,7 @@ pub fn conv_2d_s8_fast(
         multiplier: output_multiplier,
         right_shift,
     };
-    let q = crate::gemm::Output {
-        offset: p.output_offset,
-        min: p.quantized_activation_min,
-        max: p.quantized_activation_max,
-    };
+    let q = output_quant(p);
     if pointwise_in_place_supported(p) {
         crate::gemm::pointwise(p.input_depth, input, filter, &ch, &q, output);
     } else {

@@ -15,12 +15,10 @@
 //!   `2 * acc` fits an `i32` and gemmlowp's `SaturatingRoundingDoublingHighMul(acc, m)`, i.e.
 //!   `floor((acc * m + 2^30) / 2^31)` (its nudge and truncating division give exactly this;
 //!   it never saturates since `m >= 2^30`), is one `SMMULR` of `2 * acc` and `m`.
-//! * **Shifts**: every channel must shift right by 1..=23 (TFLM's `shift` in -23..=-1).
+//! * **Shifts**: every channel must shift right by 1..=31 (TFLM's `shift` in -31..=-1).
 //!   gemmlowp's `RoundingDivideByPOT(y, e)` (round half away from zero) is
-//!   `(y + 2^(e-1) - [y < 0]) >> e`. The addition is done saturating (`QADD`): it can only
-//!   saturate upwards, when `y > 2^31 - 1 - 2^(e-1)`; then both the exact and the saturated
-//!   quotient are at least `2^(31-e) - 1 >= 255` and the output clamps to the activation
-//!   maximum (at most 127, after adding an output offset of at least -128) either way.
+//!   `(y + 2^(e-1) - [y < 0]) >> e`, and that addition cannot overflow: `|y| <= 2^30` since
+//!   `|acc| <= 2^30` and `m < 2^31`, so the sum stays below `2^30 + 2^30 = 2^31`.
 //!
 //! Layers outside these conditions keep the reference kernels.
 //!
@@ -37,7 +35,7 @@ pub struct Channels<'a> {
     pub bias: &'a [i32],
     /// Quantized multiplier (`>= 2^30`).
     pub multiplier: &'a [i32],
-    /// Right shift, 1..=23.
+    /// Right shift, 1..=31.
     pub right_shift: &'a [i32],
 }
 
@@ -59,7 +57,7 @@ pub const ACC_BOUND: i64 = 1 << 30;
 /// weights each (`filter` is `n * k` long, row `o` at `o * k`): writes the folded bias and
 /// the right shifts and returns whether the fast kernels compute this layer exactly (the
 /// conditions of the module documentation). `bias` is `n` long or absent (zero), `shift`
-/// is TFLM's per-channel exponent.
+/// is TFLM's per-channel exponent. [`prepare_layer`] also takes dead channels.
 pub fn prepare(
     k: usize,
     input_offset: i32,
@@ -78,25 +76,91 @@ pub fn prepare(
     {
         return false;
     }
-    for o in 0..n {
+    (0..n).all(|o| {
         let row = &filter[o * k..(o + 1) * k];
-        let b = bias.map_or(0, |b| b[o]) as i64;
-        let sum: i64 = row.iter().map(|&w| w as i64).sum();
-        let f = b + input_offset as i64 * sum;
-        // Extremes of `sum w * x` over x in -128..=127.
-        let (mut lo, mut hi) = (f, f);
-        for &w in row {
-            let (a, c) = (w as i64 * -128, w as i64 * 127);
-            lo += a.min(c);
-            hi += a.max(c);
+        let b = bias.map_or(0, |b| b[o]);
+        match channel(input_offset, row, b, shift[o]) {
+            Some((f, e)) => {
+                folded[o] = f;
+                right_shift[o] = e;
+                true
+            }
+            None => false,
         }
-        if lo < -ACC_BOUND || hi >= ACC_BOUND || !(-23..=-1).contains(&shift[o]) {
-            return false;
-        }
-        folded[o] = f as i32;
-        right_shift[o] = -shift[o];
+    })
+}
+
+/// One channel of [`prepare`]: the folded bias and the right shift, if the fast kernels
+/// compute it exactly.
+fn channel(input_offset: i32, row: &[i8], bias: i32, shift: i32) -> Option<(i32, i32)> {
+    let sum: i64 = row.iter().map(|&w| w as i64).sum();
+    let f = bias as i64 + input_offset as i64 * sum;
+    // Extremes of `sum w * x` over x in -128..=127.
+    let (mut lo, mut hi) = (f, f);
+    for &w in row {
+        let (a, c) = (w as i64 * -128, w as i64 * 127);
+        lo += a.min(c);
+        hi += a.max(c);
     }
-    true
+    (lo >= -ACC_BOUND && hi < ACC_BOUND && (-31..=-1).contains(&shift))
+        .then_some((f as i32, -shift))
+}
+
+/// [`prepare`] for a whole layer, which also rewrites dead channels: a channel whose weights
+/// are all zero outputs the constant `clamp(MultiplyByQuantizedMultiplier(bias, m, shift) +
+/// offset)` (the reference's accumulator is just the bias), whatever its scales; such
+/// channels often carry a huge bias and shift (MobileNets trained with pruning) that the
+/// fast requantization cannot apply. Their tables become `bias = 4r`, `m = 2^30`, `e = 1`
+/// with `r = constant - offset` (in -255..=255), which the fast requantization maps to
+/// exactly `r`: `SMMULR(8r, 2^30) = 2r`, `(2r + 1 - [r < 0]) >> 1 = r`. `multiplier` is
+/// read and the multipliers to use are written to `multiplier_out`.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_layer(
+    k: usize,
+    input_offset: i32,
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    multiplier: &[i32],
+    shift: &[i32],
+    q: &Output,
+    folded: &mut [i32],
+    multiplier_out: &mut [i32],
+    right_shift: &mut [i32],
+) -> bool {
+    let n = folded.len();
+    if k == 0
+        || filter.len() != n * k
+        || shift.len() != n
+        || multiplier.len() != n
+        || multiplier_out.len() != n
+        || right_shift.len() != n
+        || bias.is_some_and(|b| b.len() != n)
+    {
+        return false;
+    }
+    (0..n).all(|o| {
+        let row = &filter[o * k..(o + 1) * k];
+        let b = bias.map_or(0, |b| b[o]);
+        if row.iter().all(|&w| w == 0) {
+            let v =
+                crate::fixed_point::multiply_by_quantized_multiplier(b, multiplier[o], shift[o])
+                    .wrapping_add(q.offset);
+            let v = crate::util::clamp_i32(v, q.min, q.max);
+            folded[o] = 4 * (v - q.offset);
+            multiplier_out[o] = 1 << 30;
+            right_shift[o] = 1;
+            return true;
+        }
+        match channel(input_offset, row, b, shift[o]) {
+            Some((f, e)) => {
+                folded[o] = f;
+                multiplier_out[o] = multiplier[o];
+                right_shift[o] = e;
+                true
+            }
+            None => false,
+        }
+    })
 }
 
 /// `clamp(MultiplyByQuantizedMultiplier(acc, m, -e) + offset)` under [`prepare`]'s
@@ -104,7 +168,7 @@ pub fn prepare(
 #[inline(always)]
 pub(crate) fn requantize(acc: i32, m: i32, e: i32, half: i32, q: &Output) -> i8 {
     let y = arch::smmulr(acc << 1, m);
-    let t = arch::qadd(y, half + (y >> 31));
+    let t = y + half + (y >> 31);
     let r = (t >> e) + q.offset;
     let r = if r < q.min { q.min } else { r };
     (if r > q.max { q.max } else { r }) as i8
@@ -122,60 +186,59 @@ fn two_pixels(
     out0: &mut [i8],
     out1: &mut [i8],
 ) {
-    let rows = w.chunks_exact((2 * k).max(1));
-    let w_tail = rows.remainder();
-    let mut o0 = out0.chunks_exact_mut(2);
-    let mut o1 = out1.chunks_exact_mut(2);
-    let mut b = ch.bias.chunks_exact(2);
-    let mut m = ch.multiplier.chunks_exact(2);
-    let mut e = ch.right_shift.chunks_exact(2);
-    for (w2, (((o0, o1), b), (m, e))) in
-        rows.zip((&mut o0).zip(&mut o1).zip(&mut b).zip((&mut m).zip(&mut e)))
-    {
-        let acc = arch::mac_2x2(k, x, w2, [b[0], b[1], b[0], b[1]]);
-        let (h0, h1) = (1 << (e[0] - 1), 1 << (e[1] - 1));
-        o0[0] = requantize(acc[0], m[0], e[0], h0, q);
-        o0[1] = requantize(acc[1], m[1], e[1], h1, q);
-        o1[0] = requantize(acc[2], m[0], e[0], h0, q);
-        o1[1] = requantize(acc[3], m[1], e[1], h1, q);
+    let n = out0.len();
+    let (Some(b), Some(m), Some(e), Some(out1)) = (
+        ch.bias.get(..n),
+        ch.multiplier.get(..n),
+        ch.right_shift.get(..n),
+        out1.get_mut(..n),
+    ) else {
+        return;
+    };
+    let mut o = 0;
+    let mut rows = w;
+    while o + 1 < n {
+        let acc = arch::mac_2x2(k, x, rows, [b[o], b[o + 1], b[o], b[o + 1]]);
+        let (h0, h1) = (1 << (e[o] - 1), 1 << (e[o + 1] - 1));
+        out0[o] = requantize(acc[0], m[o], e[o], h0, q);
+        out0[o + 1] = requantize(acc[1], m[o + 1], e[o + 1], h1, q);
+        out1[o] = requantize(acc[2], m[o], e[o], h0, q);
+        out1[o + 1] = requantize(acc[3], m[o + 1], e[o + 1], h1, q);
+        rows = rows.get(2 * k..).unwrap_or(&[]);
+        o += 2;
     }
     // An odd last channel.
-    if let ([o0], [o1], [b], [m], [e]) = (
-        o0.into_remainder(),
-        o1.into_remainder(),
-        b.remainder(),
-        m.remainder(),
-        e.remainder(),
-    ) {
-        let acc = arch::mac_2x1(k, x, w_tail, [*b, *b]);
-        let h = 1 << (e - 1);
-        *o0 = requantize(acc[0], *m, *e, h, q);
-        *o1 = requantize(acc[1], *m, *e, h, q);
+    if o < n {
+        let acc = arch::mac_2x1(k, x, rows, [b[o], b[o]]);
+        let h = 1 << (e[o] - 1);
+        out0[o] = requantize(acc[0], m[o], e[o], h, q);
+        out1[o] = requantize(acc[1], m[o], e[o], h, q);
     }
 }
 
 /// All `n` channels of one output pixel (`x`: its `k` inputs).
 #[inline(never)]
 fn one_pixel(k: usize, x: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output, out: &mut [i8]) {
-    let rows = w.chunks_exact((2 * k).max(1));
-    let w_tail = rows.remainder();
-    let mut o = out.chunks_exact_mut(2);
-    let mut b = ch.bias.chunks_exact(2);
-    let mut m = ch.multiplier.chunks_exact(2);
-    let mut e = ch.right_shift.chunks_exact(2);
-    for (w2, ((o, b), (m, e))) in rows.zip((&mut o).zip(&mut b).zip((&mut m).zip(&mut e))) {
-        let acc = arch::mac_1x2(k, x, w2, [b[0], b[1]]);
-        o[0] = requantize(acc[0], m[0], e[0], 1 << (e[0] - 1), q);
-        o[1] = requantize(acc[1], m[1], e[1], 1 << (e[1] - 1), q);
+    let n = out.len();
+    let (Some(b), Some(m), Some(e)) = (
+        ch.bias.get(..n),
+        ch.multiplier.get(..n),
+        ch.right_shift.get(..n),
+    ) else {
+        return;
+    };
+    let mut o = 0;
+    let mut rows = w;
+    while o + 1 < n {
+        let acc = arch::mac_1x2(k, x, rows, [b[o], b[o + 1]]);
+        out[o] = requantize(acc[0], m[o], e[o], 1 << (e[o] - 1), q);
+        out[o + 1] = requantize(acc[1], m[o + 1], e[o + 1], 1 << (e[o + 1] - 1), q);
+        rows = rows.get(2 * k..).unwrap_or(&[]);
+        o += 2;
     }
-    if let ([o], [b], [m], [e]) = (
-        o.into_remainder(),
-        b.remainder(),
-        m.remainder(),
-        e.remainder(),
-    ) {
-        let acc = arch::mac_1x1(k, x, w_tail, *b);
-        *o = requantize(acc, *m, *e, 1 << (e - 1), q);
+    if o < n {
+        let acc = arch::mac_1x1(k, x, rows, b[o]);
+        out[o] = requantize(acc, m[o], e[o], 1 << (e[o] - 1), q);
     }
 }
 
@@ -308,6 +371,112 @@ pub fn windowed(
         }
         if let Some(first) = pending {
             one_pixel(k, col, w, ch, q, first);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixed_point::multiply_by_quantized_multiplier;
+    use crate::util::clamp_i32;
+
+    /// A small deterministic generator (xorshift).
+    fn rng(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    fn reference(acc: i32, m: i32, shift: i32, q: &Output) -> i8 {
+        clamp_i32(
+            multiply_by_quantized_multiplier(acc, m, shift).wrapping_add(q.offset),
+            q.min,
+            q.max,
+        ) as i8
+    }
+
+    /// The fast requantization equals TFLM's wherever `prepare` allows it: accumulators in
+    /// `-2^30..2^30` (edges included), right shifts 1..=31, any multiplier, offset, clamp.
+    #[test]
+    fn requantize_matches_the_reference_within_its_conditions() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15;
+        let edges = [
+            -(1 << 30),
+            -(1 << 30) + 1,
+            -1,
+            0,
+            1,
+            (1 << 30) - 2,
+            (1 << 30) - 1,
+        ];
+        for i in 0..400_000u64 {
+            let r = rng(&mut seed);
+            let m = (1 << 30) + (r >> 34) as i32 % (1 << 30);
+            let e = 1 + (r % 31) as i32;
+            let acc = if i % 8 == 0 {
+                edges[(r >> 8) as usize % edges.len()]
+            } else {
+                ((rng(&mut seed) % (1 << 31)) as i64 - (1 << 30)) as i32 >> ((r >> 40) % 20)
+            };
+            let offset = (r >> 48) as i32 % 256 - 128;
+            let (lo, hi) = if r & 1 == 0 {
+                (-128, 127)
+            } else {
+                (offset.max(-128), 127)
+            };
+            let q = Output {
+                offset,
+                min: lo,
+                max: hi,
+            };
+            assert_eq!(
+                requantize(acc, m, e, 1 << (e - 1), &q),
+                reference(acc, m, -e, &q),
+                "acc {acc} m {m} e {e} offset {offset}"
+            );
+        }
+    }
+
+    /// Dead channels (all-zero weights) get tables that give the reference's constant, for
+    /// any bias, multiplier and shift; live channels keep theirs.
+    #[test]
+    fn dead_channels_become_their_constant() {
+        let mut seed = 12345;
+        for _ in 0..20_000 {
+            let r = rng(&mut seed);
+            let bias = rng(&mut seed) as i32;
+            let m = (1 << 30) + (r >> 34) as i32 % (1 << 30);
+            let shift = (r % 62) as i32 - 31;
+            let offset = (r >> 48) as i32 % 256 - 128;
+            let q = Output {
+                offset,
+                min: -128,
+                max: (offset + 100).min(127),
+            };
+            let filter = [0i8, 0, 0, 0, 1, -2, 3, -4];
+            let (mut folded, mut mult, mut right) = ([0; 2], [0; 2], [0; 2]);
+            let ok = prepare_layer(
+                4,
+                offset / 2,
+                &filter,
+                Some(&[bias, 100]),
+                &[m, m],
+                &[shift, -5],
+                &q,
+                &mut folded,
+                &mut mult,
+                &mut right,
+            );
+            assert!(ok);
+            let got = requantize(folded[0], mult[0], right[0], 1 << (right[0] - 1), &q);
+            assert_eq!(
+                got,
+                reference(bias, m, shift, &q),
+                "bias {bias} m {m} shift {shift}"
+            );
+            assert_eq!((mult[1], right[1]), (m, 5));
         }
     }
 }

@@ -93,8 +93,8 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     };
     cx.check_bias(bias, p.output_depth, bias_types)?;
     if let Conv2d::S8(p, t) = &kernel {
-        let fast = Fast::prepare(cx, filter, bias, t, |w, b, shift, folded, right| {
-            conv::prepare_fast_s8(p, w, b, shift, folded, right)
+        let fast = Fast::prepare_layer(cx, filter, bias, t, |w, b, m, s, folded, m_out, e| {
+            conv::prepare_fast_s8(p, w, b, m, s, folded, m_out, e)
         });
         if let Some(fast) = fast {
             let p = *p;

@@ -129,8 +129,8 @@ fn fast(
 ) -> Option<Step> {
     let w = bytemuck_i8(cx.tensor(filter).data()?);
     let mut layout = vec![0i8; w.len()];
-    let f = Fast::prepare(cx, filter, bias, t, |w, b, shift, folded, right| {
-        dw::prepare_fast_s8(p, w, b, shift, &mut layout, folded, right)
+    let f = Fast::prepare_layer(cx, filter, bias, t, |w, b, m, s, folded, m_out, e| {
+        dw::prepare_fast_s8(p, w, b, m, s, &mut layout, folded, m_out, e)
     })?;
     let mut step = cx.step(
         DepthwiseConv2d::S8Fast(*p, f, layout),

@@ -23,7 +23,7 @@
 //! * Flags: the loop counter's `SUBS` changes the flags, which `asm!` assumes unless
 //!   `preserves_flags` is given (it is not).
 //! * The loops run only when `k / 4 > 0` (a zero count would wrap the counter).
-//! * The single-instruction helpers ([`smmulr`], [`qadd`]) are `pure, nomem`:
+//! * The single-instruction helpers ([`smmulr`]) are `pure, nomem`:
 //!   they only read their register operands.
 #![allow(unsafe_code)]
 
@@ -313,19 +313,6 @@ pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
     unsafe {
         asm!("smmulr {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b,
             options(pure, nomem, nostack, preserves_flags));
-    }
-    r
-}
-
-/// `QADD`: `a + b` saturated to `i32` (sets only the sticky Q flag).
-#[inline(always)]
-pub(crate) fn qadd(a: i32, b: i32) -> i32 {
-    let r: i32;
-    // SAFETY: one register-only instruction (see the module documentation). It may set the
-    // Q flag, which no Rust code reads.
-    unsafe {
-        asm!("qadd {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b,
-            options(pure, nomem, nostack));
     }
     r
 }

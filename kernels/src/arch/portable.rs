@@ -84,9 +84,3 @@ pub(crate) fn mac_taps4(
 pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
     ((a as i64 * b as i64 + (1i64 << 31)) >> 32) as i32
 }
-
-/// `QADD`: `a + b` saturated to `i32`.
-#[inline(always)]
-pub(crate) fn qadd(a: i32, b: i32) -> i32 {
-    a.saturating_add(b)
-}

@@ -20,6 +20,15 @@ const fn single_input_channel(p: &Params) -> bool {
     p.input_depth == 1
 }
 
+/// The output quantization.
+const fn output_quant(p: &Params) -> gemm::Output {
+    gemm::Output {
+        offset: p.output_offset,
+        min: p.quantized_activation_min,
+        max: p.quantized_activation_max,
+    }
+}
+
 /// Scratch bytes of [`depthwise_conv_2d_s8_fast`]: an im2col of two output pixels for the
 /// input-depth-1 form (`2 * kh * kw`), none otherwise.
 pub const fn fast_scratch_bytes(p: &Params) -> usize {
@@ -32,18 +41,22 @@ pub const fn fast_scratch_bytes(p: &Params) -> usize {
 
 /// Whether [`depthwise_conv_2d_s8_fast`] computes this layer, and its build-time tables:
 /// the filter in the fast form's layout (`fast_filter`, as long as `filter`), the folded
-/// bias and the right shifts (`output_depth` long). `filter` is the model's
+/// bias, the multipliers to use and the right shifts (`output_depth` long; see
+/// [`crate::gemm::prepare_layer`]). `filter` is the model's
 /// `[1, kh, kw, C * M]` filter, `bias` the int32 bias (or none), `output_shift` the
 /// per-channel shifts from [`prepare_s8`](super::prepare_s8). Conditions: those of
-/// [`crate::gemm::prepare`], and depth multiplier 1 with `C % 4 == 0` and at most 25 taps,
+/// [`crate::gemm::prepare_layer`], and depth multiplier 1 with `C % 4 == 0` and at most 25 taps,
 /// or input depth 1.
+#[allow(clippy::too_many_arguments)]
 pub fn prepare_fast_s8(
     p: &Params,
     filter: &[i8],
     bias: Option<&[i32]>,
+    output_multiplier: &[i32],
     output_shift: &[i32],
     fast_filter: &mut [i8],
     folded_bias: &mut [i32],
+    multiplier: &mut [i32],
     right_shift: &mut [i32],
 ) -> bool {
     let taps = p.filter_height * p.filter_width;
@@ -61,13 +74,16 @@ pub fn prepare_fast_s8(
             fast_filter[o * taps + t] = filter[t * c + o];
         }
     }
-    if !gemm::prepare(
+    if !gemm::prepare_layer(
         taps,
         p.input_offset,
         fast_filter,
         bias,
+        output_multiplier,
         output_shift,
+        &output_quant(p),
         folded_bias,
+        multiplier,
         right_shift,
     ) {
         return false;
@@ -104,11 +120,7 @@ pub fn depthwise_conv_2d_s8_fast(
         multiplier: output_multiplier,
         right_shift,
     };
-    let q = gemm::Output {
-        offset: p.output_offset,
-        min: p.quantized_activation_min,
-        max: p.quantized_activation_max,
-    };
+    let q = output_quant(p);
     if single_input_channel(p) {
         let g = gemm::Window {
             input: [p.input_height, p.input_width, 1],
