@@ -278,6 +278,64 @@ pub fn fully_connected_per_channel_s8(
     }
 }
 
+/// Whether [`fully_connected_s8_fast`] computes this int8 FULLY_CONNECTED byte-identically
+/// with [`fully_connected_s8`] (per-tensor) or [`fully_connected_per_channel_s8`], and its
+/// build-time tables: the folded bias (`bias + input_offset * sum(w)`) and the right shift
+/// per output channel. The conditions are [`crate::gemm`]'s (accumulators within `2^30`,
+/// right shifts of 1..=23) and, for the per-tensor kernel, no weights offset (the products
+/// are then `w * (x + input_offset)` in both kernels). `output_shift` is the per-channel
+/// shift (for a per-tensor layer, `output_depth` copies of [`Params::output_shift`]);
+/// `weights` is `output_depth * accum_depth` long, `folded_bias` and `right_shift`
+/// `output_depth`.
+pub fn prepare_fast_s8(
+    p: &Params,
+    weights: &[i8],
+    bias: Option<&[i32]>,
+    output_shift: &[i32],
+    folded_bias: &mut [i32],
+    right_shift: &mut [i32],
+) -> bool {
+    p.weights_offset == 0
+        && folded_bias.len() == p.output_depth
+        && crate::gemm::prepare(
+            p.accum_depth,
+            p.input_offset,
+            weights,
+            bias,
+            output_shift,
+            folded_bias,
+            right_shift,
+        )
+}
+
+/// Int8 FULLY_CONNECTED on the fast matrix products of [`crate::gemm`] (DSP instructions on
+/// Cortex-M4/M7/M33/M55, plain Rust elsewhere), for the layers [`prepare_fast_s8`] accepts:
+/// byte-identical with [`fully_connected_s8`] / [`fully_connected_per_channel_s8`]. `bias`
+/// is the folded bias and `right_shift` the right shifts from [`prepare_fast_s8`],
+/// `output_multiplier` the multiplier per output channel. The batches are the pixels of a
+/// 1x1 convolution: `output[b] = requantize(W input[b] + bias)`.
+pub fn fully_connected_s8_fast(
+    p: &Params,
+    bias: &[i32],
+    output_multiplier: &[i32],
+    right_shift: &[i32],
+    input: &[i8],
+    weights: &[i8],
+    output: &mut [i8],
+) {
+    let ch = crate::gemm::Channels {
+        bias,
+        multiplier: output_multiplier,
+        right_shift,
+    };
+    let q = crate::gemm::Output {
+        offset: p.output_offset,
+        min: p.quantized_activation_min,
+        max: p.quantized_activation_max,
+    };
+    crate::gemm::pointwise(p.accum_depth, input, weights, &ch, &q, output);
+}
+
 /// Float FULLY_CONNECTED (`reference_ops::FullyConnected`): the dot product is accumulated in
 /// `f32` in increasing `d` order starting from `0.0`, then `total + bias` (bias `0.0` when
 /// absent) is clamped.
@@ -509,6 +567,7 @@ pub fn fully_connected_per_channel_s16_bias32(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec;
 
     fn q(scale: f32, zero_point: i32) -> QuantParams {
         QuantParams { scale, zero_point }
@@ -606,6 +665,97 @@ mod tests {
         fully_connected_per_channel_s8(&p, &m, &s, &input, &weights, Some(&[1, 1]), &mut out);
         // ch0: 2 + 4 + 1 = 7 ; ch1: (4 + 8 + 1) * 0.5 = 6.5 -> 7
         assert_eq!(out, [7, 7]);
+    }
+
+    /// The fast kernel equals the reference kernels (per-tensor and per-channel) on random
+    /// layers: batches 1-5 (odd ones take the one-pixel path), odd and even output depths,
+    /// depths with every `k % 4` tail, zero points at the extremes, with and without bias.
+    #[test]
+    fn fast_matches_reference() {
+        use std::vec::Vec;
+        let mut seed = 0x2545_f491_u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed
+        };
+        let mut accepted = 0;
+        for case in 0..300 {
+            let batches = 1 + (next() % 5) as usize;
+            let accum_depth = 1 + (next() % 40) as usize;
+            let output_depth = 1 + (next() % 9) as usize;
+            let zp = |r: u32| [-128, 127, 0, -5][(r % 4) as usize];
+            let iq = q(0.01 + (next() % 100) as f32 * 0.003, zp(next()));
+            let oq = q(0.05 + (next() % 100) as f32 * 0.01, zp(next()));
+            let act = [Activation::None, Activation::Relu, Activation::Relu6][case % 3];
+            let input: Vec<i8> = (0..batches * accum_depth).map(|_| next() as i8).collect();
+            let weights: Vec<i8> = (0..output_depth * accum_depth)
+                .map(|_| next() as i8)
+                .collect();
+            let bias: Vec<i32> = (0..output_depth)
+                .map(|_| (next() % 20001) as i32 - 10000)
+                .collect();
+            let bias = (case % 4 != 0).then_some(bias.as_slice());
+            let per_channel = case % 2 == 1;
+            let (p, m, s) = if per_channel {
+                let scales: Vec<f32> = (0..output_depth)
+                    .map(|_| 0.001 + (next() % 100) as f32 * 0.0002)
+                    .collect();
+                let (mut m, mut s) = (vec![0; output_depth], vec![0; output_depth]);
+                let p = prepare_per_channel_s8(
+                    batches,
+                    accum_depth,
+                    output_depth,
+                    iq,
+                    &scales,
+                    oq,
+                    act,
+                    &mut m,
+                    &mut s,
+                )
+                .unwrap();
+                (p, m, s)
+            } else {
+                let wq = q(0.001 + (next() % 100) as f32 * 0.0002, 0);
+                let p =
+                    prepare_s8(batches, accum_depth, output_depth, iq, wq, None, oq, act).unwrap();
+                let (m, s) = (
+                    vec![p.output_multiplier; output_depth],
+                    vec![p.output_shift; output_depth],
+                );
+                (p, m, s)
+            };
+            let mut want = vec![0i8; batches * output_depth];
+            if per_channel {
+                fully_connected_per_channel_s8(&p, &m, &s, &input, &weights, bias, &mut want);
+            } else {
+                fully_connected_s8(&p, &input, &weights, bias, &mut want);
+            }
+            let (mut folded, mut right) = (vec![0; output_depth], vec![0; output_depth]);
+            if !prepare_fast_s8(&p, &weights, bias, &s, &mut folded, &mut right) {
+                continue;
+            }
+            accepted += 1;
+            let mut got = vec![0i8; batches * output_depth];
+            fully_connected_s8_fast(&p, &folded, &m, &right, &input, &weights, &mut got);
+            assert_eq!(got, want, "case {case}: {p:?}");
+        }
+        assert!(accepted > 250, "{accepted}");
+        // A weights offset keeps the reference kernel.
+        let p = prepare_s8(
+            1,
+            2,
+            1,
+            q(1.0, 0),
+            q(1.0, 3),
+            None,
+            q(4.0, 0),
+            Activation::None,
+        )
+        .unwrap();
+        let (mut f, mut r) = ([0], [0]);
+        assert!(!prepare_fast_s8(&p, &[1, 2], None, &[-2], &mut f, &mut r));
     }
 
     #[test]

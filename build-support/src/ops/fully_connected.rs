@@ -4,7 +4,9 @@
 use crate::emit::Call;
 #[cfg(feature = "exec")]
 use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, PerChannel, Step, activation, prepare_error, unsupported};
+use crate::lower::{
+    Cx, Fast, Kernel, Operand, PerChannel, Step, activation, prepare_error, unsupported,
+};
 use kiln_kernels::fully_connected as fc;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind, Quantization};
@@ -15,6 +17,10 @@ use proc_macro2::TokenStream;
 enum FullyConnected {
     S8(fc::Params),
     PerChannelS8(fc::Params, PerChannel),
+    /// int8 (per-tensor or per-channel) on the fast matrix products
+    /// (`fully_connected_s8_fast`), for the layers its `prepare_fast_s8` accepts: folded
+    /// bias, no bias operand; a per-tensor layer's multiplier and shift repeated per channel.
+    S8Fast(fc::Params, Fast),
     F32(fc::Params),
     S16(fc::Params),
     S16Bias32(fc::Params),
@@ -182,13 +188,42 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             );
         }
     };
+    let fast = match &kernel {
+        FullyConnected::S8(p) => Some((p, per_tensor(p))),
+        FullyConnected::PerChannelS8(p, t) => Some((p, t.clone())),
+        _ => None,
+    }
+    .and_then(|(p, t)| {
+        let f = Fast::prepare(cx, weights, bias, &t, |w, b, shift, folded, right| {
+            fc::prepare_fast_s8(p, w, b, shift, folded, right)
+        })?;
+        Some(FullyConnected::S8Fast(*p, f))
+    });
+    if let Some(fast) = fast {
+        let operands = vec![Operand::Tensor(input), Operand::Tensor(weights)];
+        return Ok(cx.step(fast, operands, output));
+    }
     Ok(cx.step(kernel, inputs, output))
+}
+
+/// A per-tensor layer's multiplier and shift as per-channel tables.
+fn per_tensor(p: &fc::Params) -> PerChannel {
+    PerChannel {
+        multiplier: vec![p.output_multiplier; p.output_depth],
+        shift: vec![p.output_shift; p.output_depth],
+    }
 }
 
 impl Kernel for FullyConnected {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
         use FullyConnected::*;
+        if let S8Fast(p, f) = self {
+            let mut pre = vec![call.params("fully_connected", p)];
+            pre.extend(call.fast(f));
+            return call.standard("fully_connected", "fully_connected_s8_fast", &pre);
+        }
         let (function, p, tables) = match self {
+            S8Fast(..) => unreachable!("emitted above"),
             S8(p) => ("fully_connected_s8", p, None),
             PerChannelS8(p, t) => ("fully_connected_per_channel_s8", p, Some(t)),
             F32(p) => ("fully_connected_f32", p, None),
@@ -209,6 +244,15 @@ impl Kernel for FullyConnected {
         use FullyConnected::*;
         match self {
             S8(p) => fc::fully_connected_s8(p, io.i8(0), io.i8(1), io.opt_i32(2), io.out_i8()),
+            S8Fast(p, f) => fc::fully_connected_s8_fast(
+                p,
+                &f.bias,
+                &f.multiplier,
+                &f.right_shift,
+                io.i8(0),
+                io.i8(1),
+                io.out_i8(),
+            ),
             PerChannelS8(p, c) => fc::fully_connected_per_channel_s8(
                 p,
                 &c.multiplier,
