@@ -842,11 +842,12 @@ fn pointwise<T: Copy>(p: &Params, input: &[T], output: &mut [T], pixel: impl Fn(
 
 /// Whether [`conv_2d_s8_fast`] computes this int8 convolution byte-identically with
 /// [`conv_2d_s8`], and its build-time tables: the folded bias (`bias + input_offset *
-/// sum(w)`) and the right shift per output channel (see [`crate::gemm`] for the conditions:
-/// one group, accumulators within `2^30`, right shifts of 1..=31). `filter` is the OHWI
-/// filter, `bias` the int32 bias (or none), `output_shift` the per-channel shifts from
-/// [`prepare_s8`]; `folded_bias`, `multiplier` (the multipliers to use, see
-/// [`crate::gemm::prepare_layer`]) and `right_shift` are `output_depth` long.
+/// sum(w)`), the multipliers to use and the right shift per output channel (see
+/// [`crate::gemm`] for the conditions: one group, accumulators within `2^30`, right shifts
+/// of 1..=31, and [`crate::gemm::prepare_layer`] for the multipliers), and, if
+/// [`fast_filter_len`] is not 0, the filter with its rows padded for the im2col
+/// (`fast_filter`). `filter` is the OHWI filter, `bias` the int32 bias (or none),
+/// `output_multiplier`/`output_shift` the per-channel values from [`prepare_s8`].
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_fast_s8(
     p: &Params,
@@ -854,23 +855,42 @@ pub fn prepare_fast_s8(
     bias: Option<&[i32]>,
     output_multiplier: &[i32],
     output_shift: &[i32],
+    fast_filter: &mut [i8],
     folded_bias: &mut [i32],
     multiplier: &mut [i32],
     right_shift: &mut [i32],
 ) -> bool {
-    p.filter_input_depth == p.input_depth
-        && crate::gemm::prepare_layer(
-            p.filter_height * p.filter_width * p.input_depth,
-            p.input_offset,
-            filter,
-            bias,
-            output_multiplier,
-            output_shift,
-            &output_quant(p),
-            folded_bias,
-            multiplier,
-            right_shift,
-        )
+    let k = p.filter_height * p.filter_width * p.input_depth;
+    if p.filter_input_depth != p.input_depth || fast_filter.len() != fast_filter_len(p) {
+        return false;
+    }
+    if !fast_filter.is_empty() {
+        crate::gemm::pad_rows(k, filter, fast_filter);
+    }
+    crate::gemm::prepare_layer(
+        k,
+        p.input_offset,
+        filter,
+        bias,
+        output_multiplier,
+        output_shift,
+        &output_quant(p),
+        folded_bias,
+        multiplier,
+        right_shift,
+    )
+}
+
+/// Length of [`conv_2d_s8_fast`]'s own filter table: 0 when it takes the model's filter
+/// (a 1x1 stride-1 convolution, or a window of a multiple of 4 values), else the filter with
+/// each row padded to a multiple of 4 (`output_depth * padded(kh * kw * input_depth)`).
+pub const fn fast_filter_len(p: &Params) -> usize {
+    let k = p.filter_height * p.filter_width * p.input_depth;
+    if pointwise_in_place_supported(p) || k.is_multiple_of(4) {
+        0
+    } else {
+        p.output_depth * crate::gemm::padded(k)
+    }
 }
 
 /// The output quantization of a fast layer.
@@ -883,27 +903,29 @@ const fn output_quant(p: &Params) -> crate::gemm::Output {
 }
 
 /// Scratch bytes of [`conv_2d_s8_fast`]: none for a 1x1 stride-1 convolution without
-/// padding, otherwise an int8 im2col of two output pixels (`2 * kh * kw * input_depth`).
+/// padding, otherwise an int8 im2col of two output pixels (`2 * padded(kh * kw *
+/// input_depth)`).
 pub const fn fast_scratch_bytes(p: &Params) -> usize {
     if pointwise_in_place_supported(p) {
         0
     } else {
-        2 * p.filter_height * p.filter_width * p.input_depth
+        2 * crate::gemm::padded(p.filter_height * p.filter_width * p.input_depth)
     }
 }
 
 /// Int8 CONV_2D on the fast matrix products of [`crate::gemm`] (DSP instructions on
 /// Cortex-M4/M7/M33/M55, plain Rust elsewhere), for the layers [`prepare_fast_s8`] accepts:
-/// byte-identical with [`conv_2d_s8`]. `bias` is the folded bias and `right_shift` the
-/// right shifts from [`prepare_fast_s8`]; `scratch` holds [`fast_scratch_bytes`] bytes.
+/// byte-identical with [`conv_2d_s8`]. `bias`, `output_multiplier` and `right_shift` are
+/// the tables from [`prepare_fast_s8`], `filter` its filter table if [`fast_filter_len`] is
+/// not 0, else the model's; `scratch` holds [`fast_scratch_bytes`] bytes.
 #[allow(clippy::too_many_arguments)]
 pub fn conv_2d_s8_fast(
     p: &Params,
     bias: &[i32],
     output_multiplier: &[i32],
     right_shift: &[i32],
-    input: &[i8],
     filter: &[i8],
+    input: &[i8],
     output: &mut [i8],
     scratch: &mut [i8],
 ) {

@@ -262,6 +262,25 @@ pub fn pointwise(k: usize, input: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output
     }
 }
 
+/// The row length of [`windowed`]'s im2col and weights: `k` rounded up to a multiple of 4,
+/// so the microkernels' 4-byte steps leave no tail.
+pub const fn padded(k: usize) -> usize {
+    k.div_ceil(4) * 4
+}
+
+/// `filter`'s `n` rows of `k` weights, each padded with zeros to [`padded`]`(k)` (`out` is
+/// `n * padded(k)` long): the weights [`windowed`] takes.
+pub fn pad_rows(k: usize, filter: &[i8], out: &mut [i8]) {
+    let kp = padded(k);
+    for (row, dst) in filter
+        .chunks_exact(k.max(1))
+        .zip(out.chunks_exact_mut(kp.max(1)))
+    {
+        dst[..k].copy_from_slice(row);
+        dst[k..].fill(0);
+    }
+}
+
 /// The window of a convolution, for [`windowed`].
 #[derive(Clone, Copy, Debug)]
 pub struct Window {
@@ -326,8 +345,10 @@ fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
 }
 
 /// A convolution of any window through an im2col of two output pixels into `scratch`
-/// (`2k` bytes, `k = kh * kw * depth`), then [`two_pixels`] as a 1x1 convolution over it.
-/// `input` is `batches` images, `out` their output pixels with `n` channels each.
+/// (`2k` bytes, `k` = [`padded`]`(kh * kw * depth)`), then [`two_pixels`] as a 1x1
+/// convolution over it. `w` has `n` rows of `k` weights, zero after the window's
+/// `kh * kw * depth` (so the im2col leaves those bytes as they are: they are multiplied by
+/// zero). `input` is `batches` images, `out` their output pixels with `n` channels each.
 #[inline(never)]
 pub fn windowed(
     g: &Window,
@@ -340,7 +361,8 @@ pub fn windowed(
 ) {
     let [ih, iw, c] = g.input;
     let [oh, ow] = g.output;
-    let k = g.filter[0] * g.filter[1] * c;
+    let k_taps = g.filter[0] * g.filter[1] * c;
+    let k = padded(g.filter[0] * g.filter[1] * c);
     let n = ch.bias.len();
     let Some(col) = scratch.get_mut(..2 * k) else {
         return;
@@ -357,6 +379,7 @@ pub fn windowed(
             for ox in 0..ow {
                 let Some(o) = px.next() else { return };
                 let (col0, col1) = col.split_at_mut(k);
+                let (col0, col1) = (&mut col0[..k_taps], &mut col1[..k_taps]);
                 match pending.take() {
                     None => {
                         im2col(g, image, oy, ox, col0);

@@ -21,7 +21,7 @@ enum Conv2d {
     S8(conv::Params, PerChannel),
     /// int8 on the fast matrix products (`conv_2d_s8_fast`), for the layers its
     /// `prepare_fast_s8` accepts: folded bias, no bias operand, an im2col scratch.
-    S8Fast(conv::Params, Fast),
+    S8Fast(conv::Params, Fast, Option<Vec<i8>>),
     F32(conv::Params),
     S16(conv::Params, PerChannel),
     S16Bias32(conv::Params, PerChannel),
@@ -93,16 +93,19 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     };
     cx.check_bias(bias, p.output_depth, bias_types)?;
     if let Conv2d::S8(p, t) = &kernel {
+        let mut own = vec![0i8; conv::fast_filter_len(p)];
         let fast = Fast::prepare_layer(cx, filter, bias, t, |w, b, m, s, folded, m_out, e| {
-            conv::prepare_fast_s8(p, w, b, m, s, folded, m_out, e)
+            conv::prepare_fast_s8(p, w, b, m, s, &mut own, folded, m_out, e)
         });
         if let Some(fast) = fast {
             let p = *p;
-            let mut step = cx.step(
-                Conv2d::S8Fast(p, fast),
-                vec![Operand::Tensor(input), Operand::Tensor(filter)],
-                output,
-            );
+            // The model's filter, or the kernel's own padded copy of it instead.
+            let (own, inputs) = if own.is_empty() {
+                (None, vec![Operand::Tensor(input), Operand::Tensor(filter)])
+            } else {
+                (Some(own), vec![Operand::Tensor(input)])
+            };
+            let mut step = cx.step(Conv2d::S8Fast(p, fast, own), inputs, output);
             step.scratch_bytes = conv::fast_scratch_bytes(&p);
             return Ok(step);
         }
@@ -131,7 +134,7 @@ impl Conv2d {
     fn params(&self) -> &conv::Params {
         match self {
             Conv2d::S8(p, _)
-            | Conv2d::S8Fast(p, _)
+            | Conv2d::S8Fast(p, ..)
             | Conv2d::F32(p)
             | Conv2d::S16(p, _)
             | Conv2d::S16Bias32(p, _) => p,
@@ -141,15 +144,29 @@ impl Conv2d {
 
 impl Kernel for Conv2d {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
-        if let Conv2d::S8Fast(p, f) = self {
-            let mut pre = vec![call.params("conv_2d", p)];
-            pre.extend(call.fast(f));
+        if let Conv2d::S8Fast(p, f, own) = self {
+            if call.in_place().is_some() {
+                return Err(call.no_in_place_form());
+            }
+            let params = call.params("conv_2d", p);
+            let [bias, multiplier, shift] = call.fast(f);
+            let filter = match own {
+                Some(w) => call.table("FILTER", w),
+                None => call.input(1),
+            };
             let scratch = if conv::fast_scratch_bytes(p) == 0 {
                 quote::quote!(&mut [])
             } else {
                 call.scratch(false)?
             };
-            return call.standard_with("conv_2d", "conv_2d_s8_fast", &pre, &[scratch]);
+            let (f, input, out) = (
+                crate::emit::kernel_fn("conv_2d", "conv_2d_s8_fast"),
+                call.input(0),
+                call.output(),
+            );
+            return Ok(quote::quote!(
+                #f(#params, #bias, #multiplier, #shift, #filter, #input, #out, #scratch);
+            ));
         }
         let (function, tables) = match self {
             Conv2d::S8Fast(..) => unreachable!("emitted above"),
@@ -180,15 +197,19 @@ impl Kernel for Conv2d {
     #[cfg(feature = "exec")]
     fn run(&self, io: &mut Io<'_>) {
         match self {
-            Conv2d::S8Fast(p, f) => {
+            Conv2d::S8Fast(p, f, own) => {
                 let mut scratch = vec![0i8; conv::fast_scratch_bytes(p)];
+                let filter = match own {
+                    Some(w) => w.clone(),
+                    None => io.i8(1).to_vec(),
+                };
                 conv::conv_2d_s8_fast(
                     p,
                     &f.bias,
                     &f.multiplier,
                     &f.right_shift,
+                    &filter,
                     io.i8(0),
-                    io.i8(1),
                     io.out_i8(),
                     &mut scratch,
                 )

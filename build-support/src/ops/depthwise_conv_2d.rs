@@ -6,8 +6,8 @@ use crate::emit::Call;
 #[cfg(feature = "exec")]
 use crate::exec::Io;
 use crate::lower::{
-    Cx, Fast, Kernel, Operand, PerChannel, Step, activation, bytemuck_i8, padding, positive,
-    prepare_error, unsupported,
+    Cx, Fast, Kernel, Operand, PerChannel, Step, activation, padding, positive, prepare_error,
+    unsupported,
 };
 use kiln_kernels::depthwise_conv_2d as dw;
 use kiln_planner::diag::Result;
@@ -127,8 +127,8 @@ fn fast(
     bias: Option<kiln_planner::ir::TensorId>,
     output: kiln_planner::ir::TensorId,
 ) -> Option<Step> {
-    let w = bytemuck_i8(cx.tensor(filter).data()?);
-    let mut layout = vec![0i8; w.len()];
+    cx.tensor(filter).data()?;
+    let mut layout = vec![0i8; dw::fast_filter_len(p)];
     let f = Fast::prepare_layer(cx, filter, bias, t, |w, b, m, s, folded, m_out, e| {
         dw::prepare_fast_s8(p, w, b, m, s, &mut layout, folded, m_out, e)
     })?;

@@ -33,14 +33,25 @@ const fn output_quant(p: &Params) -> gemm::Output {
 /// input-depth-1 form (`2 * kh * kw`), none otherwise.
 pub const fn fast_scratch_bytes(p: &Params) -> usize {
     if single_input_channel(p) {
-        2 * p.filter_height * p.filter_width
+        2 * gemm::padded(p.filter_height * p.filter_width)
     } else {
         0
     }
 }
 
+/// Length of the filter table [`prepare_fast_s8`] writes: `output_depth * padded(kh * kw)`
+/// for the input-depth-1 form (rows padded for the im2col), the filter's length otherwise.
+pub const fn fast_filter_len(p: &Params) -> usize {
+    let taps = p.filter_height * p.filter_width;
+    if single_input_channel(p) {
+        p.output_depth * gemm::padded(taps)
+    } else {
+        p.output_depth * taps
+    }
+}
+
 /// Whether [`depthwise_conv_2d_s8_fast`] computes this layer, and its build-time tables:
-/// the filter in the fast form's layout (`fast_filter`, as long as `filter`), the folded
+/// the filter in the fast form's layout (`fast_filter`, [`fast_filter_len`] long), the folded
 /// bias, the multipliers to use and the right shifts (`output_depth` long; see
 /// [`crate::gemm::prepare_layer`]). `filter` is the model's
 /// `[1, kh, kw, C * M]` filter, `bias` the int32 bias (or none), `output_shift` the
@@ -61,21 +72,22 @@ pub fn prepare_fast_s8(
 ) -> bool {
     let taps = p.filter_height * p.filter_width;
     let c = p.output_depth;
-    if taps == 0 || filter.len() != taps * c || fast_filter.len() != filter.len() {
+    if taps == 0 || filter.len() != taps * c || fast_filter.len() != fast_filter_len(p) {
         return false;
     }
     let per_tap = single_input_channel(p);
     if !per_tap && (p.input_depth != c || !c.is_multiple_of(4) || taps > crate::arch::MAX_TAPS) {
         return false;
     }
-    // Rows `[C][taps]` for the accumulator bound (and the input-depth-1 layout).
+    // Rows `[C][taps]` for the accumulator bound (and, padded, the input-depth-1 layout).
+    let kp = if per_tap { gemm::padded(taps) } else { taps };
     for o in 0..c {
-        for t in 0..taps {
-            fast_filter[o * taps + t] = filter[t * c + o];
+        for t in 0..kp {
+            fast_filter[o * kp + t] = if t < taps { filter[t * c + o] } else { 0 };
         }
     }
     if !gemm::prepare_layer(
-        taps,
+        kp,
         p.input_offset,
         fast_filter,
         bias,
@@ -163,24 +175,42 @@ fn by_taps(
         .zip(output.chunks_exact_mut(out_image))
     {
         let mut px = out_image.chunks_exact_mut(c.max(1));
+        let (dh, dw) = (p.dilation_height_factor, p.dilation_width_factor);
+        // The last input position a window starting at 0 reaches.
+        let (reach_y, reach_x) = ((kh - 1) * dh, (kw - 1) * dw);
+        let step = p.stride_width * c;
         for oy in 0..p.output_height {
             let y0 = (oy * p.stride_height) as isize - p.padding_height as isize;
+            let rows_inside = y0 >= 0 && y0 as usize + reach_y < ih;
+            // Whether `taps` holds the previous pixel's window, wholly inside the input.
+            let mut previous_inside = false;
             for ox in 0..p.output_width {
                 let x0 = (ox * p.stride_width) as isize - p.padding_width as isize;
                 let Some(out) = px.next() else { return };
-                for fy in 0..kh {
-                    let iy = y0 + (fy * p.dilation_height_factor) as isize;
-                    for fx in 0..kw {
-                        let ix = x0 + (fx * p.dilation_width_factor) as isize;
-                        let inside = iy >= 0 && ix >= 0 && (iy as usize) < ih && (ix as usize) < iw;
-                        taps[fy * kw + fx] = if inside {
-                            let at = (iy as usize * iw + ix as usize) * c;
-                            image.get(at..at + c).unwrap_or(zero_row)
-                        } else {
-                            zero_row
-                        };
+                let inside = rows_inside && x0 >= 0 && x0 as usize + reach_x < iw;
+                if inside && previous_inside {
+                    // Each tap moves one stride to the right: its slice runs to the end of
+                    // the image, so this only advances its start.
+                    for tap in &mut taps[..t] {
+                        *tap = tap.get(step..).unwrap_or(zero_row);
+                    }
+                } else {
+                    for fy in 0..kh {
+                        let iy = y0 + (fy * dh) as isize;
+                        for fx in 0..kw {
+                            let ix = x0 + (fx * dw) as isize;
+                            let valid =
+                                iy >= 0 && ix >= 0 && (iy as usize) < ih && (ix as usize) < iw;
+                            taps[fy * kw + fx] = if valid {
+                                let at = (iy as usize * iw + ix as usize) * c;
+                                image.get(at..).unwrap_or(zero_row)
+                            } else {
+                                zero_row
+                            };
+                        }
                     }
                 }
+                previous_inside = inside;
                 crate::arch::mac_taps4(&taps[..t], filter, ch.bias, |g, acc| {
                     let at = 4 * g;
                     if let (Some(o), Some(m), Some(e)) = (
