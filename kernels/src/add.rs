@@ -7,7 +7,48 @@
 //! (`MultiplyByQuantizedMultiplierSmallerThanOneExp`), summed, and requantized to the output.
 //! The broadcast and same-shape paths compute the same per-element function, so a kernel
 //! can be picked purely on shapes.
+//!
+//! # The fast int8 kernels
+//!
+//! `add_s8_fast*` compute TFLM's int8 `AddFunc` exactly with one `SMMULR` per
+//! requantization instead of a 64-bit product, nudge and division, and a rounding shift
+//! without masks, from constants [`prepare_fast_s8`] derives at build time ([`FastParams`]).
+//! Write `a = x + input_offset` (in -255..=255), `m`, `e` for a multiplier and its right
+//! shift (`e = -shift`), and `SMMULR(u, v) = floor((u * v + 2^31) / 2^32)`, the rounded
+//! high word of a 64-bit product (`arch::smmulr`).
+//!
+//! * **High multiply.** gemmlowp's `SaturatingRoundingDoublingHighMul(u, m)` adds a nudge
+//!   of `2^30` (`1 - 2^30` for a negative product) and divides by `2^31` truncating; both
+//!   cases equal `floor((u * m + 2^30) / 2^31)` (for a negative numerator `c = u * m + 1 -
+//!   2^30`, truncation is `ceil(c / 2^31) = floor((c + 2^31 - 1) / 2^31)`), and it never
+//!   saturates unless `u = m = i32::MIN`. That is `SMMULR(2u, m)` whenever `2u` fits an
+//!   `i32`.
+//! * **Rounding shift.** gemmlowp's `RoundingDivideByPOT(y, e)` (to nearest, ties away from
+//!   zero) is, for `e >= 1`, `(y + (y >> 31) + 2^(e-1)) >> e`: with `y = q * 2^e + r`, `0 <=
+//!   r < 2^e`, it is `q + [r > 2^(e-1) - 1 + [y < 0]]` and the sum is `q + [r + 2^(e-1) -
+//!   [y < 0] >= 2^e]` (the added term is at least `-1 + 2^(e-1) >= 0`). For `e = 0` it is
+//!   the identity.
+//! * **Inputs.** The reference rescales `u = a * 2^20` (`|u| < 2^28`, so `2u = a * 2^21`
+//!   fits): `s(x) = RoundingDivideByPOT(SMMULR(a * 2^21, m), e)`; `|SMMULR(..)| <= |u| <
+//!   2^28`, so the rounding shift cannot overflow. The larger input's multiplier is exactly
+//!   0.5 (`m = 2^30, e = 0`; the ratio `scale / (2 * max_scale)` is at most 0.5 and rounds
+//!   to `2^30 * 2^0` only there): then `s(x) = a * 2^19`, which `m = 2^31 - 1, e = 1` also
+//!   give (`SMMULR(a * 2^21, 2^31 - 1) = round(a * 2^20 - a / 2^11) = a * 2^20`, as `|a /
+//!   2^11| < 1/2`, and `a * 2^20` halves exactly), so every input uses the `e >= 1` form.
+//! * **Output.** With `S = 2 * (s1 + s2)` (in range when `|s1 + s2| < 2^30`, checked from
+//!   the extremes of `s1` and `s2`), the output is `clamp((y + (y >> 31) + 2^(e-1) + zo *
+//!   2^e) >> e)` for `y = SMMULR(S, m)` and the output zero point `zo`: adding `zo * 2^e`
+//!   before the floor division by `2^e` adds exactly `zo` after it. [`prepare_fast_s8`]
+//!   checks that no intermediate leaves `i32`, from the extremes of `y`.
+//!
+//! [`prepare_fast_s8`] accepts a layer only under these conditions (right shifts 1..=31,
+//! the sums in range) and then also compares the fast element function with the reference
+//! on all 65536 pairs of int8 inputs, so an accepted layer is byte-identical by
+//! construction, not only by the argument above. The same-shape kernels of large tensors
+//! look the inputs' rescaling up in two 256-entry tables instead ([`fast_tables_s8`],
+//! `2 * s(x)` indexed by the byte `x as u8`), leaving one multiply per element.
 
+use crate::arch;
 use crate::broadcast::{Broadcast, broadcast_binary};
 use crate::fixed_point::multiply_by_quantized_multiplier_smaller_than_one_exp;
 use crate::quant::{
@@ -290,6 +331,315 @@ pub fn add_broadcast_s8(
     broadcast_binary(b, input1, input2, output, |x, y| add_s8_op(p, x, y));
 }
 
+/// Build-time constants of the fast int8 ADD kernels (see the module documentation), from
+/// [`prepare_fast_s8`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FastParams {
+    /// `-input1_zero_point * 2^21`: input 1's offset, left-shifted with the input.
+    pub input1_offset: i32,
+    /// Input 1's multiplier.
+    pub input1_multiplier: i32,
+    /// Input 1's right shift, 1..=31.
+    pub input1_shift: i32,
+    /// `2^(input1_shift - 1)`.
+    pub input1_round: i32,
+    /// `-input2_zero_point * 2^21`.
+    pub input2_offset: i32,
+    /// Input 2's multiplier.
+    pub input2_multiplier: i32,
+    /// Input 2's right shift, 1..=31.
+    pub input2_shift: i32,
+    /// `2^(input2_shift - 1)`.
+    pub input2_round: i32,
+    /// The output multiplier.
+    pub output_multiplier: i32,
+    /// The output's right shift, 1..=31.
+    pub output_shift: i32,
+    /// `2^(output_shift - 1) + output_zero_point * 2^output_shift`.
+    pub output_round: i32,
+    /// Lower clamp of the output.
+    pub min: i32,
+    /// Upper clamp of the output.
+    pub max: i32,
+}
+
+/// The fast kernels' form of one input's rescaling (`multiplier`, TFLM's `shift <= 0`):
+/// `(offset * 2^21, multiplier, right shift 1..=31, 2^(right shift - 1))`, if it exists.
+fn fast_input(offset: i32, multiplier: i32, shift: i32) -> Option<(i32, i32, i32, i32)> {
+    let (m, e) = match (multiplier, shift) {
+        (m, 0) if m == 1 << 30 => (i32::MAX, 1),
+        (m, s) if (-31..=-1).contains(&s) && m > 0 => (m, -s),
+        _ => return None,
+    };
+    (-255..=255)
+        .contains(&offset)
+        .then(|| (offset << 21, m, e, 1 << (e - 1)))
+}
+
+/// Whether the fast int8 ADD kernels ([`add_s8_fast`], [`add_s8_fast_tables`],
+/// [`add_broadcast_s8_fast`] and their in-place forms) compute this layer byte-identically
+/// with [`add_s8`], and their constants: under the conditions of the module documentation,
+/// and checked on all 65536 input pairs.
+pub fn prepare_fast_s8(p: &Params) -> Option<FastParams> {
+    if p.left_shift != 20 || p.output_multiplier <= 0 || !(-31..=-1).contains(&p.output_shift) {
+        return None;
+    }
+    let (input1_offset, input1_multiplier, input1_shift, input1_round) =
+        fast_input(p.input1_offset, p.input1_multiplier, p.input1_shift)?;
+    let (input2_offset, input2_multiplier, input2_shift, input2_round) =
+        fast_input(p.input2_offset, p.input2_multiplier, p.input2_shift)?;
+    let e = -p.output_shift;
+    let round = (1i64 << (e - 1)) + ((p.output_offset as i64) << e);
+    let output_round = i32::try_from(round).ok()?;
+    let f = FastParams {
+        input1_offset,
+        input1_multiplier,
+        input1_shift,
+        input1_round,
+        input2_offset,
+        input2_multiplier,
+        input2_shift,
+        input2_round,
+        output_multiplier: p.output_multiplier,
+        output_shift: e,
+        output_round,
+        min: p.quantized_activation_min,
+        max: p.quantized_activation_max,
+    };
+    // The reference's rescaled inputs bound the sums and `y` (monotone in the sum).
+    let extremes = |scaled: fn(&Params, i32) -> i32| {
+        let v = (-128..=127).map(|x| scaled(p, x) as i64);
+        (v.clone().min().unwrap_or(0), v.max().unwrap_or(0))
+    };
+    let (lo1, hi1) = extremes(scaled_input1);
+    let (lo2, hi2) = extremes(scaled_input2);
+    let bound = 1i64 << 30;
+    if lo1 + lo2 < -bound || hi1 + hi2 >= bound {
+        return None;
+    }
+    let y = |sum: i64| arch::smmulr(2 * sum as i32, f.output_multiplier) as i64;
+    let (ylo, yhi) = (y(lo1 + lo2), y(hi1 + hi2));
+    if ylo - 1 + round < i32::MIN as i64 || yhi + round > i32::MAX as i64 {
+        return None;
+    }
+    // Checked, not only argued: every input pair.
+    let exact = (-128..=127).all(|x| {
+        (-128..=127).all(|y| {
+            add_s8_fast_op::<false>(&f, x as i8, y as i8) == add_s8_op(p, x as i8, y as i8)
+        })
+    });
+    exact.then_some(f)
+}
+
+/// `2 * s(x)` of [`fast_tables_s8`]'s tables: `x`'s rescaling, doubled for the output's
+/// `SMMULR`.
+#[inline(always)]
+fn fast_scaled(x: i8, offset: i32, multiplier: i32, shift: i32, round: i32) -> i32 {
+    let y = arch::smmulr(((x as i32) << 21) + offset, multiplier);
+    (y + (y >> 31) + round) >> shift
+}
+
+/// The fast requantization of `2 * (s1 + s2)`, clamped (`FULL`: the clamp is the whole
+/// int8 range, one saturation).
+#[inline(always)]
+fn fast_output<const FULL: bool>(f: &FastParams, doubled_sum: i32) -> i8 {
+    let y = arch::smmulr(doubled_sum, f.output_multiplier);
+    let r = (y + (y >> 31) + f.output_round) >> f.output_shift;
+    if FULL {
+        r.clamp(-128, 127) as i8
+    } else {
+        r.max(f.min).min(f.max) as i8
+    }
+}
+
+/// The element function of the fast kernels without tables.
+#[inline(always)]
+fn add_s8_fast_op<const FULL: bool>(f: &FastParams, x: i8, y: i8) -> i8 {
+    let s1 = fast_scaled(
+        x,
+        f.input1_offset,
+        f.input1_multiplier,
+        f.input1_shift,
+        f.input1_round,
+    );
+    let s2 = fast_scaled(
+        y,
+        f.input2_offset,
+        f.input2_multiplier,
+        f.input2_shift,
+        f.input2_round,
+    );
+    fast_output::<FULL>(f, (s1 + s2) << 1)
+}
+
+/// The element function of the fast kernels with tables.
+#[inline(always)]
+fn add_s8_fast_tables_op<const FULL: bool>(
+    f: &FastParams,
+    table1: &[i32; 256],
+    table2: &[i32; 256],
+    x: i8,
+    y: i8,
+) -> i8 {
+    fast_output::<FULL>(f, table1[x as u8 as usize] + table2[y as u8 as usize])
+}
+
+/// Runs `run::<FULL>` with `FULL` true if the clamp is the whole int8 range (one
+/// saturation per element instead of two comparisons).
+macro_rules! by_clamp {
+    ($f:expr, $run:ident ( $($arg:expr),* )) => {
+        if $f.min == -128 && $f.max == 127 {
+            $run::<true>($($arg),*)
+        } else {
+            $run::<false>($($arg),*)
+        }
+    };
+}
+
+/// Build-time tables of [`add_s8_fast_tables`]: `2 * s(x)` for each input, indexed by the
+/// byte `x as u8` (see the module documentation).
+pub fn fast_tables_s8(f: &FastParams, table1: &mut [i32; 256], table2: &mut [i32; 256]) {
+    for (i, (t1, t2)) in table1.iter_mut().zip(table2.iter_mut()).enumerate() {
+        let x = i as u8 as i8;
+        *t1 = 2 * fast_scaled(
+            x,
+            f.input1_offset,
+            f.input1_multiplier,
+            f.input1_shift,
+            f.input1_round,
+        );
+        *t2 = 2 * fast_scaled(
+            x,
+            f.input2_offset,
+            f.input2_multiplier,
+            f.input2_shift,
+            f.input2_round,
+        );
+    }
+}
+
+/// Int8 ADD of two same-shaped tensors for the layers [`prepare_fast_s8`] accepts;
+/// byte-identical with [`add_s8`].
+pub fn add_s8_fast(f: &FastParams, input1: &[i8], input2: &[i8], output: &mut [i8]) {
+    fn run<const FULL: bool>(f: &FastParams, input1: &[i8], input2: &[i8], output: &mut [i8]) {
+        zip_map(input1, input2, output, |x, y| {
+            add_s8_fast_op::<FULL>(f, x, y)
+        });
+    }
+    by_clamp!(f, run(f, input1, input2, output))
+}
+
+/// [`add_s8_fast`] with the output overwriting input 1.
+pub fn add_s8_fast_in_place1(f: &FastParams, input1_output: &mut [i8], input2: &[i8]) {
+    fn run<const FULL: bool>(f: &FastParams, input1_output: &mut [i8], input2: &[i8]) {
+        zip_map_in_place1(input1_output, input2, |x, y| {
+            add_s8_fast_op::<FULL>(f, x, y)
+        });
+    }
+    by_clamp!(f, run(f, input1_output, input2))
+}
+
+/// [`add_s8_fast`] with the output overwriting input 2.
+pub fn add_s8_fast_in_place2(f: &FastParams, input1: &[i8], input2_output: &mut [i8]) {
+    fn run<const FULL: bool>(f: &FastParams, input1: &[i8], input2_output: &mut [i8]) {
+        zip_map_in_place2(input1, input2_output, |x, y| {
+            add_s8_fast_op::<FULL>(f, x, y)
+        });
+    }
+    by_clamp!(f, run(f, input1, input2_output))
+}
+
+/// [`add_s8_fast`] with the inputs' rescaling looked up in the tables of
+/// [`fast_tables_s8`]; byte-identical with [`add_s8`].
+pub fn add_s8_fast_tables(
+    f: &FastParams,
+    table1: &[i32; 256],
+    table2: &[i32; 256],
+    input1: &[i8],
+    input2: &[i8],
+    output: &mut [i8],
+) {
+    fn run<const FULL: bool>(
+        f: &FastParams,
+        t1: &[i32; 256],
+        t2: &[i32; 256],
+        input1: &[i8],
+        input2: &[i8],
+        output: &mut [i8],
+    ) {
+        zip_map(input1, input2, output, |x, y| {
+            add_s8_fast_tables_op::<FULL>(f, t1, t2, x, y)
+        });
+    }
+    by_clamp!(f, run(f, table1, table2, input1, input2, output))
+}
+
+/// [`add_s8_fast_tables`] with the output overwriting input 1.
+pub fn add_s8_fast_tables_in_place1(
+    f: &FastParams,
+    table1: &[i32; 256],
+    table2: &[i32; 256],
+    input1_output: &mut [i8],
+    input2: &[i8],
+) {
+    fn run<const FULL: bool>(
+        f: &FastParams,
+        t1: &[i32; 256],
+        t2: &[i32; 256],
+        input1_output: &mut [i8],
+        input2: &[i8],
+    ) {
+        zip_map_in_place1(input1_output, input2, |x, y| {
+            add_s8_fast_tables_op::<FULL>(f, t1, t2, x, y)
+        });
+    }
+    by_clamp!(f, run(f, table1, table2, input1_output, input2))
+}
+
+/// [`add_s8_fast_tables`] with the output overwriting input 2.
+pub fn add_s8_fast_tables_in_place2(
+    f: &FastParams,
+    table1: &[i32; 256],
+    table2: &[i32; 256],
+    input1: &[i8],
+    input2_output: &mut [i8],
+) {
+    fn run<const FULL: bool>(
+        f: &FastParams,
+        t1: &[i32; 256],
+        t2: &[i32; 256],
+        input1: &[i8],
+        input2_output: &mut [i8],
+    ) {
+        zip_map_in_place2(input1, input2_output, |x, y| {
+            add_s8_fast_tables_op::<FULL>(f, t1, t2, x, y)
+        });
+    }
+    by_clamp!(f, run(f, table1, table2, input1, input2_output))
+}
+
+/// [`add_broadcast_s8`] for the layers [`prepare_fast_s8`] accepts; byte-identical with it.
+pub fn add_broadcast_s8_fast(
+    f: &FastParams,
+    b: &Broadcast,
+    input1: &[i8],
+    input2: &[i8],
+    output: &mut [i8],
+) {
+    fn run<const FULL: bool>(
+        f: &FastParams,
+        b: &Broadcast,
+        input1: &[i8],
+        input2: &[i8],
+        output: &mut [i8],
+    ) {
+        broadcast_binary(b, input1, input2, output, |x, y| {
+            add_s8_fast_op::<FULL>(f, x, y)
+        });
+    }
+    by_clamp!(f, run(f, b, input1, input2, output))
+}
+
 /// The element function of the int16 ADD kernels.
 #[inline(always)]
 fn add_s16_op(p: &Params, x: i16, y: i16) -> i16 {
@@ -356,6 +706,119 @@ pub fn add_broadcast_f32(
     output: &mut [f32],
 ) {
     broadcast_binary(b, input1, input2, output, |x, y| add_f32_op(p, x, y));
+}
+
+#[cfg(test)]
+mod fast_tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// xorshift32: deterministic parameters without a dependency.
+    struct Rng(u32);
+
+    impl Rng {
+        fn next(&mut self) -> u32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 17;
+            self.0 ^= self.0 << 5;
+            self.0
+        }
+        /// Log-uniform in `[2^-12, 2^2)`.
+        fn scale(&mut self) -> f32 {
+            (2f64.powf(-12.0 + 14.0 * (self.next() as f64 / 2f64.powi(32)))) as f32
+        }
+        fn zero_point(&mut self) -> i32 {
+            match self.next() % 4 {
+                0 => -128,
+                1 => 127,
+                _ => (self.next() % 256) as i32 - 128,
+            }
+        }
+    }
+
+    /// Every fast kernel (with and without tables, both in-place forms, broadcasting) on
+    /// all 65536 int8 input pairs, against the reference element function, for many seeded
+    /// parameter sets: scales over four decades in both orders, equal scales (both inputs
+    /// at multiplier 0.5), zero points at the extremes, every activation.
+    #[test]
+    fn fast_kernels_equal_the_reference_on_every_pair() {
+        let x: Vec<i8> = (0..65536).map(|i| (i & 0xff) as u8 as i8).collect();
+        let y: Vec<i8> = (0..65536).map(|i| (i >> 8) as u8 as i8).collect();
+        let acts = [
+            Activation::None,
+            Activation::Relu,
+            Activation::Relu6,
+            Activation::ReluN1To1,
+        ];
+        let mut rng = Rng(0x9e37_79b9);
+        let (mut tried, mut accepted) = (0, 0);
+        for case in 0..48 {
+            let q = |scale, zero_point| QuantParams { scale, zero_point };
+            let s1 = rng.scale();
+            let s2 = if case % 8 == 0 { s1 } else { rng.scale() };
+            // Output scales from about the inputs' down to 2^-6 of them and up to 2^4.
+            let so = s1.max(s2) * 2f32.powf((rng.next() % 11) as f32 - 6.0);
+            let (z1, z2, zo) = (rng.zero_point(), rng.zero_point(), rng.zero_point());
+            let act = acts[case % 4];
+            let Ok(p) = prepare_s8(q(s1, z1), q(s2, z2), q(so, zo), act) else {
+                continue;
+            };
+            tried += 1;
+            let mut want = std::vec![0i8; 65536];
+            add_s8(&p, &x, &y, &mut want);
+            let Some(f) = prepare_fast_s8(&p) else {
+                continue;
+            };
+            accepted += 1;
+            let what = std::format!("case {case}: {p:?}");
+            let mut got = std::vec![0i8; 65536];
+            add_s8_fast(&f, &x, &y, &mut got);
+            assert_eq!(got, want, "{what}");
+            let (mut t1, mut t2) = ([0; 256], [0; 256]);
+            fast_tables_s8(&f, &mut t1, &mut t2);
+            add_s8_fast_tables(&f, &t1, &t2, &x, &y, &mut got);
+            assert_eq!(got, want, "tables {what}");
+            let mut d = x.clone();
+            add_s8_fast_in_place1(&f, &mut d, &y);
+            assert_eq!(d, want, "in place 1 {what}");
+            let mut d = y.clone();
+            add_s8_fast_in_place2(&f, &x, &mut d);
+            assert_eq!(d, want, "in place 2 {what}");
+            let mut d = x.clone();
+            add_s8_fast_tables_in_place1(&f, &t1, &t2, &mut d, &y);
+            assert_eq!(d, want, "tables in place 1 {what}");
+            let mut d = y.clone();
+            add_s8_fast_tables_in_place2(&f, &t1, &t2, &x, &mut d);
+            assert_eq!(d, want, "tables in place 2 {what}");
+            // Broadcasting: x as [256, 256] against each row of 256 values of y.
+            let b = Broadcast::new(&[256, 256], &[256]).unwrap();
+            let row: Vec<i8> = (0..256).map(|i| i as u8 as i8).collect();
+            let mut want_b = std::vec![0i8; 65536];
+            add_broadcast_s8(&p, &b, &y, &row, &mut want_b);
+            add_broadcast_s8_fast(&f, &b, &y, &row, &mut got);
+            assert_eq!(got, want_b, "broadcast {what}");
+        }
+        // Only layers with output scales far below the inputs' (shifts beyond 31) may be
+        // refused.
+        assert!(tried >= 40 && accepted == tried, "{accepted} of {tried}");
+    }
+
+    /// The fast kernels refuse what they cannot compute exactly.
+    #[test]
+    fn fast_refuses_out_of_range_shifts() {
+        let q = |scale, zero_point| QuantParams { scale, zero_point };
+        let p = prepare_s8(q(1.0, 0), q(0.5, 3), q(0.8, -1), Activation::None).unwrap();
+        assert!(prepare_fast_s8(&p).is_some());
+        let mut bad = p;
+        bad.output_shift = 0;
+        assert_eq!(prepare_fast_s8(&bad), None);
+        let mut bad = p;
+        bad.input2_shift = -32;
+        assert_eq!(prepare_fast_s8(&bad), None);
+        let mut bad = p;
+        bad.left_shift = 15;
+        assert_eq!(prepare_fast_s8(&bad), None);
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! ADD: int8 (with both inputs' rescaling in build-time tables from
+//! ADD: int8 (the fast kernels where `add::prepare_fast_s8` accepts the layer, else the
+//! reference; with both inputs' rescaling in build-time tables from
 //! `add::TABLES_FROM_ELEMENTS` elements on), int16 and float32, broadcasting or not; without
 //! broadcasting it runs in place over either input (`kiln_kernels::add`).
 
@@ -18,6 +19,10 @@ enum Add {
     S8(add::Params, Option<Broadcast>),
     /// Same-shape int8 ADD with both inputs' rescaling precomputed in two 256-entry tables.
     S8Tables(add::Params, Vec<i32>, Vec<i32>),
+    /// Int8 on the fast element function (`add_s8_fast`, `add_broadcast_s8_fast`).
+    S8Fast(add::FastParams, Option<Broadcast>),
+    /// Same-shape fast int8 ADD with the inputs' rescaling in two 256-entry tables.
+    S8FastTables(add::FastParams, Vec<i32>, Vec<i32>),
     S16(add::Params, Option<Broadcast>),
     F32(add::Params, Option<Broadcast>),
 }
@@ -32,12 +37,21 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         DType::I8 => {
             let p = add::prepare_s8(cx.quant(a)?, cx.quant(b)?, cx.quant(output)?, act)
                 .map_err(prepare_error)?;
-            if broadcast.is_none() && cx.tensor(output).elements() >= add::TABLES_FROM_ELEMENTS {
-                let (mut t1, mut t2) = ([0; 256], [0; 256]);
-                add::rescale_tables_s8(&p, &mut t1, &mut t2);
-                Add::S8Tables(p, t1.to_vec(), t2.to_vec())
-            } else {
-                Add::S8(p, broadcast)
+            let tables =
+                broadcast.is_none() && cx.tensor(output).elements() >= add::TABLES_FROM_ELEMENTS;
+            match (add::prepare_fast_s8(&p), tables) {
+                (Some(f), true) => {
+                    let (mut t1, mut t2) = ([0; 256], [0; 256]);
+                    add::fast_tables_s8(&f, &mut t1, &mut t2);
+                    Add::S8FastTables(f, t1.to_vec(), t2.to_vec())
+                }
+                (Some(f), false) => Add::S8Fast(f, broadcast),
+                (None, true) => {
+                    let (mut t1, mut t2) = ([0; 256], [0; 256]);
+                    add::rescale_tables_s8(&p, &mut t1, &mut t2);
+                    Add::S8Tables(p, t1.to_vec(), t2.to_vec())
+                }
+                (None, false) => Add::S8(p, broadcast),
             }
         }
         DType::I16 => Add::S16(
@@ -54,7 +68,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     // Without broadcasting, the kernels have in-place forms over either input.
     let in_place = !matches!(
         kernel,
-        Add::S8(_, Some(_)) | Add::S16(_, Some(_)) | Add::F32(_, Some(_))
+        Add::S8(_, Some(_)) | Add::S8Fast(_, Some(_)) | Add::S16(_, Some(_)) | Add::F32(_, Some(_))
     );
     let mut step = cx.step(kernel, vec![Operand::Tensor(a), Operand::Tensor(b)], output);
     if in_place {
@@ -63,12 +77,18 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     Ok(step)
 }
 
+/// Emits `const OP<k>: add::FastParams` and returns `&OP<k>`.
+fn fast_params(call: &mut Call<'_, '_>, f: &add::FastParams) -> TokenStream {
+    call.params_as(quote::quote!(::kiln::kernels::add::FastParams), f)
+}
+
 impl Kernel for Add {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
-        let (p, bc, suffix) = match self {
-            Add::S8(p, bc) => (p, bc, "s8"),
-            Add::S16(p, bc) => (p, bc, "s16"),
-            Add::F32(p, bc) => (p, bc, "f32"),
+        let (params, bc, suffix) = match self {
+            Add::S8(p, bc) => (call.params("add", p), bc, "s8"),
+            Add::S8Fast(f, bc) => (fast_params(call, f), bc, "s8_fast"),
+            Add::S16(p, bc) => (call.params("add", p), bc, "s16"),
+            Add::F32(p, bc) => (call.params("add", p), bc, "f32"),
             Add::S8Tables(p, t1, t2) => {
                 let pre = [
                     call.params("add", p),
@@ -77,8 +97,16 @@ impl Kernel for Add {
                 ];
                 return call.elementwise("add", "add_s8_tables", &pre);
             }
+            Add::S8FastTables(f, t1, t2) => {
+                let pre = [
+                    fast_params(call, f),
+                    call.table("INPUT1_TABLE", t1),
+                    call.table("INPUT2_TABLE", t2),
+                ];
+                return call.elementwise("add", "add_s8_fast_tables", &pre);
+            }
         };
-        let mut pre = vec![call.params("add", p)];
+        let mut pre = vec![params];
         match bc {
             None => call.elementwise("add", &format!("add_{suffix}"), &pre),
             Some(b) => {
@@ -95,6 +123,18 @@ impl Kernel for Add {
             Add::S8(p, Some(b)) => add::add_broadcast_s8(p, b, io.i8(0), io.i8(1), io.out_i8()),
             Add::S8Tables(p, t1, t2) => add::add_s8_tables(
                 p,
+                t1.as_slice().try_into().expect("256 entries"),
+                t2.as_slice().try_into().expect("256 entries"),
+                io.i8(0),
+                io.i8(1),
+                io.out_i8(),
+            ),
+            Add::S8Fast(f, None) => add::add_s8_fast(f, io.i8(0), io.i8(1), io.out_i8()),
+            Add::S8Fast(f, Some(b)) => {
+                add::add_broadcast_s8_fast(f, b, io.i8(0), io.i8(1), io.out_i8())
+            }
+            Add::S8FastTables(f, t1, t2) => add::add_s8_fast_tables(
+                f,
                 t1.as_slice().try_into().expect("256 entries"),
                 t2.as_slice().try_into().expect("256 entries"),
                 io.i8(0),
