@@ -248,16 +248,22 @@ fn one_pixel(k: usize, x: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output, out: &
 #[inline(never)]
 pub fn pointwise(k: usize, input: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output, out: &mut [i8]) {
     let n = ch.bias.len();
-    let mut xs = input.chunks_exact((2 * k).max(1));
-    let mut os = out.chunks_exact_mut((2 * n).max(1));
-    for (x, o) in (&mut xs).zip(&mut os) {
-        if let Some((o0, o1)) = o.split_at_mut_checked(n) {
+    let pixels = input.len() / k.max(1);
+    // Indexed rather than zipped chunks: no out-of-line iterator code with a panic path.
+    let mut p = 0;
+    while p + 1 < pixels {
+        if let (Some(x), Some(o)) = (
+            input.get(p * k..(p + 2) * k),
+            out.get_mut(p * n..(p + 2) * n),
+        ) && let Some((o0, o1)) = o.split_at_mut_checked(n)
+        {
             two_pixels(k, x, w, ch, q, o0, o1);
         }
+        p += 2;
     }
-    let x = xs.remainder();
-    let o = os.into_remainder();
-    if !x.is_empty() {
+    if p < pixels
+        && let (Some(x), Some(o)) = (input.get(p * k..), out.get_mut(p * n..))
+    {
         one_pixel(k, x, w, ch, q, o);
     }
 }
@@ -306,42 +312,70 @@ pub struct Window {
 fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
     let [ih, iw, c] = g.input;
     let [kh, kw] = g.filter;
-    let row_len = kw * c;
+    let row_len = (kw * c).max(1);
     let y0 = (oy * g.stride[0]) as isize - g.padding[0] as isize;
     let x0 = (ox * g.stride[1]) as isize - g.padding[1] as isize;
-    let (fx0, fx1) = crate::util::tap_range(x0, g.dilation[1], iw, kw);
-    for (fy, dst) in col.chunks_exact_mut(row_len.max(1)).take(kh).enumerate() {
+    let (fx0, fx1) = inside(x0, g.dilation[1], iw, kw);
+    let dw = g.dilation[1];
+    for fy in 0..kh {
+        let Some(dst) = col.get_mut(fy * row_len..(fy + 1) * row_len) else {
+            return;
+        };
         let iy = y0 + (fy * g.dilation[0]) as isize;
-        if iy < 0 || iy >= ih as isize || fx0 >= fx1 {
+        let row = (iy >= 0 && (iy as usize) < ih)
+            .then(|| image.get(iy as usize * iw * c..))
+            .flatten();
+        let (Some(src_row), true) = (row, fx0 < fx1) else {
             dst.fill(g.zero_point);
             continue;
-        }
-        let src_row = &image[(iy as usize * iw * c).min(image.len())..];
-        dst[..fx0 * c].fill(g.zero_point);
-        let ix0 = (x0 + (fx0 * g.dilation[1]) as isize) as usize;
-        if g.dilation[1] == 1 {
-            let n = (fx1 - fx0) * c;
-            if let (Some(d), Some(s)) = (
-                dst.get_mut(fx0 * c..fx0 * c + n),
-                src_row.get(ix0 * c..ix0 * c + n),
-            ) {
-                d.copy_from_slice(s);
-            }
+        };
+        let Some((before, rest)) = dst.split_at_mut_checked(fx0 * c) else {
+            return;
+        };
+        before.fill(g.zero_point);
+        let ix0 = (x0 + (fx0 * dw) as isize) as usize;
+        let Some((mid, after)) = rest.split_at_mut_checked((fx1 - fx0) * c) else {
+            return;
+        };
+        if dw == 1 {
+            copy(mid, src_row.get(ix0 * c..).unwrap_or(&[]));
         } else {
-            for fx in fx0..fx1 {
-                let ix = ix0 + (fx - fx0) * g.dilation[1];
-                if let (Some(d), Some(s)) = (
-                    dst.get_mut(fx * c..fx * c + c),
-                    src_row.get(ix * c..ix * c + c),
-                ) {
-                    d.copy_from_slice(s);
-                }
+            for (i, d) in mid.chunks_mut(c.max(1)).enumerate() {
+                copy(d, src_row.get((ix0 + i * dw) * c..).unwrap_or(&[]));
             }
         }
-        if let Some(d) = dst.get_mut(fx1 * c..) {
-            d.fill(g.zero_point);
-        }
+        after.fill(g.zero_point);
     }
+}
+
+/// Copies the first `dst.len()` bytes of `src` (as many as it has) into `dst` (`memcpy`,
+/// with no panic path).
+#[inline(always)]
+fn copy(dst: &mut [i8], src: &[i8]) {
+    let n = dst.len().min(src.len());
+    if let (Some(d), Some(s)) = (dst.get_mut(..n), src.get(..n)) {
+        d.copy_from_slice(s);
+    }
+}
+
+/// The taps `start..end` of a filter of `n` taps at `dilation` whose positions `origin +
+/// dilation * t` lie in `0..size` (as `util::tap_range`, in unsigned arithmetic, which has
+/// no overflow or division panic path).
+#[inline(always)]
+fn inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
+    let d = dilation.max(1);
+    let start = if origin >= 0 {
+        0
+    } else {
+        origin.unsigned_abs().div_ceil(d)
+    };
+    let end = if origin >= size as isize {
+        0
+    } else {
+        (size as isize - origin) as usize
+    }
+    .div_ceil(d);
+    (start.min(n), end.min(n))
 }
 
 /// A convolution of any window through an im2col of two output pixels into `scratch`
@@ -367,33 +401,43 @@ pub fn windowed(
     let Some(col) = scratch.get_mut(..2 * k) else {
         return;
     };
-    let image_len = (ih * iw * c).max(1);
-    let out_image = (oh * ow * n).max(1);
-    for (image, out_image) in input
-        .chunks_exact(image_len)
-        .zip(out.chunks_exact_mut(out_image))
-    {
-        let mut pending: Option<&mut [i8]> = None;
-        let mut px = out_image.chunks_exact_mut(n.max(1));
+    let image_len = ih * iw * c;
+    let out_len = oh * ow * n;
+    let batches = input.len() / image_len.max(1);
+    for b in 0..batches {
+        let (Some(image), Some(out_image)) = (
+            input.get(b * image_len..(b + 1) * image_len),
+            out.get_mut(b * out_len..(b + 1) * out_len),
+        ) else {
+            return;
+        };
+        let mut pending: Option<usize> = None;
         for oy in 0..oh {
             for ox in 0..ow {
-                let Some(o) = px.next() else { return };
-                let (col0, col1) = col.split_at_mut(k);
-                let (col0, col1) = (&mut col0[..k_taps], &mut col1[..k_taps]);
+                let at = (oy * ow + ox) * n;
+                let Some((col0, col1)) = col.split_at_mut_checked(k) else {
+                    return;
+                };
+                let half = if pending.is_none() { col0 } else { col1 };
+                if let Some(half) = half.get_mut(..k_taps) {
+                    im2col(g, image, oy, ox, half);
+                }
                 match pending.take() {
-                    None => {
-                        im2col(g, image, oy, ox, col0);
-                        pending = Some(o);
-                    }
+                    None => pending = Some(at),
                     Some(first) => {
-                        im2col(g, image, oy, ox, col1);
-                        two_pixels(k, col, w, ch, q, first, o);
+                        if let Some(o) = out_image.get_mut(first..at + n)
+                            && let Some((o0, o1)) = o.split_at_mut_checked(n)
+                        {
+                            two_pixels(k, col, w, ch, q, o0, o1);
+                        }
                     }
                 }
             }
         }
-        if let Some(first) = pending {
-            one_pixel(k, col, w, ch, q, first);
+        if let Some(first) = pending
+            && let Some(o) = out_image.get_mut(first..)
+        {
+            one_pixel(k, col, w, ch, q, o);
         }
     }
 }

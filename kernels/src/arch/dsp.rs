@@ -139,10 +139,11 @@ pub(crate) fn mac_2x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
         }
     }
     let done = 4 * n;
-    if done < k {
-        let (x0, x1) = x.split_at(k);
-        let (w0, w1) = w.split_at(k);
-        let (x0, x1, w0, w1) = (&x0[done..], &x1[done..], &w0[done..], &w1[done..]);
+    if let (true, Some((x0, x1)), Some((w0, w1))) =
+        (done < k, x.split_at_checked(k), w.split_at_checked(k))
+    {
+        let at = |s| from(s, done);
+        let (x0, x1, w0, w1) = (at(x0), at(x1), at(w0), at(w1));
         a00 = a00.wrapping_add(dot(x0, w0));
         a01 = a01.wrapping_add(dot(x0, w1));
         a10 = a10.wrapping_add(dot(x1, w0));
@@ -195,10 +196,10 @@ pub(crate) fn mac_1x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
         }
     }
     let done = 4 * n;
-    if done < k {
-        let (w0, w1) = w.split_at(k);
-        a0 = a0.wrapping_add(dot(&x[done..], &w0[done..]));
-        a1 = a1.wrapping_add(dot(&x[done..], &w1[done..]));
+    if let (true, Some((w0, w1))) = (done < k, w.split_at_checked(k)) {
+        let at = |s| from(s, done);
+        a0 = a0.wrapping_add(dot(at(x), at(w0)));
+        a1 = a1.wrapping_add(dot(at(x), at(w1)));
     }
     [a0, a1]
 }
@@ -247,10 +248,10 @@ pub(crate) fn mac_2x1(k: usize, x: &[i8], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
         }
     }
     let done = 4 * n;
-    if done < k {
-        let (x0, x1) = x.split_at(k);
-        a0 = a0.wrapping_add(dot(&x0[done..], &w[done..]));
-        a1 = a1.wrapping_add(dot(&x1[done..], &w[done..]));
+    if let (true, Some((x0, x1))) = (done < k, x.split_at_checked(k)) {
+        let at = |s| from(s, done);
+        a0 = a0.wrapping_add(dot(at(x0), at(w)));
+        a1 = a1.wrapping_add(dot(at(x1), at(w)));
     }
     [a0, a1]
 }
@@ -292,8 +293,8 @@ pub(crate) fn mac_1x1(k: usize, x: &[i8], w: &[i8], acc: i32) -> i32 {
         }
     }
     let done = 4 * n;
-    if done < k {
-        a = a.wrapping_add(dot(&x[done..], &w[done..]));
+    if let (Some(x), Some(w)) = (x.get(done..), w.get(done..)) {
+        a = a.wrapping_add(dot(x, w));
     }
     a
 }
@@ -356,6 +357,12 @@ pub(crate) fn mac_taps4(
         }
         store(g, [a0, a1, a2, a3]);
     }
+}
+
+/// `s[at..]`, empty if `at` is past the end (no panic path).
+#[inline(always)]
+fn from(s: &[i8], at: usize) -> &[i8] {
+    s.get(at..).unwrap_or(&[])
 }
 
 /// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.

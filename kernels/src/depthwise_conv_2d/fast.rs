@@ -163,17 +163,21 @@ fn by_taps(
     let c = p.input_depth;
     let (kh, kw) = (p.filter_height, p.filter_width);
     let (ih, iw) = (p.input_height, p.input_width);
-    let image_len = (ih * iw * c).max(1);
-    let out_image = (p.output_height * p.output_width * c).max(1);
+    let image_len = ih * iw * c;
+    let out_len = p.output_height * p.output_width * c;
     let mut taps: [&[i8]; crate::arch::MAX_TAPS] = [zero_row; crate::arch::MAX_TAPS];
-    let t = kh * kw;
-    if t > crate::arch::MAX_TAPS {
+    let Some(taps) = taps.get_mut(..kh * kw) else {
         return;
-    }
-    for (image, out_image) in input
-        .chunks_exact(image_len)
-        .zip(output.chunks_exact_mut(out_image))
-    {
+    };
+    let batches = input.len() / image_len.max(1);
+    // Indexed rather than zipped chunks: no out-of-line iterator code with a panic path.
+    for b in 0..batches {
+        let (Some(image), Some(out_image)) = (
+            input.get(b * image_len..(b + 1) * image_len),
+            output.get_mut(b * out_len..(b + 1) * out_len),
+        ) else {
+            return;
+        };
         let mut px = out_image.chunks_exact_mut(c.max(1));
         let (dh, dw) = (p.dilation_height_factor, p.dilation_width_factor);
         // The last input position a window starting at 0 reaches.
@@ -191,7 +195,7 @@ fn by_taps(
                 if inside && previous_inside {
                     // Each tap moves one stride to the right: its slice runs to the end of
                     // the image, so this only advances its start.
-                    for tap in &mut taps[..t] {
+                    for tap in taps.iter_mut() {
                         *tap = tap.get(step..).unwrap_or(zero_row);
                     }
                 } else {
@@ -201,17 +205,20 @@ fn by_taps(
                             let ix = x0 + (fx * dw) as isize;
                             let valid =
                                 iy >= 0 && ix >= 0 && (iy as usize) < ih && (ix as usize) < iw;
-                            taps[fy * kw + fx] = if valid {
+                            let tap = if valid {
                                 let at = (iy as usize * iw + ix as usize) * c;
                                 image.get(at..).unwrap_or(zero_row)
                             } else {
                                 zero_row
                             };
+                            if let Some(slot) = taps.get_mut(fy * kw + fx) {
+                                *slot = tap;
+                            }
                         }
                     }
                 }
                 previous_inside = inside;
-                crate::arch::mac_taps4(&taps[..t], filter, ch.bias, |g, acc| {
+                crate::arch::mac_taps4(taps, filter, ch.bias, |g, acc| {
                     let at = 4 * g;
                     if let (Some(o), Some(m), Some(e)) = (
                         out.get_mut(at..at + 4),
