@@ -163,13 +163,19 @@ pub fn prepare_layer(
     })
 }
 
+/// `2^(e-1)` for a right shift `e` in 1..=31, the rounding term of [`requantize`].
+#[inline(always)]
+pub(crate) fn half(e: i32) -> i32 {
+    arch::asr(1 << 30, 31 - e)
+}
+
 /// `clamp(MultiplyByQuantizedMultiplier(acc, m, -e) + offset)` under [`prepare`]'s
-/// conditions; `half = 2^(e-1)`.
+/// conditions; `half` = [`half`]`(e)`.
 #[inline(always)]
 pub(crate) fn requantize(acc: i32, m: i32, e: i32, half: i32, q: &Output) -> i8 {
     let y = arch::smmulr(acc << 1, m);
     let t = y + half + (y >> 31);
-    let r = (t >> e) + q.offset;
+    let r = arch::asr(t, e) + q.offset;
     let r = if r < q.min { q.min } else { r };
     (if r > q.max { q.max } else { r }) as i8
 }
@@ -199,7 +205,7 @@ fn two_pixels(
     let mut rows = w;
     while o + 1 < n {
         let acc = arch::mac_2x2(k, x, rows, [b[o], b[o + 1], b[o], b[o + 1]]);
-        let (h0, h1) = (1 << (e[o] - 1), 1 << (e[o + 1] - 1));
+        let (h0, h1) = (half(e[o]), half(e[o + 1]));
         out0[o] = requantize(acc[0], m[o], e[o], h0, q);
         out0[o + 1] = requantize(acc[1], m[o + 1], e[o + 1], h1, q);
         out1[o] = requantize(acc[2], m[o], e[o], h0, q);
@@ -210,7 +216,7 @@ fn two_pixels(
     // An odd last channel.
     if o < n {
         let acc = arch::mac_2x1(k, x, rows, [b[o], b[o]]);
-        let h = 1 << (e[o] - 1);
+        let h = half(e[o]);
         out0[o] = requantize(acc[0], m[o], e[o], h, q);
         out1[o] = requantize(acc[1], m[o], e[o], h, q);
     }
@@ -231,14 +237,14 @@ fn one_pixel(k: usize, x: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output, out: &
     let mut rows = w;
     while o + 1 < n {
         let acc = arch::mac_1x2(k, x, rows, [b[o], b[o + 1]]);
-        out[o] = requantize(acc[0], m[o], e[o], 1 << (e[o] - 1), q);
-        out[o + 1] = requantize(acc[1], m[o + 1], e[o + 1], 1 << (e[o + 1] - 1), q);
+        out[o] = requantize(acc[0], m[o], e[o], half(e[o]), q);
+        out[o + 1] = requantize(acc[1], m[o + 1], e[o + 1], half(e[o + 1]), q);
         rows = rows.get(2 * k..).unwrap_or(&[]);
         o += 2;
     }
     if o < n {
         let acc = arch::mac_1x1(k, x, rows, b[o]);
-        out[o] = requantize(acc, m[o], e[o], 1 << (e[o] - 1), q);
+        out[o] = requantize(acc, m[o], e[o], half(e[o]), q);
     }
 }
 
@@ -499,7 +505,7 @@ mod tests {
                 max: hi,
             };
             assert_eq!(
-                requantize(acc, m, e, 1 << (e - 1), &q),
+                requantize(acc, m, e, half(e), &q),
                 reference(acc, m, -e, &q),
                 "acc {acc} m {m} e {e} offset {offset}"
             );
@@ -537,7 +543,7 @@ mod tests {
                 &mut right,
             );
             assert!(ok);
-            let got = requantize(folded[0], mult[0], right[0], 1 << (right[0] - 1), &q);
+            let got = requantize(folded[0], mult[0], right[0], half(right[0]), &q);
             assert_eq!(
                 got,
                 reference(bias, m, shift, &q),

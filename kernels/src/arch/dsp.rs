@@ -314,15 +314,21 @@ pub(crate) fn mac_taps4(
     {
         return;
     }
-    let mut ptrs = [core::ptr::null::<i8>(); super::MAX_TAPS];
-    for (p, x) in ptrs.iter_mut().zip(taps) {
-        *p = x.as_ptr();
+    // The taps' data pointers. Left uninitialised beyond the `t` written here (zeroing all
+    // `MAX_TAPS` per output pixel cost more than the taps of a small layer); the block reads
+    // only the first `t`.
+    let mut ptrs = core::mem::MaybeUninit::<[*const i8; super::MAX_TAPS]>::uninit();
+    let base = ptrs.as_mut_ptr().cast::<*const i8>();
+    for (i, x) in taps.iter().enumerate() {
+        // SAFETY: `i < t <= MAX_TAPS`, so `base + i` is inside `ptrs`; `write` does not read
+        // the uninitialised slot.
+        unsafe { base.add(i).write(x.as_ptr()) };
     }
     let mut pw = w.as_ptr();
     for (g, b) in bias.chunks_exact(4).enumerate() {
         let [mut a0, mut a1, mut a2, mut a3] = [b[0], b[1], b[2], b[3]];
-        // SAFETY: see the module documentation: `ptrs[..t]` point to slices of at least
-        // `depth` bytes, of which the block reads `[4g, 4g + 4)`; `pw` walks `4t` bytes per
+        // SAFETY: see the module documentation: `ptrs[..t]` are initialised (above) and
+        // point to slices of at least `depth` bytes, of which the block reads `[4g, 4g + 4)`; `pw` walks `4t` bytes per
         // group, `depth * t <= w.len()` in all.
         unsafe {
             asm!(
@@ -340,7 +346,7 @@ pub(crate) fn mac_taps4(
                 "smlatt {a3}, {q1}, {p1}, {a3}",
                 "subs {n}, {n}, #1",
                 "bne 2b",
-                pp = inout(reg) ptrs.as_ptr() => _,
+                pp = inout(reg) base.cast_const() => _,
                 pw = inout(reg) pw,
                 c = in(reg) 4 * g,
                 n = inout(reg) t => _,
@@ -363,6 +369,19 @@ pub(crate) fn mac_taps4(
 #[inline(always)]
 fn from(s: &[i8], at: usize) -> &[i8] {
     s.get(at..).unwrap_or(&[])
+}
+
+/// `ASR` by a register: `x >> e` for `e` in `0..=31` (without the `e & 31` a Rust shift
+/// by a variable costs).
+#[inline(always)]
+pub(crate) fn asr(x: i32, e: i32) -> i32 {
+    let r: i32;
+    // SAFETY: one register-only instruction (see the module documentation).
+    unsafe {
+        asm!("asr {r}, {x}, {e}", r = lateout(reg) r, x = in(reg) x, e = in(reg) e,
+            options(pure, nomem, nostack, preserves_flags));
+    }
+    r
 }
 
 /// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.

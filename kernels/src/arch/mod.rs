@@ -16,6 +16,8 @@
 //!
 //! # Contract
 //!
+//! Single instructions: `smmulr`, `asr` (see each).
+//!
 //! The `mac_*` functions add dot products of `k` int8 values to their accumulators:
 //! `mac_2x2(k, x, w, [a00, a01, a10, a11])` adds `x_i . w_j` where `x_0 = x[..k]`,
 //! `x_1 = x[k..2k]`, `w_0 = w[..k]`, `w_1 = w[k..2k]` (two pixels times two output
@@ -115,6 +117,9 @@ mod tests {
             for &b in &vals {
                 let want = ((a as i64 * b as i64 + (1i64 << 31)) >> 32) as i32;
                 assert_eq!(smmulr(a, b), want, "smmulr({a}, {b})");
+            }
+            for e in 0..32 {
+                assert_eq!(asr(a, e), a >> e, "asr({a}, {e})");
             }
         }
     }

@@ -79,6 +79,12 @@ pub(crate) fn mac_taps4(
     }
 }
 
+/// `ASR` by a register: `x >> e` for `e` in `0..=31`.
+#[inline(always)]
+pub(crate) fn asr(x: i32, e: i32) -> i32 {
+    x >> (e & 31)
+}
+
 /// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.
 #[inline(always)]
 pub(crate) fn smmulr(a: i32, b: i32) -> i32 {

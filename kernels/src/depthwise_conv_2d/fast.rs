@@ -218,16 +218,18 @@ fn by_taps(
                     }
                 }
                 previous_inside = inside;
-                crate::arch::mac_taps4(taps, filter, ch.bias, |g, acc| {
+                crate::arch::mac_taps4(taps, filter, ch.bias, |g, [a0, a1, a2, a3]| {
                     let at = 4 * g;
                     if let (Some(o), Some(m), Some(e)) = (
                         out.get_mut(at..at + 4),
                         ch.multiplier.get(at..at + 4),
                         ch.right_shift.get(at..at + 4),
                     ) {
-                        for j in 0..4 {
-                            o[j] = gemm::requantize(acc[j], m[j], e[j], 1 << (e[j] - 1), q);
-                        }
+                        let rq = |a, j: usize| gemm::requantize(a, m[j], e[j], gemm::half(e[j]), q);
+                        o[0] = rq(a0, 0);
+                        o[1] = rq(a1, 1);
+                        o[2] = rq(a2, 2);
+                        o[3] = rq(a3, 3);
                     }
                 });
             }
