@@ -282,7 +282,7 @@ pub fn fully_connected_per_channel_s8(
 /// with [`fully_connected_s8`] (per-tensor) or [`fully_connected_per_channel_s8`], and its
 /// build-time tables: the folded bias (`bias + input_offset * sum(w)`) and the right shift
 /// per output channel. The conditions are [`crate::gemm`]'s (accumulators within `2^30`,
-/// right shifts of 1..=23) and, for the per-tensor kernel, no weights offset (the products
+/// right shifts of 1..=31) and, for the per-tensor kernel, no weights offset (the products
 /// are then `w * (x + input_offset)` in both kernels). `output_shift` is the per-channel
 /// shift (for a per-tensor layer, `output_depth` copies of [`Params::output_shift`]);
 /// `weights` is `output_depth * accum_depth` long, `folded_bias` and `right_shift`
