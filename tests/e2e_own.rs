@@ -39,6 +39,9 @@ golden!(pointwise_float, "models/pointwise_float.tflite");
 /// TFLM, and a larger arena than with aliasing (module `$aliased`).
 macro_rules! without_aliasing {
     ($name:ident, $aliased:ident, $file:literal) => {
+        without_aliasing!($name, $aliased, $aliased, $file);
+    };
+    ($name:ident, $aliased:ident, $golden:ident, $file:literal) => {
         mod $name {
             kiln::include_model!($file, alias = false);
         }
@@ -48,7 +51,7 @@ macro_rules! without_aliasing {
                 $name,
                 common::repo_root()
                     .join("tests/models/golden")
-                    .join(stringify!($aliased))
+                    .join(stringify!($golden))
             );
             const { assert!($aliased::ARENA_BYTES < $name::ARENA_BYTES) };
         }
@@ -62,11 +65,48 @@ without_aliasing!(
 );
 without_aliasing!(
     depthwise_int8_no_alias,
+    depthwise_int8_in_place,
     depthwise_int8,
     "models/depthwise_int8.tflite"
 );
 without_aliasing!(
     pointwise_int8_no_alias,
+    pointwise_int8_in_place,
     pointwise_int8,
     "models/pointwise_int8.tflite"
+);
+
+/// An int8 model whose convolutions run in place over their inputs only under a RAM budget
+/// (their fast kernels' in-place forms are slower, see `kiln_build::compile_tokens`): with
+/// the budget `$budget` the same bytes out as TFLM in a smaller arena than without it
+/// (module `$fast`).
+macro_rules! in_place_under_budget {
+    ($name:ident, $fast:ident, $file:literal, $budget:literal) => {
+        mod $name {
+            kiln::include_model!($file, ram_budget = $budget);
+        }
+        #[test]
+        fn $name() {
+            check_golden!(
+                $name,
+                common::repo_root()
+                    .join("tests/models/golden")
+                    .join(stringify!($fast))
+            );
+            const { assert!($name::ARENA_BYTES < $fast::ARENA_BYTES) };
+        }
+    };
+}
+
+in_place_under_budget!(
+    depthwise_int8_in_place,
+    depthwise_int8,
+    "models/depthwise_int8.tflite",
+    1296
+);
+in_place_under_budget!(
+    pointwise_int8_in_place,
+    pointwise_int8,
+    "models/pointwise_int8.tflite",
+    1616
 );

@@ -57,6 +57,7 @@ pub fn emit(
         body: Vec::new(),
         weights: BTreeMap::new(),
         constant_bytes: 0,
+        weight_bytes: 0,
         places: places(graph, plan),
     };
     for step in &steps {
@@ -78,6 +79,9 @@ struct Emitter<'a> {
     weights: BTreeMap<usize, Ident>,
     /// Bytes of per-channel tables and other emitted constants.
     constant_bytes: usize,
+    /// Bytes of the model's buffers emitted (`BUFFER_*`): those a kernel reads as they are
+    /// (a fast kernel's folded bias or reordered filter replaces the model's buffer).
+    weight_bytes: usize,
     /// Per tensor: its arena offset and size, if it has arena bytes.
     places: Vec<Option<(usize, usize)>>,
 }
@@ -408,6 +412,7 @@ impl<'a> Emitter<'a> {
                 quote!(::kiln::runtime::Weights(*#lit))
             }
         };
+        self.weight_bytes += data.len();
         self.items.push(quote! {
             #[doc = #doc]
             static #name: ::kiln::runtime::Weights<#len> = #value;
@@ -624,13 +629,13 @@ impl<'a> Emitter<'a> {
 
     /// The module items around the collected kernel calls.
     fn finish(self, options: &Options) -> Result<TokenStream> {
-        // Flash for constants: the model's buffers plus the tables emitted for the steps.
-        let flash_bytes = self.graph.weights_bytes() + self.constant_bytes;
+        // Flash for constants: the model's buffers emitted plus the tables of the steps.
+        let flash_bytes = self.weight_bytes + self.constant_bytes;
         let g = self.graph;
         let plan = self.plan;
         let arena_bytes = u(plan.arena_bytes);
         let persistent_bytes = u(plan.persistent_bytes);
-        let weights_bytes = u(g.weights_bytes());
+        let weights_bytes = u(self.weight_bytes);
         let n_in = u(g.inputs.len());
         let n_out = u(g.outputs.len());
         let align = format_ident!(
@@ -781,7 +786,7 @@ impl<'a> Emitter<'a> {
             }
             elided_docs.push(format!(" - op {} ({}): {what}.", op.id.0, op.kind.name()));
         }
-        let budget = budget_checks(options, plan, g, flash_bytes)?;
+        let budget = budget_checks(options, plan, g, flash_bytes, self.weight_bytes)?;
         // The weight statics read the model file, so the crate rebuilds when it changes; a
         // model without weights gets a marker that does (its length only: a `&[u8]` const of
         // a large file costs the compiler several copies of it).
@@ -801,7 +806,9 @@ impl<'a> Emitter<'a> {
             pub const ARENA_BYTES: usize = #arena_bytes;
             /// Bytes of state kept between `invoke()` calls (LSTM/SVDF variables).
             pub const PERSISTENT_BYTES: usize = #persistent_bytes;
-            /// Bytes of the model's constant buffers (weights, biases) in flash.
+            /// Bytes of the model's constant buffers (weights, biases) in flash, as the
+            /// kernels read them; the tables Kiln derives from them (per-channel
+            /// multipliers, folded biases, reordered filters) are not included.
             pub const WEIGHTS_BYTES: usize = #weights_bytes;
             /// Number of model inputs.
             pub const INPUTS: usize = #n_in;
@@ -902,6 +909,7 @@ fn budget_checks(
     plan: &Plan,
     graph: &Graph,
     flash: usize,
+    weights: usize,
 ) -> Result<TokenStream> {
     let ram = plan.arena_bytes + plan.persistent_bytes;
     let mut out = TokenStream::new();
@@ -925,11 +933,7 @@ fn budget_checks(
             ErrorKind::OverFlashBudget,
             &options.flash_budget,
             flash,
-            format!(
-                "weights {} B + constants {} B",
-                graph.weights_bytes(),
-                flash - graph.weights_bytes()
-            ),
+            format!("weights {weights} B + constants {} B", flash - weights),
             quote!(#flash_lit),
         ),
     ];

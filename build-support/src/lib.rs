@@ -54,6 +54,9 @@ pub struct Compiled {
     pub tokens: TokenStream,
     pub graph: Graph,
     pub plan: Plan,
+    /// The arena of the plan with in-place convolutions, when it is smaller than the chosen
+    /// plan's (see [`compile_tokens`]): the RAM the faster plan costs.
+    pub in_place_arena_bytes: Option<usize>,
 }
 
 /// Reads, plans, verifies and emits a model. The one path behind both front ends.
@@ -62,12 +65,54 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
     // Lowering first: the operators' modules declare their kernels' scratch and aliasing
     // abilities, which the planner decides from.
     let steps = lower::lower_all(&graph)?;
-    let plan = kiln_planner::plan(&graph, &lower::declared(&steps), &options.plan)?;
+    let (plan, in_place_arena_bytes) = choose_plan(&graph, &steps, options)?;
     let tokens = emit::emit(&graph, &plan, steps, options)?;
     Ok(Compiled {
         tokens,
         graph,
         plan,
+        in_place_arena_bytes,
+    })
+}
+
+/// The plan to emit, and the arena of the in-place-convolution plan if that one is smaller.
+///
+/// The fast int8 convolution kernels also run in place over their input (which lowers the
+/// arena), but those forms work one pixel or one channel plane at a time and are several
+/// times slower (`Step::slow_in_place`). So two plans are made, with and without them: the
+/// faster is taken unless a RAM budget given in bytes needs the smaller (a budget given as a
+/// constant expression, unknown here, takes the smaller plan).
+fn choose_plan(
+    graph: &Graph,
+    steps: &[lower::Step],
+    options: &Options,
+) -> Result<(Plan, Option<usize>), Diagnostic> {
+    let declared = lower::declared(steps);
+    let small = kiln_planner::plan(graph, &declared, &options.plan)?;
+    let mut faster = declared.clone();
+    let mut differs = false;
+    for s in steps.iter().filter(|s| s.slow_in_place) {
+        if let Some(Some((_, a))) = faster.ops.get_mut(s.op.0) {
+            differs |= a.conv_in_place.take().is_some();
+        }
+    }
+    if !differs {
+        return Ok((small, None));
+    }
+    let fast = kiln_planner::plan(graph, &faster, &options.plan)?;
+    if small.arena_bytes >= fast.arena_bytes {
+        return Ok((fast, None));
+    }
+    let needs_small = match &options.ram_budget {
+        None => false,
+        Some(Budget::Bytes(b)) => fast.arena_bytes + fast.persistent_bytes > *b,
+        Some(Budget::Expr(_)) => true,
+    };
+    let smaller = small.arena_bytes;
+    Ok(if needs_small {
+        (small, None)
+    } else {
+        (fast, Some(smaller))
     })
 }
 

@@ -180,6 +180,10 @@ pub struct Step {
     pub states: Vec<TensorId>,
     /// Tensors the kernel writes, in argument order.
     pub outputs: Vec<TensorId>,
+    /// Whether its in-place convolution form (`abilities.conv_in_place`) is much slower than
+    /// its ordinary kernel (a fast kernel's): then it is planned in place only when the RAM
+    /// budget needs it (`compile_tokens`).
+    pub slow_in_place: bool,
 }
 
 /// The byte a variable tensor is reset to: TFLM fills int8 state with its zero point and
@@ -534,6 +538,7 @@ impl<'a> Cx<'a> {
             inputs,
             states: Vec::new(),
             outputs: vec![output],
+            slow_in_place: false,
         }
     }
 

@@ -131,8 +131,8 @@ fn main() -> ExitCode {
                     kiln_build::compile_tokens(&bytes, &options)
                         .map_err(|d| format!("{shown}: {d}"))
                 });
-            let (graph, p) = match result {
-                Ok(c) => (c.graph, c.plan),
+            let (graph, p, in_place) = match result {
+                Ok(c) => (c.graph, c.plan, c.in_place_arena_bytes),
                 Err(e) => {
                     eprintln!("error: {e}");
                     return ExitCode::FAILURE;
@@ -148,13 +148,24 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
             if json {
-                let r = report::json(&graph, &p);
+                let mut r =
+                    serde_json::to_value(report::json(&graph, &p)).expect("the report serializes");
+                if let Some(obj) = r.as_object_mut() {
+                    obj.insert("in_place_arena_bytes".into(), in_place.into());
+                }
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&r).expect("the report serializes")
                 );
             } else {
                 print!("{}", report::text(&graph, &p, &title));
+                if let Some(n) = in_place {
+                    println!(
+                        "\nRAM or speed: {n} bytes of arena with convolutions in place over their \
+                         inputs (their kernels are several times slower, so Kiln takes them \
+                         only when the RAM budget needs them: --ram-budget {n})"
+                    );
+                }
             }
             ExitCode::SUCCESS
         }

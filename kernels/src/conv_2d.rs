@@ -893,6 +893,30 @@ pub const fn fast_filter_len(p: &Params) -> usize {
     }
 }
 
+/// [`conv_2d_s8_fast`] in place for a pointwise convolution
+/// ([`pointwise_in_place_supported`]), with `data` and `scratch` as
+/// [`conv_2d_s8_pointwise_in_place`] takes them (one output pixel at a time through a
+/// scratch pixel of `output_depth` bytes): byte-identical with it.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_2d_s8_fast_pointwise_in_place(
+    p: &Params,
+    bias: &[i32],
+    output_multiplier: &[i32],
+    right_shift: &[i32],
+    data: &mut [i8],
+    filter: &[i8],
+    scratch: &mut [i8],
+) {
+    let ch = crate::gemm::Channels {
+        bias,
+        multiplier: output_multiplier,
+        right_shift,
+    };
+    let pixels = p.batches * p.input_height * p.input_width;
+    let q = output_quant(p);
+    crate::gemm::pointwise_in_place(p.input_depth, pixels, data, filter, &ch, &q, scratch);
+}
+
 /// The output quantization of a fast layer.
 const fn output_quant(p: &Params) -> crate::gemm::Output {
     crate::gemm::Output {
@@ -910,6 +934,17 @@ pub const fn fast_scratch_bytes(p: &Params) -> usize {
         0
     } else {
         2 * crate::gemm::padded(p.filter_height * p.filter_width * p.input_depth)
+    }
+}
+
+/// The scratch bytes an int8 CONV_2D declares whichever kernel runs it: the fast kernel's
+/// ([`fast_scratch_bytes`]) for one group, none for a grouped convolution (which only the
+/// reference kernel runs).
+pub const fn s8_scratch_bytes(p: &Params) -> usize {
+    if p.filter_input_depth == p.input_depth {
+        fast_scratch_bytes(p)
+    } else {
+        0
     }
 }
 

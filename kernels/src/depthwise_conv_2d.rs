@@ -25,7 +25,10 @@
 //! identical (bit for bit for float). [`in_place_supported`] tells when they apply.
 
 mod fast;
-pub use fast::{depthwise_conv_2d_s8_fast, fast_filter_len, fast_scratch_bytes, prepare_fast_s8};
+pub use fast::{
+    depthwise_conv_2d_s8_fast, depthwise_conv_2d_s8_fast_in_place, fast_filter_len,
+    fast_scratch_bytes, prepare_fast_s8,
+};
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::int16::{Accumulator, check_shifts_s16};

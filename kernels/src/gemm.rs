@@ -274,6 +274,38 @@ pub fn pointwise(k: usize, input: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output
     }
 }
 
+/// [`pointwise`] in place: `data` holds the `pixels` input pixels (`k` values each) in its
+/// last `pixels * k` bytes; on return its first `pixels * n` bytes are the output. One pixel
+/// at a time through `scratch` (`n` bytes): the store of pixel `p` never reaches an input
+/// pixel still to be read (the argument of `conv_2d::conv_2d_s8_pointwise_in_place`).
+#[inline(never)]
+pub fn pointwise_in_place(
+    k: usize,
+    pixels: usize,
+    data: &mut [i8],
+    w: &[i8],
+    ch: &Channels<'_>,
+    q: &Output,
+    scratch: &mut [i8],
+) {
+    let n = ch.bias.len();
+    let Some(off) = data.len().checked_sub(pixels * k) else {
+        return;
+    };
+    let Some(s) = scratch.get_mut(..n) else {
+        return;
+    };
+    for p in 0..pixels {
+        let Some(x) = data.get(off + p * k..off + (p + 1) * k) else {
+            return;
+        };
+        one_pixel(k, x, w, ch, q, s);
+        if let Some(d) = data.get_mut(p * n..(p + 1) * n) {
+            d.copy_from_slice(s);
+        }
+    }
+}
+
 /// The row length of [`windowed`]'s im2col and weights: `k` rounded up to a multiple of 4,
 /// so the microkernels' 4-byte steps leave no tail.
 pub const fn padded(k: usize) -> usize {
@@ -332,13 +364,13 @@ fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
             .then(|| image.get(iy as usize * iw * c..))
             .flatten();
         let (Some(src_row), true) = (row, fx0 < fx1) else {
-            dst.fill(g.zero_point);
+            fill(dst, g.zero_point);
             continue;
         };
         let Some((before, rest)) = dst.split_at_mut_checked(fx0 * c) else {
             return;
         };
-        before.fill(g.zero_point);
+        fill(before, g.zero_point);
         let ix0 = (x0 + (fx0 * dw) as isize) as usize;
         let Some((mid, after)) = rest.split_at_mut_checked((fx1 - fx0) * c) else {
             return;
@@ -350,7 +382,19 @@ fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
                 copy(d, src_row.get((ix0 + i * dw) * c..).unwrap_or(&[]));
             }
         }
-        after.fill(g.zero_point);
+        fill(after, g.zero_point);
+    }
+}
+
+/// `dst.fill(v)`, without the call for the short or empty runs of an im2col row.
+#[inline(always)]
+fn fill(dst: &mut [i8], v: i8) {
+    if dst.len() > 16 {
+        dst.fill(v);
+    } else {
+        for d in dst {
+            *d = v;
+        }
     }
 }
 
@@ -359,7 +403,12 @@ fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
 #[inline(always)]
 fn copy(dst: &mut [i8], src: &[i8]) {
     let n = dst.len().min(src.len());
-    if let (Some(d), Some(s)) = (dst.get_mut(..n), src.get(..n)) {
+    if n <= 16 {
+        // A few bytes (the 1-4 channels of a first layer): no `memcpy` call.
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = *s;
+        }
+    } else if let (Some(d), Some(s)) = (dst.get_mut(..n), src.get(..n)) {
         d.copy_from_slice(s);
     }
 }

@@ -428,23 +428,22 @@ fn convolutions_run_in_place_only_together_where_that_lowers_the_bound() {
         .filter(|op| matches!(p.mode(op.id), OpMode::InPlace { .. }))
         .count();
     assert_eq!(in_place, 8, "4 depthwise and 4 pointwise layers");
-    // The 490-byte input and one 8000-byte buffer.
-    assert_eq!(p.lower_bound_bytes, 490 + 8000);
-    assert_eq!(p.arena_bytes, 8490);
+    // The 490-byte input, one 8000-byte buffer and the first (10x4) layer's 80-byte im2col
+    // scratch (its fast kernel's, declared whichever kernel runs it).
+    assert_eq!(p.lower_bound_bytes, 490 + 8000 + 80);
+    assert_eq!(p.arena_bytes, 8570);
     check(&g, &p).unwrap();
     // Only convolutions that declare an in-place form run in place: not the first, 10x4
-    // stride 2 (whose in-place scratch the verifier therefore refuses).
+    // stride 2; and its im2col scratch must have the size its kernel declares.
     let mut broken = p.clone();
-    broken.modes[0] = OpMode::InPlace { input: 0 };
-    broken.buffers.push(kiln_planner::plan::PlannedBuffer {
-        owner: BufferOwner::Scratch(OpId(0)),
-        size: 64,
-        first: 0,
-        last: 0,
-        offset: p.arena_bytes.next_multiple_of(16),
-    });
+    let scratch = broken
+        .buffers
+        .iter_mut()
+        .find(|b| b.owner == BufferOwner::Scratch(OpId(0)))
+        .expect("the first layer's im2col scratch");
+    scratch.size = 64;
     recompute_totals(&mut broken);
-    expect_error(&g, &broken, "needs no arena memory");
+    expect_error(&g, &broken, "has the wrong size (expected 80, found 64)");
     let mut broken = p.clone();
     broken.modes[0] = OpMode::InPlace { input: 0 };
     expect_error(&g, &broken, "declares no in-place form");

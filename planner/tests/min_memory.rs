@@ -350,7 +350,14 @@ fn corpus_models_reach_the_best_order_bound() {
         assert!(p.placement_optimal, "{name}");
         assert!(p.order_optimal, "{name}");
         if let Some(row) = table.get(&name) {
-            assert!(p.arena_bytes <= row.head, "{name}");
+            // TFLM's head is its reference kernels' plan, which has no im2col scratch; with
+            // the same declaration (the fast int8 kernels' im2col scratch left out) Kiln's
+            // arena is at most TFLM's. The fast kernels' scratch (as CMSIS-NN's, which TFLM
+            // adds to its arena too) may add at most its own size.
+            let (reference, largest_scratch) = common::reference_kernels(&g);
+            let r = kiln_planner::plan(&g, &reference, &PlanOptions::default()).unwrap();
+            assert!(r.arena_bytes <= row.head, "{name}");
+            assert!(p.arena_bytes <= r.arena_bytes + largest_scratch, "{name}");
         }
     }
 }

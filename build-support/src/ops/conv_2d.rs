@@ -107,12 +107,28 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             };
             let mut step = cx.step(Conv2d::S8Fast(p, fast, own), inputs, output);
             step.scratch_bytes = conv::fast_scratch_bytes(&p);
+            // In place as the reference kernel, one pixel at a time (the same scratch), which
+            // is slower than the fast kernel.
+            step.slow_in_place = true;
+            step.abilities.conv_in_place =
+                conv::pointwise_in_place_supported(&p).then_some(ConvInPlace {
+                    kind: ConvInPlaceKind::Pixels,
+                    scratch_bytes: p.output_depth,
+                });
             return Ok(step);
         }
     }
     let bias = match (&kernel, bias) {
         (Conv2d::S16Bias32(..), Some(b)) => Operand::Tensor(b),
         _ => Operand::Optional(bias),
+    };
+    // An int8 convolution declares the fast kernel's im2col scratch whichever kernel runs
+    // it, so that what a layer needs does not depend on its weights (the planner's tests
+    // restate it from the graph, `kiln_planner::synthetic::declared`); the reference kernel
+    // leaves it unused.
+    let scratch = match &kernel {
+        Conv2d::S8(p, _) => conv::s8_scratch_bytes(p),
+        _ => 0,
     };
     // A pointwise convolution (int8 or float), one output pixel at a time over the input.
     let pixel = (matches!(kernel, Conv2d::S8(..) | Conv2d::F32(_))
@@ -127,6 +143,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         kind: ConvInPlaceKind::Pixels,
         scratch_bytes,
     });
+    step.scratch_bytes = scratch;
     Ok(step)
 }
 
@@ -145,11 +162,18 @@ impl Conv2d {
 impl Kernel for Conv2d {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
         if let Conv2d::S8Fast(p, f, own) = self {
-            if call.in_place().is_some() {
-                return Err(call.no_in_place_form());
-            }
             let params = call.params("conv_2d", p);
             let [bias, multiplier, shift] = call.fast(f);
+            match call.in_place() {
+                None => {}
+                // Over its dying input, one pixel at a time through the scratch pixel.
+                Some(0) if conv::pointwise_in_place_supported(p) && own.is_none() => {
+                    let pre = [params, bias, multiplier, shift];
+                    let f = "conv_2d_s8_fast_pointwise_in_place";
+                    return call.over_input_with_scratch("conv_2d", f, &pre);
+                }
+                Some(_) => return Err(call.no_in_place_form()),
+            }
             let filter = match own {
                 Some(w) => call.table("FILTER", w),
                 None => call.input(1),
@@ -180,6 +204,12 @@ impl Kernel for Conv2d {
             pre.extend(call.per_channel(t));
         }
         match call.in_place() {
+            // The declared im2col scratch is the fast kernel's; this one leaves it unused.
+            None if matches!(self, Conv2d::S8(p, _) if conv::s8_scratch_bytes(p) > 0) => {
+                let scratch = call.scratch(true)?;
+                let run = call.standard("conv_2d", function, &pre)?;
+                Ok(quote::quote!(let _ = #scratch; #run))
+            }
             None => call.standard("conv_2d", function, &pre),
             // A pointwise convolution over its dying input, one pixel at a time through
             // the scratch pixel.

@@ -91,29 +91,37 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         DepthwiseConv2d::F32(_) => &[DType::F32],
     };
     cx.check_bias(bias, p.output_depth, bias_types)?;
+    // With depth multiplier 1, one output channel plane at a time over the input.
+    let plane = dw::in_place_supported(p).then(|| ConvInPlace {
+        kind: ConvInPlaceKind::ChannelPlanes,
+        scratch_bytes: cx.tensor(output).elements() / p.output_depth.max(1)
+            * cx.tensor(output).dtype.size(),
+    });
     if let DepthwiseConv2d::S8(p, t) = &kernel
-        && let Some(step) = fast(cx, p, t, input, filter, bias, output)
+        && let Some(mut step) = fast(cx, p, t, input, filter, bias, output)
     {
+        // In place one channel plane at a time, much slower than the fast kernel.
+        step.abilities.conv_in_place = plane;
+        step.slow_in_place = true;
         return Ok(step);
     }
+    // An int8 layer declares the fast kernel's scratch whichever kernel runs it (see
+    // CONV_2D); the reference kernel leaves it unused.
+    let scratch = match &kernel {
+        DepthwiseConv2d::S8(p, _) => dw::fast_scratch_bytes(p),
+        _ => 0,
+    };
     let bias = match (&kernel, bias) {
         (DepthwiseConv2d::S16(..), Some(b)) => Operand::Tensor(b),
         _ => Operand::Optional(bias),
     };
-    // With depth multiplier 1, one output channel plane at a time over the input.
-    let plane = dw::in_place_supported(p).then(|| {
-        let c = cx.tensor(output);
-        c.elements() / p.output_depth.max(1) * c.dtype.size()
-    });
     let mut step = cx.step(
         kernel,
         vec![Operand::Tensor(input), Operand::Tensor(filter), bias],
         output,
     );
-    step.abilities.conv_in_place = plane.map(|scratch_bytes| ConvInPlace {
-        kind: ConvInPlaceKind::ChannelPlanes,
-        scratch_bytes,
-    });
+    step.abilities.conv_in_place = plane;
+    step.scratch_bytes = scratch;
     Ok(step)
 }
 
@@ -160,6 +168,15 @@ impl Kernel for DepthwiseConv2d {
             let zero_point = (-p.input_offset) as i8;
             pre.push(call.table("ZERO_ROW", &vec![zero_point; p.input_depth]));
             pre.push(call.table("FILTER", layout));
+            match call.in_place() {
+                None => {}
+                // Over its dying input, one channel plane at a time.
+                Some(0) if dw::in_place_supported(p) => {
+                    let f = "depthwise_conv_2d_s8_fast_in_place";
+                    return call.over_input_with_scratch("depthwise_conv_2d", f, &pre);
+                }
+                Some(_) => return Err(call.no_in_place_form()),
+            }
             let scratch = if dw::fast_scratch_bytes(p) == 0 {
                 quote::quote!(&mut [])
             } else {
@@ -183,6 +200,12 @@ impl Kernel for DepthwiseConv2d {
             pre.extend(call.per_channel(t));
         }
         match call.in_place() {
+            // The declared scratch is the fast kernel's; this one leaves it unused.
+            None if matches!(self, DepthwiseConv2d::S8(p, _) if dw::fast_scratch_bytes(p) > 0) => {
+                let scratch = call.scratch(true)?;
+                let run = call.standard("depthwise_conv_2d", function, &pre)?;
+                Ok(quote::quote!(let _ = #scratch; #run))
+            }
             None => call.standard("depthwise_conv_2d", function, &pre),
             // Over its dying input, one output channel plane at a time through the scratch
             // plane.

@@ -3,8 +3,10 @@
 pub const ARENA_BYTES: usize = 32;
 /// Bytes of state kept between `invoke()` calls (LSTM/SVDF variables).
 pub const PERSISTENT_BYTES: usize = 0;
-/// Bytes of the model's constant buffers (weights, biases) in flash.
-pub const WEIGHTS_BYTES: usize = 420;
+/// Bytes of the model's constant buffers (weights, biases) in flash, as the
+/// kernels read them; the tables Kiln derives from them (per-channel
+/// multipliers, folded biases, reordered filters) are not included.
+pub const WEIGHTS_BYTES: usize = 288;
 /// Number of model inputs.
 pub const INPUTS: usize = 1;
 /// Number of model outputs.
@@ -41,15 +43,34 @@ const OP0: ::kiln::kernels::fully_connected::Params = ::kiln::kernels::fully_con
     float_activation_min: 0.0,
     float_activation_max: 0.0,
 };
+static OP0_BIAS: [i32; 16] = [
+    -1152,
+    -6912,
+    1858,
+    3573,
+    11960,
+    13220,
+    8392,
+    12588,
+    11588,
+    -3328,
+    18237,
+    -2381,
+    -10496,
+    1740,
+    15567,
+    3791,
+];
+static OP0_MULTIPLIER: [i32; 16] = [
+    2039655759, 2039655759, 2039655759, 2039655759, 2039655759, 2039655759, 2039655759,
+    2039655759, 2039655759, 2039655759, 2039655759, 2039655759, 2039655759, 2039655759,
+    2039655759, 2039655759,
+];
+static OP0_RIGHT_SHIFT: [i32; 16] = [7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7];
 /// Model buffer 7: `sequential/dense/MatMul` (16 bytes).
 static BUFFER_7: ::kiln::runtime::Weights<16> = ::kiln::runtime::Weights::from_file(
     ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
     512,
-);
-/// Model buffer 6: `sequential/dense/BiasAdd/ReadVariableOp` (64 bytes).
-static BUFFER_6: ::kiln::runtime::Weights<64> = ::kiln::runtime::Weights::from_file(
-    ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
-    544,
 );
 /// Parameters of op 1 (FULLY_CONNECTED).
 const OP1: ::kiln::kernels::fully_connected::Params = ::kiln::kernels::fully_connected::Params {
@@ -66,15 +87,34 @@ const OP1: ::kiln::kernels::fully_connected::Params = ::kiln::kernels::fully_con
     float_activation_min: 0.0,
     float_activation_max: 0.0,
 };
+static OP1_BIAS: [i32; 16] = [
+    -601,
+    -21214,
+    3554,
+    -20864,
+    1905,
+    15529,
+    -12323,
+    6557,
+    21307,
+    8389,
+    -20572,
+    -23705,
+    -2481,
+    -11520,
+    2951,
+    35857,
+];
+static OP1_MULTIPLIER: [i32; 16] = [
+    1561796740, 1561796740, 1561796740, 1561796740, 1561796740, 1561796740, 1561796740,
+    1561796740, 1561796740, 1561796740, 1561796740, 1561796740, 1561796740, 1561796740,
+    1561796740, 1561796740,
+];
+static OP1_RIGHT_SHIFT: [i32; 16] = [6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6];
 /// Model buffer 5: `sequential/dense_1/MatMul` (256 bytes).
 static BUFFER_5: ::kiln::runtime::Weights<256> = ::kiln::runtime::Weights::from_file(
     ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
     624,
-);
-/// Model buffer 4: `sequential/dense_1/BiasAdd/ReadVariableOp` (64 bytes).
-static BUFFER_4: ::kiln::runtime::Weights<64> = ::kiln::runtime::Weights::from_file(
-    ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
-    896,
 );
 /// Parameters of op 2 (FULLY_CONNECTED).
 const OP2: ::kiln::kernels::fully_connected::Params = ::kiln::kernels::fully_connected::Params {
@@ -91,15 +131,13 @@ const OP2: ::kiln::kernels::fully_connected::Params = ::kiln::kernels::fully_con
     float_activation_min: 0.0,
     float_activation_max: 0.0,
 };
+static OP2_BIAS: [i32; 1] = [7085];
+static OP2_MULTIPLIER: [i32; 1] = [1630361784];
+static OP2_RIGHT_SHIFT: [i32; 1] = [5];
 /// Model buffer 3: `sequential/dense_2/MatMul` (16 bytes).
 static BUFFER_3: ::kiln::runtime::Weights<16> = ::kiln::runtime::Weights::from_file(
     ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
     976,
-);
-/// Model buffer 2: `sequential/dense_2/BiasAdd/ReadVariableOp` (4 bytes).
-static BUFFER_2: ::kiln::runtime::Weights<4> = ::kiln::runtime::Weights::from_file(
-    ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
-    1024,
 );
 /// The compiled model. There is one: [`Model::take`] hands it out once.
 pub struct Model {
@@ -120,36 +158,42 @@ impl Model {
     #[allow(unused_doc_comments)]
     pub fn invoke(&mut self) {
         let arena = &mut self.arena[..];
-        /// op 0: FULLY_CONNECTED (t0, t6, t5 -> t7)
+        /// op 0: FULLY_CONNECTED (t0, t6 -> t7)
         {
             let ([in0], out) = ::kiln::runtime::split(&mut *arena, [(16, 1)], (0, 16));
-            ::kiln::kernels::fully_connected::fully_connected_s8(
+            ::kiln::kernels::fully_connected::fully_connected_s8_fast(
                 &OP0,
+                &OP0_BIAS,
+                &OP0_MULTIPLIER,
+                &OP0_RIGHT_SHIFT,
                 ::kiln::runtime::i8s(in0),
                 ::kiln::runtime::i8s(BUFFER_7.bytes()),
-                Some(::kiln::runtime::i32s(BUFFER_6.bytes())),
                 ::kiln::runtime::i8s_mut(out),
             );
         }
-        /// op 1: FULLY_CONNECTED (t7, t4, t3 -> t8)
+        /// op 1: FULLY_CONNECTED (t7, t4 -> t8)
         {
             let ([in0], out) = ::kiln::runtime::split(&mut *arena, [(0, 16)], (16, 16));
-            ::kiln::kernels::fully_connected::fully_connected_s8(
+            ::kiln::kernels::fully_connected::fully_connected_s8_fast(
                 &OP1,
+                &OP1_BIAS,
+                &OP1_MULTIPLIER,
+                &OP1_RIGHT_SHIFT,
                 ::kiln::runtime::i8s(in0),
                 ::kiln::runtime::i8s(BUFFER_5.bytes()),
-                Some(::kiln::runtime::i32s(BUFFER_4.bytes())),
                 ::kiln::runtime::i8s_mut(out),
             );
         }
-        /// op 2: FULLY_CONNECTED (t8, t2, t1 -> t9)
+        /// op 2: FULLY_CONNECTED (t8, t2 -> t9)
         {
             let ([in0], out) = ::kiln::runtime::split(&mut *arena, [(16, 16)], (0, 1));
-            ::kiln::kernels::fully_connected::fully_connected_s8(
+            ::kiln::kernels::fully_connected::fully_connected_s8_fast(
                 &OP2,
+                &OP2_BIAS,
+                &OP2_MULTIPLIER,
+                &OP2_RIGHT_SHIFT,
                 ::kiln::runtime::i8s(in0),
                 ::kiln::runtime::i8s(BUFFER_3.bytes()),
-                Some(::kiln::runtime::i32s(BUFFER_2.bytes())),
                 ::kiln::runtime::i8s_mut(out),
             );
         }

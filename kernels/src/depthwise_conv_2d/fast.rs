@@ -236,3 +236,55 @@ fn by_taps(
         }
     }
 }
+
+/// [`depthwise_conv_2d_s8_fast`] in place (depth multiplier 1, [`in_place_supported`](super::in_place_supported)),
+/// with `data` and `scratch` as [`depthwise_conv_2d_s8_in_place`](super::depthwise_conv_2d_s8_in_place)
+/// takes them (one channel plane at a time): the same tables, the same sums (taps outside
+/// the input read the zero point), byte-identical with it. Scalar: it is chosen only where
+/// it lowers the arena.
+#[allow(clippy::too_many_arguments)]
+pub fn depthwise_conv_2d_s8_fast_in_place(
+    p: &Params,
+    bias: &[i32],
+    output_multiplier: &[i32],
+    right_shift: &[i32],
+    zero_row: &[i8],
+    filter: &[i8],
+    data: &mut [i8],
+    scratch: &mut [i8],
+) {
+    let _ = zero_row;
+    let q = output_quant(p);
+    let (kh, kw) = (p.filter_height, p.filter_width);
+    let taps = kh * kw;
+    let zero_point = (-p.input_offset) as i8;
+    super::in_place(p, data, scratch, |in_b, y0, _, x0, _, c| {
+        let (g, j) = (c / 4, c % 4);
+        let mut acc = bias.get(c).copied().unwrap_or(0);
+        for fy in 0..kh {
+            let iy = y0 + (fy * p.dilation_height_factor) as isize;
+            for fx in 0..kw {
+                let ix = x0 + (fx * p.dilation_width_factor) as isize;
+                let inside = iy >= 0
+                    && ix >= 0
+                    && (iy as usize) < p.input_height
+                    && (ix as usize) < p.input_width;
+                let x = if inside {
+                    let at = (iy as usize * p.input_width + ix as usize) * p.input_depth + c;
+                    in_b.get(at).copied().unwrap_or(zero_point)
+                } else {
+                    zero_point
+                };
+                let w = filter
+                    .get((g * taps + fy * kw + fx) * 4 + j)
+                    .copied()
+                    .unwrap_or(0);
+                acc = acc.wrapping_add(x as i32 * w as i32);
+            }
+        }
+        match (output_multiplier.get(c), right_shift.get(c)) {
+            (Some(&m), Some(&e)) => gemm::requantize(acc, m, e, gemm::half(e), &q),
+            _ => 0,
+        }
+    });
+}

@@ -189,6 +189,24 @@ pub fn kernels(g: &kiln_planner::Graph) -> kiln_planner::kernels::Declared {
     kiln_planner::synthetic::declared(g)
 }
 
+/// [`kernels`] without the im2col scratch of the fast int8 convolution kernels, and the
+/// largest scratch left out: the declaration of the reference kernels, which is what TFLM's
+/// numbers (its planned head, the README's bounds) are comparable with.
+pub fn reference_kernels(g: &kiln_planner::Graph) -> (kiln_planner::kernels::Declared, usize) {
+    use kiln_planner::ir::OpKind;
+    let mut d = kernels(g);
+    let mut largest = 0;
+    for (op, k) in g.ops.iter().zip(d.ops.iter_mut()) {
+        if let Some((scratch, _)) = k
+            && matches!(op.kind, OpKind::Conv2d(_) | OpKind::DepthwiseConv2d(_))
+        {
+            largest = largest.max(*scratch);
+            *scratch = 0;
+        }
+    }
+    (d, largest)
+}
+
 /// `kiln_planner::plan` for the kernels Kiln declares.
 pub fn plan(
     g: &kiln_planner::Graph,
