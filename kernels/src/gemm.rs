@@ -1,6 +1,6 @@
 //! The int8 matrix products behind the fast kernels of CONV_2D (1x1 directly, any other
 //! window through an int8 im2col of two output pixels) and FULLY_CONNECTED, byte-identical
-//! with TFLM's reference kernels, on the [`arch`](crate::arch) microkernels.
+//! with TFLM's reference kernels, on the `arch` microkernels (private: `kernels/src/arch/`).
 //!
 //! What is done at build time (by [`prepare`], called from the operators' `prepare_fast_*`):
 //!
@@ -434,7 +434,7 @@ fn inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usiz
 }
 
 /// A convolution of any window through an im2col of two output pixels into `scratch`
-/// (`2k` bytes, `k` = [`padded`]`(kh * kw * depth)`), then [`two_pixels`] as a 1x1
+/// (`2k` bytes, `k` = [`padded`]`(kh * kw * depth)`), then the pair kernel as a 1x1
 /// convolution over it. `w` has `n` rows of `k` weights, zero after the window's
 /// `kh * kw * depth` (so the im2col leaves those bytes as they are: they are multiplied by
 /// zero). `input` is `batches` images, `out` their output pixels with `n` channels each.
