@@ -108,5 +108,5 @@ in_place_under_budget!(
     pointwise_int8_in_place,
     pointwise_int8,
     "models/pointwise_int8.tflite",
-    1616
+    1668
 );

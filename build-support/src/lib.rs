@@ -54,8 +54,8 @@ pub struct Compiled {
     pub tokens: TokenStream,
     pub graph: Graph,
     pub plan: Plan,
-    /// The arena of the plan with in-place convolutions, when it is smaller than the chosen
-    /// plan's (see [`compile_tokens`]): the RAM the faster plan costs.
+    /// The arena of the smallest plan (lean scratch, convolutions in place), when it is
+    /// smaller than the chosen plan's (see [`compile_tokens`]): the RAM the faster plan costs.
     pub in_place_arena_bytes: Option<usize>,
 }
 
@@ -75,45 +75,73 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
     })
 }
 
-/// The plan to emit, and the arena of the in-place-convolution plan if that one is smaller.
+/// The plan to emit, and the arena of the smallest plan if that one is smaller.
 ///
-/// The fast int8 convolution kernels also run in place over their input (which lowers the
-/// arena), but those forms work one pixel or one channel plane at a time and are several
-/// times slower (`Step::slow_in_place`). So two plans are made, with and without them: the
-/// faster is taken unless a RAM budget given in bytes needs the smaller (a budget given as a
-/// constant expression, unknown here, takes the smaller plan).
+/// The fast int8 convolution kernels trade RAM for speed twice: they widen pixels into a
+/// larger scratch than they need (`Step::lean_scratch_bytes`), and their forms in place over
+/// their input (which lower the arena) work one pixel or channel plane at a time, several
+/// times slower (`Step::slow_in_place`). So up to three plans are made, fastest first: as
+/// declared; with the lean scratch; with the lean scratch and in place. The first that
+/// meets a RAM budget given in bytes is taken (without a budget, the fastest; with a budget
+/// given as a constant expression, unknown here, the smallest).
 fn choose_plan(
     graph: &Graph,
     steps: &[lower::Step],
     options: &Options,
 ) -> Result<(Plan, Option<usize>), Diagnostic> {
-    let declared = lower::declared(steps);
-    let small = kiln_planner::plan(graph, &declared, &options.plan)?;
-    let mut faster = declared.clone();
-    let mut differs = false;
-    for s in steps.iter().filter(|s| s.slow_in_place) {
-        if let Some(Some((_, a))) = faster.ops.get_mut(s.op.0) {
-            differs |= a.conv_in_place.take().is_some();
+    // The three declarations: `fast` without the slow in-place forms, `lean` also with the
+    // lean scratch, `small` with the lean scratch and the in-place forms.
+    let small = lower::declared(steps);
+    let (mut fast, mut lean, mut small) = (small.clone(), small.clone(), small);
+    for s in steps {
+        let i = s.op.0;
+        // (strip the slow in-place forms, use the lean scratch)
+        for (d, strip, lean_scratch) in [
+            (&mut fast, true, false),
+            (&mut lean, true, true),
+            (&mut small, false, true),
+        ] {
+            if let Some(Some((scratch, abilities))) = d.ops.get_mut(i) {
+                if strip && s.slow_in_place {
+                    abilities.conv_in_place = None;
+                }
+                if let (true, Some(bytes)) = (lean_scratch, s.lean_scratch_bytes) {
+                    *scratch = bytes;
+                }
+            }
         }
     }
-    if !differs {
-        return Ok((small, None));
+    let mut plans = Vec::new();
+    for (i, d) in [&fast, &lean, &small].into_iter().enumerate() {
+        if i > 0 && (d == &fast || (i == 2 && d == &lean)) {
+            continue;
+        }
+        let p = kiln_planner::plan(graph, d, &options.plan)?;
+        // A later plan is worth keeping only if it is smaller.
+        if plans
+            .last()
+            .is_none_or(|q: &Plan| p.arena_bytes < q.arena_bytes)
+        {
+            plans.push(p);
+        }
     }
-    let fast = kiln_planner::plan(graph, &faster, &options.plan)?;
-    if small.arena_bytes >= fast.arena_bytes {
-        return Ok((fast, None));
-    }
-    let needs_small = match &options.ram_budget {
-        None => false,
-        Some(Budget::Bytes(b)) => fast.arena_bytes + fast.persistent_bytes > *b,
-        Some(Budget::Expr(_)) => true,
+    let smallest = plans.iter().map(|p| p.arena_bytes).min().unwrap_or(0);
+    let fits = |p: &Plan| match &options.ram_budget {
+        None => true,
+        Some(Budget::Bytes(b)) => p.arena_bytes + p.persistent_bytes <= *b,
+        Some(Budget::Expr(_)) => p.arena_bytes == smallest,
     };
-    let smaller = small.arena_bytes;
-    Ok(if needs_small {
-        (small, None)
-    } else {
-        (fast, Some(smaller))
-    })
+    // The fastest plan that fits, else the smallest (whose budget error says what Kiln can
+    // do at least).
+    let chosen = plans.iter().position(fits).unwrap_or_else(|| {
+        plans
+            .iter()
+            .position(|p| p.arena_bytes == smallest)
+            .unwrap_or(0)
+    });
+    let plan = plans.swap_remove(chosen);
+    let smaller = (smallest < plan.arena_bytes).then_some(smallest);
+    Ok((plan, smaller))
 }
 
 /// Formats emitted tokens as a Rust file with a `// @generated` first line.

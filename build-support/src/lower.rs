@@ -184,6 +184,9 @@ pub struct Step {
     /// its ordinary kernel (a fast kernel's): then it is planned in place only when the RAM
     /// budget needs it (`compile_tokens`).
     pub slow_in_place: bool,
+    /// A smaller scratch the kernel also runs with, more slowly (a fast convolution without
+    /// its widened pixels): planned only when the RAM budget needs it (`compile_tokens`).
+    pub lean_scratch_bytes: Option<usize>,
 }
 
 /// The byte a variable tensor is reset to: TFLM fills int8 state with its zero point and
@@ -539,6 +542,7 @@ impl<'a> Cx<'a> {
             states: Vec::new(),
             outputs: vec![output],
             slow_in_place: false,
+            lean_scratch_bytes: None,
         }
     }
 

@@ -161,9 +161,9 @@ fn main() -> ExitCode {
                 print!("{}", report::text(&graph, &p, &title));
                 if let Some(n) = in_place {
                     println!(
-                        "\nRAM or speed: {n} bytes of arena with convolutions in place over their \
-                         inputs (their kernels are several times slower, so Kiln takes them \
-                         only when the RAM budget needs them: --ram-budget {n})"
+                        "\nRAM or speed: {n} bytes of arena with slower kernels (fast convolutions \
+                         without their widened pixels, or in place over their inputs); Kiln \
+                         takes them only when the RAM budget needs them: --ram-budget {n}"
                     );
                 }
             }

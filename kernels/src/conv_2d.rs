@@ -926,10 +926,22 @@ const fn output_quant(p: &Params) -> crate::gemm::Output {
     }
 }
 
-/// Scratch bytes of [`conv_2d_s8_fast`]: none for a 1x1 stride-1 convolution without
-/// padding, otherwise an int8 im2col of two output pixels (`2 * padded(kh * kw *
-/// input_depth)`).
+/// Scratch bytes of [`conv_2d_s8_fast`]: a pixel pair widened for a 1x1 stride-1
+/// convolution without padding ([`crate::gemm::pointwise_scratch_bytes`]), otherwise an
+/// im2col of two output pixels and its widened form
+/// ([`crate::gemm::windowed_scratch_bytes`]).
 pub const fn fast_scratch_bytes(p: &Params) -> usize {
+    let k = p.filter_height * p.filter_width * p.input_depth;
+    if pointwise_in_place_supported(p) {
+        crate::gemm::pointwise_scratch_bytes(k, p.output_depth)
+    } else {
+        crate::gemm::windowed_scratch_bytes(k, p.output_depth)
+    }
+}
+
+/// The least scratch [`conv_2d_s8_fast`] runs with (more slowly, without widening its
+/// pixels): the int8 im2col of a windowed convolution, none for a pointwise one.
+pub const fn lean_scratch_bytes(p: &Params) -> usize {
     if pointwise_in_place_supported(p) {
         0
     } else {
@@ -952,7 +964,8 @@ pub const fn s8_scratch_bytes(p: &Params) -> usize {
 /// Cortex-M4/M7/M33/M55, plain Rust elsewhere), for the layers [`prepare_fast_s8`] accepts:
 /// byte-identical with [`conv_2d_s8`]. `bias`, `output_multiplier` and `right_shift` are
 /// the tables from [`prepare_fast_s8`], `filter` its filter table if [`fast_filter_len`] is
-/// not 0, else the model's; `scratch` holds [`fast_scratch_bytes`] bytes.
+/// not 0, else the model's; `scratch` holds [`fast_scratch_bytes`] bytes (or at least
+/// [`lean_scratch_bytes`], then it runs without widened pixels).
 #[allow(clippy::too_many_arguments)]
 pub fn conv_2d_s8_fast(
     p: &Params,
@@ -971,7 +984,7 @@ pub fn conv_2d_s8_fast(
     };
     let q = output_quant(p);
     if pointwise_in_place_supported(p) {
-        crate::gemm::pointwise(p.input_depth, input, filter, &ch, &q, output);
+        crate::gemm::pointwise(p.input_depth, input, filter, &ch, &q, output, scratch);
     } else {
         let g = crate::gemm::Window {
             input: [p.input_height, p.input_width, p.input_depth],

@@ -27,7 +27,7 @@
 mod fast;
 pub use fast::{
     depthwise_conv_2d_s8_fast, depthwise_conv_2d_s8_fast_in_place, fast_filter_len,
-    fast_scratch_bytes, prepare_fast_s8,
+    fast_scratch_bytes, lean_scratch_bytes, prepare_fast_s8,
 };
 
 use crate::fixed_point::multiply_by_quantized_multiplier;

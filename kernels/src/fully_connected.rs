@@ -333,7 +333,8 @@ pub fn fully_connected_s8_fast(
         min: p.quantized_activation_min,
         max: p.quantized_activation_max,
     };
-    crate::gemm::pointwise(p.accum_depth, input, weights, &ch, &q, output);
+    // One batch (every model here) has no pixel pair to widen: no scratch.
+    crate::gemm::pointwise(p.accum_depth, input, weights, &ch, &q, output, &mut []);
 }
 
 /// Float FULLY_CONNECTED (`reference_ops::FullyConnected`): the dot product is accumulated in

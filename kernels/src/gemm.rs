@@ -180,12 +180,15 @@ pub(crate) fn requantize(acc: i32, m: i32, e: i32, half: i32, q: &Output) -> i8 
     (if r > q.max { q.max } else { r }) as i8
 }
 
-/// All `n` channels of two output pixels (`x`: their inputs, `2k`; `w`: `n * k`). One
-/// copy serves every caller (code size; a call costs a few instructions per pixel pair).
+/// All `n` channels of two output pixels (`x`: their inputs, `2k`; `w`: `n * k`), from
+/// the pixels widened by `arch::widen_2` where `wide` is given (`4k` bytes). One copy
+/// serves every caller (code size; a call costs a few instructions per pixel pair).
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn two_pixels(
     k: usize,
     x: &[i8],
+    wide: Option<&[i8]>,
     w: &[i8],
     ch: &Channels<'_>,
     q: &Output,
@@ -204,7 +207,11 @@ fn two_pixels(
     let mut o = 0;
     let mut rows = w;
     while o + 1 < n {
-        let acc = arch::mac_2x2(k, x, rows, [b[o], b[o + 1], b[o], b[o + 1]]);
+        let init = [b[o], b[o + 1], b[o], b[o + 1]];
+        let acc = match wide {
+            Some(xw) => arch::mac_2x2_wide(k, xw, rows, init),
+            None => arch::mac_2x2(k, x, rows, init),
+        };
         let (h0, h1) = (half(e[o]), half(e[o + 1]));
         out0[o] = requantize(acc[0], m[o], e[o], h0, q);
         out0[o + 1] = requantize(acc[1], m[o + 1], e[o + 1], h1, q);
@@ -248,12 +255,42 @@ fn one_pixel(k: usize, x: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output, out: &
     }
 }
 
+/// Whether widening each pixel pair once (`arch::widen_2`, 10 instructions per 4 values of
+/// the pair on the M4) pays for a layer of `k` inputs and `n` output channels: it saves 6
+/// per 4 values and channel pair. Not below 16 inputs, where the layers are the MobileNets'
+/// widest (their peak) and the scratch would raise the arena.
+pub const fn widen_pays(k: usize, n: usize) -> bool {
+    k.is_multiple_of(4) && k >= 16 && n >= 8
+}
+
+/// Whether to widen into `scratch`: [`widen_pays`], and `scratch` is word-aligned (the
+/// widened pairs are read by word pairs, `LDRD`; so they are in every plan with Kiln's
+/// default alignment, while `align = 1` or `2` may place them otherwise).
+fn widen(k: usize, n: usize, scratch: &[i8]) -> bool {
+    widen_pays(k, n) && (scratch.as_ptr() as usize).is_multiple_of(4)
+}
+
+/// Scratch bytes [`pointwise`] uses to widen a pixel pair: `4k` where [`widen_pays`].
+pub const fn pointwise_scratch_bytes(k: usize, n: usize) -> usize {
+    if widen_pays(k, n) { 4 * k } else { 0 }
+}
+
 /// `out[p] = requantize(W x[p] + bias)` for every pixel `p`: `input` holds the pixels'
 /// `k` values each, `out` their `n` channels each (`n = ch.bias.len()`). A 1x1 stride-1
-/// convolution and a fully connected layer (pixels = batches).
+/// convolution and a fully connected layer (pixels = batches). `scratch`
+/// ([`pointwise_scratch_bytes`], or empty) holds each pixel pair widened.
 #[inline(never)]
-pub fn pointwise(k: usize, input: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output, out: &mut [i8]) {
+pub fn pointwise(
+    k: usize,
+    input: &[i8],
+    w: &[i8],
+    ch: &Channels<'_>,
+    q: &Output,
+    out: &mut [i8],
+    scratch: &mut [i8],
+) {
     let n = ch.bias.len();
+    let mut wide = scratch.get_mut(..4 * k).filter(|s| widen(k, n, s));
     let pixels = input.len() / k.max(1);
     // Indexed rather than zipped chunks: no out-of-line iterator code with a panic path.
     let mut p = 0;
@@ -263,7 +300,10 @@ pub fn pointwise(k: usize, input: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output
             out.get_mut(p * n..(p + 2) * n),
         ) && let Some((o0, o1)) = o.split_at_mut_checked(n)
         {
-            two_pixels(k, x, w, ch, q, o0, o1);
+            if let Some(xw) = wide.as_deref_mut() {
+                arch::widen_2(k, x, xw);
+            }
+            two_pixels(k, x, wide.as_deref(), w, ch, q, o0, o1);
         }
         p += 2;
     }
@@ -323,6 +363,13 @@ pub fn pad_rows(k: usize, filter: &[i8], out: &mut [i8]) {
         dst[..k].copy_from_slice(row);
         dst[k..].fill(0);
     }
+}
+
+/// Scratch bytes of [`windowed`] for `k = kh * kw * depth` and `n` output channels: the
+/// im2col, `2 * padded(k)`, and its widened form, `4 * padded(k)`, where [`widen_pays`].
+pub const fn windowed_scratch_bytes(k: usize, n: usize) -> usize {
+    let k = padded(k);
+    2 * k + pointwise_scratch_bytes(k, n)
 }
 
 /// The window of a convolution, for [`windowed`].
@@ -434,7 +481,8 @@ fn inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usiz
 }
 
 /// A convolution of any window through an im2col of two output pixels into `scratch`
-/// (`2k` bytes, `k` = [`padded`]`(kh * kw * depth)`), then the pair kernel as a 1x1
+/// ([`windowed_scratch_bytes`]: the im2col, `2k` bytes, `k` = [`padded`]`(kh * kw *
+/// depth)`, then the pair widened, `4k`), then the pair kernel as a 1x1
 /// convolution over it. `w` has `n` rows of `k` weights, zero after the window's
 /// `kh * kw * depth` (so the im2col leaves those bytes as they are: they are multiplied by
 /// zero). `input` is `batches` images, `out` their output pixels with `n` channels each.
@@ -453,9 +501,10 @@ pub fn windowed(
     let k_taps = g.filter[0] * g.filter[1] * c;
     let k = padded(g.filter[0] * g.filter[1] * c);
     let n = ch.bias.len();
-    let Some(col) = scratch.get_mut(..2 * k) else {
+    let Some((col, rest)) = scratch.split_at_mut_checked(2 * k) else {
         return;
     };
+    let mut wide = rest.get_mut(..4 * k).filter(|s| widen(k, n, s));
     let image_len = ih * iw * c;
     let out_len = oh * ow * n;
     let batches = input.len() / image_len.max(1);
@@ -483,7 +532,10 @@ pub fn windowed(
                         if let Some(o) = out_image.get_mut(first..at + n)
                             && let Some((o0, o1)) = o.split_at_mut_checked(n)
                         {
-                            two_pixels(k, col, w, ch, q, o0, o1);
+                            if let Some(xw) = wide.as_deref_mut() {
+                                arch::widen_2(k, col, xw);
+                            }
+                            two_pixels(k, col, wide.as_deref(), w, ch, q, o0, o1);
                         }
                     }
                 }

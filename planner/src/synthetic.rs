@@ -604,27 +604,37 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
             let input = |slot: usize| op.input(slot).map(|t| graph.tensor(t));
             let mut a = Abilities::default();
             let dtype_in = |types: &[DType]| out.is_some_and(|o| types.contains(&o.dtype));
-            // The int8 convolutions' fast kernels (`kiln_kernels::gemm`): an im2col of two
-            // output pixels, rows padded to a multiple of 4, for a CONV_2D of one group
-            // that is not 1x1 with stride 1, and a DEPTHWISE_CONV_2D with one input channel.
-            let im2col = |k: usize| 2 * k.div_ceil(4) * 4;
+            // The int8 convolutions' fast kernels (`kiln_kernels::gemm`): a pixel pair
+            // widened to int16 (4 bytes per value, rows padded to a multiple of 4) for a
+            // CONV_2D of one group that is 1x1 with stride 1; an im2col of two output pixels
+            // and its widened form (6 bytes per value) for the other CONV_2Ds of one group
+            // and a DEPTHWISE_CONV_2D with one input channel.
+            // (`kiln_kernels::gemm::widen_pays`: the widened form only for 16 inputs or more,
+            // a multiple of 4, and 8 output channels or more.)
+            let padded = |k: usize| k.div_ceil(4) * 4;
+            let wide = |k: usize, n: usize| {
+                if k.is_multiple_of(4) && k >= 16 && n >= 8 {
+                    4 * k
+                } else {
+                    0
+                }
+            };
+            let im2col = |k: usize, n: usize| 2 * padded(k) + wide(padded(k), n);
             let int8 = out.is_some_and(|o| o.dtype == DType::I8)
                 && input(0).is_some_and(|x| x.dtype == DType::I8 && x.shape.len() == 4)
                 && input(1).is_some_and(|f| f.dtype == DType::I8 && f.shape.len() == 4);
             let scratch = match (&op.kind, out, input(0), input(1)) {
                 (OpKind::TransposeConv(_), Some(o), ..) if o.dtype == DType::I8 => o.elements() * 4,
-                (OpKind::Conv2d(o), _, Some(x), Some(f))
-                    if int8
-                        && f.shape[3] == x.shape[3]
-                        && !(f.shape[1] == 1
-                            && f.shape[2] == 1
-                            && o.stride_h == 1
-                            && o.stride_w == 1) =>
-                {
-                    im2col(f.shape[1] * f.shape[2] * f.shape[3])
+                (OpKind::Conv2d(o), _, Some(x), Some(f)) if int8 && f.shape[3] == x.shape[3] => {
+                    let k = f.shape[1] * f.shape[2] * f.shape[3];
+                    if f.shape[1] == 1 && f.shape[2] == 1 && o.stride_h == 1 && o.stride_w == 1 {
+                        wide(k, f.shape[0])
+                    } else {
+                        im2col(k, f.shape[0])
+                    }
                 }
                 (OpKind::DepthwiseConv2d(_), _, Some(x), Some(f)) if int8 && x.shape[3] == 1 => {
-                    im2col(f.shape[1] * f.shape[2])
+                    im2col(f.shape[1] * f.shape[2], f.shape[3])
                 }
                 _ => 0,
             };

@@ -107,6 +107,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             };
             let mut step = cx.step(Conv2d::S8Fast(p, fast, own), inputs, output);
             step.scratch_bytes = conv::fast_scratch_bytes(&p);
+            step.lean_scratch_bytes = Some(conv::lean_scratch_bytes(&p));
             // In place as the reference kernel, one pixel at a time (the same scratch), which
             // is slower than the fast kernel.
             step.slow_in_place = true;
@@ -144,6 +145,9 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         scratch_bytes,
     });
     step.scratch_bytes = scratch;
+    if scratch > 0 {
+        step.lean_scratch_bytes = Some(0);
+    }
     Ok(step)
 }
 
@@ -178,11 +182,10 @@ impl Kernel for Conv2d {
                 Some(w) => call.table("FILTER", w),
                 None => call.input(1),
             };
-            let scratch = if conv::fast_scratch_bytes(p) == 0 {
-                quote::quote!(&mut [])
-            } else {
-                call.scratch(false)?
-            };
+            // The plan's scratch: the declared one, the lean one, or none.
+            let scratch = call
+                .scratch(false)
+                .unwrap_or_else(|_| quote::quote!(&mut []));
             let (f, input, out) = (
                 crate::emit::kernel_fn("conv_2d", "conv_2d_s8_fast"),
                 call.input(0),
@@ -205,8 +208,7 @@ impl Kernel for Conv2d {
         }
         match call.in_place() {
             // The declared im2col scratch is the fast kernel's; this one leaves it unused.
-            None if matches!(self, Conv2d::S8(p, _) if conv::s8_scratch_bytes(p) > 0) => {
-                let scratch = call.scratch(true)?;
+            None if let Ok(scratch) = call.scratch(true) => {
                 let run = call.standard("conv_2d", function, &pre)?;
                 Ok(quote::quote!(let _ = #scratch; #run))
             }

@@ -122,6 +122,9 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     );
     step.abilities.conv_in_place = plane;
     step.scratch_bytes = scratch;
+    if scratch > 0 {
+        step.lean_scratch_bytes = Some(0);
+    }
     Ok(step)
 }
 
@@ -146,6 +149,7 @@ fn fast(
         output,
     );
     step.scratch_bytes = dw::fast_scratch_bytes(p);
+    step.lean_scratch_bytes = Some(dw::lean_scratch_bytes(p));
     Some(step)
 }
 
@@ -177,11 +181,10 @@ impl Kernel for DepthwiseConv2d {
                 }
                 Some(_) => return Err(call.no_in_place_form()),
             }
-            let scratch = if dw::fast_scratch_bytes(p) == 0 {
-                quote::quote!(&mut [])
-            } else {
-                call.scratch(false)?
-            };
+            // The plan's scratch: the declared one, the lean one, or none.
+            let scratch = call
+                .scratch(false)
+                .unwrap_or_else(|_| quote::quote!(&mut []));
             return call.standard_with(
                 "depthwise_conv_2d",
                 "depthwise_conv_2d_s8_fast",
@@ -201,8 +204,7 @@ impl Kernel for DepthwiseConv2d {
         }
         match call.in_place() {
             // The declared scratch is the fast kernel's; this one leaves it unused.
-            None if matches!(self, DepthwiseConv2d::S8(p, _) if dw::fast_scratch_bytes(p) > 0) => {
-                let scratch = call.scratch(true)?;
+            None if let Ok(scratch) = call.scratch(true) => {
                 let run = call.standard("depthwise_conv_2d", function, &pre)?;
                 Ok(quote::quote!(let _ = #scratch; #run))
             }

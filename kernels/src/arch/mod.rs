@@ -58,6 +58,67 @@ pub(crate) fn dot(x: &[i8], w: &[i8]) -> i32 {
     acc
 }
 
+/// The lane order of a widened group of 4 values (`SXTB16` and `SXTB16 ..., ROR #8` of their
+/// word): `[x0, x2, x1, x3]`.
+const LANES: [usize; 4] = [0, 2, 1, 3];
+
+/// `widen_2` in plain Rust: for each group `g` of 4 values, the 16 bytes at `16g` of `out`
+/// are row 0's values `4g..4g + 4` then row 1's as little-endian int16 in [`LANES`] order.
+/// `k % 4 == 0`; too short slices leave `out` unchanged.
+#[cfg_attr(kiln_arch = "dsp", allow(dead_code))]
+pub(crate) fn widen_2_portable(k: usize, x: &[i8], out: &mut [i8]) {
+    let (Some((x0, x1)), Some(out)) = (
+        x.get(..2 * k).and_then(|x| x.split_at_checked(k)),
+        out.get_mut(..4 * k),
+    ) else {
+        return;
+    };
+    for (g, dst) in out.chunks_exact_mut(16).enumerate() {
+        for (row, src) in [x0, x1].iter().enumerate() {
+            for (slot, &lane) in LANES.iter().enumerate() {
+                let v = src.get(4 * g + lane).copied().unwrap_or(0) as i16;
+                let [lo, hi] = v.to_le_bytes();
+                if let Some(d) = dst.get_mut(row * 8 + slot * 2..row * 8 + slot * 2 + 2) {
+                    d.copy_from_slice(&[lo as i8, hi as i8]);
+                }
+            }
+        }
+    }
+}
+
+/// `mac_2x2_wide` in plain Rust: `mac_2x2` with the pixels read from their widened form.
+#[cfg_attr(kiln_arch = "dsp", allow(dead_code))]
+pub(crate) fn mac_2x2_wide_portable(k: usize, xw: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
+    let (Some(xw), Some((w0, w1))) = (
+        xw.get(..4 * k),
+        w.get(..2 * k).and_then(|w| w.split_at_checked(k)),
+    ) else {
+        return acc;
+    };
+    let mut acc = acc;
+    for (g, group) in xw.chunks_exact(16).enumerate() {
+        for row in 0..2 {
+            for (slot, &lane) in LANES.iter().enumerate() {
+                let at = row * 8 + slot * 2;
+                let (Some(&lo), Some(&hi)) = (group.get(at), group.get(at + 1)) else {
+                    continue;
+                };
+                let x = i16::from_le_bytes([lo as u8, hi as u8]) as i32;
+                let i = 4 * g + lane;
+                let (a, b) = (
+                    w0.get(i).copied().unwrap_or(0),
+                    w1.get(i).copied().unwrap_or(0),
+                );
+                if let Some(pair) = acc.get_mut(2 * row..2 * row + 2) {
+                    pair[0] = pair[0].wrapping_add(x * a as i32);
+                    pair[1] = pair[1].wrapping_add(x * b as i32);
+                }
+            }
+        }
+    }
+    acc
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +136,15 @@ mod tests {
             let got = mac_2x2(k, &x, &w, acc);
             for i in 0..4 {
                 assert_eq!(got[i], acc[i].wrapping_add(want[i]), "k {k} lane {i}");
+            }
+            // Widened pixels (k a multiple of 4).
+            if k % 4 == 0 {
+                let mut wide = std::vec![0i8; 4 * k];
+                widen_2(k, &x, &mut wide);
+                let got = mac_2x2_wide(k, &wide, &w, acc);
+                for i in 0..4 {
+                    assert_eq!(got[i], acc[i].wrapping_add(want[i]), "wide: k {k} lane {i}");
+                }
             }
             assert_eq!(mac_1x2(k, x0, &w, [5, 6]), [5 + want[0], 6 + want[1]]);
             assert_eq!(mac_2x1(k, &x, w0, [7, 8]), [7 + want[0], 8 + want[2]]);

@@ -19,6 +19,18 @@ pub(crate) fn mac_2x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
     ]
 }
 
+/// [`super::widen_2_portable`] (see [`super`]).
+#[inline(always)]
+pub(crate) fn widen_2(k: usize, x: &[i8], out: &mut [i8]) {
+    super::widen_2_portable(k, x, out);
+}
+
+/// [`super::mac_2x2_wide_portable`] (see [`super`]).
+#[inline(always)]
+pub(crate) fn mac_2x2_wide(k: usize, xw: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
+    super::mac_2x2_wide_portable(k, xw, w, acc)
+}
+
 /// One pixel times two channels.
 #[inline(always)]
 pub(crate) fn mac_1x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 2]) -> [i32; 2] {

@@ -33,6 +33,16 @@ const fn output_quant(p: &Params) -> gemm::Output {
 /// input-depth-1 form (`2 * kh * kw`), none otherwise.
 pub const fn fast_scratch_bytes(p: &Params) -> usize {
     if single_input_channel(p) {
+        gemm::windowed_scratch_bytes(p.filter_height * p.filter_width, p.output_depth)
+    } else {
+        0
+    }
+}
+
+/// The least scratch [`depthwise_conv_2d_s8_fast`] runs with (more slowly): the int8 im2col
+/// of the input-depth-1 form, none otherwise.
+pub const fn lean_scratch_bytes(p: &Params) -> usize {
+    if single_input_channel(p) {
         2 * gemm::padded(p.filter_height * p.filter_width)
     } else {
         0
