@@ -898,6 +898,7 @@ pub const fn fast_filter_len(p: &Params) -> usize {
 /// [`conv_2d_s8_pointwise_in_place`] takes them (one output pixel at a time through a
 /// scratch pixel of `output_depth` bytes): byte-identical with it.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub fn conv_2d_s8_fast_pointwise_in_place(
     p: &Params,
     bias: &[i32],
@@ -967,7 +968,38 @@ pub const fn s8_scratch_bytes(p: &Params) -> usize {
 /// not 0, else the model's; `scratch` holds [`fast_scratch_bytes`] bytes (or at least
 /// [`lean_scratch_bytes`], then it runs without widened pixels).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub fn conv_2d_s8_fast(
+    p: &Params,
+    bias: &[i32],
+    output_multiplier: &[i32],
+    right_shift: &[i32],
+    filter: &[i8],
+    input: &[i8],
+    output: &mut [i8],
+    scratch: &mut [i8],
+) {
+    // Always inlined: with a model's constant `p` only the instance of its clamp is called.
+    let q = output_quant(p);
+    crate::gemm::by_clamp!(
+        q,
+        conv_2d_s8_fast_by(
+            p,
+            bias,
+            output_multiplier,
+            right_shift,
+            filter,
+            input,
+            output,
+            scratch
+        )
+    );
+}
+
+/// [`conv_2d_s8_fast`] for a full-range clamp (`F`) or another.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn conv_2d_s8_fast_by<const F: bool>(
     p: &Params,
     bias: &[i32],
     output_multiplier: &[i32],
@@ -984,7 +1016,7 @@ pub fn conv_2d_s8_fast(
     };
     let q = output_quant(p);
     if pointwise_in_place_supported(p) {
-        crate::gemm::pointwise(p.input_depth, input, filter, &ch, &q, output, scratch);
+        crate::gemm::pointwise_by::<F>(p.input_depth, input, filter, &ch, &q, output, scratch);
     } else {
         let g = crate::gemm::Window {
             input: [p.input_height, p.input_width, p.input_depth],
@@ -995,7 +1027,7 @@ pub fn conv_2d_s8_fast(
             padding: [p.padding_height, p.padding_width],
             zero_point: (-p.input_offset) as i8,
         };
-        crate::gemm::windowed(&g, input, filter, &ch, &q, output, scratch);
+        crate::gemm::windowed_by::<F>(&g, input, filter, &ch, &q, output, scratch);
     }
 }
 

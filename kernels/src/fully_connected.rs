@@ -314,6 +314,7 @@ pub fn prepare_fast_s8(
 /// is the folded bias and `right_shift` the right shifts from [`prepare_fast_s8`],
 /// `output_multiplier` the multiplier per output channel. The batches are the pixels of a
 /// 1x1 convolution: `output[b] = requantize(W input[b] + bias)`.
+#[inline(always)]
 pub fn fully_connected_s8_fast(
     p: &Params,
     bias: &[i32],

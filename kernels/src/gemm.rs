@@ -170,22 +170,47 @@ pub(crate) fn half(e: i32) -> i32 {
 }
 
 /// `clamp(MultiplyByQuantizedMultiplier(acc, m, -e) + offset)` under [`prepare`]'s
-/// conditions; `half` = [`half`]`(e)`.
+/// conditions; `half` = [`half`]`(e)`. `FULL`: the clamp is the whole int8 range (one
+/// saturation, `q.min`/`q.max` are not read), which [`Output::full`] tells.
 #[inline(always)]
-pub(crate) fn requantize(acc: i32, m: i32, e: i32, half: i32, q: &Output) -> i8 {
+pub(crate) fn requantize<const FULL: bool>(acc: i32, m: i32, e: i32, half: i32, q: &Output) -> i8 {
     let y = arch::smmulr(acc << 1, m);
     let t = y + half + (y >> 31);
     let r = arch::asr(t, e) + q.offset;
+    if FULL {
+        return arch::ssat8(r) as i8;
+    }
     let r = if r < q.min { q.min } else { r };
     (if r > q.max { q.max } else { r }) as i8
 }
+
+impl Output {
+    /// Whether the clamp is the whole int8 range, `-128..=127` (most layers).
+    pub const fn full(&self) -> bool {
+        self.min == -128 && self.max == 127
+    }
+}
+
+/// Calls `$f::<true>` for a full-range [`Output`] `$q`, else `$f::<false>` (one instance
+/// per clamp kind, so the saturation costs one instruction). The public entry points that
+/// use it are always inlined: with a model's constant parameters only one branch is left.
+macro_rules! by_clamp {
+    ($q:expr, $f:ident($($arg:expr),* $(,)?)) => {
+        if $q.full() {
+            $f::<true>($($arg),*)
+        } else {
+            $f::<false>($($arg),*)
+        }
+    };
+}
+pub(crate) use by_clamp;
 
 /// All `n` channels of two output pixels (`x`: their inputs, `2k`; `w`: `n * k`), from
 /// the pixels widened by `arch::widen_2` where `wide` is given (`4k` bytes). One copy
 /// serves every caller (code size; a call costs a few instructions per pixel pair).
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn two_pixels(
+fn two_pixels<const F: bool>(
     k: usize,
     x: &[i8],
     wide: Option<&[i8]>,
@@ -213,10 +238,10 @@ fn two_pixels(
             None => arch::mac_2x2(k, x, rows, init),
         };
         let (h0, h1) = (half(e[o]), half(e[o + 1]));
-        out0[o] = requantize(acc[0], m[o], e[o], h0, q);
-        out0[o + 1] = requantize(acc[1], m[o + 1], e[o + 1], h1, q);
-        out1[o] = requantize(acc[2], m[o], e[o], h0, q);
-        out1[o + 1] = requantize(acc[3], m[o + 1], e[o + 1], h1, q);
+        out0[o] = requantize::<F>(acc[0], m[o], e[o], h0, q);
+        out0[o + 1] = requantize::<F>(acc[1], m[o + 1], e[o + 1], h1, q);
+        out1[o] = requantize::<F>(acc[2], m[o], e[o], h0, q);
+        out1[o + 1] = requantize::<F>(acc[3], m[o + 1], e[o + 1], h1, q);
         rows = rows.get(2 * k..).unwrap_or(&[]);
         o += 2;
     }
@@ -224,14 +249,21 @@ fn two_pixels(
     if o < n {
         let acc = arch::mac_2x1(k, x, rows, [b[o], b[o]]);
         let h = half(e[o]);
-        out0[o] = requantize(acc[0], m[o], e[o], h, q);
-        out1[o] = requantize(acc[1], m[o], e[o], h, q);
+        out0[o] = requantize::<F>(acc[0], m[o], e[o], h, q);
+        out1[o] = requantize::<F>(acc[1], m[o], e[o], h, q);
     }
 }
 
 /// All `n` channels of one output pixel (`x`: its `k` inputs).
 #[inline(never)]
-fn one_pixel(k: usize, x: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output, out: &mut [i8]) {
+fn one_pixel<const F: bool>(
+    k: usize,
+    x: &[i8],
+    w: &[i8],
+    ch: &Channels<'_>,
+    q: &Output,
+    out: &mut [i8],
+) {
     let n = out.len();
     let (Some(b), Some(m), Some(e)) = (
         ch.bias.get(..n),
@@ -244,14 +276,14 @@ fn one_pixel(k: usize, x: &[i8], w: &[i8], ch: &Channels<'_>, q: &Output, out: &
     let mut rows = w;
     while o + 1 < n {
         let acc = arch::mac_1x2(k, x, rows, [b[o], b[o + 1]]);
-        out[o] = requantize(acc[0], m[o], e[o], half(e[o]), q);
-        out[o + 1] = requantize(acc[1], m[o + 1], e[o + 1], half(e[o + 1]), q);
+        out[o] = requantize::<F>(acc[0], m[o], e[o], half(e[o]), q);
+        out[o + 1] = requantize::<F>(acc[1], m[o + 1], e[o + 1], half(e[o + 1]), q);
         rows = rows.get(2 * k..).unwrap_or(&[]);
         o += 2;
     }
     if o < n {
         let acc = arch::mac_1x1(k, x, rows, b[o]);
-        out[o] = requantize(acc, m[o], e[o], half(e[o]), q);
+        out[o] = requantize::<F>(acc, m[o], e[o], half(e[o]), q);
     }
 }
 
@@ -279,8 +311,21 @@ pub const fn pointwise_scratch_bytes(k: usize, n: usize) -> usize {
 /// `k` values each, `out` their `n` channels each (`n = ch.bias.len()`). A 1x1 stride-1
 /// convolution and a fully connected layer (pixels = batches). `scratch`
 /// ([`pointwise_scratch_bytes`], or empty) holds each pixel pair widened.
-#[inline(never)]
+#[inline(always)]
 pub fn pointwise(
+    k: usize,
+    input: &[i8],
+    w: &[i8],
+    ch: &Channels<'_>,
+    q: &Output,
+    out: &mut [i8],
+    scratch: &mut [i8],
+) {
+    by_clamp!(q, pointwise_by(k, input, w, ch, q, out, scratch))
+}
+
+#[inline(never)]
+pub(crate) fn pointwise_by<const F: bool>(
     k: usize,
     input: &[i8],
     w: &[i8],
@@ -303,14 +348,14 @@ pub fn pointwise(
             if let Some(xw) = wide.as_deref_mut() {
                 arch::widen_2(k, x, xw);
             }
-            two_pixels(k, x, wide.as_deref(), w, ch, q, o0, o1);
+            two_pixels::<F>(k, x, wide.as_deref(), w, ch, q, o0, o1);
         }
         p += 2;
     }
     if p < pixels
         && let (Some(x), Some(o)) = (input.get(p * k..), out.get_mut(p * n..))
     {
-        one_pixel(k, x, w, ch, q, o);
+        one_pixel::<F>(k, x, w, ch, q, o);
     }
 }
 
@@ -318,8 +363,21 @@ pub fn pointwise(
 /// last `pixels * k` bytes; on return its first `pixels * n` bytes are the output. One pixel
 /// at a time through `scratch` (`n` bytes): the store of pixel `p` never reaches an input
 /// pixel still to be read (the argument of `conv_2d::conv_2d_s8_pointwise_in_place`).
-#[inline(never)]
+#[inline(always)]
 pub fn pointwise_in_place(
+    k: usize,
+    pixels: usize,
+    data: &mut [i8],
+    w: &[i8],
+    ch: &Channels<'_>,
+    q: &Output,
+    scratch: &mut [i8],
+) {
+    by_clamp!(q, pointwise_in_place_by(k, pixels, data, w, ch, q, scratch))
+}
+
+#[inline(never)]
+pub(crate) fn pointwise_in_place_by<const F: bool>(
     k: usize,
     pixels: usize,
     data: &mut [i8],
@@ -339,7 +397,7 @@ pub fn pointwise_in_place(
         let Some(x) = data.get(off + p * k..off + (p + 1) * k) else {
             return;
         };
-        one_pixel(k, x, w, ch, q, s);
+        one_pixel::<F>(k, x, w, ch, q, s);
         if let Some(d) = data.get_mut(p * n..(p + 1) * n) {
             d.copy_from_slice(s);
         }
@@ -486,8 +544,21 @@ fn inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usiz
 /// convolution over it. `w` has `n` rows of `k` weights, zero after the window's
 /// `kh * kw * depth` (so the im2col leaves those bytes as they are: they are multiplied by
 /// zero). `input` is `batches` images, `out` their output pixels with `n` channels each.
-#[inline(never)]
+#[inline(always)]
 pub fn windowed(
+    g: &Window,
+    input: &[i8],
+    w: &[i8],
+    ch: &Channels<'_>,
+    q: &Output,
+    out: &mut [i8],
+    scratch: &mut [i8],
+) {
+    by_clamp!(q, windowed_by(g, input, w, ch, q, out, scratch))
+}
+
+#[inline(never)]
+pub(crate) fn windowed_by<const F: bool>(
     g: &Window,
     input: &[i8],
     w: &[i8],
@@ -535,7 +606,7 @@ pub fn windowed(
                             if let Some(xw) = wide.as_deref_mut() {
                                 arch::widen_2(k, col, xw);
                             }
-                            two_pixels(k, col, wide.as_deref(), w, ch, q, o0, o1);
+                            two_pixels::<F>(k, col, wide.as_deref(), w, ch, q, o0, o1);
                         }
                     }
                 }
@@ -544,7 +615,7 @@ pub fn windowed(
         if let Some(first) = pending
             && let Some(o) = out_image.get_mut(first..)
         {
-            one_pixel(k, col, w, ch, q, o);
+            one_pixel::<F>(k, col, w, ch, q, o);
         }
     }
 }
@@ -606,7 +677,7 @@ mod tests {
                 max: hi,
             };
             assert_eq!(
-                requantize(acc, m, e, half(e), &q),
+                requantize::<false>(acc, m, e, half(e), &q),
                 reference(acc, m, -e, &q),
                 "acc {acc} m {m} e {e} offset {offset}"
             );
@@ -644,7 +715,7 @@ mod tests {
                 &mut right,
             );
             assert!(ok);
-            let got = requantize(folded[0], mult[0], right[0], half(right[0]), &q);
+            let got = requantize::<false>(folded[0], mult[0], right[0], half(right[0]), &q);
             assert_eq!(
                 got,
                 reference(bias, m, shift, &q),

@@ -470,6 +470,19 @@ fn from(s: &[i8], at: usize) -> &[i8] {
     s.get(at..).unwrap_or(&[])
 }
 
+/// `SSAT #8`: `x` saturated to `-128..=127`.
+#[inline(always)]
+pub(crate) fn ssat8(x: i32) -> i32 {
+    let r: i32;
+    // SAFETY: one register-only instruction (see the module documentation). It may set the
+    // sticky Q flag, which no Rust code reads.
+    unsafe {
+        asm!("ssat {r}, #8, {x}", r = lateout(reg) r, x = in(reg) x,
+            options(pure, nomem, nostack));
+    }
+    r
+}
+
 /// `ASR` by a register: `x >> e` for `e` in `0..=31` (without the `e & 31` a Rust shift
 /// by a variable costs).
 #[inline(always)]

@@ -16,7 +16,7 @@
 //!
 //! # Contract
 //!
-//! Single instructions: `smmulr`, `asr` (see each).
+//! Single instructions: `smmulr`, `ssat8`, `asr` (see each).
 //!
 //! The `mac_*` functions add dot products of `k` int8 values to their accumulators:
 //! `mac_2x2(k, x, w, [a00, a01, a10, a11])` adds `x_i . w_j` where `x_0 = x[..k]`,
@@ -188,6 +188,7 @@ mod tests {
                 let want = ((a as i64 * b as i64 + (1i64 << 31)) >> 32) as i32;
                 assert_eq!(smmulr(a, b), want, "smmulr({a}, {b})");
             }
+            assert_eq!(ssat8(a), a.clamp(-128, 127), "ssat8({a})");
             for e in 0..32 {
                 assert_eq!(asr(a, e), a >> e, "asr({a}, {e})");
             }

@@ -91,6 +91,12 @@ pub(crate) fn mac_taps4(
     }
 }
 
+/// `SSAT #8`: `x` saturated to `-128..=127`.
+#[inline(always)]
+pub(crate) fn ssat8(x: i32) -> i32 {
+    x.clamp(-128, 127)
+}
+
 /// `ASR` by a register: `x >> e` for `e` in `0..=31`.
 #[inline(always)]
 pub(crate) fn asr(x: i32, e: i32) -> i32 {

@@ -126,7 +126,40 @@ pub fn prepare_fast_s8(
 /// `right_shift` and `filter` are its tables, `zero_row` is `input_depth` bytes of the input
 /// zero point, `scratch` holds [`fast_scratch_bytes`] bytes.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub fn depthwise_conv_2d_s8_fast(
+    p: &Params,
+    bias: &[i32],
+    output_multiplier: &[i32],
+    right_shift: &[i32],
+    zero_row: &[i8],
+    filter: &[i8],
+    input: &[i8],
+    output: &mut [i8],
+    scratch: &mut [i8],
+) {
+    // Always inlined: with a model's constant `p` only the instance of its clamp is called.
+    let q = output_quant(p);
+    gemm::by_clamp!(
+        q,
+        fast_by(
+            p,
+            bias,
+            output_multiplier,
+            right_shift,
+            zero_row,
+            filter,
+            input,
+            output,
+            scratch
+        )
+    );
+}
+
+/// [`depthwise_conv_2d_s8_fast`] for a full-range clamp (`F`) or another.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn fast_by<const F: bool>(
     p: &Params,
     bias: &[i32],
     output_multiplier: &[i32],
@@ -153,15 +186,15 @@ pub fn depthwise_conv_2d_s8_fast(
             padding: [p.padding_height, p.padding_width],
             zero_point: (-p.input_offset) as i8,
         };
-        gemm::windowed(&g, input, filter, &ch, &q, output, scratch);
+        gemm::windowed_by::<F>(&g, input, filter, &ch, &q, output, scratch);
     } else {
-        by_taps(p, &ch, &q, zero_row, filter, input, output);
+        by_taps::<F>(p, &ch, &q, zero_row, filter, input, output);
     }
 }
 
-/// The depth-multiplier-1 form.
+/// The depth-multiplier-1 form (`F`: full-range clamp, see `gemm::requantize`).
 #[inline(never)]
-fn by_taps(
+fn by_taps<const F: bool>(
     p: &Params,
     ch: &gemm::Channels<'_>,
     q: &gemm::Output,
@@ -235,7 +268,8 @@ fn by_taps(
                         ch.multiplier.get(at..at + 4),
                         ch.right_shift.get(at..at + 4),
                     ) {
-                        let rq = |a, j: usize| gemm::requantize(a, m[j], e[j], gemm::half(e[j]), q);
+                        let rq =
+                            |a, j: usize| gemm::requantize::<F>(a, m[j], e[j], gemm::half(e[j]), q);
                         o[0] = rq(a0, 0);
                         o[1] = rq(a1, 1);
                         o[2] = rq(a2, 2);
@@ -293,7 +327,7 @@ pub fn depthwise_conv_2d_s8_fast_in_place(
             }
         }
         match (output_multiplier.get(c), right_shift.get(c)) {
-            (Some(&m), Some(&e)) => gemm::requantize(acc, m, e, gemm::half(e), &q),
+            (Some(&m), Some(&e)) => gemm::requantize::<false>(acc, m, e, gemm::half(e), &q),
             _ => 0,
         }
     });
