@@ -161,7 +161,7 @@ pub(crate) fn widen_2(k: usize, x: &[i8], out: &mut [i8]) {
         return;
     };
     let n = k / 4;
-    if n == 0 || k % 4 != 0 || out.as_ptr() as usize % 4 != 0 {
+    if n == 0 || !k.is_multiple_of(4) || !(out.as_ptr() as usize).is_multiple_of(4) {
         return;
     }
     // SAFETY: see the module documentation: `x` holds `2k` bytes, of which the block reads
@@ -204,7 +204,7 @@ pub(crate) fn mac_2x2_wide(k: usize, xw: &[i8], w: &[i8], acc: [i32; 4]) -> [i32
         return acc;
     };
     let n = k / 4;
-    if n == 0 || k % 4 != 0 || xw.as_ptr() as usize % 4 != 0 {
+    if n == 0 || !k.is_multiple_of(4) || !(xw.as_ptr() as usize).is_multiple_of(4) {
         return acc;
     }
     let [mut a00, mut a01, mut a10, mut a11] = acc;
