@@ -424,41 +424,78 @@ pub(crate) fn mac_taps4(
         unsafe { base.add(i).write(x.as_ptr()) };
     }
     let mut pw = w.as_ptr();
+    // Three taps per iteration when their count allows (a 3x3 window: no loop overhead on
+    // two of three taps).
+    let by_three = t % 3 == 0;
     for (g, b) in bias.chunks_exact(4).enumerate() {
         let [mut a0, mut a1, mut a2, mut a3] = [b[0], b[1], b[2], b[3]];
+        // One tap: its pointer, 4 input bytes at channel `4g`, 4 weights; widened, and the
+        // four products added to their channels' accumulators.
+        macro_rules! tap {
+            () => {
+                concat!(
+                    "ldr {p1}, [{pp}], #4\n",
+                    "ldr {q1}, [{p1}, {c}]\n",
+                    "ldr {p1}, [{pw}], #4\n",
+                    "sxtb16 {q0}, {q1}\n",
+                    "sxtb16 {q1}, {q1}, ror #8\n",
+                    "sxtb16 {p0}, {p1}\n",
+                    "sxtb16 {p1}, {p1}, ror #8\n",
+                    "smlabb {a0}, {q0}, {p0}, {a0}\n",
+                    "smlatt {a2}, {q0}, {p0}, {a2}\n",
+                    "smlabb {a1}, {q1}, {p1}, {a1}\n",
+                    "smlatt {a3}, {q1}, {p1}, {a3}\n",
+                )
+            };
+        }
         // SAFETY: see the module documentation: `ptrs[..t]` are initialised (above) and
-        // point to slices of at least `depth` bytes, of which the block reads `[4g, 4g + 4)`; `pw` walks `4t` bytes per
-        // group, `depth * t <= w.len()` in all.
+        // point to slices of at least `depth` bytes, of which the block reads `[4g, 4g + 4)`;
+        // `pw` walks `4t` bytes per group, `depth * t <= w.len()` in all; the loop runs
+        // `t / 3` times of three taps or `t` times of one (`t > 0`).
         unsafe {
-            asm!(
-                "2:",
-                "ldr {p1}, [{pp}], #4",
-                "ldr {q1}, [{p1}, {c}]",
-                "ldr {p1}, [{pw}], #4",
-                "sxtb16 {q0}, {q1}",
-                "sxtb16 {q1}, {q1}, ror #8",
-                "sxtb16 {p0}, {p1}",
-                "sxtb16 {p1}, {p1}, ror #8",
-                "smlabb {a0}, {q0}, {p0}, {a0}",
-                "smlatt {a2}, {q0}, {p0}, {a2}",
-                "smlabb {a1}, {q1}, {p1}, {a1}",
-                "smlatt {a3}, {q1}, {p1}, {a3}",
-                "subs {n}, {n}, #1",
-                "bne 2b",
-                pp = inout(reg) base.cast_const() => _,
-                pw = inout(reg) pw,
-                c = in(reg) 4 * g,
-                n = inout(reg) t => _,
-                p0 = out(reg) _,
-                p1 = out(reg) _,
-                q0 = out(reg) _,
-                q1 = out(reg) _,
-                a0 = inout(reg) a0,
-                a1 = inout(reg) a1,
-                a2 = inout(reg) a2,
-                a3 = inout(reg) a3,
-                options(nostack, readonly),
-            );
+            if by_three {
+                asm!(
+                    "2:",
+                    tap!(),
+                    tap!(),
+                    tap!(),
+                    "subs {n}, {n}, #1",
+                    "bne 2b",
+                    pp = inout(reg) base.cast_const() => _,
+                    pw = inout(reg) pw,
+                    c = in(reg) 4 * g,
+                    n = inout(reg) t / 3 => _,
+                    p0 = out(reg) _,
+                    p1 = out(reg) _,
+                    q0 = out(reg) _,
+                    q1 = out(reg) _,
+                    a0 = inout(reg) a0,
+                    a1 = inout(reg) a1,
+                    a2 = inout(reg) a2,
+                    a3 = inout(reg) a3,
+                    options(nostack, readonly),
+                );
+            } else {
+                asm!(
+                    "2:",
+                    tap!(),
+                    "subs {n}, {n}, #1",
+                    "bne 2b",
+                    pp = inout(reg) base.cast_const() => _,
+                    pw = inout(reg) pw,
+                    c = in(reg) 4 * g,
+                    n = inout(reg) t => _,
+                    p0 = out(reg) _,
+                    p1 = out(reg) _,
+                    q0 = out(reg) _,
+                    q1 = out(reg) _,
+                    a0 = inout(reg) a0,
+                    a1 = inout(reg) a1,
+                    a2 = inout(reg) a2,
+                    a3 = inout(reg) a3,
+                    options(nostack, readonly),
+                );
+            }
         }
         store(g, [a0, a1, a2, a3]);
     }
