@@ -426,7 +426,7 @@ pub(crate) fn mac_taps4(
     let mut pw = w.as_ptr();
     // Three taps per iteration when their count allows (a 3x3 window: no loop overhead on
     // two of three taps).
-    let by_three = t % 3 == 0;
+    let by_three = t.is_multiple_of(3);
     for (g, b) in bias.chunks_exact(4).enumerate() {
         let [mut a0, mut a1, mut a2, mut a3] = [b[0], b[1], b[2], b[3]];
         // One tap: its pointer, 4 input bytes at channel `4g`, 4 weights; widened, and the
