@@ -460,6 +460,20 @@ fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
     let x0 = (ox * g.stride[1]) as isize - g.padding[1] as isize;
     let (fx0, fx1) = inside(x0, g.dilation[1], iw, kw);
     let dw = g.dilation[1];
+    // A window wholly inside the input, without dilation: `kh` runs of `kw * c` bytes.
+    if dw == 1 && g.dilation[0] == 1 && fx0 == 0 && fx1 == kw && y0 >= 0 && y0 as usize + kh <= ih
+    {
+        let start = (y0 as usize * iw + x0 as usize) * c;
+        for fy in 0..kh {
+            if let (Some(dst), Some(src)) = (
+                col.get_mut(fy * row_len..(fy + 1) * row_len),
+                image.get(start + fy * iw * c..),
+            ) {
+                copy(dst, src);
+            }
+        }
+        return;
+    }
     for fy in 0..kh {
         let Some(dst) = col.get_mut(fy * row_len..(fy + 1) * row_len) else {
             return;
