@@ -522,7 +522,11 @@ fn fill(dst: &mut [i8], v: i8) {
 #[inline(always)]
 fn copy(dst: &mut [i8], src: &[i8]) {
     let n = dst.len().min(src.len());
-    if n <= 16 {
+    if let ([d0, d1, d2], [s0, s1, s2, ..]) = (&mut *dst, src) {
+        // Three bytes (a row of a 3x3 one-channel window): moved one by one, not by a
+        // `memcpy` call, which costs more than they do.
+        (*d0, *d1, *d2) = (*s0, *s1, *s2);
+    } else if n <= 16 {
         // A few bytes (the 1-4 channels of a first layer): no `memcpy` call.
         for (d, s) in dst.iter_mut().zip(src) {
             *d = *s;
@@ -537,7 +541,17 @@ fn copy(dst: &mut [i8], src: &[i8]) {
 /// no overflow or division panic path).
 #[inline(always)]
 fn inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
-    let d = dilation.max(1);
+    if dilation <= 1 {
+        // No division for the common case.
+        let start = if origin >= 0 { 0 } else { origin.unsigned_abs() };
+        let end = if origin >= size as isize {
+            0
+        } else {
+            (size as isize - origin) as usize
+        };
+        return (start.min(n), end.min(n));
+    }
+    let d = dilation;
     let start = if origin >= 0 {
         0
     } else {
