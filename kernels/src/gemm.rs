@@ -461,8 +461,7 @@ fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
     let (fx0, fx1) = inside(x0, g.dilation[1], iw, kw);
     let dw = g.dilation[1];
     // A window wholly inside the input, without dilation: `kh` runs of `kw * c` bytes.
-    if dw == 1 && g.dilation[0] == 1 && fx0 == 0 && fx1 == kw && y0 >= 0 && y0 as usize + kh <= ih
-    {
+    if dw == 1 && g.dilation[0] == 1 && fx0 == 0 && fx1 == kw && y0 >= 0 && y0 as usize + kh <= ih {
         let start = (y0 as usize * iw + x0 as usize) * c;
         for fy in 0..kh {
             if let (Some(dst), Some(src)) = (
@@ -543,7 +542,11 @@ fn copy(dst: &mut [i8], src: &[i8]) {
 fn inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
     if dilation <= 1 {
         // No division for the common case.
-        let start = if origin >= 0 { 0 } else { origin.unsigned_abs() };
+        let start = if origin >= 0 {
+            0
+        } else {
+            origin.unsigned_abs()
+        };
         let end = if origin >= size as isize {
             0
         } else {
