@@ -188,8 +188,9 @@ fn corpus() -> String {
          at one step (tensor live from producer to last consumer, inclusive; inputs from the \
          first step, outputs to the last; scratch at its operator's step) for the stored \
          operator order, and for the best order Kiln finds (`*`: not proved the best of all \
-         orders), both with a buffer per tensor. Kiln arena = the activation arena Kiln emits \
-         (16-byte aligned offsets), with every optimisation off (stored order, TFLM's greedy \
+         orders), both with a buffer per tensor. Kiln arena = the activation arena the planner \
+         makes for the kernels' declarations (`synthetic::declared`, the fast int8 kernels' \
+         scratch included; 16-byte aligned offsets), with every optimisation off (stored order, TFLM's greedy \
          rule, a buffer per tensor: `PlanOptions::unoptimised()`, `kiln plan --unoptimised`), \
          with everything on but aliasing (`--no-alias`, `alias = false`), and all on (the \
          default). Bound with aliasing = the bound of the plan's order when tensors share \
@@ -201,7 +202,12 @@ fn corpus() -> String {
          TFLM's planned activation region, TFLM min arena = the smallest arena TFLM runs \
          with (head + tail of interpreter structures, per-op data and state), both measured \
          by `tools/tflm_arena.py` with tflite-micro 0.dev20261023182759 (x86-64). Plan time \
-         = median wall time to read, plan and verify (release build, one thread).\n\n\
+         = median wall time to read, plan and verify (release build, one thread). What a \
+         model compiles to by default can differ: `kiln_build::compile_tokens` also plans \
+         without the slow in-place forms of the fast convolutions and with their lean scratch, \
+         and takes the fastest plan that fits the RAM budget (without a budget kws_dscnn's \
+         arena is larger than shown here, its convolutions not in place); `kiln plan` prints \
+         both arenas.\n\n\
          Kiln arena <= best-order bound on {at_or_below} of {total} models (below it, \
          through aliasing, on {below}); Kiln arena = its own bound with aliasing on {met} of \
          {total}.\n\n\
