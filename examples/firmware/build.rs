@@ -112,7 +112,20 @@ fn main() {
         golden.display()
     )
     .unwrap();
-    writeln!(rs, "kiln::include_model!({});", lit(&path)).unwrap();
+    // The board's RAM less 4 KB (stack, harness) as the RAM budget: Kiln takes its fastest
+    // plan that fits (on the microbit's 16 KB, e.g., kws_dscnn's convolutions run in place).
+    let ram = match board.as_str() {
+        "microbit" => 16 * 1024,
+        "mps3-an547" => 512 * 1024,
+        _ => 4 * 1024 * 1024,
+    };
+    writeln!(
+        rs,
+        "kiln::include_model!({}, ram_budget = {});",
+        lit(&path),
+        ram - 4096
+    )
+    .unwrap();
     writeln!(rs, "pub const NAME: &str = {name:?};").unwrap();
     writeln!(rs, "pub const BOARD: &str = {board:?};").unwrap();
     for (kind, list) in [("IN", &ins), ("OUT", &outs)] {

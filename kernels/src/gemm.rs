@@ -295,11 +295,12 @@ pub const fn widen_pays(k: usize, n: usize) -> bool {
     k.is_multiple_of(4) && k >= 16 && n >= 8
 }
 
-/// Whether to widen into `scratch`: [`widen_pays`], and `scratch` is word-aligned (the
+/// Whether to widen into `scratch`: with the DSP microkernels (`arch::WIDENS`; the portable
+/// ones gain nothing from it), where [`widen_pays`], and `scratch` is word-aligned (the
 /// widened pairs are read by word pairs, `LDRD`; so they are in every plan with Kiln's
 /// default alignment, while `align = 1` or `2` may place them otherwise).
 fn widen(k: usize, n: usize, scratch: &[i8]) -> bool {
-    widen_pays(k, n) && (scratch.as_ptr() as usize).is_multiple_of(4)
+    arch::WIDENS && widen_pays(k, n) && (scratch.as_ptr() as usize).is_multiple_of(4)
 }
 
 /// Scratch bytes [`pointwise`] uses to widen a pixel pair: `4k` where [`widen_pays`].

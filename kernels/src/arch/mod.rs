@@ -37,6 +37,11 @@ mod portable;
 #[cfg(not(kiln_arch = "dsp"))]
 pub(crate) use portable::*;
 
+/// Whether widened pixel pairs (`widen_2`, `mac_2x2_wide`) are faster than `mac_2x2`: with
+/// the DSP instructions; the portable forms only emulate the lanes (the host tests run them
+/// to check the drivers' widened paths, `gemm` skips them on the targets themselves).
+pub(crate) const WIDENS: bool = cfg!(kiln_arch = "dsp") || cfg!(test) || cfg!(debug_assertions);
+
 /// The most taps [`mac_taps4`] takes (a 5x5 window).
 pub(crate) const MAX_TAPS: usize = 25;
 
