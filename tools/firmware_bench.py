@@ -279,10 +279,19 @@ def measure(stem, target, machine, opt, plugin):
 
 LINES_CRATE = TARGET_DIR / "bench" / "lines-crate"
 # The line of examples/firmware/build.rs that the copy replaces.
-INCLUDE_MODEL_LINE = 'writeln!(rs, "kiln::include_model!({});", lit(&path)).unwrap();'
+INCLUDE_MODEL_LINE = '''writeln!(
+        rs,
+        "kiln::include_model!({}, ram_budget = {});",
+        lit(&path),
+        ram - 4096
+    )
+    .unwrap();'''
 # `lines.rs` as long a name as the macro's `model.rs`, so that panic locations in generated
 # code (if any) are strings of the same length and the two flash images can be identical.
-LINES_INCLUDE = ('let generated = kiln_build::Model::new(&path).compile("lines").unwrap();\n'
+LINES_INCLUDE = ('let generated = kiln_build::Model::new(&path)\n'
+                 '        .ram_budget(ram - 4096)\n'
+                 '        .compile("lines")\n'
+                 '        .unwrap();\n'
                  '    writeln!(rs, "include!({});", lit(&generated)).unwrap();')
 GENERATED = "/out/lines.rs"
 OP_COMMENT = re.compile(r"^\s*/// op (\d+): (\w+)")
@@ -879,7 +888,7 @@ def render_cores(stems, opt, plugin):
             r = measure(stem, target, machine, opt, plugin)
             if "error" in r:
                 err = "\n".join(r["error"])
-                if re.search(r"will not fit|overflowed|does not fit", err):
+                if re.search(r"will not fit|overflowed|does not fit|over the RAM budget", err):
                     no_fit.append(f"{stem} on {core}")
                     continue
                 L.append(f"| {core} ({machine}) | {stem} | build failed | | | | | |")
@@ -894,7 +903,8 @@ def render_cores(stems, opt, plugin):
             if not r["pass"]:
                 CORE_FAILURES.append((stem, core))
     if no_fit:
-        L += ["", "Do not fit (link error): " + ", ".join(no_fit) + "."]
+        L += ["", "Do not fit (over the board's RAM: a compile error from the RAM budget "
+              "`examples/firmware` gives, or a link error): " + ", ".join(no_fit) + "."]
     return "\n".join(L)
 
 
