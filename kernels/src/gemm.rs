@@ -20,11 +20,17 @@
 //!   `(y + 2^(e-1) - [y < 0]) >> e`, and that addition cannot overflow: `|y| <= 2^30` since
 //!   `|acc| <= 2^30` and `m < 2^31`, so the sum stays below `2^30 + 2^30 = 2^31`.
 //!
+//! * **Dead channels** (all-zero weights) become the constant they output
+//!   ([`prepare_layer`]), whatever their bias and shift.
+//!
 //! Layers outside these conditions keep the reference kernels.
 //!
 //! The loops take two output pixels at a time (their `k` inputs are adjacent, `x[..k]` and
 //! `x[k..2k]`: consecutive pixels of a 1x1 convolution's input, or the im2col buffer) and two
-//! output channels (adjacent filter rows), so each loaded value is used twice.
+//! output channels (adjacent filter rows), so each loaded value is used twice. With the DSP
+//! microkernels a pixel pair is first widened to int16 lanes in scratch where that pays
+//! ([`widen_pays`]); the loops come in two instances, for a full-range clamp (one
+//! saturation) and for another, chosen once per layer.
 
 use crate::arch;
 
