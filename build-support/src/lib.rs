@@ -56,7 +56,7 @@ pub struct Compiled {
     pub plan: Plan,
     /// The arena of the smallest plan (lean scratch, convolutions in place), when it is
     /// smaller than the chosen plan's (see [`compile_tokens`]): the RAM the faster plan costs.
-    pub in_place_arena_bytes: Option<usize>,
+    pub smallest_arena_bytes: Option<usize>,
 }
 
 /// Reads, plans, verifies and emits a model. The one path behind both front ends.
@@ -65,13 +65,13 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
     // Lowering first: the operators' modules declare their kernels' scratch and aliasing
     // abilities, which the planner decides from.
     let steps = lower::lower_all(&graph)?;
-    let (plan, in_place_arena_bytes) = choose_plan(&graph, &steps, options)?;
+    let (plan, smallest_arena_bytes) = choose_plan(&graph, &steps, options)?;
     let tokens = emit::emit(&graph, &plan, steps, options)?;
     Ok(Compiled {
         tokens,
         graph,
         plan,
-        in_place_arena_bytes,
+        smallest_arena_bytes,
     })
 }
 

@@ -132,7 +132,7 @@ fn main() -> ExitCode {
                         .map_err(|d| format!("{shown}: {d}"))
                 });
             let (graph, p, in_place) = match result {
-                Ok(c) => (c.graph, c.plan, c.in_place_arena_bytes),
+                Ok(c) => (c.graph, c.plan, c.smallest_arena_bytes),
                 Err(e) => {
                     eprintln!("error: {e}");
                     return ExitCode::FAILURE;
@@ -151,7 +151,7 @@ fn main() -> ExitCode {
                 let mut r =
                     serde_json::to_value(report::json(&graph, &p)).expect("the report serializes");
                 if let Some(obj) = r.as_object_mut() {
-                    obj.insert("in_place_arena_bytes".into(), in_place.into());
+                    obj.insert("smallest_arena_bytes".into(), in_place.into());
                 }
                 println!(
                     "{}",
