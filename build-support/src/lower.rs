@@ -64,39 +64,9 @@ pub struct Fast {
 }
 
 impl Fast {
-    /// The tables, if the kernel's `prepare_fast_*` (`accept(filter, bias, shift, folded,
-    /// right_shift)`) accepts the layer: the filter and the bias (if any) must be constants.
-    pub(crate) fn prepare(
-        cx: &Cx<'_>,
-        filter: TensorId,
-        bias: Option<TensorId>,
-        t: &PerChannel,
-        accept: impl FnOnce(&[i8], Option<&[i32]>, &[i32], &mut [i32], &mut [i32]) -> bool,
-    ) -> Option<Fast> {
-        let filter = bytemuck_i8(cx.tensor(filter).data()?);
-        let bias = match bias {
-            Some(b) => Some(cx.const_i32(b).ok()?),
-            None => None,
-        };
-        let n = t.multiplier.len();
-        let (mut folded, mut right_shift) = (vec![0; n], vec![0; n]);
-        accept(
-            filter,
-            bias.as_deref(),
-            &t.shift,
-            &mut folded,
-            &mut right_shift,
-        )
-        .then(|| Fast {
-            bias: folded,
-            multiplier: t.multiplier.clone(),
-            right_shift,
-        })
-    }
-
-    /// [`Fast::prepare`] for kernels whose `prepare_fast_*` also rewrites multipliers
-    /// (`kiln_kernels::gemm::prepare_layer`: `accept(filter, bias, multiplier, shift,
-    /// folded, multiplier_out, right_shift)`).
+    /// The tables, if the kernel's `prepare_fast_*` (`kiln_kernels::gemm::prepare_layer`:
+    /// `accept(filter, bias, multiplier, shift, folded, multiplier_out, right_shift)`)
+    /// accepts the layer: the filter and the bias (if any) must be constants.
     pub(crate) fn prepare_layer(
         cx: &Cx<'_>,
         filter: TensorId,

@@ -280,30 +280,42 @@ pub fn fully_connected_per_channel_s8(
 
 /// Whether [`fully_connected_s8_fast`] computes this int8 FULLY_CONNECTED byte-identically
 /// with [`fully_connected_s8`] (per-tensor) or [`fully_connected_per_channel_s8`], and its
-/// build-time tables: the folded bias (`bias + input_offset * sum(w)`) and the right shift
-/// per output channel. The conditions are [`crate::gemm`]'s (accumulators within `2^30`,
-/// right shifts of 1..=31) and, for the per-tensor kernel, no weights offset (the products
-/// are then `w * (x + input_offset)` in both kernels). `output_shift` is the per-channel
-/// shift (for a per-tensor layer, `output_depth` copies of [`Params::output_shift`]);
-/// `weights` is `output_depth * accum_depth` long, `folded_bias` and `right_shift`
-/// `output_depth`.
+/// build-time tables: the folded bias (`bias + input_offset * sum(w)`), the multipliers to
+/// use and the right shift per output channel. The conditions are [`crate::gemm`]'s
+/// ([`crate::gemm::prepare_layer`]: accumulators within `2^30`, right shifts of 1..=31, dead
+/// channels as constants) and, for the per-tensor kernel, no weights offset (the products
+/// are then `w * (x + input_offset)` in both kernels). `output_multiplier`/`output_shift`
+/// are per channel (for a per-tensor layer, `output_depth` copies of
+/// [`Params::output_multiplier`] and [`Params::output_shift`]); `weights` is `output_depth *
+/// accum_depth` long, the tables `output_depth`.
+#[allow(clippy::too_many_arguments)]
 pub fn prepare_fast_s8(
     p: &Params,
     weights: &[i8],
     bias: Option<&[i32]>,
+    output_multiplier: &[i32],
     output_shift: &[i32],
     folded_bias: &mut [i32],
+    multiplier: &mut [i32],
     right_shift: &mut [i32],
 ) -> bool {
+    let q = crate::gemm::Output {
+        offset: p.output_offset,
+        min: p.quantized_activation_min,
+        max: p.quantized_activation_max,
+    };
     p.weights_offset == 0
         && folded_bias.len() == p.output_depth
-        && crate::gemm::prepare(
+        && crate::gemm::prepare_layer(
             p.accum_depth,
             p.input_offset,
             weights,
             bias,
+            output_multiplier,
             output_shift,
+            &q,
             folded_bias,
+            multiplier,
             right_shift,
         )
 }
@@ -311,8 +323,7 @@ pub fn prepare_fast_s8(
 /// Int8 FULLY_CONNECTED on the fast matrix products of [`crate::gemm`] (DSP instructions on
 /// Cortex-M4/M7/M33/M55, plain Rust elsewhere), for the layers [`prepare_fast_s8`] accepts:
 /// byte-identical with [`fully_connected_s8`] / [`fully_connected_per_channel_s8`]. `bias`
-/// is the folded bias and `right_shift` the right shifts from [`prepare_fast_s8`],
-/// `output_multiplier` the multiplier per output channel. The batches are the pixels of a
+/// `output_multiplier` and `right_shift` are the tables from [`prepare_fast_s8`]. The batches are the pixels of a
 /// 1x1 convolution: `output[b] = requantize(W input[b] + bias)`.
 #[inline(always)]
 pub fn fully_connected_s8_fast(
@@ -734,13 +745,26 @@ mod tests {
             } else {
                 fully_connected_s8(&p, &input, &weights, bias, &mut want);
             }
-            let (mut folded, mut right) = (vec![0; output_depth], vec![0; output_depth]);
-            if !prepare_fast_s8(&p, &weights, bias, &s, &mut folded, &mut right) {
+            let (mut folded, mut mult, mut right) = (
+                vec![0; output_depth],
+                vec![0; output_depth],
+                vec![0; output_depth],
+            );
+            if !prepare_fast_s8(
+                &p,
+                &weights,
+                bias,
+                &m,
+                &s,
+                &mut folded,
+                &mut mult,
+                &mut right,
+            ) {
                 continue;
             }
             accepted += 1;
             let mut got = vec![0i8; batches * output_depth];
-            fully_connected_s8_fast(&p, &folded, &m, &right, &input, &weights, &mut got);
+            fully_connected_s8_fast(&p, &folded, &mult, &right, &input, &weights, &mut got);
             assert_eq!(got, want, "case {case}: {p:?}");
         }
         assert!(accepted > 250, "{accepted}");
@@ -756,8 +780,18 @@ mod tests {
             Activation::None,
         )
         .unwrap();
-        let (mut f, mut r) = ([0], [0]);
-        assert!(!prepare_fast_s8(&p, &[1, 2], None, &[-2], &mut f, &mut r));
+        let (mut f, mut m, mut r) = ([0], [0], [0]);
+        let mult = [p.output_multiplier];
+        assert!(!prepare_fast_s8(
+            &p,
+            &[1, 2],
+            None,
+            &mult,
+            &[-2],
+            &mut f,
+            &mut m,
+            &mut r
+        ));
     }
 
     #[test]

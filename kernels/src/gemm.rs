@@ -2,7 +2,7 @@
 //! window through an int8 im2col of two output pixels) and FULLY_CONNECTED, byte-identical
 //! with TFLM's reference kernels, on the `arch` microkernels (private: `kernels/src/arch/`).
 //!
-//! What is done at build time (by [`prepare`], called from the operators' `prepare_fast_*`):
+//! What is done at build time (by [`prepare_layer`], called from the operators' `prepare_fast_*`):
 //!
 //! * **Folded bias**: the reference sums `w * (x + input_offset)` and adds `bias`; here the
 //!   sum is `w * x` and the bias is `bias + input_offset * sum(w)` per output channel. Both
@@ -10,7 +10,7 @@
 //!   An im2col fills taps outside the input with the input zero point, `x = -input_offset`,
 //!   whose products cancel their share of the folded bias, so those taps add 0 as the
 //!   reference's skipped taps do.
-//! * **Accumulator bound**: [`prepare`] accepts a layer only if every accumulator lies in
+//! * **Accumulator bound**: [`prepare_layer`] accepts a layer only if every accumulator lies in
 //!   `-2^30..2^30` for every possible input (from the weights and the folded bias). Then
 //!   `2 * acc` fits an `i32` and gemmlowp's `SaturatingRoundingDoublingHighMul(acc, m)`, i.e.
 //!   `floor((acc * m + 2^30) / 2^31)` (its nudge and truncating division give exactly this;
@@ -56,47 +56,10 @@ pub struct Output {
     pub max: i32,
 }
 
-/// The largest accumulator magnitude [`prepare`] accepts (exclusive): `2^30`.
+/// The largest accumulator magnitude [`prepare_layer`] accepts (exclusive): `2^30`.
 pub const ACC_BOUND: i64 = 1 << 30;
 
-/// Build-time preparation of a fast layer with `n = folded.len()` output channels of `k`
-/// weights each (`filter` is `n * k` long, row `o` at `o * k`): writes the folded bias and
-/// the right shifts and returns whether the fast kernels compute this layer exactly (the
-/// conditions of the module documentation). `bias` is `n` long or absent (zero), `shift`
-/// is TFLM's per-channel exponent. [`prepare_layer`] also takes dead channels.
-pub fn prepare(
-    k: usize,
-    input_offset: i32,
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    shift: &[i32],
-    folded: &mut [i32],
-    right_shift: &mut [i32],
-) -> bool {
-    let n = folded.len();
-    if k == 0
-        || filter.len() != n * k
-        || shift.len() != n
-        || right_shift.len() != n
-        || bias.is_some_and(|b| b.len() != n)
-    {
-        return false;
-    }
-    (0..n).all(|o| {
-        let row = &filter[o * k..(o + 1) * k];
-        let b = bias.map_or(0, |b| b[o]);
-        match channel(input_offset, row, b, shift[o]) {
-            Some((f, e)) => {
-                folded[o] = f;
-                right_shift[o] = e;
-                true
-            }
-            None => false,
-        }
-    })
-}
-
-/// One channel of [`prepare`]: the folded bias and the right shift, if the fast kernels
+/// One live channel of [`prepare_layer`]: the folded bias and the right shift, if the fast kernels
 /// compute it exactly.
 fn channel(input_offset: i32, row: &[i8], bias: i32, shift: i32) -> Option<(i32, i32)> {
     let sum: i64 = row.iter().map(|&w| w as i64).sum();
@@ -112,7 +75,12 @@ fn channel(input_offset: i32, row: &[i8], bias: i32, shift: i32) -> Option<(i32,
         .then_some((f as i32, -shift))
 }
 
-/// [`prepare`] for a whole layer, which also rewrites dead channels: a channel whose weights
+/// Build-time preparation of a fast layer with `n = folded.len()` output channels of `k`
+/// weights each (`filter` is `n * k` long, row `o` at `o * k`): writes the folded bias, the
+/// multipliers to use and the right shifts, and returns whether the fast kernels compute this
+/// layer exactly (the conditions of the module documentation). `bias` is `n` long or absent
+/// (zero), `multiplier`/`shift` are TFLM's per-channel values. It also rewrites dead
+/// channels: a channel whose weights
 /// are all zero outputs the constant `clamp(MultiplyByQuantizedMultiplier(bias, m, shift) +
 /// offset)` (the reference's accumulator is just the bias), whatever its scales; such
 /// channels often carry a huge bias and shift (MobileNets trained with pruning) that the
@@ -169,13 +137,13 @@ pub fn prepare_layer(
     })
 }
 
-/// `2^(e-1)` for a right shift `e` in 1..=31, the rounding term of [`requantize`].
+/// `2^(e-1)` for a right shift `e` in 1..=31, the rounding term of `requantize`.
 #[inline(always)]
 pub(crate) fn half(e: i32) -> i32 {
     arch::asr(1 << 30, 31 - e)
 }
 
-/// `clamp(MultiplyByQuantizedMultiplier(acc, m, -e) + offset)` under [`prepare`]'s
+/// `clamp(MultiplyByQuantizedMultiplier(acc, m, -e) + offset)` under [`prepare_layer`]'s
 /// conditions; `half` = [`half`]`(e)`. `FULL`: the clamp is the whole int8 range (one
 /// saturation, `q.min`/`q.max` are not read), which [`Output::full`] tells.
 #[inline(always)]
@@ -411,14 +379,14 @@ pub(crate) fn pointwise_in_place_by<const F: bool>(
     }
 }
 
-/// The row length of [`windowed`]'s im2col and weights: `k` rounded up to a multiple of 4,
+/// The row length of `windowed`'s im2col and weights: `k` rounded up to a multiple of 4,
 /// so the microkernels' 4-byte steps leave no tail.
 pub const fn padded(k: usize) -> usize {
     k.div_ceil(4) * 4
 }
 
 /// `filter`'s `n` rows of `k` weights, each padded with zeros to [`padded`]`(k)` (`out` is
-/// `n * padded(k)` long): the weights [`windowed`] takes.
+/// `n * padded(k)` long): the weights `windowed` takes.
 pub fn pad_rows(k: usize, filter: &[i8], out: &mut [i8]) {
     let kp = padded(k);
     for (row, dst) in filter
@@ -430,14 +398,14 @@ pub fn pad_rows(k: usize, filter: &[i8], out: &mut [i8]) {
     }
 }
 
-/// Scratch bytes of [`windowed`] for `k = kh * kw * depth` and `n` output channels: the
+/// Scratch bytes of `windowed` for `k = kh * kw * depth` and `n` output channels: the
 /// im2col, `2 * padded(k)`, and its widened form, `4 * padded(k)`, where [`widen_pays`].
 pub const fn windowed_scratch_bytes(k: usize, n: usize) -> usize {
     let k = padded(k);
     2 * k + pointwise_scratch_bytes(k, n)
 }
 
-/// The window of a convolution, for [`windowed`].
+/// The window of a convolution, for `windowed`.
 #[derive(Clone, Copy, Debug)]
 pub struct Window {
     /// Input height, width, depth.
@@ -581,22 +549,9 @@ fn inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usiz
 /// depth)`, then the pair widened, `4k`), then the pair kernel as a 1x1
 /// convolution over it. `w` has `n` rows of `k` weights, zero after the window's
 /// `kh * kw * depth` (so the im2col leaves those bytes as they are: they are multiplied by
-/// zero). `input` is `batches` images, `out` their output pixels with `n` channels each.
-#[inline(always)]
-pub fn windowed(
-    g: &Window,
-    input: &[i8],
-    w: &[i8],
-    ch: &Channels<'_>,
-    q: &Output,
-    out: &mut [i8],
-    scratch: &mut [i8],
-) {
-    by_clamp!(q, windowed_by(g, input, w, ch, q, out, scratch))
-}
-
+/// zero). `F`: a full-range clamp (see `requantize`). `input` is `batches` images, `out` their output pixels with `n` channels each.
 #[inline(never)]
-pub(crate) fn windowed_by<const F: bool>(
+pub(crate) fn windowed<const F: bool>(
     g: &Window,
     input: &[i8],
     w: &[i8],

@@ -194,8 +194,8 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         _ => None,
     }
     .and_then(|(p, t)| {
-        let f = Fast::prepare(cx, weights, bias, &t, |w, b, shift, folded, right| {
-            fc::prepare_fast_s8(p, w, b, shift, folded, right)
+        let f = Fast::prepare_layer(cx, weights, bias, &t, |w, b, m, s, folded, m_out, e| {
+            fc::prepare_fast_s8(p, w, b, m, s, folded, m_out, e)
         })?;
         Some(FullyConnected::S8Fast(*p, f))
     });

@@ -192,6 +192,6 @@ fn conv_2d_s8_fast_by<const F: bool>(
             padding: [p.padding_height, p.padding_width],
             zero_point: (-p.input_offset) as i8,
         };
-        crate::gemm::windowed_by::<F>(&g, input, filter, &ch, &q, output, scratch);
+        crate::gemm::windowed::<F>(&g, input, filter, &ch, &q, output, scratch);
     }
 }

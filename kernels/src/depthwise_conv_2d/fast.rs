@@ -186,7 +186,7 @@ fn fast_by<const F: bool>(
             padding: [p.padding_height, p.padding_width],
             zero_point: (-p.input_offset) as i8,
         };
-        gemm::windowed_by::<F>(&g, input, filter, &ch, &q, output, scratch);
+        gemm::windowed::<F>(&g, input, filter, &ch, &q, output, scratch);
     } else {
         by_taps::<F>(p, &ch, &q, zero_row, filter, input, output);
     }
