@@ -126,10 +126,11 @@ fn every_supported_operator_matches_tflm_on_every_case() {
     eprintln!(
         "{checked} cases checked, {in_place} emitted in place; bundles not compiled yet: {pending:?}"
     );
+    let whole = common::kernel_case_filter().is_none();
     assert!(
-        in_place >= 100,
+        in_place >= 100 || !whole,
         "too few in-place operators emitted: {in_place}"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked >= 200, "too few cases checked");
+    assert!(checked >= 200 || !whole, "too few cases checked");
 }

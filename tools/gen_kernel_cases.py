@@ -76,6 +76,7 @@ Deterministic: each bundle's seed is BASE_SEED + the op's fixed index (in the ma
 """
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -83,6 +84,8 @@ import pickle
 import struct
 import sys
 import time
+import zlib
+from pathlib import Path
 
 import flatbuffers
 import numpy as np
@@ -1040,7 +1043,8 @@ def gen_transpose_conv(rng, dt):
 
 
 # (file prefix, builtin op, generator, dtypes). The index in this list fixes each bundle's seed:
-# append new entries at the end.
+# append new entries at the end. Newer operators live in family modules, tools/kcases_*.py
+# (see family_ops), seeded by bundle name.
 OPS = [
     ("conv_2d", "CONV_2D", gen_conv_2d, ("int8", "float32")),
     ("depthwise_conv_2d", "DEPTHWISE_CONV_2D", gen_depthwise_conv_2d, ("int8", "float32")),
@@ -1213,8 +1217,28 @@ def read_bundle(path):
         raise ValueError(f"{path}: {len(data) - pos} trailing bytes")
 
 
+def family_ops():
+    """The entries of the family modules `tools/kcases_<family>.py`, in file-name order. Each
+    module has `register(g)`, which receives this module (its graph builder and helpers) and
+    returns entries as in OPS. Their seeds come from the bundle's name, not a position, so
+    families can be added independently."""
+    entries = []
+    for path in sorted(Path(__file__).parent.glob("kcases_*.py")):
+        module = importlib.import_module(path.stem)
+        entries += module.register(sys.modules[__name__])
+    return entries
+
+
+def bundle_seed(index, prefix, dt, dtypes):
+    """OPS entries: BASE_SEED + 100 * index + the dtype's position; family entries (index None):
+    from the CRC-32 of the bundle's name."""
+    if index is None:
+        return BASE_SEED + 100_000 + zlib.crc32(f"{prefix}_{dt}".encode()) % 1_000_000
+    return BASE_SEED + 100 * index + (0 if dt == "int8" else 1 if dt == "float32" else 2 + dtypes.index(dt))
+
+
 def gen_bundle(index, prefix, op, gen, dt, n, dtypes=()):
-    seed = BASE_SEED + 100 * index + (0 if dt == "int8" else 1 if dt == "float32" else 2 + dtypes.index(dt))
+    seed = bundle_seed(index, prefix, dt, dtypes)
     rng = np.random.default_rng(seed)
     cases, rejects, errors = [], 0, {}
     t0 = time.time()
@@ -1347,7 +1371,9 @@ def main():
     ap.add_argument("--verify", action="store_true",
                     help="compare the stored bundles with TensorFlow Lite instead of generating")
     args = ap.parse_args()
-    known = {p for p, *_ in OPS} | {f"{p}_{d}" for p, _, _, ds in OPS for d in ds}
+    families = family_ops()
+    every = [(i, e) for i, e in enumerate(OPS)] + [(None, e) for e in families]
+    known = {p for _, (p, *_) in every} | {f"{p}_{d}" for _, (p, _, _, ds) in every for d in ds}
     for p in args.ops:
         if p not in known:
             raise SystemExit(f"unknown op prefix {p}; known: {sorted(known)}")
@@ -1359,13 +1385,14 @@ def main():
     manifest = {}
     if man_path.exists() and args.ops:
         manifest = {e["file"]: e for e in json.loads(man_path.read_text())}
-    for index, (prefix, op, gen, dtypes) in enumerate(OPS):
+    for index, (prefix, op, gen, dtypes) in every:
         for dt in dtypes:
             if args.ops and prefix not in args.ops and f"{prefix}_{dt}" not in args.ops:
                 continue
             e = gen_bundle(index, prefix, op, gen, dt, args.n, dtypes)
             manifest[e["file"]] = e
-    order = {f"{p}_{d}.kcase": (i, j) for i, (p, _, _, ds) in enumerate(OPS) for j, d in enumerate(ds)}
+    order = {f"{p}_{d}.kcase": (k, j) for k, (_, (p, _, _, ds)) in enumerate(every)
+             for j, d in enumerate(ds)}
     entries = sorted(manifest.values(), key=lambda e: order.get(e["file"], (999, 0)))
     man_path.write_text(json.dumps(entries, indent=1) + "\n")
     write_readme()

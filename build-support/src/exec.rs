@@ -150,6 +150,16 @@ impl<'a> Io<'a> {
     pub fn f32(&self, slot: usize) -> &'a [f32] {
         f32s(self.input(slot))
     }
+    /// Bytes as `u8` (UINT8 and BOOL tensors: TFLM's bools are bytes holding 0 or 1).
+    pub fn u8(&self, slot: usize) -> &'a [u8] {
+        self.input(slot)
+    }
+    pub fn opt_i8(&self, slot: usize) -> Option<&'a [i8]> {
+        self.opt(slot).map(i8s)
+    }
+    pub fn opt_i16(&self, slot: usize) -> Option<&'a [i16]> {
+        self.opt(slot).map(i16s)
+    }
     pub fn opt_i32(&self, slot: usize) -> Option<&'a [i32]> {
         self.opt(slot).map(i32s)
     }
@@ -175,6 +185,13 @@ impl<'a> Io<'a> {
     }
     pub fn out_f32(&mut self) -> &mut [f32] {
         of(self.out)
+    }
+    pub fn out_i64(&mut self) -> &mut [i64] {
+        bytemuck::cast_slice_mut(self.out)
+    }
+    /// The output as `u8` (UINT8 and BOOL).
+    pub fn out_u8(&mut self) -> &mut [u8] {
+        self.out
     }
 
     /// The state buffers and the output, at once (stateful kernels write both).

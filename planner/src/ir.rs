@@ -315,6 +315,56 @@ pub enum OpKind {
     Cast,
     Svdf(SvdfOptions),
     UnidirectionalSequenceLstm(LstmOptions),
+    L2Pool2d(Pool2dOptions),
+    L2Normalization {
+        activation: Activation,
+    },
+    Sum {
+        keep_dims: bool,
+    },
+    ReduceMax {
+        keep_dims: bool,
+    },
+    ReduceMin {
+        keep_dims: bool,
+    },
+    Cumsum {
+        exclusive: bool,
+        reverse: bool,
+    },
+    Gather {
+        axis: i32,
+        batch_dims: i32,
+    },
+    Split {
+        num_splits: i32,
+    },
+    SplitV {
+        num_splits: i32,
+    },
+    Pack {
+        values_count: i32,
+        axis: i32,
+    },
+    Unpack {
+        num: i32,
+        axis: i32,
+    },
+    SpaceToDepth {
+        block_size: i32,
+    },
+    DepthToSpace {
+        block_size: i32,
+    },
+    MirrorPad {
+        /// SYMMETRIC (the border is repeated) rather than REFLECT.
+        symmetric: bool,
+    },
+    BatchMatMul {
+        adj_x: bool,
+        adj_y: bool,
+        asymmetric_quantize_inputs: bool,
+    },
     /// A builtin Kiln has no kernel for, or a custom operator. Planned like any other
     /// operator; code generation rejects it.
     Other {
@@ -361,6 +411,21 @@ impl OpKind {
             OpKind::Cast => "CAST",
             OpKind::Svdf(_) => "SVDF",
             OpKind::UnidirectionalSequenceLstm(_) => "UNIDIRECTIONAL_SEQUENCE_LSTM",
+            OpKind::L2Pool2d(_) => "L2_POOL_2D",
+            OpKind::L2Normalization { .. } => "L2_NORMALIZATION",
+            OpKind::Sum { .. } => "SUM",
+            OpKind::ReduceMax { .. } => "REDUCE_MAX",
+            OpKind::ReduceMin { .. } => "REDUCE_MIN",
+            OpKind::Cumsum { .. } => "CUMSUM",
+            OpKind::Gather { .. } => "GATHER",
+            OpKind::Split { .. } => "SPLIT",
+            OpKind::SplitV { .. } => "SPLIT_V",
+            OpKind::Pack { .. } => "PACK",
+            OpKind::Unpack { .. } => "UNPACK",
+            OpKind::SpaceToDepth { .. } => "SPACE_TO_DEPTH",
+            OpKind::DepthToSpace { .. } => "DEPTH_TO_SPACE",
+            OpKind::MirrorPad { .. } => "MIRROR_PAD",
+            OpKind::BatchMatMul { .. } => "BATCH_MATMUL",
             OpKind::Other { name } => name,
         }
     }

@@ -121,15 +121,30 @@ pub fn parse_kcase(bytes: &[u8]) -> Vec<Case> {
     cases
 }
 
-/// Every bundle of `tests/kernel_cases` with its manifest entry, in manifest order.
+/// `KILN_KCASES=abs,floor_int8` (file-name prefixes, comma-separated) keeps only the bundles
+/// whose file starts with one of them: for working on one operator; CI never sets it.
+pub fn kernel_case_filter() -> Option<Vec<String>> {
+    std::env::var("KILN_KCASES")
+        .ok()
+        .map(|v| v.split(',').map(str::to_string).collect())
+}
+
+/// Every bundle of `tests/kernel_cases` with its manifest entry, in manifest order (only
+/// those [`kernel_case_filter`] keeps).
 pub fn kernel_case_bundles() -> Vec<(serde_json::Value, Vec<Case>)> {
     let dir = repo_root().join("tests/kernel_cases");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let only = kernel_case_filter();
     manifest
         .as_array()
         .unwrap()
         .iter()
+        .filter(|entry| {
+            let file = entry["file"].as_str().unwrap();
+            only.as_ref()
+                .is_none_or(|o| o.iter().any(|p| file.starts_with(p.as_str())))
+        })
         .map(|entry| {
             let file = entry["file"].as_str().unwrap();
             let cases = parse_kcase(&std::fs::read(dir.join(file)).unwrap());

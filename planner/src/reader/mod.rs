@@ -551,7 +551,7 @@ impl<'a> Reader<'a> {
                     None => return Err(missing_options()),
                 }
             }
-            c::AVERAGE_POOL_2D | c::MAX_POOL_2D => {
+            c::AVERAGE_POOL_2D | c::MAX_POOL_2D | c::L2_POOL_2D => {
                 expect(O::Pool2DOptions)?;
                 let Some(o) = op.builtin_options_as_pool_2_doptions() else {
                     return Err(missing_options());
@@ -564,10 +564,10 @@ impl<'a> Reader<'a> {
                     filter_h: o.filter_height(),
                     activation: activation(o.fused_activation_function())?,
                 };
-                if code == c::MAX_POOL_2D {
-                    OpKind::MaxPool2d(p)
-                } else {
-                    OpKind::AveragePool2d(p)
+                match code {
+                    c::MAX_POOL_2D => OpKind::MaxPool2d(p),
+                    c::L2_POOL_2D => OpKind::L2Pool2d(p),
+                    _ => OpKind::AveragePool2d(p),
                 }
             }
             c::FULLY_CONNECTED => {
@@ -592,12 +592,17 @@ impl<'a> Reader<'a> {
                     keep_num_dims: keep,
                 })
             }
-            c::MEAN => {
-                let keep = expect(O::ReducerOptions)?
+            c::MEAN | c::SUM | c::REDUCE_MAX | c::REDUCE_MIN => {
+                let keep_dims = expect(O::ReducerOptions)?
                     && op
                         .builtin_options_as_reducer_options()
                         .is_some_and(|o| o.keep_dims());
-                OpKind::Mean { keep_dims: keep }
+                match code {
+                    c::MEAN => OpKind::Mean { keep_dims },
+                    c::SUM => OpKind::Sum { keep_dims },
+                    c::REDUCE_MAX => OpKind::ReduceMax { keep_dims },
+                    _ => OpKind::ReduceMin { keep_dims },
+                }
             }
             c::ADD | c::SUB => {
                 let o = if code == c::ADD {
@@ -749,6 +754,104 @@ impl<'a> Reader<'a> {
                     asymmetric_quantize_inputs: o.asymmetric_quantize_inputs(),
                     diagonal_recurrent_tensors: o.diagonal_recurrent_tensors(),
                 })
+            }
+            c::L2_NORMALIZATION => {
+                expect(O::L2NormOptions)?;
+                let act = op
+                    .builtin_options_as_l2_norm_options()
+                    .map_or(fb::ActivationFunctionType::NONE, |o| {
+                        o.fused_activation_function()
+                    });
+                OpKind::L2Normalization {
+                    activation: activation(act)?,
+                }
+            }
+            c::CUMSUM => {
+                expect(O::CumsumOptions)?;
+                let o = op.builtin_options_as_cumsum_options();
+                OpKind::Cumsum {
+                    exclusive: o.is_some_and(|o| o.exclusive()),
+                    reverse: o.is_some_and(|o| o.reverse()),
+                }
+            }
+            c::GATHER => {
+                expect(O::GatherOptions)?;
+                let o = op.builtin_options_as_gather_options();
+                OpKind::Gather {
+                    axis: o.map_or(0, |o| o.axis()),
+                    batch_dims: o.map_or(0, |o| o.batch_dims()),
+                }
+            }
+            c::SPLIT => {
+                expect(O::SplitOptions)?;
+                let o = op.builtin_options_as_split_options();
+                OpKind::Split {
+                    num_splits: o.ok_or_else(missing_options)?.num_splits(),
+                }
+            }
+            c::SPLIT_V => {
+                expect(O::SplitVOptions)?;
+                let o = op.builtin_options_as_split_voptions();
+                OpKind::SplitV {
+                    num_splits: o.ok_or_else(missing_options)?.num_splits(),
+                }
+            }
+            c::PACK => {
+                expect(O::PackOptions)?;
+                let o = op.builtin_options_as_pack_options();
+                let o = o.ok_or_else(missing_options)?;
+                OpKind::Pack {
+                    values_count: o.values_count(),
+                    axis: o.axis(),
+                }
+            }
+            c::UNPACK => {
+                expect(O::UnpackOptions)?;
+                let o = op.builtin_options_as_unpack_options();
+                let o = o.ok_or_else(missing_options)?;
+                OpKind::Unpack {
+                    num: o.num(),
+                    axis: o.axis(),
+                }
+            }
+            c::SPACE_TO_DEPTH => {
+                expect(O::SpaceToDepthOptions)?;
+                let o = op.builtin_options_as_space_to_depth_options();
+                OpKind::SpaceToDepth {
+                    block_size: o.ok_or_else(missing_options)?.block_size(),
+                }
+            }
+            c::DEPTH_TO_SPACE => {
+                expect(O::DepthToSpaceOptions)?;
+                let o = op.builtin_options_as_depth_to_space_options();
+                OpKind::DepthToSpace {
+                    block_size: o.ok_or_else(missing_options)?.block_size(),
+                }
+            }
+            c::MIRROR_PAD => {
+                expect(O::MirrorPadOptions)?;
+                let mode = op
+                    .builtin_options_as_mirror_pad_options()
+                    .map_or(fb::MirrorPadMode::REFLECT, |o| o.mode());
+                OpKind::MirrorPad {
+                    symmetric: match mode {
+                        fb::MirrorPadMode::REFLECT => false,
+                        fb::MirrorPadMode::SYMMETRIC => true,
+                        m => {
+                            return Err(Diagnostic::malformed("unknown MIRROR_PAD mode")
+                                .expected_found("REFLECT or SYMMETRIC", m.0.to_string()));
+                        }
+                    },
+                }
+            }
+            c::BATCH_MATMUL => {
+                expect(O::BatchMatMulOptions)?;
+                let o = op.builtin_options_as_batch_mat_mul_options();
+                OpKind::BatchMatMul {
+                    adj_x: o.is_some_and(|o| o.adj_x()),
+                    adj_y: o.is_some_and(|o| o.adj_y()),
+                    asymmetric_quantize_inputs: o.is_some_and(|o| o.asymmetric_quantize_inputs()),
+                }
             }
             _ => OpKind::Other {
                 name: name.to_string(),
