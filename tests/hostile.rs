@@ -157,7 +157,7 @@ const CASES: &[(&str, Expect)] = &[
             U,
             Some((0, "MyCustomOp")),
             None,
-            &["no kernel for MyCustomOp"],
+            &["no kernel", "found MyCustomOp (INT8 -> INT8)"],
         ),
     ),
 ];
@@ -277,4 +277,44 @@ fn models_without_operators_compile_and_run() {
     let mut m = no_tensors::Model::take().unwrap();
     m.invoke();
     const { assert!(no_tensors::ARENA_BYTES == 0 && no_tensors::INPUTS == 0) };
+}
+
+/// A model with several unsupported operators: one diagnostic names every one of them (index,
+/// name and types), not only the first. TFLM's audio preprocessor has custom Signal operators
+/// and integer forms Kiln does not compile.
+#[test]
+fn every_unsupported_operator_is_named_at_once() {
+    let path = common::shared_models().join("tflm_audio_preprocessor_int8.tflite");
+    let bytes = std::fs::read(&path).unwrap();
+    let graph = kiln_planner::read_model(&bytes).unwrap();
+    let refused: Vec<_> = graph
+        .ops
+        .iter()
+        .filter(|op| kiln_build::lower::lower_op(&graph, op).is_err())
+        .collect();
+    assert!(
+        refused.len() > 1,
+        "the model should need several kernels Kiln lacks"
+    );
+    let Err(d) = kiln_build::compile_tokens(&bytes, &options()) else {
+        panic!("the audio preprocessor compiled");
+    };
+    assert_eq!(d.kind, ErrorKind::Unsupported);
+    let text = d.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "{} operators of the model cannot be compiled",
+            refused.len()
+        )),
+        "{text}"
+    );
+    for op in refused {
+        let entry = format!(
+            "op {} ({}, {}): ",
+            op.id.0,
+            op.kind.name(),
+            kiln_build::lower::op_types(&graph, op)
+        );
+        assert!(text.contains(&entry), "{entry} missing from: {text}");
+    }
 }

@@ -15,7 +15,7 @@ use crate::emit::Call;
 #[cfg(feature = "exec")]
 use crate::exec::Io;
 use kiln_kernels as k;
-use kiln_planner::diag::{Diagnostic, Result};
+use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::{self, DType, Graph, Op, OpId, Quantization, TensorId};
 use kiln_planner::kernels::{Abilities, Declared};
 use kiln_planner::plan::Plan;
@@ -177,10 +177,70 @@ pub fn lower(graph: &Graph, plan: &Plan) -> Result<Vec<Step>> {
         .collect()
 }
 
-/// Lowers every operator of `graph` in the stored order (`steps[i].op == OpId(i)`); the
-/// first that fails gives the diagnostic.
+/// Lowers every operator of `graph` in the stored order (`steps[i].op == OpId(i)`). If
+/// operators are unsupported (no kernel, or types, shapes or options its kernels do not
+/// take), the diagnostic names every one of them with its types, not only the first; any
+/// other failure is returned as it is.
 pub fn lower_all(graph: &Graph) -> Result<Vec<Step>> {
-    graph.ops.iter().map(|op| lower_op(graph, op)).collect()
+    let mut steps = Vec::with_capacity(graph.ops.len());
+    let mut refused = Vec::new();
+    for op in &graph.ops {
+        match lower_op(graph, op) {
+            Ok(step) => steps.push(step),
+            Err(d) if d.kind == ErrorKind::Unsupported => refused.push((op, d)),
+            Err(d) => return Err(d),
+        }
+    }
+    match refused.len() {
+        0 => Ok(steps),
+        1 => Err(refused.pop().expect("one refusal").1),
+        _ => Err(all_refused(graph, refused)),
+    }
+}
+
+/// One diagnostic for several unsupported operators, an entry for each (index, name, types,
+/// reason), then, once, the operators Kiln compiles.
+fn all_refused(graph: &Graph, refused: Vec<(&Op, Diagnostic)>) -> Diagnostic {
+    let n = refused.len();
+    let list: Vec<String> = refused
+        .into_iter()
+        .map(|(op, mut d)| {
+            d.op = None;
+            let reason = if d.message == NO_KERNEL {
+                "no kernel".to_string()
+            } else {
+                d.to_string()
+            };
+            format!(
+                "op {} ({}, {}): {reason}",
+                op.id.0,
+                op.kind.name(),
+                op_types(graph, op)
+            )
+        })
+        .collect();
+    unsupported(format!(
+        "{n} operators of the model cannot be compiled: {}; Kiln compiles {}",
+        list.join("; "),
+        crate::ops::names().collect::<Vec<_>>().join(", ")
+    ))
+}
+
+/// The message of the diagnostic for an operator without a kernel module.
+const NO_KERNEL: &str = "Kiln has no kernel for this operator";
+
+/// An operator's input and output types, `INT8, INT32 -> INT8` (an omitted input as `-`).
+pub fn op_types(graph: &Graph, op: &Op) -> String {
+    let names = |ts: &mut dyn Iterator<Item = Option<TensorId>>| -> String {
+        ts.map(|t| t.map_or("-", |t| graph.tensor(t).dtype.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "{} -> {}",
+        names(&mut op.inputs.iter().copied()),
+        names(&mut op.outputs.iter().map(|&t| Some(t)))
+    )
 }
 
 /// What the lowered steps declare to the planner, by operator.
@@ -212,11 +272,13 @@ pub fn lower_op(graph: &Graph, op: &Op) -> Result<Step> {
     let cx = Cx { graph, op };
     let lowered = match crate::ops::lowering(op.kind.name()) {
         Some(lower) => lower(&cx),
-        None => Err(unsupported(format!(
-            "Kiln has no kernel for {} (supported: {})",
-            op.kind.name(),
-            crate::ops::names().collect::<Vec<_>>().join(", ")
-        ))),
+        None => Err(unsupported(NO_KERNEL).expected_found(
+            format!(
+                "one of {}",
+                crate::ops::names().collect::<Vec<_>>().join(", ")
+            ),
+            format!("{} ({})", op.kind.name(), op_types(graph, op)),
+        )),
     };
     lowered
         .and_then(|step| check_not_empty(graph, step))
