@@ -1101,6 +1101,8 @@ OPS = [
 
 
 def draw_inputs(g, rng):
+    if getattr(g, "make_inputs", None) is not None:  # a generator that chooses its inputs
+        return g.make_inputs(rng)
     xs = []
     for k, i in enumerate(g.inputs):
         t = g.tensors[i]
@@ -1330,6 +1332,9 @@ int8), `quantize_int8` (int8 -> int8 requantization), `quantize_int16` (int16 ->
 `softmax_int8_int16`, `dequantize_int8` (int8 -> float32), `cast_<in>_<out>`;
 `svdf_int8_int16state` is the int8 SVDF with int16 state and time weights. Stateful ops (SVDF,
 UNIDIRECTIONAL_SEQUENCE_LSTM): the output is the one of the first invoke after `reset()`.
+The newer operators' bundles come from family modules, `tools/kcases_<family>.py`, whose
+docstrings say how their cases are drawn (e.g. `leaky_relu_scales_*`: LEAKY_RELU scales where
+TFLM's double-precision multipliers change outputs); their seeds derive from the bundle names.
 
 ## Format
 

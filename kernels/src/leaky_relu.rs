@@ -6,8 +6,10 @@
 //! requantizes `x - input_zero_point` with an identity multiplier (`input_scale /
 //! output_scale`) when it is `>= 0` and with an alpha multiplier (`input_scale * alpha /
 //! output_scale`, negative for negative `alpha`) otherwise, adds the output zero point and
-//! clamps to the type's range. Both multipliers are computed in `float` and then converted to
-//! `double` before `QuantizeMultiplier`, as TFLM does.
+//! clamps to the type's range. Both multipliers are computed in `double` from the float scales
+//! and alpha before `QuantizeMultiplier`, as the pinned TFLM wheel does
+//! (`static_cast<double>(input_scale) * static_cast<double>(alpha) / ...`); computing them in
+//! `float` gives multipliers a few units in the 24th bit away, which changes some outputs by 1.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::quant::{PrepareError, QuantParams, ShiftRange, quantize_multiplier};
@@ -51,8 +53,8 @@ pub fn prepare_f32(alpha: f32) -> Params {
 }
 
 /// Build-time parameters of an int8 LEAKY_RELU (`CalculateOpDataLeakyRelu`):
-/// `QuantizeMultiplier(double(float(input_scale * alpha / output_scale)))` and
-/// `QuantizeMultiplier(double(float(input_scale / output_scale)))`.
+/// `QuantizeMultiplier(double(input_scale) * double(alpha) / double(output_scale))` and
+/// `QuantizeMultiplier(double(input_scale) / double(output_scale))`.
 pub fn prepare_s8(
     input: QuantParams,
     output: QuantParams,
@@ -75,8 +77,9 @@ fn prepare_quantized(
     output: QuantParams,
     alpha: f32,
 ) -> Result<Params, PrepareError> {
-    let alpha_multiplier = (input.scale * alpha / output.scale) as f64;
-    let identity_multiplier = (input.scale / output.scale) as f64;
+    let (input_scale, output_scale) = (f64::from(input.scale), f64::from(output.scale));
+    let alpha_multiplier = input_scale * f64::from(alpha) / output_scale;
+    let identity_multiplier = input_scale / output_scale;
     let (output_multiplier_alpha, output_shift_alpha) =
         quantize_multiplier(alpha_multiplier, ShiftRange::I32)?;
     let (output_multiplier_identity, output_shift_identity) =
