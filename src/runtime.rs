@@ -202,6 +202,60 @@ pub fn split2<const K: usize>(
     }
 }
 
+/// Splits `arena` into `K` shared input slices and `M` exclusive output slices (operators
+/// with several outputs, such as SPLIT; a scratch slice is one more output).
+///
+/// As [`split`]: the verifier has proved the outputs pairwise disjoint and disjoint from
+/// every input; release builds have no panic path (an impossible layout gives empty slices),
+/// debug builds check.
+pub fn split_many<const K: usize, const M: usize>(
+    arena: &mut [u8],
+    inputs: [(usize, usize); K],
+    outputs: [(usize, usize); M],
+) -> ([&[u8]; K], [&mut [u8]; M]) {
+    let mut order = [0usize; M];
+    for (i, o) in order.iter_mut().enumerate() {
+        *o = i;
+    }
+    order.sort_unstable_by_key(|&i| outputs[i].0);
+    let mut ins: [&[u8]; K] = [&[]; K];
+    let mut outs: [Option<&mut [u8]>; M] = [const { None }; M];
+    // Walks the outputs in address order; the bytes between two outputs (a gap) are shared
+    // and hold the inputs that lie there.
+    fn place<'a, const K: usize>(
+        gap: &'a [u8],
+        from: usize,
+        inputs: &[(usize, usize); K],
+        ins: &mut [&'a [u8]; K],
+    ) {
+        for (k, &(offset, len)) in inputs.iter().enumerate() {
+            if offset >= from && offset + len <= from + gap.len() {
+                ins[k] = gap.get(offset - from..offset - from + len).unwrap_or(&[]);
+            }
+        }
+    }
+    let mut rest = arena;
+    let mut base = 0;
+    for &i in &order {
+        let (offset, len) = outputs[i];
+        debug_assert!(offset >= base, "two outputs overlap");
+        let (gap, tail) = rest
+            .split_at_mut_checked(offset.saturating_sub(base))
+            .unwrap_or((&mut [], &mut []));
+        place(gap, base, &inputs, &mut ins);
+        let (out, tail) = tail.split_at_mut_checked(len).unwrap_or((&mut [], &mut []));
+        outs[i] = Some(out);
+        rest = tail;
+        base = offset.max(base) + len;
+    }
+    place(rest, base, &inputs, &mut ins);
+    debug_assert!(
+        inputs.iter().zip(&ins).all(|(&(_, len), i)| i.len() == len),
+        "an input overlaps an output"
+    );
+    (ins, outs.map(Option::unwrap_or_default))
+}
+
 /// Bytes as bytes (`UINT8` and `BOOL` tensors).
 pub fn u8s(bytes: &[u8]) -> &[u8] {
     bytes
@@ -292,6 +346,28 @@ mod tests {
         let mut a = [0u8; 8];
         // Release builds have no panic path: the overlapping input comes back empty.
         let (ins, out) = split(&mut a, [(1, 2)], (2, 4));
+        assert!(ins[0].is_empty());
+        assert_eq!(out.len(), 4);
+    }
+
+    #[test]
+    fn split_many_keeps_output_order_and_finds_inputs_in_every_gap() {
+        let mut a = [0u8, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+        let ([x, y, z], [o1, o2, o3]) =
+            split_many(&mut a, [(10, 2), (0, 1), (5, 1)], [(6, 4), (1, 2), (3, 2)]);
+        assert_eq!((x, y, z), (&[10u8, 11][..], &[0u8][..], &[5u8][..]));
+        o1.fill(1);
+        o2.fill(2);
+        o3.fill(3);
+        assert_eq!(a, [0, 2, 2, 3, 3, 5, 1, 1, 1, 1, 10, 11]);
+    }
+
+    #[test]
+    #[cfg_attr(debug_assertions, should_panic(expected = "overlaps an output"))]
+    fn split_many_rejects_overlap() {
+        let mut a = [0u8; 8];
+        // Release builds: the overlapping input comes back empty.
+        let (ins, [out]) = split_many(&mut a, [(1, 2)], [(2, 4)]);
         assert!(ins[0].is_empty());
         assert_eq!(out.len(), 4);
     }

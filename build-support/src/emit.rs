@@ -159,6 +159,16 @@ pub fn kernel_fn(module: &str, function: &str) -> TokenStream {
     quote!(::kiln::kernels::#m::#f)
 }
 
+/// The names `out0, out1, ...` of a step's `n` outputs.
+fn raw_outs_names(n: usize) -> Vec<TokenStream> {
+    (0..n)
+        .map(|j| {
+            let name = format_ident!("out{}", j);
+            quote!(#name)
+        })
+        .collect()
+}
+
 /// What a kernel's [`emit`](crate::lower::Kernel::emit) works with: the operands of its call
 /// as tokens (arena slices and weights already bound, viewed as their element types), and
 /// the emitter, for the constants the call needs (parameter structs and tables, emitted as
@@ -176,6 +186,10 @@ pub struct Call<'e, 'a> {
     out: TokenStream,
     /// The view function of the output's element type (`i8s_mut`, ...).
     out_view: TokenStream,
+    /// Every output, viewed as its element type (`out` alone, or `out0, out1, ...`).
+    outs: Vec<TokenStream>,
+    /// Every output's bytes.
+    raw_outs: Vec<TokenStream>,
     states: Vec<TokenStream>,
     has_scratch: bool,
     in_place: Option<usize>,
@@ -251,6 +265,16 @@ impl Call<'_, '_> {
     /// The output, viewed as its element type.
     pub fn output(&self) -> TokenStream {
         self.out.clone()
+    }
+
+    /// Every output, viewed as its element type, in order (operators with several outputs).
+    pub fn outputs(&self) -> &[TokenStream] {
+        &self.outs
+    }
+
+    /// Every output's bytes, in order.
+    pub fn raw_outputs(&self) -> &[TokenStream] {
+        &self.raw_outs
     }
 
     /// The state slices, viewed as their element types.
@@ -527,11 +551,35 @@ impl<'a> Emitter<'a> {
             });
             raw.push(bytes);
         }
-        let [output] = step.outputs.as_slice() else {
-            return Err(unsupported("one output per operator is supported"));
+        let Some(output) = step.outputs.first() else {
+            return Err(unsupported("an operator without outputs is not supported"));
         };
         let (_, _, out_view) = elem(self.tensor(*output).dtype)?;
         let out = quote!(::kiln::runtime::#out_view(out));
+        // Several outputs (SPLIT, UNPACK): bound as out0, out1, ...; never in place.
+        let many = step.outputs.len() > 1;
+        if many && in_place.is_some() {
+            return Err(Diagnostic::new(
+                ErrorKind::InvalidPlan,
+                format!("op {k} has several outputs and is planned in place"),
+            ));
+        }
+        let mut outs = Vec::new();
+        let mut raw_outs = Vec::new();
+        let mut out_spans = Vec::new();
+        for (j, &t) in step.outputs.iter().enumerate() {
+            let (_, _, view) = elem(self.tensor(t).dtype)?;
+            let name = if many {
+                format_ident!("out{}", j)
+            } else {
+                format_ident!("out")
+            };
+            outs.push(quote!(::kiln::runtime::#view(#name)));
+            raw_outs.push(quote!(#name));
+            let (off, len) = self.buffer_of(t)?;
+            let (off, len) = (u(off), u(len));
+            out_spans.push(quote!((#off, #len)));
+        }
         // Persistent state: slices of the state region, after the inputs.
         let mut state_views = Vec::new();
         let mut state_spans = Vec::new();
@@ -569,6 +617,8 @@ impl<'a> Emitter<'a> {
                 raw,
                 out,
                 out_view,
+                outs,
+                raw_outs,
                 states: state_views,
                 has_scratch: scratch.is_some(),
                 in_place,
@@ -598,7 +648,11 @@ impl<'a> Emitter<'a> {
                 .map(|t| format!("t{}", t.0))
                 .collect::<Vec<_>>()
                 .join(", "),
-            output.0,
+            step.outputs
+                .iter()
+                .map(|t| t.0.to_string())
+                .collect::<Vec<_>>()
+                .join(", t"),
             if written == *output {
                 String::new()
             } else {
@@ -606,6 +660,17 @@ impl<'a> Emitter<'a> {
             }
         );
         let binding = match scratch {
+            _ if many => {
+                let mut names_out = raw_outs_names(step.outputs.len());
+                if let Some((so, sl)) = scratch {
+                    let (so, sl) = (u(so), u(sl));
+                    out_spans.push(quote!((#so, #sl)));
+                    names_out.push(quote!(scratch));
+                }
+                quote! {
+                    let ([#(#names),*], [#(#names_out),*]) = ::kiln::runtime::split_many(&mut *arena, [#(#spans),*], [#(#out_spans),*]);
+                }
+            }
             None => quote! {
                 let ([#(#names),*], out) = ::kiln::runtime::split(&mut *arena, [#(#spans),*], (#off, #len));
             },

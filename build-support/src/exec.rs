@@ -63,14 +63,21 @@ pub fn run(graph: &Graph, steps: &[Step], inputs: &[&[u8]]) -> Vec<Buffer> {
     for step in steps {
         let out_id = step.outputs[0];
         let mut out = std::mem::take(&mut t[out_id.0]);
+        let mut more: Vec<Buffer> = step.outputs[1..]
+            .iter()
+            .map(|o| std::mem::take(&mut t[o.0]))
+            .collect();
         let mut states: Vec<Buffer> = step
             .states
             .iter()
             .map(|s| std::mem::take(&mut t[s.0]))
             .collect();
-        run_step(step, &t, &mut states, out.bytes_mut());
+        run_step_outputs(step, &t, &mut states, out.bytes_mut(), &mut more);
         for (s, b) in step.states.iter().zip(states) {
             t[s.0] = b;
+        }
+        for (o, b) in step.outputs[1..].iter().zip(more) {
+            t[o.0] = b;
         }
         t[out_id.0] = out;
     }
@@ -83,6 +90,8 @@ pub struct Io<'a> {
     inputs: Vec<Option<&'a [u8]>>,
     states: &'a mut [Buffer],
     out: &'a mut [u8],
+    /// Outputs after the first (operators with several outputs).
+    more: &'a mut [Buffer],
 }
 
 /// Byte views as the element types kernels take.
@@ -194,6 +203,13 @@ impl<'a> Io<'a> {
         self.out
     }
 
+    /// Every output's bytes, in order (operators with several outputs).
+    pub fn outs(&mut self) -> Vec<&mut [u8]> {
+        let mut outs = vec![&mut *self.out];
+        outs.extend(self.more.iter_mut().map(Buffer::bytes_mut));
+        outs
+    }
+
     /// The state buffers and the output, at once (stateful kernels write both).
     pub fn states_and_out(&mut self) -> (&mut [Buffer], &mut [u8]) {
         (self.states, self.out)
@@ -203,6 +219,17 @@ impl<'a> Io<'a> {
 /// Runs one lowered step: reads its inputs from `t` (indexed by tensor), updates `states`
 /// (its variable tensors, in order) and writes `out`. Benchmarks time this call.
 pub fn run_step(step: &Step, t: &[Buffer], states: &mut [Buffer], out: &mut [u8]) {
+    run_step_outputs(step, t, states, out, &mut []);
+}
+
+/// [`run_step`] for a step with several outputs: `more` holds the outputs after the first.
+pub fn run_step_outputs(
+    step: &Step,
+    t: &[Buffer],
+    states: &mut [Buffer],
+    out: &mut [u8],
+    more: &mut [Buffer],
+) {
     let inputs = step
         .inputs
         .iter()
@@ -212,6 +239,7 @@ pub fn run_step(step: &Step, t: &[Buffer], states: &mut [Buffer], out: &mut [u8]
         inputs,
         states,
         out,
+        more,
     });
 }
 

@@ -155,6 +155,7 @@ pub mod requantize;
 pub mod resize_bilinear;
 pub mod resize_nearest_neighbor;
 pub mod softmax;
+pub mod split;
 pub mod strided_slice;
 pub mod sub;
 pub mod svdf;

@@ -39,6 +39,7 @@ mod reshape;
 mod resize_bilinear;
 mod resize_nearest_neighbor;
 mod softmax;
+mod split;
 mod strided_slice;
 mod sub;
 mod svdf;
@@ -70,6 +71,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("MINIMUM", maximum_minimum::lower_minimum),
     ("MUL", mul::lower),
     ("NEG", neg::lower),
+    ("PACK", split::lower),
     ("PAD", pad::lower),
     ("PADV2", pad::lower),
     ("QUANTIZE", quantize::lower),
@@ -79,6 +81,8 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("RESIZE_BILINEAR", resize_bilinear::lower),
     ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor::lower),
     ("SOFTMAX", softmax::lower),
+    ("SPLIT", split::lower),
+    ("SPLIT_V", split::lower),
     ("SQUEEZE", reshape::lower),
     ("STRIDED_SLICE", strided_slice::lower),
     ("SUB", sub::lower),
@@ -87,6 +91,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("TRANSPOSE", transpose::lower),
     ("TRANSPOSE_CONV", transpose_conv::lower),
     ("UNIDIRECTIONAL_SEQUENCE_LSTM", lstm::lower),
+    ("UNPACK", split::lower),
 ];
 
 /// The lowering of the operator named `name` (TFLite's name), if Kiln compiles it.
