@@ -691,6 +691,28 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         }
                     }
                 }
+                &OpKind::Pack { axis, .. } => {
+                    // Stacked on an outer axis: the inputs are consecutive slices.
+                    if let Some(y) = out {
+                        let rank = y.shape.len() as i64;
+                        let axis = if axis < 0 {
+                            axis as i64 + rank
+                        } else {
+                            axis as i64
+                        };
+                        if (0..rank).contains(&axis)
+                            && y.shape[..axis as usize].iter().product::<usize>() == 1
+                        {
+                            let mut at = 0;
+                            let mut offsets = Vec::new();
+                            for t in op.inputs.iter().flatten() {
+                                offsets.push(at);
+                                at += graph.tensor(*t).bytes();
+                            }
+                            a.concat_slices = Some(offsets);
+                        }
+                    }
+                }
                 OpKind::DepthwiseConv2d(o) => {
                     if let (Some(x), Some(c)) = (input(0), out)
                         && x.shape.len() == 4

@@ -255,7 +255,20 @@ fn lower_pack(cx: &Cx<'_>, values_count: i32, axis_opt: i32) -> Result<Step> {
     want.insert(a, inputs.len());
     check_shape(cx, output, &want)?;
     let (outer, chunks) = runs(&out_shape, a, &vec![1; inputs.len()], dtype.size());
-    Ok(cx.step(
+    // Stacked on an outer axis (nothing but ones before it), each input is a contiguous
+    // slice of the output: its producer can write there and the copy is not needed (the
+    // planner decides, as for CONCATENATION).
+    let offsets = (outer == 1).then(|| {
+        chunks
+            .iter()
+            .scan(0, |at, &c| {
+                let off = *at;
+                *at += c;
+                Some(off)
+            })
+            .collect()
+    });
+    let mut step = cx.step(
         Runs {
             outer,
             chunks,
@@ -263,7 +276,9 @@ fn lower_pack(cx: &Cx<'_>, values_count: i32, axis_opt: i32) -> Result<Step> {
         },
         inputs.into_iter().map(Operand::Tensor).collect(),
         output,
-    ))
+    );
+    step.abilities.concat_slices = offsets;
+    Ok(step)
 }
 
 impl Kernel for Runs {
