@@ -122,6 +122,17 @@ pub fn prepare_f32(activation: Activation) -> Params {
     }
 }
 
+/// Build-time parameters of an int32 ADD. The pinned TFLM wheel's int32 ADD ignores the
+/// fused activation (checked on the add_int32 cases: RELU and RELU6 outputs are not clamped,
+/// whatever TFLM's source suggests; the wheel wins), so the range is the whole int32 range.
+pub fn prepare_s32() -> Params {
+    Params {
+        quantized_activation_min: i32::MIN,
+        quantized_activation_max: i32::MAX,
+        ..ZERO
+    }
+}
+
 /// The quantized part of `CalculateOpDataAdd` for a given `left_shift`.
 fn prepare_quantized(
     input1: QuantParams,
@@ -672,6 +683,40 @@ pub fn add_broadcast_s16(
     output: &mut [i16],
 ) {
     broadcast_binary(b, input1, input2, output, |x, y| add_s16_op(p, x, y));
+}
+
+/// The element function of the int32 ADD kernels: the two's-complement sum (TFLM's `int32_t`
+/// addition, which wraps on the targets it runs on), clamped to the range of [`prepare_s32`].
+#[inline(always)]
+fn add_s32_op(p: &Params, x: i32, y: i32) -> i32 {
+    x.wrapping_add(y)
+        .clamp(p.quantized_activation_min, p.quantized_activation_max)
+}
+
+/// Int32 ADD of two same-shaped tensors (`reference_ops::Add<int32_t>`).
+pub fn add_s32(p: &Params, input1: &[i32], input2: &[i32], output: &mut [i32]) {
+    zip_map(input1, input2, output, |x, y| add_s32_op(p, x, y));
+}
+
+/// [`add_s32`] with the output overwriting input 1; byte-identical with [`add_s32`].
+pub fn add_s32_in_place1(p: &Params, input1_output: &mut [i32], input2: &[i32]) {
+    zip_map_in_place1(input1_output, input2, |x, y| add_s32_op(p, x, y));
+}
+
+/// [`add_s32`] with the output overwriting input 2; byte-identical with [`add_s32`].
+pub fn add_s32_in_place2(p: &Params, input1: &[i32], input2_output: &mut [i32]) {
+    zip_map_in_place2(input1, input2_output, |x, y| add_s32_op(p, x, y));
+}
+
+/// Int32 ADD with broadcasting (`reference_ops::BroadcastAdd6DSlow<int32_t>`).
+pub fn add_broadcast_s32(
+    p: &Params,
+    b: &Broadcast,
+    input1: &[i32],
+    input2: &[i32],
+    output: &mut [i32],
+) {
+    broadcast_binary(b, input1, input2, output, |x, y| add_s32_op(p, x, y));
 }
 
 /// The element function of the float ADD kernels: `clamp(x + y)`.

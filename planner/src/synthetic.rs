@@ -642,7 +642,7 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                 OpKind::Reshape | OpKind::Squeeze { .. } | OpKind::ExpandDims => a.view = true,
                 OpKind::Add(_) | OpKind::Mul { .. } => {
                     let types: &[DType] = if matches!(op.kind, OpKind::Add(_)) {
-                        &[DType::I8, DType::I16, DType::F32]
+                        &[DType::I8, DType::I16, DType::I32, DType::F32]
                     } else {
                         &[DType::I8, DType::F32]
                     };

@@ -1,6 +1,6 @@
 //! ADD: int8 (the fast kernels where `add::prepare_fast_s8` accepts the layer, else the
 //! reference; with both inputs' rescaling in build-time tables from
-//! `add::TABLES_FROM_ELEMENTS` elements on), int16 and float32, broadcasting or not; without
+//! `add::TABLES_FROM_ELEMENTS` elements on), int16, int32 and float32, broadcasting or not; without
 //! broadcasting it runs in place over either input (`kiln_kernels::add`).
 
 use crate::emit::Call;
@@ -24,6 +24,8 @@ enum Add {
     /// Same-shape fast int8 ADD with the inputs' rescaling in two 256-entry tables.
     S8FastTables(add::FastParams, Vec<i32>, Vec<i32>),
     S16(add::Params, Option<Broadcast>),
+    /// Int32 (no quantization; wrapping sums; the wheel applies no fused activation).
+    S32(add::Params, Option<Broadcast>),
     F32(add::Params, Option<Broadcast>),
 }
 
@@ -60,15 +62,20 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             broadcast,
         ),
         DType::F32 => Add::F32(add::prepare_f32(act), broadcast),
+        DType::I32 => Add::S32(add::prepare_s32(), broadcast),
         other => {
             return Err(unsupported("unsupported type for this operator")
-                .expected_found("INT8 or FLOAT32 (ADD also INT16)", other.name()));
+                .expected_found("INT8, INT16, INT32 or FLOAT32", other.name()));
         }
     };
     // Without broadcasting, the kernels have in-place forms over either input.
     let in_place = !matches!(
         kernel,
-        Add::S8(_, Some(_)) | Add::S8Fast(_, Some(_)) | Add::S16(_, Some(_)) | Add::F32(_, Some(_))
+        Add::S8(_, Some(_))
+            | Add::S8Fast(_, Some(_))
+            | Add::S16(_, Some(_))
+            | Add::S32(_, Some(_))
+            | Add::F32(_, Some(_))
     );
     let mut step = cx.step(kernel, vec![Operand::Tensor(a), Operand::Tensor(b)], output);
     if in_place {
@@ -88,6 +95,7 @@ impl Kernel for Add {
             Add::S8(p, bc) => (call.params("add", p), bc, "s8"),
             Add::S8Fast(f, bc) => (fast_params(call, f), bc, "s8_fast"),
             Add::S16(p, bc) => (call.params("add", p), bc, "s16"),
+            Add::S32(p, bc) => (call.params("add", p), bc, "s32"),
             Add::F32(p, bc) => (call.params("add", p), bc, "f32"),
             Add::S8Tables(p, t1, t2) => {
                 let pre = [
@@ -144,6 +152,10 @@ impl Kernel for Add {
             Add::S16(p, None) => add::add_s16(p, io.i16(0), io.i16(1), io.out_i16()),
             Add::S16(p, Some(b)) => {
                 add::add_broadcast_s16(p, b, io.i16(0), io.i16(1), io.out_i16())
+            }
+            Add::S32(p, None) => add::add_s32(p, io.i32(0), io.i32(1), io.out_i32()),
+            Add::S32(p, Some(b)) => {
+                add::add_broadcast_s32(p, b, io.i32(0), io.i32(1), io.out_i32())
             }
             Add::F32(p, None) => add::add_f32(p, io.f32(0), io.f32(1), io.out_f32()),
             Add::F32(p, Some(b)) => {
