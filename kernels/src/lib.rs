@@ -150,6 +150,7 @@ pub mod pad;
 pub mod pooling;
 pub mod quant;
 pub mod quantize;
+pub mod reduce;
 pub mod relu;
 pub mod requantize;
 pub mod resize_bilinear;

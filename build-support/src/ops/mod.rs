@@ -34,6 +34,7 @@ mod neg;
 mod pad;
 mod pooling;
 mod quantize;
+mod reduce;
 mod relu;
 mod reshape;
 mod resize_bilinear;
@@ -73,6 +74,8 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("PAD", pad::lower),
     ("PADV2", pad::lower),
     ("QUANTIZE", quantize::lower),
+    ("REDUCE_MAX", reduce::lower_max),
+    ("REDUCE_MIN", reduce::lower_min),
     ("RELU", relu::lower_relu),
     ("RELU6", relu::lower_relu6),
     ("RESHAPE", reshape::lower),
@@ -82,6 +85,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("SQUEEZE", reshape::lower),
     ("STRIDED_SLICE", strided_slice::lower),
     ("SUB", sub::lower),
+    ("SUM", reduce::lower_sum),
     ("SVDF", svdf::lower),
     ("TANH", tanh::lower),
     ("TRANSPOSE", transpose::lower),
