@@ -123,6 +123,7 @@ extern crate std;
 pub mod activations_f32;
 pub mod add;
 mod arch;
+pub mod arg_min_max;
 pub use arch::NAME as ARCH;
 pub mod broadcast;
 pub mod cast;

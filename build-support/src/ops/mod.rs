@@ -16,6 +16,7 @@ use crate::lower::{Cx, Step};
 use kiln_planner::diag::Result;
 
 mod add;
+mod arg_min_max;
 mod cast;
 mod concatenation;
 mod conv_2d;
@@ -53,6 +54,8 @@ pub type Lowering = fn(&Cx<'_>) -> Result<Step>;
 /// Every operator Kiln compiles: its TFLite name and its module's lowering, by name.
 pub const OPERATORS: &[(&str, Lowering)] = &[
     ("ADD", add::lower),
+    ("ARG_MAX", arg_min_max::lower_max),
+    ("ARG_MIN", arg_min_max::lower_min),
     ("AVERAGE_POOL_2D", pooling::lower_average),
     ("CAST", cast::lower),
     ("CONCATENATION", concatenation::lower),
