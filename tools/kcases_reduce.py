@@ -18,6 +18,18 @@ ARG_MAX, ARG_MIN (arg_max_*, arg_min_*): float32 or int8 inputs of rank 1-4, int
 negative with probability 0.3. Ties are common: float inputs have 15% special values
 (including NaN at any index) and in half the cases are drawn from a few values; int8 inputs
 are drawn from [-3, 3] in half the cases.
+
+GATHER (gather_*): params float32 or int8 (TFLM runs no others; int32 positions only) of
+rank 1-4, axis and batch_dims drawn over their whole valid range (both sometimes stored
+negative), positions of rank 0-2 beyond the batch dims, drawn in range as a runtime input.
+GATHER_ND (gather_nd_*): params of rank 1-4, indices [.., nd] with nd in 1..rank, constant
+(each entry drawn within its dim) or a runtime input (entries below the smallest indexed
+dim). EMBEDDING_LOOKUP: embedding_lookup_float32, embedding_lookup_int8 (int8 rows copied)
+and embedding_lookup_int8_float32 (the hybrid form: int8 rows, zero point 0, dequantized to
+float32; the table constant in half the cases); value tensors of rank 2-4, ids in range.
+SLICE (slice_*): float32, int8, int16, int32 and bool inputs of rank 1-5, begin and size
+constants of type int32 or int64 (size -1 in 25% of the dims, empty sizes avoided since
+Kiln refuses empty tensors).
 """
 
 import numpy as np
@@ -86,6 +98,100 @@ def gen_arg(g, op):
     return gen
 
 
+def gen_gather(g):
+    def gen(rng, dt):
+        rank = int(rng.integers(1, 5))
+        shape = g.rand_shape(rng, rank, 5, 48)
+        axis = int(rng.integers(0, rank))
+        bd = int(rng.integers(0, axis + 1)) if axis > 0 and rng.random() < 0.4 else 0
+        extra = g.rand_shape(rng, int(rng.integers(0, 3)), 4, 12)
+        pshape = shape[:bd] + extra
+        out = shape[:axis] + extra + shape[axis + 1:]
+        g.budget_check(dt, g.math.prod(shape), g.math.prod(out), limit=g.IO_SMALL * 2)
+        s_axis = axis - rank if rng.random() < 0.3 else axis
+        s_bd = bd - len(pshape) if bd and extra and rng.random() < 0.3 else bd
+        gr = g.Graph("GATHER", *g.opts("GatherOptions", axis=s_axis, batchDims=s_bd))
+        q = g.in_quant(rng) if dt == "int8" else None
+        gr.input(shape, dt, q)
+        gr.input(pshape, "int32")
+        gr.output(out, dt, q)
+        gr.int_ranges = {1: (0, shape[axis] - 1)}
+        return gr
+    return gen
+
+
+def gen_gather_nd(g):
+    def gen(rng, dt):
+        rank = int(rng.integers(1, 5))
+        shape = g.rand_shape(rng, rank, 5, 48)
+        nd = int(rng.integers(1, rank + 1))
+        lead = g.rand_shape(rng, int(rng.integers(0, 3)), 4, 12)
+        out = lead + shape[nd:]
+        g.budget_check(dt, g.math.prod(shape), g.math.prod(out), limit=g.IO_SMALL * 2)
+        gr = g.Graph("GATHER_ND", *g.opts("GatherNdOptions"))
+        q = g.in_quant(rng) if dt == "int8" else None
+        gr.input(shape, dt, q)
+        if rng.random() < 0.5:
+            idx = np.stack([rng.integers(0, shape[j], size=lead) for j in range(nd)], axis=-1)
+            gr.const(idx.astype(np.int32).reshape(lead + [nd]), "int32", name="indices")
+        else:
+            gr.input(lead + [nd], "int32")
+            gr.int_ranges = {1: (0, min(shape[:nd]) - 1)}
+        gr.output(out, dt, q)
+        return gr
+    return gen
+
+
+def gen_embedding_lookup(g):
+    def gen(rng, dt):
+        rank = int(rng.integers(2, 5))
+        shape = g.rand_shape(rng, rank, 6, 64)
+        n = int(rng.integers(1, 7))
+        out = [n] + shape[1:]
+        hybrid = dt == "int8_float32"
+        vdt, odt = ("int8", "float32") if hybrid else (dt, dt)
+        g.budget_check(vdt, g.math.prod(shape), g.math.prod(out), limit=g.IO_SMALL * 2)
+        gr = g.Graph("EMBEDDING_LOOKUP")
+        gr.input([n], "int32")
+        gr.int_ranges = {0: (0, shape[0] - 1)}
+        q = g.q1(10 ** rng.uniform(-3, 0), 0) if hybrid else (g.in_quant(rng) if vdt == "int8" else None)
+        if hybrid and rng.random() < 0.5:
+            table = rng.integers(-128, 128, size=shape).astype(np.int8)
+            gr.const(table, "int8", quant=q, name="table", role="weight")
+        else:
+            gr.input(shape, vdt, q)
+        gr.output(out, odt, None if hybrid else q)
+        gr.raw = True  # no float twin: the output quantization (if any) is the table's
+        return gr
+    return gen
+
+
+def gen_slice(g):
+    def gen(rng, dt):
+        rank = int(rng.integers(1, 6))
+        shape = g.rand_shape(rng, rank, 5, 96)
+        begin, size, out = [], [], []
+        for d in shape:
+            b = int(rng.integers(0, d))
+            s = int(rng.integers(1, d - b + 1))
+            if rng.random() < 0.25:
+                s_stored, s = -1, d - b
+            else:
+                s_stored = s
+            begin.append(b)
+            size.append(s_stored)
+            out.append(s)
+        idt = "int64" if rng.random() < 0.4 else "int32"
+        gr = g.Graph("SLICE", *g.opts("SliceOptions"))
+        q = g.in_quant(rng) if dt == "int8" else (g.in_quant16(rng) if dt == "int16" else None)
+        gr.input(shape, dt, q)
+        gr.const(np.array(begin), idt, name="begin")
+        gr.const(np.array(size), idt, name="size")
+        gr.output(out, dt, q)
+        return gr
+    return gen
+
+
 def register(g):
     return [
         ("sum", "SUM", gen_sum(g), ("int8", "float32", "int16")),
@@ -93,4 +199,9 @@ def register(g):
         ("reduce_min", "REDUCE_MIN", gen_max_min(g, "REDUCE_MIN"), ("int8", "float32")),
         ("arg_max", "ARG_MAX", gen_arg(g, "ARG_MAX"), ("int8", "float32")),
         ("arg_min", "ARG_MIN", gen_arg(g, "ARG_MIN"), ("int8", "float32")),
+        ("gather", "GATHER", gen_gather(g), ("int8", "float32")),
+        ("gather_nd", "GATHER_ND", gen_gather_nd(g), ("int8", "float32")),
+        ("embedding_lookup", "EMBEDDING_LOOKUP", gen_embedding_lookup(g),
+         ("int8", "float32", "int8_float32")),
+        ("slice", "SLICE", gen_slice(g), ("int8", "float32", "int16", "int32", "bool")),
     ]

@@ -24,6 +24,7 @@ mod depthwise_conv_2d;
 mod dequantize;
 mod div;
 mod fully_connected;
+mod gather;
 mod hard_swish;
 mod leaky_relu;
 mod logistic;
@@ -40,6 +41,7 @@ mod relu;
 mod reshape;
 mod resize_bilinear;
 mod resize_nearest_neighbor;
+mod slice;
 mod softmax;
 mod strided_slice;
 mod sub;
@@ -63,8 +65,11 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("DEPTHWISE_CONV_2D", depthwise_conv_2d::lower),
     ("DEQUANTIZE", dequantize::lower),
     ("DIV", div::lower),
+    ("EMBEDDING_LOOKUP", gather::lower_embedding_lookup),
     ("EXPAND_DIMS", reshape::lower),
     ("FULLY_CONNECTED", fully_connected::lower),
+    ("GATHER", gather::lower_gather),
+    ("GATHER_ND", gather::lower_gather_nd),
     ("HARD_SWISH", hard_swish::lower),
     ("LEAKY_RELU", leaky_relu::lower),
     ("LOGISTIC", logistic::lower),
@@ -84,6 +89,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("RESHAPE", reshape::lower),
     ("RESIZE_BILINEAR", resize_bilinear::lower),
     ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor::lower),
+    ("SLICE", slice::lower),
     ("SOFTMAX", softmax::lower),
     ("SQUEEZE", reshape::lower),
     ("STRIDED_SLICE", strided_slice::lower),
