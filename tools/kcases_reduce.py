@@ -30,6 +30,11 @@ float32; the table constant in half the cases); value tensors of rank 2-4, ids i
 SLICE (slice_*): float32, int8, int16, int32 and bool inputs of rank 1-5, begin and size
 constants of type int32 or int64 (size -1 in 25% of the dims, empty sizes avoided since
 Kiln refuses empty tensors).
+
+CUMSUM (cumsum_*): float32 (10% special values) and int8 (the types TFLM runs) of rank 1-4,
+a constant axis (a scalar or one-element vector, negative with probability 0.3), exclusive
+and reverse at random; int8 outputs calibrated from the float twin, or keeping the input
+quantization in 20% of the cases.
 """
 
 import numpy as np
@@ -192,6 +197,24 @@ def gen_slice(g):
     return gen
 
 
+def gen_cumsum(g):
+    def gen(rng, dt):
+        rank = int(rng.integers(1, 5))
+        shape = g.rand_shape(rng, rank, 6, max(1, g.IO_SMALL // (2 * g.esize(dt))))
+        axis = int(rng.integers(0, rank))
+        stored = axis - rank if rng.random() < 0.3 else axis
+        gr = g.Graph("CUMSUM", *g.opts("CumsumOptions", exclusive=bool(rng.random() < 0.5),
+                                       reverse=bool(rng.random() < 0.5)))
+        q = g.in_quant(rng) if dt == "int8" else None
+        gr.input(shape, dt, q)
+        gr.const(np.array(stored if rng.random() < 0.5 else [stored], np.int32), "int32", name="axis")
+        gr.output(shape, dt, q if q is not None and rng.random() < 0.2 else None)
+        if dt == "float32":
+            gr.specials = 0.1
+        return gr
+    return gen
+
+
 def register(g):
     return [
         ("sum", "SUM", gen_sum(g), ("int8", "float32", "int16")),
@@ -203,5 +226,6 @@ def register(g):
         ("gather_nd", "GATHER_ND", gen_gather_nd(g), ("int8", "float32")),
         ("embedding_lookup", "EMBEDDING_LOOKUP", gen_embedding_lookup(g),
          ("int8", "float32", "int8_float32")),
+        ("cumsum", "CUMSUM", gen_cumsum(g), ("int8", "float32")),
         ("slice", "SLICE", gen_slice(g), ("int8", "float32", "int16", "int32", "bool")),
     ]

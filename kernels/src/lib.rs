@@ -129,6 +129,7 @@ pub mod broadcast;
 pub mod cast;
 pub mod concatenation;
 pub mod conv_2d;
+pub mod cumsum;
 pub mod depthwise_conv_2d;
 pub mod dequantize;
 pub mod div;

@@ -20,6 +20,7 @@ mod arg_min_max;
 mod cast;
 mod concatenation;
 mod conv_2d;
+mod cumsum;
 mod depthwise_conv_2d;
 mod dequantize;
 mod div;
@@ -62,6 +63,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("CAST", cast::lower),
     ("CONCATENATION", concatenation::lower),
     ("CONV_2D", conv_2d::lower),
+    ("CUMSUM", cumsum::lower),
     ("DEPTHWISE_CONV_2D", depthwise_conv_2d::lower),
     ("DEQUANTIZE", dequantize::lower),
     ("DIV", div::lower),
