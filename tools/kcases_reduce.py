@@ -35,6 +35,12 @@ CUMSUM (cumsum_*): float32 (10% special values) and int8 (the types TFLM runs) o
 a constant axis (a scalar or one-element vector, negative with probability 0.3), exclusive
 and reverse at random; int8 outputs calibrated from the float twin, or keeping the input
 quantization in 20% of the cases.
+
+BATCH_MATMUL (batch_matmul_*): float32, int8 and int16 (the types TFLM runs; int16 zero
+points 0), LHS and RHS of rank 2-5 whose batch dims broadcast (dims set to 1 or dropped at
+random on either side), m, n, k in 1..6, adj_x and adj_y at random, the RHS a constant in half
+the cases (int8 constants with any zero point); int8/int16 outputs calibrated from the float
+twin (the usual widening and narrowing, so some saturate).
 """
 
 import numpy as np
@@ -215,6 +221,42 @@ def gen_cumsum(g):
     return gen
 
 
+def gen_batch_matmul(g):
+    def gen(rng, dt):
+        rank = int(rng.integers(2, 6))
+        batch = g.rand_shape(rng, rank - 2, 3, 6)
+        lb, rb = list(batch), list(batch)
+        for side in (lb, rb):
+            if rng.random() < 0.4:
+                for i in range(len(side)):
+                    if rng.random() < 0.5:
+                        side[i] = 1
+            if rng.random() < 0.3:
+                del side[: int(rng.integers(0, len(side) + 1))]
+        m, n, k = (int(rng.integers(1, 7)) for _ in range(3))
+        adj_x, adj_y = bool(rng.random() < 0.5), bool(rng.random() < 0.5)
+        ls = lb + ([k, m] if adj_x else [m, k])
+        rs = rb + ([n, k] if adj_y else [k, n])
+        full = list(np.broadcast_shapes(tuple(lb), tuple(rb))) if lb or rb else []
+        out = full + [m, n]
+        g.budget_check(dt, g.math.prod(ls), g.math.prod(rs), g.math.prod(out), limit=g.IO_BIG)
+        gr = g.Graph("BATCH_MATMUL", *g.opts("BatchMatMulOptions", adjX=adj_x, adjY=adj_y))
+        gr.input(ls, dt, g.act_quant(rng, dt))
+        rq = g.act_quant(rng, dt)
+        if rng.random() < 0.5:
+            if dt == "float32":
+                gr.const(rng.uniform(-1, 1, size=rs).astype(np.float32), dt, name="rhs", role="weight")
+            else:
+                info = np.iinfo(g.NP[dt])
+                gr.const(rng.integers(info.min, info.max + 1, size=rs), dt, quant=rq, name="rhs",
+                         role="weight")
+        else:
+            gr.input(rs, dt, rq)
+        gr.output(out, dt)
+        return gr
+    return gen
+
+
 def register(g):
     return [
         ("sum", "SUM", gen_sum(g), ("int8", "float32", "int16")),
@@ -226,6 +268,7 @@ def register(g):
         ("gather_nd", "GATHER_ND", gen_gather_nd(g), ("int8", "float32")),
         ("embedding_lookup", "EMBEDDING_LOOKUP", gen_embedding_lookup(g),
          ("int8", "float32", "int8_float32")),
+        ("batch_matmul", "BATCH_MATMUL", gen_batch_matmul(g), ("int8", "float32", "int16")),
         ("cumsum", "CUMSUM", gen_cumsum(g), ("int8", "float32")),
         ("slice", "SLICE", gen_slice(g), ("int8", "float32", "int16", "int32", "bool")),
     ]

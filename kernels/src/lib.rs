@@ -125,6 +125,7 @@ pub mod add;
 mod arch;
 pub mod arg_min_max;
 pub use arch::NAME as ARCH;
+pub mod batch_matmul;
 pub mod broadcast;
 pub mod cast;
 pub mod concatenation;

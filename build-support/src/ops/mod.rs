@@ -17,6 +17,7 @@ use kiln_planner::diag::Result;
 
 mod add;
 mod arg_min_max;
+mod batch_matmul;
 mod cast;
 mod concatenation;
 mod conv_2d;
@@ -60,6 +61,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("ARG_MAX", arg_min_max::lower_max),
     ("ARG_MIN", arg_min_max::lower_min),
     ("AVERAGE_POOL_2D", pooling::lower_average),
+    ("BATCH_MATMUL", batch_matmul::lower),
     ("CAST", cast::lower),
     ("CONCATENATION", concatenation::lower),
     ("CONV_2D", conv_2d::lower),
