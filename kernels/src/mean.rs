@@ -200,7 +200,7 @@ pub fn prepare_s16(
 /// Calls `f(base)` for each output element in order, `base` being the input offset of its
 /// first reduced element, and stores the result.
 #[inline(always)]
-fn for_each_output<O>(p: &Params, output: &mut [O], mut f: impl FnMut(usize) -> O) {
+pub(crate) fn for_each_output<O>(p: &Params, output: &mut [O], mut f: impl FnMut(usize) -> O) {
     let [d0, d1, d2] = p.output_dims;
     let [s0, s1, s2] = p.output_strides;
     let mut out = output.iter_mut();
@@ -218,7 +218,13 @@ fn for_each_output<O>(p: &Params, output: &mut [O], mut f: impl FnMut(usize) -> 
 /// Folds `add` over the reduced elements of the output element at `base`, in increasing
 /// input-index order.
 #[inline(always)]
-fn reduce<T: Copy, A>(p: &Params, input: &[T], base: usize, init: A, add: impl Fn(A, T) -> A) -> A {
+pub(crate) fn reduce<T: Copy, A>(
+    p: &Params,
+    input: &[T],
+    base: usize,
+    init: A,
+    add: impl Fn(A, T) -> A,
+) -> A {
     let [d0, d1, d2] = p.reduced_dims;
     let [s0, s1, s2] = p.reduced_strides;
     let mut acc = init;
@@ -241,7 +247,7 @@ fn reduce<T: Copy, A>(p: &Params, input: &[T], base: usize, init: A, add: impl F
 
 /// The integer MEAN shared by int8 and int16 (`lo..=hi` is the output type's range).
 #[inline(always)]
-fn mean_quantized<T: Copy + Into<i32>>(
+pub(crate) fn mean_quantized<T: Copy + Into<i32>>(
     p: &Params,
     input: &[T],
     output: &mut [T],

@@ -16,13 +16,17 @@ use crate::lower::{Cx, Step};
 use kiln_planner::diag::Result;
 
 mod add;
+mod arg_min_max;
+mod batch_matmul;
 mod cast;
 mod concatenation;
 mod conv_2d;
+mod cumsum;
 mod depthwise_conv_2d;
 mod dequantize;
 mod div;
 mod fully_connected;
+mod gather;
 mod hard_swish;
 mod leaky_relu;
 mod logistic;
@@ -34,10 +38,12 @@ mod neg;
 mod pad;
 mod pooling;
 mod quantize;
+mod reduce;
 mod relu;
 mod reshape;
 mod resize_bilinear;
 mod resize_nearest_neighbor;
+mod slice;
 mod softmax;
 mod split;
 mod strided_slice;
@@ -53,15 +59,22 @@ pub type Lowering = fn(&Cx<'_>) -> Result<Step>;
 /// Every operator Kiln compiles: its TFLite name and its module's lowering, by name.
 pub const OPERATORS: &[(&str, Lowering)] = &[
     ("ADD", add::lower),
+    ("ARG_MAX", arg_min_max::lower_max),
+    ("ARG_MIN", arg_min_max::lower_min),
     ("AVERAGE_POOL_2D", pooling::lower_average),
+    ("BATCH_MATMUL", batch_matmul::lower),
     ("CAST", cast::lower),
     ("CONCATENATION", concatenation::lower),
     ("CONV_2D", conv_2d::lower),
+    ("CUMSUM", cumsum::lower),
     ("DEPTHWISE_CONV_2D", depthwise_conv_2d::lower),
     ("DEQUANTIZE", dequantize::lower),
     ("DIV", div::lower),
+    ("EMBEDDING_LOOKUP", gather::lower_embedding_lookup),
     ("EXPAND_DIMS", reshape::lower),
     ("FULLY_CONNECTED", fully_connected::lower),
+    ("GATHER", gather::lower_gather),
+    ("GATHER_ND", gather::lower_gather_nd),
     ("HARD_SWISH", hard_swish::lower),
     ("LEAKY_RELU", leaky_relu::lower),
     ("LOGISTIC", logistic::lower),
@@ -75,17 +88,21 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("PAD", pad::lower),
     ("PADV2", pad::lower),
     ("QUANTIZE", quantize::lower),
+    ("REDUCE_MAX", reduce::lower_max),
+    ("REDUCE_MIN", reduce::lower_min),
     ("RELU", relu::lower_relu),
     ("RELU6", relu::lower_relu6),
     ("RESHAPE", reshape::lower),
     ("RESIZE_BILINEAR", resize_bilinear::lower),
     ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor::lower),
+    ("SLICE", slice::lower),
     ("SOFTMAX", softmax::lower),
     ("SPLIT", split::lower),
     ("SPLIT_V", split::lower),
     ("SQUEEZE", reshape::lower),
     ("STRIDED_SLICE", strided_slice::lower),
     ("SUB", sub::lower),
+    ("SUM", reduce::lower_sum),
     ("SVDF", svdf::lower),
     ("TANH", tanh::lower),
     ("TRANSPOSE", transpose::lower),

@@ -1,0 +1,124 @@
+//! SUM (int8, int16, float32), REDUCE_MAX and REDUCE_MIN (int8, float32) over constant axes
+//! (`kiln_kernels::reduce`, on MEAN's layout).
+
+use crate::emit::Call;
+#[cfg(feature = "exec")]
+use crate::exec::Io;
+use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use kiln_kernels::{mean, reduce};
+use kiln_planner::diag::Result;
+use kiln_planner::ir::DType;
+use proc_macro2::TokenStream;
+
+/// What the operator computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Which {
+    Sum,
+    Max,
+    Min,
+}
+
+/// The kernels, by operator and type.
+#[derive(Debug)]
+struct Reduce {
+    which: Which,
+    dtype: DType,
+    p: mean::Params,
+}
+
+pub(super) fn lower_sum(cx: &Cx<'_>) -> Result<Step> {
+    lower(cx, Which::Sum)
+}
+
+pub(super) fn lower_max(cx: &Cx<'_>) -> Result<Step> {
+    lower(cx, Which::Max)
+}
+
+pub(super) fn lower_min(cx: &Cx<'_>) -> Result<Step> {
+    lower(cx, Which::Min)
+}
+
+fn lower(cx: &Cx<'_>, which: Which) -> Result<Step> {
+    if cx.op.inputs.len() != 2 {
+        return Err(
+            unsupported("the operator must have two inputs (input, axis)")
+                .expected_found("2 inputs", format!("{} inputs", cx.op.inputs.len())),
+        );
+    }
+    let (input, axis, output) = (cx.input(0)?, cx.input(1)?, cx.output()?);
+    let axes = cx.const_i32(axis)?;
+    let shape = &cx.tensor(input).shape;
+    let (din, dout) = (cx.dtype(input), cx.dtype(output));
+    let p = match (which, din, dout) {
+        (_, DType::F32, DType::F32) => reduce::prepare(shape, &axes).map_err(prepare_error)?,
+        (Which::Sum, DType::I8, DType::I8) | (Which::Sum, DType::I16, DType::I16) => {
+            reduce::prepare_sum_quantized(shape, &axes, cx.quant(input)?, cx.quant(output)?)
+                .map_err(prepare_error)?
+        }
+        (Which::Max | Which::Min, DType::I8, DType::I8) => {
+            let (qi, qo) = (cx.quant(input)?, cx.quant(output)?);
+            if qi != qo {
+                let t = cx.tensor(output);
+                return Err(unsupported(
+                    "TFLM's int8 REDUCE_MAX/REDUCE_MIN need equal input and output quantization",
+                )
+                .at_tensor(output.0, t.name.clone())
+                .expected_found(
+                    format!("scale {} zero point {}", qi.scale, qi.zero_point),
+                    format!("scale {} zero point {}", qo.scale, qo.zero_point),
+                ));
+            }
+            reduce::prepare(shape, &axes).map_err(prepare_error)?
+        }
+        (Which::Sum, a, b) => {
+            return Err(unsupported("unsupported types for SUM")
+                .expected_found("INT8, INT16 or FLOAT32", types(a, b)));
+        }
+        (_, a, b) => {
+            return Err(unsupported("unsupported types for REDUCE_MAX/REDUCE_MIN")
+                .expected_found("INT8 or FLOAT32", types(a, b)));
+        }
+    };
+    cx.check_elements(output, p.output_size())?;
+    let kernel = Reduce {
+        which,
+        dtype: din,
+        p,
+    };
+    Ok(cx.step(kernel, vec![Operand::Tensor(input)], output))
+}
+
+impl Reduce {
+    fn function(&self) -> &'static str {
+        match (self.which, self.dtype) {
+            (Which::Sum, DType::I8) => "sum_s8",
+            (Which::Sum, DType::I16) => "sum_s16",
+            (Which::Sum, _) => "sum_f32",
+            (Which::Max, DType::I8) => "reduce_max_s8",
+            (Which::Max, _) => "reduce_max_f32",
+            (Which::Min, DType::I8) => "reduce_min_s8",
+            (Which::Min, _) => "reduce_min_f32",
+        }
+    }
+}
+
+impl Kernel for Reduce {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        let pre = [call.params("mean", &self.p)];
+        call.standard("reduce", self.function(), &pre)
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        let p = &self.p;
+        match (self.which, self.dtype) {
+            (Which::Sum, DType::I8) => reduce::sum_s8(p, io.i8(0), io.out_i8()),
+            (Which::Sum, DType::I16) => reduce::sum_s16(p, io.i16(0), io.out_i16()),
+            (Which::Sum, _) => reduce::sum_f32(p, io.f32(0), io.out_f32()),
+            (Which::Max, DType::I8) => reduce::reduce_max_s8(p, io.i8(0), io.out_i8()),
+            (Which::Max, _) => reduce::reduce_max_f32(p, io.f32(0), io.out_f32()),
+            (Which::Min, DType::I8) => reduce::reduce_min_s8(p, io.i8(0), io.out_i8()),
+            (Which::Min, _) => reduce::reduce_min_f32(p, io.f32(0), io.out_f32()),
+        }
+    }
+}
