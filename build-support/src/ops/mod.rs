@@ -17,6 +17,7 @@ use kiln_planner::diag::Result;
 
 mod add;
 mod cast;
+mod comparisons;
 mod concatenation;
 mod conv_2d;
 mod depthwise_conv_2d;
@@ -25,6 +26,7 @@ mod div;
 mod fully_connected;
 mod hard_swish;
 mod leaky_relu;
+mod logical;
 mod logistic;
 mod lstm;
 mod maximum_minimum;
@@ -38,6 +40,7 @@ mod relu;
 mod reshape;
 mod resize_bilinear;
 mod resize_nearest_neighbor;
+mod select;
 mod softmax;
 mod strided_slice;
 mod sub;
@@ -59,10 +62,18 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("DEPTHWISE_CONV_2D", depthwise_conv_2d::lower),
     ("DEQUANTIZE", dequantize::lower),
     ("DIV", div::lower),
+    ("EQUAL", comparisons::lower_equal),
     ("EXPAND_DIMS", reshape::lower),
     ("FULLY_CONNECTED", fully_connected::lower),
+    ("GREATER", comparisons::lower_greater),
+    ("GREATER_EQUAL", comparisons::lower_greater_equal),
     ("HARD_SWISH", hard_swish::lower),
     ("LEAKY_RELU", leaky_relu::lower),
+    ("LESS", comparisons::lower_less),
+    ("LESS_EQUAL", comparisons::lower_less_equal),
+    ("LOGICAL_AND", logical::lower_and),
+    ("LOGICAL_NOT", logical::lower_not),
+    ("LOGICAL_OR", logical::lower_or),
     ("LOGISTIC", logistic::lower),
     ("MAXIMUM", maximum_minimum::lower_maximum),
     ("MAX_POOL_2D", pooling::lower_max),
@@ -70,6 +81,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("MINIMUM", maximum_minimum::lower_minimum),
     ("MUL", mul::lower),
     ("NEG", neg::lower),
+    ("NOT_EQUAL", comparisons::lower_not_equal),
     ("PAD", pad::lower),
     ("PADV2", pad::lower),
     ("QUANTIZE", quantize::lower),
@@ -78,6 +90,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("RESHAPE", reshape::lower),
     ("RESIZE_BILINEAR", resize_bilinear::lower),
     ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor::lower),
+    ("SELECT_V2", select::lower),
     ("SOFTMAX", softmax::lower),
     ("SQUEEZE", reshape::lower),
     ("STRIDED_SLICE", strided_slice::lower),

@@ -1,0 +1,169 @@
+"""Kernel cases of the comparison, logical and select operators and further binary operators
+(family "binary", see tools/gen_kernel_cases.py for the bundle format and seeding).
+
+How the cases are drawn:
+- Shapes: gen_kernel_cases.broadcast_shapes up to rank 6 (the pinned TFLM wheel broadcasts
+  comparisons, logical ops and SELECT_V2 over 6-D); half of the cases broadcast, one side
+  sometimes of lower rank, sizes within the elementwise budget.
+- Values (comparisons, select): each input's elements are picked from a small pool drawn per
+  case, so that equal pairs are frequent; the pool holds the type's extremes and, for
+  float32, the special values of gen_kernel_cases.SPECIALS (NaN, +-inf, +-0, denormals).
+  Bools are 0/1 uniformly, or mostly one value.
+- int8 comparisons: input quantizations drawn as the other int8 ops (scales 10**U(-3, 0),
+  zero points at -128, 127, 0 or uniform), equal for both inputs in a third of the cases and
+  sometimes with scales just under 1, so that requantized values collide or differ by one.
+- SELECT_V2: a bool condition broadcast with both values (three shapes drawn around one
+  output shape); value types float32, int8, int16 (int8/int16 with any quantization, copied).
+"""
+
+import numpy as np
+
+G = None  # gen_kernel_cases, set by register()
+
+CMP_TYPES = {
+    "EQUAL": ("float32", "int8", "int32", "int64", "bool"),
+    "NOT_EQUAL": ("float32", "int8", "int32", "int64", "bool"),
+    # No int16 GREATER: the pinned wheel leaves its requantization unprepared (output always
+    # false, from parameters it never set), Kiln refuses it.
+    "GREATER": ("float32", "int8", "int32", "int64"),
+    "GREATER_EQUAL": ("float32", "int8", "int32", "int64"),
+    "LESS": ("float32", "int8", "int32", "int64"),
+    "LESS_EQUAL": ("float32", "int8", "int32", "int64"),
+}
+
+
+def pool_values(rng, dt, shape, pool):
+    return rng.choice(pool, size=shape).astype(G.NP[dt])
+
+
+def make_pool(rng, dt):
+    """A small set of values of dtype dt, the type's extremes among them."""
+    k = int(rng.integers(2, 9))
+    if dt == "bool":
+        p = rng.random()
+        return np.array([False, True]) if p < 0.6 else (np.array([True] * 3 + [False]) if p < 0.8
+                                                       else np.array([False] * 3 + [True]))
+    if dt == "float32":
+        vals = list(rng.uniform(-2, 2, size=k).astype(np.float32))
+        if rng.random() < 0.5:
+            vals += list(rng.choice(G.SPECIALS, size=int(rng.integers(1, 4))))
+        return np.array(vals, dtype=np.float32)
+    info = np.iinfo(G.NP[dt])
+    if rng.random() < 0.5:
+        lo, hi = int(info.min), int(info.max) + 1
+    else:  # a narrow band, to meet equal values and neighbours
+        c = int(rng.integers(int(info.min), int(info.max) + 1))
+        lo, hi = max(int(info.min), c - 4), min(int(info.max) + 1, c + 5)
+    vals = [int(v) for v in rng.integers(lo, hi, size=k)]
+    vals += [int(info.min), int(info.max)][: int(rng.integers(0, 3))]
+    return np.array(vals, dtype=G.NP[dt])
+
+
+def pooled_draw(g, dts):
+    def draw(rng):
+        xs = []
+        shared = {}
+        for i, dt in zip(g.inputs, dts):
+            if dt not in shared:
+                shared[dt] = make_pool(rng, dt)
+            xs.append(pool_values(rng, dt, g.tensors[i].shape, shared[dt]))
+        return xs
+    return draw
+
+
+def cmp_quant(rng, dt):
+    if dt == "int8":
+        q = G.in_quant(rng)
+        if rng.random() < 0.2:
+            q = ([float(rng.uniform(0.9, 0.9999))], q[1], 0)
+        return q
+    # int16: scales 10**U(-5, 0), zero point mostly 0
+    z = 0 if rng.random() < 0.6 else int(rng.integers(-32768, 32768))
+    return ([float(10 ** rng.uniform(-5, 0))], [z], 0)
+
+
+def gen_comparison(op):
+    def gen(rng, dt):
+        a, b, out = G.broadcast_shapes(rng, dt, max_rank=6)
+        g = G.Graph(op)
+        if dt in ("int8", "int16"):
+            qa = cmp_quant(rng, dt)
+            qb = qa if rng.random() < 0.33 else cmp_quant(rng, dt)
+            g.input(a, dt, qa)
+            g.input(b, dt, qb)
+        else:
+            g.input(a, dt)
+            g.input(b, dt)
+        g.output(out, "bool")
+        g.draw = pooled_draw(g, [dt, dt])
+        return g
+    return gen
+
+
+def gen_logical(op):
+    def gen(rng, dt):
+        a, b, out = G.broadcast_shapes(rng, dt, max_rank=6)
+        g = G.Graph(op)
+        g.input(a, "bool")
+        g.input(b, "bool")
+        g.output(out, "bool")
+        g.draw = pooled_draw(g, ["bool", "bool"])
+        return g
+    return gen
+
+
+def gen_logical_not(rng, dt):
+    rank = int(rng.integers(1, 7))
+    shape = G.rand_shape(rng, rank, 5, G.IO_SMALL // 2)
+    g = G.Graph("LOGICAL_NOT")
+    g.input(shape, "bool")
+    g.output(shape, "bool")
+    g.draw = pooled_draw(g, ["bool"])
+    return g
+
+
+def gen_select_v2(rng, dt):
+    rank = int(rng.integers(1, 7))
+    out = G.rand_shape(rng, rank, 5, max(1, G.IO_SMALL // (4 * G.esize(dt))))
+    shapes = []
+    equal = rng.random() < 0.3
+    for _ in range(3):
+        s = list(out)
+        if not equal:
+            for i in range(rank):
+                if rng.random() < 0.4:
+                    s[i] = 1
+            if rng.random() < 0.3:
+                del s[: int(rng.integers(0, rank))]
+            if not s:
+                s = [1]
+        shapes.append(s)
+    full = list(np.broadcast_shapes(*map(tuple, shapes)))
+    g = G.Graph("SELECT_V2")
+    g.input(shapes[0], "bool")
+    if dt in ("int8", "int16"):
+        q = G.act_quant(rng, dt)
+        g.input(shapes[1], dt, q)
+        g.input(shapes[2], dt, q if rng.random() < 0.7 else G.act_quant(rng, dt))
+        g.output(full, dt, q)
+    else:
+        g.input(shapes[1], dt)
+        g.input(shapes[2], dt)
+        g.output(full, dt)
+    g.draw = pooled_draw(g, ["bool", dt, dt])
+    return g
+
+
+def register(g):
+    global G
+    G = g
+    entries = []
+    for op, dts in CMP_TYPES.items():
+        entries.append((op.lower(), op, gen_comparison(op), dts))
+    entries += [
+        ("logical_and", "LOGICAL_AND", gen_logical("LOGICAL_AND"), ("bool",)),
+        ("logical_or", "LOGICAL_OR", gen_logical("LOGICAL_OR"), ("bool",)),
+        ("logical_not", "LOGICAL_NOT", gen_logical_not, ("bool",)),
+        ("select_v2", "SELECT_V2", gen_select_v2, ("float32", "int8", "int16")),
+    ]
+    return entries
