@@ -12,6 +12,12 @@ How the cases are drawn:
 - int8 comparisons: input quantizations drawn as the other int8 ops (scales 10**U(-3, 0),
   zero points at -128, 127, 0 or uniform), equal for both inputs in a third of the cases and
   sometimes with scales just under 1, so that requantized values collide or differ by one.
+- MAXIMUM/MINIMUM int16/int32/int64: pooled values as the comparisons (ties, extremes),
+  int16 with one symmetric quantization for inputs and output (TFLM compares raw values).
+- SUB/MUL int16: gen_kernel_cases._binary (symmetric int16 inputs, output calibrated from the
+  float twin, fused activations); int32 (unquantized): values small enough that TFLM's C++
+  difference/product does not overflow (|x| < 2**30 for SUB, mostly |x| < 2**15 for MUL,
+  so the fused RELU/RELU6 clamps are reached).
 - SELECT_V2: a bool condition broadcast with both values (three shapes drawn around one
   output shape); value types float32, int8, int16 (int8/int16 with any quantization, copied).
 """
@@ -154,6 +160,56 @@ def gen_select_v2(rng, dt):
     return g
 
 
+def gen_maxmin(op):
+    def gen(rng, dt):
+        a, b, out = G.broadcast_shapes(rng, dt, max_rank=4)
+        g = G.Graph(op, *G.opts("MaximumMinimumOptions"))
+        q = G.in_quant16(rng) if dt == "int16" else None
+        g.input(a, dt, q)
+        g.input(b, dt, q)
+        g.output(out, dt, q)
+        g.draw = pooled_draw(g, [dt, dt])
+        return g
+    return gen
+
+
+def small_ints(limit):
+    def draw_for(g):
+        def draw(rng):
+            xs = []
+            for i in g.inputs:
+                shape = g.tensors[i].shape
+                lim = limit if rng.random() < 0.8 else min(2**30, limit * 64)
+                x = rng.integers(-lim, lim + 1, size=shape)
+                if rng.random() < 0.3:  # small values that the RELU6/RELU_N1_TO_1 clamps meet
+                    x = rng.integers(-8, 9, size=shape)
+                xs.append(x.astype(np.int32))
+            return xs
+        return draw
+    return draw_for
+
+
+def gen_arith(op, options_cls):
+    def gen(rng, dt):
+        options = G.opts(options_cls, fusedActivationFunction=G.act(rng, (G.NONE, G.RELU, G.RELU6, G.RELU_N1_TO_1)))
+        g = G._binary(op, options, rng, dt)
+        if dt == "int32":
+            limit = 2**29 if op == "SUB" else 2**15
+            if op == "MUL":
+                # products of the wider draws must stay within int32
+                g.draw = small_ints(limit)(g)
+                base = g.draw
+
+                def draw(rng, base=base):
+                    xs = base(rng)
+                    return [np.clip(x, -46340, 46340).astype(np.int32) for x in xs]
+                g.draw = draw
+            else:
+                g.draw = small_ints(limit)(g)
+        return g
+    return gen
+
+
 def register(g):
     global G
     G = g
@@ -165,5 +221,9 @@ def register(g):
         ("logical_or", "LOGICAL_OR", gen_logical("LOGICAL_OR"), ("bool",)),
         ("logical_not", "LOGICAL_NOT", gen_logical_not, ("bool",)),
         ("select_v2", "SELECT_V2", gen_select_v2, ("float32", "int8", "int16")),
+        ("maximum", "MAXIMUM", gen_maxmin("MAXIMUM"), ("int16", "int32", "int64")),
+        ("minimum", "MINIMUM", gen_maxmin("MINIMUM"), ("int16", "int32", "int64")),
+        ("sub", "SUB", gen_arith("SUB", "SubOptions"), ("int16", "int32")),
+        ("mul", "MUL", gen_arith("MUL", "MulOptions"), ("int16", "int32")),
     ]
     return entries
