@@ -18,6 +18,14 @@ How the cases are drawn:
   float twin, fused activations); int32 (unquantized): values small enough that TFLM's C++
   difference/product does not overflow (|x| < 2**30 for SUB, mostly |x| < 2**15 for MUL,
   so the fused RELU/RELU6 clamps are reached).
+- SQUARED_DIFFERENCE: broadcast_shapes up to rank 4 (TFLM's 4-D helper); int8 inputs with
+  their own quantizations, int16 symmetric, outputs calibrated from the float twin (widened or
+  narrowed, so some saturate); int32 values below 2**15 in magnitude (no C++ overflow).
+- PRELU (float32, int8 with int8 alpha, int16 with int8 alpha): input rank 1-4, alpha of
+  the input's shape or with broadcast (1) dimensions and fewer leading ones, a constant (as
+  the converter writes it) in 70% of the cases, else a second input; alpha values in
+  [-1.5, 1.5] (float) or int8 with its own quantization; quantized outputs calibrated from
+  the float twin.
 - SELECT_V2: a bool condition broadcast with both values (three shapes drawn around one
   output shape); value types float32, int8, int16 (int8/int16 with any quantization, copied).
 """
@@ -210,6 +218,52 @@ def gen_arith(op, options_cls):
     return gen
 
 
+def gen_squared_difference(rng, dt):
+    g = G._binary("SQUARED_DIFFERENCE", G.opts("SquaredDifferenceOptions"), rng, dt)
+    if dt == "float32":
+        g.float_inputs = [float(10 ** rng.uniform(-1, 1))] * 2
+    if dt == "int32":
+        def draw(rng):
+            return [rng.integers(-2**15, 2**15, size=g.tensors[i].shape).astype(np.int32)
+                    for i in g.inputs]
+        g.draw = draw
+    return g
+
+
+def gen_prelu(rng, dt):
+    rank = int(rng.integers(1, 5))
+    shape = G.rand_shape(rng, rank, 6, max(1, G.IO_SMALL // (3 * G.esize(dt))))
+    ashape = list(shape)
+    if rng.random() < 0.7:
+        for i in range(rank):
+            if rng.random() < 0.6:
+                ashape[i] = 1
+        if rng.random() < 0.5:
+            del ashape[: int(rng.integers(0, rank))]
+        if not ashape:
+            ashape = [1]
+    g = G.Graph("PRELU")
+    const = rng.random() < 0.7
+    if dt == "float32":
+        g.input(shape, dt)
+        alpha = rng.uniform(-1.5, 1.5, size=ashape).astype(np.float32)
+        if const:
+            g.const(alpha, dt, name="alpha")
+        else:
+            g.input(ashape, dt)
+            g.float_inputs = [1.0, 1.5]
+        g.output(shape, dt)
+        return g
+    g.input(shape, dt, G.in_quant(rng) if dt == "int8" else G.in_quant16(rng))
+    aq = G.in_quant(rng, -2.5, -1.0)
+    if const:
+        g.const(rng.integers(-128, 128, size=ashape).astype(np.int8), "int8", quant=aq, name="alpha")
+    else:
+        g.input(ashape, "int8", aq)
+    g.output(shape, dt)
+    return g
+
+
 def register(g):
     global G
     G = g
@@ -225,5 +279,8 @@ def register(g):
         ("minimum", "MINIMUM", gen_maxmin("MINIMUM"), ("int16", "int32", "int64")),
         ("sub", "SUB", gen_arith("SUB", "SubOptions"), ("int16", "int32")),
         ("mul", "MUL", gen_arith("MUL", "MulOptions"), ("int16", "int32")),
+        ("prelu", "PRELU", gen_prelu, ("float32", "int8", "int16")),
+        ("squared_difference", "SQUARED_DIFFERENCE", gen_squared_difference,
+         ("float32", "int8", "int16", "int32")),
     ]
     return entries

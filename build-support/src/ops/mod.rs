@@ -35,6 +35,7 @@ mod mul;
 mod neg;
 mod pad;
 mod pooling;
+mod prelu;
 mod quantize;
 mod relu;
 mod reshape;
@@ -42,6 +43,7 @@ mod resize_bilinear;
 mod resize_nearest_neighbor;
 mod select;
 mod softmax;
+mod squared_difference;
 mod strided_slice;
 mod sub;
 mod svdf;
@@ -84,6 +86,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("NOT_EQUAL", comparisons::lower_not_equal),
     ("PAD", pad::lower),
     ("PADV2", pad::lower),
+    ("PRELU", prelu::lower),
     ("QUANTIZE", quantize::lower),
     ("RELU", relu::lower_relu),
     ("RELU6", relu::lower_relu6),
@@ -92,6 +95,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor::lower),
     ("SELECT_V2", select::lower),
     ("SOFTMAX", softmax::lower),
+    ("SQUARED_DIFFERENCE", squared_difference::lower),
     ("SQUEEZE", reshape::lower),
     ("STRIDED_SLICE", strided_slice::lower),
     ("SUB", sub::lower),
