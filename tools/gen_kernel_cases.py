@@ -1104,6 +1104,8 @@ OPS = [
 def draw_inputs(g, rng):
     if getattr(g, "make_inputs", None) is not None:  # a generator that chooses its inputs
         return g.make_inputs(rng)
+    if getattr(g, "draw", None) is not None:  # a generator's own input drawing
+        return g.draw(rng)
     xs = []
     for k, i in enumerate(g.inputs):
         t = g.tensors[i]

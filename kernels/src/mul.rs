@@ -3,13 +3,16 @@
 //! Follows TFLM's `reference_integer_ops::Mul`/`BroadcastMul4DSlow` (int8:
 //! `output_offset + MultiplyByQuantizedMultiplier((x + in1_off) * (y + in2_off), m, shift)`,
 //! clamped) and `reference_ops::Mul`/`BroadcastMul4DSlow` (float: `clamp(x * y)`), with the
-//! multiplier of `mul_common.cc` (`double(s1) * double(s2) / double(s_out)`).
+//! multiplier of `mul_common.cc` (`double(s1) * double(s2) / double(s_out)`). int16 is the
+//! int8 element function on int16 (`MulElementwise<int16_t, int16_t>`; TFLM requires zero
+//! points 0, [`prepare_s16`]); int32 is unquantized, `clamp(x * y)` with
+//! `CalculateActivationRange<int32_t>` (the product wraps where C++ would overflow).
 
 use crate::broadcast::{Broadcast, broadcast_binary};
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::quant::{
     Activation, PrepareError, QuantParams, ShiftRange, activation_range_f32, activation_range_i8,
-    quantize_multiplier,
+    activation_range_i16, quantize_multiplier,
 };
 use crate::util::{clamp_f32, clamp_i32, zip_map, zip_map_in_place1, zip_map_in_place2};
 
@@ -80,11 +83,67 @@ pub fn prepare_s8(
     })
 }
 
+/// Build-time parameters of an int16 MUL (`CalculateOpDataMul`): zero points must be 0.
+pub fn prepare_s16(
+    input1: QuantParams,
+    input2: QuantParams,
+    output: QuantParams,
+    activation: Activation,
+) -> Result<Params, PrepareError> {
+    if input1.zero_point != 0 || input2.zero_point != 0 || output.zero_point != 0 {
+        return Err(PrepareError::UnsupportedQuantization);
+    }
+    let (min, max) = activation_range_i16(activation, output.scale, output.zero_point)?;
+    let real_multiplier = input1.scale as f64 * input2.scale as f64 / output.scale as f64;
+    let (output_multiplier, output_shift) = quantize_multiplier(real_multiplier, ShiftRange::I32)?;
+    Ok(Params {
+        input1_offset: 0,
+        input2_offset: 0,
+        output_offset: 0,
+        output_multiplier,
+        output_shift,
+        quantized_activation_min: min,
+        quantized_activation_max: max,
+        float_activation_min: 0.0,
+        float_activation_max: 0.0,
+    })
+}
+
+/// Build-time parameters of an int32 MUL: only the activation range.
+pub fn prepare_i32(activation: Activation) -> Params {
+    let (min, max) = crate::sub::activation_range_i32(activation);
+    let mut p = prepare_f32(Activation::None);
+    (p.quantized_activation_min, p.quantized_activation_max) = (min, max);
+    p
+}
+
 /// The element function of the int8 MUL kernels.
 #[inline(always)]
 fn mul_func(p: &Params, x: i8, y: i8) -> i8 {
-    let a = p.input1_offset.wrapping_add(x as i32);
-    let b = p.input2_offset.wrapping_add(y as i32);
+    mul_quantized(p, x as i32, y as i32) as i8
+}
+
+/// The element function of the int16 MUL kernels.
+#[inline(always)]
+fn mul_func16(p: &Params, x: i16, y: i16) -> i16 {
+    mul_quantized(p, x as i32, y as i32) as i16
+}
+
+/// The element function of the int32 MUL kernels: `clamp(x * y)`.
+#[inline(always)]
+fn mul_func32(p: &Params, x: i32, y: i32) -> i32 {
+    clamp_i32(
+        x.wrapping_mul(y),
+        p.quantized_activation_min,
+        p.quantized_activation_max,
+    )
+}
+
+/// `MulElementwise` on widened inputs, clamped.
+#[inline(always)]
+fn mul_quantized(p: &Params, x: i32, y: i32) -> i32 {
+    let a = p.input1_offset.wrapping_add(x);
+    let b = p.input2_offset.wrapping_add(y);
     let v = p
         .output_offset
         .wrapping_add(multiply_by_quantized_multiplier(
@@ -92,7 +151,59 @@ fn mul_func(p: &Params, x: i8, y: i8) -> i8 {
             p.output_multiplier,
             p.output_shift,
         ));
-    clamp_i32(v, p.quantized_activation_min, p.quantized_activation_max) as i8
+    clamp_i32(v, p.quantized_activation_min, p.quantized_activation_max)
+}
+
+/// Int16 MUL of two same-shaped tensors.
+pub fn mul_s16(p: &Params, input1: &[i16], input2: &[i16], output: &mut [i16]) {
+    zip_map(input1, input2, output, |x, y| mul_func16(p, x, y));
+}
+
+/// [`mul_s16`] with the output overwriting input 1.
+pub fn mul_s16_in_place1(p: &Params, input1_output: &mut [i16], input2: &[i16]) {
+    zip_map_in_place1(input1_output, input2, |x, y| mul_func16(p, x, y));
+}
+
+/// [`mul_s16`] with the output overwriting input 2.
+pub fn mul_s16_in_place2(p: &Params, input1: &[i16], input2_output: &mut [i16]) {
+    zip_map_in_place2(input1, input2_output, |x, y| mul_func16(p, x, y));
+}
+
+/// Int16 MUL with broadcasting.
+pub fn mul_broadcast_s16(
+    p: &Params,
+    b: &Broadcast,
+    input1: &[i16],
+    input2: &[i16],
+    output: &mut [i16],
+) {
+    broadcast_binary(b, input1, input2, output, |x, y| mul_func16(p, x, y));
+}
+
+/// Int32 MUL of two same-shaped tensors.
+pub fn mul_i32(p: &Params, input1: &[i32], input2: &[i32], output: &mut [i32]) {
+    zip_map(input1, input2, output, |x, y| mul_func32(p, x, y));
+}
+
+/// [`mul_i32`] with the output overwriting input 1.
+pub fn mul_i32_in_place1(p: &Params, input1_output: &mut [i32], input2: &[i32]) {
+    zip_map_in_place1(input1_output, input2, |x, y| mul_func32(p, x, y));
+}
+
+/// [`mul_i32`] with the output overwriting input 2.
+pub fn mul_i32_in_place2(p: &Params, input1: &[i32], input2_output: &mut [i32]) {
+    zip_map_in_place2(input1, input2_output, |x, y| mul_func32(p, x, y));
+}
+
+/// Int32 MUL with broadcasting.
+pub fn mul_broadcast_i32(
+    p: &Params,
+    b: &Broadcast,
+    input1: &[i32],
+    input2: &[i32],
+    output: &mut [i32],
+) {
+    broadcast_binary(b, input1, input2, output, |x, y| mul_func32(p, x, y));
 }
 
 /// Int8 MUL of two same-shaped tensors (`reference_integer_ops::Mul`).

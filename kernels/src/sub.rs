@@ -4,13 +4,16 @@
 //! `left_shift = 20` headroom, subtracted, requantized — the ADD scheme) and float
 //! (`clamp(x - y)`). Unlike ADD, `sub_common.cc` computes the real multipliers in `float`
 //! (`2 * max(s1, s2)`, `s1 / twice_max`, `twice_max / (2^20 * s_out)`) before widening them to
-//! `double`; [`prepare_s8`] reproduces that.
+//! `double`; [`prepare_s8`] reproduces that. int16 is the int8 scheme with `left_shift = 15`
+//! and the int16 activation range ([`prepare_s16`]); int32 is unquantized, `clamp(x - y)`
+//! with `CalculateActivationRange<int32_t>` ([`prepare_i32`]; the difference wraps where C++
+//! would overflow).
 
 use crate::broadcast::{Broadcast, broadcast_binary};
 use crate::fixed_point::multiply_by_quantized_multiplier_smaller_than_one_exp;
 use crate::quant::{
     Activation, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
-    quantize_multiplier_smaller_than_one_exp,
+    activation_range_i16, quantize_multiplier_smaller_than_one_exp,
 };
 use crate::util::{clamp_f32, clamp_i32};
 
@@ -29,6 +32,24 @@ pub fn prepare_f32(activation: Activation) -> Params {
     p
 }
 
+/// `tflite::CalculateActivationRange<int32_t>`: the clamping range of a fused activation on
+/// unquantized int32 values.
+pub fn activation_range_i32(activation: Activation) -> (i32, i32) {
+    match activation {
+        Activation::Relu => (0, i32::MAX),
+        Activation::Relu6 => (0, 6),
+        Activation::ReluN1To1 => (-1, 1),
+        Activation::None | Activation::Tanh | Activation::SignBit => (i32::MIN, i32::MAX),
+    }
+}
+
+/// Build-time parameters of an int32 SUB: only the activation range.
+pub fn prepare_i32(activation: Activation) -> Params {
+    let mut p = crate::add::prepare_f32(Activation::None);
+    (p.quantized_activation_min, p.quantized_activation_max) = activation_range_i32(activation);
+    p
+}
+
 /// Build-time parameters of an int8 SUB (`CalculateOpDataSub`).
 pub fn prepare_s8(
     input1: QuantParams,
@@ -36,7 +57,29 @@ pub fn prepare_s8(
     output: QuantParams,
     activation: Activation,
 ) -> Result<Params, PrepareError> {
-    let left_shift = 20;
+    let (min, max) = activation_range_i8(activation, output.scale, output.zero_point)?;
+    prepare_quantized(input1, input2, output, 20, min, max)
+}
+
+/// Build-time parameters of an int16 SUB (`CalculateOpDataSub`, `left_shift = 15`).
+pub fn prepare_s16(
+    input1: QuantParams,
+    input2: QuantParams,
+    output: QuantParams,
+    activation: Activation,
+) -> Result<Params, PrepareError> {
+    let (min, max) = activation_range_i16(activation, output.scale, output.zero_point)?;
+    prepare_quantized(input1, input2, output, 15, min, max)
+}
+
+fn prepare_quantized(
+    input1: QuantParams,
+    input2: QuantParams,
+    output: QuantParams,
+    left_shift: i32,
+    min: i32,
+    max: i32,
+) -> Result<Params, PrepareError> {
     let max_scale = if input1.scale < input2.scale {
         input2.scale
     } else {
@@ -53,7 +96,6 @@ pub fn prepare_s8(
         quantize_multiplier_smaller_than_one_exp(real_input2_multiplier)?;
     let (output_multiplier, output_shift) =
         quantize_multiplier_smaller_than_one_exp(real_output_multiplier)?;
-    let (min, max) = activation_range_i8(activation, output.scale, output.zero_point)?;
     Ok(Params {
         input1_offset: -input1.zero_point,
         input2_offset: -input2.zero_point,
@@ -74,13 +116,24 @@ pub fn prepare_s8(
 
 #[inline]
 fn sub_func(p: &Params, x: i8, y: i8) -> i8 {
+    sub_quantized(p, x as i32, y as i32) as i8
+}
+
+#[inline]
+fn sub_func16(p: &Params, x: i16, y: i16) -> i16 {
+    sub_quantized(p, x as i32, y as i32) as i16
+}
+
+/// TFLM's quantized `SubFunc` on widened inputs (int8 and int16), clamped.
+#[inline]
+fn sub_quantized(p: &Params, x: i32, y: i32) -> i32 {
     let a = p
         .input1_offset
-        .wrapping_add(x as i32)
+        .wrapping_add(x)
         .wrapping_mul(1i32 << p.left_shift);
     let b = p
         .input2_offset
-        .wrapping_add(y as i32)
+        .wrapping_add(y)
         .wrapping_mul(1i32 << p.left_shift);
     let a = multiply_by_quantized_multiplier_smaller_than_one_exp(
         a,
@@ -98,7 +151,7 @@ fn sub_func(p: &Params, x: i8, y: i8) -> i8 {
         p.output_shift,
     )
     .wrapping_add(p.output_offset);
-    clamp_i32(raw, p.quantized_activation_min, p.quantized_activation_max) as i8
+    clamp_i32(raw, p.quantized_activation_min, p.quantized_activation_max)
 }
 
 /// Int8 SUB of two same-shaped tensors.
@@ -118,6 +171,53 @@ pub fn sub_broadcast_s8(
     output: &mut [i8],
 ) {
     broadcast_binary(b, input1, input2, output, |x, y| sub_func(p, x, y));
+}
+
+/// Int16 SUB of two same-shaped tensors.
+pub fn sub_s16(p: &Params, input1: &[i16], input2: &[i16], output: &mut [i16]) {
+    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
+    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+        *o = sub_func16(p, x, y);
+    }
+}
+
+/// Int16 SUB with broadcasting.
+pub fn sub_broadcast_s16(
+    p: &Params,
+    b: &Broadcast,
+    input1: &[i16],
+    input2: &[i16],
+    output: &mut [i16],
+) {
+    broadcast_binary(b, input1, input2, output, |x, y| sub_func16(p, x, y));
+}
+
+#[inline]
+fn sub_func32(p: &Params, x: i32, y: i32) -> i32 {
+    clamp_i32(
+        x.wrapping_sub(y),
+        p.quantized_activation_min,
+        p.quantized_activation_max,
+    )
+}
+
+/// Int32 SUB of two same-shaped tensors: `clamp(x - y)`.
+pub fn sub_i32(p: &Params, input1: &[i32], input2: &[i32], output: &mut [i32]) {
+    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
+    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+        *o = sub_func32(p, x, y);
+    }
+}
+
+/// Int32 SUB with broadcasting.
+pub fn sub_broadcast_i32(
+    p: &Params,
+    b: &Broadcast,
+    input1: &[i32],
+    input2: &[i32],
+    output: &mut [i32],
+) {
+    broadcast_binary(b, input1, input2, output, |x, y| sub_func32(p, x, y));
 }
 
 /// Float SUB of two same-shaped tensors: `clamp(x - y)`.

@@ -644,7 +644,7 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                     let types: &[DType] = if matches!(op.kind, OpKind::Add(_)) {
                         &[DType::I8, DType::I16, DType::I32, DType::F32]
                     } else {
-                        &[DType::I8, DType::F32]
+                        &[DType::I8, DType::I16, DType::I32, DType::F32]
                     };
                     let same =
                         matches!((input(0), input(1)), (Some(x), Some(y)) if x.shape == y.shape);
@@ -691,6 +691,7 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         }
                     }
                 }
+                OpKind::Other { name } if name == "LOGICAL_NOT" => a.in_place = vec![0],
                 &OpKind::Pack { axis, .. } => {
                     // Stacked on an outer axis: the inputs are consecutive slices.
                     if let Some(y) = out {

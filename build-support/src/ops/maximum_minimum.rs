@@ -1,21 +1,23 @@
-//! MAXIMUM and MINIMUM: any element type, broadcasting or not
-//! (`kiln_kernels::maximum_minimum`).
+//! MAXIMUM and MINIMUM: float32, int8, int16, int32 and int64 (TFLM's types), broadcasting
+//! or not (`kiln_kernels::maximum_minimum`).
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::{Io, f32s, i8s, i16s, i32s, o8, o16, o32, of};
+use crate::exec::{Io, f32s, i8s, i16s, i32s, i64s, o8, o16, o32, of};
 use crate::lower::{Cx, Elem, Kernel, Operand, Step, elem, unsupported};
 use kiln_kernels::broadcast::Broadcast;
 use kiln_planner::diag::Result;
+use kiln_planner::ir::DType;
 use proc_macro2::TokenStream;
 
-/// The generic kernels: which one, the element type, the broadcast (`None`: equal shapes).
+/// The generic kernels: which one, the element type (`None`: int64), the broadcast (`None`:
+/// equal shapes).
 #[derive(Debug)]
 // The element type picks the host executor\'s instance; generated code infers it.
 #[cfg_attr(not(feature = "exec"), allow(dead_code))]
 struct MaxMin {
     max: bool,
-    elem: Elem,
+    elem: Option<Elem>,
     broadcast: Option<Broadcast>,
 }
 
@@ -35,7 +37,11 @@ fn lower(cx: &Cx<'_>, max: bool) -> Result<Step> {
     }
     let kernel = MaxMin {
         max,
-        elem: elem(dtype)?,
+        elem: if dtype == DType::I64 {
+            None
+        } else {
+            Some(elem(dtype)?)
+        },
         broadcast: cx.broadcast(a, b, output)?,
     };
     Ok(cx.step(kernel, vec![Operand::Tensor(a), Operand::Tensor(b)], output))
@@ -68,11 +74,15 @@ impl Kernel for MaxMin {
                 }
             }};
         }
+        fn o64(b: &mut [u8]) -> &mut [i64] {
+            bytemuck::cast_slice_mut(b)
+        }
         match self.elem {
-            Elem::I8 => go!(i8s, o8),
-            Elem::I16 => go!(i16s, o16),
-            Elem::I32 => go!(i32s, o32),
-            Elem::F32 => go!(f32s, of),
+            Some(Elem::I8) => go!(i8s, o8),
+            Some(Elem::I16) => go!(i16s, o16),
+            Some(Elem::I32) => go!(i32s, o32),
+            Some(Elem::F32) => go!(f32s, of),
+            None => go!(i64s, o64),
         }
     }
 }

@@ -19,6 +19,7 @@ mod add;
 mod arg_min_max;
 mod batch_matmul;
 mod cast;
+mod comparisons;
 mod concatenation;
 mod conv_2d;
 mod cumsum;
@@ -29,6 +30,7 @@ mod fully_connected;
 mod gather;
 mod hard_swish;
 mod leaky_relu;
+mod logical;
 mod logistic;
 mod lstm;
 mod maximum_minimum;
@@ -37,15 +39,18 @@ mod mul;
 mod neg;
 mod pad;
 mod pooling;
+mod prelu;
 mod quantize;
 mod reduce;
 mod relu;
 mod reshape;
 mod resize_bilinear;
 mod resize_nearest_neighbor;
+mod select;
 mod slice;
 mod softmax;
 mod split;
+mod squared_difference;
 mod strided_slice;
 mod sub;
 mod svdf;
@@ -71,12 +76,20 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("DEQUANTIZE", dequantize::lower),
     ("DIV", div::lower),
     ("EMBEDDING_LOOKUP", gather::lower_embedding_lookup),
+    ("EQUAL", comparisons::lower_equal),
     ("EXPAND_DIMS", reshape::lower),
     ("FULLY_CONNECTED", fully_connected::lower),
     ("GATHER", gather::lower_gather),
     ("GATHER_ND", gather::lower_gather_nd),
+    ("GREATER", comparisons::lower_greater),
+    ("GREATER_EQUAL", comparisons::lower_greater_equal),
     ("HARD_SWISH", hard_swish::lower),
     ("LEAKY_RELU", leaky_relu::lower),
+    ("LESS", comparisons::lower_less),
+    ("LESS_EQUAL", comparisons::lower_less_equal),
+    ("LOGICAL_AND", logical::lower_and),
+    ("LOGICAL_NOT", logical::lower_not),
+    ("LOGICAL_OR", logical::lower_or),
     ("LOGISTIC", logistic::lower),
     ("MAXIMUM", maximum_minimum::lower_maximum),
     ("MAX_POOL_2D", pooling::lower_max),
@@ -84,9 +97,11 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("MINIMUM", maximum_minimum::lower_minimum),
     ("MUL", mul::lower),
     ("NEG", neg::lower),
+    ("NOT_EQUAL", comparisons::lower_not_equal),
     ("PACK", split::lower),
     ("PAD", pad::lower),
     ("PADV2", pad::lower),
+    ("PRELU", prelu::lower),
     ("QUANTIZE", quantize::lower),
     ("REDUCE_MAX", reduce::lower_max),
     ("REDUCE_MIN", reduce::lower_min),
@@ -95,10 +110,12 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("RESHAPE", reshape::lower),
     ("RESIZE_BILINEAR", resize_bilinear::lower),
     ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor::lower),
+    ("SELECT_V2", select::lower),
     ("SLICE", slice::lower),
     ("SOFTMAX", softmax::lower),
     ("SPLIT", split::lower),
     ("SPLIT_V", split::lower),
+    ("SQUARED_DIFFERENCE", squared_difference::lower),
     ("SQUEEZE", reshape::lower),
     ("STRIDED_SLICE", strided_slice::lower),
     ("SUB", sub::lower),

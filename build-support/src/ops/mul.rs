@@ -1,4 +1,4 @@
-//! MUL: int8 and float32, broadcasting or not; without broadcasting it runs in place over
+//! MUL: int8, int16, int32 and float32 (TFLM's types), broadcasting or not; without broadcasting it runs in place over
 //! either input (`kiln_kernels::mul`).
 
 use crate::emit::Call;
@@ -15,6 +15,8 @@ use proc_macro2::TokenStream;
 #[derive(Debug)]
 enum Mul {
     S8(mul::Params, Option<Broadcast>),
+    S16(mul::Params, Option<Broadcast>),
+    I32(mul::Params, Option<Broadcast>),
     F32(mul::Params, Option<Broadcast>),
 }
 
@@ -30,10 +32,26 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
                 .map_err(prepare_error)?,
             broadcast,
         ),
+        DType::I16 => {
+            let (qa, qb, qo) = (cx.quant(a)?, cx.quant(b)?, cx.quant(output)?);
+            if let Some((t, q)) = [(a, qa), (b, qb), (output, qo)]
+                .into_iter()
+                .find(|(_, q)| q.zero_point != 0)
+            {
+                return Err(unsupported("int16 MUL needs zero points 0 (TFLM's check)")
+                    .at_tensor(t.0, cx.tensor(t).name.clone())
+                    .expected_found("zero point 0", format!("zero point {}", q.zero_point)));
+            }
+            Mul::S16(
+                mul::prepare_s16(qa, qb, qo, act).map_err(prepare_error)?,
+                broadcast,
+            )
+        }
+        DType::I32 => Mul::I32(mul::prepare_i32(act), broadcast),
         DType::F32 => Mul::F32(mul::prepare_f32(act), broadcast),
         other => {
             return Err(unsupported("unsupported type for this operator")
-                .expected_found("INT8 or FLOAT32 (ADD also INT16)", other.name()));
+                .expected_found("INT8, INT16, INT32 or FLOAT32", other.name()));
         }
     };
     // Without broadcasting, the kernels have in-place forms over either input.
@@ -49,6 +67,8 @@ impl Kernel for Mul {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
         let (p, bc, suffix) = match self {
             Mul::S8(p, bc) => (p, bc, "s8"),
+            Mul::S16(p, bc) => (p, bc, "s16"),
+            Mul::I32(p, bc) => (p, bc, "i32"),
             Mul::F32(p, bc) => (p, bc, "f32"),
         };
         let mut pre = vec![call.params("mul", p)];
@@ -66,6 +86,14 @@ impl Kernel for Mul {
         match self {
             Mul::S8(p, None) => mul::mul_s8(p, io.i8(0), io.i8(1), io.out_i8()),
             Mul::S8(p, Some(b)) => mul::mul_broadcast_s8(p, b, io.i8(0), io.i8(1), io.out_i8()),
+            Mul::S16(p, None) => mul::mul_s16(p, io.i16(0), io.i16(1), io.out_i16()),
+            Mul::S16(p, Some(b)) => {
+                mul::mul_broadcast_s16(p, b, io.i16(0), io.i16(1), io.out_i16())
+            }
+            Mul::I32(p, None) => mul::mul_i32(p, io.i32(0), io.i32(1), io.out_i32()),
+            Mul::I32(p, Some(b)) => {
+                mul::mul_broadcast_i32(p, b, io.i32(0), io.i32(1), io.out_i32())
+            }
             Mul::F32(p, None) => mul::mul_f32(p, io.f32(0), io.f32(1), io.out_f32()),
             Mul::F32(p, Some(b)) => {
                 mul::mul_broadcast_f32(p, b, io.f32(0), io.f32(1), io.out_f32())
