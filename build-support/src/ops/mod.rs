@@ -29,6 +29,8 @@ mod logistic;
 mod lstm;
 mod maximum_minimum;
 mod mean;
+mod mirror_pad;
+mod movement;
 mod mul;
 mod neg;
 mod pad;
@@ -38,7 +40,10 @@ mod relu;
 mod reshape;
 mod resize_bilinear;
 mod resize_nearest_neighbor;
+mod reverse;
 mod softmax;
+mod space_to_batch_nd;
+mod space_to_depth;
 mod strided_slice;
 mod sub;
 mod svdf;
@@ -53,10 +58,12 @@ pub type Lowering = fn(&Cx<'_>) -> Result<Step>;
 pub const OPERATORS: &[(&str, Lowering)] = &[
     ("ADD", add::lower),
     ("AVERAGE_POOL_2D", pooling::lower_average),
+    ("BATCH_TO_SPACE_ND", space_to_batch_nd::lower_batch_to_space),
     ("CAST", cast::lower),
     ("CONCATENATION", concatenation::lower),
     ("CONV_2D", conv_2d::lower),
     ("DEPTHWISE_CONV_2D", depthwise_conv_2d::lower),
+    ("DEPTH_TO_SPACE", space_to_depth::lower),
     ("DEQUANTIZE", dequantize::lower),
     ("DIV", div::lower),
     ("EXPAND_DIMS", reshape::lower),
@@ -68,6 +75,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("MAX_POOL_2D", pooling::lower_max),
     ("MEAN", mean::lower),
     ("MINIMUM", maximum_minimum::lower_minimum),
+    ("MIRROR_PAD", mirror_pad::lower),
     ("MUL", mul::lower),
     ("NEG", neg::lower),
     ("PAD", pad::lower),
@@ -78,7 +86,10 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("RESHAPE", reshape::lower),
     ("RESIZE_BILINEAR", resize_bilinear::lower),
     ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor::lower),
+    ("REVERSE_V2", reverse::lower),
     ("SOFTMAX", softmax::lower),
+    ("SPACE_TO_BATCH_ND", space_to_batch_nd::lower_space_to_batch),
+    ("SPACE_TO_DEPTH", space_to_depth::lower),
     ("SQUEEZE", reshape::lower),
     ("STRIDED_SLICE", strided_slice::lower),
     ("SUB", sub::lower),
