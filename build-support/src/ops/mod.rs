@@ -16,12 +16,15 @@ use crate::lower::{Cx, Step};
 use kiln_planner::diag::Result;
 
 mod add;
+mod broadcast_to;
 mod cast;
 mod concatenation;
 mod conv_2d;
 mod depthwise_conv_2d;
 mod dequantize;
 mod div;
+mod dynamic_update_slice;
+mod fill;
 mod fully_connected;
 mod hard_swish;
 mod leaky_relu;
@@ -59,6 +62,8 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("ADD", add::lower),
     ("AVERAGE_POOL_2D", pooling::lower_average),
     ("BATCH_TO_SPACE_ND", space_to_batch_nd::lower_batch_to_space),
+    ("BROADCAST_ARGS", fill::lower_broadcast_args),
+    ("BROADCAST_TO", broadcast_to::lower),
     ("CAST", cast::lower),
     ("CONCATENATION", concatenation::lower),
     ("CONV_2D", conv_2d::lower),
@@ -66,7 +71,9 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("DEPTH_TO_SPACE", space_to_depth::lower),
     ("DEQUANTIZE", dequantize::lower),
     ("DIV", div::lower),
+    ("DYNAMIC_UPDATE_SLICE", dynamic_update_slice::lower),
     ("EXPAND_DIMS", reshape::lower),
+    ("FILL", fill::lower_fill),
     ("FULLY_CONNECTED", fully_connected::lower),
     ("HARD_SWISH", hard_swish::lower),
     ("LEAKY_RELU", leaky_relu::lower),
@@ -87,6 +94,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("RESIZE_BILINEAR", resize_bilinear::lower),
     ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor::lower),
     ("REVERSE_V2", reverse::lower),
+    ("SHAPE", fill::lower_shape),
     ("SOFTMAX", softmax::lower),
     ("SPACE_TO_BATCH_ND", space_to_batch_nd::lower_space_to_batch),
     ("SPACE_TO_DEPTH", space_to_depth::lower),
@@ -98,6 +106,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("TRANSPOSE", transpose::lower),
     ("TRANSPOSE_CONV", transpose_conv::lower),
     ("UNIDIRECTIONAL_SEQUENCE_LSTM", lstm::lower),
+    ("ZEROS_LIKE", fill::lower_zeros_like),
 ];
 
 /// The lowering of the operator named `name` (TFLite's name), if Kiln compiles it.
