@@ -106,6 +106,10 @@
 //! | [`transpose`], [`strided_slice`] | generic copies: `transpose::<T>` (up to 5-D), `strided_slice::<T>` (up to 4-D) |
 //! | [`resize_nearest_neighbor`], [`resize_bilinear`] | generic `resize_nearest_neighbor::<T>`; `resize_bilinear_s8`, `resize_bilinear_f32` |
 //! | [`transpose_conv`] | `transpose_conv_s8` (per-channel, int32 scratch), `transpose_conv_f32` |
+//! | [`space_to_depth`], [`space_to_batch_nd`] | generic moves: `depth_to_space::<T>`, `space_to_depth::<T>`, `batch_to_space_nd::<T>`, `space_to_batch_nd::<T>` (3-D and 4-D) |
+//! | [`mirror_pad`], [`reverse`], [`broadcast_to`] | generic moves: `mirror_pad::<T>` (up to 6-D), `reverse::<T>` (contiguous axes), `broadcast_to::<T>` (up to 5-D) |
+//! | [`dynamic_update_slice`] | generic `dynamic_update_slice::<T, I>` (runtime int32/int64 start indices, clamped) |
+//! | [`fill`] | `fill::<T>` (FILL), `zeros_like::<T, U>`, `write::<T, U>` (build-time values: SHAPE, constant BROADCAST_ARGS), `broadcast_args::<T>` |
 //! | [`conv_2d`], [`depthwise_conv_2d`], [`fully_connected`], [`add`] (fast int8) | `conv_2d_s8_fast`, `conv_2d_s8_fast_pointwise_in_place`, `depthwise_conv_2d_s8_fast`, `depthwise_conv_2d_s8_fast_in_place`, `fully_connected_s8_fast`, the fast ADD kernels (see each module), on [`gemm`] |
 //!
 //! RESHAPE needs no kernel (the plan aliases the buffers). The modules in the second part of
