@@ -17,10 +17,11 @@ How the cases are drawn:
 - MIRROR_PAD: ranks 1-5, REFLECT or SYMMETRIC, paddings INT32 or INT64 from 0 up to the
   largest the mode allows (dim - 1 or dim), each side drawn independently (many zero).
 - REVERSE_V2: ranks 1-5, a run of 1..rank consecutive axes given in any order, each possibly
-  negative; every type TFLM has (int8, int16, int32, int64, float32, bool).
+  negative; every type TFLM has (int8, uint8, int16, int32, int64, float32, bool; uint8
+  unquantized).
 - BROADCAST_TO: output ranks 1-5 (TFLM's limit), the input a right-aligned part of it with
   dimensions set to 1 at random (down to a scalar); the shape an INT32 or INT64 constant; every
-  type the kernel copies (int8, int16, int32, int64, float32, bool).
+  type the kernel copies (int8, uint8, int16, int32, int64, float32, bool).
 - BROADCAST_ARGS: two broadcastable shapes of ranks 1-5 (`broadcast_shapes`), int32 and int64,
   both runtime inputs or the first a constant; the drawn shapes are the inputs.
 - SHAPE: the shape of an int8, float32 or bool tensor of ranks 1-5, as INT32 (the wheel refuses
@@ -32,6 +33,15 @@ How the cases are drawn:
   indices INT32 or INT64 runtime inputs drawn from -2 to 2 past the last valid start, 10% at
   the extremes of the index type (TFLM clamps them); int8, int16 (the wheel has it), int32,
   float32.
+- More types of older operators, drawn by their generators in gen_kernel_cases.py as float32
+  and the activations retyped (one quantization for int8/int16, as these do not requantize):
+  PAD int16/int32, CONCATENATION int16/int32/int64/bool, TRANSPOSE int16, STRIDED_SLICE
+  int16/int32/bool, RESHAPE int16/int32/int64/bool/uint8 (the types the pinned wheel runs:
+  it refuses int64 and bool PAD, int32/int64/bool TRANSPOSE, int64 STRIDED_SLICE, uint8
+  CONCATENATION, and int8 CONCATENATION inputs quantized unlike the output).
+  `concatenation_mixed_int16`: int16 inputs and output each with its own scale (the wheel
+  copies the values unchanged). PADV2 int8/int16/int32/float32: a constant pad value drawn
+  over the type's range, 30% at its extremes.
 Sizes keep inputs and outputs to a few hundred bytes per case.
 """
 
@@ -176,7 +186,7 @@ def register(mod):
         ("space_to_batch_nd", "SPACE_TO_BATCH_ND", gen_space_to_batch_nd, ("int8", "float32")),
         ("mirror_pad", "MIRROR_PAD", gen_mirror_pad, ("int8", "float32")),
         ("reverse_v2", "REVERSE_V2", gen_reverse_v2,
-         ("int8", "int16", "int32", "int64", "float32", "bool")),
+         ("int8", "int16", "int32", "int64", "float32", "bool", "uint8")),
     ] + _register_rest() + _register_retyped()
 
 
@@ -293,7 +303,7 @@ def gen_dynamic_update_slice(rng, dt):
 def _register_rest():
     return [
         ("broadcast_to", "BROADCAST_TO", gen_broadcast_to,
-         ("int8", "int16", "int32", "int64", "float32", "bool")),
+         ("int8", "int16", "int32", "int64", "float32", "bool", "uint8")),
         ("broadcast_args", "BROADCAST_ARGS", gen_broadcast_args, ("int32", "int64")),
         ("shape", "SHAPE", gen_shape, ("int8", "float32", "bool")),
         ("fill", "FILL", gen_fill, ("int8", "int32", "float32")),
@@ -364,5 +374,6 @@ def _register_retyped():
         ("transpose", "TRANSPOSE", _retyped(g.gen_transpose), ("int16",)),
         ("strided_slice", "STRIDED_SLICE", _retyped(g.gen_strided_slice),
          ("int16", "int32", "bool")),
-        ("reshape", "RESHAPE", _retyped(g.gen_reshape), ("int16", "int32", "int64", "bool")),
+        ("reshape", "RESHAPE", _retyped(g.gen_reshape),
+         ("int16", "int32", "int64", "bool", "uint8")),
     ]
