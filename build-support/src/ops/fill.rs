@@ -140,6 +140,18 @@ pub(super) fn lower_broadcast_args(cx: &Cx<'_>) -> Result<Step> {
             output,
         ));
     };
+    // TFLM writes 1 past both shapes' length; a constant result longer than both is refused
+    // (no model has one, and it bounds the table by the model's own constants).
+    if n > va.len().max(vb.len()) {
+        return Err(
+            unsupported("the output is longer than both constant shapes")
+                .at_tensor(output.0, cx.tensor(output).name.clone())
+                .expected_found(
+                    format!("at most {} elements", va.len().max(vb.len())),
+                    format!("{n}"),
+                ),
+        );
+    }
     // TFLM compares and writes the extents as 32-bit ints.
     let at = |s: &[i64], i: usize| s.len().checked_sub(1 + i).map_or(1, |j| s[j] as i32);
     let mut out = vec![0i64; n];
