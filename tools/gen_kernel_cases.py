@@ -103,9 +103,9 @@ NONE, RELU, RELU_N1_TO_1, RELU6 = 0, 1, 2, 3
 SAME, VALID = 0, 1
 TYPE = {"float32": fb.TensorType.FLOAT32, "int8": fb.TensorType.INT8,
         "int16": fb.TensorType.INT16, "int32": fb.TensorType.INT32, "int64": fb.TensorType.INT64,
-        "bool": fb.TensorType.BOOL}
+        "bool": fb.TensorType.BOOL, "uint8": fb.TensorType.UINT8}
 NP = {"float32": np.float32, "int8": np.int8, "int16": np.int16, "int32": np.int32,
-      "int64": np.int64, "bool": np.bool_}
+      "int64": np.int64, "bool": np.bool_, "uint8": np.uint8}
 QUANTIZED = ("int8", "int16")  # activation dtypes calibrated from a float twin
 
 
@@ -1102,9 +1102,7 @@ OPS = [
 
 
 def draw_inputs(g, rng):
-    if getattr(g, "make_inputs", None) is not None:  # a generator that chooses its inputs
-        return g.make_inputs(rng)
-    if getattr(g, "draw", None) is not None:  # a generator's own input drawing
+    if getattr(g, "draw", None) is not None:  # a generator's own inputs (e.g. valid shapes)
         return g.draw(rng)
     xs = []
     for k, i in enumerate(g.inputs):

@@ -103,7 +103,7 @@ def register(g):
                 v[at] = chosen[:len(at)]
                 return [v.reshape(shape)]
 
-            case.make_inputs = make_inputs
+            case.draw = make_inputs
             return case
         raise g.Reject("no scales found where the multipliers' precision matters")
 

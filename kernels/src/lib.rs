@@ -106,6 +106,10 @@
 //! | [`transpose`], [`strided_slice`] | generic copies: `transpose::<T>` (up to 5-D), `strided_slice::<T>` (up to 4-D) |
 //! | [`resize_nearest_neighbor`], [`resize_bilinear`] | generic `resize_nearest_neighbor::<T>`; `resize_bilinear_s8`, `resize_bilinear_f32` |
 //! | [`transpose_conv`] | `transpose_conv_s8` (per-channel, int32 scratch), `transpose_conv_f32` |
+//! | [`space_to_depth`], [`space_to_batch_nd`] | generic moves: `depth_to_space::<T>`, `space_to_depth::<T>`, `batch_to_space_nd::<T>`, `space_to_batch_nd::<T>` (3-D and 4-D) |
+//! | [`mirror_pad`], [`reverse`], [`broadcast_to`] | generic moves: `mirror_pad::<T>` (up to 6-D), `reverse::<T>` (contiguous axes), `broadcast_to::<T>` (up to 5-D) |
+//! | [`dynamic_update_slice`] | generic `dynamic_update_slice::<T, I>` (runtime int32/int64 start indices, clamped) |
+//! | [`fill`] | `fill::<T>` (FILL), `zeros_like::<T, U>`, `write::<T, U>` (build-time values: SHAPE, constant BROADCAST_ARGS), `broadcast_args::<T>` |
 //! | [`conv_2d`], [`depthwise_conv_2d`], [`fully_connected`], [`add`] (fast int8) | `conv_2d_s8_fast`, `conv_2d_s8_fast_pointwise_in_place`, `depthwise_conv_2d_s8_fast`, `depthwise_conv_2d_s8_fast_in_place`, `fully_connected_s8_fast`, the fast ADD kernels (see each module), on [`gemm`] |
 //!
 //! RESHAPE needs no kernel (the plan aliases the buffers). The modules in the second part of
@@ -127,6 +131,7 @@ pub mod arg_min_max;
 pub use arch::NAME as ARCH;
 pub mod batch_matmul;
 pub mod broadcast;
+pub mod broadcast_to;
 pub mod cast;
 pub mod comparisons;
 pub mod concatenation;
@@ -135,6 +140,8 @@ pub mod cumsum;
 pub mod depthwise_conv_2d;
 pub mod dequantize;
 pub mod div;
+pub mod dynamic_update_slice;
+pub mod fill;
 pub mod fixed_point;
 mod fmath;
 pub mod fully_connected;
@@ -150,6 +157,7 @@ pub mod lstm;
 pub mod math;
 pub mod maximum_minimum;
 pub mod mean;
+pub mod mirror_pad;
 pub mod mul;
 pub mod neg;
 pub mod pad;
@@ -162,9 +170,12 @@ pub mod relu;
 pub mod requantize;
 pub mod resize_bilinear;
 pub mod resize_nearest_neighbor;
+pub mod reverse;
 pub mod select;
 pub mod slice;
 pub mod softmax;
+pub mod space_to_batch_nd;
+pub mod space_to_depth;
 pub mod split;
 pub mod squared_difference;
 pub mod strided_slice;

@@ -1,22 +1,39 @@
-//! CONCATENATION of inputs of one element type, a copy whose quantization must agree
-//! (`kiln_kernels::concatenation`). The planner may place the inputs as slices of the output
-//! instead, and the operator then emits nothing.
+//! CONCATENATION of inputs of one element type, a copy (`kiln_kernels::concatenation`):
+//! float32, int8, int16, int32, int64 and bool, the types the pinned wheel runs. The planner
+//! may place the inputs as slices of the output instead, and the operator then emits nothing.
+//!
+//! Quantization: TFLM's int8 `Prepare` requires every input's scale and zero point to be the
+//! output's (the wheel refuses others, so a requantizing concatenation is not something TFLM
+//! runs and Kiln refuses it too); its int16 path checks nothing and copies the values
+//! unchanged whatever the scales, and so does Kiln (the `concatenation_mixed_int16` cases).
 
 use crate::emit::{Call, kernel_fn};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, f32s, i8s, i16s, i32s, o8, o16, o32, of};
-use crate::lower::{Cx, Elem, Kernel, Operand, Step, elem, prepare_error, unsupported};
+use crate::exec::{Io, i16s, i32s, i64s};
+use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
 use kiln_kernels::concatenation as concat;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{self, DType, OpKind, TensorId};
 use proc_macro2::TokenStream;
 use quote::quote;
 
-/// The generic kernel for one element type.
+use super::movement::{Width, width};
+
+/// The types TFLM's kernel accepts.
+const TYPES: &[DType] = &[
+    DType::F32,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::Bool,
+];
+
+/// The generic kernel for one element width.
 #[derive(Debug)]
-// The element type picks the host executor\'s instance; generated code infers it.
+// The width picks the host executor\'s instance; generated code infers the type.
 #[cfg_attr(not(feature = "exec"), allow(dead_code))]
-struct Concatenation(concat::Params, Elem);
+struct Concatenation(concat::Params, Width);
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let OpKind::Concatenation(o) = &cx.op.kind else {
@@ -42,6 +59,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     if inputs.iter().any(|&t| cx.dtype(t) != dtype) {
         return Err(unsupported("all inputs must have the output's type"));
     }
+    if !TYPES.contains(&dtype) {
+        return Err(unsupported("unsupported type for CONCATENATION")
+            .expected_found("FLOAT32, INT8, INT16, INT32, INT64 or BOOL", dtype.name()));
+    }
     let total: usize = inputs.iter().map(|&t| cx.tensor(t).elements()).sum();
     if total != cx.tensor(output).elements() {
         return Err(unsupported("the inputs do not add up to the output"));
@@ -63,7 +84,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         })
         .collect();
     let mut step = cx.step(
-        Concatenation(p, elem(dtype)?),
+        Concatenation(p, width(dtype)),
         inputs.into_iter().map(Operand::Tensor).collect(),
         output,
     );
@@ -88,17 +109,20 @@ impl Kernel for Concatenation {
     fn run(&self, io: &mut Io<'_>) {
         let p = &self.0;
         let raw: Vec<&[u8]> = (0..io.len()).map(|i| io.input(i)).collect();
+        fn u8s(b: &[u8]) -> &[u8] {
+            b
+        }
         macro_rules! go {
-            ($view:ident, $out:ident) => {{
+            ($view:ident, $out:expr) => {{
                 let v: Vec<_> = raw.iter().map(|b| $view(b)).collect();
-                concat::concatenation(p, &v, $out(io.out()));
+                concat::concatenation(p, &v, $out);
             }};
         }
         match self.1 {
-            Elem::I8 => go!(i8s, o8),
-            Elem::I16 => go!(i16s, o16),
-            Elem::I32 => go!(i32s, o32),
-            Elem::F32 => go!(f32s, of),
+            Width::W1 => go!(u8s, io.out_u8()),
+            Width::W2 => go!(i16s, io.out_i16()),
+            Width::W4 => go!(i32s, io.out_i32()),
+            Width::W8 => go!(i64s, io.out_i64()),
         }
     }
 }

@@ -18,6 +18,7 @@ use kiln_planner::diag::Result;
 mod add;
 mod arg_min_max;
 mod batch_matmul;
+mod broadcast_to;
 mod cast;
 mod comparisons;
 mod concatenation;
@@ -26,6 +27,8 @@ mod cumsum;
 mod depthwise_conv_2d;
 mod dequantize;
 mod div;
+mod dynamic_update_slice;
+mod fill;
 mod fully_connected;
 mod gather;
 mod hard_swish;
@@ -35,6 +38,8 @@ mod logistic;
 mod lstm;
 mod maximum_minimum;
 mod mean;
+mod mirror_pad;
+mod movement;
 mod mul;
 mod neg;
 mod pad;
@@ -46,9 +51,12 @@ mod relu;
 mod reshape;
 mod resize_bilinear;
 mod resize_nearest_neighbor;
+mod reverse;
 mod select;
 mod slice;
 mod softmax;
+mod space_to_batch_nd;
+mod space_to_depth;
 mod split;
 mod squared_difference;
 mod strided_slice;
@@ -68,16 +76,22 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("ARG_MIN", arg_min_max::lower_min),
     ("AVERAGE_POOL_2D", pooling::lower_average),
     ("BATCH_MATMUL", batch_matmul::lower),
+    ("BATCH_TO_SPACE_ND", space_to_batch_nd::lower_batch_to_space),
+    ("BROADCAST_ARGS", fill::lower_broadcast_args),
+    ("BROADCAST_TO", broadcast_to::lower),
     ("CAST", cast::lower),
     ("CONCATENATION", concatenation::lower),
     ("CONV_2D", conv_2d::lower),
     ("CUMSUM", cumsum::lower),
     ("DEPTHWISE_CONV_2D", depthwise_conv_2d::lower),
+    ("DEPTH_TO_SPACE", space_to_depth::lower),
     ("DEQUANTIZE", dequantize::lower),
     ("DIV", div::lower),
+    ("DYNAMIC_UPDATE_SLICE", dynamic_update_slice::lower),
     ("EMBEDDING_LOOKUP", gather::lower_embedding_lookup),
     ("EQUAL", comparisons::lower_equal),
     ("EXPAND_DIMS", reshape::lower),
+    ("FILL", fill::lower_fill),
     ("FULLY_CONNECTED", fully_connected::lower),
     ("GATHER", gather::lower_gather),
     ("GATHER_ND", gather::lower_gather_nd),
@@ -95,6 +109,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("MAX_POOL_2D", pooling::lower_max),
     ("MEAN", mean::lower),
     ("MINIMUM", maximum_minimum::lower_minimum),
+    ("MIRROR_PAD", mirror_pad::lower),
     ("MUL", mul::lower),
     ("NEG", neg::lower),
     ("NOT_EQUAL", comparisons::lower_not_equal),
@@ -110,9 +125,13 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("RESHAPE", reshape::lower),
     ("RESIZE_BILINEAR", resize_bilinear::lower),
     ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor::lower),
+    ("REVERSE_V2", reverse::lower),
     ("SELECT_V2", select::lower),
+    ("SHAPE", fill::lower_shape),
     ("SLICE", slice::lower),
     ("SOFTMAX", softmax::lower),
+    ("SPACE_TO_BATCH_ND", space_to_batch_nd::lower_space_to_batch),
+    ("SPACE_TO_DEPTH", space_to_depth::lower),
     ("SPLIT", split::lower),
     ("SPLIT_V", split::lower),
     ("SQUARED_DIFFERENCE", squared_difference::lower),
@@ -126,6 +145,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("TRANSPOSE_CONV", transpose_conv::lower),
     ("UNIDIRECTIONAL_SEQUENCE_LSTM", lstm::lower),
     ("UNPACK", split::lower),
+    ("ZEROS_LIKE", fill::lower_zeros_like),
 ];
 
 /// The lowering of the operator named `name` (TFLite's name), if Kiln compiles it.

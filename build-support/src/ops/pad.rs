@@ -1,4 +1,6 @@
-//! PAD and PADV2: int8 and float32 with a constant pad value (`kiln_kernels::pad`).
+//! PAD and PADV2: int8, int16, int32 and float32 (TFLM's types) with a constant pad value
+//! (`kiln_kernels::pad`). Without a value input TFLM pads int8 with the output zero point and
+//! int16, int32 and float32 with 0 (int16 with `0`, not its zero point, as TFLM's `Eval`).
 
 use crate::emit::{Call, kernel_fn};
 #[cfg(feature = "exec")]
@@ -18,6 +20,8 @@ struct Pad(pad::Params, PadValue);
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum PadValue {
     I8(i8),
+    I16(i16),
+    I32(i32),
     F32(f32),
 }
 
@@ -49,30 +53,40 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let rank = cx.tensor(input).shape.len();
     cx.check_shape(output, &p.output_dims[5 - rank..])?;
     let value = cx.op.input(2);
+    // The value's first element as little-endian bytes of the output's type (TFLM reads the
+    // value tensor's first element).
+    let first = |n: usize| -> Result<Option<Vec<u8>>> {
+        let Some(v) = value else { return Ok(None) };
+        if cx.dtype(v) != cx.dtype(output) {
+            return Err(unsupported("PADV2's value must have the output's type")
+                .at_tensor(v.0, cx.tensor(v).name.clone())
+                .expected_found(cx.dtype(output).name(), cx.dtype(v).name()));
+        }
+        let d = cx.need_constant(v)?;
+        Ok(Some(d.get(..n).map_or(vec![0; n], <[u8]>::to_vec)))
+    };
     let pad_value = match cx.dtype(output) {
-        DType::I8 => {
-            let v = match value {
-                Some(v) => cx.need_constant(v)?.first().map_or(0, |&b| b as i8),
-                None => cx.quant(output)?.zero_point as i8,
-            };
-            PadValue::I8(v)
+        DType::I8 => PadValue::I8(match first(1)? {
+            Some(b) => b[0] as i8,
+            None => cx.quant(output)?.zero_point as i8,
+        }),
+        DType::I16 => PadValue::I16(first(2)?.map_or(0, |b| i16::from_le_bytes([b[0], b[1]]))),
+        DType::I32 => {
+            PadValue::I32(first(4)?.map_or(0, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])))
         }
         DType::F32 => {
-            let v = match value {
-                Some(v) => {
-                    let d = cx.need_constant(v)?;
-                    d.get(..4)
-                        .map_or(0.0, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                }
-                None => 0.0,
-            };
-            PadValue::F32(v)
+            PadValue::F32(first(4)?.map_or(0.0, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
         }
         other => {
             return Err(unsupported("unsupported type for PAD")
-                .expected_found("INT8 or FLOAT32", other.name()));
+                .expected_found("INT8, INT16, INT32 or FLOAT32", other.name()));
         }
     };
+    if cx.dtype(input) != cx.dtype(output) {
+        return Err(unsupported("PAD keeps the type")
+            .at_tensor(input.0, cx.tensor(input).name.clone())
+            .expected_found(cx.dtype(output).name(), cx.dtype(input).name()));
+    }
     Ok(cx.step(Pad(p, pad_value), vec![Operand::Tensor(input)], output))
 }
 
@@ -84,6 +98,8 @@ impl Kernel for Pad {
         let p = call.params("pad", &self.0);
         let v = match self.1 {
             PadValue::I8(v) => quote!(#v),
+            PadValue::I16(v) => quote!(#v),
+            PadValue::I32(v) => quote!(#v),
             PadValue::F32(v) => {
                 let v = Literal::f32_suffixed(v);
                 quote!(#v)
@@ -98,6 +114,8 @@ impl Kernel for Pad {
     fn run(&self, io: &mut Io<'_>) {
         match self.1 {
             PadValue::I8(v) => pad::pad(&self.0, io.i8(0), v, io.out_i8()),
+            PadValue::I16(v) => pad::pad(&self.0, io.i16(0), v, io.out_i16()),
+            PadValue::I32(v) => pad::pad(&self.0, io.i32(0), v, io.out_i32()),
             PadValue::F32(v) => pad::pad(&self.0, io.f32(0), v, io.out_f32()),
         }
     }

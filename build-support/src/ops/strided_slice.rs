@@ -1,19 +1,24 @@
-//! STRIDED_SLICE with constant bounds, any element type (`kiln_kernels::strided_slice`).
+//! STRIDED_SLICE with constant bounds (`kiln_kernels::strided_slice`): float32, int8, int16,
+//! int32 and bool, the types the pinned wheel runs (it refuses int64).
 
+use super::movement::{Width, same_type};
 use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::{Io, Slices, SlicesMut, unary_generic};
-use crate::lower::{Cx, Elem, Kernel, Operand, Step, elem, prepare_error, unsupported};
+use crate::exec::Io;
+use crate::lower::{Cx, Kernel, Operand, Step, prepare_error};
 use kiln_kernels::strided_slice as ss;
 use kiln_planner::diag::Result;
-use kiln_planner::ir::OpKind;
+use kiln_planner::ir::{DType, OpKind};
 use proc_macro2::TokenStream;
 
-/// The generic kernel for one element type.
+/// The types TFLM's kernel accepts.
+const TYPES: &[DType] = &[DType::F32, DType::I8, DType::I16, DType::I32, DType::Bool];
+
+/// The generic kernel for one element width.
 #[derive(Debug)]
-// The element type picks the host executor\'s instance; generated code infers it.
+// The width picks the host executor\'s instance; generated code infers the type.
 #[cfg_attr(not(feature = "exec"), allow(dead_code))]
-struct StridedSlice(ss::Params, Elem);
+struct StridedSlice(ss::Params, Width);
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let OpKind::StridedSlice(o) = &cx.op.kind else {
@@ -38,15 +43,8 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let p = ss::prepare(shape, &begin, &end, &strides, &opts).map_err(prepare_error)?;
     let (dims, rank) = ss::output_dims(&p, shape.len(), &opts);
     cx.check_elements(output, dims[..rank].iter().product())?;
-    let dtype = cx.dtype(output);
-    if cx.dtype(input) != dtype {
-        return Err(unsupported("STRIDED_SLICE keeps the type"));
-    }
-    Ok(cx.step(
-        StridedSlice(p, elem(dtype)?),
-        vec![Operand::Tensor(input)],
-        output,
-    ))
+    let (_, width) = same_type(cx, input, output, TYPES)?;
+    Ok(cx.step(StridedSlice(p, width), vec![Operand::Tensor(input)], output))
 }
 
 impl Kernel for StridedSlice {
@@ -57,13 +55,7 @@ impl Kernel for StridedSlice {
 
     #[cfg(feature = "exec")]
     fn run(&self, io: &mut Io<'_>) {
-        let (x, p) = (io.input(0), &self.0);
-        unary_generic(self.1, x, io.out(), |x, o| match (x, o) {
-            (Slices::I8(x), SlicesMut::I8(o)) => ss::strided_slice(p, x, o),
-            (Slices::I16(x), SlicesMut::I16(o)) => ss::strided_slice(p, x, o),
-            (Slices::I32(x), SlicesMut::I32(o)) => ss::strided_slice(p, x, o),
-            (Slices::F32(x), SlicesMut::F32(o)) => ss::strided_slice(p, x, o),
-            _ => unreachable!("one element type"),
-        })
+        let p = &self.0;
+        super::movement::by_width!(self.1, io, |x, o| ss::strided_slice(p, x, o))
     }
 }
