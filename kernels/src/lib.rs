@@ -141,6 +141,7 @@ mod int16;
 pub mod leaky_relu;
 pub mod logistic;
 pub mod lstm;
+pub mod lstm_f32;
 pub mod math;
 pub mod maximum_minimum;
 pub mod mean;

@@ -1,22 +1,27 @@
-//! UNIDIRECTIONAL_SEQUENCE_LSTM: int8 with int16 cell state, the standard LSTM (no peephole,
-//! projection or layer norm), its biases folded with the zero points at build time and its
-//! hidden and cell state kept between invocations (`kiln_kernels::lstm`).
+//! UNIDIRECTIONAL_SEQUENCE_LSTM: int8 with int16 cell state, its biases folded with the zero
+//! points at build time (`kiln_kernels::lstm`), and float32 (`kiln_kernels::lstm_f32`); the
+//! standard LSTM (no CIFG, peephole, projection or layer norm, which TFLM refuses too), its
+//! hidden and cell state kept between invocations.
 
 use crate::emit::{Call, kernel_fn};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, i8s, o8, o16};
+use crate::exec::{Io, f32s, i8s, o8, o16, of};
 use crate::lower::{
     Cx, Kernel, Operand, Step, activation, bytemuck_i8, prepare_error, types, unsupported,
 };
-use kiln_kernels::lstm;
+use kiln_kernels::{lstm, lstm_f32};
 use kiln_planner::diag::Result;
-use kiln_planner::ir::{DType, OpKind, TensorId};
+use kiln_planner::ir::{DType, LstmOptions, OpKind, TensorId};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 /// The int8 kernel and its folded biases.
 #[derive(Debug)]
 struct LstmS8(lstm::Params, Vec<i32>);
+
+/// The float kernel.
+#[derive(Debug)]
+struct LstmF32(lstm_f32::Params);
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let OpKind::UnidirectionalSequenceLstm(o) = &cx.op.kind else {
@@ -33,11 +38,15 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             .expected_found("input absent", format!("input {slot} present")));
         }
     }
-    if (cx.dtype(input), cx.dtype(output)) != (DType::I8, DType::I8) {
-        return Err(
-            unsupported("unsupported types for UNIDIRECTIONAL_SEQUENCE_LSTM")
-                .expected_found("INT8 -> INT8", types(cx.dtype(input), cx.dtype(output))),
-        );
+    match (cx.dtype(input), cx.dtype(output)) {
+        (DType::I8, DType::I8) => {}
+        (DType::F32, DType::F32) => return lower_f32(cx, o, input, output, hidden, cell),
+        (a, b) => {
+            return Err(
+                unsupported("unsupported types for UNIDIRECTIONAL_SEQUENCE_LSTM")
+                    .expected_found("INT8 -> INT8 or FLOAT32 -> FLOAT32", types(a, b)),
+            );
+        }
     }
     let weights: Vec<TensorId> = (1..=8).map(|s| cx.input(s)).collect::<Result<_>>()?;
     let biases: Vec<TensorId> = (12..=15).map(|s| cx.input(s)).collect::<Result<_>>()?;
@@ -102,6 +111,138 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let mut step = cx.step(LstmS8(p, effective), inputs, output);
     step.states = vec![hidden, cell];
     Ok(step)
+}
+
+/// The float LSTM: every weight, bias and state FLOAT32, the weights and biases constant.
+fn lower_f32(
+    cx: &Cx<'_>,
+    o: &LstmOptions,
+    input: TensorId,
+    output: TensorId,
+    hidden: TensorId,
+    cell: TensorId,
+) -> Result<Step> {
+    let constants: Vec<TensorId> = (1..=8)
+        .chain(12..=15)
+        .map(|s| cx.input(s))
+        .collect::<Result<_>>()?;
+    for &t in constants.iter().chain([&hidden, &cell]) {
+        if cx.dtype(t) != DType::F32 {
+            return Err(
+                unsupported("a float LSTM needs FLOAT32 weights, biases and states")
+                    .expected_found("FLOAT32", format!("{} for tensor {}", cx.dtype(t), t.0)),
+            );
+        }
+    }
+    for &t in &constants {
+        cx.need_constant(t)?;
+    }
+    let [d0, d1, input_size] = cx.dims::<3>(input)?;
+    let (batches, time_steps) = if o.time_major { (d1, d0) } else { (d0, d1) };
+    let [_, state_size] = cx.dims::<2>(hidden)?;
+    let p = lstm_f32::prepare_f32(
+        o.time_major,
+        batches,
+        time_steps,
+        input_size,
+        state_size,
+        o.cell_clip,
+        activation(o.activation),
+    )
+    .map_err(|e| {
+        prepare_error(e).expected_found(
+            "TANH and a cell clip >= 0",
+            format!("{:?}, cell clip {}", o.activation, o.cell_clip),
+        )
+    })?;
+    for (k, &t) in constants.iter().enumerate() {
+        let want = match k {
+            0..4 => state_size * input_size,
+            4..8 => state_size * state_size,
+            _ => state_size,
+        };
+        cx.check_elements(t, want)?;
+    }
+    cx.check_elements(output, p.output_len())?;
+    cx.check_elements(hidden, p.state_len())?;
+    cx.check_elements(cell, p.state_len())?;
+    let inputs = std::iter::once(input)
+        .chain(constants)
+        .map(Operand::Tensor)
+        .collect();
+    let mut step = cx.step(LstmF32(p), inputs, output);
+    step.states = vec![hidden, cell];
+    Ok(step)
+}
+
+/// The fields of `lstm_f32::Weights`, in operand order (after the input).
+const WEIGHTS_F32: [&str; 12] = [
+    "input_to_input",
+    "input_to_forget",
+    "input_to_cell",
+    "input_to_output",
+    "recurrent_to_input",
+    "recurrent_to_forget",
+    "recurrent_to_cell",
+    "recurrent_to_output",
+    "input_gate_bias",
+    "forget_gate_bias",
+    "cell_gate_bias",
+    "output_gate_bias",
+];
+
+impl Kernel for LstmF32 {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        if call.in_place().is_some() {
+            return Err(call.no_in_place_form());
+        }
+        let p = call.params("lstm_f32", &self.0);
+        let [x, w @ ..] = call.inputs() else {
+            return Err(unsupported("LSTM operands are missing"));
+        };
+        let fields = WEIGHTS_F32.map(|f| Ident::new(f, Span::call_site()));
+        let f = kernel_fn("lstm_f32", "lstm_f32");
+        let (states, out) = (call.states(), call.output());
+        Ok(quote! {
+            #f(
+                #p, #x,
+                &::kiln::kernels::lstm_f32::Weights { #(#fields: #w),* },
+                #(#states,)* #out
+            );
+        })
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        let input = io.f32(0);
+        let c: Vec<&[f32]> = (1..=12).map(|s| f32s(io.input(s))).collect();
+        let w = lstm_f32::Weights {
+            input_to_input: c[0],
+            input_to_forget: c[1],
+            input_to_cell: c[2],
+            input_to_output: c[3],
+            recurrent_to_input: c[4],
+            recurrent_to_forget: c[5],
+            recurrent_to_cell: c[6],
+            recurrent_to_output: c[7],
+            input_gate_bias: c[8],
+            forget_gate_bias: c[9],
+            cell_gate_bias: c[10],
+            output_gate_bias: c[11],
+        };
+        let (states, out) = io.states_and_out();
+        let [hidden, cell] = states else {
+            panic!("LSTM has two states")
+        };
+        lstm_f32::lstm_f32(
+            &self.0,
+            input,
+            &w,
+            of(hidden.bytes_mut()),
+            of(cell.bytes_mut()),
+            of(out),
+        );
+    }
 }
 
 /// The fields of `lstm::LstmWeights`, in operand order (after the input).
