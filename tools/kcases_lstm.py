@@ -85,7 +85,18 @@ def register(g):
         return g.Prebuilt(float_lstm_model(c), [([T, B, I] if tm else [B, T, I], "float32")],
                           [([T, B, S] if tm else [B, T, S], "float32")])
 
+    def gen_transpose_conv_dynamic(rng, dt):
+        gr = g.gen_transpose_conv(rng, dt)
+        k = next(i for i, t in enumerate(gr.tensors) if t.name == "output_shape")
+        t = gr.tensors[k]
+        value, t.data, t.role = t.data, None, "act"
+        gr.inputs.append(k)
+        gr.fixed_inputs = {len(gr.inputs) - 1: value}
+        return gr
+
     return [
         ("unidirectional_sequence_lstm", "UNIDIRECTIONAL_SEQUENCE_LSTM", gen_lstm_float,
          ("float32",)),
+        ("transpose_conv_dynamic", "TRANSPOSE_CONV", gen_transpose_conv_dynamic,
+         ("int8", "float32")),
     ]

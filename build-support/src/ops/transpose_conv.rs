@@ -1,7 +1,10 @@
 //! TRANSPOSE_CONV: int8 (with an arena scratch of int32 accumulators) and float32
-//! (`kiln_kernels::transpose_conv`).
+//! (`kiln_kernels::transpose_conv`). The `output_shape` input (input 0) is a constant, or a
+//! runtime INT32 `[4]` tensor: then the output tensor's static shape decides (as TFLM, whose
+//! Prepare takes the output tensor's dims), and the generated code checks the runtime values
+//! against it under `debug_assertions` only.
 
-use crate::emit::Call;
+use crate::emit::{Call, kernel_fn};
 #[cfg(feature = "exec")]
 use crate::exec::{Buffer, Io};
 use crate::lower::{
@@ -12,6 +15,7 @@ use kiln_kernels::transpose_conv as tc;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};
 use proc_macro2::TokenStream;
+use quote::quote;
 
 /// The kernels, by types.
 #[derive(Debug)]
@@ -20,6 +24,11 @@ enum TransposeConv {
     F32(tc::Params),
 }
 
+/// A kernel whose `output_shape` is a runtime tensor (its operand after the bias): the call,
+/// preceded by a debug check that the runtime values are the static output shape.
+#[derive(Debug)]
+struct Dynamic(TransposeConv, [i32; 4]);
+
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let OpKind::TransposeConv(o) = &cx.op.kind else {
         unreachable!("registered for TRANSPOSE_CONV")
@@ -27,14 +36,29 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let (shape_t, filter, input, bias) = (cx.input(0)?, cx.input(1)?, cx.input(2)?, cx.op.input(3));
     let output = cx.output()?;
     cx.need_constant(filter)?;
-    let out_shape: [usize; 4] = cx
-        .const_i32(shape_t)?
-        .iter()
-        .map(|&d| usize::try_from(d).map_err(|_| unsupported("negative output dimension")))
-        .collect::<Result<Vec<_>>>()?
-        .try_into()
-        .map_err(|_| unsupported("the output shape must have 4 dimensions"))?;
-    cx.check_shape(output, &out_shape)?;
+    let dynamic = cx.tensor(shape_t).data().is_none();
+    let out_shape: [usize; 4] = if dynamic {
+        // A runtime output_shape: the output tensor's static shape decides.
+        let t = cx.tensor(shape_t);
+        if t.dtype != DType::I32 || t.shape != [4] {
+            return Err(unsupported(
+                "a runtime TRANSPOSE_CONV output_shape must be an INT32 [4] tensor",
+            )
+            .at_tensor(shape_t.0, t.name.clone())
+            .expected_found("INT32 [4]", format!("{} {:?}", t.dtype.name(), t.shape)));
+        }
+        cx.shape4(output)?
+    } else {
+        let out_shape: [usize; 4] = cx
+            .const_i32(shape_t)?
+            .iter()
+            .map(|&d| usize::try_from(d).map_err(|_| unsupported("negative output dimension")))
+            .collect::<Result<Vec<_>>>()?
+            .try_into()
+            .map_err(|_| unsupported("the output shape must have 4 dimensions"))?;
+        cx.check_shape(output, &out_shape)?;
+        out_shape
+    };
     let opts = tc::Options {
         padding: padding(o.padding),
         stride_height: positive(o.stride_h, "stride")?,
@@ -74,34 +98,79 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         TransposeConv::S8(p, _) => tc::scratch_bytes(p),
         TransposeConv::F32(_) => 0,
     };
-    let mut step = cx.step(
-        kernel,
-        vec![
-            Operand::Tensor(input),
-            Operand::Tensor(filter),
-            Operand::Optional(bias),
-        ],
-        output,
-    );
+    let mut inputs = vec![
+        Operand::Tensor(input),
+        Operand::Tensor(filter),
+        Operand::Optional(bias),
+    ];
+    let mut step = if dynamic {
+        let want = out_shape.map(|d| i32::try_from(d).unwrap_or(i32::MAX));
+        inputs.push(Operand::Tensor(shape_t));
+        cx.step(Dynamic(kernel, want), inputs, output)
+    } else {
+        cx.step(kernel, inputs, output)
+    };
     step.scratch_bytes = scratch_bytes;
     Ok(step)
 }
 
-impl Kernel for TransposeConv {
+impl Kernel for Dynamic {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
-        match self {
+        if call.in_place().is_some() {
+            return Err(call.no_in_place_form());
+        }
+        let shape = call.input(3);
+        let [a, b, c, d] = self.1;
+        let run = self.0.emit_call(call)?;
+        Ok(quote! {
+            debug_assert_eq!(
+                #shape, [#a, #b, #c, #d],
+                "TRANSPOSE_CONV: the runtime output_shape differs from the output tensor's shape"
+            );
+            #run
+        })
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        debug_assert_eq!(
+            io.i32(3),
+            self.1,
+            "TRANSPOSE_CONV: the runtime output_shape differs from the output tensor's shape"
+        );
+        self.0.run(io);
+    }
+}
+
+impl TransposeConv {
+    /// The kernel's call on operands 0-2 (input, filter, optional bias).
+    fn emit_call(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        let (pre, function, after) = match self {
             TransposeConv::S8(p, t) => {
                 let mut pre = vec![call.params("transpose_conv", p)];
                 pre.extend(call.per_channel(t));
                 // The int8 kernel takes its accumulators' scratch after the output.
-                let scratch = call.scratch(true)?;
-                call.standard_with("transpose_conv", "transpose_conv_s8", &pre, &[scratch])
+                (pre, "transpose_conv_s8", vec![call.scratch(true)?])
             }
-            TransposeConv::F32(p) => {
-                let pre = [call.params("transpose_conv", p)];
-                call.standard("transpose_conv", "transpose_conv_f32", &pre)
-            }
+            TransposeConv::F32(p) => (
+                vec![call.params("transpose_conv", p)],
+                "transpose_conv_f32",
+                vec![],
+            ),
+        };
+        let f = kernel_fn("transpose_conv", function);
+        let args = &call.inputs()[..3];
+        let out = call.output();
+        Ok(quote!(#f(#(#pre,)* #(#args,)* #out #(, #after)*);))
+    }
+}
+
+impl Kernel for TransposeConv {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        if call.in_place().is_some() {
+            return Err(call.no_in_place_form());
         }
+        self.emit_call(call)
     }
 
     #[cfg(feature = "exec")]
