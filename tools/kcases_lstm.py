@@ -11,10 +11,17 @@ cell clip 0 (no clip) / 10 / small (0.05-1.5, clipping often); weights with a ty
 FLT_MAX clamp matters, 5 %), and in 10 % of the cases a few weights or biases replaced by
 special values (0, -0, +-inf, NaN, +-3e38, subnormals). Inputs uniform in [-1, 1).
 
-transpose_conv_dynamic_{int8,float32}: gen_kernel_cases' TRANSPOSE_CONV cases with the
-output_shape tensor (input 0) a second model input instead of a constant; each case feeds it
-the true output shape (the values TFLM computes the output from; Kiln takes the output
-tensor's static shape and checks the runtime values in debug builds only).
+transpose_conv_int16: 16x8 TRANSPOSE_CONV (int16 activations with zero point 0, int8
+per-channel weights), drawn as gen_kernel_cases' int8 TRANSPOSE_CONV (1-2 batches, 1-5 x 1-5
+input, 1-4 -> 1-6 channels, 1-4 x 1-4 filter, strides 1-3, SAME/VALID, NONE/RELU/RELU6), the
+input scale 10^U(-5, -2), the bias int64 (60 %), int16 (25 %, TFLM widens it to int64) or absent
+(TFLM reads an int32 bias as int64 data, so none is drawn), the output scale calibrated on the
+float twin (sometimes tight or narrowed, so that outputs saturate).
+
+transpose_conv_dynamic_{int8,float32,int16}: the TRANSPOSE_CONV cases above (int8/float32 from
+gen_kernel_cases) with the output_shape tensor (input 0) a second model input instead of a
+constant; each case feeds it the true output shape (TFLM takes the output tensor's dims; Kiln
+takes the output tensor's static shape and checks the runtime values in debug builds only).
 """
 
 import numpy as np
@@ -85,8 +92,44 @@ def register(g):
         return g.Prebuilt(float_lstm_model(c), [([T, B, I] if tm else [B, T, I], "float32")],
                           [([T, B, S] if tm else [B, T, S], "float32")])
 
+    def gen_transpose_conv16(rng, dt):
+        B = int(rng.choice([1, 1, 1, 2]))
+        H, W = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+        cin, cout = int(rng.integers(1, 5)), int(rng.integers(1, 7))
+        kh, kw = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        sh, sw = int(rng.choice([1, 2, 2, 3])), int(rng.choice([1, 2, 2, 3]))
+        pad = int(rng.choice([g.SAME, g.VALID]))
+        if pad == g.SAME:
+            oh, ow = H * sh, W * sw
+        else:
+            oh, ow = (H - 1) * sh + kh, (W - 1) * sw + kw
+        g.budget_check("int16", B * H * W * cin, B * oh * ow * cout, limit=g.IO_BIG)
+        g.budget_check("int8", cout * kh * kw * cin, limit=g.W_BIG)
+        gr = g.Graph("TRANSPOSE_CONV", *g.opts("TransposeConvOptions", padding=pad, strideW=sw,
+                                                strideH=sh, fusedActivationFunction=g.act(rng)))
+        gr.const(np.array([B, oh, ow, cout], np.int32), "int32", name="output_shape")
+        w = g.channel_weights(rng, (cout, kh, kw, cin), 0)
+        xq = g.in_quant16(rng)
+        # TFLite order: output_shape, weights, input, [bias]: the input goes between.
+        wq, ws = g.quantize_weights(w, 0, rng)
+        gr.const(wq, "int8", quant=(ws, [0] * cout, 0), name="w", role="weight")
+        gr.tight_scale = xq[0][0] * max(ws)
+        gr.input([B, H, W, cin], "int16", xq)
+        # The bias: int64 (the converter's), int16 (TFLM widens it) or none; TFLM reads an
+        # int32 one as int64 data, so none is drawn.
+        kind = ["int64", "int16", "none"][int(rng.choice(3, p=(0.6, 0.25, 0.15)))]
+        if kind == "none":
+            gr.none_input()
+        else:
+            lim = 32767 if kind == "int16" else int(32767 * 128 * np.sqrt(kh * kw * cin))
+            bq = rng.integers(-lim, lim + 1, size=cout).astype(g.NP[kind])
+            gr.const(bq, kind, quant=([xq[0][0] * s for s in ws], [0] * cout, 0), name="b",
+                     role="bias")
+        gr.output([B, oh, ow, cout], "int16")
+        return gr
+
     def gen_transpose_conv_dynamic(rng, dt):
-        gr = g.gen_transpose_conv(rng, dt)
+        gr = gen_transpose_conv16(rng, dt) if dt == "int16" else g.gen_transpose_conv(rng, dt)
         k = next(i for i, t in enumerate(gr.tensors) if t.name == "output_shape")
         t = gr.tensors[k]
         value, t.data, t.role = t.data, None, "act"
@@ -98,5 +141,6 @@ def register(g):
         ("unidirectional_sequence_lstm", "UNIDIRECTIONAL_SEQUENCE_LSTM", gen_lstm_float,
          ("float32",)),
         ("transpose_conv_dynamic", "TRANSPOSE_CONV", gen_transpose_conv_dynamic,
-         ("int8", "float32")),
+         ("int8", "float32", "int16")),
+        ("transpose_conv", "TRANSPOSE_CONV", gen_transpose_conv16, ("int16",)),
     ]

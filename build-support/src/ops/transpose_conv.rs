@@ -1,4 +1,5 @@
-//! TRANSPOSE_CONV: int8 (with an arena scratch of int32 accumulators) and float32
+//! TRANSPOSE_CONV: int8 (with an arena scratch of int32 accumulators), 16x8 (int16
+//! activations, int8 weights, an int64 or int16 bias or none, int64 accumulators) and float32
 //! (`kiln_kernels::transpose_conv`). The `output_shape` input (input 0) is a constant, or a
 //! runtime INT32 `[4]` tensor: then the output tensor's static shape decides (as TFLM, whose
 //! Prepare takes the output tensor's dims), and the generated code checks the runtime values
@@ -21,6 +22,10 @@ use quote::quote;
 #[derive(Debug)]
 enum TransposeConv {
     S8(tc::Params, PerChannel),
+    /// 16x8, int64 bias or none.
+    S16(tc::Params, PerChannel),
+    /// 16x8, int16 bias.
+    S16Bias16(tc::Params, PerChannel),
     F32(tc::Params),
 }
 
@@ -76,13 +81,33 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             })?;
             TransposeConv::S8(p, t)
         }
+        (DType::I16, DType::I8, DType::I16) => {
+            let scales = cx.scales(filter, fs[0])?;
+            let q_input = cx.quant(input)?;
+            let q_output = cx.quant(output)?;
+            let (p, t) = PerChannel::prepare(fs[0], |m, s| {
+                tc::prepare_s16(is, fs, out_shape, &opts, q_input, &scales, q_output, m, s)
+            })?;
+            match bias.map(|b| cx.dtype(b)) {
+                None | Some(DType::I64) => TransposeConv::S16(p, t),
+                Some(DType::I16) => TransposeConv::S16Bias16(p, t),
+                // TFLM converts an int16 bias, but reads an int32 one as int64 data.
+                Some(other) => {
+                    return Err(unsupported(
+                        "the bias of a 16x8 TRANSPOSE_CONV must be INT64 or INT16 (TFLM reads \
+                         an INT32 bias as INT64 data)",
+                    )
+                    .expected_found("INT64 or INT16", other.name()));
+                }
+            }
+        }
         (DType::F32, DType::F32, DType::F32) => {
             TransposeConv::F32(tc::prepare_f32(is, fs, out_shape, &opts).map_err(prepare_error)?)
         }
         (a, w, b) => {
             return Err(
                 unsupported("unsupported types for TRANSPOSE_CONV").expected_found(
-                    "INT8 or FLOAT32 input, filter and output",
+                    "INT8 or FLOAT32 input, filter and output, or INT16 with an INT8 filter",
                     format!("{a}, {w} -> {b}"),
                 ),
             );
@@ -90,19 +115,21 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     };
     let bias_types: &[DType] = match kernel {
         TransposeConv::S8(..) => &[DType::I32],
+        TransposeConv::S16Bias16(..) => &[DType::I16],
+        TransposeConv::S16(..) => &[DType::I64],
         TransposeConv::F32(_) => &[DType::F32],
     };
     cx.check_bias(bias, fs[0], bias_types)?;
-    // The int8 kernel accumulates in an int32 arena scratch.
+    // The int8 kernel accumulates in an int32 arena scratch (the 16x8 ones need none).
     let scratch_bytes = match &kernel {
         TransposeConv::S8(p, _) => tc::scratch_bytes(p),
-        TransposeConv::F32(_) => 0,
+        _ => 0,
     };
-    let mut inputs = vec![
-        Operand::Tensor(input),
-        Operand::Tensor(filter),
-        Operand::Optional(bias),
-    ];
+    let bias = match (&kernel, bias) {
+        (TransposeConv::S16Bias16(..), Some(b)) => Operand::Tensor(b),
+        _ => Operand::Optional(bias),
+    };
+    let mut inputs = vec![Operand::Tensor(input), Operand::Tensor(filter), bias];
     let mut step = if dynamic {
         let want = out_shape.map(|d| i32::try_from(d).unwrap_or(i32::MAX));
         inputs.push(Operand::Tensor(shape_t));
@@ -152,6 +179,16 @@ impl TransposeConv {
                 // The int8 kernel takes its accumulators' scratch after the output.
                 (pre, "transpose_conv_s8", vec![call.scratch(true)?])
             }
+            TransposeConv::S16(p, t) | TransposeConv::S16Bias16(p, t) => {
+                let mut pre = vec![call.params("transpose_conv", p)];
+                pre.extend(call.per_channel(t));
+                let f = if matches!(self, TransposeConv::S16(..)) {
+                    "transpose_conv_s16"
+                } else {
+                    "transpose_conv_s16_bias16"
+                };
+                (pre, f, vec![])
+            }
             TransposeConv::F32(p) => (
                 vec![call.params("transpose_conv", p)],
                 "transpose_conv_f32",
@@ -189,6 +226,24 @@ impl Kernel for TransposeConv {
                     scratch.bytes_mut(),
                 )
             }
+            TransposeConv::S16(p, c) => tc::transpose_conv_s16(
+                p,
+                &c.multiplier,
+                &c.shift,
+                io.i16(0),
+                io.i8(1),
+                io.opt_i64(2),
+                io.out_i16(),
+            ),
+            TransposeConv::S16Bias16(p, c) => tc::transpose_conv_s16_bias16(
+                p,
+                &c.multiplier,
+                &c.shift,
+                io.i16(0),
+                io.i8(1),
+                io.i16(2),
+                io.out_i16(),
+            ),
             TransposeConv::F32(p) => {
                 tc::transpose_conv_f32(p, io.f32(0), io.f32(1), io.opt_f32(2), io.out_f32())
             }
