@@ -11,6 +11,10 @@ cell clip 0 (no clip) / 10 / small (0.05-1.5, clipping often); weights with a ty
 FLT_MAX clamp matters, 5 %), and in 10 % of the cases a few weights or biases replaced by
 special values (0, -0, +-inf, NaN, +-3e38, subnormals). Inputs uniform in [-1, 1).
 
+svdf_float32: float SVDF from gen_stateful_cases.gen_svdf_float (1-3 batches, input size
+1-12, rank 1-3, 1-6 units, memory 1-8, NONE/RELU/RELU_N1_TO_1/RELU6), one invoke after
+reset() (zero state), inputs uniform in [-1, 1).
+
 transpose_conv_int16: 16x8 TRANSPOSE_CONV (int16 activations with zero point 0, int8
 per-channel weights), drawn as gen_kernel_cases' int8 TRANSPOSE_CONV (1-2 batches, 1-5 x 1-5
 input, 1-4 -> 1-6 channels, 1-4 x 1-4 filter, strides 1-3, SAME/VALID, NONE/RELU/RELU6), the
@@ -137,7 +141,14 @@ def register(g):
         gr.fixed_inputs = {len(gr.inputs) - 1: value}
         return gr
 
+    def gen_svdf_float(rng, dt):
+        c = st.gen_svdf_float(rng)
+        units = c["num_filters"] // c["rank"]
+        return g.Prebuilt(st.svdf_model(c), [([c["batches"], c["input_size"]], "float32")],
+                          [([c["batches"], units], "float32")])
+
     return [
+        ("svdf", "SVDF", gen_svdf_float, ("float32",)),
         ("unidirectional_sequence_lstm", "UNIDIRECTIONAL_SEQUENCE_LSTM", gen_lstm_float,
          ("float32",)),
         ("transpose_conv_dynamic", "TRANSPOSE_CONV", gen_transpose_conv_dynamic,
