@@ -11,6 +11,14 @@ cell clip 0 (no clip) / 10 / small (0.05-1.5, clipping often); weights with a ty
 FLT_MAX clamp matters, 5 %), and in 10 % of the cases a few weights or biases replaced by
 special values (0, -0, +-inf, NaN, +-3e38, subnormals). Inputs uniform in [-1, 1).
 
+unidirectional_sequence_lstm_int16: the 16x8 LSTM TFLM runs (int16 input, hidden state and
+output with zero points 0, int8 weights, int64 biases, int16 cell state), drawn as
+gen_stateful_cases' int8 LSTM: 1-3 batches, 1-4 steps, input size 1-8, state size 1-6, batch-
+or time-major, cell state scales 2^-11..2^-13, cell clip 0 / 10 / 0.3-3; the input scale
+10^U(-5, -3.5), the hidden scale ~2^-15, weight scales that give gate pre-activations a spread
+of ~1.5 (so the sigmoid/tanh LUTs and the int16 saturations are reached), int64 biases within
++-1. Inputs over the whole int16 range.
+
 svdf_float32: float SVDF from gen_stateful_cases.gen_svdf_float (1-3 batches, input size
 1-12, rank 1-3, 1-6 units, memory 1-8, NONE/RELU/RELU_N1_TO_1/RELU6), one invoke after
 reset() (zero state), inputs uniform in [-1, 1).
@@ -147,11 +155,73 @@ def register(g):
         return g.Prebuilt(st.svdf_model(c), [([c["batches"], c["input_size"]], "float32")],
                           [([c["batches"], units], "float32")])
 
+    def gen_lstm_int16(rng, dt):
+        c = draw_int16_lstm(rng)
+        B, T, I, S = c["batches"], c["time_steps"], c["input_size"], c["state_size"]
+        tm = c["time_major"]
+        return g.Prebuilt(int16_lstm_model(c), [([T, B, I] if tm else [B, T, I], "int16")],
+                          [([T, B, S] if tm else [B, T, S], "int16")])
+
     return [
         ("svdf", "SVDF", gen_svdf_float, ("float32",)),
         ("unidirectional_sequence_lstm", "UNIDIRECTIONAL_SEQUENCE_LSTM", gen_lstm_float,
          ("float32",)),
+        ("unidirectional_sequence_lstm", "UNIDIRECTIONAL_SEQUENCE_LSTM", gen_lstm_int16,
+         ("int16",)),
         ("transpose_conv_dynamic", "TRANSPOSE_CONV", gen_transpose_conv_dynamic,
          ("int8", "float32", "int16")),
         ("transpose_conv", "TRANSPOSE_CONV", gen_transpose_conv16, ("int16",)),
     ]
+
+
+def int16_lstm_model(c):
+    """The int8 LSTM of gen_stateful_cases with int16 input, hidden state and output, int64
+    biases (16x8 quantization: zero points 0)."""
+    g = st.Graph()
+    tm = c["time_major"]
+    B, T, I, S = c["batches"], c["time_steps"], c["input_size"], c["state_size"]
+    x = g.tensor([T, B, I] if tm else [B, T, I], "int16", quant=c["input"])
+    wx = [g.tensor([S, I], "int8", c["wx"][k], quant=(c["wx_scale"][k], 0)) for k in range(4)]
+    wh = [g.tensor([S, S], "int8", c["wh"][k], quant=(c["wh_scale"][k], 0)) for k in range(4)]
+    bias = []
+    for k in range(4):
+        t = g.tensor([S], "int32", np.zeros(S, np.int32),
+                     quant=(st.f32(np.float32(c["input"][0]) * np.float32(c["wx_scale"][k])), 0))
+        g.tensors[t].type = st.fb.TensorType.INT64
+        g.buffers[g.tensors[t].buffer].data = np.asarray(c["bias"][k], np.int64).tobytes()
+        bias.append(t)
+    h = g.tensor([B, S], "int16", quant=c["hidden"], variable=True)
+    cs = g.tensor([B, S], "int16", quant=(c["cell_scale"], 0), variable=True)
+    y = g.tensor([T, B, S] if tm else [B, T, S], "int16", quant=c["hidden"])
+    inter = [g.tensor([0], "float32") for _ in range(4)]
+    inter.append(g.tensor([0], "int16", quant=c["hidden"]))
+    inputs = [x] + wx + wh + [-1, -1, -1] + bias + [-1, -1, h, cs, -1, -1, -1, -1]
+    o = st.fb.UnidirectionalSequenceLSTMOptionsT()
+    o.fusedActivationFunction = TANH
+    o.cellClip = float(c["cell_clip"])
+    o.projClip = 0.0
+    o.timeMajor = bool(tm)
+    return g.serialize("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, [y],
+                       "UnidirectionalSequenceLSTMOptions", o, intermediates=inter)
+
+
+def draw_int16_lstm(rng):
+    B, T = int(rng.integers(1, 4)), int(rng.integers(1, 5))
+    I, S = int(rng.integers(1, 9)), int(rng.integers(1, 7))
+    in_s = st.f32(10 ** rng.uniform(-5, -3.5))
+    h_s = st.f32(1 / 32768 * 10 ** rng.uniform(-0.3, 0.3))
+    # Gate pre-activations with a real spread of ~1.5 (int16 inputs over ~ +-18000).
+    wx_s = [st.f32(1.5 / (in_s * np.sqrt(I) * 18000 * 73) * 10 ** rng.uniform(-0.3, 0.3))
+            for _ in range(4)]
+    wh_s = [st.f32(1.5 / (h_s * np.sqrt(S) * 18000 * 73) * 10 ** rng.uniform(-0.3, 0.3))
+            for _ in range(4)]
+    bias = [np.round(rng.uniform(-1, 1, size=S) / (np.float32(in_s) * np.float32(s)))
+            .astype(np.int64) for s in wx_s]
+    r = rng.random()
+    clip = 0.0 if r < 0.3 else (10.0 if r < 0.6 else st.f32(rng.uniform(0.3, 3)))
+    return dict(time_major=bool(rng.random() < 0.4), batches=B, time_steps=T, input_size=I,
+                state_size=S, input=(in_s, 0), hidden=(h_s, 0),
+                cell_scale=st.f32(2.0 ** int(rng.choice([-11, -12, -12, -13]))), cell_clip=clip,
+                wx=[rng.integers(-127, 128, size=(S, I)) for _ in range(4)], wx_scale=wx_s,
+                wh=[rng.integers(-127, 128, size=(S, S)) for _ in range(4)], wh_scale=wh_s,
+                bias=bias)

@@ -142,6 +142,7 @@ pub mod leaky_relu;
 pub mod logistic;
 pub mod lstm;
 pub mod lstm_f32;
+pub mod lstm_s16;
 pub mod math;
 pub mod maximum_minimum;
 pub mod mean;
