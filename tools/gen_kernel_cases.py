@@ -1105,8 +1105,12 @@ def draw_inputs(g, rng):
     if getattr(g, "draw", None) is not None:  # a generator's own inputs (e.g. valid shapes)
         return g.draw(rng)
     xs = []
+    fixed = getattr(g, "fixed_inputs", None) or {}  # input position -> array (not drawn)
     for k, i in enumerate(g.inputs):
         t = g.tensors[i]
+        if k in fixed:
+            xs.append(np.asarray(fixed[k], dtype=NP[t.dtype]).reshape(t.shape))
+            continue
         if t.dtype == "float32":
             r = g.float_inputs[k] if g.float_inputs and k < len(g.float_inputs) else 1.0
             lo, hi = r if isinstance(r, tuple) else (-r, r)

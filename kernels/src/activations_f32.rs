@@ -11,7 +11,7 @@ use crate::util::{map, map_in_place};
 
 /// The element function of the float LOGISTIC kernels.
 #[inline(always)]
-fn logistic_f32_op(x: f32) -> f32 {
+pub(crate) fn logistic_f32_op(x: f32) -> f32 {
     // 16.619047164916992188f in TFLM (the same f32).
     const CUTOFF_UPPER: f32 = f32::from_bits(0x4184_f3cf);
     const CUTOFF_LOWER: f32 = -9.0;

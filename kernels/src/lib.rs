@@ -154,6 +154,8 @@ pub mod leaky_relu;
 pub mod logical;
 pub mod logistic;
 pub mod lstm;
+pub mod lstm_f32;
+pub mod lstm_s16;
 pub mod math;
 pub mod maximum_minimum;
 pub mod mean;

@@ -1,5 +1,6 @@
 //! TRANSPOSE_CONV: transposed 2-D convolution over NHWC input with an OHWI filter, strides,
-//! implicit padding, optional bias and fused activation; float32 and int8 (per-channel).
+//! implicit padding, optional bias and fused activation; float32, int8 (per-channel) and 16x8
+//! (int16 activations, int8 per-channel weights).
 //!
 //! Follows TFLM's `transpose_conv.cc` with `reference_ops::TransposeConv` (float) and
 //! `reference_integer_ops::TransposeConv` (int8): a "scatter" over the input — for every
@@ -8,17 +9,25 @@
 //! and clamps (float), or adds the bias, requantizes per channel, adds the output offset and
 //! clamps (int8). The float kernel accumulates in the output itself, in TFLM's loop order;
 //! the int8 kernel accumulates in an `int32` scratch buffer the size of the output (TFLM's
-//! `RequestScratchBufferInArena`), passed as bytes — see [`scratch_bytes`].
+//! `RequestScratchBufferInArena`), passed as bytes — see [`scratch_bytes`]. The 16x8 kernel
+//! is TFLM's int16 `reference_integer_ops::TransposeConv`: `int64` accumulators (TFLM's
+//! scatter into an output-sized int64 scratch; here gathered per output element, which gives
+//! the same exact sums without scratch), no input or output offsets, an int64 bias (an int16 bias
+//! widened to int64, as TFLM converts it into a second scratch buffer; here per element, no
+//! buffer), the 64-bit `MultiplyByQuantizedMultiplier` and the fused activation's int16
+//! range. (TFLM reads an int32 bias of a 16x8 TRANSPOSE_CONV as int64 data, past its end:
+//! the operator module refuses it.)
 //!
 //! The padding is `ComputePaddingHeightWidth` applied to the *output* height/width (what
 //! TFLM's `Prepare` does); the output shape comes from the model's output tensor (TFLM
 //! ignores the `output_shape` input tensor). The fused activation is applied as the pinned
 //! TFLM does (checked for RELU on both types).
 
-use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::fixed_point::{multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_i64};
+use crate::int16::check_shifts_s16;
 use crate::quant::{
     Activation, Padding, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
-    compute_padding_height_width, populate_per_channel_multipliers,
+    activation_range_i16, compute_padding_height_width, populate_per_channel_multipliers,
 };
 use crate::util::{clamp_f32, clamp_i32};
 
@@ -94,7 +103,7 @@ pub struct Options {
 }
 
 /// Scratch memory of the int8 kernel: 4 bytes (an `int32` accumulator) per output element;
-/// 0 for the float kernel.
+/// 0 for the float and the 16x8 kernels.
 pub const fn scratch_bytes(p: &Params) -> usize {
     scratch_bytes_for(p.output_size(), p.int32_scratch)
 }
@@ -209,6 +218,45 @@ pub fn prepare_s8(
     Ok(p)
 }
 
+/// Build-time parameters of a 16x8 TRANSPOSE_CONV: as [`prepare_s8`] (shapes, padding,
+/// per-channel multipliers), the exponents checked for the 64-bit `MultiplyByQuantizedMultiplier`
+/// and the activation range of an int16 output. Input and output zero points must be 0 (the
+/// kernel has no offsets).
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_s16(
+    input_shape: [usize; 4],
+    filter_shape: [usize; 4],
+    output_shape: [usize; 4],
+    options: &Options,
+    input: QuantParams,
+    filter_scales: &[f32],
+    output: QuantParams,
+    output_multiplier: &mut [i32],
+    output_shift: &mut [i32],
+) -> Result<Params, PrepareError> {
+    if input.zero_point != 0 || output.zero_point != 0 {
+        return Err(PrepareError::UnsupportedQuantization);
+    }
+    let mut p = prepare_s8(
+        input_shape,
+        filter_shape,
+        output_shape,
+        options,
+        input,
+        filter_scales,
+        output,
+        output_multiplier,
+        output_shift,
+    )?;
+    check_shifts_s16(output_multiplier, output_shift)?;
+    (p.quantized_activation_min, p.quantized_activation_max) =
+        activation_range_i16(options.activation, output.scale, output.zero_point)?;
+    p.input_offset = 0;
+    p.output_offset = 0;
+    p.int32_scratch = false;
+    Ok(p)
+}
+
 /// Runs TFLM's scatter loops, calling `acc(output_index, input_index, filter_index)` for
 /// every in-bounds tap, in TFLM's order (batch, in_y, in_x, in_channel, filter_y, filter_x,
 /// out_channel).
@@ -307,6 +355,132 @@ pub fn transpose_conv_s8(
     }
 }
 
+/// The 16x8 kernel with the bias as `bias(channel)` (already int64).
+///
+/// TFLM scatters `input * filter` into an `int64` scratch of the output's size; an `int64`
+/// sum of 16x8-bit products cannot overflow (each is below 2^22 in magnitude), so it does not
+/// depend on the order of its terms, and this kernel gathers each output element's taps
+/// instead: the same integers, no scratch.
+#[allow(clippy::too_many_arguments)]
+fn transpose_conv_s16_impl(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i16],
+    filter: &[i8],
+    bias: Option<impl Fn(usize) -> i64>,
+    output: &mut [i16],
+) {
+    debug_assert_eq!(input.len(), p.input_size());
+    debug_assert_eq!(
+        filter.len(),
+        p.output_depth * p.filter_height * p.filter_width * p.input_depth
+    );
+    debug_assert!(
+        output_multiplier.len() == p.output_depth && output_shift.len() == p.output_depth
+    );
+    debug_assert_eq!(output.len(), p.output_size());
+    let (ih, iw, id) = (p.input_height, p.input_width, p.input_depth);
+    let (oh, ow, od) = (p.output_height, p.output_width, p.output_depth);
+    let (fh, fw) = (p.filter_height, p.filter_width);
+    // The input row (column) whose tap `f` lands on output row (column) `o`, if any:
+    // `o == i * stride - pad + f`.
+    let source = |o: usize, f: usize, stride: usize, pad: usize, n: usize| -> Option<usize> {
+        let v = (o + pad).checked_sub(f)?;
+        (v.is_multiple_of(stride) && v / stride < n).then_some(v / stride)
+    };
+    let mut k = 0;
+    for batch in 0..p.batches {
+        for out_y in 0..oh {
+            for out_x in 0..ow {
+                for oc in 0..od {
+                    let mut acc = 0i64;
+                    for filter_y in 0..fh {
+                        let Some(in_y) =
+                            source(out_y, filter_y, p.stride_height, p.padding_height, ih)
+                        else {
+                            continue;
+                        };
+                        for filter_x in 0..fw {
+                            let Some(in_x) =
+                                source(out_x, filter_x, p.stride_width, p.padding_width, iw)
+                            else {
+                                continue;
+                            };
+                            let x0 = ((batch * ih + in_y) * iw + in_x) * id;
+                            let f0 = ((oc * fh + filter_y) * fw + filter_x) * id;
+                            for (&x, &w) in input[x0..x0 + id].iter().zip(&filter[f0..f0 + id]) {
+                                acc = acc.wrapping_add((x as i32 * w as i32) as i64);
+                            }
+                        }
+                    }
+                    if let Some(bias) = &bias {
+                        acc = acc.wrapping_add(bias(oc));
+                    }
+                    let acc = multiply_by_quantized_multiplier_i64(
+                        acc,
+                        output_multiplier[oc],
+                        output_shift[oc],
+                    );
+                    output[k] =
+                        clamp_i32(acc, p.quantized_activation_min, p.quantized_activation_max)
+                            as i16;
+                    k += 1;
+                }
+            }
+        }
+    }
+}
+
+/// 16x8 TRANSPOSE_CONV with an int64 bias or none (TFLM's int16
+/// `reference_integer_ops::TransposeConv`): `acc = sum x * w` in int64 over the taps that land
+/// on the output element, then `acc + bias[o]` is requantized with the 64-bit
+/// `MultiplyByQuantizedMultiplier` and clamped. No scratch (see the module docs).
+#[allow(clippy::too_many_arguments)]
+pub fn transpose_conv_s16(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i16],
+    filter: &[i8],
+    bias: Option<&[i64]>,
+    output: &mut [i16],
+) {
+    debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
+    transpose_conv_s16_impl(
+        p,
+        output_multiplier,
+        output_shift,
+        input,
+        filter,
+        bias.map(|b| move |c: usize| b[c]),
+        output,
+    );
+}
+
+/// [`transpose_conv_s16`] with an int16 bias, widened to int64 (TFLM's conversion).
+#[allow(clippy::too_many_arguments)]
+pub fn transpose_conv_s16_bias16(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    input: &[i16],
+    filter: &[i8],
+    bias: &[i16],
+    output: &mut [i16],
+) {
+    debug_assert_eq!(bias.len(), p.output_depth);
+    transpose_conv_s16_impl(
+        p,
+        output_multiplier,
+        output_shift,
+        input,
+        filter,
+        Some(|c: usize| bias[c] as i64),
+        output,
+    );
+}
+
 /// Float TRANSPOSE_CONV (`reference_ops::TransposeConv`): the output is zeroed, every tap
 /// adds `input * filter` to its output element in scatter order, then each element gets
 /// `+ bias[o]` (only when there is a bias) and is clamped.
@@ -387,5 +561,94 @@ mod tests {
         );
         // (x + 1) * w + 10: x=0 -> 13, 9; x=2 -> 19, 7
         assert_eq!(out, [13, 9, 19, 7]);
+    }
+
+    #[test]
+    fn s16_gather_equals_tflm_scatter() {
+        // The gathered 16x8 sums equal TFLM's scatter into int64 accumulators, for strides,
+        // both paddings and filters larger than the stride.
+        let mut seed = 7u32;
+        let mut next = move || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            seed >> 8
+        };
+        for (pad, sh, sw, kh, kw) in [
+            (Padding::Valid, 2, 2, 3, 3),
+            (Padding::Same, 2, 1, 4, 2),
+            (Padding::Same, 3, 3, 2, 1),
+        ] {
+            let o = Options {
+                padding: pad,
+                stride_height: sh,
+                stride_width: sw,
+                activation: Activation::None,
+            };
+            let (n, h, w, ci, co) = (2, 3, 2, 2, 3);
+            let (oh, ow) = match pad {
+                Padding::Same => (h * sh, w * sw),
+                Padding::Valid => ((h - 1) * sh + kh, (w - 1) * sw + kw),
+            };
+            let q = |scale, zero_point| QuantParams { scale, zero_point };
+            let (mut m, mut s) = ([0; 3], [0; 3]);
+            let p = prepare_s16(
+                [n, h, w, ci],
+                [co, kh, kw, ci],
+                [n, oh, ow, co],
+                &o,
+                q(1.0 / 128.0, 0),
+                &[0.01, 0.02, 0.03],
+                q(1.0, 0),
+                &mut m,
+                &mut s,
+            )
+            .unwrap();
+            assert_eq!(scratch_bytes(&p), 0);
+            let input: std::vec::Vec<i16> = (0..p.input_size()).map(|_| next() as i16).collect();
+            let filter: std::vec::Vec<i8> = (0..co * kh * kw * ci).map(|_| next() as i8).collect();
+            let bias = [1_000_000i64, -7, 123_456_789];
+            let mut acc = std::vec![0i64; p.output_size()];
+            scatter(&p, |o, i, f| {
+                acc[o] += (input[i] as i32 * filter[f] as i32) as i64
+            });
+            let want: std::vec::Vec<i16> = acc
+                .iter()
+                .enumerate()
+                .map(|(k, &a)| {
+                    let c = k % co;
+                    let v = multiply_by_quantized_multiplier_i64(a + bias[c], m[c], s[c]);
+                    v.clamp(-32768, 32767) as i16
+                })
+                .collect();
+            let mut out = std::vec![0i16; p.output_size()];
+            transpose_conv_s16(&p, &m, &s, &input, &filter, Some(&bias), &mut out);
+            assert_eq!(out, want);
+            let b16 = [300i16, -2, 9];
+            transpose_conv_s16_bias16(&p, &m, &s, &input, &filter, &b16, &mut out);
+            let mut out64 = std::vec![0i16; p.output_size()];
+            transpose_conv_s16(&p, &m, &s, &input, &filter, Some(&[300, -2, 9]), &mut out64);
+            assert_eq!(out, out64);
+        }
+        let o = Options {
+            padding: Padding::Valid,
+            stride_height: 1,
+            stride_width: 1,
+            activation: Activation::None,
+        };
+        let q = |scale, zero_point| QuantParams { scale, zero_point };
+        let (mut m, mut s) = ([0; 1], [0; 1]);
+        assert!(
+            prepare_s16(
+                [1, 1, 1, 1],
+                [1, 1, 1, 1],
+                [1, 1, 1, 1],
+                &o,
+                q(1.0, 3),
+                &[1.0],
+                q(1.0, 0),
+                &mut m,
+                &mut s
+            )
+            .is_err()
+        );
     }
 }
