@@ -41,6 +41,12 @@ points 0), LHS and RHS of rank 2-5 whose batch dims broadcast (dims set to 1 or 
 random on either side), m, n, k in 1..6, adj_x and adj_y at random, the RHS a constant in half
 the cases (int8 constants with any zero point); int8/int16 outputs calibrated from the float
 twin (the usual widening and narrowing, so some saturate).
+
+Pooling: L2_POOL_2D float32 (l2_pool_2d_float32; TFLM's only type) drawn like the existing
+pool bundles (batches 1-3, H/W 1-9, C 1-6, filters 1-4, strides 1-3, SAME/VALID, fused
+NONE/RELU/RELU6) with 5% special input values; AVERAGE_POOL_2D and MAX_POOL_2D int16
+(average_pool_2d_int16, max_pool_2d_int16): the same shapes, symmetric int16 quantization
+shared by input and output (TFLM requires it), full-range inputs.
 """
 
 import numpy as np
@@ -257,6 +263,32 @@ def gen_batch_matmul(g):
     return gen
 
 
+def gen_l2_pool(g):
+    def gen(rng, dt):
+        gr = g._pool("L2_POOL_2D", rng, dt)
+        gr.specials = 0.05
+        return gr
+    return gen
+
+
+def gen_pool16(g, op):
+    def gen(rng, dt):
+        B = int(rng.choice([1, 1, 1, 2, 3]))
+        H, W, C = int(rng.integers(1, 10)), int(rng.integers(1, 10)), int(rng.integers(1, 7))
+        fh, fw = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        sh, sw = int(rng.choice([1, 1, 2, 3])), int(rng.choice([1, 1, 2, 3]))
+        pad = int(rng.choice([g.SAME, g.VALID]))
+        oh, ow = g.conv_out(H, fh, sh, 1, pad), g.conv_out(W, fw, sw, 1, pad)
+        g.budget_check(dt, B * H * W * C, B * oh * ow * C, limit=g.IO_BIG)
+        gr = g.Graph(op, *g.opts("Pool2DOptions", padding=pad, strideW=sw, strideH=sh,
+                                 filterWidth=fw, filterHeight=fh, fusedActivationFunction=g.act(rng)))
+        q = g.in_quant16(rng)
+        gr.input([B, H, W, C], dt, q)
+        gr.output([B, oh, ow, C], dt, q)
+        return gr
+    return gen
+
+
 def register(g):
     return [
         ("sum", "SUM", gen_sum(g), ("int8", "float32", "int16")),
@@ -269,6 +301,9 @@ def register(g):
         ("embedding_lookup", "EMBEDDING_LOOKUP", gen_embedding_lookup(g),
          ("int8", "float32", "int8_float32")),
         ("batch_matmul", "BATCH_MATMUL", gen_batch_matmul(g), ("int8", "float32", "int16")),
+        ("l2_pool_2d", "L2_POOL_2D", gen_l2_pool(g), ("float32",)),
+        ("average_pool_2d", "AVERAGE_POOL_2D", gen_pool16(g, "AVERAGE_POOL_2D"), ("int16",)),
+        ("max_pool_2d", "MAX_POOL_2D", gen_pool16(g, "MAX_POOL_2D"), ("int16",)),
         ("cumsum", "CUMSUM", gen_cumsum(g), ("int8", "float32")),
         ("slice", "SLICE", gen_slice(g), ("int8", "float32", "int16", "int32", "bool")),
     ]

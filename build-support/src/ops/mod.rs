@@ -75,6 +75,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("GATHER", gather::lower_gather),
     ("GATHER_ND", gather::lower_gather_nd),
     ("HARD_SWISH", hard_swish::lower),
+    ("L2_POOL_2D", pooling::lower_l2),
     ("LEAKY_RELU", leaky_relu::lower),
     ("LOGISTIC", logistic::lower),
     ("MAXIMUM", maximum_minimum::lower_maximum),
