@@ -11,11 +11,14 @@ requantize: the output quantization is calibrated from the float twin (widened o
 random so some outputs saturate); int8 zero points at the extremes, int16 symmetric. In 20%
 of the int8/int16 SUM cases the output keeps the input quantization. REDUCE_MAX/REDUCE_MIN
 int8 keep the input quantization (TFLM requires it). Types are those the pinned TFLM runs:
-SUM float32/int8/int16, REDUCE_MAX/REDUCE_MIN float32/int8.
+SUM float32/int8/int16, REDUCE_MAX/REDUCE_MIN float32/int8. In 15% of the cases the axis is a
+runtime input holding one axis (drawn so that the output shape determines it, else redrawn
+as a constant).
 
 ARG_MAX, ARG_MIN (arg_max_*, arg_min_*): float32 or int8 inputs of rank 1-4, int32 outputs
 (TFLM runs no other types), the axis a constant int32 scalar or one-element vector, stored
-negative with probability 0.3. Ties are common: float inputs have 15% special values
+negative with probability 0.3 (in 15% of the cases a runtime input the output shape
+determines). Ties are common: float inputs have 15% special values
 (including NaN at any index) and in half the cases are drawn from a few values; int8 inputs
 are drawn from [-3, 3] in half the cases.
 
@@ -41,6 +44,12 @@ points 0), LHS and RHS of rank 2-5 whose batch dims broadcast (dims set to 1 or 
 random on either side), m, n, k in 1..6, adj_x and adj_y at random, the RHS a constant in half
 the cases (int8 constants with any zero point); int8/int16 outputs calibrated from the float
 twin (the usual widening and narrowing, so some saturate).
+
+Pooling: L2_POOL_2D float32 (l2_pool_2d_float32; TFLM's only type) drawn like the existing
+pool bundles (batches 1-3, H/W 1-9, C 1-6, filters 1-4, strides 1-3, SAME/VALID, fused
+NONE/RELU/RELU6) with 5% special input values; AVERAGE_POOL_2D and MAX_POOL_2D int16
+(average_pool_2d_int16, max_pool_2d_int16): the same shapes, symmetric int16 quantization
+shared by input and output (TFLM requires it), full-range inputs.
 """
 
 import numpy as np
@@ -55,6 +64,17 @@ def _axes(g, rng, rank):
     return sorted(set(axes)), [a - rank if rng.random() < 0.3 else a for a in axes]
 
 
+def _determined(shape, axis, keep):
+    """Whether the output shape of reducing `axis` alone fixes which dims (of extent > 1) are
+    reduced, among the single axes."""
+    def out(a):
+        return [1 if i == a else d for i, d in enumerate(shape)] if keep else \
+            [d for i, d in enumerate(shape) if i != a]
+    same = [a for a in range(len(shape)) if out(a) == out(axis)]
+    return all(shape[a] == 1 for a in same if a != axis) or \
+        (shape[axis] > 1 and all(shape[a] == 1 for a in same if a != axis))
+
+
 def _reduce(g, op, rng, dt, same_quant):
     rank = int(rng.integers(1, 5))
     shape = g.rand_shape(rng, rank, 6, max(1, g.IO_SMALL // (2 * g.esize(dt))))
@@ -65,7 +85,11 @@ def _reduce(g, op, rng, dt, same_quant):
     gr = g.Graph(op, *g.opts("ReducerOptions", keepDims=keep))
     xq = g.act_quant(rng, dt)
     gr.input(shape, dt, xq)
-    gr.const(np.array(stored, np.int32), "int32", name="axis")
+    if rng.random() < 0.15 and len(axes) == 1 and _determined(shape, axes[0], keep):
+        gr.input([1], "int32")
+        gr.int_ranges = {1: (stored[0], stored[0])}
+    else:
+        gr.const(np.array(stored, np.int32), "int32", name="axis")
     gr.output(out, dt, xq if same_quant else None)
     if dt == "float32":
         gr.specials = 0.1
@@ -92,14 +116,20 @@ def _arg(g, op, rng, dt):
     cls = "ArgMaxOptions" if op == "ARG_MAX" else "ArgMinOptions"
     gr = g.Graph(op, *g.opts(cls, outputType=g.TYPE["int32"]))
     gr.input(shape, dt, g.in_quant(rng) if dt == "int8" else None)
-    gr.const(np.array(stored if rng.random() < 0.5 else [stored], np.int32), "int32", name="axis")
+    unique = sum(1 for a in range(rank) if shape[:a] + shape[a + 1:] == shape[:axis] + shape[axis + 1:]) == 1
+    if rng.random() < 0.15 and unique:
+        gr.input([1], "int32")
+        gr.int_ranges = {1: (stored, stored)}
+    else:
+        gr.const(np.array(stored if rng.random() < 0.5 else [stored], np.int32), "int32",
+                 name="axis")
     gr.output([d for i, d in enumerate(shape) if i != axis], "int32")
     if dt == "float32":
         gr.specials = 0.15
         if rng.random() < 0.5:
             gr.float_inputs = [(-1.0, -0.999)]  # nearly equal values
     elif rng.random() < 0.5:
-        gr.int_ranges = {0: (-3, 3)}
+        gr.int_ranges = {**getattr(gr, "int_ranges", {}), 0: (-3, 3)}
     return gr
 
 
@@ -257,6 +287,32 @@ def gen_batch_matmul(g):
     return gen
 
 
+def gen_l2_pool(g):
+    def gen(rng, dt):
+        gr = g._pool("L2_POOL_2D", rng, dt)
+        gr.specials = 0.05
+        return gr
+    return gen
+
+
+def gen_pool16(g, op):
+    def gen(rng, dt):
+        B = int(rng.choice([1, 1, 1, 2, 3]))
+        H, W, C = int(rng.integers(1, 10)), int(rng.integers(1, 10)), int(rng.integers(1, 7))
+        fh, fw = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        sh, sw = int(rng.choice([1, 1, 2, 3])), int(rng.choice([1, 1, 2, 3]))
+        pad = int(rng.choice([g.SAME, g.VALID]))
+        oh, ow = g.conv_out(H, fh, sh, 1, pad), g.conv_out(W, fw, sw, 1, pad)
+        g.budget_check(dt, B * H * W * C, B * oh * ow * C, limit=g.IO_BIG)
+        gr = g.Graph(op, *g.opts("Pool2DOptions", padding=pad, strideW=sw, strideH=sh,
+                                 filterWidth=fw, filterHeight=fh, fusedActivationFunction=g.act(rng)))
+        q = g.in_quant16(rng)
+        gr.input([B, H, W, C], dt, q)
+        gr.output([B, oh, ow, C], dt, q)
+        return gr
+    return gen
+
+
 def register(g):
     return [
         ("sum", "SUM", gen_sum(g), ("int8", "float32", "int16")),
@@ -269,6 +325,9 @@ def register(g):
         ("embedding_lookup", "EMBEDDING_LOOKUP", gen_embedding_lookup(g),
          ("int8", "float32", "int8_float32")),
         ("batch_matmul", "BATCH_MATMUL", gen_batch_matmul(g), ("int8", "float32", "int16")),
+        ("l2_pool_2d", "L2_POOL_2D", gen_l2_pool(g), ("float32",)),
+        ("average_pool_2d", "AVERAGE_POOL_2D", gen_pool16(g, "AVERAGE_POOL_2D"), ("int16",)),
+        ("max_pool_2d", "MAX_POOL_2D", gen_pool16(g, "MAX_POOL_2D"), ("int16",)),
         ("cumsum", "CUMSUM", gen_cumsum(g), ("int8", "float32")),
         ("slice", "SLICE", gen_slice(g), ("int8", "float32", "int16", "int32", "bool")),
     ]

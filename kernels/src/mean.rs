@@ -245,7 +245,8 @@ pub(crate) fn reduce<T: Copy, A>(
     acc
 }
 
-/// The integer MEAN shared by int8 and int16 (`lo..=hi` is the output type's range).
+/// The integer MEAN shared by int8 and int16 (`lo..=hi` is the output type's range); SUM
+/// (`crate::reduce`) runs it with a multiplier not divided by the count.
 #[inline(always)]
 pub(crate) fn mean_quantized<T: Copy + Into<i32>>(
     p: &Params,

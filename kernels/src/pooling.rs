@@ -5,10 +5,18 @@
 //! cells are not counted); the int8 average rounds `acc / count` to nearest with ties away
 //! from zero (`(acc ± count/2) / count`), the float average is `sum / count` with the sum taken
 //! in window order.
+//!
+//! int16 (`reference_integer_ops::AveragePool`/`MaxPool` for `int16_t`): as int8, with int32
+//! sums, the max starting from `-32768` and the activation range of the int16 output.
+//! L2_POOL_2D (float32 only in TFLM, `reference_ops::L2Pool`): per channel
+//! `sqrt(sum_squares / count)` with `sum_squares` from `0.0` adding `v * v` in window order,
+//! `count` the clipped window's cells (as `f32`), `std::sqrt` (correctly rounded, computed
+//! here by [`sqrt_f32`] in integer arithmetic, bit-identical with IEEE `sqrtf`), then clamped
+//! to the activation range.
 
 use crate::quant::{
     Activation, Padding, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
-    compute_padding_height_width,
+    activation_range_i16, compute_padding_height_width,
 };
 use crate::util::{clamp_f32, clamp_i32, max_f32, tap_range};
 
@@ -374,6 +382,240 @@ pub fn max_pool_f32(p: &Params, input: &[f32], output: &mut [f32]) {
         }
         true
     });
+}
+
+/// Build-time parameters of an int16 pooling node: as [`prepare_s8`] (input and output
+/// quantization equal), with the int16 output's activation range.
+pub fn prepare_s16(
+    input_shape: [usize; 4],
+    options: &Options,
+    input: QuantParams,
+    output: QuantParams,
+) -> Result<Params, PrepareError> {
+    let mut p = prepare_f32(input_shape, options)?;
+    let d = input.scale as f64 - output.scale as f64;
+    let scale_diff = if d < 0.0 { -d } else { d };
+    if !(scale_diff <= 1.0e-6) || input.zero_point != output.zero_point {
+        return Err(PrepareError::UnsupportedQuantization);
+    }
+    let (min, max) = activation_range_i16(options.activation, output.scale, output.zero_point)?;
+    p.quantized_activation_min = min;
+    p.quantized_activation_max = max;
+    p.float_activation_min = 0.0;
+    p.float_activation_max = 0.0;
+    Ok(p)
+}
+
+/// Int16 AVERAGE_POOL_2D (`reference_integer_ops::AveragePool` for `int16_t`). Returns
+/// `false` if some window holds no input cell, which [`prepare_s16`] rules out.
+pub fn average_pool_s16(p: &Params, input: &[i16], output: &mut [i16]) -> bool {
+    debug_assert_eq!(
+        output.len(),
+        p.batches * p.output_height * p.output_width * p.depth
+    );
+    let row = p.input_width * p.depth;
+    for_each_output_pixel(p, input, output, |in_b, (y0, y1), (x0, x1), out_px| {
+        let count = ((y1 - y0) * (x1 - x0)) as i32;
+        if count == 0 {
+            return false;
+        }
+        for (c, out) in out_px.iter_mut().enumerate() {
+            let mut a = 0i32;
+            for y in y0..y1 {
+                let in_y = &in_b[y * row..][..row];
+                for x in x0..x1 {
+                    a = a.wrapping_add(in_y[x * p.depth + c] as i32);
+                }
+            }
+            let avg = if a > 0 {
+                (a + count / 2) / count
+            } else {
+                (a - count / 2) / count
+            };
+            *out = clamp_i32(avg, p.quantized_activation_min, p.quantized_activation_max) as i16;
+        }
+        true
+    })
+}
+
+/// Int16 MAX_POOL_2D: the window maximum (from `-32768`), clamped to the activation range.
+pub fn max_pool_s16(p: &Params, input: &[i16], output: &mut [i16]) {
+    debug_assert_eq!(
+        output.len(),
+        p.batches * p.output_height * p.output_width * p.depth
+    );
+    let row = p.input_width * p.depth;
+    for_each_output_pixel(p, input, output, |in_b, (y0, y1), (x0, x1), out_px| {
+        out_px.fill(i16::MIN);
+        for y in y0..y1 {
+            let in_y = &in_b[y * row..][..row];
+            for x in x0..x1 {
+                for (m, &v) in out_px.iter_mut().zip(&in_y[x * p.depth..][..p.depth]) {
+                    *m = (*m).max(v);
+                }
+            }
+        }
+        for m in out_px.iter_mut() {
+            *m = clamp_i32(
+                *m as i32,
+                p.quantized_activation_min,
+                p.quantized_activation_max,
+            ) as i16;
+        }
+        true
+    });
+}
+
+/// Float L2_POOL_2D (`reference_ops::L2Pool`, see the module docs). Returns `false` if some
+/// window holds no input cell, which [`prepare_f32`] rules out.
+pub fn l2_pool_f32(p: &Params, input: &[f32], output: &mut [f32]) -> bool {
+    debug_assert_eq!(
+        output.len(),
+        p.batches * p.output_height * p.output_width * p.depth
+    );
+    let row = p.input_width * p.depth;
+    for_each_output_pixel(p, input, output, |in_b, (y0, y1), (x0, x1), out_px| {
+        let count = ((y1 - y0) * (x1 - x0)) as f32;
+        if count == 0.0 {
+            return false;
+        }
+        out_px.fill(0.0);
+        for y in y0..y1 {
+            let in_y = &in_b[y * row..][..row];
+            for x in x0..x1 {
+                for (t, &v) in out_px.iter_mut().zip(&in_y[x * p.depth..][..p.depth]) {
+                    *t += v * v;
+                }
+            }
+        }
+        for t in out_px.iter_mut() {
+            *t = clamp_f32(
+                sqrt_f32(*t / count),
+                p.float_activation_min,
+                p.float_activation_max,
+            );
+        }
+        true
+    })
+}
+
+/// `floor(sqrt(x))` for `x < 2^52`, bit by bit.
+fn isqrt(x: u64) -> u64 {
+    let (mut rem, mut root) = (x, 0u64);
+    let mut bit = 1u64 << 62;
+    while bit > x {
+        bit >>= 2;
+    }
+    while bit != 0 {
+        if rem >= root + bit {
+            rem -= root + bit;
+            root = (root >> 1) + bit;
+        } else {
+            root >>= 1;
+        }
+        bit >>= 2;
+    }
+    root
+}
+
+/// The correctly rounded (round to nearest, ties to even) square root of `x`, as IEEE
+/// `sqrtf`: NaN for NaN and negative `x`, `-0.0` for `-0.0`, `inf` for `inf`.
+pub fn sqrt_f32(x: f32) -> f32 {
+    if x.is_nan() || x < 0.0 {
+        return f32::NAN;
+    }
+    if x == 0.0 || x == f32::INFINITY {
+        return x;
+    }
+    let bits = x.to_bits();
+    let mut e = ((bits >> 23) & 0xff) as i32;
+    let mut m = (bits & 0x7f_ffff) as u64;
+    if e == 0 {
+        e = 1;
+        while m & 0x80_0000 == 0 {
+            m <<= 1;
+            e -= 1;
+        }
+    } else {
+        m |= 0x80_0000;
+    }
+    // x = m * 2^exp with m in [2^23, 2^24); make exp even.
+    let mut exp = e - 150;
+    if exp & 1 != 0 {
+        m <<= 1;
+        exp -= 1;
+    }
+    let big = m << 26;
+    let r = isqrt(big);
+    let sticky = r * r != big;
+    // sqrt(x) = sqrt(big) * 2^(exp / 2 - 13); r has 25 or 26 bits: keep 24.
+    let drop = (64 - r.leading_zeros()) - 24;
+    let mut q = r >> drop;
+    let rest = r & ((1u64 << drop) - 1);
+    let half = 1u64 << (drop - 1);
+    if rest > half || (rest == half && (sticky || q & 1 == 1)) {
+        q += 1;
+    }
+    let mut scale = exp / 2 - 13 + drop as i32;
+    if q == 1 << 24 {
+        q >>= 1;
+        scale += 1;
+    }
+    f32::from_bits((((scale + 150) as u32) << 23) | (q as u32 & 0x7f_ffff))
+}
+
+#[cfg(test)]
+mod tests_int16_l2 {
+    use super::*;
+
+    #[test]
+    fn sqrt_is_correctly_rounded() {
+        let mut x = 1u32;
+        while x < 0x7f80_0000 {
+            let f = f32::from_bits(x);
+            assert_eq!(sqrt_f32(f).to_bits(), f.sqrt().to_bits(), "{f:e}");
+            x += 9973;
+        }
+        for f in [
+            0.0f32,
+            -0.0,
+            f32::INFINITY,
+            1.0,
+            4.0,
+            2.0,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+        ] {
+            assert_eq!(sqrt_f32(f).to_bits(), f.sqrt().to_bits());
+        }
+        assert!(sqrt_f32(-1.0).is_nan() && sqrt_f32(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn int16_and_l2_pools() {
+        let o = Options {
+            padding: Padding::Valid,
+            stride_height: 1,
+            stride_width: 1,
+            filter_height: 1,
+            filter_width: 2,
+            activation: Activation::None,
+        };
+        let q = QuantParams {
+            scale: 0.5,
+            zero_point: 0,
+        };
+        let p = prepare_s16([1, 1, 2, 1], &o, q, q).unwrap();
+        let mut y = [0i16];
+        assert!(average_pool_s16(&p, &[-3, -2], &mut y));
+        assert_eq!(y, [-3]);
+        max_pool_s16(&p, &[-32768, -32768], &mut y);
+        assert_eq!(y, [-32768]);
+        let p = prepare_f32([1, 1, 2, 1], &o).unwrap();
+        let mut y = [0.0f32];
+        assert!(l2_pool_f32(&p, &[3.0, 4.0], &mut y));
+        assert_eq!(y, [(12.5f32).sqrt()]);
+    }
 }
 
 #[cfg(test)]

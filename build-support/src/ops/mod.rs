@@ -98,6 +98,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("GREATER", comparisons::lower_greater),
     ("GREATER_EQUAL", comparisons::lower_greater_equal),
     ("HARD_SWISH", hard_swish::lower),
+    ("L2_POOL_2D", pooling::lower_l2),
     ("LEAKY_RELU", leaky_relu::lower),
     ("LESS", comparisons::lower_less),
     ("LESS_EQUAL", comparisons::lower_less_equal),

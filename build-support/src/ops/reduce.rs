@@ -1,5 +1,10 @@
 //! SUM (int8, int16, float32), REDUCE_MAX and REDUCE_MIN (int8, float32) over constant axes
 //! (`kiln_kernels::reduce`, on MEAN's layout).
+//!
+//! A runtime (non-constant) axis tensor is accepted when the static shapes determine the
+//! result: every set of at most as many axes as the axis tensor holds whose reduction (with
+//! the operator's `keep_dims`) gives the output shape must reduce the same dims of extent
+//! above 1 (reducing a dim of extent 1 changes nothing); that set is then used.
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
@@ -7,7 +12,7 @@ use crate::exec::Io;
 use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::{mean, reduce};
 use kiln_planner::diag::Result;
-use kiln_planner::ir::DType;
+use kiln_planner::ir::{DType, OpKind, TensorId};
 use proc_macro2::TokenStream;
 
 /// What the operator computes.
@@ -46,8 +51,12 @@ fn lower(cx: &Cx<'_>, which: Which) -> Result<Step> {
         );
     }
     let (input, axis, output) = (cx.input(0)?, cx.input(1)?, cx.output()?);
-    let axes = cx.const_i32(axis)?;
     let shape = &cx.tensor(input).shape;
+    let axes = if cx.tensor(axis).data().is_some() {
+        cx.const_i32(axis)?
+    } else {
+        runtime_axes(cx, input, axis, output)?
+    };
     let (din, dout) = (cx.dtype(input), cx.dtype(output));
     let p = match (which, din, dout) {
         (_, DType::F32, DType::F32) => reduce::prepare(shape, &axes).map_err(prepare_error)?,
@@ -86,6 +95,72 @@ fn lower(cx: &Cx<'_>, which: Which) -> Result<Step> {
         p,
     };
     Ok(cx.step(kernel, vec![Operand::Tensor(input)], output))
+}
+
+/// The axes a runtime axis tensor must hold, from the static shapes (see the module docs).
+fn runtime_axes(
+    cx: &Cx<'_>,
+    input: TensorId,
+    axis: TensorId,
+    output: TensorId,
+) -> Result<Vec<i32>> {
+    let (OpKind::Sum { keep_dims }
+    | OpKind::ReduceMax { keep_dims }
+    | OpKind::ReduceMin { keep_dims }) = cx.op.kind
+    else {
+        unreachable!("registered for SUM, REDUCE_MAX and REDUCE_MIN")
+    };
+    let t = cx.tensor(axis);
+    if t.dtype != DType::I32 {
+        return Err(unsupported("the axis must be INT32")
+            .at_tensor(axis.0, t.name.clone())
+            .expected_found("INT32", t.dtype.name()));
+    }
+    let (shape, out) = (&cx.tensor(input).shape, &cx.tensor(output).shape);
+    let rank = shape.len();
+    if rank > mean::MAX_DIMS {
+        return Err(prepare_error(
+            kiln_kernels::quant::PrepareError::InvalidShape,
+        ));
+    }
+    let n = t.elements();
+    let nontrivial: u32 = (0..rank).filter(|&i| shape[i] > 1).map(|i| 1 << i).sum();
+    let mut found: Option<u32> = None;
+    let mut ambiguous = false;
+    for mask in 0u32..(1 << rank) {
+        if mask.count_ones() as usize > n {
+            continue;
+        }
+        let reduced = |i: usize| mask & (1 << i) != 0;
+        let shape_out: Vec<usize> = (0..rank)
+            .filter_map(|i| match (reduced(i), keep_dims) {
+                (true, true) => Some(1),
+                (true, false) => None,
+                (false, _) => Some(shape[i]),
+            })
+            .collect();
+        if &shape_out != out {
+            continue;
+        }
+        match found {
+            None => found = Some(mask & nontrivial),
+            Some(f) if f != mask & nontrivial => ambiguous = true,
+            Some(_) => {}
+        }
+    }
+    match found {
+        Some(mask) if !ambiguous => {
+            Ok((0..rank as i32).filter(|&i| mask & (1 << i) != 0).collect())
+        }
+        _ => Err(unsupported(
+            "the axis is not a constant and the static shapes do not determine the reduced dims",
+        )
+        .at_tensor(axis.0, t.name.clone())
+        .expected_found(
+            "a constant axis, or shapes allowing one set of reduced dims",
+            format!("input {shape:?}, output {out:?}, keep_dims {keep_dims}"),
+        )),
+    }
 }
 
 impl Reduce {

@@ -1,0 +1,409 @@
+//! End to end for the reductions and indexing operators (`tools/kcases_reduce.py`): two
+//! cases of each of their kernel-case bundles, copied to `tests/models/kcases` by
+//! `tools/extract_kcase_models.py`, compiled with `include_model!` and run on the case's
+//! inputs; the outputs must be TFLM's from the bundle, byte for byte.
+
+mod common;
+
+macro_rules! kcase {
+    ($name:ident, $file:literal, $bundle:literal, $index:literal) => {
+        mod $name {
+            kiln::include_model!($file);
+        }
+        #[test]
+        fn $name() {
+            let root = common::repo_root().join("tests");
+            let bundle = std::fs::read(root.join("kernel_cases").join($bundle)).unwrap();
+            let case = &common::parse_kcase(&bundle)[$index];
+            let model = std::fs::read(root.join($file)).unwrap();
+            assert!(
+                case.model == model,
+                "{} is not case {} of {} (rerun tools/extract_kcase_models.py)",
+                $file,
+                $index,
+                $bundle
+            );
+            let mut m = $name::Model::take().unwrap();
+            for (i, x) in case.inputs.iter().enumerate() {
+                m.input_bytes_mut(i).copy_from_slice(x);
+            }
+            m.invoke();
+            for (i, y) in case.outputs.iter().enumerate() {
+                assert_eq!(m.output_bytes(i), &y[..], "output {i}");
+            }
+        }
+    };
+}
+
+kcase!(
+    sum_int8_0,
+    "models/kcases/sum_int8_0.tflite",
+    "sum_int8.kcase",
+    0
+);
+kcase!(
+    sum_int8_7,
+    "models/kcases/sum_int8_7.tflite",
+    "sum_int8.kcase",
+    7
+);
+kcase!(
+    sum_float32_0,
+    "models/kcases/sum_float32_0.tflite",
+    "sum_float32.kcase",
+    0
+);
+kcase!(
+    sum_float32_7,
+    "models/kcases/sum_float32_7.tflite",
+    "sum_float32.kcase",
+    7
+);
+kcase!(
+    sum_int16_0,
+    "models/kcases/sum_int16_0.tflite",
+    "sum_int16.kcase",
+    0
+);
+kcase!(
+    sum_int16_7,
+    "models/kcases/sum_int16_7.tflite",
+    "sum_int16.kcase",
+    7
+);
+kcase!(
+    reduce_max_int8_0,
+    "models/kcases/reduce_max_int8_0.tflite",
+    "reduce_max_int8.kcase",
+    0
+);
+kcase!(
+    reduce_max_int8_7,
+    "models/kcases/reduce_max_int8_7.tflite",
+    "reduce_max_int8.kcase",
+    7
+);
+kcase!(
+    reduce_max_float32_0,
+    "models/kcases/reduce_max_float32_0.tflite",
+    "reduce_max_float32.kcase",
+    0
+);
+kcase!(
+    reduce_max_float32_7,
+    "models/kcases/reduce_max_float32_7.tflite",
+    "reduce_max_float32.kcase",
+    7
+);
+kcase!(
+    reduce_min_int8_0,
+    "models/kcases/reduce_min_int8_0.tflite",
+    "reduce_min_int8.kcase",
+    0
+);
+kcase!(
+    reduce_min_int8_7,
+    "models/kcases/reduce_min_int8_7.tflite",
+    "reduce_min_int8.kcase",
+    7
+);
+kcase!(
+    reduce_min_float32_0,
+    "models/kcases/reduce_min_float32_0.tflite",
+    "reduce_min_float32.kcase",
+    0
+);
+kcase!(
+    reduce_min_float32_7,
+    "models/kcases/reduce_min_float32_7.tflite",
+    "reduce_min_float32.kcase",
+    7
+);
+kcase!(
+    arg_max_int8_0,
+    "models/kcases/arg_max_int8_0.tflite",
+    "arg_max_int8.kcase",
+    0
+);
+kcase!(
+    arg_max_int8_7,
+    "models/kcases/arg_max_int8_7.tflite",
+    "arg_max_int8.kcase",
+    7
+);
+kcase!(
+    arg_max_float32_0,
+    "models/kcases/arg_max_float32_0.tflite",
+    "arg_max_float32.kcase",
+    0
+);
+kcase!(
+    arg_max_float32_7,
+    "models/kcases/arg_max_float32_7.tflite",
+    "arg_max_float32.kcase",
+    7
+);
+kcase!(
+    arg_min_int8_0,
+    "models/kcases/arg_min_int8_0.tflite",
+    "arg_min_int8.kcase",
+    0
+);
+kcase!(
+    arg_min_int8_7,
+    "models/kcases/arg_min_int8_7.tflite",
+    "arg_min_int8.kcase",
+    7
+);
+kcase!(
+    arg_min_float32_0,
+    "models/kcases/arg_min_float32_0.tflite",
+    "arg_min_float32.kcase",
+    0
+);
+kcase!(
+    arg_min_float32_7,
+    "models/kcases/arg_min_float32_7.tflite",
+    "arg_min_float32.kcase",
+    7
+);
+kcase!(
+    gather_int8_0,
+    "models/kcases/gather_int8_0.tflite",
+    "gather_int8.kcase",
+    0
+);
+kcase!(
+    gather_int8_7,
+    "models/kcases/gather_int8_7.tflite",
+    "gather_int8.kcase",
+    7
+);
+kcase!(
+    gather_float32_0,
+    "models/kcases/gather_float32_0.tflite",
+    "gather_float32.kcase",
+    0
+);
+kcase!(
+    gather_float32_7,
+    "models/kcases/gather_float32_7.tflite",
+    "gather_float32.kcase",
+    7
+);
+kcase!(
+    gather_nd_int8_0,
+    "models/kcases/gather_nd_int8_0.tflite",
+    "gather_nd_int8.kcase",
+    0
+);
+kcase!(
+    gather_nd_int8_7,
+    "models/kcases/gather_nd_int8_7.tflite",
+    "gather_nd_int8.kcase",
+    7
+);
+kcase!(
+    gather_nd_float32_0,
+    "models/kcases/gather_nd_float32_0.tflite",
+    "gather_nd_float32.kcase",
+    0
+);
+kcase!(
+    gather_nd_float32_7,
+    "models/kcases/gather_nd_float32_7.tflite",
+    "gather_nd_float32.kcase",
+    7
+);
+kcase!(
+    embedding_lookup_int8_0,
+    "models/kcases/embedding_lookup_int8_0.tflite",
+    "embedding_lookup_int8.kcase",
+    0
+);
+kcase!(
+    embedding_lookup_int8_7,
+    "models/kcases/embedding_lookup_int8_7.tflite",
+    "embedding_lookup_int8.kcase",
+    7
+);
+kcase!(
+    embedding_lookup_float32_0,
+    "models/kcases/embedding_lookup_float32_0.tflite",
+    "embedding_lookup_float32.kcase",
+    0
+);
+kcase!(
+    embedding_lookup_float32_7,
+    "models/kcases/embedding_lookup_float32_7.tflite",
+    "embedding_lookup_float32.kcase",
+    7
+);
+kcase!(
+    embedding_lookup_int8_float32_0,
+    "models/kcases/embedding_lookup_int8_float32_0.tflite",
+    "embedding_lookup_int8_float32.kcase",
+    0
+);
+kcase!(
+    embedding_lookup_int8_float32_7,
+    "models/kcases/embedding_lookup_int8_float32_7.tflite",
+    "embedding_lookup_int8_float32.kcase",
+    7
+);
+kcase!(
+    slice_int8_0,
+    "models/kcases/slice_int8_0.tflite",
+    "slice_int8.kcase",
+    0
+);
+kcase!(
+    slice_int8_7,
+    "models/kcases/slice_int8_7.tflite",
+    "slice_int8.kcase",
+    7
+);
+kcase!(
+    slice_float32_0,
+    "models/kcases/slice_float32_0.tflite",
+    "slice_float32.kcase",
+    0
+);
+kcase!(
+    slice_float32_7,
+    "models/kcases/slice_float32_7.tflite",
+    "slice_float32.kcase",
+    7
+);
+kcase!(
+    slice_int16_0,
+    "models/kcases/slice_int16_0.tflite",
+    "slice_int16.kcase",
+    0
+);
+kcase!(
+    slice_int16_7,
+    "models/kcases/slice_int16_7.tflite",
+    "slice_int16.kcase",
+    7
+);
+kcase!(
+    slice_int32_0,
+    "models/kcases/slice_int32_0.tflite",
+    "slice_int32.kcase",
+    0
+);
+kcase!(
+    slice_int32_7,
+    "models/kcases/slice_int32_7.tflite",
+    "slice_int32.kcase",
+    7
+);
+kcase!(
+    slice_bool_0,
+    "models/kcases/slice_bool_0.tflite",
+    "slice_bool.kcase",
+    0
+);
+kcase!(
+    slice_bool_7,
+    "models/kcases/slice_bool_7.tflite",
+    "slice_bool.kcase",
+    7
+);
+kcase!(
+    cumsum_int8_0,
+    "models/kcases/cumsum_int8_0.tflite",
+    "cumsum_int8.kcase",
+    0
+);
+kcase!(
+    cumsum_int8_7,
+    "models/kcases/cumsum_int8_7.tflite",
+    "cumsum_int8.kcase",
+    7
+);
+kcase!(
+    cumsum_float32_0,
+    "models/kcases/cumsum_float32_0.tflite",
+    "cumsum_float32.kcase",
+    0
+);
+kcase!(
+    cumsum_float32_7,
+    "models/kcases/cumsum_float32_7.tflite",
+    "cumsum_float32.kcase",
+    7
+);
+kcase!(
+    batch_matmul_int8_0,
+    "models/kcases/batch_matmul_int8_0.tflite",
+    "batch_matmul_int8.kcase",
+    0
+);
+kcase!(
+    batch_matmul_int8_7,
+    "models/kcases/batch_matmul_int8_7.tflite",
+    "batch_matmul_int8.kcase",
+    7
+);
+kcase!(
+    batch_matmul_float32_0,
+    "models/kcases/batch_matmul_float32_0.tflite",
+    "batch_matmul_float32.kcase",
+    0
+);
+kcase!(
+    batch_matmul_float32_7,
+    "models/kcases/batch_matmul_float32_7.tflite",
+    "batch_matmul_float32.kcase",
+    7
+);
+kcase!(
+    batch_matmul_int16_0,
+    "models/kcases/batch_matmul_int16_0.tflite",
+    "batch_matmul_int16.kcase",
+    0
+);
+kcase!(
+    batch_matmul_int16_7,
+    "models/kcases/batch_matmul_int16_7.tflite",
+    "batch_matmul_int16.kcase",
+    7
+);
+kcase!(
+    l2_pool_2d_float32_0,
+    "models/kcases/l2_pool_2d_float32_0.tflite",
+    "l2_pool_2d_float32.kcase",
+    0
+);
+kcase!(
+    l2_pool_2d_float32_7,
+    "models/kcases/l2_pool_2d_float32_7.tflite",
+    "l2_pool_2d_float32.kcase",
+    7
+);
+kcase!(
+    average_pool_2d_int16_0,
+    "models/kcases/average_pool_2d_int16_0.tflite",
+    "average_pool_2d_int16.kcase",
+    0
+);
+kcase!(
+    average_pool_2d_int16_7,
+    "models/kcases/average_pool_2d_int16_7.tflite",
+    "average_pool_2d_int16.kcase",
+    7
+);
+kcase!(
+    max_pool_2d_int16_0,
+    "models/kcases/max_pool_2d_int16_0.tflite",
+    "max_pool_2d_int16.kcase",
+    0
+);
+kcase!(
+    max_pool_2d_int16_7,
+    "models/kcases/max_pool_2d_int16_7.tflite",
+    "max_pool_2d_int16.kcase",
+    7
+);
