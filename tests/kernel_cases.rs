@@ -70,6 +70,7 @@ fn every_supported_operator_matches_tflm_on_every_case() {
     let mut checked = 0usize;
     let mut pending = Vec::new();
     let mut in_place = 0usize;
+    let mut split_slices = 0usize;
     for (entry, cases) in common::kernel_case_bundles() {
         let file = entry["file"].as_str().unwrap();
         assert_eq!(
@@ -111,6 +112,11 @@ fn every_supported_operator_matches_tflm_on_every_case() {
         for (i, case) in cases.iter().enumerate().take(20) {
             match kiln_build::compile_tokens(&case.model, &options) {
                 Ok(c) => {
+                    split_slices += usize::from(
+                        c.plan
+                            .modes
+                            .contains(&kiln_planner::alias::OpMode::SplitSlices),
+                    );
                     in_place += usize::from(
                         c.plan
                             .modes
@@ -124,7 +130,8 @@ fn every_supported_operator_matches_tflm_on_every_case() {
         }
     }
     eprintln!(
-        "{checked} cases checked, {in_place} emitted in place; bundles not compiled yet: {pending:?}"
+        "{checked} cases checked, {in_place} emitted in place, {split_slices} split into slices; \
+         bundles not compiled yet: {pending:?}"
     );
     let whole = common::kernel_case_filter().is_none();
     assert!(
@@ -133,4 +140,9 @@ fn every_supported_operator_matches_tflm_on_every_case() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked >= 200 || !whole, "too few cases checked");
+    // SPLIT, SPLIT_V and UNPACK on an outer axis need no code: their outputs are slices.
+    assert!(
+        split_slices >= 10 || !whole,
+        "too few splits planned as slices: {split_slices}"
+    );
 }

@@ -843,6 +843,7 @@ impl<'a> Emitter<'a> {
             let what = match plan.mode(op.id) {
                 OpMode::View => "a view: its output is its input's bytes",
                 OpMode::ConcatSlices => "its inputs were written into their slices of its output",
+                OpMode::SplitSlices => "its outputs are slices of its input's bytes",
                 _ => continue,
             };
             if elided_docs.is_empty() {

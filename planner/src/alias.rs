@@ -116,6 +116,8 @@ pub enum OpMode {
     InPlace { input: usize },
     /// A CONCATENATION whose inputs are all placed as slices of its output: does nothing.
     ConcatSlices,
+    /// A SPLIT whose outputs are all slices of its input: does nothing.
+    SplitSlices,
 }
 
 impl OpMode {
@@ -126,12 +128,16 @@ impl OpMode {
             OpMode::View => "view",
             OpMode::InPlace { .. } => "in place",
             OpMode::ConcatSlices => "concatenation of slices",
+            OpMode::SplitSlices => "split into slices",
         }
     }
 
     /// Whether the operator does nothing at run time.
     pub fn elided(self) -> bool {
-        matches!(self, OpMode::View | OpMode::ConcatSlices)
+        matches!(
+            self,
+            OpMode::View | OpMode::ConcatSlices | OpMode::SplitSlices
+        )
     }
 }
 
@@ -385,6 +391,23 @@ fn concat_slices(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Option<Vec<us
     (offsets.len() == op.inputs.len() && at == y.bytes()).then(|| offsets.clone())
 }
 
+/// The input an operator's outputs can be slices of and their byte offsets in it, if it
+/// declares that and they tile it exactly.
+fn split_slices(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Option<(TensorId, Vec<usize>)> {
+    let (slot, offsets) = kernels.abilities(graph, op).split_slices.as_ref()?;
+    let x = op.input(*slot)?;
+    let xt = graph.tensor(x);
+    let mut at = 0usize;
+    for (&o, &off) in op.outputs.iter().zip(offsets) {
+        let t = graph.tensor(o);
+        if t.dtype != xt.dtype || off != at {
+            return None;
+        }
+        at += t.bytes();
+    }
+    (offsets.len() == op.outputs.len() && at == xt.bytes()).then(|| (x, offsets.clone()))
+}
+
 /// The bytes live at the worst step with these aliases (the lower bound of the order).
 fn bound(graph: &Graph, order: &[OpId], kernels: &dyn Kernels, al: &Aliases) -> usize {
     crate::lifetimes::lifetimes_aliased(graph, order, kernels, al).lower_bound()
@@ -536,7 +559,81 @@ pub fn analyse(
             }
         }
     }
+    let has_split = graph
+        .ops
+        .iter()
+        .any(|op| kernels.abilities(graph, op).split_slices.is_some());
+    if options.concat && has_split {
+        gs = splits_as_slices(graph, order, kernels, gs, &work_left);
+    }
     gs.aliases(options.work_budget - work_left.get())
+}
+
+/// SPLIT, SPLIT_V and UNPACK with their outputs as slices of their input, one at a time in
+/// step order, each kept where it is safe and does not raise the bound (the input's bytes
+/// then live until the last output dies, which can cost more than the copies). Each trial
+/// computes the bound again and costs [`TRIAL_WORK`] steps of the budget per tensor and
+/// operator; when the budget runs out the rest stay copies.
+fn splits_as_slices<'a>(
+    graph: &Graph,
+    order: &[OpId],
+    kernels: &dyn Kernels,
+    mut gs: Groups<'a>,
+    work_left: &Cell<usize>,
+) -> Groups<'a> {
+    let mut current = bound(graph, order, kernels, &gs.aliases(0));
+    let trial = TRIAL_WORK * (graph.tensors.len() + graph.ops.len());
+    for &id in order {
+        let op = graph.op(id);
+        let Some((x, offsets)) = split_slices(graph, kernels, op) else {
+            continue;
+        };
+        if work_left.get() < trial {
+            break;
+        }
+        work_left.set(work_left.get() - trial);
+        let alone = |o: TensorId| {
+            is_arena(graph, o)
+                && gs.place(o.0) == (o.0, 0)
+                && gs.bytes(o.0) == graph.tensor(o).bytes()
+        };
+        if !is_arena(graph, x) || !op.outputs.iter().all(|&o| alone(o)) {
+            continue;
+        }
+        let (rx, ox) = gs.place(x.0);
+        if op.outputs.iter().any(|o| o.0 == rx) {
+            continue;
+        }
+        let change = (id, OpMode::SplitSlices);
+        let groups: Vec<(usize, usize)> = std::iter::once((gs.group[rx] as usize, 0))
+            .chain(
+                op.outputs
+                    .iter()
+                    .zip(&offsets)
+                    .map(|(o, &at)| (gs.group[o.0] as usize, ox + at)),
+            )
+            .collect();
+        let safe = (0..groups.len()).all(|i| {
+            (i + 1..groups.len()).all(|j| {
+                let ((gi, di), (gj, dj)) = (groups[i], groups[j]);
+                gs.compatible(gi, di, gj, dj, change)
+            })
+        });
+        if !safe {
+            continue;
+        }
+        let mut merged = gs.clone();
+        for (o, &at) in op.outputs.iter().zip(&offsets) {
+            merged.merge(o.0, rx, ox + at);
+        }
+        merged.set_mode(id, OpMode::SplitSlices);
+        let next = bound(graph, order, kernels, &merged.aliases(0));
+        if next <= current {
+            gs = merged;
+            current = next;
+        }
+    }
+    gs
 }
 
 /// Steps of work a trial of the convolution search costs per tensor and operator (copying

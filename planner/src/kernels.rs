@@ -29,6 +29,10 @@ pub struct Abilities {
     /// Byte offsets in the output at which the inputs can be placed as slices (in input
     /// order, tiling the output): the operator then needs no code.
     pub concat_slices: Option<Vec<usize>>,
+    /// The input (an index into the operator's inputs) whose bytes the outputs can be, as
+    /// slices at these byte offsets (in output order, tiling it): SPLIT, SPLIT_V and UNPACK
+    /// on an outer axis. The operator then needs no code.
+    pub split_slices: Option<(usize, Vec<usize>)>,
 }
 
 /// How a convolution runs over its own input, and the scratch that needs.
@@ -61,6 +65,7 @@ pub static NO_ABILITIES: Abilities = Abilities {
     in_place: Vec::new(),
     conv_in_place: None,
     concat_slices: None,
+    split_slices: None,
 };
 
 impl Kernels for NoKernels {

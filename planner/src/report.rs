@@ -105,6 +105,11 @@ impl Reasons {
                     direct[i.0].get_or_insert(("concatenation slice", op.id.0));
                 }
             }
+            if mode == OpMode::SplitSlices {
+                for &o in &op.outputs {
+                    direct[o.0].get_or_insert(("split slice", op.id.0));
+                }
+            }
             if let OpMode::InPlace { input } = mode
                 && let Some(i) = op.input(input)
             {

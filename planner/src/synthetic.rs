@@ -641,11 +641,7 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
             match &op.kind {
                 OpKind::Reshape | OpKind::Squeeze { .. } | OpKind::ExpandDims => a.view = true,
                 OpKind::Add(_) | OpKind::Mul { .. } => {
-                    let types: &[DType] = if matches!(op.kind, OpKind::Add(_)) {
-                        &[DType::I8, DType::I16, DType::I32, DType::F32]
-                    } else {
-                        &[DType::I8, DType::I16, DType::I32, DType::F32]
-                    };
+                    let types = &[DType::I8, DType::I16, DType::I32, DType::F32];
                     let same =
                         matches!((input(0), input(1)), (Some(x), Some(y)) if x.shape == y.shape);
                     if op.inputs.len() == 2 && same && dtype_in(types) {
@@ -692,6 +688,34 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                     }
                 }
                 OpKind::Other { name } if name == "LOGICAL_NOT" => a.in_place = vec![0],
+                OpKind::Split { .. } | OpKind::SplitV { .. } | OpKind::Unpack { .. } => {
+                    // Cut on an outer axis: the outputs are consecutive slices of the data.
+                    let (slot, axis) = match op.kind {
+                        OpKind::Split { .. } => (1, constant_i32(graph, op.input(0))),
+                        OpKind::SplitV { .. } => (0, constant_i32(graph, op.input(2))),
+                        OpKind::Unpack { axis, .. } => (0, Some(axis)),
+                        _ => unreachable!("matched above"),
+                    };
+                    if let (Some(x), Some(axis)) = (input(slot), axis) {
+                        let rank = x.shape.len() as i64;
+                        let axis = if axis < 0 {
+                            axis as i64 + rank
+                        } else {
+                            axis as i64
+                        };
+                        if (0..rank).contains(&axis)
+                            && x.shape[..axis as usize].iter().product::<usize>() == 1
+                        {
+                            let mut at = 0;
+                            let mut offsets = Vec::new();
+                            for &o in &op.outputs {
+                                offsets.push(at);
+                                at += graph.tensor(o).bytes();
+                            }
+                            a.split_slices = Some((slot, offsets));
+                        }
+                    }
+                }
                 &OpKind::Pack { axis, .. } => {
                     // Stacked on an outer axis: the inputs are consecutive slices.
                     if let Some(y) = out {
@@ -758,4 +782,13 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
         })
         .collect();
     Declared { ops }
+}
+
+/// The single value of a constant int32 tensor (an axis), if it is one.
+fn constant_i32(graph: &Graph, t: Option<crate::ir::TensorId>) -> Option<i32> {
+    let t = graph.tensor(t?);
+    match (t.dtype, t.data()?) {
+        (DType::I32, &[a, b, c, d]) => Some(i32::from_le_bytes([a, b, c, d])),
+        _ => None,
+    }
 }

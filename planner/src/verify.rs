@@ -602,6 +602,35 @@ fn check_aliasing(
                     return Err(bad("its inputs do not fill the output"));
                 }
             }
+            OpMode::SplitSlices => {
+                let Some((slot, offsets)) = &declared.split_slices else {
+                    return Err(bad("its kernel declares no slices"));
+                };
+                let Some((start, end)) = place(op.input(*slot)) else {
+                    return Err(bad("its input has no arena bytes"));
+                };
+                if offsets.len() != op.outputs.len() {
+                    return Err(bad("it declares a slice per output"));
+                }
+                // Each output at its declared offset, one after another, filling the input.
+                let mut next = start;
+                for (&o, &off) in op.outputs.iter().zip(offsets) {
+                    let Some((s, e)) = place(Some(o)) else {
+                        return Err(bad("an output has no arena bytes"));
+                    };
+                    if s != next
+                        || s != start + off
+                        || graph.tensors[o.0].dtype
+                            != graph.tensors[op.input(*slot).map_or(0, |t| t.0)].dtype
+                    {
+                        return Err(bad("an output is not at its slice of the input"));
+                    }
+                    next = e;
+                }
+                if next != end {
+                    return Err(bad("its outputs do not fill the input"));
+                }
+            }
         }
     }
 

@@ -142,6 +142,10 @@ fn cut(
         check_shape(cx, o, &want)?;
     }
     let (outer, chunks) = runs(&shape, axis, extents, dtype.size());
+    // Cut on an outer axis (nothing but ones before it), each output is a contiguous slice
+    // of the input: the planner may place them there and the copy is not needed.
+    let slices = (outer == 1).then(|| offsets(&chunks));
+    let slot = cx.op.inputs.iter().position(|&t| t == Some(input));
     let mut step = cx.step(
         Runs {
             outer,
@@ -152,7 +156,20 @@ fn cut(
         outs[0],
     );
     step.outputs = outs;
+    step.abilities.split_slices = slices.zip(slot).map(|(o, s)| (s, o));
     Ok(step)
+}
+
+/// The byte offset of each run when they follow one another.
+fn offsets(chunks: &[usize]) -> Vec<usize> {
+    chunks
+        .iter()
+        .scan(0, |at, &c| {
+            let off = *at;
+            *at += c;
+            Some(off)
+        })
+        .collect()
 }
 
 fn lower_split(cx: &Cx<'_>, num_splits: i32) -> Result<Step> {
@@ -258,16 +275,7 @@ fn lower_pack(cx: &Cx<'_>, values_count: i32, axis_opt: i32) -> Result<Step> {
     // Stacked on an outer axis (nothing but ones before it), each input is a contiguous
     // slice of the output: its producer can write there and the copy is not needed (the
     // planner decides, as for CONCATENATION).
-    let offsets = (outer == 1).then(|| {
-        chunks
-            .iter()
-            .scan(0, |at, &c| {
-                let off = *at;
-                *at += c;
-                Some(off)
-            })
-            .collect()
-    });
+    let offsets = (outer == 1).then(|| offsets(&chunks));
     let mut step = cx.step(
         Runs {
             outer,
