@@ -26,6 +26,11 @@ How the cases are drawn:
   the converter writes it) in 70% of the cases, else a second input; alpha values in
   [-1.5, 1.5] (float) or int8 with its own quantization; quantized outputs calibrated from
   the float twin.
+- FLOOR_DIV/FLOOR_MOD (float32): broadcast_shapes up to rank 4; numerators in +-10**U(0, 2),
+  denominators in +-10**U(-1, 1), so quotients and remainders of both signs occur; 10% of
+  the elements special values (inf, NaN, +-0, denormals, huge); FLOOR_DIV models whose
+  denominator holds a zero are refused by TFLM and redrawn (FLOOR_MOD runs them: NaN);
+  half the denominators are constants.
 - SELECT_V2: a bool condition broadcast with both values (three shapes drawn around one
   output shape); value types float32, int8, int16 (int8/int16 with any quantization, copied).
 """
@@ -264,6 +269,26 @@ def gen_prelu(rng, dt):
     return g
 
 
+def gen_floor(op):
+    def gen(rng, dt):
+        a, b, out = G.broadcast_shapes(rng, dt, max_rank=4)
+        g = G.Graph(op)
+        g.input(a, dt)
+        rb = float(10 ** rng.uniform(-1, 1))
+        if rng.random() < 0.5:
+            y = rng.uniform(-rb, rb, size=b).astype(np.float32)
+            y[y == 0] = 1.0
+            g.const(y, dt, name="denominator")
+            g.float_inputs = [float(10 ** rng.uniform(0, 2))]
+        else:
+            g.input(b, dt)
+            g.float_inputs = [float(10 ** rng.uniform(0, 2)), rb]
+        g.specials = 0.1
+        g.output(out, dt)
+        return g
+    return gen
+
+
 def register(g):
     global G
     G = g
@@ -280,6 +305,8 @@ def register(g):
         ("sub", "SUB", gen_arith("SUB", "SubOptions"), ("int16", "int32")),
         ("mul", "MUL", gen_arith("MUL", "MulOptions"), ("int16", "int32")),
         ("prelu", "PRELU", gen_prelu, ("float32", "int8", "int16")),
+        ("floor_div", "FLOOR_DIV", gen_floor("FLOOR_DIV"), ("float32",)),
+        ("floor_mod", "FLOOR_MOD", gen_floor("FLOOR_MOD"), ("float32",)),
         ("squared_difference", "SQUARED_DIFFERENCE", gen_squared_difference,
          ("float32", "int8", "int16", "int32")),
     ]

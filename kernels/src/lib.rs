@@ -133,6 +133,7 @@ pub mod depthwise_conv_2d;
 pub mod dequantize;
 pub mod div;
 pub mod fixed_point;
+pub mod floor_div_mod;
 mod fmath;
 pub mod fully_connected;
 pub mod gemm;

@@ -23,6 +23,7 @@ mod conv_2d;
 mod depthwise_conv_2d;
 mod dequantize;
 mod div;
+mod floor_div_mod;
 mod fully_connected;
 mod hard_swish;
 mod leaky_relu;
@@ -66,6 +67,8 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("DIV", div::lower),
     ("EQUAL", comparisons::lower_equal),
     ("EXPAND_DIMS", reshape::lower),
+    ("FLOOR_DIV", floor_div_mod::lower_div),
+    ("FLOOR_MOD", floor_div_mod::lower_mod),
     ("FULLY_CONNECTED", fully_connected::lower),
     ("GREATER", comparisons::lower_greater),
     ("GREATER_EQUAL", comparisons::lower_greater_equal),
