@@ -31,6 +31,9 @@ How the cases are drawn:
   the elements special values (inf, NaN, +-0, denormals, huge); FLOOR_DIV models whose
   denominator holds a zero are refused by TFLM and redrawn (FLOOR_MOD runs them: NaN);
   half the denominators are constants.
+- ADD_N (float32, int8): 2 to 6 inputs of one shape (rank 1-4), int8 inputs sharing one
+  quantization (TFLM requires it), output calibrated from the float twin; now and then one
+  input a constant.
 - SELECT_V2: a bool condition broadcast with both values (three shapes drawn around one
   output shape); value types float32, int8, int16 (int8/int16 with any quantization, copied).
 """
@@ -289,6 +292,25 @@ def gen_floor(op):
     return gen
 
 
+def gen_add_n(rng, dt):
+    k = int(rng.integers(2, 7))
+    rank = int(rng.integers(1, 5))
+    shape = G.rand_shape(rng, rank, 6, max(1, G.IO_SMALL // ((k + 1) * G.esize(dt))))
+    g = G.Graph("ADD_N", *G.opts("AddNOptions"))
+    q = G.in_quant(rng) if dt == "int8" else None
+    const_at = int(rng.integers(0, k)) if rng.random() < 0.2 else -1
+    for j in range(k):
+        if j == const_at:
+            if dt == "int8":
+                g.const(rng.integers(-128, 128, size=shape).astype(np.int8), dt, quant=q, name="c")
+            else:
+                g.const(rng.uniform(-1, 1, size=shape).astype(np.float32), dt, name="c")
+        else:
+            g.input(shape, dt, q)
+    g.output(shape, dt)
+    return g
+
+
 def register(g):
     global G
     G = g
@@ -307,6 +329,7 @@ def register(g):
         ("prelu", "PRELU", gen_prelu, ("float32", "int8", "int16")),
         ("floor_div", "FLOOR_DIV", gen_floor("FLOOR_DIV"), ("float32",)),
         ("floor_mod", "FLOOR_MOD", gen_floor("FLOOR_MOD"), ("float32",)),
+        ("add_n", "ADD_N", gen_add_n, ("float32", "int8")),
         ("squared_difference", "SQUARED_DIFFERENCE", gen_squared_difference,
          ("float32", "int8", "int16", "int32")),
     ]

@@ -122,6 +122,7 @@ extern crate std;
 
 pub mod activations_f32;
 pub mod add;
+pub mod add_n;
 mod arch;
 pub use arch::NAME as ARCH;
 pub mod broadcast;

@@ -16,6 +16,7 @@ use crate::lower::{Cx, Step};
 use kiln_planner::diag::Result;
 
 mod add;
+mod add_n;
 mod cast;
 mod comparisons;
 mod concatenation;
@@ -58,6 +59,7 @@ pub type Lowering = fn(&Cx<'_>) -> Result<Step>;
 /// Every operator Kiln compiles: its TFLite name and its module's lowering, by name.
 pub const OPERATORS: &[(&str, Lowering)] = &[
     ("ADD", add::lower),
+    ("ADD_N", add_n::lower),
     ("AVERAGE_POOL_2D", pooling::lower_average),
     ("CAST", cast::lower),
     ("CONCATENATION", concatenation::lower),
