@@ -34,9 +34,17 @@ How the cases are drawn:
 - ADD_N (float32, int8): 2 to 6 inputs of one shape (rank 1-4), int8 inputs sharing one
   quantization (TFLM requires it), output calibrated from the float twin; now and then one
   input a constant.
+- DIV int8: broadcast_shapes up to rank 4, input quantizations as the other int8 ops, the
+  output scale chosen so that s1 / (s2 * s_out) is 2**U(6.5, 21): TFLM's int8 DIV shifts by a
+  data-dependent amount without checking it, and Kiln refuses quantizations for which some
+  input pair needs a shift outside 0..=31 (the same check is made here, others redrawn);
+  divisor elements equal to their zero point (undefined in TFLM) are replaced by a
+  neighbour; fused activations NONE/RELU/RELU6.
 - SELECT_V2: a bool condition broadcast with both values (three shapes drawn around one
   output shape); value types float32, int8, int16 (int8/int16 with any quantization, copied).
 """
+
+import math
 
 import numpy as np
 
@@ -311,6 +319,57 @@ def gen_add_n(rng, dt):
     return g
 
 
+def _bitlen(v):
+    v = np.asarray(v, dtype=np.int64)
+    out = np.zeros(v.shape, dtype=np.int64)
+    x = v.copy()
+    while np.any(x > 0):
+        out += x > 0
+        x >>= 1
+    return out
+
+
+def div_shifts_ok(zp1, zp2, s1, s2, so):
+    """Kiln's prepare_s8 check for int8 DIV: every right shift within 0..=31 for a != 0."""
+    real = float(np.float32(s1) / (np.float32(s2) * np.float32(so)))
+    q, shift = math.frexp(real)
+    if round(q * 2**31) == 2**31:
+        shift += 1
+    x = np.arange(-128, 128)
+    a = (x - zp1)[:, None] * np.ones((1, 256), dtype=np.int64)
+    b = np.ones((256, 1), dtype=np.int64) * (x - zp2)[None, :]
+    keep = b != 0
+    a = np.where(b < 0, -a, a)
+    b = np.abs(b)
+    recip = 31 - (32 - _bitlen(np.where(keep, b, 1)))
+    head = np.where(a >= 0, 31 - _bitlen(np.maximum(a, 0)), 31 - _bitlen(np.maximum(-a - 1, 0)))
+    right = recip + head - shift
+    bad = keep & (a != 0) & ((right < 0) | (right > 31))
+    return not bool(np.any(bad))
+
+
+def gen_div_int8(rng, dt):
+    a, b, out = G.broadcast_shapes(rng, dt, max_rank=4)
+    g = G.Graph("DIV", *G.opts("DivOptions", fusedActivationFunction=G.act(rng)))
+    q1, q2 = G.in_quant(rng), G.in_quant(rng)
+    so = q1[0][0] / (q2[0][0] * 2 ** (rng.uniform(6.5, 9) if rng.random() < 0.8 else rng.uniform(9, 21)))
+    zo = G.zero_point(rng)
+    if not div_shifts_ok(q1[1][0], q2[1][0], q1[0][0], q2[0][0], so):
+        raise G.Reject("DIV shift out of range")
+    g.input(a, dt, q1)
+    g.input(b, dt, q2)
+    g.output(out, dt, G.q1(so, zo))
+    zp2 = q2[1][0]
+
+    def draw(rng):
+        x = G.tc.random_input(rng, a, dt)
+        y = G.tc.random_input(rng, b, dt).astype(np.int32)
+        y[y == zp2] = zp2 + 1 if zp2 < 127 else zp2 - 1
+        return [x, y.astype(np.int8)]
+    g.draw = draw
+    return g
+
+
 def register(g):
     global G
     G = g
@@ -330,6 +389,7 @@ def register(g):
         ("floor_div", "FLOOR_DIV", gen_floor("FLOOR_DIV"), ("float32",)),
         ("floor_mod", "FLOOR_MOD", gen_floor("FLOOR_MOD"), ("float32",)),
         ("add_n", "ADD_N", gen_add_n, ("float32", "int8")),
+        ("div", "DIV", gen_div_int8, ("int8",)),
         ("squared_difference", "SQUARED_DIFFERENCE", gen_squared_difference,
          ("float32", "int8", "int16", "int32")),
     ]

@@ -1,9 +1,11 @@
-//! DIV: float32, broadcasting or not (`kiln_kernels::div`).
+//! DIV: float32 and int8, broadcasting or not (`kiln_kernels::div`). int8 models whose
+//! quantizations make TFLM's data-dependent shift leave `0..=31` are refused (see the
+//! kernel module).
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
 use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, activation, types, unsupported};
+use crate::lower::{Cx, Kernel, Operand, Step, activation, prepare_error, types, unsupported};
 use kiln_kernels::broadcast::Broadcast;
 use kiln_kernels::div;
 use kiln_planner::diag::Result;
@@ -14,14 +16,38 @@ use proc_macro2::TokenStream;
 #[derive(Debug)]
 struct DivF32(div::Params, Option<Broadcast>);
 
+/// The int8 kernel; `None`: the inputs have the output's shape.
+#[derive(Debug)]
+struct DivS8(div::ParamsS8, Option<Broadcast>);
+
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let OpKind::Div { activation: act } = &cx.op.kind else {
         unreachable!("registered for DIV")
     };
     let (a, b, output) = (cx.input(0)?, cx.input(1)?, cx.output()?);
+    if [a, b, output].iter().all(|&t| cx.dtype(t) == DType::I8) {
+        let bc = cx.broadcast(a, b, output)?;
+        let p = div::prepare_s8(
+            cx.quant(a)?,
+            cx.quant(b)?,
+            cx.quant(output)?,
+            activation(*act),
+        )
+        .map_err(|e| {
+            prepare_error(e).expected_found(
+                "quantizations for which TFLM's int8 DIV shifts stay within 0..=31",
+                "a shift out of that range for some input pair",
+            )
+        })?;
+        return Ok(cx.step(
+            DivS8(p, bc),
+            vec![Operand::Tensor(a), Operand::Tensor(b)],
+            output,
+        ));
+    }
     if [a, b, output].iter().any(|&t| cx.dtype(t) != DType::F32) {
-        return Err(unsupported("DIV is supported for FLOAT32")
-            .expected_found("FLOAT32", types(cx.dtype(a), cx.dtype(output))));
+        return Err(unsupported("DIV is supported for FLOAT32 and INT8")
+            .expected_found("FLOAT32 or INT8", types(cx.dtype(a), cx.dtype(output))));
     }
     let bc = cx.broadcast(a, b, output)?;
     let p = div::prepare_f32(activation(*act));
@@ -49,6 +75,27 @@ impl Kernel for DivF32 {
         match &self.1 {
             None => div::div_f32(&self.0, io.f32(0), io.f32(1), io.out_f32()),
             Some(b) => div::div_broadcast_f32(&self.0, b, io.f32(0), io.f32(1), io.out_f32()),
+        }
+    }
+}
+
+impl Kernel for DivS8 {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        let mut pre = vec![call.params_as(quote::quote!(::kiln::kernels::div::ParamsS8), &self.0)];
+        match &self.1 {
+            None => call.standard("div", "div_s8", &pre),
+            Some(b) => {
+                pre.push(call.broadcast(b));
+                call.standard("div", "div_broadcast_s8", &pre)
+            }
+        }
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        match &self.1 {
+            None => div::div_s8(&self.0, io.i8(0), io.i8(1), io.out_i8()),
+            Some(b) => div::div_broadcast_s8(&self.0, b, io.i8(0), io.i8(1), io.out_i8()),
         }
     }
 }
