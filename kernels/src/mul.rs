@@ -159,16 +159,6 @@ pub fn mul_s16(p: &Params, input1: &[i16], input2: &[i16], output: &mut [i16]) {
     zip_map(input1, input2, output, |x, y| mul_func16(p, x, y));
 }
 
-/// [`mul_s16`] with the output overwriting input 1.
-pub fn mul_s16_in_place1(p: &Params, input1_output: &mut [i16], input2: &[i16]) {
-    zip_map_in_place1(input1_output, input2, |x, y| mul_func16(p, x, y));
-}
-
-/// [`mul_s16`] with the output overwriting input 2.
-pub fn mul_s16_in_place2(p: &Params, input1: &[i16], input2_output: &mut [i16]) {
-    zip_map_in_place2(input1, input2_output, |x, y| mul_func16(p, x, y));
-}
-
 /// Int16 MUL with broadcasting.
 pub fn mul_broadcast_s16(
     p: &Params,
@@ -183,16 +173,6 @@ pub fn mul_broadcast_s16(
 /// Int32 MUL of two same-shaped tensors.
 pub fn mul_i32(p: &Params, input1: &[i32], input2: &[i32], output: &mut [i32]) {
     zip_map(input1, input2, output, |x, y| mul_func32(p, x, y));
-}
-
-/// [`mul_i32`] with the output overwriting input 1.
-pub fn mul_i32_in_place1(p: &Params, input1_output: &mut [i32], input2: &[i32]) {
-    zip_map_in_place1(input1_output, input2, |x, y| mul_func32(p, x, y));
-}
-
-/// [`mul_i32`] with the output overwriting input 2.
-pub fn mul_i32_in_place2(p: &Params, input1: &[i32], input2_output: &mut [i32]) {
-    zip_map_in_place2(input1, input2_output, |x, y| mul_func32(p, x, y));
 }
 
 /// Int32 MUL with broadcasting.
