@@ -84,6 +84,10 @@ pub fn prepare_s8(
         quantized_activation_min: min,
         quantized_activation_max: max,
     };
+    // The right shift of a pair is `recip_shift + headroom - output_shift`: it stays in
+    // 0..=31 for every pair with `a != 0` exactly when the output exponent is within
+    // `max(recip + headroom) - 31 ..= min(recip + headroom)`.
+    let (mut lo, mut hi) = (i32::MIN, i32::MAX);
     for x in i8::MIN as i32..=i8::MAX as i32 {
         for y in i8::MIN as i32..=i8::MAX as i32 {
             let (a, b) = (p.input1_offset + x, p.input2_offset + y);
@@ -91,18 +95,14 @@ pub fn prepare_s8(
                 continue;
             }
             let (a, _, _, right) = div_terms(&p, a, b);
-            if a != 0 && !(0..=31).contains(&right) {
-                return Err(PrepareError::ShiftOutOfRange {
-                    multiplier: real,
-                    shift: Some(output_shift),
-                    range: ShiftRange {
-                        min: right.min(0),
-                        max: right.max(31),
-                    },
-                });
+            if a != 0 {
+                let total = right + output_shift; // recip_shift + headroom
+                lo = lo.max(total - 31);
+                hi = hi.min(total);
             }
         }
     }
+    ShiftRange { min: lo, max: hi }.check(real, output_shift)?;
     Ok(p)
 }
 

@@ -33,12 +33,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             cx.quant(output)?,
             activation(*act),
         )
-        .map_err(|e| {
-            prepare_error(e).expected_found(
-                "quantizations for which TFLM's int8 DIV shifts stay within 0..=31",
-                "a shift out of that range for some input pair",
-            )
-        })?;
+        .map_err(prepare_error)?;
         return Ok(cx.step(
             DivS8(p, bc),
             vec![Operand::Tensor(a), Operand::Tensor(b)],
