@@ -40,6 +40,9 @@ How the cases are drawn:
   input pair needs a shift outside 0..=31 (the same check is made here, others redrawn);
   divisor elements equal to their zero point (undefined in TFLM) are replaced by a
   neighbour; fused activations NONE/RELU/RELU6.
+- DIV int32 (unquantized): broadcast_shapes up to rank 4; numerators over a wide or a narrow
+  range, divisors mostly small (|y| <= 20) so quotients vary and fused RELU/RELU6/RELU_N1_TO_1
+  clamp them; zero divisors (TFLM traps) replaced by 1.
 - SELECT_V2: a bool condition broadcast with both values (three shapes drawn around one
   output shape); value types float32, int8, int16 (int8/int16 with any quantization, copied).
 """
@@ -370,6 +373,24 @@ def gen_div_int8(rng, dt):
     return g
 
 
+def gen_div_int32(rng, dt):
+    a, b, out = G.broadcast_shapes(rng, dt, max_rank=4)
+    g = G.Graph("DIV", *G.opts("DivOptions", fusedActivationFunction=G.act(rng, (G.NONE, G.RELU, G.RELU6, G.RELU_N1_TO_1))))
+    g.input(a, dt)
+    g.input(b, dt)
+    g.output(out, dt)
+
+    def draw(rng):
+        lim = 2**31 - 1 if rng.random() < 0.3 else 1000
+        x = rng.integers(-lim, lim + 1, size=a).astype(np.int32)
+        ylim = 20 if rng.random() < 0.8 else 2**31 - 1
+        y = rng.integers(-ylim, ylim + 1, size=b).astype(np.int32)
+        y[y == 0] = 1
+        return [x, y]
+    g.draw = draw
+    return g
+
+
 def register(g):
     global G
     G = g
@@ -390,6 +411,7 @@ def register(g):
         ("floor_mod", "FLOOR_MOD", gen_floor("FLOOR_MOD"), ("float32",)),
         ("add_n", "ADD_N", gen_add_n, ("float32", "int8")),
         ("div", "DIV", gen_div_int8, ("int8",)),
+        ("div", "DIV", gen_div_int32, ("int32",)),
         ("squared_difference", "SQUARED_DIFFERENCE", gen_squared_difference,
          ("float32", "int8", "int16", "int32")),
     ]

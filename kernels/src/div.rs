@@ -1,4 +1,4 @@
-//! DIV (float32, int8): elementwise quotient with optional broadcasting and fused activation.
+//! DIV (float32, int8, int32): elementwise quotient with optional broadcasting and fused activation.
 //!
 //! Follows TFLM's `div.cc` float path: `reference_ops::Div` / `BroadcastDivSlow<float>`,
 //! `ActivationFunctionWithMinMax(input1 / input2, min, max)` with the float activation
@@ -15,6 +15,10 @@
 //! time and refuses quantizations for which some pair with `a != 0` needs a shift outside
 //! `0..=31`. A divisor equal to its zero point (`b == 0`) is undefined in TFLM (a failed
 //! debug check); Kiln gives the activation bound of `a`'s sign (the zero point for `a == 0`).
+//!
+//! int32 (unquantized, `reference_ops::Div<int32_t>`): C++'s truncating `x / y`, clamped to
+//! `CalculateActivationRange<int32_t>`. TFLM traps on `y == 0` and on `i32::MIN / -1`;
+//! Kiln gives 0 for the first and `i32::MIN` (wrapping) for the second.
 
 use crate::broadcast::{Broadcast, broadcast_binary};
 use crate::fixed_point::{
@@ -135,6 +139,45 @@ fn div_s8_op(p: &ParamsS8, x: i8, y: i8) -> i8 {
     clamp_i32(raw, lo, hi) as i8
 }
 
+/// Build-time parameters of an int32 DIV: the activation range in the quantized fields.
+pub fn prepare_i32(activation: Activation) -> ParamsS8 {
+    let (min, max) = crate::sub::activation_range_i32(activation);
+    ParamsS8 {
+        input1_offset: 0,
+        input2_offset: 0,
+        output_offset: 0,
+        output_multiplier: 0,
+        output_shift: 0,
+        quantized_activation_min: min,
+        quantized_activation_max: max,
+    }
+}
+
+#[inline]
+fn div_i32_op(p: &ParamsS8, x: i32, y: i32) -> i32 {
+    let q = if y == 0 { 0 } else { x.wrapping_div(y) };
+    clamp_i32(q, p.quantized_activation_min, p.quantized_activation_max)
+}
+
+/// Int32 DIV of two same-shaped tensors.
+pub fn div_i32(p: &ParamsS8, input1: &[i32], input2: &[i32], output: &mut [i32]) {
+    debug_assert!(input1.len() == output.len() && input2.len() == output.len());
+    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+        *o = div_i32_op(p, x, y);
+    }
+}
+
+/// Int32 DIV with broadcasting.
+pub fn div_broadcast_i32(
+    p: &ParamsS8,
+    b: &Broadcast,
+    input1: &[i32],
+    input2: &[i32],
+    output: &mut [i32],
+) {
+    broadcast_binary(b, input1, input2, output, |x, y| div_i32_op(p, x, y));
+}
+
 /// Int8 DIV of two same-shaped tensors.
 pub fn div_s8(p: &ParamsS8, input1: &[i8], input2: &[i8], output: &mut [i8]) {
     debug_assert!(input1.len() == output.len() && input2.len() == output.len());
@@ -215,6 +258,14 @@ mod tests {
         assert_eq!(o, [64, -32, 0, -128]);
         // Multiplier 1: the shift for a = -1, b = 127 would be 37, refused.
         assert!(prepare_s8(q(1.0), q(1.0), q(1.0), Activation::None).is_err());
+    }
+
+    #[test]
+    fn int32_quotients() {
+        let p = prepare_i32(Activation::Relu6);
+        let mut o = [9i32; 5];
+        div_i32(&p, &[7, -7, 100, 5, i32::MIN], &[2, 2, 3, 0, -1], &mut o);
+        assert_eq!(o, [3, 0, 6, 0, 0]);
     }
 
     #[test]
