@@ -253,6 +253,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn int16_and_int32_mul() {
+        let q = |scale| QuantParams {
+            scale,
+            zero_point: 0,
+        };
+        let p = prepare_s16(q(0.01), q(0.01), q(0.0001), Activation::None).unwrap();
+        let mut o = [0i16; 3];
+        // 1.0 * 0.5 = 0.5 -> 5000; 3.0 * 3.0 = 9 saturates; -1.0 * 0.5 = -5000.
+        mul_s16(&p, &[100, 300, -100], &[50, 300, 50], &mut o);
+        assert_eq!(o, [5000, 32767, -5000]);
+        let nonzero = QuantParams {
+            scale: 0.01,
+            zero_point: 1,
+        };
+        assert!(prepare_s16(nonzero, q(0.01), q(0.01), Activation::None).is_err());
+        let p = prepare_i32(Activation::Relu6);
+        let mut o = [0i32; 3];
+        mul_i32(&p, &[2, -3, 2], &[2, 4, 5], &mut o);
+        assert_eq!(o, [4, 0, 6]);
+    }
+
+    #[test]
     fn int8_mul() {
         let q = QuantParams {
             scale: 0.5,
