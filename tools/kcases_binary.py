@@ -15,7 +15,8 @@ How the cases are drawn:
 - MAXIMUM/MINIMUM int16/int32/int64: pooled values as the comparisons (ties, extremes),
   int16 with one symmetric quantization for inputs and output (TFLM compares raw values).
 - SUB/MUL int16: gen_kernel_cases._binary (symmetric int16 inputs, output calibrated from the
-  float twin, fused activations); int32 (unquantized): values small enough that TFLM's C++
+  float twin, fused activations; SUB inputs with zero points at the extremes or uniform in
+  30% of the cases); int32 (unquantized): values small enough that TFLM's C++
   difference/product does not overflow (|x| < 2**30 for SUB, mostly |x| < 2**15 for MUL,
   so the fused RELU/RELU6 clamps are reached).
 - SQUARED_DIFFERENCE: broadcast_shapes up to rank 4 (TFLM's 4-D helper); int8 inputs with
@@ -216,6 +217,11 @@ def gen_arith(op, options_cls):
     def gen(rng, dt):
         options = G.opts(options_cls, fusedActivationFunction=G.act(rng, (G.NONE, G.RELU, G.RELU6, G.RELU_N1_TO_1)))
         g = G._binary(op, options, rng, dt)
+        if dt == "int16" and op == "SUB" and rng.random() < 0.3:
+            # TFLM's int16 SUB takes any zero points (MUL requires 0): offset inputs too.
+            for i in g.inputs:
+                s_, _, ax = g.tensors[i].quant
+                g.tensors[i].quant = (s_, [int(rng.choice([-32768, 32767, int(rng.integers(-32768, 32768))]))], ax)
         if dt == "int32":
             limit = 2**29 if op == "SUB" else 2**15
             if op == "MUL":
