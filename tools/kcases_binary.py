@@ -5,7 +5,7 @@ How the cases are drawn:
 - Shapes: gen_kernel_cases.broadcast_shapes up to rank 6 (the pinned TFLM wheel broadcasts
   comparisons, logical ops and SELECT_V2 over 6-D); half of the cases broadcast, one side
   sometimes of lower rank, sizes within the elementwise budget.
-- Values (comparisons, select): each input's elements are picked from a small pool drawn per
+- Values (comparisons, select, MAXIMUM/MINIMUM): each input's elements are picked from a small pool drawn per
   case, so that equal pairs are frequent; the pool holds the type's extremes and, for
   float32, the special values of gen_kernel_cases.SPECIALS (NaN, +-inf, +-0, denormals).
   Bools are 0/1 uniformly, or mostly one value.
@@ -36,8 +36,8 @@ How the cases are drawn:
   quantization (TFLM requires it), output calibrated from the float twin; now and then one
   input a constant.
 - DIV int8: broadcast_shapes up to rank 4, input quantizations as the other int8 ops, the
-  output scale chosen so that s1 / (s2 * s_out) is 2**U(6.5, 21): TFLM's int8 DIV shifts by a
-  data-dependent amount without checking it, and Kiln refuses quantizations for which some
+  output scale chosen so that s1 / (s2 * s_out) is 2**U(6.5, 9) (80%) or 2**U(9, 21): TFLM's
+  int8 DIV shifts by a data-dependent amount without checking it, and Kiln refuses quantizations for which some
   input pair needs a shift outside 0..=31 (the same check is made here, others redrawn);
   divisor elements equal to their zero point (undefined in TFLM) are replaced by a
   neighbour; fused activations NONE/RELU/RELU6.
