@@ -126,6 +126,7 @@ extern crate std;
 
 pub mod activations_f32;
 pub mod add;
+pub mod add_n;
 mod arch;
 pub mod arg_min_max;
 pub use arch::NAME as ARCH;
@@ -143,6 +144,7 @@ pub mod div;
 pub mod dynamic_update_slice;
 pub mod fill;
 pub mod fixed_point;
+pub mod floor_div_mod;
 mod fmath;
 pub mod fully_connected;
 pub mod gather;

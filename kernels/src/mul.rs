@@ -159,16 +159,6 @@ pub fn mul_s16(p: &Params, input1: &[i16], input2: &[i16], output: &mut [i16]) {
     zip_map(input1, input2, output, |x, y| mul_func16(p, x, y));
 }
 
-/// [`mul_s16`] with the output overwriting input 1.
-pub fn mul_s16_in_place1(p: &Params, input1_output: &mut [i16], input2: &[i16]) {
-    zip_map_in_place1(input1_output, input2, |x, y| mul_func16(p, x, y));
-}
-
-/// [`mul_s16`] with the output overwriting input 2.
-pub fn mul_s16_in_place2(p: &Params, input1: &[i16], input2_output: &mut [i16]) {
-    zip_map_in_place2(input1, input2_output, |x, y| mul_func16(p, x, y));
-}
-
 /// Int16 MUL with broadcasting.
 pub fn mul_broadcast_s16(
     p: &Params,
@@ -183,16 +173,6 @@ pub fn mul_broadcast_s16(
 /// Int32 MUL of two same-shaped tensors.
 pub fn mul_i32(p: &Params, input1: &[i32], input2: &[i32], output: &mut [i32]) {
     zip_map(input1, input2, output, |x, y| mul_func32(p, x, y));
-}
-
-/// [`mul_i32`] with the output overwriting input 1.
-pub fn mul_i32_in_place1(p: &Params, input1_output: &mut [i32], input2: &[i32]) {
-    zip_map_in_place1(input1_output, input2, |x, y| mul_func32(p, x, y));
-}
-
-/// [`mul_i32`] with the output overwriting input 2.
-pub fn mul_i32_in_place2(p: &Params, input1: &[i32], input2_output: &mut [i32]) {
-    zip_map_in_place2(input1, input2_output, |x, y| mul_func32(p, x, y));
 }
 
 /// Int32 MUL with broadcasting.
@@ -271,6 +251,28 @@ pub fn mul_broadcast_f32(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn int16_and_int32_mul() {
+        let q = |scale| QuantParams {
+            scale,
+            zero_point: 0,
+        };
+        let p = prepare_s16(q(0.01), q(0.01), q(0.0001), Activation::None).unwrap();
+        let mut o = [0i16; 3];
+        // 1.0 * 0.5 = 0.5 -> 5000; 3.0 * 3.0 = 9 saturates; -1.0 * 0.5 = -5000.
+        mul_s16(&p, &[100, 300, -100], &[50, 300, 50], &mut o);
+        assert_eq!(o, [5000, 32767, -5000]);
+        let nonzero = QuantParams {
+            scale: 0.01,
+            zero_point: 1,
+        };
+        assert!(prepare_s16(nonzero, q(0.01), q(0.01), Activation::None).is_err());
+        let p = prepare_i32(Activation::Relu6);
+        let mut o = [0i32; 3];
+        mul_i32(&p, &[2, -3, 2], &[2, 4, 5], &mut o);
+        assert_eq!(o, [4, 0, 6]);
+    }
 
     #[test]
     fn int8_mul() {

@@ -246,6 +246,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn int16_and_int32_sub() {
+        let q = QuantParams {
+            scale: 0.5,
+            zero_point: 0,
+        };
+        let p = prepare_s16(q, q, q, Activation::None).unwrap();
+        let mut o = [0i16; 3];
+        sub_s16(&p, &[5, -30000, 30000], &[3, 30000, -30000], &mut o);
+        assert_eq!(o, [2, -32768, 32767]);
+        let p = prepare_i32(Activation::ReluN1To1);
+        let mut o = [0i32; 3];
+        sub_i32(&p, &[5, 0, 7], &[3, 0, 8], &mut o);
+        assert_eq!(o, [1, 0, -1]);
+    }
+
+    #[test]
     fn int8_sub() {
         let q = QuantParams {
             scale: 0.5,

@@ -641,7 +641,11 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
             match &op.kind {
                 OpKind::Reshape | OpKind::Squeeze { .. } | OpKind::ExpandDims => a.view = true,
                 OpKind::Add(_) | OpKind::Mul { .. } => {
-                    let types = &[DType::I8, DType::I16, DType::I32, DType::F32];
+                    let types: &[DType] = if matches!(op.kind, OpKind::Add(_)) {
+                        &[DType::I8, DType::I16, DType::I32, DType::F32]
+                    } else {
+                        &[DType::I8, DType::F32]
+                    };
                     let same =
                         matches!((input(0), input(1)), (Some(x), Some(y)) if x.shape == y.shape);
                     if op.inputs.len() == 2 && same && dtype_in(types) {
@@ -687,7 +691,6 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         }
                     }
                 }
-                OpKind::Other { name } if name == "LOGICAL_NOT" => a.in_place = vec![0],
                 OpKind::Split { .. } | OpKind::SplitV { .. } | OpKind::Unpack { .. } => {
                     // Cut on an outer axis: the outputs are consecutive slices of the data.
                     let (slot, axis) = match op.kind {

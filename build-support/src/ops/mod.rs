@@ -16,6 +16,7 @@ use crate::lower::{Cx, Step};
 use kiln_planner::diag::Result;
 
 mod add;
+mod add_n;
 mod arg_min_max;
 mod batch_matmul;
 mod broadcast_to;
@@ -29,6 +30,7 @@ mod dequantize;
 mod div;
 mod dynamic_update_slice;
 mod fill;
+mod floor_div_mod;
 mod fully_connected;
 mod gather;
 mod hard_swish;
@@ -72,6 +74,7 @@ pub type Lowering = fn(&Cx<'_>) -> Result<Step>;
 /// Every operator Kiln compiles: its TFLite name and its module's lowering, by name.
 pub const OPERATORS: &[(&str, Lowering)] = &[
     ("ADD", add::lower),
+    ("ADD_N", add_n::lower),
     ("ARG_MAX", arg_min_max::lower_max),
     ("ARG_MIN", arg_min_max::lower_min),
     ("AVERAGE_POOL_2D", pooling::lower_average),
@@ -92,6 +95,8 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("EQUAL", comparisons::lower_equal),
     ("EXPAND_DIMS", reshape::lower),
     ("FILL", fill::lower_fill),
+    ("FLOOR_DIV", floor_div_mod::lower_div),
+    ("FLOOR_MOD", floor_div_mod::lower_mod),
     ("FULLY_CONNECTED", fully_connected::lower),
     ("GATHER", gather::lower_gather),
     ("GATHER_ND", gather::lower_gather_nd),

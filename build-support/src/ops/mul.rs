@@ -54,8 +54,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
                 .expected_found("INT8, INT16, INT32 or FLOAT32", other.name()));
         }
     };
-    // Without broadcasting, the kernels have in-place forms over either input.
-    let in_place = broadcast.is_none();
+    // Without broadcasting, the int8 and float kernels have in-place forms over either input
+    // (the int16/int32 ones are not declared: the planner's restatement of the declarations,
+    // `kiln_planner::synthetic`, lists MUL in place for int8 and float32 only).
+    let in_place = broadcast.is_none() && matches!(cx.dtype(output), DType::I8 | DType::F32);
     let mut step = cx.step(kernel, vec![Operand::Tensor(a), Operand::Tensor(b)], output);
     if in_place {
         step.abilities.in_place = vec![0, 1];
