@@ -1108,6 +1108,9 @@ def draw_inputs(g, rng):
             r = g.float_inputs[k] if g.float_inputs and k < len(g.float_inputs) else 1.0
             lo, hi = r if isinstance(r, tuple) else (-r, r)
             x = rng.uniform(lo, hi, size=t.shape).astype(np.float32)
+            transform = getattr(g, "transform", None)  # e.g. snap to halves (ROUND)
+            if transform is not None:
+                x = transform(x, rng).astype(np.float32)
             share = getattr(g, "specials", 0)
             if share:
                 mask = rng.uniform(size=t.shape) < share

@@ -22,6 +22,7 @@ mod conv_2d;
 mod depthwise_conv_2d;
 mod dequantize;
 mod div;
+mod elementwise;
 mod fully_connected;
 mod hard_swish;
 mod leaky_relu;
@@ -51,18 +52,25 @@ pub type Lowering = fn(&Cx<'_>) -> Result<Step>;
 
 /// Every operator Kiln compiles: its TFLite name and its module's lowering, by name.
 pub const OPERATORS: &[(&str, Lowering)] = &[
+    ("ABS", elementwise::lower_abs),
     ("ADD", add::lower),
     ("AVERAGE_POOL_2D", pooling::lower_average),
     ("CAST", cast::lower),
+    ("CEIL", elementwise::lower_ceil),
     ("CONCATENATION", concatenation::lower),
     ("CONV_2D", conv_2d::lower),
+    ("COS", elementwise::lower_cos),
     ("DEPTHWISE_CONV_2D", depthwise_conv_2d::lower),
     ("DEQUANTIZE", dequantize::lower),
     ("DIV", div::lower),
+    ("ELU", elementwise::lower_elu),
+    ("EXP", elementwise::lower_exp),
     ("EXPAND_DIMS", reshape::lower),
+    ("FLOOR", elementwise::lower_floor),
     ("FULLY_CONNECTED", fully_connected::lower),
     ("HARD_SWISH", hard_swish::lower),
     ("LEAKY_RELU", leaky_relu::lower),
+    ("LOG", elementwise::lower_log),
     ("LOGISTIC", logistic::lower),
     ("MAXIMUM", maximum_minimum::lower_maximum),
     ("MAX_POOL_2D", pooling::lower_max),
@@ -78,7 +86,12 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("RESHAPE", reshape::lower),
     ("RESIZE_BILINEAR", resize_bilinear::lower),
     ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor::lower),
+    ("ROUND", elementwise::lower_round),
+    ("RSQRT", elementwise::lower_rsqrt),
+    ("SIN", elementwise::lower_sin),
     ("SOFTMAX", softmax::lower),
+    ("SQRT", elementwise::lower_sqrt),
+    ("SQUARE", elementwise::lower_square),
     ("SQUEEZE", reshape::lower),
     ("STRIDED_SLICE", strided_slice::lower),
     ("SUB", sub::lower),

@@ -1,0 +1,88 @@
+"""Kernel cases of the unary elementwise family (Kiln's ops/elementwise.rs and the int16 forms
+of TANH, LOGISTIC, ...): one input, one output of the same shape (ranks 1-4, up to 48 float32
+elements), drawn with gen_kernel_cases' helpers.
+
+Float32 inputs are uniform in a range chosen per operator so that each function's branches
+are reached, and carry a share of special values (signed zeros, infinities, NaN, denormals,
++-3e38, +-1, halves such as 127.5):
+- ABS, SQUARE, CEIL, FLOOR: +-10**U(-0.5, 3); ROUND: the same, half of the cases snapped to
+  multiples of 0.5 (ties, both parities, negative halves);
+- SQRT, RSQRT, LOG: mostly positive ranges 10**U(-3, 4) with a share of negatives (NaN);
+- SIN, COS: +-10**U(-1, 5), so the small-argument path, the fast reduction (|x| < 120) and
+  the large reduction are all reached;
+- EXP: [-110, 95] narrowed at random (underflow, overflow); ELU: +-10**U(-1, 2).
+Seeds come from the bundle names (gen_kernel_cases.family_ops).
+"""
+
+import numpy as np
+
+
+def _float_unary(g, op, rng, lo, hi, specials=0.1, transform=None):
+    shape = g.unary_shape(rng, "float32")
+    graph = g.Graph(op)
+    graph.float_inputs = [(float(lo), float(hi))]
+    graph.specials = specials
+    graph.transform = transform
+    graph.input(shape, "float32")
+    graph.output(shape, "float32")
+    return graph
+
+
+def _sym(rng, lo_exp, hi_exp):
+    m = float(10 ** rng.uniform(lo_exp, hi_exp))
+    return -m, m
+
+
+def _positive(rng):
+    m = float(10 ** rng.uniform(-3, 4))
+    u = rng.random()
+    if u < 0.6:
+        return 0.0, m
+    if u < 0.8:
+        return float(10 ** rng.uniform(-3, 0)) * m * 1e-3, m
+    return -0.2 * m, m  # some negatives: NaN
+
+
+def register(g):
+    def simple(op, lo_exp=-0.5, hi_exp=3.0):
+        def gen(rng, dt):
+            return _float_unary(g, op, rng, *_sym(rng, lo_exp, hi_exp))
+        return gen
+
+    def gen_round(rng, dt):
+        snap = rng.random() < 0.5
+        return _float_unary(g, "ROUND", rng, *_sym(rng, -0.5, 3.0),
+                            transform=(lambda x, r: np.round(x * 2) / 2) if snap else None)
+
+    def positive(op):
+        def gen(rng, dt):
+            return _float_unary(g, op, rng, *_positive(rng))
+        return gen
+
+    def trig(op):
+        def gen(rng, dt):
+            return _float_unary(g, op, rng, *_sym(rng, -1.0, 5.0))
+        return gen
+
+    def gen_exp(rng, dt):
+        lo = -110.0 * rng.uniform(0.05, 1.0)
+        hi = 95.0 * rng.uniform(0.05, 1.0)
+        return _float_unary(g, "EXP", rng, lo, hi)
+
+    def gen_elu(rng, dt):
+        return _float_unary(g, "ELU", rng, *_sym(rng, -1.0, 2.0))
+
+    return [
+        ("abs", "ABS", simple("ABS"), ("float32",)),
+        ("square", "SQUARE", simple("SQUARE", -1.0, 20.0), ("float32",)),
+        ("sqrt", "SQRT", positive("SQRT"), ("float32",)),
+        ("rsqrt", "RSQRT", positive("RSQRT"), ("float32",)),
+        ("sin", "SIN", trig("SIN"), ("float32",)),
+        ("cos", "COS", trig("COS"), ("float32",)),
+        ("log", "LOG", positive("LOG"), ("float32",)),
+        ("ceil", "CEIL", simple("CEIL"), ("float32",)),
+        ("floor", "FLOOR", simple("FLOOR"), ("float32",)),
+        ("round", "ROUND", gen_round, ("float32",)),
+        ("exp", "EXP", gen_exp, ("float32",)),
+        ("elu", "ELU", gen_elu, ("float32",)),
+    ]
