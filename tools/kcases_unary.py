@@ -11,6 +11,11 @@ are reached, and carry a share of special values (signed zeros, infinities, NaN,
 - SIN, COS: +-10**U(-1, 5), so the small-argument path, the fast reduction (|x| < 120) and
   the large reduction are all reached;
 - EXP: [-110, 95] narrowed at random (underflow, overflow); ELU: +-10**U(-1, 2).
+Quantized: ABS int8 (input scale 10**U(-3, 0), zero points at the extremes too; the output
+either the input's quantization (no rescale), a calibrated one, or the input scale times
+10**U(-1, 1)), ABS int16 (zero points 0, as TFLM requires; same three kinds of output scale),
+ABS int16_raw (int16 tensors without quantization: plain std::abs, -32768 included); ELU int8
+(TFLM's lookup table; output calibrated from the float twin).
 Seeds come from the bundle names (gen_kernel_cases.family_ops).
 """
 
@@ -69,11 +74,40 @@ def register(g):
         hi = 95.0 * rng.uniform(0.05, 1.0)
         return _float_unary(g, "EXP", rng, lo, hi)
 
+    def gen_abs(rng, dt):
+        if dt == "float32":
+            return _float_unary(g, "ABS", rng, *_sym(rng, -0.5, 3.0))
+        shape = g.unary_shape(rng, "int16" if dt.startswith("int16") else dt)
+        graph = g.Graph("ABS")
+        if dt == "int16_raw":
+            graph.raw = True
+            graph.input(shape, "int16")
+            graph.output(shape, "int16")
+            return graph
+        q = g.in_quant(rng) if dt == "int8" else g.in_quant16(rng)
+        graph.input(shape, dt, q)
+        u = rng.random()
+        if u < 0.3:
+            out = q
+        elif u < 0.6:
+            out = g.q1(q[0][0] * float(10 ** rng.uniform(-1, 1)),
+                       g.zero_point(rng) if dt == "int8" else 0)
+        else:
+            out = None  # calibrated from the float twin
+        graph.output(shape, dt, out)
+        return graph
+
     def gen_elu(rng, dt):
-        return _float_unary(g, "ELU", rng, *_sym(rng, -1.0, 2.0))
+        if dt == "float32":
+            return _float_unary(g, "ELU", rng, *_sym(rng, -1.0, 2.0))
+        shape = g.unary_shape(rng, dt)
+        graph = g.Graph("ELU")
+        graph.input(shape, dt, g.in_quant(rng, -2.5, 0.0))
+        graph.output(shape, dt)
+        return graph
 
     return [
-        ("abs", "ABS", simple("ABS"), ("float32",)),
+        ("abs", "ABS", gen_abs, ("float32", "int8", "int16", "int16_raw")),
         ("square", "SQUARE", simple("SQUARE", -1.0, 20.0), ("float32",)),
         ("sqrt", "SQRT", positive("SQRT"), ("float32",)),
         ("rsqrt", "RSQRT", positive("RSQRT"), ("float32",)),
@@ -84,5 +118,5 @@ def register(g):
         ("floor", "FLOOR", simple("FLOOR"), ("float32",)),
         ("round", "ROUND", gen_round, ("float32",)),
         ("exp", "EXP", gen_exp, ("float32",)),
-        ("elu", "ELU", gen_elu, ("float32",)),
+        ("elu", "ELU", gen_elu, ("float32", "int8")),
     ]

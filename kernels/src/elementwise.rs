@@ -1,7 +1,8 @@
 //! Unary elementwise operators without parameters, float32: ABS, SQUARE, SQRT, RSQRT, SIN,
 //! COS, LOG (TFLM's `elementwise.cc`), CEIL, FLOOR, ROUND, EXP and ELU (`ceil.cc`,
-//! `floor.cc`, `round.cc`, `exp.cc`, `elu.cc`); and ABS int8/int16, RSQRT int8 and the int8
-//! ELU table.
+//! `floor.cc`, `round.cc`, `exp.cc`, `elu.cc`); and ABS int8/int16 (quantized, or int16
+//! without quantization) and ELU int8 (TFLM's lookup table, built by [`prepare_elu_s8`] with
+//! the same `float` operations).
 //!
 //! The float kernels call, per element, what TFLM's do: `std::abs`, `f * f`,
 //! `std::sqrt`, `1.f / std::sqrt(f)`, `std::sin`, `std::cos`, `std::log`, `std::ceil`,
@@ -11,10 +12,14 @@
 //! [`crate::fmath`]), so the results are bit-identical with TFLM there, NaNs included (an
 //! invalid argument gives x86's default NaN `0xffc00000`).
 
+use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::fmath::{ceil_f32 as ceilf, floor_f32 as floorf};
 use crate::glibc_math::expm1f;
 use crate::libm_f32::{cosf, logf, sinf, sqrtf};
 use crate::math::expf;
+use crate::quant::{
+    PrepareError, QuantParams, ShiftRange, quantize_multiplier, round_f32 as roundf,
+};
 use crate::util::{map, map_in_place};
 
 /// Reference kernels need no scratch memory.
@@ -92,6 +97,130 @@ float_kernels! {
     elu_f32, elu_f32_in_place => elu_op;
 }
 
+/// Parameters of a quantized ABS (`OpDataAbsRsqrt`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AbsParams {
+    pub input_offset: i32,
+    pub output_offset: i32,
+    /// The scales differ: the magnitude is requantized by `multiplier` and `shift`.
+    pub needs_rescale: bool,
+    pub multiplier: i32,
+    pub shift: i32,
+}
+
+/// Build-time parameters of a quantized ABS (TFLM's `PrepareAbsRsqrt`): `int16` requires
+/// zero points 0 (else TFLM's `Prepare` fails).
+pub fn prepare_abs(
+    input: QuantParams,
+    output: QuantParams,
+    int16: bool,
+) -> Result<AbsParams, PrepareError> {
+    if int16 && (input.zero_point != 0 || output.zero_point != 0) {
+        return Err(PrepareError::UnsupportedQuantization);
+    }
+    let needs_rescale = input.scale != output.scale;
+    let (multiplier, shift) = if needs_rescale {
+        quantize_multiplier(input.scale as f64 / output.scale as f64, ShiftRange::I32)?
+    } else {
+        (0, 0)
+    };
+    Ok(AbsParams {
+        input_offset: input.zero_point,
+        output_offset: output.zero_point,
+        needs_rescale,
+        multiplier,
+        shift,
+    })
+}
+
+/// `AbsEvalQuantized`: `|x - input_offset|`, requantized if the scales differ, plus the
+/// output offset, clamped to the type.
+#[inline]
+fn abs_quantized(p: &AbsParams, x: i32, min: i32, max: i32) -> i32 {
+    let value = (x - p.input_offset).wrapping_abs();
+    let out = if p.needs_rescale {
+        multiply_by_quantized_multiplier(value, p.multiplier, p.shift)
+    } else {
+        value
+    }
+    .wrapping_add(p.output_offset);
+    out.clamp(min, max)
+}
+
+/// Int8 ABS.
+pub fn abs_s8(p: &AbsParams, input: &[i8], output: &mut [i8]) {
+    map(input, output, |x| {
+        abs_quantized(p, x as i32, -128, 127) as i8
+    });
+}
+
+/// [`abs_s8`] in place.
+pub fn abs_s8_in_place(p: &AbsParams, data: &mut [i8]) {
+    map_in_place(data, |x| abs_quantized(p, x as i32, -128, 127) as i8);
+}
+
+/// Int16 ABS of a quantized tensor (zero points 0).
+pub fn abs_s16(p: &AbsParams, input: &[i16], output: &mut [i16]) {
+    map(input, output, |x| {
+        abs_quantized(p, x as i32, -32768, 32767) as i16
+    });
+}
+
+/// [`abs_s16`] in place.
+pub fn abs_s16_in_place(p: &AbsParams, data: &mut [i16]) {
+    map_in_place(data, |x| abs_quantized(p, x as i32, -32768, 32767) as i16);
+}
+
+/// Int16 ABS of a tensor without quantization: `std::abs` stored back to `int16_t`
+/// (`-32768` stays `-32768`).
+pub fn abs_s16_raw(input: &[i16], output: &mut [i16]) {
+    map(input, output, i16::wrapping_abs);
+}
+
+/// [`abs_s16_raw`] in place.
+pub fn abs_s16_raw_in_place(data: &mut [i16]) {
+    map_in_place(data, i16::wrapping_abs);
+}
+
+/// `static_cast<int32_t>(float)` as x86-64 computes it (`cvttss2si`): truncation, and
+/// `INT32_MIN` for NaN and out-of-range values.
+fn f32_to_i32_x86(x: f32) -> i32 {
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&x) {
+        x as i32
+    } else {
+        i32::MIN
+    }
+}
+
+/// The int8 ELU table (`elu.cc`'s `PopulateLookupTable` with `x < 0 ? std::exp(x) - 1 : x`),
+/// indexed by the input byte (`table[x as u8]`).
+pub fn prepare_elu_s8(input: QuantParams, output: QuantParams) -> [i8; 256] {
+    let inverse_scale = 1.0 / output.scale;
+    let mut table = [0i8; 256];
+    for val in -128i32..=127 {
+        let dequantized = input.scale * (val - input.zero_point) as f32;
+        let transformed = if dequantized < 0.0 {
+            expf(dequantized) - 1.0
+        } else {
+            dequantized
+        };
+        let rescaled = roundf(transformed * inverse_scale);
+        let quantized = f32_to_i32_x86(rescaled + output.zero_point as f32);
+        table[val as u8 as usize] = quantized.clamp(-128, 127) as i8;
+    }
+    table
+}
+
+/// Int8 ELU: a table lookup.
+pub fn elu_s8(table: &[i8; 256], input: &[i8], output: &mut [i8]) {
+    map(input, output, |x| table[x as u8 as usize]);
+}
+
+/// [`elu_s8`] in place.
+pub fn elu_s8_in_place(table: &[i8; 256], data: &mut [i8]) {
+    map_in_place(data, |x| table[x as u8 as usize]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,5 +281,26 @@ mod tests {
         check(&z, |v| if v < 0.0 { v.exp_m1() } else { v });
         rsqrt_f32(&x, &mut y);
         check(&y, |v| 1.0 / v.sqrt());
+    }
+
+    #[test]
+    fn quantized_abs_and_elu() {
+        let q = |scale, zero_point| QuantParams { scale, zero_point };
+        let mut y = [0i16; 3];
+        abs_s16_raw(&[-32768, -5, 7], &mut y);
+        assert_eq!(y, [-32768, 5, 7]);
+        let p = prepare_abs(q(0.5, -128), q(0.5, -128), false).unwrap();
+        assert!(!p.needs_rescale);
+        let mut z = [0i8; 3];
+        abs_s8(&p, &[-128, 127, 0], &mut z);
+        assert_eq!(z, [-128, 127, 0]); // |x + 128| - 128
+        assert_eq!(
+            prepare_abs(q(0.5, 1), q(0.5, 0), true),
+            Err(PrepareError::UnsupportedQuantization)
+        );
+        let t = prepare_elu_s8(q(0.05, 0), q(0.05, 0));
+        assert_eq!(t[0], 0);
+        assert_eq!(t[100], 100);
+        assert_eq!(t[(-128i8) as u8 as usize], -20); // round((e^-6.4 - 1) / 0.05)
     }
 }

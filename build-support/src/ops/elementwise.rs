@@ -1,16 +1,17 @@
 //! The unary elementwise operators of `kiln_kernels::elementwise`: ABS, SQUARE, SQRT, RSQRT,
-//! SIN, COS, LOG (TFLM's `elementwise.cc`), CEIL, FLOOR, ROUND, EXP and ELU, float32, each
-//! also in place over its input.
+//! SIN, COS, LOG (TFLM's `elementwise.cc`), CEIL, FLOOR, ROUND, EXP and ELU, float32; ABS
+//! int8 and int16 (quantized with zero points 0, or without quantization) and ELU int8 (its
+//! lookup table built at build time). Every kernel also runs in place over its input.
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
 use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, types, unsupported};
-#[cfg(feature = "exec")]
+use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::elementwise as ew;
 use kiln_planner::diag::Result;
-use kiln_planner::ir::DType;
+use kiln_planner::ir::{DType, Quantization};
 use proc_macro2::TokenStream;
+use quote::quote;
 
 /// A float32 kernel: its function's name in `kiln_kernels::elementwise` (the in-place form
 /// is `<name>_in_place`) and the function, for host execution.
@@ -45,17 +46,95 @@ float_lowerings! {
     lower_square, "SQUARE" => square_f32;
 }
 
-/// ABS: float32.
+/// The quantized kernels.
+#[derive(Debug)]
+enum Quantized {
+    AbsS8(ew::AbsParams),
+    AbsS16(ew::AbsParams),
+    AbsS16Raw,
+    EluS8(Box<[i8; 256]>),
+}
+
+/// ABS: float32, int8, int16 (quantized with zero points 0, or without quantization).
 pub(super) fn lower_abs(cx: &Cx<'_>) -> Result<Step> {
-    lower_float(
-        cx,
-        "ABS",
-        Float {
-            function: "abs_f32",
-            #[cfg(feature = "exec")]
-            run: ew::abs_f32,
-        },
-    )
+    let (input, output) = (cx.input(0)?, cx.output()?);
+    let kernel = match (cx.dtype(input), cx.dtype(output)) {
+        (DType::I8, DType::I8) => Quantized::AbsS8(
+            ew::prepare_abs(cx.quant(input)?, cx.quant(output)?, false).map_err(prepare_error)?,
+        ),
+        (DType::I16, DType::I16) if cx.tensor(input).quant == Quantization::None => {
+            Quantized::AbsS16Raw
+        }
+        (DType::I16, DType::I16) => {
+            let (qi, qo) = (cx.quant(input)?, cx.quant(output)?);
+            for (t, q) in [(input, qi), (output, qo)] {
+                if q.zero_point != 0 {
+                    return Err(
+                        unsupported("TFLM's quantized int16 ABS needs zero points 0")
+                            .at_tensor(t.0, cx.tensor(t).name.clone())
+                            .expected_found("zero point 0", format!("zero point {}", q.zero_point)),
+                    );
+                }
+            }
+            Quantized::AbsS16(ew::prepare_abs(qi, qo, true).map_err(prepare_error)?)
+        }
+        _ => {
+            return lower_float(
+                cx,
+                "ABS",
+                Float {
+                    function: "abs_f32",
+                    #[cfg(feature = "exec")]
+                    run: ew::abs_f32,
+                },
+            );
+        }
+    };
+    lower_quantized(cx, kernel)
+}
+
+/// One input, one output of as many elements, in place over the input.
+fn lower_quantized(cx: &Cx<'_>, kernel: Quantized) -> Result<Step> {
+    let (input, output) = (cx.input(0)?, cx.output()?);
+    if cx.op.inputs.len() != 1 {
+        return Err(unsupported("the operator takes one input")
+            .expected_found("1 input", format!("{} inputs", cx.op.inputs.len())));
+    }
+    cx.check_same_elements(input, output)?;
+    let mut step = cx.step(kernel, vec![Operand::Tensor(input)], output);
+    step.abilities.in_place = vec![0];
+    Ok(step)
+}
+
+impl Kernel for Quantized {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        let abs_params = quote!(::kiln::kernels::elementwise::AbsParams);
+        match self {
+            Quantized::AbsS8(p) => {
+                let pre = [call.params_as(abs_params, p)];
+                call.elementwise("elementwise", "abs_s8", &pre)
+            }
+            Quantized::AbsS16(p) => {
+                let pre = [call.params_as(abs_params, p)];
+                call.elementwise("elementwise", "abs_s16", &pre)
+            }
+            Quantized::AbsS16Raw => call.elementwise("elementwise", "abs_s16_raw", &[]),
+            Quantized::EluS8(table) => {
+                let pre = [call.table("TABLE", &table[..])];
+                call.elementwise("elementwise", "elu_s8", &pre)
+            }
+        }
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        match self {
+            Quantized::AbsS8(p) => ew::abs_s8(p, io.i8(0), io.out_i8()),
+            Quantized::AbsS16(p) => ew::abs_s16(p, io.i16(0), io.out_i16()),
+            Quantized::AbsS16Raw => ew::abs_s16_raw(io.i16(0), io.out_i16()),
+            Quantized::EluS8(table) => ew::elu_s8(table, io.i8(0), io.out_i8()),
+        }
+    }
 }
 
 /// RSQRT: float32.
@@ -71,8 +150,13 @@ pub(super) fn lower_rsqrt(cx: &Cx<'_>) -> Result<Step> {
     )
 }
 
-/// ELU: float32.
+/// ELU: float32 and int8 (TFLM's table).
 pub(super) fn lower_elu(cx: &Cx<'_>) -> Result<Step> {
+    let (input, output) = (cx.input(0)?, cx.output()?);
+    if (cx.dtype(input), cx.dtype(output)) == (DType::I8, DType::I8) {
+        let table = ew::prepare_elu_s8(cx.quant(input)?, cx.quant(output)?);
+        return lower_quantized(cx, Quantized::EluS8(Box::new(table)));
+    }
     lower_float(
         cx,
         "ELU",
