@@ -16,6 +16,12 @@ either the input's quantization (no rescale), a calibrated one, or the input sca
 10**U(-1, 1)), ABS int16 (zero points 0, as TFLM requires; same three kinds of output scale),
 ABS int16_raw (int16 tensors without quantization: plain std::abs, -32768 included); ELU int8
 (TFLM's lookup table; output calibrated from the float twin).
+QUANTIZE additions: float32 -> int16 (range +-10**U(-2, 2) or one-sided, 10% beyond it,
+symmetric calibrated scale, zero point 0 in 75% of the cases else U(-1000, 1000)); int32 ->
+int8 and int32 -> int16 (full-range int32 inputs, input scale 10**U(-6, -3), zero point 0 or
+U(-1e5, 1e5), multipliers 10**U(-8.5, -6) resp. 10**U(-6, -4) so that part of the outputs
+saturate). DEQUANTIZE int16 -> float32 (input scale 10**U(-5, -2), zero point 0 or
+U(-1000, 1000)).
 Seeds come from the bundle names (gen_kernel_cases.family_ops).
 """
 
@@ -106,7 +112,39 @@ def register(g):
         graph.output(shape, dt)
         return graph
 
+    def gen_quantize(rng, dt):
+        in_dt, out_dt = dt.split("_")
+        shape = g.unary_shape(rng, "int32" if "int32" in dt else "int16")
+        graph = g.Graph("QUANTIZE", *g.opts("QuantizeOptions"))
+        zp16 = 0 if rng.random() < 0.75 else int(rng.integers(-1000, 1001))
+        if in_dt == "float32":
+            u = rng.random()
+            mag = float(10 ** rng.uniform(-2, 2))
+            lo, hi = (0.0, mag) if u < 0.25 else ((-mag, 0.0) if u < 0.45 else (-mag * rng.uniform(0.1, 1), mag))
+            graph.float_inputs = [(lo * 1.1, hi * 1.1)]
+            graph.input(shape, "float32")
+            scale = max(abs(lo), abs(hi)) / 32767.0 * rng.uniform(0.5, 1.3)
+            graph.output(shape, out_dt, g.q1(scale, zp16))
+            return graph
+        s_in = float(10 ** rng.uniform(-6, -3))
+        z_in = 0 if rng.random() < 0.7 else int(rng.integers(-100000, 100001))
+        graph.input(shape, "int32", g.q1(s_in, z_in))
+        m = float(10 ** (rng.uniform(-8.5, -6) if out_dt == "int8" else rng.uniform(-6, -4)))
+        z_out = g.zero_point(rng) if out_dt == "int8" else zp16
+        graph.output(shape, out_dt, g.q1(s_in / m, z_out))
+        return graph
+
+    def gen_dequantize(rng, dt):
+        shape = g.unary_shape(rng, "float32")
+        graph = g.Graph("DEQUANTIZE", *g.opts("DequantizeOptions"))
+        zp = 0 if rng.random() < 0.6 else int(rng.integers(-1000, 1001))
+        graph.input(shape, "int16", g.q1(float(10 ** rng.uniform(-5, -2)), zp))
+        graph.output(shape, "float32")
+        return graph
+
     return [
+        ("quantize", "QUANTIZE", gen_quantize, ("float32_int16", "int32_int8", "int32_int16")),
+        ("dequantize", "DEQUANTIZE", gen_dequantize, ("int16",)),
         ("abs", "ABS", gen_abs, ("float32", "int8", "int16", "int16_raw")),
         ("square", "SQUARE", simple("SQUARE", -1.0, 20.0), ("float32",)),
         ("sqrt", "SQRT", positive("SQRT"), ("float32",)),
