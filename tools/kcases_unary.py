@@ -22,6 +22,9 @@ int8 and int32 -> int16 (full-range int32 inputs, input scale 10**U(-6, -3), zer
 U(-1e5, 1e5), multipliers 10**U(-8.5, -6) resp. 10**U(-6, -4) so that part of the outputs
 saturate). DEQUANTIZE int16 -> float32 (input scale 10**U(-5, -2), zero point 0 or
 U(-1000, 1000)).
+TANH and LOGISTIC int16: zero points 0 (TFLM requires them), output scale 2^-15; input scale
+2^-12 (or 2^-11 for TANH: the power-of-two paths) in 30% of the cases, else 10**U(-5, -2.5)
+(the rescaled path), so that inputs reach the saturated ends of the table.
 Seeds come from the bundle names (gen_kernel_cases.family_ops).
 """
 
@@ -142,7 +145,22 @@ def register(g):
         graph.output(shape, "float32")
         return graph
 
+    def act16(op):
+        def gen(rng, dt):
+            shape = g.unary_shape(rng, dt)
+            graph = g.Graph(op)
+            if rng.random() < 0.3:
+                scale = 2.0 ** (-12 if op == "LOGISTIC" or rng.random() < 0.5 else -11)
+            else:
+                scale = float(10 ** rng.uniform(-5, -2.5))
+            graph.input(shape, dt, g.q1(scale, 0))
+            graph.output(shape, dt, g.q1(2.0 ** -15, 0))
+            return graph
+        return gen
+
     return [
+        ("tanh", "TANH", act16("TANH"), ("int16",)),
+        ("logistic", "LOGISTIC", act16("LOGISTIC"), ("int16",)),
         ("quantize", "QUANTIZE", gen_quantize, ("float32_int16", "int32_int8", "int32_int16")),
         ("dequantize", "DEQUANTIZE", gen_dequantize, ("int16",)),
         ("abs", "ABS", gen_abs, ("float32", "int8", "int16", "int16_raw")),
