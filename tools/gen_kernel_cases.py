@@ -1117,7 +1117,9 @@ def draw_inputs(g, rng):
                 x[mask] = rng.choice(SPECIALS, size=int(mask.sum()))
             xs.append(x)
         else:
-            xs.append(tc.random_input(rng, t.shape, t.dtype))
+            x = tc.random_input(rng, t.shape, t.dtype)
+            transform = getattr(g, "transform", None)  # e.g. keep RSQRT's inputs >= zero point
+            xs.append(x if transform is None else transform(x, rng).astype(x.dtype))
     return xs
 
 

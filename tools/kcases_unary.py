@@ -25,6 +25,11 @@ U(-1000, 1000)).
 TANH and LOGISTIC int16: zero points 0 (TFLM requires them), output scale 2^-15; input scale
 2^-12 (or 2^-11 for TANH: the power-of-two paths) in 30% of the cases, else 10**U(-5, -2.5)
 (the rescaled path), so that inputs reach the saturated ends of the table.
+RSQRT int8: input scale 10**U(-3, 0), any zero point; inputs below the zero point (TFLM
+fails Invoke on them) are replaced by uniform values from the zero point up, and some by the
+zero point itself (the "largest output" branch); output scale 1 / sqrt(input scale) / 255
+times 10**U(-1, 0.7) (a float twin cannot calibrate it: 1 / sqrt(0) is infinite), zero point
+anywhere.
 Seeds come from the bundle names (gen_kernel_cases.family_ops).
 """
 
@@ -158,6 +163,26 @@ def register(g):
             return graph
         return gen
 
+    def gen_rsqrt(rng, dt):
+        if dt == "float32":
+            return _float_unary(g, "RSQRT", rng, *_positive(rng))
+        shape = g.unary_shape(rng, dt)
+        graph = g.Graph("RSQRT")
+        q = g.in_quant(rng)
+        zp = q[1][0]
+
+        def keep_defined(x, r):
+            low = x < zp
+            x = x.copy()
+            x[low] = r.integers(zp, 128, size=int(low.sum()))
+            x[r.uniform(size=x.shape) < 0.05] = zp
+            return x
+        graph.transform = keep_defined
+        graph.input(shape, dt, q)
+        top = 1.0 / np.sqrt(q[0][0])  # the largest finite output (value 1)
+        graph.output(shape, dt, g.q1(top / 255 * float(10 ** rng.uniform(-1, 0.7)), g.zero_point(rng)))
+        return graph
+
     return [
         ("tanh", "TANH", act16("TANH"), ("int16",)),
         ("logistic", "LOGISTIC", act16("LOGISTIC"), ("int16",)),
@@ -166,7 +191,7 @@ def register(g):
         ("abs", "ABS", gen_abs, ("float32", "int8", "int16", "int16_raw")),
         ("square", "SQUARE", simple("SQUARE", -1.0, 20.0), ("float32",)),
         ("sqrt", "SQRT", positive("SQRT"), ("float32",)),
-        ("rsqrt", "RSQRT", positive("RSQRT"), ("float32",)),
+        ("rsqrt", "RSQRT", gen_rsqrt, ("float32", "int8")),
         ("sin", "SIN", trig("SIN"), ("float32",)),
         ("cos", "COS", trig("COS"), ("float32",)),
         ("log", "LOG", positive("LOG"), ("float32",)),

@@ -12,7 +12,10 @@
 //! [`crate::fmath`]), so the results are bit-identical with TFLM there, NaNs included (an
 //! invalid argument gives x86's default NaN `0xffc00000`).
 
-use crate::fixed_point::multiply_by_quantized_multiplier;
+use crate::fixed_point::{
+    multiply_by_quantized_multiplier, rescale, rounding_divide_by_pot,
+    saturating_rounding_doubling_high_mul as srdhm,
+};
 use crate::fmath::{ceil_f32 as ceilf, floor_f32 as floorf};
 use crate::glibc_math::expm1f;
 use crate::libm_f32::{cosf, logf, sinf, sqrtf};
@@ -221,6 +224,137 @@ pub fn elu_s8_in_place(table: &[i8; 256], data: &mut [i8]) {
     map_in_place(data, |x| table[x as u8 as usize]);
 }
 
+/// `GetInvSqrtQuantizedMultiplierExp(input, reverse_shift)`: `1 / sqrt(input)` as a Q31
+/// multiplier and an exponent (five Newton-Raphson steps in gemmlowp's Q3.28); `input <= 1`
+/// gives `(i32::MAX, 0)`.
+pub fn inv_sqrt_quantized_multiplier_exp(input: i32, reverse_shift: i32) -> (i32, i32) {
+    if input <= 1 {
+        return (i32::MAX, 0);
+    }
+    let mut input = input;
+    let mut shift = 11;
+    while input >= 1 << 29 {
+        input /= 4;
+        shift += 1;
+    }
+    let max_left_shift_bits = (input as u32).leading_zeros() - 1;
+    let left_shift_bit_pairs = max_left_shift_bits / 2 - 1;
+    shift -= left_shift_bit_pairs as i32;
+    input <<= 2 * left_shift_bit_pairs;
+    // Q3.28 arithmetic: a product of two Q3 values is Q6, of three Q9.
+    let fixedpoint_input = input >> 1;
+    let half_input = rounding_divide_by_pot(fixedpoint_input, 1);
+    let half_three = (1 << 28) + (1 << 27);
+    let mut x = 1i32 << 28; // 1.0
+    for _ in 0..5 {
+        let x3 = rescale(srdhm(srdhm(x, x), x), 9, 3);
+        x = rescale(
+            srdhm(half_three, x).wrapping_sub(srdhm(half_input, x3)),
+            6,
+            3,
+        );
+    }
+    let half_sqrt_2 = 1_518_500_250; // sqrt(2) / 2 in Q0.31
+    let mut inv_sqrt = srdhm(x, half_sqrt_2);
+    if shift < 0 {
+        inv_sqrt <<= -shift;
+        shift = 0;
+    }
+    (inv_sqrt, shift * reverse_shift)
+}
+
+/// Parameters of an int8 RSQRT (`OpDataAbsRsqrt`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RsqrtParams {
+    pub input_offset: i32,
+    pub output_offset: i32,
+    /// `QuantizeMultiplier(1 / (sqrt(input_scale) * output_scale))`.
+    pub multiplier: i32,
+    pub shift: i32,
+}
+
+/// Build-time parameters of an int8 RSQRT (`SetRsqrtOutputMultiplier`); the multiplier's
+/// shift, less RSQRT's 20, must suit [`multiply_by_quantized_multiplier`].
+pub fn prepare_rsqrt_s8(
+    input: QuantParams,
+    output: QuantParams,
+) -> Result<RsqrtParams, PrepareError> {
+    let scale = 1.0 / (sqrtf64(input.scale as f64) * output.scale as f64);
+    let (multiplier, shift) = quantize_multiplier(scale, ShiftRange { min: -11, max: 50 })?;
+    Ok(RsqrtParams {
+        input_offset: input.zero_point,
+        output_offset: output.zero_point,
+        multiplier,
+        shift,
+    })
+}
+
+/// `std::sqrt` for a positive finite normal `double`, correctly rounded (digit by digit on
+/// the significand, as [`sqrtf`]); the scales it is used on are such numbers.
+fn sqrtf64(x: f64) -> f64 {
+    if !(f64::MIN_POSITIVE..f64::INFINITY).contains(&x) {
+        return f64::NAN;
+    }
+    let bits = x.to_bits();
+    let m = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+    let e = ((bits >> 52) & 0x7ff) as i32 - 1075;
+    // m * 2^e = (m * 2^k) * 2^(e - k) with e - k even and m * 2^k in [2^104, 2^106): the root
+    // has 53 bits.
+    let k = if (e - 52) & 1 == 0 { 52 } else { 53 };
+    let big = (m as u128) << k;
+    let mut rem = big;
+    let mut root = 0u128;
+    let mut bit = 1u128 << 106;
+    while bit > big {
+        bit >>= 2;
+    }
+    while bit != 0 {
+        if rem >= root + bit {
+            rem -= root + bit;
+            root = (root >> 1) + bit;
+        } else {
+            root >>= 1;
+        }
+        bit >>= 2;
+    }
+    // Round to nearest: up when (root + 1/2)^2 < big, i.e. rem > root (never a tie).
+    let mut q = root + u128::from(rem > root);
+    let mut re = (e - k) / 2;
+    if q == 1u128 << 53 {
+        q >>= 1;
+        re += 1;
+    }
+    f64::from_bits((((re + 1075) as u64) << 52) | (q as u64 & ((1u64 << 52) - 1)))
+}
+
+/// `RsqrtEvalQuantized`: `1 / sqrt(x - input_offset)` through the inverse square root
+/// multiplier with RSQRT's extra shift of 20, requantized, clamped; `i8::MAX` for 0. TFLM
+/// fails `Invoke` for an input below the input offset; Kiln computes the same arithmetic
+/// (which treats it as 1).
+#[inline]
+fn rsqrt_s8_op(p: &RsqrtParams, x: i8) -> i8 {
+    const K_SHIFT: i32 = 20;
+    let value = x as i32 - p.input_offset;
+    if value == 0 {
+        return i8::MAX;
+    }
+    let (m, s) = inv_sqrt_quantized_multiplier_exp(value, -1);
+    let data = multiply_by_quantized_multiplier(1, m, s + K_SHIFT);
+    let out = multiply_by_quantized_multiplier(data, p.multiplier, p.shift - K_SHIFT)
+        .wrapping_add(p.output_offset);
+    out.clamp(-128, 127) as i8
+}
+
+/// Int8 RSQRT.
+pub fn rsqrt_s8(p: &RsqrtParams, input: &[i8], output: &mut [i8]) {
+    map(input, output, |x| rsqrt_s8_op(p, x));
+}
+
+/// [`rsqrt_s8`] in place.
+pub fn rsqrt_s8_in_place(p: &RsqrtParams, data: &mut [i8]) {
+    map_in_place(data, |x| rsqrt_s8_op(p, x));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,5 +436,29 @@ mod tests {
         assert_eq!(t[0], 0);
         assert_eq!(t[100], 100);
         assert_eq!(t[(-128i8) as u8 as usize], -20); // round((e^-6.4 - 1) / 0.05)
+    }
+
+    #[test]
+    fn sqrt_f64_is_correctly_rounded() {
+        let mut x = 1.0e-30f64;
+        while x < 1.0e30 {
+            assert_eq!(sqrtf64(x).to_bits(), x.sqrt().to_bits(), "{x}");
+            assert_eq!(sqrtf64(x * 1.37).to_bits(), (x * 1.37).sqrt().to_bits());
+            x *= 1.618;
+        }
+        for v in [2.0, 3.0, 0.5, 1e-5, 0.00390625f32 as f64, 0.1f32 as f64] {
+            assert_eq!(sqrtf64(v).to_bits(), v.sqrt().to_bits(), "{v}");
+        }
+    }
+
+    #[test]
+    fn inv_sqrt_multiplier_is_close() {
+        for v in [2i32, 3, 7, 100, 255, 1000, 65_536, 1 << 29, i32::MAX] {
+            let (m, s) = inv_sqrt_quantized_multiplier_exp(v, -1);
+            let got = m as f64 / 2f64.powi(31) * 2f64.powi(s);
+            let want = 1.0 / (v as f64).sqrt();
+            assert!((got / want - 1.0).abs() < 1e-5, "{v}: {got} {want}");
+        }
+        assert_eq!(inv_sqrt_quantized_multiplier_exp(1, -1), (i32::MAX, 0));
     }
 }

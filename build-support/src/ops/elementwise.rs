@@ -1,7 +1,7 @@
 //! The unary elementwise operators of `kiln_kernels::elementwise`: ABS, SQUARE, SQRT, RSQRT,
 //! SIN, COS, LOG (TFLM's `elementwise.cc`), CEIL, FLOOR, ROUND, EXP and ELU, float32; ABS
-//! int8 and int16 (quantized with zero points 0, or without quantization) and ELU int8 (its
-//! lookup table built at build time). Every kernel also runs in place over its input.
+//! int8 and int16 (quantized with zero points 0, or without quantization), RSQRT int8 and
+//! ELU int8 (its lookup table built at build time). Every kernel also runs in place over its input.
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
@@ -53,6 +53,7 @@ enum Quantized {
     AbsS16(ew::AbsParams),
     AbsS16Raw,
     EluS8(Box<[i8; 256]>),
+    RsqrtS8(ew::RsqrtParams),
 }
 
 /// ABS: float32, int8, int16 (quantized with zero points 0, or without quantization).
@@ -119,6 +120,10 @@ impl Kernel for Quantized {
                 call.elementwise("elementwise", "abs_s16", &pre)
             }
             Quantized::AbsS16Raw => call.elementwise("elementwise", "abs_s16_raw", &[]),
+            Quantized::RsqrtS8(p) => {
+                let pre = [call.params_as(quote!(::kiln::kernels::elementwise::RsqrtParams), p)];
+                call.elementwise("elementwise", "rsqrt_s8", &pre)
+            }
             Quantized::EluS8(table) => {
                 let pre = [call.table("TABLE", &table[..])];
                 call.elementwise("elementwise", "elu_s8", &pre)
@@ -133,12 +138,19 @@ impl Kernel for Quantized {
             Quantized::AbsS16(p) => ew::abs_s16(p, io.i16(0), io.out_i16()),
             Quantized::AbsS16Raw => ew::abs_s16_raw(io.i16(0), io.out_i16()),
             Quantized::EluS8(table) => ew::elu_s8(table, io.i8(0), io.out_i8()),
+            Quantized::RsqrtS8(p) => ew::rsqrt_s8(p, io.i8(0), io.out_i8()),
         }
     }
 }
 
-/// RSQRT: float32.
+/// RSQRT: float32 and int8 (TFLM fails `Invoke` on an int8 input below the input zero
+/// point; Kiln's kernel computes its arithmetic for it, see `kiln_kernels::elementwise`).
 pub(super) fn lower_rsqrt(cx: &Cx<'_>) -> Result<Step> {
+    let (input, output) = (cx.input(0)?, cx.output()?);
+    if (cx.dtype(input), cx.dtype(output)) == (DType::I8, DType::I8) {
+        let p = ew::prepare_rsqrt_s8(cx.quant(input)?, cx.quant(output)?).map_err(prepare_error)?;
+        return lower_quantized(cx, Quantized::RsqrtS8(p));
+    }
     lower_float(
         cx,
         "RSQRT",
