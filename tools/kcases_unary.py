@@ -30,6 +30,11 @@ fails Invoke on them) are replaced by uniform values from the zero point up, and
 zero point itself (the "largest output" branch); output scale 1 / sqrt(input scale) / 255
 times 10**U(-1, 0.7) (a float twin cannot calibrate it: 1 / sqrt(0) is infinite), zero point
 anywhere.
+L2_NORMALIZATION (options decoded, activation NONE): ranks 1-4 (the last dimension is the
+normalized one), float32 values +-10**U(-4, 2) with, in 20% of the cases, rows or elements
+set to zero (the epsilon path: a zero row stays zero); int8 with any input quantization and
+TFLM's output quantization 1/128, zero point 0 (its kernel ignores the output's); some int8
+inputs set to the zero point.
 Seeds come from the bundle names (gen_kernel_cases.family_ops).
 """
 
@@ -183,7 +188,38 @@ def register(g):
         graph.output(shape, dt, g.q1(top / 255 * float(10 ** rng.uniform(-1, 0.7)), g.zero_point(rng)))
         return graph
 
+    def gen_l2(rng, dt):
+        shape = g.unary_shape(rng, dt)
+        graph = g.Graph("L2_NORMALIZATION", *g.opts("L2NormOptions", fusedActivationFunction=g.NONE))
+        zero_share = float(rng.uniform(0.2, 1.0)) if rng.random() < 0.2 else 0.0
+        if dt == "float32":
+            m = float(10 ** rng.uniform(-4, 2))
+            graph.float_inputs = [(-m, m)]
+
+            def zeros(x, r):
+                x = x.copy()
+                if zero_share:
+                    x[r.uniform(size=x.shape) < zero_share] = 0.0
+                    if x.ndim > 1 and r.random() < 0.5:
+                        x.reshape(-1, x.shape[-1])[0] = 0.0
+                return x
+            graph.transform = zeros
+            graph.input(shape, dt)
+            graph.output(shape, dt)
+            return graph
+        q = g.in_quant(rng)
+
+        def at_zero_point(x, r):
+            x = x.copy()
+            x[r.uniform(size=x.shape) < zero_share] = q[1][0]
+            return x
+        graph.transform = at_zero_point
+        graph.input(shape, dt, q)
+        graph.output(shape, dt, g.q1(1.0 / 128, 0))
+        return graph
+
     return [
+        ("l2_normalization", "L2_NORMALIZATION", gen_l2, ("float32", "int8")),
         ("tanh", "TANH", act16("TANH"), ("int16",)),
         ("logistic", "LOGISTIC", act16("LOGISTIC"), ("int16",)),
         ("quantize", "QUANTIZE", gen_quantize, ("float32_int16", "int32_int8", "int32_int16")),

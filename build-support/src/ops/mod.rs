@@ -25,6 +25,7 @@ mod div;
 mod elementwise;
 mod fully_connected;
 mod hard_swish;
+mod l2_normalization;
 mod leaky_relu;
 mod logistic;
 mod lstm;
@@ -69,6 +70,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("FLOOR", elementwise::lower_floor),
     ("FULLY_CONNECTED", fully_connected::lower),
     ("HARD_SWISH", hard_swish::lower),
+    ("L2_NORMALIZATION", l2_normalization::lower),
     ("LEAKY_RELU", leaky_relu::lower),
     ("LOG", elementwise::lower_log),
     ("LOGISTIC", logistic::lower),
