@@ -35,6 +35,8 @@ normalized one), float32 values +-10**U(-4, 2) with, in 20% of the cases, rows o
 set to zero (the epsilon path: a zero row stays zero); int8 with any input quantization and
 TFLM's output quantization 1/128, zero point 0 (its kernel ignores the output's); some int8
 inputs set to the zero point.
+LOG_SOFTMAX float32: ranks 1-4, last dimension 1-20, values +-10**U(-1, 2) (rows whose
+exponentials underflow), 10% special values.
 Seeds come from the bundle names (gen_kernel_cases.family_ops).
 """
 
@@ -47,6 +49,15 @@ def _float_unary(g, op, rng, lo, hi, specials=0.1, transform=None):
     graph.float_inputs = [(float(lo), float(hi))]
     graph.specials = specials
     graph.transform = transform
+    graph.input(shape, "float32")
+    graph.output(shape, "float32")
+    return graph
+
+
+def _float_unary_shape(g, op, shape, lo, hi, specials):
+    graph = g.Graph(op, *g.opts("LogSoftmaxOptions")) if op == "LOG_SOFTMAX" else g.Graph(op)
+    graph.float_inputs = [(float(lo), float(hi))]
+    graph.specials = specials
     graph.input(shape, "float32")
     graph.output(shape, "float32")
     return graph
@@ -218,7 +229,15 @@ def register(g):
         graph.output(shape, dt, g.q1(1.0 / 128, 0))
         return graph
 
+    def gen_log_softmax(rng, dt):
+        shape = g.unary_shape(rng, dt)
+        shape[-1] = int(rng.integers(1, 21))
+        g.budget_check(dt, 2 * int(np.prod(shape)), limit=g.IO_SMALL * 2)
+        m = float(10 ** rng.uniform(-1, 2))
+        return _float_unary_shape(g, "LOG_SOFTMAX", shape, -m, m, 0.1)
+
     return [
+        ("log_softmax", "LOG_SOFTMAX", gen_log_softmax, ("float32",)),
         ("l2_normalization", "L2_NORMALIZATION", gen_l2, ("float32", "int8")),
         ("tanh", "TANH", act16("TANH"), ("int16",)),
         ("logistic", "LOGISTIC", act16("LOGISTIC"), ("int16",)),

@@ -27,6 +27,7 @@ mod fully_connected;
 mod hard_swish;
 mod l2_normalization;
 mod leaky_relu;
+mod log_softmax;
 mod logistic;
 mod lstm;
 mod maximum_minimum;
@@ -74,6 +75,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("LEAKY_RELU", leaky_relu::lower),
     ("LOG", elementwise::lower_log),
     ("LOGISTIC", logistic::lower),
+    ("LOG_SOFTMAX", log_softmax::lower),
     ("MAXIMUM", maximum_minimum::lower_maximum),
     ("MAX_POOL_2D", pooling::lower_max),
     ("MEAN", mean::lower),
