@@ -36,7 +36,8 @@ set to zero (the epsilon path: a zero row stays zero); int8 with any input quant
 TFLM's output quantization 1/128, zero point 0 (its kernel ignores the output's); some int8
 inputs set to the zero point.
 LOG_SOFTMAX float32: ranks 1-4, last dimension 1-20, values +-10**U(-1, 2) (rows whose
-exponentials underflow), 10% special values.
+exponentials underflow), 10% special values; int8: input scale 10**U(-2.5, 0) (zero points
+at the extremes too), output TFLM's 16/256 and 127.
 Seeds come from the bundle names (gen_kernel_cases.family_ops).
 """
 
@@ -233,11 +234,16 @@ def register(g):
         shape = g.unary_shape(rng, dt)
         shape[-1] = int(rng.integers(1, 21))
         g.budget_check(dt, 2 * int(np.prod(shape)), limit=g.IO_SMALL * 2)
+        if dt == "int8":
+            graph = g.Graph("LOG_SOFTMAX", *g.opts("LogSoftmaxOptions"))
+            graph.input(shape, dt, g.in_quant(rng, -2.5, 0.0))
+            graph.output(shape, dt, g.q1(16.0 / 256, 127))
+            return graph
         m = float(10 ** rng.uniform(-1, 2))
         return _float_unary_shape(g, "LOG_SOFTMAX", shape, -m, m, 0.1)
 
     return [
-        ("log_softmax", "LOG_SOFTMAX", gen_log_softmax, ("float32",)),
+        ("log_softmax", "LOG_SOFTMAX", gen_log_softmax, ("float32", "int8")),
         ("l2_normalization", "L2_NORMALIZATION", gen_l2, ("float32", "int8")),
         ("tanh", "TANH", act16("TANH"), ("int16",)),
         ("logistic", "LOGISTIC", act16("LOGISTIC"), ("int16",)),

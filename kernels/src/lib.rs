@@ -102,7 +102,7 @@
 //! | [`activations_f32`] | `logistic_f32`, `tanh_f32` (glibc-exact `expf` / `tanhf`, see [`glibc_math`]) |
 //! | [`maximum_minimum`] | generic `maximum`, `maximum_broadcast`, `minimum`, `minimum_broadcast` |
 //! | [`div`] | `div_f32`, `div_broadcast_f32` |
-//! | [`log_softmax`] | `log_softmax_f32` |
+//! | [`log_softmax`] | `log_softmax_f32`, `log_softmax_s8` |
 //! | [`l2_normalization`] | `l2_normalization_s8`, `l2_normalization_f32` |
 //! | [`elementwise`] | `abs_f32`, `square_f32`, `sqrt_f32`, `rsqrt_f32`, `sin_f32`, `cos_f32`, `log_f32`, `ceil_f32`, `floor_f32`, `round_f32`, `exp_f32`, `elu_f32` (glibc-exact, see [`libm_f32`]) |
 //! | [`cast`] | generic `cast::<T, U>` over `i8`, `i16`, `i32`, `f32` (and from `bool`) |
