@@ -1115,6 +1115,9 @@ def draw_inputs(g, rng):
             r = g.float_inputs[k] if g.float_inputs and k < len(g.float_inputs) else 1.0
             lo, hi = r if isinstance(r, tuple) else (-r, r)
             x = rng.uniform(lo, hi, size=t.shape).astype(np.float32)
+            transform = getattr(g, "transform", None)  # e.g. snap to halves (ROUND)
+            if transform is not None:
+                x = transform(x, rng).astype(np.float32)
             share = getattr(g, "specials", 0)
             if share:
                 mask = rng.uniform(size=t.shape) < share
@@ -1124,7 +1127,9 @@ def draw_inputs(g, rng):
             lo, hi = g.int_ranges[k]  # integers in [lo, hi] (valid indices, ties)
             xs.append(rng.integers(lo, hi + 1, size=t.shape).astype(NP[t.dtype]))
         else:
-            xs.append(tc.random_input(rng, t.shape, t.dtype))
+            x = tc.random_input(rng, t.shape, t.dtype)
+            transform = getattr(g, "transform", None)  # e.g. keep RSQRT's inputs >= zero point
+            xs.append(x if transform is None else transform(x, rng).astype(x.dtype))
     return xs
 
 

@@ -1,5 +1,8 @@
-//! DEQUANTIZE: int8 -> float (`reference_ops::Dequantize`):
-//! `output = scale * (float)(x - zero_point)` in `f32`.
+//! DEQUANTIZE: int8 and int16 -> float (`reference_ops::Dequantize`, the two input types
+//! TFLM's `DequantizePrepare` accepts): `output = scale * (float)(x - zero_point)` in `f32`.
+//! TFLM multiplies in `double` and rounds to `float`; for int8 and int16 inputs the `double`
+//! product of a `float` scale and an integer of at most 17 bits is exact, so rounding it once
+//! gives the `f32` product.
 
 use crate::quant::{PrepareError, QuantParams};
 
@@ -27,6 +30,19 @@ pub fn prepare_s8_f32(input: QuantParams) -> Result<Params, PrepareError> {
 
 /// Int8 -> float DEQUANTIZE.
 pub fn dequantize_s8_f32(p: &Params, input: &[i8], output: &mut [f32]) {
+    debug_assert_eq!(input.len(), output.len());
+    for (o, &x) in output.iter_mut().zip(input) {
+        *o = p.scale * (x as i32 - p.zero_point) as f32;
+    }
+}
+
+/// Build-time parameters of an int16 -> float DEQUANTIZE.
+pub fn prepare_s16_f32(input: QuantParams) -> Result<Params, PrepareError> {
+    prepare_s8_f32(input)
+}
+
+/// Int16 -> float DEQUANTIZE.
+pub fn dequantize_s16_f32(p: &Params, input: &[i16], output: &mut [f32]) {
     debug_assert_eq!(input.len(), output.len());
     for (o, &x) in output.iter_mut().zip(input) {
         *o = p.scale * (x as i32 - p.zero_point) as f32;

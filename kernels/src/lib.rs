@@ -102,6 +102,9 @@
 //! | [`activations_f32`] | `logistic_f32`, `tanh_f32` (glibc-exact `expf` / `tanhf`, see [`glibc_math`]) |
 //! | [`maximum_minimum`] | generic `maximum`, `maximum_broadcast`, `minimum`, `minimum_broadcast` |
 //! | [`div`] | `div_f32`, `div_broadcast_f32` |
+//! | [`log_softmax`] | `log_softmax_f32`, `log_softmax_s8` |
+//! | [`l2_normalization`] | `l2_normalization_s8`, `l2_normalization_f32` |
+//! | [`elementwise`] | `abs_f32`, `square_f32`, `sqrt_f32`, `rsqrt_f32`, `sin_f32`, `cos_f32`, `log_f32`, `ceil_f32`, `floor_f32`, `round_f32`, `exp_f32`, `elu_f32` (glibc-exact, see [`libm_f32`]) |
 //! | [`cast`] | generic `cast::<T, U>` over `i8`, `i16`, `i32`, `f32` (and from `bool`) |
 //! | [`transpose`], [`strided_slice`] | generic copies: `transpose::<T>` (up to 5-D), `strided_slice::<T>` (up to 4-D) |
 //! | [`resize_nearest_neighbor`], [`resize_bilinear`] | generic `resize_nearest_neighbor::<T>`; `resize_bilinear_s8`, `resize_bilinear_f32` |
@@ -142,6 +145,7 @@ pub mod depthwise_conv_2d;
 pub mod dequantize;
 pub mod div;
 pub mod dynamic_update_slice;
+pub mod elementwise;
 pub mod fill;
 pub mod fixed_point;
 pub mod floor_div_mod;
@@ -152,7 +156,10 @@ pub mod gemm;
 pub mod glibc_math;
 pub mod hard_swish;
 mod int16;
+pub mod l2_normalization;
 pub mod leaky_relu;
+pub mod libm_f32;
+pub mod log_softmax;
 pub mod logical;
 pub mod logistic;
 pub mod lstm;

@@ -1,4 +1,10 @@
-//! LOGISTIC (sigmoid), int8.
+//! LOGISTIC (sigmoid), int8 and int16.
+//!
+//! Int16 follows TFLM's int16 `reference_integer_ops::Logistic` (the `sigmoid(i / 24)` table
+//! with linear interpolation) with the parameters of `logistic_common.cc`: zero points 0, a
+//! power-of-two input scale of `2^-12` used as is (multiplier 3), any other rescaled by
+//! `input_scale * 3 * 4096` doubled up to above 16383.5, and an output scale of `2^-15`
+//! (by `CheckedLog2`, shared with int16 TANH: [`Params16`], [`checked_log2`]).
 //!
 //! Follows TFLM's `reference_integer_ops::Logistic` with the parameters of
 //! `CalculateArithmeticOpDataLogistic`: the input (minus zero point) is rescaled to Q4.27,
@@ -85,6 +91,121 @@ pub fn logistic_s8(p: &Params, input: &[i8], output: &mut [i8]) {
 pub fn logistic_s8_in_place(p: &Params, data: &mut [i8]) {
     // Through the out-of-place kernel: see `in_place_by_chunks`.
     in_place_by_chunks::<i8, 64>(data, |input, output| logistic_s8(p, input, output));
+}
+
+/// Constant parameters of an int16 LOGISTIC or TANH node.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params16 {
+    /// The input multiplier (`0`: the power-of-two case, `3 << input_left_shift`).
+    pub input_multiplier: i32,
+    /// The rounding right shift after the multiplication.
+    pub input_left_shift: i32,
+}
+
+/// `CheckedLog2`: `(|frac(log2 x)| < 1e-3, round(log2 x))`, in `float` as TFLM computes it
+/// (`std::log(x) * (1.0f / std::log(2.0f))`).
+pub(crate) fn checked_log2(x: f32) -> (bool, i32) {
+    let inv_ln2 = 1.0f32 / f32::from_bits(0x3f31_7218); // 1 / logf(2)
+    let x_log2 = crate::libm_f32::logf(x) * inv_ln2;
+    let rounded = crate::quant::round_f32(x_log2);
+    let frac = x_log2 - rounded;
+    let r = if rounded.is_nan() {
+        i32::MIN // cvttss2si
+    } else {
+        rounded as i32
+    };
+    (f32::from_bits(frac.to_bits() & 0x7fff_ffff) < 1e-3, r)
+}
+
+/// The int16 parameters of LOGISTIC (`pot_shifts` 1) and TANH (`pot_shifts` 2: TANH also
+/// takes a power-of-two input scale of `2^-11` as is): zero points 0 and an output scale of
+/// `2^-15`, else [`PrepareError::UnsupportedQuantization`].
+pub(crate) fn prepare_q3_16(
+    input: QuantParams,
+    output: QuantParams,
+    pot_shifts: i32,
+) -> Result<Params16, PrepareError> {
+    if input.zero_point != 0 || output.zero_point != 0 {
+        return Err(PrepareError::UnsupportedQuantization);
+    }
+    let (mut pot, log2) = checked_log2(input.scale);
+    let mut input_left_shift = (15 - 3) + log2;
+    pot &= (0..pot_shifts).contains(&input_left_shift);
+    let input_multiplier = if pot {
+        0
+    } else {
+        let mut multiplier = input.scale as f64 * 4096.0 * 3.0;
+        input_left_shift = 0;
+        while multiplier <= 32767.0 / 2.0 && input_left_shift <= 30 {
+            input_left_shift += 1;
+            multiplier *= 2.0;
+        }
+        // static_cast<int32_t>: truncation (x86: INT32_MIN beyond the range).
+        if multiplier < 2_147_483_648.0 {
+            multiplier as i32
+        } else {
+            i32::MIN
+        }
+    };
+    let (ok, out_log2) = checked_log2(output.scale);
+    if !ok || out_log2 != -15 {
+        return Err(PrepareError::UnsupportedQuantization);
+    }
+    Ok(Params16 {
+        input_multiplier,
+        input_left_shift,
+    })
+}
+
+/// Build-time parameters of an int16 LOGISTIC.
+pub fn prepare_s16(input: QuantParams, output: QuantParams) -> Result<Params16, PrepareError> {
+    prepare_q3_16(input, output, 1)
+}
+
+/// The power-of-two case resolved: `(multiplier, shift)` as the kernels apply them.
+#[inline]
+pub(crate) fn resolve16(p: &Params16) -> (i32, i32) {
+    if p.input_multiplier == 0 {
+        (3i32.wrapping_shl(p.input_left_shift as u32), 0)
+    } else {
+        (p.input_multiplier, p.input_left_shift)
+    }
+}
+
+#[inline]
+fn logistic_s16_op(multiplier: i32, shift: i32, x: i16) -> i16 {
+    let round = if shift > 0 { 1i32 << (shift - 1) } else { 0 };
+    let input = (x as i32).wrapping_mul(multiplier).wrapping_add(round) >> shift;
+    let abs = input.unsigned_abs();
+    let uh = abs >> 9;
+    let result: u32 = if uh >= 255 {
+        0x7fff << 10
+    } else {
+        let ua = crate::lstm::SIGMOID_TABLE[uh as usize] as u32;
+        let ub = crate::lstm::SIGMOID_TABLE[uh as usize + 1] as u32;
+        (ua << 9).wrapping_add((abs & 0x1ff).wrapping_mul(ub.wrapping_sub(ua)))
+    };
+    let result = if input >= 0 {
+        result.wrapping_add(1 << 9)
+    } else {
+        (1u32 << 25)
+            .wrapping_sub(result)
+            .wrapping_add(1 << 9)
+            .wrapping_sub(1)
+    };
+    (result >> 10) as i16
+}
+
+/// Int16 LOGISTIC (the int16 `reference_integer_ops::Logistic`).
+pub fn logistic_s16(p: &Params16, input: &[i16], output: &mut [i16]) {
+    let (m, s) = resolve16(p);
+    crate::util::map(input, output, |x| logistic_s16_op(m, s, x));
+}
+
+/// [`logistic_s16`] in place.
+pub fn logistic_s16_in_place(p: &Params16, data: &mut [i16]) {
+    let (m, s) = resolve16(p);
+    crate::util::map_in_place(data, |x| logistic_s16_op(m, s, x));
 }
 
 #[cfg(test)]

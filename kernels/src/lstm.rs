@@ -403,7 +403,7 @@ pub fn reset_state_s8(p: &Params, hidden_state: &mut [i8], cell_state: &mut [i16
 }
 
 /// `sigmoid(i / 24)` in unsigned Q0.16 (`sigmoid_table_uint16` of TFLite's `common.h`).
-const SIGMOID_TABLE: [u16; 256] = [
+pub(crate) const SIGMOID_TABLE: [u16; 256] = [
     32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794,
     41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443,
     48964, 49475, 49975, 50464, 50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374,

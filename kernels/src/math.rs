@@ -6,7 +6,7 @@
 //! FMA contraction in the C build).
 
 /// `tab[i] = uint(2^(i/32)) - (i << 47)` (`__exp2f_data.tab`).
-const EXP2F_TAB: [u64; 32] = [
+pub(crate) const EXP2F_TAB: [u64; 32] = [
     0x3ff0000000000000,
     0x3fefd9b0d3158574,
     0x3fefb5586cf9890f,

@@ -1,4 +1,4 @@
-//! QUANTIZE: float -> int8 (`reference_ops::AffineQuantize`) and int8 -> int8 requantization
+//! QUANTIZE: float -> int8 and float -> int16 (`reference_ops::AffineQuantize`) and int8 -> int8 requantization
 //! (`reference_ops::Requantize`), as TFLM's `quantize_common.cc` dispatches them.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
@@ -59,6 +59,21 @@ pub fn quantize_f32_s8(p: &Params, input: &[f32], output: &mut [i8]) {
     for (o, &x) in output.iter_mut().zip(input) {
         let unclamped = (round_f32(x / p.output_scale) as i32).wrapping_add(p.output_zero_point);
         *o = unclamped.clamp(i8::MIN as i32, i8::MAX as i32) as i8;
+    }
+}
+
+/// Build-time parameters of a float -> int16 QUANTIZE (those of [`prepare_f32_s8`]).
+pub fn prepare_f32_s16(output: QuantParams) -> Result<Params, PrepareError> {
+    prepare_f32_s8(output)
+}
+
+/// Float -> int16 (`AffineQuantize<float, int16_t>`): as [`quantize_f32_s8`], clamped to the
+/// int16 range.
+pub fn quantize_f32_s16(p: &Params, input: &[f32], output: &mut [i16]) {
+    debug_assert_eq!(input.len(), output.len());
+    for (o, &x) in output.iter_mut().zip(input) {
+        let unclamped = (round_f32(x / p.output_scale) as i32).wrapping_add(p.output_zero_point);
+        *o = unclamped.clamp(i16::MIN as i32, i16::MAX as i32) as i16;
     }
 }
 

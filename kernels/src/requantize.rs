@@ -1,5 +1,5 @@
 //! QUANTIZE between integer types involving int16 or int32 (16x8 models): int16 -> int8,
-//! int8 -> int16, int16 -> int16, and int16/int8 -> int32.
+//! int8 -> int16, int16 -> int16, int16/int8 -> int32 and int32 -> int8/int16.
 //!
 //! TFLM's `quantize_common.cc` runs `reference_ops::Requantize` for every integer pair:
 //! `clamp(MultiplyByQuantizedMultiplier(x - input_zero_point, m, shift) + output_zero_point)`
@@ -80,6 +80,21 @@ pub fn requantize_s16_s32(p: &Params, input: &[i16], output: &mut [i32]) {
 pub fn requantize_s8_s32(p: &Params, input: &[i8], output: &mut [i32]) {
     map(input, output, |x| {
         requantize_op(p, x as i32, i32::MIN, i32::MAX)
+    });
+}
+
+/// Int32 -> int8 (`Requantize<int32_t, int8_t>`; `x - input_zero_point` wraps as in
+/// practice in the C++).
+pub fn requantize_s32_s8(p: &Params, input: &[i32], output: &mut [i8]) {
+    map(input, output, |x| {
+        requantize_op(p, x, i8::MIN as i32, i8::MAX as i32) as i8
+    });
+}
+
+/// Int32 -> int16 (`Requantize<int32_t, int16_t>`).
+pub fn requantize_s32_s16(p: &Params, input: &[i32], output: &mut [i16]) {
+    map(input, output, |x| {
+        requantize_op(p, x, i16::MIN as i32, i16::MAX as i32) as i16
     });
 }
 

@@ -1,4 +1,9 @@
-//! TANH, int8.
+//! TANH, int8 and int16.
+//!
+//! Int16 follows TFLM's int16 `reference_integer_ops::Tanh` (LOGISTIC's table at twice the
+//! argument, `tanh(x) = 2 sigmoid(2x) - 1`) with the parameters of `tanh.cc` (see
+//! [`crate::logistic::Params16`]; a power-of-two input scale of `2^-12` or `2^-11` is used
+//! as is).
 //!
 //! Follows TFLM's `reference_integer_ops::Tanh` with the parameters of `tanh.cc`'s
 //! `CalculateArithmeticOpData` (shared with LOGISTIC, see [`crate::logistic::Params`]): the
@@ -44,6 +49,26 @@ pub fn tanh_s8(p: &Params, input: &[i8], output: &mut [i8]) {
 pub fn tanh_s8_in_place(p: &Params, data: &mut [i8]) {
     // Through the out-of-place kernel: see `in_place_by_chunks`.
     in_place_by_chunks::<i8, 64>(data, |input, output| tanh_s8(p, input, output));
+}
+
+/// Build-time parameters of an int16 TANH.
+pub fn prepare_s16(
+    input: QuantParams,
+    output: QuantParams,
+) -> Result<crate::logistic::Params16, PrepareError> {
+    crate::logistic::prepare_q3_16(input, output, 2)
+}
+
+/// Int16 TANH (the int16 `reference_integer_ops::Tanh`).
+pub fn tanh_s16(p: &crate::logistic::Params16, input: &[i16], output: &mut [i16]) {
+    let (m, s) = crate::logistic::resolve16(p);
+    crate::util::map(input, output, |x| crate::lstm::tanh_i16(x, m, s));
+}
+
+/// [`tanh_s16`] in place.
+pub fn tanh_s16_in_place(p: &crate::logistic::Params16, data: &mut [i16]) {
+    let (m, s) = crate::logistic::resolve16(p);
+    crate::util::map_in_place(data, |x| crate::lstm::tanh_i16(x, m, s));
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! DEQUANTIZE: int8 -> float32 (`kiln_kernels::dequantize`).
+//! DEQUANTIZE: int8 and int16 -> float32 (`kiln_kernels::dequantize`).
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
@@ -9,33 +9,46 @@ use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;
 use proc_macro2::TokenStream;
 
-/// The int8 -> float32 kernel.
+/// The kernels, by input type.
 #[derive(Debug)]
-struct DequantizeS8F32(dq::Params);
+enum Dequantize {
+    S8F32(dq::Params),
+    S16F32(dq::Params),
+}
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let (input, output) = (cx.input(0)?, cx.output()?);
     cx.check_same_elements(input, output)?;
     let kernel = match (cx.dtype(input), cx.dtype(output)) {
         (DType::I8, DType::F32) => {
-            DequantizeS8F32(dq::prepare_s8_f32(cx.quant(input)?).map_err(prepare_error)?)
+            Dequantize::S8F32(dq::prepare_s8_f32(cx.quant(input)?).map_err(prepare_error)?)
+        }
+        (DType::I16, DType::F32) => {
+            Dequantize::S16F32(dq::prepare_s16_f32(cx.quant(input)?).map_err(prepare_error)?)
         }
         (a, b) => {
             return Err(unsupported("unsupported types for DEQUANTIZE")
-                .expected_found("INT8 -> FLOAT32", types(a, b)));
+                .expected_found("INT8 or INT16 -> FLOAT32", types(a, b)));
         }
     };
     Ok(cx.step(kernel, vec![Operand::Tensor(input)], output))
 }
 
-impl Kernel for DequantizeS8F32 {
+impl Kernel for Dequantize {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
-        let pre = [call.params("dequantize", &self.0)];
-        call.standard("dequantize", "dequantize_s8_f32", &pre)
+        let (p, f) = match self {
+            Dequantize::S8F32(p) => (p, "dequantize_s8_f32"),
+            Dequantize::S16F32(p) => (p, "dequantize_s16_f32"),
+        };
+        let pre = [call.params("dequantize", p)];
+        call.standard("dequantize", f, &pre)
     }
 
     #[cfg(feature = "exec")]
     fn run(&self, io: &mut Io<'_>) {
-        dq::dequantize_s8_f32(&self.0, io.i8(0), io.out_f32())
+        match self {
+            Dequantize::S8F32(p) => dq::dequantize_s8_f32(p, io.i8(0), io.out_f32()),
+            Dequantize::S16F32(p) => dq::dequantize_s16_f32(p, io.i16(0), io.out_f32()),
+        }
     }
 }

@@ -13,6 +13,7 @@ use proc_macro2::TokenStream;
 #[derive(Debug)]
 enum Logistic {
     S8(kiln_kernels::logistic::Params),
+    S16(kiln_kernels::logistic::Params16),
     F32,
 }
 
@@ -24,15 +25,34 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             kiln_kernels::logistic::prepare_s8(cx.quant(input)?, cx.quant(output)?)
                 .map_err(prepare_error)?,
         ),
+        (DType::I16, DType::I16) => Logistic::S16(
+            kiln_kernels::logistic::prepare_s16(cx.quant(input)?, cx.quant(output)?).map_err(
+                |e| {
+                    prepare_error(e).expected_found(
+                        "zero points 0 and an output scale of 2^-15 (TFLM's int16 LOGISTIC)",
+                        format!(
+                            "zero points {} and {}, output scale {}",
+                            cx.quant(input).map(|q| q.zero_point).unwrap_or(0),
+                            cx.quant(output).map(|q| q.zero_point).unwrap_or(0),
+                            cx.quant(output).map(|q| q.scale).unwrap_or(0.0),
+                        ),
+                    )
+                },
+            )?,
+        ),
         (DType::F32, DType::F32) => Logistic::F32,
         (a, b) => {
             return Err(unsupported("unsupported types for LOGISTIC")
-                .expected_found("INT8 -> INT8", types(a, b)));
+                .expected_found("INT8, INT16 or FLOAT32", types(a, b)));
         }
     };
+    let step_kernel_is_s16 = matches!(kernel, Logistic::S16(_));
     let mut step = cx.step(kernel, vec![Operand::Tensor(input)], output);
-    // Every kernel here has an in-place form over its input.
-    step.abilities.in_place = vec![0];
+    // Every kernel here has an in-place form over its input; int16's is not declared (the
+    // planner's restatement, `kiln_planner::synthetic::declared`, lists int8 and float32).
+    if !step_kernel_is_s16 {
+        step.abilities.in_place = vec![0];
+    }
     Ok(step)
 }
 
@@ -43,6 +63,10 @@ impl Kernel for Logistic {
                 let pre = [call.params("logistic", p)];
                 call.elementwise("logistic", "logistic_s8", &pre)
             }
+            Logistic::S16(p) => {
+                let pre = [call.params_as(quote::quote!(::kiln::kernels::logistic::Params16), p)];
+                call.elementwise("logistic", "logistic_s16", &pre)
+            }
             Logistic::F32 => call.elementwise("activations_f32", "logistic_f32", &[]),
         }
     }
@@ -51,6 +75,7 @@ impl Kernel for Logistic {
     fn run(&self, io: &mut Io<'_>) {
         match self {
             Logistic::S8(p) => kiln_kernels::logistic::logistic_s8(p, io.i8(0), io.out_i8()),
+            Logistic::S16(p) => kiln_kernels::logistic::logistic_s16(p, io.i16(0), io.out_i16()),
             Logistic::F32 => kiln_kernels::activations_f32::logistic_f32(io.f32(0), io.out_f32()),
         }
     }

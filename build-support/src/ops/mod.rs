@@ -29,12 +29,15 @@ mod depthwise_conv_2d;
 mod dequantize;
 mod div;
 mod dynamic_update_slice;
+mod elementwise;
 mod fill;
 mod floor_div_mod;
 mod fully_connected;
 mod gather;
 mod hard_swish;
+mod l2_normalization;
 mod leaky_relu;
+mod log_softmax;
 mod logical;
 mod logistic;
 mod lstm;
@@ -73,6 +76,7 @@ pub type Lowering = fn(&Cx<'_>) -> Result<Step>;
 
 /// Every operator Kiln compiles: its TFLite name and its module's lowering, by name.
 pub const OPERATORS: &[(&str, Lowering)] = &[
+    ("ABS", elementwise::lower_abs),
     ("ADD", add::lower),
     ("ADD_N", add_n::lower),
     ("ARG_MAX", arg_min_max::lower_max),
@@ -83,18 +87,23 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("BROADCAST_ARGS", fill::lower_broadcast_args),
     ("BROADCAST_TO", broadcast_to::lower),
     ("CAST", cast::lower),
+    ("CEIL", elementwise::lower_ceil),
     ("CONCATENATION", concatenation::lower),
     ("CONV_2D", conv_2d::lower),
+    ("COS", elementwise::lower_cos),
     ("CUMSUM", cumsum::lower),
     ("DEPTHWISE_CONV_2D", depthwise_conv_2d::lower),
     ("DEPTH_TO_SPACE", space_to_depth::lower),
     ("DEQUANTIZE", dequantize::lower),
     ("DIV", div::lower),
     ("DYNAMIC_UPDATE_SLICE", dynamic_update_slice::lower),
+    ("ELU", elementwise::lower_elu),
     ("EMBEDDING_LOOKUP", gather::lower_embedding_lookup),
     ("EQUAL", comparisons::lower_equal),
+    ("EXP", elementwise::lower_exp),
     ("EXPAND_DIMS", reshape::lower),
     ("FILL", fill::lower_fill),
+    ("FLOOR", elementwise::lower_floor),
     ("FLOOR_DIV", floor_div_mod::lower_div),
     ("FLOOR_MOD", floor_div_mod::lower_mod),
     ("FULLY_CONNECTED", fully_connected::lower),
@@ -103,14 +112,17 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("GREATER", comparisons::lower_greater),
     ("GREATER_EQUAL", comparisons::lower_greater_equal),
     ("HARD_SWISH", hard_swish::lower),
+    ("L2_NORMALIZATION", l2_normalization::lower),
     ("L2_POOL_2D", pooling::lower_l2),
     ("LEAKY_RELU", leaky_relu::lower),
     ("LESS", comparisons::lower_less),
     ("LESS_EQUAL", comparisons::lower_less_equal),
+    ("LOG", elementwise::lower_log),
     ("LOGICAL_AND", logical::lower_and),
     ("LOGICAL_NOT", logical::lower_not),
     ("LOGICAL_OR", logical::lower_or),
     ("LOGISTIC", logistic::lower),
+    ("LOG_SOFTMAX", log_softmax::lower),
     ("MAXIMUM", maximum_minimum::lower_maximum),
     ("MAX_POOL_2D", pooling::lower_max),
     ("MEAN", mean::lower),
@@ -132,14 +144,19 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("RESIZE_BILINEAR", resize_bilinear::lower),
     ("RESIZE_NEAREST_NEIGHBOR", resize_nearest_neighbor::lower),
     ("REVERSE_V2", reverse::lower),
+    ("ROUND", elementwise::lower_round),
+    ("RSQRT", elementwise::lower_rsqrt),
     ("SELECT_V2", select::lower),
     ("SHAPE", fill::lower_shape),
+    ("SIN", elementwise::lower_sin),
     ("SLICE", slice::lower),
     ("SOFTMAX", softmax::lower),
     ("SPACE_TO_BATCH_ND", space_to_batch_nd::lower_space_to_batch),
     ("SPACE_TO_DEPTH", space_to_depth::lower),
     ("SPLIT", split::lower),
     ("SPLIT_V", split::lower),
+    ("SQRT", elementwise::lower_sqrt),
+    ("SQUARE", elementwise::lower_square),
     ("SQUARED_DIFFERENCE", squared_difference::lower),
     ("SQUEEZE", reshape::lower),
     ("STRIDED_SLICE", strided_slice::lower),

@@ -1,6 +1,8 @@
-//! QUANTIZE: float32 -> int8 (`kiln_kernels::quantize`), int8 -> int8
-//! (`quantize::requantize_s8_s8`) and the other requantizations between int8, int16 and int32
-//! (`kiln_kernels::requantize`); int8 -> int8 and int16 -> int16 also run in place.
+//! QUANTIZE: float32 -> int8 and int16 (`kiln_kernels::quantize`), int8 -> int8
+//! (`quantize::requantize_s8_s8`) and the other requantizations TFLM's `quantize_common.cc`
+//! has between int8, int16 and int32 (`kiln_kernels::requantize`: int8/int16 -> int8, int16,
+//! int32; int32 -> int8, int16); int8 -> int8 and int16 -> int16 also run in place. (TFLM's
+//! uint8 forms have no counterpart: Kiln has no uint8 tensors.)
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
@@ -15,6 +17,7 @@ use proc_macro2::TokenStream;
 #[derive(Debug)]
 enum Quantize {
     F32S8(quantize::Params),
+    F32S16(quantize::Params),
     S8S8(quantize::Params),
     /// Between integer types (input, output).
     Requantize(quantize::Params, Elem, Elem),
@@ -27,20 +30,22 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         (DType::F32, DType::I8) => {
             Quantize::F32S8(quantize::prepare_f32_s8(cx.quant(output)?).map_err(prepare_error)?)
         }
+        (DType::F32, DType::I16) => {
+            Quantize::F32S16(quantize::prepare_f32_s16(cx.quant(output)?).map_err(prepare_error)?)
+        }
         (DType::I8, DType::I8) => Quantize::S8S8(
             quantize::prepare_s8_s8(cx.quant(input)?, cx.quant(output)?).map_err(prepare_error)?,
         ),
-        (a @ (DType::I8 | DType::I16), b @ (DType::I8 | DType::I16 | DType::I32)) => {
-            Quantize::Requantize(
-                requantize::prepare(cx.quant(input)?, cx.quant(output)?).map_err(prepare_error)?,
-                elem(a)?,
-                elem(b)?,
-            )
-        }
+        (a @ (DType::I8 | DType::I16), b @ (DType::I8 | DType::I16 | DType::I32))
+        | (a @ DType::I32, b @ (DType::I8 | DType::I16)) => Quantize::Requantize(
+            requantize::prepare(cx.quant(input)?, cx.quant(output)?).map_err(prepare_error)?,
+            elem(a)?,
+            elem(b)?,
+        ),
         (a, b) => {
             return Err(
                 unsupported("unsupported types for QUANTIZE").expected_found(
-                    "FLOAT32 -> INT8, or between INT8, INT16 and INT32",
+                    "FLOAT32 -> INT8 or INT16, INT8/INT16 -> INT8/INT16/INT32, INT32 -> INT8/INT16",
                     types(a, b),
                 ),
             );
@@ -74,6 +79,10 @@ impl Kernel for Quantize {
                 let pre = [call.params("quantize", p)];
                 call.standard("quantize", "quantize_f32_s8", &pre)
             }
+            Quantize::F32S16(p) => {
+                let pre = [call.params("quantize", p)];
+                call.standard("quantize", "quantize_f32_s16", &pre)
+            }
             Quantize::S8S8(p) => {
                 let pre = [call.params("quantize", p)];
                 call.elementwise("quantize", "requantize_s8_s8", &pre)
@@ -94,6 +103,7 @@ impl Kernel for Quantize {
     fn run(&self, io: &mut Io<'_>) {
         match self {
             Quantize::F32S8(p) => quantize::quantize_f32_s8(p, io.f32(0), io.out_i8()),
+            Quantize::F32S16(p) => quantize::quantize_f32_s16(p, io.f32(0), io.out_i16()),
             Quantize::S8S8(p) => quantize::requantize_s8_s8(p, io.i8(0), io.out_i8()),
             Quantize::Requantize(p, a, b) => match (a, b) {
                 (Elem::I16, Elem::I8) => requantize::requantize_s16_s8(p, io.i16(0), io.out_i8()),
@@ -105,6 +115,10 @@ impl Kernel for Quantize {
                     requantize::requantize_s16_s32(p, io.i16(0), io.out_i32())
                 }
                 (Elem::I8, Elem::I32) => requantize::requantize_s8_s32(p, io.i8(0), io.out_i32()),
+                (Elem::I32, Elem::I8) => requantize::requantize_s32_s8(p, io.i32(0), io.out_i8()),
+                (Elem::I32, Elem::I16) => {
+                    requantize::requantize_s32_s16(p, io.i32(0), io.out_i16())
+                }
                 other => panic!("no requantize kernel for {other:?}"),
             },
         }

@@ -13,6 +13,7 @@ use proc_macro2::TokenStream;
 #[derive(Debug)]
 enum Tanh {
     S8(kiln_kernels::logistic::Params),
+    S16(kiln_kernels::logistic::Params16),
     F32,
 }
 
@@ -23,15 +24,32 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         (DType::I8, DType::I8) => {
             Tanh::S8(kiln_kernels::tanh::prepare_s8(cx.quant(input)?).map_err(prepare_error)?)
         }
+        (DType::I16, DType::I16) => Tanh::S16(
+            kiln_kernels::tanh::prepare_s16(cx.quant(input)?, cx.quant(output)?).map_err(|e| {
+                prepare_error(e).expected_found(
+                    "zero points 0 and an output scale of 2^-15 (TFLM's int16 TANH)",
+                    format!(
+                        "zero points {} and {}, output scale {}",
+                        cx.quant(input).map(|q| q.zero_point).unwrap_or(0),
+                        cx.quant(output).map(|q| q.zero_point).unwrap_or(0),
+                        cx.quant(output).map(|q| q.scale).unwrap_or(0.0),
+                    ),
+                )
+            })?,
+        ),
         (DType::F32, DType::F32) => Tanh::F32,
         (a, b) => {
             return Err(unsupported("unsupported types for TANH")
-                .expected_found("INT8 -> INT8", types(a, b)));
+                .expected_found("INT8, INT16 or FLOAT32", types(a, b)));
         }
     };
+    let step_kernel_is_s16 = matches!(kernel, Tanh::S16(_));
     let mut step = cx.step(kernel, vec![Operand::Tensor(input)], output);
-    // Every kernel here has an in-place form over its input.
-    step.abilities.in_place = vec![0];
+    // Every kernel here has an in-place form over its input; int16's is not declared (the
+    // planner's restatement, `kiln_planner::synthetic::declared`, lists int8 and float32).
+    if !step_kernel_is_s16 {
+        step.abilities.in_place = vec![0];
+    }
     Ok(step)
 }
 
@@ -42,6 +60,10 @@ impl Kernel for Tanh {
                 let pre = [call.params("logistic", p)];
                 call.elementwise("tanh", "tanh_s8", &pre)
             }
+            Tanh::S16(p) => {
+                let pre = [call.params_as(quote::quote!(::kiln::kernels::logistic::Params16), p)];
+                call.elementwise("tanh", "tanh_s16", &pre)
+            }
             Tanh::F32 => call.elementwise("activations_f32", "tanh_f32", &[]),
         }
     }
@@ -50,6 +72,7 @@ impl Kernel for Tanh {
     fn run(&self, io: &mut Io<'_>) {
         match self {
             Tanh::S8(p) => kiln_kernels::tanh::tanh_s8(p, io.i8(0), io.out_i8()),
+            Tanh::S16(p) => kiln_kernels::tanh::tanh_s16(p, io.i16(0), io.out_i16()),
             Tanh::F32 => kiln_kernels::activations_f32::tanh_f32(io.f32(0), io.out_f32()),
         }
     }

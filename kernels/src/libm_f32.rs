@@ -1,0 +1,475 @@
+//! More `f32` functions bit-compatible with the C library TFLM's float kernels call on the
+//! reference host (glibc 2.36, x86-64 with FMA): `sinf`, `cosf`, `logf` and `sqrtf`, plus a
+//! software [`fma`].
+//!
+//! On an x86-64 CPU with FMA, glibc's `sinf`, `cosf` and `logf` are the `*-fma`
+//! variants its ifunc selects (`sysdeps/x86_64/fpu/multiarch`): the ARM optimized-routines
+//! code of `sysdeps/ieee754/flt-32` (`s_sinf.c`, `s_cosf.c`, `s_sincosf.h`,
+//! `sincosf_poly.h`, `e_logf.c`) built with `-mfma`, where GCC fuses every
+//! `a * b + c` whose product feeds only additions. The ports here evaluate the same `f64`
+//! operations in the same order and fuse the same ones with [`fma`] (correctly rounded, like
+//! the instruction), so they give the same bits; the unit tests compare them with the host's
+//! C library over a sweep of every float class (and so does [`crate::math::expf`], whose
+//! unfused operations give the FMA variant's bits on the whole sweep: 613 million inputs,
+//! every 7th bit pattern, checked once in a release build with all five functions exact). `sqrtf` is correctly rounded (SSE `sqrtss`).
+//! Invalid arguments give the x86 default NaN (`0xffc00000`, what `(x - x) / (x - x)` and
+//! `sqrtss` produce there); a NaN argument is returned quieted.
+
+/// The x86 "real indefinite" NaN that SSE arithmetic returns for invalid operations.
+pub(crate) const DEFAULT_NAN: f32 = f32::from_bits(0xffc0_0000);
+
+/// A NaN argument, quieted (what SSE arithmetic on it returns).
+#[inline]
+fn quiet(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() | 0x0040_0000)
+}
+
+/// `(sign, m, e)` with `|x| = m * 2^e` for a finite `x`.
+#[inline]
+fn split(x: f64) -> (bool, u128, i32) {
+    let bits = x.to_bits();
+    let sign = bits >> 63 != 0;
+    let field = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    if field == 0 {
+        (sign, frac as u128, -1074)
+    } else {
+        (sign, (frac | 1u64 << 52) as u128, field - 1075)
+    }
+}
+
+/// `m * 2^e` moved to exponent `e_to` (left, or right with the lost bits ORed into bit 0).
+#[inline]
+fn align(m: u128, e: i32, e_to: i32) -> u128 {
+    if e >= e_to {
+        m << (e - e_to)
+    } else {
+        let d = (e_to - e) as u32;
+        if d >= 128 {
+            u128::from(m != 0)
+        } else {
+            (m >> d) | u128::from(m & ((1u128 << d) - 1) != 0)
+        }
+    }
+}
+
+/// `a * b + c` rounded once to nearest (ties to even), as the FMA instruction. For finite
+/// operands whose result is a normal number (the only ones the functions here pass); others
+/// fall back to `a * b + c`.
+pub fn fma(a: f64, b: f64, c: f64) -> f64 {
+    if !(a.is_finite() && b.is_finite() && c.is_finite()) || a == 0.0 || b == 0.0 {
+        return a * b + c;
+    }
+    let (sa, ma, ea) = split(a);
+    let (sb, mb, eb) = split(b);
+    let (sp, mp, ep) = (sa ^ sb, ma * mb, ea + eb);
+    let (sc, mc, ec) = if c == 0.0 { (sp, 0u128, ep) } else { split(c) };
+    let top = |m: u128, e: i32| e + (128 - m.leading_zeros()) as i32;
+    let e = top(mp, ep).max(top(mc, ec)) - 126;
+    let (mp, mc) = (align(mp, ep, e), align(mc, ec, e));
+    let (sign, s) = if sp == sc {
+        (sp, mp + mc)
+    } else if mp >= mc {
+        (sp, mp - mc)
+    } else {
+        (sc, mc - mp)
+    };
+    if s == 0 {
+        return 0.0;
+    }
+    let n = 128 - s.leading_zeros() as i32;
+    let (mut q, mut e) = if n > 53 {
+        let shift = (n - 53) as u32;
+        let q = s >> shift;
+        let rem = s & ((1u128 << shift) - 1);
+        let half = 1u128 << (shift - 1);
+        let up = rem > half || (rem == half && q & 1 == 1);
+        (q + u128::from(up), e + shift as i32)
+    } else {
+        (s << (53 - n), e - (53 - n))
+    };
+    if q == 1u128 << 53 {
+        q >>= 1;
+        e += 1;
+    }
+    let field = e + 1075;
+    if !(1..2047).contains(&field) {
+        return a * b + c; // subnormal or overflowing result: not used here
+    }
+    let bits = (u64::from(sign) << 63) | ((field as u64) << 52) | (q as u64 & ((1u64 << 52) - 1));
+    f64::from_bits(bits)
+}
+
+/// `sqrtf(x)`, correctly rounded (digit by digit on the significand): `-0` for `-0`,
+/// the default NaN below zero.
+pub fn sqrtf(x: f32) -> f32 {
+    let bits = x.to_bits();
+    if x.is_nan() {
+        return quiet(x);
+    }
+    if bits & 0x7fff_ffff == 0 || x == f32::INFINITY {
+        return x;
+    }
+    if bits >> 31 != 0 {
+        return DEFAULT_NAN;
+    }
+    // x = m * 2^e, m normalized to 24 bits.
+    let field = (bits >> 23) as i32;
+    let (mut m, mut e) = if field == 0 {
+        (bits as u64, -149)
+    } else {
+        (((bits & 0x7f_ffff) | 0x80_0000) as u64, field - 150)
+    };
+    while m < 0x80_0000 {
+        m <<= 1;
+        e -= 1;
+    }
+    // sqrt(m * 2^e) = sqrt(m * 2^(e - s)) * 2^(s/2): scale m by 2^k so that the root has 24
+    // bits (m * 2^k in [2^46, 2^48)) with k + e even.
+    let mut k = 23;
+    if (e - k) & 1 != 0 {
+        k += 1;
+    }
+    let big = m << k;
+    let mut q = isqrt(big);
+    // Round to nearest: up when (q + 1/2)^2 < big (never a tie).
+    if (2 * q + 1) * (2 * q + 1) < 4 * big {
+        q += 1;
+    }
+    let mut re = (e - k) / 2;
+    if q == 1 << 24 {
+        q >>= 1;
+        re += 1;
+    }
+    // q in [2^23, 2^24): value q * 2^re.
+    let field = re + 150;
+    f32::from_bits(((field as u32) << 23) | (q as u32 & 0x7f_ffff))
+}
+
+/// `floor(sqrt(n))` for `n < 2^48`.
+fn isqrt(n: u64) -> u64 {
+    let mut rem = n;
+    let mut root = 0u64;
+    let mut bit = 1u64 << 48;
+    while bit > n {
+        bit >>= 2;
+    }
+    while bit != 0 {
+        if rem >= root + bit {
+            rem -= root + bit;
+            root = (root >> 1) + bit;
+        } else {
+            root >>= 1;
+        }
+        bit >>= 2;
+    }
+    root
+}
+
+/// glibc's `__sincosf_table` (the second entry negates the cosine polynomial).
+struct SinCos {
+    sign: [f64; 4],
+    hpi_inv: f64,
+    hpi: f64,
+    c: [f64; 5],
+    s: [f64; 3],
+}
+
+const fn sincos_table(neg: f64) -> SinCos {
+    SinCos {
+        sign: [1.0, -1.0, -1.0, 1.0],
+        hpi_inv: f64::from_bits(0x4164_5f30_6dc9_c883), // 0x1.45F306DC9C883p+23
+        hpi: f64::from_bits(0x3ff9_21fb_5444_2d18),     // 0x1.921FB54442D18p0
+        c: [
+            neg,
+            neg * f64::from_bits(0xbfdf_ffff_fd0c_621c), // -0x1.ffffffd0c621cp-2
+            neg * f64::from_bits(0x3fa5_5553_e106_8f19), // 0x1.55553e1068f19p-5
+            neg * f64::from_bits(0xbf56_c087_e89a_359d), // -0x1.6c087e89a359dp-10
+            neg * f64::from_bits(0x3ef9_9343_027b_f8c3), // 0x1.99343027bf8c3p-16
+        ],
+        s: [
+            f64::from_bits(0xbfc5_5554_5995_a603), // -0x1.555545995a603p-3
+            f64::from_bits(0x3f81_1076_0523_0bc4), // 0x1.1107605230bc4p-7
+            f64::from_bits(0xbf29_94eb_3774_cf24), // -0x1.994eb3774cf24p-13
+        ],
+    }
+}
+
+const SINCOS: [SinCos; 2] = [sincos_table(1.0), sincos_table(-1.0)];
+
+/// 4/PI to 192 bits, 8 new bits per entry (`__inv_pio4`).
+const INV_PIO4: [u32; 24] = [
+    0xa2, 0xa2f9, 0xa2f983, 0xa2f9836e, 0xf9836e4e, 0x836e4e44, 0x6e4e4415, 0x4e441529, 0x441529fc,
+    0x1529fc27, 0x29fc2757, 0xfc2757d1, 0x2757d1f5, 0x57d1f534, 0xd1f534dd, 0xf534ddc0, 0x34ddc0db,
+    0xddc0db62, 0xc0db6295, 0xdb629599, 0x6295993c, 0x95993c43, 0x993c4390, 0x3c439041,
+];
+
+/// The top 12 bits of `x` without the sign (`abstop12`).
+#[inline]
+fn abstop12(x: f32) -> u32 {
+    (x.to_bits() >> 20) & 0x7ff
+}
+
+/// `sinf_poly`: the sine (`n` even) or cosine (`n` odd) polynomial.
+#[inline]
+fn sinf_poly(x: f64, x2: f64, p: &SinCos, n: i32) -> f32 {
+    if n & 1 == 0 {
+        let x3 = x * x2;
+        let s1 = fma(x2, p.s[2], p.s[1]);
+        let x7 = x3 * x2;
+        let s = fma(x3, p.s[0], x);
+        fma(x7, s1, s) as f32
+    } else {
+        let x4 = x2 * x2;
+        let c2 = fma(x2, p.c[4], p.c[3]);
+        let c1 = fma(x2, p.c[1], p.c[0]);
+        let x6 = x4 * x2;
+        let c = fma(x4, p.c[2], c1);
+        fma(x6, c2, c) as f32
+    }
+}
+
+/// `reduce_fast` (without round-to-int instructions): `x` modulo PI/2 and the quadrant.
+#[inline]
+fn reduce_fast(x: f64, p: &SinCos) -> (f64, i32) {
+    let r = x * p.hpi_inv;
+    let n = ((r as i32).wrapping_add(0x80_0000)) >> 24;
+    (fma(-(n as f64), p.hpi, x), n)
+}
+
+/// `reduce_large`: `|x|` (bits `xi`, at least 120) modulo PI/2 with the 4/PI table.
+#[inline]
+fn reduce_large(xi: u32) -> (f64, i32) {
+    let arr = &INV_PIO4[((xi >> 26) & 15) as usize..];
+    let shift = (xi >> 23) & 7;
+    let xi = ((xi & 0xff_ffff) | 0x80_0000) << shift;
+    let res0 = xi.wrapping_mul(arr[0]) as u64;
+    let res1 = xi as u64 * arr[4] as u64;
+    let res2 = xi as u64 * arr[8] as u64;
+    let res0 = ((res2 >> 32) | (res0 << 32)).wrapping_add(res1);
+    let n = (res0.wrapping_add(1u64 << 61)) >> 62;
+    let res0 = res0.wrapping_sub(n << 62);
+    let x = res0 as i64 as f64;
+    // 2PI * 2^-64
+    (x * f64::from_bits(0x3c19_21fb_5444_2d18), n as i32)
+}
+
+const PIO4_TOP: u32 = 0x3f4; // abstop12 of (float) 0x1.921FB54442D18p-1
+const TOP_2P_12: u32 = 0x398; // abstop12(0x1p-12f)
+const TOP_120: u32 = 0x42f; // abstop12(120.0f)
+const TOP_INF: u32 = 0x7f8;
+
+/// `sinf(x)` (glibc `s_sinf.c`).
+pub fn sinf(y: f32) -> f32 {
+    let x = y as f64;
+    let top = abstop12(y);
+    if top < PIO4_TOP {
+        if top < TOP_2P_12 {
+            return y;
+        }
+        sinf_poly(x, x * x, &SINCOS[0], 0)
+    } else if top < TOP_120 {
+        let (x, n) = reduce_fast(x, &SINCOS[0]);
+        let s = SINCOS[0].sign[(n & 3) as usize];
+        let p = &SINCOS[usize::from(n & 2 != 0)];
+        sinf_poly(x * s, x * x, p, n)
+    } else if top < TOP_INF {
+        let xi = y.to_bits();
+        let sign = (xi >> 31) as i32;
+        let (x, n) = reduce_large(xi);
+        let s = SINCOS[0].sign[((n + sign) & 3) as usize];
+        let p = &SINCOS[usize::from((n + sign) & 2 != 0)];
+        sinf_poly(x * s, x * x, p, n)
+    } else if y.is_nan() {
+        quiet(y)
+    } else {
+        DEFAULT_NAN
+    }
+}
+
+/// `cosf(x)` (glibc `s_cosf.c`).
+pub fn cosf(y: f32) -> f32 {
+    let x = y as f64;
+    let top = abstop12(y);
+    if top < PIO4_TOP {
+        if top < TOP_2P_12 {
+            return 1.0;
+        }
+        sinf_poly(x, x * x, &SINCOS[0], 1)
+    } else if top < TOP_120 {
+        let (x, n) = reduce_fast(x, &SINCOS[0]);
+        let s = SINCOS[0].sign[(n & 3) as usize];
+        let p = &SINCOS[usize::from(n & 2 != 0)];
+        sinf_poly(x * s, x * x, p, n ^ 1)
+    } else if top < TOP_INF {
+        let xi = y.to_bits();
+        let sign = (xi >> 31) as i32;
+        let (x, n) = reduce_large(xi);
+        let s = SINCOS[0].sign[((n + sign) & 3) as usize];
+        let p = &SINCOS[usize::from((n + sign) & 2 != 0)];
+        sinf_poly(x * s, x * x, p, n ^ 1)
+    } else if y.is_nan() {
+        quiet(y)
+    } else {
+        DEFAULT_NAN
+    }
+}
+
+/// `(invc, logc)` per subinterval (`__logf_data.tab`).
+const LOGF_TAB: [(u64, u64); 16] = [
+    (0x3ff661ec79f8f3be, 0xbfd57bf7808caade),
+    (0x3ff571ed4aaf883d, 0xbfd2bef0a7c06ddb),
+    (0x3ff49539f0f010b0, 0xbfd01eae7f513a67),
+    (0x3ff3c995b0b80385, 0xbfcb31d8a68224e9),
+    (0x3ff30d190c8864a5, 0xbfc6574f0ac07758),
+    (0x3ff25e227b0b8ea0, 0xbfc1aa2bc79c8100),
+    (0x3ff1bb4a4a1a343f, 0xbfba4e76ce8c0e5e),
+    (0x3ff12358f08ae5ba, 0xbfb1973c5a611ccc),
+    (0x3ff0953f419900a7, 0xbfa252f438e10c1e),
+    (0x3ff0000000000000, 0x0000000000000000),
+    (0x3fee608cfd9a47ac, 0x3faaa5aa5df25984),
+    (0x3feca4b31f026aa0, 0x3fbc5e53aa362eb4),
+    (0x3feb2036576afce6, 0x3fc526e57720db08),
+    (0x3fe9c2d163a1aa2d, 0x3fcbc2860d224770),
+    (0x3fe886e6037841ed, 0x3fd1058bc8a07ee1),
+    (0x3fe767dcf5534862, 0x3fd4043057b6ee09),
+];
+
+/// `logf(x)` (glibc `e_logf.c`: 16 subintervals, order-4 polynomial in `f64`): `-inf` for
+/// zeros, the default NaN below zero.
+pub fn logf(x: f32) -> f32 {
+    const LN2: f64 = f64::from_bits(0x3fe62e42fefa39ef);
+    const A: [f64; 3] = [
+        f64::from_bits(0xbfd00ea348b88334),
+        f64::from_bits(0x3fd5575b0be00b6a),
+        f64::from_bits(0xbfdffffef20a4123),
+    ];
+    const OFF: u32 = 0x3f33_0000;
+    let mut ix = x.to_bits();
+    if ix == 0x3f80_0000 {
+        return 0.0;
+    }
+    if ix.wrapping_sub(0x0080_0000) >= 0x7f80_0000 - 0x0080_0000 {
+        // x < 0x1p-126 or inf or nan.
+        if ix.wrapping_mul(2) == 0 {
+            return f32::NEG_INFINITY;
+        }
+        if ix == 0x7f80_0000 {
+            return x;
+        }
+        if x.is_nan() {
+            return quiet(x);
+        }
+        if ix & 0x8000_0000 != 0 {
+            return DEFAULT_NAN;
+        }
+        // Subnormal: normalize.
+        ix = (x * f32::from_bits(0x4b00_0000)).to_bits(); // x * 0x1p23f
+        ix = ix.wrapping_sub(23 << 23);
+    }
+    let tmp = ix.wrapping_sub(OFF);
+    let i = ((tmp >> (23 - 4)) % 16) as usize;
+    let k = (tmp as i32) >> 23;
+    let iz = ix.wrapping_sub(tmp & (0x1ff << 23));
+    let (invc, logc) = (f64::from_bits(LOGF_TAB[i].0), f64::from_bits(LOGF_TAB[i].1));
+    let z = f32::from_bits(iz) as f64;
+    let r = fma(z, invc, -1.0);
+    let y0 = fma(k as f64, LN2, logc);
+    let r2 = r * r;
+    let y = fma(A[1], r, A[2]);
+    let y = fma(A[0], r2, y);
+    fma(y, r2, y0 + r) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every 2^32 / step-th bit pattern, plus a few chosen ones.
+    fn sweep(step: u32, mut f: impl FnMut(f32)) {
+        let mut b = 0u64;
+        while b <= u32::MAX as u64 {
+            f(f32::from_bits(b as u32));
+            b += step as u64;
+        }
+        for x in [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            120.0,
+            -120.0,
+            1e-40,
+            f32::MAX,
+            f32::MIN,
+        ] {
+            f(x);
+        }
+    }
+
+    fn same(a: f32, b: f32) -> bool {
+        a.to_bits() == b.to_bits()
+    }
+
+    #[test]
+    fn fma_is_exact() {
+        let cases = [
+            (1.0 + f64::EPSILON, 1.0 - f64::EPSILON, -1.0),
+            (3.0, 1.0 / 3.0, -1.0),
+            (0.1, 10.0, -1.0),
+            (1e300, 1e-300, 1e-20),
+            (-2.5, 4.0, 10.0),
+            (1.5, 1.5, 1e-30),
+            (1e-10, 1e-10, 1.0),
+        ];
+        for (a, b, c) in cases {
+            assert_eq!(
+                fma(a, b, c).to_bits(),
+                a.mul_add(b, c).to_bits(),
+                "{a} {b} {c}"
+            );
+        }
+        let mut s = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for _ in 0..200_000 {
+            let a = f64::from_bits((next() & 0x800f_ffff_ffff_ffff) | (0x3c0 + next() % 128) << 52);
+            let b = f64::from_bits((next() & 0x800f_ffff_ffff_ffff) | (0x3c0 + next() % 128) << 52);
+            let c = f64::from_bits((next() & 0x800f_ffff_ffff_ffff) | (0x380 + next() % 192) << 52);
+            assert_eq!(
+                fma(a, b, c).to_bits(),
+                a.mul_add(b, c).to_bits(),
+                "{a:e} {b:e} {c:e}"
+            );
+        }
+    }
+
+    #[test]
+    fn same_bits_as_the_host_c_library() {
+        // The host's libm (std's f32 functions call it) is the reference's on x86-64 glibc
+        // with FMA; elsewhere there is nothing to compare with.
+        #[cfg(target_arch = "x86_64")]
+        if !(cfg!(target_os = "linux") && std::is_x86_feature_detected!("fma")) {
+            return;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        return;
+        let mut bad = [0usize; 6];
+        sweep(4099, |x| {
+            // black_box: no constant folding of the reference (LLVM folds to another NaN).
+            let x = std::hint::black_box(x);
+            bad[0] += usize::from(!same(sinf(x), x.sin()));
+            bad[1] += usize::from(!same(cosf(x), x.cos()));
+            bad[2] += usize::from(!same(logf(x), x.ln()));
+            bad[3] += usize::from(!same(crate::math::expf(x), x.exp()));
+            bad[4] += usize::from(!same(sqrtf(x), x.sqrt()));
+            bad[5] += usize::from(!same(crate::glibc_math::expm1f(x), x.exp_m1()));
+        });
+        assert_eq!(bad, [0; 6], "sin cos log exp sqrt expm1 mismatches");
+    }
+}
