@@ -1,39 +1,134 @@
-"""Copies single cases' models out of kernel-case bundles into tests/models/kcases/, for the
-end-to-end tests that compile them with `include_model!` (tests/e2e_kcases_reduce.rs); the
-tests read each case's inputs and TFLM's outputs from the bundle itself and check that the
-copied model is still the bundle's.
+#!/usr/bin/env python3
+"""Extracts one or two models of every kernel-case bundle for `tests/e2e_kernel_cases.rs`.
 
-Run from the repository root after regenerating the bundles listed here:
-    .venv/bin/python tools/extract_kcase_models.py
+`tests/kernel_cases.rs` runs every case of every bundle through the host executor only; this
+tool gives the end-to-end test the models to compile with `kiln::include_model!` (so rustc
+compiles the emitted code of every operator and type) and run on the bundle's golden data.
+
+For every bundle of `tests/kernel_cases/manifest.json`, in manifest order, it writes
+
+- case 0's model to `tests/kernel_cases/models/<bundle>.tflite` (the bundle's bytes as they
+  are: nothing is rebuilt, so the model is the one TFLM ran);
+- if case 0 is trivially small (its outputs hold fewer than `SMALL` bytes), also the first
+  later case whose outputs hold between `VARIED_MIN` and `VARIED_MAX` bytes, to
+  `tests/kernel_cases/models/<bundle>_case<k>.tflite` (a larger, usually higher-rank draw:
+  one output byte says little about a kernel's loops);
+- `tests/e2e_kernel_cases/list.rs` (not `tests/*.rs`: cargo would build it as a test crate
+  of its own): one line per extracted model (`<module> = ("<bundle>", <case>, "<model
+  path>"),`, the path relative to the repository root, where `include_model!` falls back to
+  `CARGO_MANIFEST_DIR`) inside `kcases! { ... }`, and the `EXCEPTIONS` list (bundles with
+  no line, each with its reason; `EXCEPTIONS` below).
+
+Stale models (of bundles no longer listed or no longer picked) are deleted. The output is a
+pure function of the bundles (deterministic), so after new bundles are generated
+(`tools/gen_kernel_cases.py <prefix>`) a re-run of this tool is all the test needs; the
+test's completeness check fails until then.
+
+    .venv/bin/python tools/extract_kcase_models.py     # (plain python3 works too: no deps)
 """
 
+import json
+import struct
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-import gen_kernel_cases as g  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
+CASES = REPO / "tests" / "kernel_cases"
+MODELS = CASES / "models"
+LIST = REPO / "tests" / "e2e_kernel_cases" / "list.rs"
 
-# Bundles of tools/kcases_reduce.py, and the case indices taken from each.
-BUNDLES = [
-    "sum_int8", "sum_float32", "sum_int16", "reduce_max_int8", "reduce_max_float32",
-    "reduce_min_int8", "reduce_min_float32", "arg_max_int8", "arg_max_float32", "arg_min_int8",
-    "arg_min_float32", "gather_int8", "gather_float32", "gather_nd_int8", "gather_nd_float32",
-    "embedding_lookup_int8", "embedding_lookup_float32", "embedding_lookup_int8_float32",
-    "slice_int8", "slice_float32", "slice_int16", "slice_int32", "slice_bool", "cumsum_int8",
-    "cumsum_float32", "batch_matmul_int8", "batch_matmul_float32", "batch_matmul_int16",
-    "l2_pool_2d_float32", "average_pool_2d_int16", "max_pool_2d_int16",
-]
-CASES = (0, 7)
-OUT = g.tc.REPO / "tests" / "models" / "kcases"
+# Case 0 is "trivially small" below this many output bytes.
+SMALL = 8
+# The extra case's outputs: at least and at most this many bytes.
+VARIED_MIN = 32
+VARIED_MAX = 4096
+
+# Bundles without a line in the test: bundle name -> why. Each must still be refused by
+# `kiln_build::compile_tokens` (the test checks it, so a fixed bundle cannot stay here).
+EXCEPTIONS = {}
+
+
+def parse_kcase(data):
+    """The cases of a bundle as (model, inputs, outputs) (format in tests/kernel_cases/README.md)."""
+    assert data[:8] == b"KCASE1\0\0", "bad magic"
+    at = 8
+
+    def u32():
+        nonlocal at
+        (v,) = struct.unpack_from("<I", data, at)
+        at += 4
+        return v
+
+    def blob():
+        nonlocal at
+        n = u32()
+        v = data[at : at + n]
+        at += n
+        return v
+
+    cases = []
+    for _ in range(u32()):
+        model = blob()
+        inputs = [blob() for _ in range(u32())]
+        outputs = [blob() for _ in range(u32())]
+        cases.append((model, inputs, outputs))
+    assert at == len(data), "trailing bytes"
+    return cases
+
+
+def picks(cases):
+    """The case indices to extract: 0, and a more varied one if case 0 is trivially small."""
+    out_bytes = [sum(len(o) for o in c[2]) for c in cases]
+    chosen = [0]
+    if out_bytes[0] < SMALL:
+        for k in range(1, len(cases)):
+            if VARIED_MIN <= out_bytes[k] <= VARIED_MAX:
+                chosen.append(k)
+                break
+    return chosen
 
 
 def main():
-    OUT.mkdir(parents=True, exist_ok=True)
-    for name in BUNDLES:
-        for index, (model, _, _) in enumerate(g.read_bundle(g.OUT / f"{name}.kcase")):
-            if index in CASES:
-                (OUT / f"{name}_{index}.tflite").write_bytes(model)
-    print(f"wrote {len(BUNDLES) * len(CASES)} models to {OUT.relative_to(g.tc.REPO)}")
+    manifest = json.loads((CASES / "manifest.json").read_text())
+    MODELS.mkdir(exist_ok=True)
+    lines = []
+    written = set()
+    for entry in manifest:
+        bundle = entry["file"].removesuffix(".kcase")
+        assert bundle.isidentifier(), bundle
+        if bundle in EXCEPTIONS:
+            continue
+        cases = parse_kcase((CASES / entry["file"]).read_bytes())
+        for k in picks(cases):
+            name = bundle if k == 0 else f"{bundle}_case{k}"
+            path = MODELS / f"{name}.tflite"
+            if not path.exists() or path.read_bytes() != cases[k][0]:
+                path.write_bytes(cases[k][0])
+            written.add(path.name)
+            lines.append(f'    {name} = ("{bundle}", {k}, "tests/kernel_cases/models/{name}.tflite"),')
+    stale = [p for p in MODELS.glob("*.tflite") if p.name not in written]
+    for p in stale:
+        p.unlink()
+    known = {e["file"].removesuffix(".kcase") for e in manifest}
+    for b in EXCEPTIONS:
+        assert b in known, f"exception {b} is not a bundle of the manifest"
+    exceptions = "\n".join(f'    ("{b}", "{r}"),' for b, r in sorted(EXCEPTIONS.items()))
+    text = (
+        "// Generated by tools/extract_kcase_models.py from tests/kernel_cases/manifest.json;\n"
+        "// do not edit, re-run the tool. Included by tests/e2e_kernel_cases.rs.\n"
+        "\n"
+        "kcases! {\n" + "\n".join(lines) + "\n}\n"
+        "\n"
+        "/// Bundles without a line: (bundle, reason).\n"
+        "const EXCEPTIONS: &[(&str, &str)] = &[\n" + (exceptions + "\n" if exceptions else "") + "];\n"
+    )
+    if not LIST.exists() or LIST.read_text() != text:
+        LIST.write_text(text)
+    print(
+        f"{len(lines)} models of {len(manifest) - len(EXCEPTIONS)} bundles "
+        f"({len(EXCEPTIONS)} exceptions), {len(stale)} stale removed",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -39,25 +39,9 @@ LOG_SOFTMAX float32: ranks 1-4, last dimension 1-20, values +-10**U(-1, 2) (rows
 exponentials underflow), 10% special values; int8: input scale 10**U(-2.5, 0) (zero points
 at the extremes too), output TFLM's 16/256 and 127.
 Seeds come from the bundle names (gen_kernel_cases.family_ops).
-
-`.venv/bin/python tools/kcases_unary.py --e2e` copies the model of case 0 of each bundle in
-E2E_BUNDLES to tests/models/unary/<bundle>.tflite, for tests/e2e_unary.rs (which compiles them
-with include_model! and checks them against that case's TFLM outputs in the bundle).
 """
 
-import sys
-from pathlib import Path
-
 import numpy as np
-
-E2E_BUNDLES = [
-    "abs_float32", "abs_int8", "abs_int16", "abs_int16_raw", "square_float32", "sqrt_float32",
-    "rsqrt_float32", "rsqrt_int8", "sin_float32", "cos_float32", "log_float32", "ceil_float32",
-    "floor_float32", "round_float32", "exp_float32", "elu_float32", "elu_int8",
-    "l2_normalization_float32", "l2_normalization_int8", "log_softmax_float32",
-    "log_softmax_int8", "tanh_int16", "logistic_int16", "quantize_float32_int16",
-    "quantize_int32_int8", "quantize_int32_int16", "dequantize_int16",
-]
 
 
 def _float_unary(g, op, rng, lo, hi, specials=0.1, transform=None):
@@ -279,18 +263,3 @@ def register(g):
         ("elu", "ELU", gen_elu, ("float32", "int8")),
     ]
 
-
-def write_e2e_models():
-    sys.path.insert(0, str(Path(__file__).parent))
-    import gen_kernel_cases as g  # noqa: PLC0415
-
-    out = g.tc.REPO / "tests" / "models" / "unary"
-    out.mkdir(parents=True, exist_ok=True)
-    for name in E2E_BUNDLES:
-        model, _, _ = next(g.read_bundle(g.OUT / f"{name}.kcase"))
-        (out / f"{name}.tflite").write_bytes(model)
-    print(f"wrote {len(E2E_BUNDLES)} models in {out}")
-
-
-if __name__ == "__main__" and "--e2e" in sys.argv:
-    write_e2e_models()
