@@ -19,6 +19,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for stem in OWN {
         kiln_build::Model::new(format!("../models/{stem}.tflite")).compile(stem)?;
     }
+    // The every-layer variants of Kiln's models of the newer operators
+    // (`../models/all_outputs`, made by `tools/gen_ops_models.py`), as `<stem>_all`.
+    for stem in OWN_ALL {
+        kiln_build::Model::new(format!("../models/all_outputs/{stem}.tflite"))
+            .compile(&format!("{stem}_all"))?;
+    }
     Ok(())
 }
 
@@ -39,7 +45,7 @@ const PUBLIC: [&str; 11] = [
 ];
 
 /// Kiln's own test models (`tests/models`) besides cnn_float above.
-const OWN: [&str; 13] = [
+const OWN: [&str; 16] = [
     "mlp_int8",
     "mlp_float",
     "cnn_int8",
@@ -53,4 +59,11 @@ const OWN: [&str; 13] = [
     "depthwise_float",
     "pointwise_int8",
     "pointwise_float",
+    "features_int8",
+    "features_float",
+    "lstm_float",
 ];
+
+/// Kiln's own models whose every-layer variants are compiled too (`math_float`, the fourth
+/// model of `tools/gen_ops_models.py`, uses operators Kiln does not have yet).
+const OWN_ALL: [&str; 3] = ["features_int8", "features_float", "lstm_float"];

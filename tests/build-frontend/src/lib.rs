@@ -55,6 +55,12 @@ generated!(
     depthwise_float,
     pointwise_int8,
     pointwise_float,
+    features_int8,
+    features_float,
+    lstm_float,
+    features_int8_all,
+    features_float_all,
+    lstm_float_all,
 );
 
 /// The same hello_world model through `include_model!`, to compare the front ends.

@@ -85,8 +85,11 @@ fn both_front_ends_agree() {
 #[test]
 fn every_model_from_build_rs_matches_tflm() {
     macro_rules! all {
-        ($dir:expr; $($name:ident),* $(,)?) => {$({
-            let dir = $dir.join(stringify!($name));
+        ($dir:expr; $($name:ident),* $(,)?) => {
+            all!($dir; $($name => stringify!($name)),*)
+        };
+        ($dir:expr; $($name:ident => $stem:expr),* $(,)?) => {$({
+            let dir = $dir.join($stem);
             let mut m = $name::Model::take().unwrap();
             let json = std::fs::read_to_string(dir.join("golden.json")).unwrap();
             let seeds = json.matches("\"seed\"").count() as u32;
@@ -132,5 +135,14 @@ fn every_model_from_build_rs_matches_tflm() {
         depthwise_float,
         pointwise_int8,
         pointwise_float,
+        features_int8,
+        features_float,
+        lstm_float,
+    );
+    // Every layer: the `all_outputs/` variants against TFLM's `golden_all/`.
+    all!(root().join("tests/models/golden_all");
+        features_int8_all => "features_int8",
+        features_float_all => "features_float",
+        lstm_float_all => "lstm_float",
     );
 }

@@ -1,0 +1,188 @@
+//! End to end, the newer operators in Kiln's own models (`tests/models/{features_int8,
+//! features_float,lstm_float,math_float}.tflite`, built by `tools/gen_ops_models.py`, whose
+//! docstring lists their operators): compiled with `include_model!`, run on TFLM's golden
+//! inputs, compared byte for byte, on the final outputs (`golden/`) and on every layer (the
+//! `all_outputs/` variants expose every operator's output, `golden_all/` holds TFLM's: the
+//! first output that differs names the first wrong layer).
+//!
+//! `math_float` uses elementwise operators Kiln does not have yet: it runs through the
+//! host executor instead, and may only be refused as unsupported by one of those operators
+//! (then it is printed as pending); once it lowers, it must match TFLM on every layer.
+
+mod common;
+
+use kiln_planner::{ErrorKind, PlanOptions, plan, read_model};
+
+macro_rules! golden {
+    ($name:ident, $file:literal, $dir:literal, $stem:literal) => {
+        mod $name {
+            kiln::include_model!($file);
+        }
+        #[test]
+        fn $name() {
+            check_golden!(
+                $name,
+                common::repo_root()
+                    .join("tests/models")
+                    .join($dir)
+                    .join($stem)
+            );
+        }
+    };
+}
+
+golden!(
+    features_int8,
+    "models/features_int8.tflite",
+    "golden",
+    "features_int8"
+);
+golden!(
+    features_float,
+    "models/features_float.tflite",
+    "golden",
+    "features_float"
+);
+golden!(
+    lstm_float,
+    "models/lstm_float.tflite",
+    "golden",
+    "lstm_float"
+);
+
+golden!(
+    features_int8_all,
+    "models/all_outputs/features_int8.tflite",
+    "golden_all",
+    "features_int8"
+);
+golden!(
+    features_float_all,
+    "models/all_outputs/features_float.tflite",
+    "golden_all",
+    "features_float"
+);
+golden!(
+    lstm_float_all,
+    "models/all_outputs/lstm_float.tflite",
+    "golden_all",
+    "lstm_float"
+);
+
+mod features_int8_unaliased {
+    kiln::include_model!("models/features_int8.tflite", alias = false);
+}
+
+#[test]
+fn features_int8_without_aliasing() {
+    check_golden!(
+        features_int8_unaliased,
+        common::repo_root().join("tests/models/golden/features_int8")
+    );
+}
+
+mod features_int8_all_unaliased {
+    kiln::include_model!("models/all_outputs/features_int8.tflite", alias = false);
+}
+
+#[test]
+fn features_int8_every_layer_without_aliasing() {
+    check_golden!(
+        features_int8_all_unaliased,
+        common::repo_root().join("tests/models/golden_all/features_int8")
+    );
+}
+
+/// The operators of `math_float` that Kiln may not have yet.
+const PENDING_OPS: [&str; 12] = [
+    "ABS",
+    "SQRT",
+    "RSQRT",
+    "EXP",
+    "LOG",
+    "FLOOR",
+    "CEIL",
+    "ROUND",
+    "SIN",
+    "COS",
+    "FLOOR_DIV",
+    "FLOOR_MOD",
+];
+
+/// Reads, plans, lowers and runs a model on the host executor against a golden directory.
+/// `Ok(None)`: every sample matches; `Ok(Some(diagnostic))`: refused as unsupported.
+fn run_host(model: &str, golden: &str) -> Result<Option<String>, String> {
+    let root = common::repo_root().join("tests/models");
+    let bytes = std::fs::read(root.join(model)).unwrap();
+    let graph = read_model(&bytes).map_err(|d| format!("read: {d}"))?;
+    let p = plan(
+        &graph,
+        &kiln_build::lower::kernels(&graph),
+        &PlanOptions::default(),
+    )
+    .map_err(|d| format!("plan: {d}"))?;
+    let steps = match kiln_build::lower::lower(&graph, &p) {
+        Ok(s) => s,
+        Err(d) if d.kind == ErrorKind::Unsupported => return Ok(Some(d.to_string())),
+        Err(d) => return Err(format!("lower: {d}")),
+    };
+    let samples = common::samples(&root.join(golden));
+    assert!(!samples.is_empty());
+    for s in &samples {
+        let inputs: Vec<&[u8]> = s.inputs.iter().map(Vec::as_slice).collect();
+        let tensors = kiln_build::exec::run(&graph, &steps, &inputs);
+        assert_eq!(graph.outputs.len(), s.outputs.len());
+        for (i, (&t, want)) in graph.outputs.iter().zip(&s.outputs).enumerate() {
+            let got = tensors[t.0].bytes();
+            if got != want.as_slice() {
+                let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+                return Err(format!(
+                    "{model}: sample {} output {i} (tensor {}) differs from TFLM at byte {at} of {}",
+                    s.seed,
+                    t.0,
+                    want.len()
+                ));
+            }
+        }
+    }
+    Ok(None)
+}
+
+#[test]
+fn math_float_matches_tflm_or_is_pending() {
+    for (model, golden) in [
+        ("math_float.tflite", "golden/math_float"),
+        ("all_outputs/math_float.tflite", "golden_all/math_float"),
+    ] {
+        match run_host(model, golden) {
+            Ok(None) => {}
+            Ok(Some(d)) => {
+                // The diagnostic names the refused operator as `op <index> (<NAME>): ...`.
+                assert!(
+                    PENDING_OPS
+                        .iter()
+                        .any(|op| d.contains(&format!(" ({op}): "))),
+                    "{model}: refused, but not for one of the pending operators: {d}"
+                );
+                println!("pending: {model}: {d}");
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// The models that do compile also give TFLM's bytes on the host executor, every layer.
+#[test]
+fn host_executor_matches_tflm_on_every_layer() {
+    for stem in ["features_int8", "features_float", "lstm_float"] {
+        for (model, golden) in [
+            (format!("{stem}.tflite"), format!("golden/{stem}")),
+            (
+                format!("all_outputs/{stem}.tflite"),
+                format!("golden_all/{stem}"),
+            ),
+        ] {
+            assert_eq!(run_host(&model, &golden), Ok(None), "{model}");
+        }
+    }
+}
