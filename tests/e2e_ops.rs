@@ -4,10 +4,7 @@
 //! inputs, compared byte for byte, on the final outputs (`golden/`) and on every layer (the
 //! `all_outputs/` variants expose every operator's output, `golden_all/` holds TFLM's: the
 //! first output that differs names the first wrong layer).
-//!
-//! `math_float` uses elementwise operators Kiln does not have yet: it runs through the
-//! host executor instead, and may only be refused as unsupported by one of those operators
-//! (then it is printed as pending); once it lowers, it must match TFLM on every layer.
+//! The host executor must give the same bytes.
 
 mod common;
 
@@ -51,6 +48,19 @@ golden!(
 );
 
 golden!(
+    math_float,
+    "models/math_float.tflite",
+    "golden",
+    "math_float"
+);
+
+golden!(
+    math_float_all,
+    "models/all_outputs/math_float.tflite",
+    "golden_all",
+    "math_float"
+);
+golden!(
     features_int8_all,
     "models/all_outputs/features_int8.tflite",
     "golden_all",
@@ -93,24 +103,9 @@ fn features_int8_every_layer_without_aliasing() {
     );
 }
 
-/// The operators of `math_float` that Kiln may not have yet.
-const PENDING_OPS: [&str; 12] = [
-    "ABS",
-    "SQRT",
-    "RSQRT",
-    "EXP",
-    "LOG",
-    "FLOOR",
-    "CEIL",
-    "ROUND",
-    "SIN",
-    "COS",
-    "FLOOR_DIV",
-    "FLOOR_MOD",
-];
-
 /// Reads, plans, lowers and runs a model on the host executor against a golden directory.
-/// `Ok(None)`: every sample matches; `Ok(Some(diagnostic))`: refused as unsupported.
+/// `Ok(None)`: every sample matches; `Ok(Some(diagnostic))`: refused as unsupported (a
+/// failure for these models).
 fn run_host(model: &str, golden: &str) -> Result<Option<String>, String> {
     let root = common::repo_root().join("tests/models");
     let bytes = std::fs::read(root.join(model)).unwrap();
@@ -148,33 +143,15 @@ fn run_host(model: &str, golden: &str) -> Result<Option<String>, String> {
     Ok(None)
 }
 
-#[test]
-fn math_float_matches_tflm_or_is_pending() {
-    for (model, golden) in [
-        ("math_float.tflite", "golden/math_float"),
-        ("all_outputs/math_float.tflite", "golden_all/math_float"),
-    ] {
-        match run_host(model, golden) {
-            Ok(None) => {}
-            Ok(Some(d)) => {
-                // The diagnostic names the refused operator as `op <index> (<NAME>): ...`.
-                assert!(
-                    PENDING_OPS
-                        .iter()
-                        .any(|op| d.contains(&format!(" ({op}): "))),
-                    "{model}: refused, but not for one of the pending operators: {d}"
-                );
-                println!("pending: {model}: {d}");
-            }
-            Err(e) => panic!("{e}"),
-        }
-    }
-}
-
-/// The models that do compile also give TFLM's bytes on the host executor, every layer.
+/// The host executor gives TFLM's bytes too, on every layer.
 #[test]
 fn host_executor_matches_tflm_on_every_layer() {
-    for stem in ["features_int8", "features_float", "lstm_float"] {
+    for stem in [
+        "features_int8",
+        "features_float",
+        "lstm_float",
+        "math_float",
+    ] {
         for (model, golden) in [
             (format!("{stem}.tflite"), format!("golden/{stem}")),
             (

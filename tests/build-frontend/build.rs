@@ -45,7 +45,7 @@ const PUBLIC: [&str; 11] = [
 ];
 
 /// Kiln's own test models (`tests/models`) besides cnn_float above.
-const OWN: [&str; 16] = [
+const OWN: [&str; 17] = [
     "mlp_int8",
     "mlp_float",
     "cnn_int8",
@@ -62,8 +62,14 @@ const OWN: [&str; 16] = [
     "features_int8",
     "features_float",
     "lstm_float",
+    "math_float",
 ];
 
-/// Kiln's own models whose every-layer variants are compiled too (`math_float`, the fourth
-/// model of `tools/gen_ops_models.py`, uses operators Kiln does not have yet).
-const OWN_ALL: [&str; 3] = ["features_int8", "features_float", "lstm_float"];
+/// Kiln's own models whose every-layer variants are compiled too (those of
+/// `tools/gen_ops_models.py`).
+const OWN_ALL: [&str; 4] = [
+    "features_int8",
+    "features_float",
+    "lstm_float",
+    "math_float",
+];

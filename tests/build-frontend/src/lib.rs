@@ -58,9 +58,11 @@ generated!(
     features_int8,
     features_float,
     lstm_float,
+    math_float,
     features_int8_all,
     features_float_all,
     lstm_float_all,
+    math_float_all,
 );
 
 /// The same hello_world model through `include_model!`, to compare the front ends.

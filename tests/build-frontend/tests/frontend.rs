@@ -138,11 +138,13 @@ fn every_model_from_build_rs_matches_tflm() {
         features_int8,
         features_float,
         lstm_float,
+        math_float,
     );
     // Every layer: the `all_outputs/` variants against TFLM's `golden_all/`.
     all!(root().join("tests/models/golden_all");
         features_int8_all => "features_int8",
         features_float_all => "features_float",
         lstm_float_all => "lstm_float",
+        math_float_all => "math_float",
     );
 }
