@@ -313,6 +313,28 @@ def gen_pool16(g, op):
     return gen
 
 
+def gen_all(g):
+    """REDUCE_ALL over bools drawn true with probability 0.7-0.99 (so that both results
+    occur), the axes, keep_dims and the runtime-axis form as for SUM."""
+    def gen(rng, dt):
+        gr = _reduce(g, "REDUCE_ALL", rng, dt, False)
+        p_true = float(rng.uniform(0.7, 0.99))
+        shapes = [gr.tensors[i].shape for i in gr.inputs]
+        ranges = getattr(gr, "int_ranges", {})
+
+        def draw(rng):
+            xs = [rng.uniform(size=shapes[0]) < p_true]
+            for k in range(1, len(shapes)):
+                lo, hi = ranges[k]
+                xs.append(np.full(shapes[k], lo, np.int32) if lo == hi else
+                          rng.integers(lo, hi + 1, size=shapes[k]).astype(np.int32))
+            return xs
+
+        gr.draw = draw
+        return gr
+    return gen
+
+
 def register(g):
     return [
         ("sum", "SUM", gen_sum(g), ("int8", "float32", "int16")),
@@ -330,4 +352,5 @@ def register(g):
         ("max_pool_2d", "MAX_POOL_2D", gen_pool16(g, "MAX_POOL_2D"), ("int16",)),
         ("cumsum", "CUMSUM", gen_cumsum(g), ("int8", "float32")),
         ("slice", "SLICE", gen_slice(g), ("int8", "float32", "int16", "int32", "bool")),
+        ("reduce_all", "REDUCE_ALL", gen_all(g), ("bool",)),
     ]

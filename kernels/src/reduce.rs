@@ -1,4 +1,4 @@
-//! SUM, REDUCE_MAX and REDUCE_MIN over a constant set of axes (`keep_dims` only changes the
+//! SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_ALL over a constant set of axes (`keep_dims` only changes the
 //! output shape). They share MEAN's layout ([`crate::mean::Params`]: kept and reduced
 //! dimension groups, axes resolved like TFLM's `ResolveAxis`, negative axes counted from the
 //! end, duplicates ignored) and its traversal (each output element folds its reduced
@@ -19,6 +19,9 @@
 //!   `-inf` (max) / `+inf` (min) is the initial value (`-f32::MAX` / `f32::MAX`), as in TFLM.
 //! * REDUCE_MAX / REDUCE_MIN int8: the same from `-128` / `127`; TFLM requires equal input
 //!   and output quantization (checked at lowering), so no requantization.
+//!
+//! * REDUCE_ALL bool: `ReduceGeneric` from `true` with `in && current` (TFLM's `EvalAll`);
+//!   bools are bytes, any non-zero byte counting as true, the output 0 or 1.
 //!
 //! TFLM's int16/int32 REDUCE_MAX/REDUCE_MIN and int32 SUM are refused by the pinned TFLM
 //! ("Only float32 and int8 types are supported"), so there are no such kernels. None of
@@ -109,6 +112,14 @@ pub fn reduce_min_s8(p: &Params, input: &[i8], output: &mut [i8]) {
     debug_assert_eq!(input.len(), p.input_size());
     for_each_output(p, output, |base| {
         reduce(p, input, base, i8::MAX, |a, x| a.min(x))
+    });
+}
+
+/// Bool REDUCE_ALL: whether every reduced element is true (`1`, else `0`).
+pub fn reduce_all_bool(p: &Params, input: &[u8], output: &mut [u8]) {
+    debug_assert_eq!(input.len(), p.input_size());
+    for_each_output(p, output, |base| {
+        reduce(p, input, base, 1u8, |a, x| u8::from(a != 0 && x != 0))
     });
 }
 

@@ -328,6 +328,9 @@ pub enum OpKind {
     ReduceMin {
         keep_dims: bool,
     },
+    ReduceAll {
+        keep_dims: bool,
+    },
     Cumsum {
         exclusive: bool,
         reverse: bool,
@@ -416,6 +419,7 @@ impl OpKind {
             OpKind::Sum { .. } => "SUM",
             OpKind::ReduceMax { .. } => "REDUCE_MAX",
             OpKind::ReduceMin { .. } => "REDUCE_MIN",
+            OpKind::ReduceAll { .. } => "REDUCE_ALL",
             OpKind::Cumsum { .. } => "CUMSUM",
             OpKind::Gather { .. } => "GATHER",
             OpKind::Split { .. } => "SPLIT",

@@ -136,6 +136,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("PADV2", pad::lower),
     ("PRELU", prelu::lower),
     ("QUANTIZE", quantize::lower),
+    ("REDUCE_ALL", reduce::lower_all),
     ("REDUCE_MAX", reduce::lower_max),
     ("REDUCE_MIN", reduce::lower_min),
     ("RELU", relu::lower_relu),

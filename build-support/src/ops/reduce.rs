@@ -1,4 +1,5 @@
-//! SUM (int8, int16, float32), REDUCE_MAX and REDUCE_MIN (int8, float32) over constant axes
+//! SUM (int8, int16, float32), REDUCE_MAX and REDUCE_MIN (int8, float32) and REDUCE_ALL
+//! (bool) over constant axes
 //! (`kiln_kernels::reduce`, on MEAN's layout).
 //!
 //! A runtime (non-constant) axis tensor is accepted when the static shapes determine the
@@ -21,6 +22,7 @@ enum Which {
     Sum,
     Max,
     Min,
+    All,
 }
 
 /// The kernels, by operator and type.
@@ -43,6 +45,10 @@ pub(super) fn lower_min(cx: &Cx<'_>) -> Result<Step> {
     lower(cx, Which::Min)
 }
 
+pub(super) fn lower_all(cx: &Cx<'_>) -> Result<Step> {
+    lower(cx, Which::All)
+}
+
 fn lower(cx: &Cx<'_>, which: Which) -> Result<Step> {
     if cx.op.inputs.len() != 2 {
         return Err(
@@ -59,6 +65,14 @@ fn lower(cx: &Cx<'_>, which: Which) -> Result<Step> {
     };
     let (din, dout) = (cx.dtype(input), cx.dtype(output));
     let p = match (which, din, dout) {
+        (Which::All, DType::Bool, DType::Bool) => {
+            reduce::prepare(shape, &axes).map_err(prepare_error)?
+        }
+        (Which::All, a, b) => {
+            return Err(
+                unsupported("unsupported types for REDUCE_ALL").expected_found("BOOL", types(a, b))
+            );
+        }
         (_, DType::F32, DType::F32) => reduce::prepare(shape, &axes).map_err(prepare_error)?,
         (Which::Sum, DType::I8, DType::I8) | (Which::Sum, DType::I16, DType::I16) => {
             reduce::prepare_sum_quantized(shape, &axes, cx.quant(input)?, cx.quant(output)?)
@@ -106,7 +120,8 @@ fn runtime_axes(
 ) -> Result<Vec<i32>> {
     let (OpKind::Sum { keep_dims }
     | OpKind::ReduceMax { keep_dims }
-    | OpKind::ReduceMin { keep_dims }) = cx.op.kind
+    | OpKind::ReduceMin { keep_dims }
+    | OpKind::ReduceAll { keep_dims }) = cx.op.kind
     else {
         unreachable!("registered for SUM, REDUCE_MAX and REDUCE_MIN")
     };
@@ -173,6 +188,7 @@ impl Reduce {
             (Which::Max, _) => "reduce_max_f32",
             (Which::Min, DType::I8) => "reduce_min_s8",
             (Which::Min, _) => "reduce_min_f32",
+            (Which::All, _) => "reduce_all_bool",
         }
     }
 }
@@ -194,6 +210,7 @@ impl Kernel for Reduce {
             (Which::Max, _) => reduce::reduce_max_f32(p, io.f32(0), io.out_f32()),
             (Which::Min, DType::I8) => reduce::reduce_min_s8(p, io.i8(0), io.out_i8()),
             (Which::Min, _) => reduce::reduce_min_f32(p, io.f32(0), io.out_f32()),
+            (Which::All, _) => reduce::reduce_all_bool(p, io.u8(0), io.out_u8()),
         }
     }
 }

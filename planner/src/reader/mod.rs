@@ -592,7 +592,7 @@ impl<'a> Reader<'a> {
                     keep_num_dims: keep,
                 })
             }
-            c::MEAN | c::SUM | c::REDUCE_MAX | c::REDUCE_MIN => {
+            c::MEAN | c::SUM | c::REDUCE_MAX | c::REDUCE_MIN | c::REDUCE_ALL => {
                 let keep_dims = expect(O::ReducerOptions)?
                     && op
                         .builtin_options_as_reducer_options()
@@ -601,6 +601,7 @@ impl<'a> Reader<'a> {
                     c::MEAN => OpKind::Mean { keep_dims },
                     c::SUM => OpKind::Sum { keep_dims },
                     c::REDUCE_MAX => OpKind::ReduceMax { keep_dims },
+                    c::REDUCE_ALL => OpKind::ReduceAll { keep_dims },
                     _ => OpKind::ReduceMin { keep_dims },
                 }
             }

@@ -53,6 +53,7 @@ pub const BATCH_MATMUL: i32 = 126;
 pub const CUMSUM: i32 = 128;
 
 /// The largest builtin code this version of the format defines.
+pub const REDUCE_ALL: i32 = 140;
 pub const MAX: i32 = 209;
 
 /// Names of all builtin codes, indexed by code.
