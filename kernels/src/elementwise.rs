@@ -9,7 +9,7 @@
 //! `std::floor`, `RoundToNearest` (ties to even, written with `std::floor`), `std::exp`,
 //! `x < 0 ? std::expm1(x) : x`, with the C library functions ported from the reference host's
 //! glibc ([`crate::libm_f32`], [`crate::math::expf`], [`crate::glibc_math::expm1f`],
-//! [`crate::fmath`]), so the results are bit-identical with TFLM there, NaNs included (an
+//! `fmath`), so the results are bit-identical with TFLM there, NaNs included (an
 //! invalid argument gives x86's default NaN `0xffc00000`).
 
 use crate::fixed_point::{

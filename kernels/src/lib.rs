@@ -113,6 +113,13 @@
 //! | [`mirror_pad`], [`reverse`], [`broadcast_to`] | generic moves: `mirror_pad::<T>` (up to 6-D), `reverse::<T>` (contiguous axes), `broadcast_to::<T>` (up to 5-D) |
 //! | [`dynamic_update_slice`] | generic `dynamic_update_slice::<T, I>` (runtime int32/int64 start indices, clamped) |
 //! | [`fill`] | `fill::<T>` (FILL), `zeros_like::<T, U>`, `write::<T, U>` (build-time values: SHAPE, constant BROADCAST_ARGS), `broadcast_args::<T>` |
+//! | [`comparisons`], [`logical`], [`select`] | EQUAL ... LESS_EQUAL (broadcasting, int8 requantized as TFLM), LOGICAL_AND/OR/NOT, SELECT_V2: bools as bytes |
+//! | [`prelu`], [`squared_difference`], [`floor_div_mod`], [`add_n`] | PRELU, SQUARED_DIFFERENCE, FLOOR_DIV/FLOOR_MOD, ADD_N (see each module) |
+//! | [`reduce`], [`arg_min_max`], [`cumsum`] | SUM, REDUCE_MAX/MIN/ALL on [`mean`]'s layout; ARG_MAX/ARG_MIN; CUMSUM |
+//! | [`gather`], [`slice`](mod@slice), [`split`] | GATHER, GATHER_ND, EMBEDDING_LOOKUP; SLICE; SPLIT, SPLIT_V, UNPACK and PACK (byte copies) |
+//! | [`batch_matmul`] | BATCH_MATMUL float32/int8/int16 (operands read through strides, no scratch) |
+//! | [`lstm`], [`lstm_f32`], [`lstm_s16`], [`svdf`] | UNIDIRECTIONAL_SEQUENCE_LSTM int8, float32, int16; SVDF |
+//! | [`neg`], [`math`] | NEG float32; the exp/log helpers behind SOFTMAX and friends |
 //! | [`conv_2d`], [`depthwise_conv_2d`], [`fully_connected`], [`add`] (fast int8) | `conv_2d_s8_fast`, `conv_2d_s8_fast_pointwise_in_place`, `depthwise_conv_2d_s8_fast`, `depthwise_conv_2d_s8_fast_in_place`, `fully_connected_s8_fast`, the fast ADD kernels (see each module), on [`gemm`] |
 //!
 //! RESHAPE needs no kernel (the plan aliases the buffers). The modules in the second part of

@@ -4,7 +4,7 @@
 //! with linear interpolation) with the parameters of `logistic_common.cc`: zero points 0, a
 //! power-of-two input scale of `2^-12` used as is (multiplier 3), any other rescaled by
 //! `input_scale * 3 * 4096` doubled up to above 16383.5, and an output scale of `2^-15`
-//! (by `CheckedLog2`, shared with int16 TANH: [`Params16`], [`checked_log2`]).
+//! (by `CheckedLog2`, shared with int16 TANH: [`Params16`], `checked_log2`).
 //!
 //! Follows TFLM's `reference_integer_ops::Logistic` with the parameters of
 //! `CalculateArithmeticOpDataLogistic`: the input (minus zero point) is rescaled to Q4.27,

@@ -5,7 +5,7 @@
 //! `0 <= size <= dim - begin` after resolving `-1`, the output's element count equal to the
 //! box's) and `reference_ops::Slice`, which copies the box in row-major order: the
 //! STRIDED_SLICE kernel with unit strides does exactly that, so SLICE reuses its
-//! [`Params`](crate::strided_slice::Params) and loops.
+//! [`crate::strided_slice::Params`] and loops.
 
 use crate::quant::PrepareError;
 use crate::strided_slice::{PADDED_DIMS, Params, strided_slice};

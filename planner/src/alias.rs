@@ -116,7 +116,8 @@ pub enum OpMode {
     InPlace { input: usize },
     /// A CONCATENATION whose inputs are all placed as slices of its output: does nothing.
     ConcatSlices,
-    /// A SPLIT whose outputs are all slices of its input: does nothing.
+    /// A SPLIT (SPLIT_V, UNPACK, SLICE) whose outputs are all slices of its input: does
+    /// nothing.
     SplitSlices,
 }
 
@@ -392,7 +393,7 @@ fn concat_slices(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Option<Vec<us
 }
 
 /// The input an operator's outputs can be slices of and their byte offsets in it, if it
-/// declares that and they tile it exactly.
+/// declares that and they follow one another within it without overlapping.
 fn split_slices(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Option<(TensorId, Vec<usize>)> {
     let (slot, offsets) = kernels.abilities(graph, op).split_slices.as_ref()?;
     let x = op.input(*slot)?;
@@ -400,12 +401,12 @@ fn split_slices(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Option<(Tensor
     let mut at = 0usize;
     for (&o, &off) in op.outputs.iter().zip(offsets) {
         let t = graph.tensor(o);
-        if t.dtype != xt.dtype || off != at {
+        if t.dtype != xt.dtype || off < at {
             return None;
         }
-        at += t.bytes();
+        at = off.checked_add(t.bytes())?;
     }
-    (offsets.len() == op.outputs.len() && at == xt.bytes()).then(|| (x, offsets.clone()))
+    (offsets.len() == op.outputs.len() && at <= xt.bytes()).then(|| (x, offsets.clone()))
 }
 
 /// The bytes live at the worst step with these aliases (the lower bound of the order).
@@ -569,8 +570,8 @@ pub fn analyse(
     gs.aliases(options.work_budget - work_left.get())
 }
 
-/// SPLIT, SPLIT_V and UNPACK with their outputs as slices of their input, one at a time in
-/// step order, each kept where it is safe and does not raise the bound (the input's bytes
+/// SPLIT, SPLIT_V, UNPACK and SLICE with their outputs as slices of their input, one at a
+/// time in step order, each kept where it is safe and does not raise the bound (the input's bytes
 /// then live until the last output dies, which can cost more than the copies). Each trial
 /// computes the bound again and costs [`TRIAL_WORK`] steps of the budget per tensor and
 /// operator; when the budget runs out the rest stay copies.

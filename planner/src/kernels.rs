@@ -30,8 +30,9 @@ pub struct Abilities {
     /// order, tiling the output): the operator then needs no code.
     pub concat_slices: Option<Vec<usize>>,
     /// The input (an index into the operator's inputs) whose bytes the outputs can be, as
-    /// slices at these byte offsets (in output order, tiling it): SPLIT, SPLIT_V and UNPACK
-    /// on an outer axis. The operator then needs no code.
+    /// slices at these byte offsets (in output order, ascending, not overlapping, within the
+    /// input): SPLIT, SPLIT_V and UNPACK on an outer axis (tiling it), a SLICE whose box is
+    /// contiguous. The operator then needs no code.
     pub split_slices: Option<(usize, Vec<usize>)>,
 }
 

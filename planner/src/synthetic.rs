@@ -691,6 +691,39 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         }
                     }
                 }
+                OpKind::Other { name } if name == "SLICE" => {
+                    // A box of the input that is contiguous there: a view at its offset.
+                    let ints = |slot: usize| constant_ints(graph, op.input(slot));
+                    if let (Some(x), Some(b), Some(sz)) = (input(0), ints(1), ints(2))
+                        && b.len() == x.shape.len()
+                        && sz.len() == x.shape.len()
+                    {
+                        let boxes: Option<Vec<(usize, usize)>> = (0..b.len())
+                            .map(|i| {
+                                let d = x.shape[i] as i64;
+                                let e = if sz[i] < 0 { d - b[i] } else { sz[i] };
+                                (b[i] >= 0 && e >= 0 && b[i] + e <= d)
+                                    .then_some((b[i] as usize, e as usize))
+                            })
+                            .collect();
+                        if let Some(boxes) = boxes {
+                            let last_partial = (0..boxes.len())
+                                .rev()
+                                .find(|&i| boxes[i] != (0, x.shape[i]));
+                            let contiguous = last_partial
+                                .is_none_or(|k| boxes[..k].iter().all(|&(_, e)| e == 1));
+                            if contiguous {
+                                let mut at = 0;
+                                let mut stride = x.dtype.size();
+                                for i in (0..boxes.len()).rev() {
+                                    at += boxes[i].0 * stride;
+                                    stride *= x.shape[i];
+                                }
+                                a.split_slices = Some((0, vec![at]));
+                            }
+                        }
+                    }
+                }
                 OpKind::Split { .. } | OpKind::SplitV { .. } | OpKind::Unpack { .. } => {
                     // Cut on an outer axis: the outputs are consecutive slices of the data.
                     let (slot, axis) = match op.kind {
@@ -792,6 +825,25 @@ fn constant_i32(graph: &Graph, t: Option<crate::ir::TensorId>) -> Option<i32> {
     let t = graph.tensor(t?);
     match (t.dtype, t.data()?) {
         (DType::I32, &[a, b, c, d]) => Some(i32::from_le_bytes([a, b, c, d])),
+        _ => None,
+    }
+}
+
+/// A constant INT32 or INT64 vector's values (SLICE's begin and size).
+fn constant_ints(graph: &Graph, t: Option<crate::ir::TensorId>) -> Option<Vec<i64>> {
+    let t = graph.tensor(t?);
+    let data = t.data()?;
+    match t.dtype {
+        DType::I32 => Some(
+            data.chunks_exact(4)
+                .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64)
+                .collect(),
+        ),
+        DType::I64 => Some(
+            data.chunks_exact(8)
+                .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .collect(),
+        ),
         _ => None,
     }
 }

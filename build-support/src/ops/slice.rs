@@ -81,7 +81,38 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         )
     })?;
     cx.check_elements(output, p.output_size())?;
-    Ok(cx.step(Slice(p, e), vec![Operand::Tensor(input)], output))
+    let view = contiguous_offset(shape, &b, &s).map(|at| (0, vec![at * dtype.size()]));
+    let mut step = cx.step(Slice(p, e), vec![Operand::Tensor(input)], output);
+    step.abilities.split_slices = view;
+    Ok(step)
+}
+
+/// The element offset of the box `begin`/`size` (a size of -1: to the end) in the input, if
+/// its elements are contiguous there: every axis after the last partial one is whole and
+/// every axis before it has extent 1. The planner may then make the output a view.
+fn contiguous_offset(shape: &[usize], begin: &[i64], size: &[i64]) -> Option<usize> {
+    let mut boxes = Vec::with_capacity(shape.len());
+    for ((&d, &b), &s) in shape.iter().zip(begin).zip(size) {
+        let b = usize::try_from(b).ok()?;
+        let e = if s < 0 {
+            d.checked_sub(b)?
+        } else {
+            usize::try_from(s).ok()?
+        };
+        boxes.push((b, e));
+    }
+    let partial = (0..shape.len()).rev().find(|&i| boxes[i] != (0, shape[i]));
+    if let Some(k) = partial
+        && boxes[..k].iter().any(|&(_, e)| e != 1)
+    {
+        return None;
+    }
+    let mut at = 0usize;
+    for (i, &(b, _)) in boxes.iter().enumerate() {
+        let stride: usize = shape[i + 1..].iter().product();
+        at = at.checked_add(b.checked_mul(stride)?)?;
+    }
+    Some(at)
 }
 
 impl Kernel for Slice {
@@ -100,5 +131,28 @@ impl Kernel for Slice {
             (Slices::F32(x), SlicesMut::F32(o)) => slice::slice(p, x, o),
             _ => unreachable!("one element type"),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contiguous_offset;
+
+    #[test]
+    fn contiguous_boxes_are_views_at_their_offset() {
+        // Rows 1..3 of a [4, 5] tensor: elements 5..15.
+        assert_eq!(contiguous_offset(&[4, 5], &[1, 0], &[2, -1]), Some(5));
+        // One row of the second plane of [2, 3, 4]: extent 1 before the partial axis.
+        assert_eq!(
+            contiguous_offset(&[2, 3, 4], &[1, 2, 0], &[1, 1, 4]),
+            Some(20)
+        );
+        // The whole input.
+        assert_eq!(contiguous_offset(&[2, 3], &[0, 0], &[-1, 3]), Some(0));
+        // Part of a row of an inner axis with more than one outer row: not contiguous.
+        assert_eq!(contiguous_offset(&[2, 3], &[0, 1], &[2, 2]), None);
+        assert_eq!(contiguous_offset(&[2, 3], &[0, 0], &[2, 2]), None);
+        // A partial inner axis after one outer row is contiguous.
+        assert_eq!(contiguous_offset(&[2, 3], &[1, 1], &[1, 2]), Some(4));
     }
 }
