@@ -1,0 +1,430 @@
+//! Operator benchmark: writes the `kernels-new` section of BENCHMARKS.md.
+//!
+//! `cargo bench --bench operators`
+//!
+//! One row per kernel-case bundle of the operators and types added after the first kernel
+//! benchmark (`benches/operators.json`, made by `tools/bench_operators.py select`: the bundle's
+//! case with the most input + output bytes). For each, this reads the case's one-operator
+//! model from its bundle in `tests/kernel_cases/`, plans and lowers it, runs it with
+//! `kiln_build::exec::run` on the case's own inputs, checks every output against the bundle's
+//! golden (TFLM's; the Python side re-checks TFLM on the same model and inputs in the same
+//! run), and times the lowered kernel call(s) on prepared buffers. TFLM is timed in the same
+//! run by `tools/bench_operators.py time --serve`, whose rounds alternate with Kiln's. Without
+//! `.venv/` it says so and writes Kiln's numbers only.
+
+mod common;
+
+use common::{CLOCK, Tflm, batch_mean, batch_size, machine, median, us, with_tflm, write_section};
+use kiln_build::exec::Buffer;
+use kiln_build::lower::{Step, lower};
+use kiln_planner::{PlanOptions, plan, read_model};
+use std::hint::black_box;
+
+const ROUNDS: usize = 40;
+const PASSES: usize = 4;
+const FLOOR_ROUNDS: usize = 20;
+const BATCH_S: f64 = 0.001;
+
+/// One case of a `.kcase` bundle (format: tests/kernel_cases/README.md).
+struct KCase {
+    model: Vec<u8>,
+    inputs: Vec<Vec<u8>>,
+    outputs: Vec<Vec<u8>>,
+}
+
+/// Case `want` of a bundle.
+fn kcase(bytes: &[u8], want: usize) -> KCase {
+    assert_eq!(&bytes[..8], b"KCASE1\0\0", "bad magic");
+    let mut at = 8;
+    let u32_at = |at: &mut usize| {
+        let v = u32::from_le_bytes(bytes[*at..*at + 4].try_into().unwrap()) as usize;
+        *at += 4;
+        v
+    };
+    let blob = |at: &mut usize| {
+        let n = u32_at(at);
+        let v = bytes[*at..*at + n].to_vec();
+        *at += n;
+        v
+    };
+    let count = u32_at(&mut at);
+    assert!(want < count, "case {want} of {count}");
+    for i in 0..count {
+        let model = blob(&mut at);
+        let n_in = u32_at(&mut at);
+        let inputs = (0..n_in).map(|_| blob(&mut at)).collect();
+        let n_out = u32_at(&mut at);
+        let outputs = (0..n_out).map(|_| blob(&mut at)).collect();
+        if i == want {
+            return KCase {
+                model,
+                inputs,
+                outputs,
+            };
+        }
+    }
+    unreachable!()
+}
+
+/// The lowered steps on prepared buffers, each writing its own output buffers: the calls
+/// that are timed (one step for almost every operator).
+fn call(steps: &[Step], t: &[Buffer], outs: &mut [(Buffer, Vec<Buffer>)]) {
+    for (step, (out, more)) in steps.iter().zip(outs) {
+        kiln_build::exec::run_step_outputs(step, t, &mut [], out.bytes_mut(), more);
+    }
+}
+
+/// The host executor's own share of [`call`]: collecting each step's operand slices into a
+/// `Vec` (as `run_step_outputs` does) and, for several outputs, the `Vec` of output slices
+/// (as `Io::outs`), without the kernel. Generated code has neither.
+fn executor_floor(steps: &[Step], t: &[Buffer], outs: &mut [(Buffer, Vec<Buffer>)]) {
+    for (step, (out, more)) in steps.iter().zip(outs) {
+        let inputs: Vec<Option<&[u8]>> = step
+            .inputs
+            .iter()
+            .map(|o| o.tensor().map(|id| t[id.0].bytes()))
+            .collect();
+        black_box(&inputs);
+        if !more.is_empty() {
+            let v: Vec<&mut [u8]> = std::iter::once(out.bytes_mut())
+                .chain(more.iter_mut().map(Buffer::bytes_mut))
+                .collect();
+            black_box(&v);
+        }
+    }
+}
+
+/// A row read, lowered, checked against the golden and ready to time.
+struct Row {
+    name: String,
+    meta: serde_json::Value,
+    steps: Vec<Step>,
+    tensors: Vec<Buffer>,
+    outs: Vec<(Buffer, Vec<Buffer>)>,
+    batch: usize,
+    times: Vec<f64>,
+    floor_batch: usize,
+    floors: Vec<f64>,
+    floor: f64,
+}
+
+fn prepare(r: &serde_json::Value) -> Row {
+    let name = r["name"].as_str().unwrap().to_string();
+    let path = common::root()
+        .join("tests/kernel_cases")
+        .join(r["file"].as_str().unwrap());
+    let case = kcase(
+        &std::fs::read(&path).unwrap(),
+        r["case"].as_u64().unwrap() as usize,
+    );
+    let graph = read_model(&case.model).unwrap_or_else(|d| panic!("{name}: {d}"));
+    let p = plan(
+        &graph,
+        &kiln_build::lower::kernels(&graph),
+        &PlanOptions::default(),
+    )
+    .unwrap_or_else(|d| panic!("{name}: {d}"));
+    let steps = lower(&graph, &p).unwrap_or_else(|d| panic!("{name}: {d}"));
+    assert!(!steps.is_empty(), "{name}: no kernel call to time");
+    for s in &steps {
+        assert!(
+            s.states.is_empty(),
+            "{name}: stateful operators are left out"
+        );
+    }
+    let refs: Vec<&[u8]> = case.inputs.iter().map(Vec::as_slice).collect();
+    // The pipeline's own executor, checked against the bundle's golden (TFLM's).
+    let tensors = kiln_build::exec::run(&graph, &steps, &refs);
+    assert_eq!(graph.outputs.len(), case.outputs.len(), "{name}: outputs");
+    for (i, (&t, want)) in graph.outputs.iter().zip(&case.outputs).enumerate() {
+        assert_eq!(
+            tensors[t.0].bytes(),
+            want.as_slice(),
+            "{name}: Kiln's output {i} differs from TFLM's"
+        );
+    }
+    // The timed calls: each step writes its own buffers (cleared here), reading the others'
+    // results from `tensors`.
+    let zeroed = |id: kiln_planner::ir::TensorId| {
+        let mut b = tensors[id.0].clone();
+        b.bytes_mut().fill(0);
+        b
+    };
+    let mut outs: Vec<(Buffer, Vec<Buffer>)> = steps
+        .iter()
+        .map(|s| {
+            (
+                zeroed(s.outputs[0]),
+                s.outputs[1..].iter().map(|&o| zeroed(o)).collect(),
+            )
+        })
+        .collect();
+    call(&steps, &tensors, &mut outs);
+    for (s, (out, more)) in steps.iter().zip(&outs) {
+        for (&id, b) in s.outputs.iter().zip(std::iter::once(out).chain(more)) {
+            assert_eq!(
+                b.bytes(),
+                tensors[id.0].bytes(),
+                "{name}: the timed call differs from exec::run"
+            );
+        }
+    }
+    Row {
+        name,
+        meta: r.clone(),
+        steps,
+        tensors,
+        outs,
+        batch: 0,
+        times: Vec::new(),
+        floor_batch: 0,
+        floors: Vec::new(),
+        floor: 0.0,
+    }
+}
+
+fn main() {
+    let t0 = std::time::Instant::now();
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(common::root().join("benches/operators.json")).unwrap(),
+    )
+    .unwrap();
+    let mut rows: Vec<Row> = manifest["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(prepare)
+        .collect();
+    eprintln!("starting TFLM: tools/bench_operators.py time --serve");
+    let mut server = Tflm::start("bench_operators.py", &["time", "--serve"]);
+    for _ in 0..PASSES {
+        for r in &mut rows {
+            let (steps, tensors, outs) = (&r.steps, &r.tensors, &mut r.outs);
+            let mut f = || call(black_box(steps), black_box(tensors), black_box(&mut *outs));
+            if r.batch == 0 {
+                for _ in 0..3 {
+                    f();
+                }
+                r.batch = batch_size(&mut f, BATCH_S);
+            }
+            for _ in 0..ROUNDS / PASSES {
+                r.times.push(batch_mean(&mut f, r.batch));
+            }
+            let mut g =
+                || executor_floor(black_box(steps), black_box(tensors), black_box(&mut *outs));
+            if r.floor_batch == 0 {
+                r.floor_batch = batch_size(&mut g, BATCH_S);
+            }
+            for _ in 0..FLOOR_ROUNDS / PASSES {
+                r.floors.push(batch_mean(&mut g, r.floor_batch));
+            }
+            let line = format!("rounds {} {}", r.name, ROUNDS / PASSES);
+            with_tflm(&mut server, |t| t.request(&line));
+        }
+    }
+    let tflm = server.and_then(Tflm::finish);
+    for r in &mut rows {
+        r.floor = median(&mut r.floors) * 1e6;
+    }
+    if let Err(e) = &tflm {
+        eprintln!("no TFLM numbers: {e}");
+    }
+    struct Line {
+        cells: String,
+        ratio: Option<f64>,
+        net: Option<f64>,
+        what: String,
+        short: String,
+        k: u64,
+    }
+    let mut lines = Vec::new();
+    for r in &mut rows {
+        let kiln = median(&mut r.times) * 1e6;
+        let t = tflm.as_ref().ok().map(|j| {
+            let x = &j["cases"][&r.name];
+            (
+                x["invoke_us"].as_f64().unwrap(),
+                x["kernel_us"].as_f64().unwrap(),
+                x["k"].as_u64().unwrap(),
+            )
+        });
+        let s = |k: &str| r.meta[k].as_str().unwrap().to_string();
+        let calls = if r.steps.len() > 1 {
+            format!(" ({} calls)", r.steps.len())
+        } else {
+            String::new()
+        };
+        let (tf, ratio, net, inv) = match t {
+            Some((inv, kern, _)) => (
+                us(kern),
+                Some(kiln / kern),
+                Some((kiln - r.floor) / kern),
+                us(inv),
+            ),
+            None => ("n/a".into(), None, None, "n/a".into()),
+        };
+        let rc = ratio.map_or("n/a".into(), |x| {
+            format!("{x:.2}{}", if x > 1.0 { " **slower**" } else { "" })
+        });
+        eprintln!(
+            "{:36} Kiln {:>9} us  TFLM kernel {:>9} us  {rc}",
+            r.name,
+            us(kiln),
+            tf
+        );
+        lines.push(Line {
+            cells: format!(
+                "| {} | {} | {} | {} | {} | {tf} | {}{calls} | {} | {rc} | {inv} |\n",
+                s("op"),
+                s("types"),
+                s("shape"),
+                r.meta["io_bytes"],
+                s("name"),
+                us(kiln),
+                us(r.floor),
+            ),
+            ratio,
+            net,
+            what: format!(
+                "{} {} ({}): {:.2} (Kiln {} µs, TFLM {tf} µs)",
+                s("op"),
+                s("types"),
+                s("shape"),
+                ratio.unwrap_or(f64::NAN),
+                us(kiln)
+            ),
+            short: format!("{} {:.2}", s("name"), ratio.unwrap_or(f64::NAN)),
+            k: t.map_or(0, |t| t.2),
+        });
+    }
+    let mut table = String::from(
+        "| op | types | shapes (inputs → outputs) | I/O bytes | bundle | TFLM µs | Kiln µs | \
+         of which executor µs | Kiln / TFLM | TFLM invoke µs |\n\
+         |---|---|---|--:|---|--:|--:|--:|--:|--:|\n",
+    );
+    for l in &lines {
+        table.push_str(&l.cells);
+    }
+    let mut slower: Vec<&Line> = lines
+        .iter()
+        .filter(|l| l.ratio.is_some_and(|x| x > 1.0))
+        .collect();
+    slower.sort_by(|a, b| b.ratio.unwrap().total_cmp(&a.ratio.unwrap()));
+    let parity = lines
+        .iter()
+        .filter(|l| l.ratio.is_some_and(|x| x > 0.9 && x <= 1.0))
+        .count();
+    let mut ratios: Vec<f64> = lines.iter().filter_map(|l| l.ratio).collect();
+    let ks = lines.iter().filter(|l| l.ratio.is_some()).map(|l| l.k);
+    let k_range = (ks.clone().min().unwrap_or(0), ks.max().unwrap_or(0));
+    let tflm_text = match &tflm {
+        Ok(j) => format!(
+            "TFLM = the pinned PyPI tflite-micro {} (its reference kernels, as built in the \
+             wheel), timed by `tools/bench_operators.py time --serve` in the same run on the \
+             same model and inputs, after checking that it still produces the golden outputs: \
+             TFLM µs is the operator alone, from a second model holding K copies of the \
+             operator (K = {}–{}, the copies take about 0.5 ms; same inputs and constants, own \
+             outputs, each checked against the golden), (t_K − t_1)/(K − 1) per round (batches \
+             of about 1 ms), median over {ROUNDS} rounds, each right after Kiln's rounds of the \
+             same row, which removes Python's and the interpreter's per-invoke cost; TFLM \
+             invoke µs is the whole `invoke()` of the one-operator model from Python, for \
+             reference (`invoke()` of a model without operators takes {} µs in this run).",
+            j["tflite_micro"].as_str().unwrap_or("?"),
+            k_range.0,
+            k_range.1,
+            us(j["empty_invoke_us"].as_f64().unwrap_or(f64::NAN)),
+        ),
+        Err(e) => format!("**No TFLM numbers in this run: {e}.** Kiln's numbers only."),
+    };
+    let mut verdict = String::new();
+    if tflm.is_ok() {
+        verdict = if slower.is_empty() {
+            format!(
+                "Kiln is not slower than TFLM on any of the {} rows (Kiln / TFLM ≤ 1.00; median \
+                 ratio {:.2}, largest {:.2}).",
+                lines.len(),
+                median(&mut ratios),
+                ratios.iter().copied().fold(0.0, f64::max),
+            )
+        } else {
+            let names = |f: &dyn Fn(f64) -> bool| {
+                slower
+                    .iter()
+                    .filter(|l| f(l.ratio.unwrap()))
+                    .map(|l| l.short.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let much: Vec<&str> = slower
+                .iter()
+                .filter(|l| l.ratio.unwrap() > 1.5)
+                .map(|l| l.what.as_str())
+                .collect();
+            let still: Vec<&str> = slower
+                .iter()
+                .filter(|l| l.net.is_some_and(|x| x > 1.0))
+                .map(|l| l.short.as_str())
+                .collect();
+            format!(
+                "**Kiln is slower than TFLM on {} of the {} rows** (median ratio over all rows \
+                 {:.2}; {parity} more rows within 10 %, parity within this machine's noise). \
+                 Slower by more than 1.5×, worst first: {}. Slower by up to 1.5×: {}. With the \
+                 host executor's own share (column \"of which executor µs\") taken off Kiln's \
+                 time, {} rows remain slower: {}.",
+                slower.len(),
+                lines.len(),
+                median(&mut ratios),
+                if much.is_empty() {
+                    "none".into()
+                } else {
+                    much.join("; ")
+                },
+                names(&|x| x <= 1.5),
+                still.len(),
+                still.join(", "),
+            )
+        };
+        verdict.push_str("\n\n");
+    }
+    let left_out = manifest["stateful_left_out"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    let body = format!(
+        "## Kernels: the newer operators\n\n\
+         Written by `cargo bench --bench operators` (release profile). One row per kernel-case \
+         bundle (`tests/kernel_cases/`) of the operators and types added after the Kernels table \
+         (every bundle not in its first set, listed in `tools/bench_operators.py`; new types of \
+         older operators count as new; left out: the stateful {left_out}, whose K copies would \
+         share one state). Each row is the bundle's case with the most input + output bytes, \
+         with its own inputs (`benches/operators.json`, made by `tools/bench_operators.py \
+         select`). These cases are small (a few hundred bytes), so **per-call cost dominates \
+         both columns**: they compare the fixed cost of one operator call (argument handling, \
+         loop setup) more than throughput. Kiln µs = the lowered kernel call(s) \
+         (`kiln_build::lower::lower`, parameters from the kernels' `prepare*`) on prepared \
+         buffers, median over {ROUNDS} batches of about 1 ms (mean per call in a batch; after \
+         warm-up; spread over {PASSES} passes through all rows), in {CLOCK}, on both sides; \
+         before timing, the output of `kiln_build::exec::run` and of the timed call must equal \
+         the bundle's golden output byte for byte (float32 too). The kernel is called with \
+         runtime parameters through the host executor's dispatch (`Kernel::run`); generated \
+         code calls it directly with constants. \
+         Of which executor µs = the host executor's own share of that call (collecting the \
+         operand slices into a `Vec` for `Kernel::run`, and the output slices for several \
+         outputs; timed alone right after Kiln's rounds of the row, median of {FLOOR_ROUNDS} \
+         batches; a rough estimate, which can come out a little above Kiln µs): generated \
+         code has none of it, but it is counted in Kiln µs and in the ratio. {tflm_text} \
+         Kiln / TFLM < 1 means Kiln is faster.\n\n\
+         Machine: {}. Medians from one run (this benchmark took {:.0} s); the 2 cores are \
+         shared with other builds, so single rows can be off by tens of percent, and rows \
+         below 0.1 µs by more.\n\n{verdict}{table}\n",
+        machine(),
+        t0.elapsed().as_secs_f64(),
+    );
+    write_section("kernels-new", &body);
+    print!("{body}");
+}
