@@ -87,11 +87,31 @@ pub fn run(graph: &Graph, steps: &[Step], inputs: &[&[u8]]) -> Vec<Buffer> {
 /// The operands of one kernel call on the host: its inputs' bytes, its state buffers and
 /// its output. Kernels read them typed (`Io::i8(slot)`, `Io::out_i8()`, ...).
 pub struct Io<'a> {
-    inputs: Vec<Option<&'a [u8]>>,
+    inputs: Operands<'a>,
     states: &'a mut [Buffer],
     out: &'a mut [u8],
     /// Outputs after the first (operators with several outputs).
     more: &'a mut [Buffer],
+}
+
+/// How many operands a step passes without a heap allocation (the benchmarks time the call).
+const FEW: usize = 8;
+
+/// A step's operands: up to [`FEW`] in place, more (PACK, CONCATENATION, ADD_N) on the heap.
+struct Operands<'a> {
+    few: [Option<&'a [u8]>; FEW],
+    many: Vec<Option<&'a [u8]>>,
+    len: usize,
+}
+
+impl<'a> Operands<'a> {
+    fn get(&self, slot: usize) -> Option<&'a [u8]> {
+        if self.len <= FEW {
+            self.few.get(slot).copied().flatten()
+        } else {
+            self.many.get(slot).copied().flatten()
+        }
+    }
 }
 
 /// Byte views as the element types kernels take.
@@ -126,22 +146,22 @@ pub(crate) fn of(b: &mut [u8]) -> &mut [f32] {
 impl<'a> Io<'a> {
     /// Input `slot`'s bytes (it must be present).
     pub fn input(&self, slot: usize) -> &'a [u8] {
-        self.inputs[slot].expect("a present input")
+        self.inputs.get(slot).expect("a present input")
     }
 
     /// Input `slot`'s bytes, if present.
     pub fn opt(&self, slot: usize) -> Option<&'a [u8]> {
-        self.inputs.get(slot).copied().flatten()
+        self.inputs.get(slot)
     }
 
     /// The number of operands.
     pub fn len(&self) -> usize {
-        self.inputs.len()
+        self.inputs.len
     }
 
     /// Whether the kernel has no operands.
     pub fn is_empty(&self) -> bool {
-        self.inputs.is_empty()
+        self.inputs.len == 0
     }
 
     pub fn i8(&self, slot: usize) -> &'a [i8] {
@@ -230,11 +250,22 @@ pub fn run_step_outputs(
     out: &mut [u8],
     more: &mut [Buffer],
 ) {
-    let inputs = step
+    let mut inputs = Operands {
+        few: [None; FEW],
+        many: Vec::new(),
+        len: step.inputs.len(),
+    };
+    let slices = step
         .inputs
         .iter()
-        .map(|o| o.tensor().map(|id| t[id.0].bytes()))
-        .collect();
+        .map(|o| o.tensor().map(|id| t[id.0].bytes()));
+    if step.inputs.len() <= FEW {
+        for (slot, s) in inputs.few.iter_mut().zip(slices) {
+            *slot = s;
+        }
+    } else {
+        inputs.many = slices.collect();
+    }
     step.kernel.run(&mut Io {
         inputs,
         states,

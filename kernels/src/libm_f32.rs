@@ -100,8 +100,13 @@ pub fn fma(a: f64, b: f64, c: f64) -> f64 {
     f64::from_bits(bits)
 }
 
-/// `sqrtf(x)`, correctly rounded (digit by digit on the significand): `-0` for `-0`,
-/// the default NaN below zero.
+/// `sqrtf(x)`, correctly rounded: `-0` for `-0`, the default NaN below zero, a NaN quieted.
+///
+/// Newton's iteration in `double` from a halved exponent (four steps leave a relative error
+/// far below half an `f32` ulp), rounded to `f32`, then corrected exactly: the midpoints
+/// between neighbouring `f32`s have 25 significant bits, so their squares are exact in
+/// `double` and say on which side of each the root lies (never on one: no midpoint squared
+/// is an `f32`).
 pub fn sqrtf(x: f32) -> f32 {
     let bits = x.to_bits();
     if x.is_nan() {
@@ -113,57 +118,20 @@ pub fn sqrtf(x: f32) -> f32 {
     if bits >> 31 != 0 {
         return DEFAULT_NAN;
     }
-    // x = m * 2^e, m normalized to 24 bits.
-    let field = (bits >> 23) as i32;
-    let (mut m, mut e) = if field == 0 {
-        (bits as u64, -149)
-    } else {
-        (((bits & 0x7f_ffff) | 0x80_0000) as u64, field - 150)
-    };
-    while m < 0x80_0000 {
-        m <<= 1;
-        e -= 1;
+    let d = f64::from(x);
+    let mut y = f64::from_bits((d.to_bits() >> 1) + (0x3ff0_0000_0000_0000 >> 1));
+    for _ in 0..4 {
+        y = 0.5 * (y + d / y);
     }
-    // sqrt(m * 2^e) = sqrt(m * 2^(e - s)) * 2^(s/2): scale m by 2^k so that the root has 24
-    // bits (m * 2^k in [2^46, 2^48)) with k + e even.
-    let mut k = 23;
-    if (e - k) & 1 != 0 {
-        k += 1;
+    let r = y as f32;
+    let up = f32::from_bits(r.to_bits() + 1);
+    let mid_up = (f64::from(r) + f64::from(up)) * 0.5;
+    if mid_up * mid_up < d {
+        return up;
     }
-    let big = m << k;
-    let mut q = isqrt(big);
-    // Round to nearest: up when (q + 1/2)^2 < big (never a tie).
-    if (2 * q + 1) * (2 * q + 1) < 4 * big {
-        q += 1;
-    }
-    let mut re = (e - k) / 2;
-    if q == 1 << 24 {
-        q >>= 1;
-        re += 1;
-    }
-    // q in [2^23, 2^24): value q * 2^re.
-    let field = re + 150;
-    f32::from_bits(((field as u32) << 23) | (q as u32 & 0x7f_ffff))
-}
-
-/// `floor(sqrt(n))` for `n < 2^48`.
-fn isqrt(n: u64) -> u64 {
-    let mut rem = n;
-    let mut root = 0u64;
-    let mut bit = 1u64 << 48;
-    while bit > n {
-        bit >>= 2;
-    }
-    while bit != 0 {
-        if rem >= root + bit {
-            rem -= root + bit;
-            root = (root >> 1) + bit;
-        } else {
-            root >>= 1;
-        }
-        bit >>= 2;
-    }
-    root
+    let down = f32::from_bits(r.to_bits() - 1);
+    let mid_down = (f64::from(r) + f64::from(down)) * 0.5;
+    if mid_down * mid_down > d { down } else { r }
 }
 
 /// glibc's `__sincosf_table` (the second entry negates the cosine polynomial).

@@ -11,7 +11,7 @@
 //! L2_POOL_2D (float32 only in TFLM, `reference_ops::L2Pool`): per channel
 //! `sqrt(sum_squares / count)` with `sum_squares` from `0.0` adding `v * v` in window order,
 //! `count` the clipped window's cells (as `f32`), `std::sqrt` (correctly rounded, computed
-//! here by [`sqrt_f32`] in integer arithmetic, bit-identical with IEEE `sqrtf`), then clamped
+//! here by [`crate::libm_f32::sqrtf`], bit-identical with IEEE `sqrtf`), then clamped
 //! to the activation range.
 
 use crate::quant::{
@@ -490,7 +490,7 @@ pub fn l2_pool_f32(p: &Params, input: &[f32], output: &mut [f32]) -> bool {
         }
         for t in out_px.iter_mut() {
             *t = clamp_f32(
-                sqrt_f32(*t / count),
+                crate::libm_f32::sqrtf(*t / count),
                 p.float_activation_min,
                 p.float_activation_max,
             );
@@ -499,97 +499,9 @@ pub fn l2_pool_f32(p: &Params, input: &[f32], output: &mut [f32]) -> bool {
     })
 }
 
-/// `floor(sqrt(x))` for `x < 2^52`, bit by bit.
-fn isqrt(x: u64) -> u64 {
-    let (mut rem, mut root) = (x, 0u64);
-    let mut bit = 1u64 << 62;
-    while bit > x {
-        bit >>= 2;
-    }
-    while bit != 0 {
-        if rem >= root + bit {
-            rem -= root + bit;
-            root = (root >> 1) + bit;
-        } else {
-            root >>= 1;
-        }
-        bit >>= 2;
-    }
-    root
-}
-
-/// The correctly rounded (round to nearest, ties to even) square root of `x`, as IEEE
-/// `sqrtf`: NaN for NaN and negative `x`, `-0.0` for `-0.0`, `inf` for `inf`.
-pub fn sqrt_f32(x: f32) -> f32 {
-    if x.is_nan() || x < 0.0 {
-        return f32::NAN;
-    }
-    if x == 0.0 || x == f32::INFINITY {
-        return x;
-    }
-    let bits = x.to_bits();
-    let mut e = ((bits >> 23) & 0xff) as i32;
-    let mut m = (bits & 0x7f_ffff) as u64;
-    if e == 0 {
-        e = 1;
-        while m & 0x80_0000 == 0 {
-            m <<= 1;
-            e -= 1;
-        }
-    } else {
-        m |= 0x80_0000;
-    }
-    // x = m * 2^exp with m in [2^23, 2^24); make exp even.
-    let mut exp = e - 150;
-    if exp & 1 != 0 {
-        m <<= 1;
-        exp -= 1;
-    }
-    let big = m << 26;
-    let r = isqrt(big);
-    let sticky = r * r != big;
-    // sqrt(x) = sqrt(big) * 2^(exp / 2 - 13); r has 25 or 26 bits: keep 24.
-    let drop = (64 - r.leading_zeros()) - 24;
-    let mut q = r >> drop;
-    let rest = r & ((1u64 << drop) - 1);
-    let half = 1u64 << (drop - 1);
-    if rest > half || (rest == half && (sticky || q & 1 == 1)) {
-        q += 1;
-    }
-    let mut scale = exp / 2 - 13 + drop as i32;
-    if q == 1 << 24 {
-        q >>= 1;
-        scale += 1;
-    }
-    f32::from_bits((((scale + 150) as u32) << 23) | (q as u32 & 0x7f_ffff))
-}
-
 #[cfg(test)]
 mod tests_int16_l2 {
     use super::*;
-
-    #[test]
-    fn sqrt_is_correctly_rounded() {
-        let mut x = 1u32;
-        while x < 0x7f80_0000 {
-            let f = f32::from_bits(x);
-            assert_eq!(sqrt_f32(f).to_bits(), f.sqrt().to_bits(), "{f:e}");
-            x += 9973;
-        }
-        for f in [
-            0.0f32,
-            -0.0,
-            f32::INFINITY,
-            1.0,
-            4.0,
-            2.0,
-            f32::MAX,
-            f32::MIN_POSITIVE,
-        ] {
-            assert_eq!(sqrt_f32(f).to_bits(), f.sqrt().to_bits());
-        }
-        assert!(sqrt_f32(-1.0).is_nan() && sqrt_f32(f32::NAN).is_nan());
-    }
 
     #[test]
     fn int16_and_l2_pools() {

@@ -74,9 +74,15 @@ pub fn reverse<T: Copy>(p: &Params, input: &[T], output: &mut [T]) {
         .chunks_exact(m * l)
         .zip(output.chunks_exact_mut(m * l))
     {
-        for (j, src) in x.chunks_exact(l).enumerate() {
-            let at = (m - 1 - j) * l;
-            y[at..at + l].copy_from_slice(src);
+        if l == 1 {
+            // The reversed axes are the innermost: element by element (no call per element).
+            for (d, s) in y.iter_mut().zip(x.iter().rev()) {
+                *d = *s;
+            }
+        } else {
+            for (d, s) in y.chunks_exact_mut(l).zip(x.chunks_exact(l).rev()) {
+                d.copy_from_slice(s);
+            }
         }
     }
 }

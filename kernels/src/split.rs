@@ -22,7 +22,7 @@ pub fn split(outer: usize, chunks: &[usize], input: &[u8], outputs: &mut [&mut [
                 return;
             };
             if let Some(dst) = out.get_mut(o * c..(o + 1) * c) {
-                dst.copy_from_slice(part);
+                copy(dst, part);
             }
             src = rest;
         }
@@ -39,10 +39,23 @@ pub fn pack(outer: usize, chunks: &[usize], inputs: &[&[u8]], output: &mut [u8])
                 return;
             };
             if let Some(src) = input.get(o * c..(o + 1) * c) {
-                part.copy_from_slice(src);
+                copy(part, src);
             }
             dst = rest;
         }
+    }
+}
+
+/// `dst.copy_from_slice(src)` (equal lengths), byte by byte for short runs, where the call
+/// of a general copy costs more than the copy (UNPACK and PACK of an inner axis).
+#[inline(always)]
+fn copy(dst: &mut [u8], src: &[u8]) {
+    if dst.len() <= 16 {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = *s;
+        }
+    } else {
+        dst.copy_from_slice(src);
     }
 }
 
