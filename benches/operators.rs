@@ -76,7 +76,8 @@ fn call(steps: &[Step], t: &[Buffer], outs: &mut [(Buffer, Vec<Buffer>)]) {
 
 /// The host executor's own share of [`call`]: collecting each step's operand slices (in an
 /// array of 8, on the heap beyond, as `run_step_outputs` does) and, for several outputs, the
-/// `Vec` of output slices (as `Io::outs`), without the kernel. Generated code has neither.
+/// output slices (likewise, as `Io::with_outs`), without the kernel. Generated code has
+/// neither.
 fn executor_floor(steps: &[Step], t: &[Buffer], outs: &mut [(Buffer, Vec<Buffer>)]) {
     for (step, (out, more)) in steps.iter().zip(outs) {
         let slices = step
@@ -94,10 +95,19 @@ fn executor_floor(steps: &[Step], t: &[Buffer], outs: &mut [(Buffer, Vec<Buffer>
             black_box(&inputs);
         }
         if !more.is_empty() {
-            let v: Vec<&mut [u8]> = std::iter::once(out.bytes_mut())
-                .chain(more.iter_mut().map(Buffer::bytes_mut))
-                .collect();
-            black_box(&v);
+            let n = 1 + more.len();
+            let all =
+                std::iter::once(out.bytes_mut()).chain(more.iter_mut().map(Buffer::bytes_mut));
+            if n <= 8 {
+                let mut few: [&mut [u8]; 8] = Default::default();
+                for (slot, o) in few.iter_mut().zip(all) {
+                    *slot = o;
+                }
+                black_box(&few);
+            } else {
+                let v: Vec<&mut [u8]> = all.collect();
+                black_box(&v);
+            }
         }
     }
 }
@@ -422,9 +432,9 @@ fn main() {
          runtime parameters through the host executor's dispatch (`Kernel::run`); generated \
          code calls it directly with constants. \
          Of which executor µs = the host executor's own share of that call (collecting the \
-         operand slices for `Kernel::run`, in an array of 8 or a `Vec` beyond, and the \
-         output slices for several outputs into a `Vec`; timed alone right after Kiln's rounds of the row, median of {FLOOR_ROUNDS} \
-         batches; a rough estimate, which can come out a little above Kiln µs): generated \
+         operand slices for `Kernel::run`, and for several outputs the output slices, each \
+         in an array of 8 or a `Vec` beyond; timed alone right after Kiln's rounds of the \
+         row, median of {FLOOR_ROUNDS} batches; a rough estimate, which can come out a little above Kiln µs): generated \
          code has none of it, but it is counted in Kiln µs and in the ratio. {tflm_text} \
          Kiln / TFLM < 1 means Kiln is faster.\n\n\
          Machine: {}. Medians from one run (this benchmark took {:.0} s); the 2 cores are \

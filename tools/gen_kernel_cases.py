@@ -1368,7 +1368,8 @@ per case:
   perm, begin/end/strides, size) are inside the model.
 - Tensor bytes are little-endian, row-major, in the tensor's dtype.
 - Outputs are TFLM's, after `reset()`, writing the inputs and one `invoke()`. Integer outputs
-  must match byte for byte; float32 outputs to float rounding.
+  must match byte for byte; float32 outputs too (bit for bit: the kernels repeat TFLM's float
+  operations in order).
 - A model's bytes are not aligned inside the bundle: copy each model into a 16-byte aligned
   buffer before reading it in place (constant buffers are 16-byte aligned relative to the
   start of the model).

@@ -223,11 +223,22 @@ impl<'a> Io<'a> {
         self.out
     }
 
-    /// Every output's bytes, in order (operators with several outputs).
-    pub fn outs(&mut self) -> Vec<&mut [u8]> {
-        let mut outs = vec![&mut *self.out];
-        outs.extend(self.more.iter_mut().map(Buffer::bytes_mut));
-        outs
+    /// Calls `f` with every output's bytes, in order (operators with several outputs); up to
+    /// [`FEW`] outputs without a heap allocation.
+    pub fn with_outs<R>(&mut self, f: impl FnOnce(&mut [&mut [u8]]) -> R) -> R {
+        let n = 1 + self.more.len();
+        let all =
+            std::iter::once(&mut *self.out).chain(self.more.iter_mut().map(Buffer::bytes_mut));
+        if n <= FEW {
+            let mut few: [&mut [u8]; FEW] = Default::default();
+            for (slot, o) in few.iter_mut().zip(all) {
+                *slot = o;
+            }
+            f(&mut few[..n])
+        } else {
+            let mut many: Vec<&mut [u8]> = all.collect();
+            f(&mut many)
+        }
     }
 
     /// The state buffers and the output, at once (stateful kernels write both).

@@ -314,7 +314,7 @@ impl Kernel for Runs {
             split::pack(self.outer, &self.chunks, &ins, io.out());
         } else {
             let x = io.input(0);
-            split::split(self.outer, &self.chunks, x, &mut io.outs());
+            io.with_outs(|outs| split::split(self.outer, &self.chunks, x, outs));
         }
     }
 }
