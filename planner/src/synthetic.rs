@@ -732,46 +732,19 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         OpKind::Unpack { axis, .. } => (0, Some(axis)),
                         _ => unreachable!("matched above"),
                     };
-                    if let (Some(x), Some(axis)) = (input(slot), axis) {
-                        let rank = x.shape.len() as i64;
-                        let axis = if axis < 0 {
-                            axis as i64 + rank
-                        } else {
-                            axis as i64
-                        };
-                        if (0..rank).contains(&axis)
-                            && x.shape[..axis as usize].iter().product::<usize>() == 1
-                        {
-                            let mut at = 0;
-                            let mut offsets = Vec::new();
-                            for &o in &op.outputs {
-                                offsets.push(at);
-                                at += graph.tensor(o).bytes();
-                            }
-                            a.split_slices = Some((slot, offsets));
-                        }
+                    if let (Some(x), Some(axis)) = (input(slot), axis)
+                        && outer_axis(&x.shape, axis)
+                    {
+                        a.split_slices = Some((slot, consecutive(graph, &op.outputs)));
                     }
                 }
                 &OpKind::Pack { axis, .. } => {
                     // Stacked on an outer axis: the inputs are consecutive slices.
-                    if let Some(y) = out {
-                        let rank = y.shape.len() as i64;
-                        let axis = if axis < 0 {
-                            axis as i64 + rank
-                        } else {
-                            axis as i64
-                        };
-                        if (0..rank).contains(&axis)
-                            && y.shape[..axis as usize].iter().product::<usize>() == 1
-                        {
-                            let mut at = 0;
-                            let mut offsets = Vec::new();
-                            for t in op.inputs.iter().flatten() {
-                                offsets.push(at);
-                                at += graph.tensor(*t).bytes();
-                            }
-                            a.concat_slices = Some(offsets);
-                        }
+                    if let Some(y) = out
+                        && outer_axis(&y.shape, axis)
+                    {
+                        let inputs: Vec<_> = op.inputs.iter().flatten().copied().collect();
+                        a.concat_slices = Some(consecutive(graph, &inputs));
                     }
                 }
                 OpKind::DepthwiseConv2d(o) => {
@@ -846,4 +819,29 @@ fn constant_ints(graph: &Graph, t: Option<crate::ir::TensorId>) -> Option<Vec<i6
         ),
         _ => None,
     }
+}
+
+/// Whether `axis` (negative: from the end) is an axis of `shape` with only ones before it,
+/// so that cutting or stacking there keeps each part contiguous.
+fn outer_axis(shape: &[usize], axis: i32) -> bool {
+    let rank = shape.len() as i64;
+    let axis = if axis < 0 {
+        i64::from(axis) + rank
+    } else {
+        i64::from(axis)
+    };
+    (0..rank).contains(&axis) && shape[..axis as usize].iter().product::<usize>() == 1
+}
+
+/// The byte offsets of `tensors` placed one after another.
+fn consecutive(graph: &Graph, tensors: &[crate::ir::TensorId]) -> Vec<usize> {
+    let mut at = 0;
+    tensors
+        .iter()
+        .map(|&t| {
+            let off = at;
+            at += graph.tensor(t).bytes();
+            off
+        })
+        .collect()
 }
