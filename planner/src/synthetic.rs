@@ -691,6 +691,26 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         }
                     }
                 }
+                OpKind::Other { name }
+                    if matches!(
+                        name.as_str(),
+                        "ABS"
+                            | "SQUARE"
+                            | "SQRT"
+                            | "RSQRT"
+                            | "SIN"
+                            | "COS"
+                            | "LOG"
+                            | "CEIL"
+                            | "FLOOR"
+                            | "ROUND"
+                            | "EXP"
+                            | "ELU"
+                    ) && dtype_in(&[DType::F32, DType::I8, DType::I16]) =>
+                {
+                    // The unary elementwise kernels (`kiln_kernels::elementwise`).
+                    a.in_place = vec![0]
+                }
                 OpKind::Other { name } if name == "SLICE" => {
                     // A box of the input that is contiguous there: a view at its offset.
                     let ints = |slot: usize| constant_ints(graph, op.input(slot));

@@ -1,9 +1,8 @@
 //! The unary elementwise operators of `kiln_kernels::elementwise`: ABS, SQUARE, SQRT, RSQRT,
 //! SIN, COS, LOG (TFLM's `elementwise.cc`), CEIL, FLOOR, ROUND, EXP and ELU, float32; ABS
 //! int8 and int16 (quantized with zero points 0, or without quantization), RSQRT int8 and
-//! ELU int8 (its lookup table built at build time). Every kernel has an in-place form; none is declared to
-//! the planner yet (its restatement of the abilities, `kiln_planner::synthetic::declared`,
-//! does not list these operators).
+//! ELU int8 (its lookup table built at build time). Every kernel has an in-place form, and
+//! the planner may run it over its dying input.
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
@@ -14,6 +13,13 @@ use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, Quantization};
 use proc_macro2::TokenStream;
 use quote::quote;
+
+/// Every kernel here has an in-place form (`<function>_in_place`, which `Call::elementwise`
+/// emits when the plan overwrites the input).
+fn in_place(mut step: Step) -> Step {
+    step.abilities.in_place = vec![0];
+    step
+}
 
 /// A float32 kernel: its function's name in `kiln_kernels::elementwise` (the in-place form
 /// is `<name>_in_place`) and the function, for host execution.
@@ -104,7 +110,11 @@ fn lower_quantized(cx: &Cx<'_>, kernel: Quantized) -> Result<Step> {
             .expected_found("1 input", format!("{} inputs", cx.op.inputs.len())));
     }
     cx.check_same_elements(input, output)?;
-    Ok(cx.step(kernel, vec![Operand::Tensor(input)], output))
+    Ok(in_place(cx.step(
+        kernel,
+        vec![Operand::Tensor(input)],
+        output,
+    )))
 }
 
 impl Kernel for Quantized {
@@ -192,7 +202,11 @@ fn lower_float(cx: &Cx<'_>, op: &str, kernel: Float) -> Result<Step> {
         // No in-place declaration: the planner's restatement of the abilities
         // (`kiln_planner::synthetic::declared`, which `tests/declared_abilities.rs` holds the
         // modules to) has none for these operators yet; the kernels have their in-place forms.
-        (DType::F32, DType::F32) => Ok(cx.step(kernel, vec![Operand::Tensor(input)], output)),
+        (DType::F32, DType::F32) => Ok(in_place(cx.step(
+            kernel,
+            vec![Operand::Tensor(input)],
+            output,
+        ))),
         (a, b) => Err(unsupported(format!("unsupported types for {op}"))
             .expected_found("FLOAT32 -> FLOAT32", types(a, b))),
     }
