@@ -815,9 +815,9 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
 
 /// The single value of a constant int32 tensor (an axis), if it is one.
 fn constant_i32(graph: &Graph, t: Option<crate::ir::TensorId>) -> Option<i32> {
-    let t = graph.tensor(t?);
-    match (t.dtype, t.data()?) {
-        (DType::I32, &[a, b, c, d]) => Some(i32::from_le_bytes([a, b, c, d])),
+    let id = t?;
+    match (graph.tensor(id).dtype, constant_ints(graph, t)?.as_slice()) {
+        (DType::I32, &[v]) => i32::try_from(v).ok(),
         _ => None,
     }
 }

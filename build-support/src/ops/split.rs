@@ -66,20 +66,6 @@ fn scalar(cx: &Cx<'_>, t: TensorId) -> Result<i32> {
     }
 }
 
-/// Checks that `t` has `want` as its shape.
-fn check_shape(cx: &Cx<'_>, t: TensorId, want: &[usize]) -> Result<()> {
-    let tensor = cx.tensor(t);
-    if tensor.shape == want {
-        Ok(())
-    } else {
-        Err(
-            unsupported("the output shape does not match the operator's parameters")
-                .at_tensor(t.0, tensor.name.clone())
-                .expected_found(format!("{want:?}"), format!("{:?}", tensor.shape)),
-        )
-    }
-}
-
 fn same_type(cx: &Cx<'_>, t: TensorId, dtype: DType) -> Result<()> {
     if cx.dtype(t) == dtype {
         Ok(())
@@ -139,7 +125,7 @@ fn cut(
         } else {
             want[axis] = e;
         }
-        check_shape(cx, o, &want)?;
+        cx.check_shape(o, &want)?;
     }
     let (outer, chunks) = runs(&shape, axis, extents, dtype.size());
     // Cut on an outer axis (nothing but ones before it), each output is a contiguous slice
@@ -266,11 +252,11 @@ fn lower_pack(cx: &Cx<'_>, values_count: i32, axis_opt: i32) -> Result<Step> {
     let a = axis(cx, axis_opt, shape.len() + 1, output)?;
     for &i in &inputs {
         same_type(cx, i, dtype)?;
-        check_shape(cx, i, &shape)?;
+        cx.check_shape(i, &shape)?;
     }
     let mut want = shape.clone();
     want.insert(a, inputs.len());
-    check_shape(cx, output, &want)?;
+    cx.check_shape(output, &want)?;
     let (outer, chunks) = runs(&out_shape, a, &vec![1; inputs.len()], dtype.size());
     // Stacked on an outer axis (nothing but ones before it), each input is a contiguous
     // slice of the output: its producer can write there and the copy is not needed (the
