@@ -11,6 +11,9 @@
 //! run), and times the lowered kernel call(s) on prepared buffers. TFLM is timed in the same
 //! run by `tools/bench_operators.py time --serve`, whose rounds alternate with Kiln's. Without
 //! `.venv/` it says so and writes Kiln's numbers only.
+//!
+//! For work on a kernel, `KILN_BENCH_ROWS=sin_float32,pack_` times only the rows whose bundle
+//! name starts with one of the prefixes and prints them without touching BENCHMARKS.md.
 
 mod common;
 
@@ -207,10 +210,20 @@ fn main() {
         &std::fs::read_to_string(common::root().join("benches/operators.json")).unwrap(),
     )
     .unwrap();
+    let only: Option<Vec<String>> = std::env::var("KILN_BENCH_ROWS")
+        .ok()
+        .map(|v| v.split(',').map(str::to_string).collect());
+    let wanted = |r: &&serde_json::Value| {
+        only.as_ref().is_none_or(|o| {
+            let name = r["name"].as_str().unwrap();
+            o.iter().any(|p| name.starts_with(p.as_str()))
+        })
+    };
     let mut rows: Vec<Row> = manifest["rows"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(wanted)
         .map(prepare)
         .collect();
     eprintln!("starting TFLM: tools/bench_operators.py time --serve");
@@ -443,6 +456,10 @@ fn main() {
         machine(),
         t0.elapsed().as_secs_f64(),
     );
+    if only.is_some() {
+        eprintln!("KILN_BENCH_ROWS is set: BENCHMARKS.md left as it is");
+        return;
+    }
     write_section("kernels-new", &body);
     print!("{body}");
 }

@@ -33,6 +33,7 @@ Subcommands, run from the repository root with the pinned environment:
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -179,8 +180,10 @@ def time_all(as_json, rounds, serve):
         log(f"note: {OUT.name} made with tflite-micro {man['tflite_micro']}, running {bc.TFLM_VERSION}")
     t0 = time.time()
     rows = {}
+    only = [p for p in os.environ.get("KILN_BENCH_ROWS", "").split(",") if p]
     for r in man["rows"]:
-        rows[r["name"]] = Timed(r)
+        if not only or any(r["name"].startswith(p) for p in only):
+            rows[r["name"]] = Timed(r)
     log(f"TFLM: {len(rows)} rows prepared in {time.time() - t0:.1f} s")
     if serve:
         bc.serve({"rounds": lambda name, n: rows[name].rounds(int(n))})
