@@ -13,7 +13,7 @@ of the int8/int16 SUM cases the output keeps the input quantization. REDUCE_MAX/
 int8 keep the input quantization (TFLM requires it). Types are those the pinned TFLM runs:
 SUM float32/int8/int16, REDUCE_MAX/REDUCE_MIN float32/int8. In 15% of the cases the axis is a
 runtime input holding one axis (drawn so that the output shape determines it, else redrawn
-as a constant).
+as a constant). MEAN with a runtime axis (mean_axis_input_*): see gen_mean_axis_input.
 
 ARG_MAX, ARG_MIN (arg_max_*, arg_min_*): float32 or int8 inputs of rank 1-4, int32 outputs
 (TFLM runs no other types), the axis a constant int32 scalar or one-element vector, stored
@@ -335,6 +335,31 @@ def gen_all(g):
     return gen
 
 
+def gen_mean_axis_input(g):
+    """MEAN whose axis is a runtime input (bundles mean_axis_input_*): one axis, drawn as for
+    SUM's runtime form but in every case (shapes redrawn until the output shape determines
+    the reduced dim), keep_dims at random, quantization as in gen_mean (int16 outputs keep
+    the input quantization in 25% of the cases)."""
+    def gen(rng, dt):
+        rank = int(rng.integers(1, 5))
+        shape = g.rand_shape(rng, rank, 6, max(1, g.IO_SMALL // (2 * g.esize(dt))))
+        axis = int(rng.integers(0, rank))
+        keep = bool(rng.random() < 0.5)
+        if not _determined(shape, axis, keep):
+            raise g.Reject("the output shape does not determine the axis")
+        stored = axis - rank if rng.random() < 0.3 else axis
+        out = [1 if i == axis else d for i, d in enumerate(shape)] if keep else \
+            [d for i, d in enumerate(shape) if i != axis]
+        gr = g.Graph("MEAN", *g.opts("ReducerOptions", keepDims=keep))
+        xq = g.act_quant(rng, dt)
+        gr.input(shape, dt, xq)
+        gr.input([1], "int32")
+        gr.int_ranges = {1: (stored, stored)}
+        gr.output(out, dt, xq if dt == "int16" and rng.random() < 0.25 else None)
+        return gr
+    return gen
+
+
 def register(g):
     return [
         ("sum", "SUM", gen_sum(g), ("int8", "float32", "int16")),
@@ -353,4 +378,5 @@ def register(g):
         ("cumsum", "CUMSUM", gen_cumsum(g), ("int8", "float32")),
         ("slice", "SLICE", gen_slice(g), ("int8", "float32", "int16", "int32", "bool")),
         ("reduce_all", "REDUCE_ALL", gen_all(g), ("bool",)),
+        ("mean_axis_input", "MEAN", gen_mean_axis_input(g), ("int8", "float32", "int16")),
     ]

@@ -1,12 +1,14 @@
 //! QUANTIZE between integer types involving int16 or int32 (16x8 models): int16 -> int8,
-//! int8 -> int16, int16 -> int16, int16/int8 -> int32 and int32 -> int8/int16.
+//! int8 -> int16, int16 -> int16, int16/int8 -> int32 and int32 -> int8/int16; and between
+//! int8 and uint8 (int8 -> uint8, uint8 -> int8, e.g. a uint8 image into an int8 model).
 //!
 //! TFLM's `quantize_common.cc` runs `reference_ops::Requantize` for every integer pair:
 //! `clamp(MultiplyByQuantizedMultiplier(x - input_zero_point, m, shift) + output_zero_point)`
 //! with `QuantizeMultiplier(double(input_scale) / double(output_scale))` — the same
 //! parameters as the int8 -> int8 case, so this module reuses [`crate::quantize::Params`]
-//! and its computation (the int8 <-> uint8 bit-flip fast path does not apply to these
-//! types).
+//! and its computation. Between int8 and uint8 with equal scales and zero points 128
+//! apart, TFLM flips the top bit instead; the general path gives the same values there
+//! (the multiplier is exactly 1), so there is one path here.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::quant::{PrepareError, QuantParams};
@@ -98,6 +100,20 @@ pub fn requantize_s32_s16(p: &Params, input: &[i32], output: &mut [i16]) {
     });
 }
 
+/// Int8 -> uint8 (`Requantize<int8_t, uint8_t>`).
+pub fn requantize_s8_u8(p: &Params, input: &[i8], output: &mut [u8]) {
+    map(input, output, |x| {
+        requantize_op(p, x as i32, u8::MIN as i32, u8::MAX as i32) as u8
+    });
+}
+
+/// Uint8 -> int8 (`Requantize<uint8_t, int8_t>`).
+pub fn requantize_u8_s8(p: &Params, input: &[u8], output: &mut [i8]) {
+    map(input, output, |x| {
+        requantize_op(p, x as i32, i8::MIN as i32, i8::MAX as i32) as i8
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +135,22 @@ mod tests {
         let p = prepare(q(0.5, 0), q(0.25, 0)).unwrap();
         requantize_s16_s16(&p, &[1, -20000, 20000], &mut o16);
         assert_eq!(o16, [2, -32768, 32767]);
+    }
+
+    #[test]
+    fn int8_uint8_shift_by_128_is_the_bit_flip() {
+        let p = prepare(q(0.1, -5), q(0.1, 123)).unwrap();
+        let input: [i8; 6] = [-128, -5, -1, 0, 4, 127];
+        let mut out = [0u8; 6];
+        requantize_s8_u8(&p, &input, &mut out);
+        assert_eq!(out, input.map(|x| x as u8 ^ 0x80));
+        let p = prepare(q(0.1, 123), q(0.1, -5)).unwrap();
+        let mut back = [0i8; 6];
+        requantize_u8_s8(&p, &out, &mut back);
+        assert_eq!(back, input);
+        // A coarser output saturates at both ends of uint8.
+        let p = prepare(q(1.0, 0), q(0.5, 128)).unwrap();
+        requantize_s8_u8(&p, &[-128, -64, 0, 63, 64, 127], &mut out);
+        assert_eq!(out, [0, 0, 128, 254, 255, 255]);
     }
 }

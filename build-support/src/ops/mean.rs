@@ -1,4 +1,5 @@
-//! MEAN over constant axes: int8, int16 and float32 (`kiln_kernels::mean`).
+//! MEAN: int8, int16 and float32 (`kiln_kernels::mean`), over constant axes or a runtime
+//! axis tensor the static shapes determine (as SUM's, [`super::reduce::runtime_axes`]).
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
@@ -6,7 +7,7 @@ use crate::exec::Io;
 use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::mean;
 use kiln_planner::diag::Result;
-use kiln_planner::ir::DType;
+use kiln_planner::ir::{DType, OpKind};
 use proc_macro2::TokenStream;
 
 /// The kernels, by type.
@@ -19,7 +20,14 @@ enum Mean {
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let (input, axis, output) = (cx.input(0)?, cx.input(1)?, cx.output()?);
-    let axes = cx.const_i32(axis)?;
+    let axes = if cx.tensor(axis).data().is_some() {
+        cx.const_i32(axis)?
+    } else {
+        let OpKind::Mean { keep_dims } = cx.op.kind else {
+            unreachable!("registered for MEAN")
+        };
+        super::reduce::runtime_axes(cx, input, axis, output, keep_dims)?
+    };
     let shape = &cx.tensor(input).shape;
     let kernel = match (cx.dtype(input), cx.dtype(output)) {
         (DType::I8, DType::I8) => Mean::S8(

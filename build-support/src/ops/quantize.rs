@@ -1,8 +1,8 @@
 //! QUANTIZE: float32 -> int8 and int16 (`kiln_kernels::quantize`), int8 -> int8
 //! (`quantize::requantize_s8_s8`) and the other requantizations TFLM's `quantize_common.cc`
 //! has between int8, int16 and int32 (`kiln_kernels::requantize`: int8/int16 -> int8, int16,
-//! int32; int32 -> int8, int16); int8 -> int8 and int16 -> int16 also run in place. (TFLM's
-//! uint8 forms have no counterpart: Kiln has no uint8 tensors.)
+//! int32; int32 -> int8, int16) and between int8 and uint8 (`requantize_s8_u8`,
+//! `requantize_u8_s8`); int8 -> int8 and int16 -> int16 also run in place.
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
@@ -21,6 +21,8 @@ enum Quantize {
     S8S8(quantize::Params),
     /// Between integer types (input, output).
     Requantize(quantize::Params, Elem, Elem),
+    S8U8(quantize::Params),
+    U8S8(quantize::Params),
 }
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
@@ -36,6 +38,12 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         (DType::I8, DType::I8) => Quantize::S8S8(
             quantize::prepare_s8_s8(cx.quant(input)?, cx.quant(output)?).map_err(prepare_error)?,
         ),
+        (DType::I8, DType::U8) => Quantize::S8U8(
+            requantize::prepare(cx.quant(input)?, cx.quant(output)?).map_err(prepare_error)?,
+        ),
+        (DType::U8, DType::I8) => Quantize::U8S8(
+            requantize::prepare(cx.quant(input)?, cx.quant(output)?).map_err(prepare_error)?,
+        ),
         (a @ (DType::I8 | DType::I16), b @ (DType::I8 | DType::I16 | DType::I32))
         | (a @ DType::I32, b @ (DType::I8 | DType::I16)) => Quantize::Requantize(
             requantize::prepare(cx.quant(input)?, cx.quant(output)?).map_err(prepare_error)?,
@@ -45,7 +53,8 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         (a, b) => {
             return Err(
                 unsupported("unsupported types for QUANTIZE").expected_found(
-                    "FLOAT32 -> INT8 or INT16, INT8/INT16 -> INT8/INT16/INT32, INT32 -> INT8/INT16",
+                    "FLOAT32 -> INT8 or INT16, INT8/INT16 -> INT8/INT16/INT32, INT32 -> INT8/INT16, \
+                     INT8 -> UINT8, UINT8 -> INT8",
                     types(a, b),
                 ),
             );
@@ -87,6 +96,14 @@ impl Kernel for Quantize {
                 let pre = [call.params("quantize", p)];
                 call.elementwise("quantize", "requantize_s8_s8", &pre)
             }
+            Quantize::S8U8(p) => {
+                let pre = [call.params("requantize", p)];
+                call.standard("requantize", "requantize_s8_u8", &pre)
+            }
+            Quantize::U8S8(p) => {
+                let pre = [call.params("requantize", p)];
+                call.standard("requantize", "requantize_u8_s8", &pre)
+            }
             Quantize::Requantize(p, a, b) => {
                 let pre = [call.params("requantize", p)];
                 let f = format!("requantize_{}_{}", suffix(*a), suffix(*b));
@@ -105,6 +122,8 @@ impl Kernel for Quantize {
             Quantize::F32S8(p) => quantize::quantize_f32_s8(p, io.f32(0), io.out_i8()),
             Quantize::F32S16(p) => quantize::quantize_f32_s16(p, io.f32(0), io.out_i16()),
             Quantize::S8S8(p) => quantize::requantize_s8_s8(p, io.i8(0), io.out_i8()),
+            Quantize::S8U8(p) => requantize::requantize_s8_u8(p, io.i8(0), io.out_u8()),
+            Quantize::U8S8(p) => requantize::requantize_u8_s8(p, io.u8(0), io.out_i8()),
             Quantize::Requantize(p, a, b) => match (a, b) {
                 (Elem::I16, Elem::I8) => requantize::requantize_s16_s8(p, io.i16(0), io.out_i8()),
                 (Elem::I8, Elem::I16) => requantize::requantize_s8_s16(p, io.i8(0), io.out_i16()),

@@ -61,7 +61,14 @@ fn lower(cx: &Cx<'_>, which: Which) -> Result<Step> {
     let axes = if cx.tensor(axis).data().is_some() {
         cx.const_i32(axis)?
     } else {
-        runtime_axes(cx, input, axis, output)?
+        let (OpKind::Sum { keep_dims }
+        | OpKind::ReduceMax { keep_dims }
+        | OpKind::ReduceMin { keep_dims }
+        | OpKind::ReduceAll { keep_dims }) = cx.op.kind
+        else {
+            unreachable!("registered for SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_ALL")
+        };
+        runtime_axes(cx, input, axis, output, keep_dims)?
     };
     let (din, dout) = (cx.dtype(input), cx.dtype(output));
     let p = match (which, din, dout) {
@@ -111,20 +118,15 @@ fn lower(cx: &Cx<'_>, which: Which) -> Result<Step> {
     Ok(cx.step(kernel, vec![Operand::Tensor(input)], output))
 }
 
-/// The axes a runtime axis tensor must hold, from the static shapes (see the module docs).
-fn runtime_axes(
+/// The axes a runtime axis tensor must hold, from the static shapes (see the module docs;
+/// MEAN uses it too).
+pub(super) fn runtime_axes(
     cx: &Cx<'_>,
     input: TensorId,
     axis: TensorId,
     output: TensorId,
+    keep_dims: bool,
 ) -> Result<Vec<i32>> {
-    let (OpKind::Sum { keep_dims }
-    | OpKind::ReduceMax { keep_dims }
-    | OpKind::ReduceMin { keep_dims }
-    | OpKind::ReduceAll { keep_dims }) = cx.op.kind
-    else {
-        unreachable!("registered for SUM, REDUCE_MAX and REDUCE_MIN")
-    };
     let t = cx.tensor(axis);
     if t.dtype != DType::I32 {
         return Err(unsupported("the axis must be INT32")
