@@ -32,4 +32,6 @@ pub enum DType {
     I64,
     /// `bool`, one byte each
     Bool,
+    /// `u32`
+    U32,
 }

@@ -296,6 +296,16 @@ pub fn i32s_mut(bytes: &mut [u8]) -> &mut [i32] {
     bytemuck::cast_slice_mut(bytes)
 }
 
+/// Bytes as `u32` (4-byte aligned).
+pub fn u32s(bytes: &[u8]) -> &[u32] {
+    bytemuck::cast_slice(bytes)
+}
+
+/// Bytes as `u32`, mutable.
+pub fn u32s_mut(bytes: &mut [u8]) -> &mut [u32] {
+    bytemuck::cast_slice_mut(bytes)
+}
+
 /// Bytes as `f32` (4-byte aligned).
 pub fn f32s(bytes: &[u8]) -> &[f32] {
     bytemuck::cast_slice(bytes)

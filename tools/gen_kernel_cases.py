@@ -103,9 +103,9 @@ NONE, RELU, RELU_N1_TO_1, RELU6 = 0, 1, 2, 3
 SAME, VALID = 0, 1
 TYPE = {"float32": fb.TensorType.FLOAT32, "int8": fb.TensorType.INT8,
         "int16": fb.TensorType.INT16, "int32": fb.TensorType.INT32, "int64": fb.TensorType.INT64,
-        "bool": fb.TensorType.BOOL, "uint8": fb.TensorType.UINT8}
+        "bool": fb.TensorType.BOOL, "uint8": fb.TensorType.UINT8, "uint32": fb.TensorType.UINT32}
 NP = {"float32": np.float32, "int8": np.int8, "int16": np.int16, "int32": np.int32,
-      "int64": np.int64, "bool": np.bool_, "uint8": np.uint8}
+      "int64": np.int64, "bool": np.bool_, "uint8": np.uint8, "uint32": np.uint32}
 QUANTIZED = ("int8", "int16")  # activation dtypes calibrated from a float twin
 
 
@@ -904,7 +904,7 @@ SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 1e-30, 3
 
 
 def gen_cast(rng, dt):
-    """CAST dt = '<input>_<output>' between int8, int16, int32 and float32 (Kiln has no bool)."""
+    """CAST dt = '<input>_<output>' between bool, int8, int16, int32, uint32 and float32."""
     src, dst = dt.split("_")
     shape = unary_shape(rng, "int32")
     g = Graph("CAST", *opts("CastOptions", inDataType=TYPE[src], outDataType=TYPE[dst]))

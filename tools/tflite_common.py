@@ -44,6 +44,7 @@ NP_DTYPES = {
     "int32": np.int32,
     "int64": np.int64,
     "bool": np.bool_,
+    "uint32": np.uint32,
 }
 
 

@@ -1,49 +1,92 @@
-//! CAST between int8, int16, int32 and float32 (`kiln_kernels::cast`).
+//! CAST between bool, int8, int16, int32, uint32 and float32, every pair the pinned wheel
+//! runs (`kiln_kernels::cast`; uint32 is the audio preprocessor's).
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::{Io, f32s, i8s, i16s, i32s, o8, o16, o32, of};
-use crate::lower::{Cx, Elem, Kernel, Operand, Step, elem};
+use crate::exec::Io;
+use crate::lower::{Cx, Kernel, Operand, Step, types, unsupported};
 use kiln_planner::diag::Result;
+use kiln_planner::ir::DType;
 use proc_macro2::TokenStream;
 
-/// The generic kernel from one element type to another.
+/// The element types CAST converts between.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ty {
+    Bool,
+    I8,
+    I16,
+    I32,
+    U32,
+    F32,
+}
+
+fn ty(dtype: DType) -> Option<Ty> {
+    Some(match dtype {
+        DType::Bool => Ty::Bool,
+        DType::I8 => Ty::I8,
+        DType::I16 => Ty::I16,
+        DType::I32 => Ty::I32,
+        DType::U32 => Ty::U32,
+        DType::F32 => Ty::F32,
+        _ => return None,
+    })
+}
+
+/// The generic kernel from one element type to another (`cast`, or `cast_to_bool`).
 #[derive(Debug)]
-// The element type picks the host executor\'s instance; generated code infers it.
+// The element types pick the host executor's instance; generated code infers them.
 #[cfg_attr(not(feature = "exec"), allow(dead_code))]
-struct Cast(Elem, Elem);
+struct Cast(Ty, Ty);
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let (input, output) = (cx.input(0)?, cx.output()?);
     cx.check_elements(output, cx.tensor(input).elements())?;
-    let kernel = Cast(elem(cx.dtype(input))?, elem(cx.dtype(output))?);
-    Ok(cx.step(kernel, vec![Operand::Tensor(input)], output))
+    let (a, b) = (cx.dtype(input), cx.dtype(output));
+    let (Some(from), Some(to)) = (ty(a), ty(b)) else {
+        return Err(unsupported("unsupported types for CAST").expected_found(
+            "BOOL, INT8, INT16, INT32, UINT32 or FLOAT32 on both sides",
+            types(a, b),
+        ));
+    };
+    Ok(cx.step(Cast(from, to), vec![Operand::Tensor(input)], output))
 }
 
 impl Kernel for Cast {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
-        call.standard("cast", "cast", &[])
+        let f = if self.1 == Ty::Bool {
+            "cast_to_bool"
+        } else {
+            "cast"
+        };
+        call.standard("cast", f, &[])
     }
 
     #[cfg(feature = "exec")]
     fn run(&self, io: &mut Io<'_>) {
-        use kiln_kernels::cast::cast;
+        use bytemuck::{cast_slice as r, cast_slice_mut as w};
+        use kiln_kernels::cast::{cast, cast_to_bool};
         let (x, out) = (io.input(0), io.out());
         macro_rules! to {
-            ($x:expr) => {
+            ($t:ty) => {{
+                let x: &[$t] = r(x);
                 match self.1 {
-                    Elem::I8 => cast($x, o8(out)),
-                    Elem::I16 => cast($x, o16(out)),
-                    Elem::I32 => cast($x, o32(out)),
-                    Elem::F32 => cast($x, of(out)),
+                    Ty::Bool => cast_to_bool(x, out),
+                    Ty::I8 => cast(x, w::<u8, i8>(out)),
+                    Ty::I16 => cast(x, w::<u8, i16>(out)),
+                    Ty::I32 => cast(x, w::<u8, i32>(out)),
+                    Ty::U32 => cast(x, w::<u8, u32>(out)),
+                    Ty::F32 => cast(x, w::<u8, f32>(out)),
                 }
-            };
+            }};
         }
         match self.0 {
-            Elem::I8 => to!(i8s(x)),
-            Elem::I16 => to!(i16s(x)),
-            Elem::I32 => to!(i32s(x)),
-            Elem::F32 => to!(f32s(x)),
+            // BOOL bytes: read as `u8` (nonzero is true).
+            Ty::Bool => to!(u8),
+            Ty::I8 => to!(i8),
+            Ty::I16 => to!(i16),
+            Ty::I32 => to!(i32),
+            Ty::U32 => to!(u32),
+            Ty::F32 => to!(f32),
         }
     }
 }

@@ -22,7 +22,8 @@ where
 fn check(c: &Case) {
     match c.str("src") {
         "bool" => {
-            let v: Vec<bool> = c.ints("input").iter().map(|&x| x != 0).collect();
+            // BOOL tensors are bytes holding 0 or 1.
+            let v: Vec<u8> = c.ints("input").iter().map(|&x| (x != 0) as u8).collect();
             to_dst(c, &v)
         }
         "int8" => to_dst(c, &c.i8s("input")),
