@@ -368,11 +368,57 @@ pub enum OpKind {
         adj_y: bool,
         asymmetric_quantize_inputs: bool,
     },
-    /// A builtin Kiln has no kernel for, or a custom operator. Planned like any other
-    /// operator; code generation rejects it.
+    /// A builtin without options. Planned like any other operator; the operator modules
+    /// dispatch it by name (and refuse it if Kiln has no kernel).
     Other {
         name: String,
     },
+    /// A custom operator (TFLM's Signal library, ...) with its options, decoded from the
+    /// model's flexbuffer (`None` if they are not a map of scalars).
+    Custom {
+        name: String,
+        options: Option<CustomOptions>,
+    },
+}
+
+/// A custom operator's options: the keys and scalar values of its flexbuffer map, sorted
+/// by key (as FlexBuffers stores them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CustomOptions {
+    pub entries: Vec<(String, CustomValue)>,
+}
+
+/// One value of [`CustomOptions`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CustomValue {
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl CustomOptions {
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<CustomValue> {
+        self.entries.iter().find(|(k, _)| k == key).map(|&(_, v)| v)
+    }
+
+    /// The integer value of `key` (signed or unsigned, as an `i64`; bools are not integers).
+    pub fn int(&self, key: &str) -> Option<i64> {
+        match self.get(key)? {
+            CustomValue::Int(v) => Some(v),
+            CustomValue::UInt(v) => i64::try_from(v).ok(),
+            _ => None,
+        }
+    }
+
+    /// The bool value of `key`.
+    pub fn bool(&self, key: &str) -> Option<bool> {
+        match self.get(key)? {
+            CustomValue::Bool(v) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 impl OpKind {
@@ -430,7 +476,7 @@ impl OpKind {
             OpKind::DepthToSpace { .. } => "DEPTH_TO_SPACE",
             OpKind::MirrorPad { .. } => "MIRROR_PAD",
             OpKind::BatchMatMul { .. } => "BATCH_MATMUL",
-            OpKind::Other { name } => name,
+            OpKind::Other { name } | OpKind::Custom { name, .. } => name,
         }
     }
 }

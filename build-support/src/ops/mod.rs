@@ -58,6 +58,7 @@ mod resize_bilinear;
 mod resize_nearest_neighbor;
 mod reverse;
 mod select;
+mod signal_window;
 mod slice;
 mod softmax;
 mod space_to_batch_nd;
@@ -164,6 +165,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("SUB", sub::lower),
     ("SUM", reduce::lower_sum),
     ("SVDF", svdf::lower),
+    ("SignalWindow", signal_window::lower),
     ("TANH", tanh::lower),
     ("TRANSPOSE", transpose::lower),
     ("TRANSPOSE_CONV", transpose_conv::lower),

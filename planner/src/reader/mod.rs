@@ -20,6 +20,7 @@
 #[rustfmt::skip]
 mod tflite_generated;
 
+mod flexbuffers;
 mod opcodes;
 
 use crate::diag::{Diagnostic, ErrorKind, Result};
@@ -475,7 +476,13 @@ impl<'a> Reader<'a> {
             intermediates.push(index("an operator intermediate", t).map_err(at)?);
         }
         let kind = match code {
-            OpCode::Custom(name) => OpKind::Other { name: name.clone() },
+            OpCode::Custom(name) => OpKind::Custom {
+                name: name.clone(),
+                options: match op.custom_options() {
+                    Some(bytes) => flexbuffers::decode(bytes.bytes()),
+                    None => Some(CustomOptions::default()),
+                },
+            },
             OpCode::Builtin(c, name) => self.kind(*c, name, op).map_err(at)?,
         };
         Ok(Op {
