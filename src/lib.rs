@@ -15,6 +15,9 @@ pub use kiln_macros::include_model;
 
 pub mod runtime;
 
+#[cfg(feature = "defmt")]
+mod defmt_impls;
+
 /// Element type of a model input or output, as generated code reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DType {
