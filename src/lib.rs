@@ -13,7 +13,10 @@ extern crate self as kiln;
 pub use kiln_kernels as kernels;
 pub use kiln_macros::include_model;
 
+pub mod quant;
 pub mod runtime;
+
+pub use quant::Quant;
 
 /// Element type of a model input or output, as generated code reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

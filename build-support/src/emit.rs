@@ -774,7 +774,9 @@ impl<'a> Emitter<'a> {
                 let docs = [
                     format!(" Shape of {what}."),
                     format!(" Element type of {what}."),
-                    format!(" Quantization scale of {what} (0 if not quantized)."),
+                    format!(
+                        " Quantization scale of {what} (0 if not quantized, or quantized per channel)."
+                    ),
                     format!(" Quantization zero point of {what}."),
                 ];
                 let [d0, d1, d2, d3] = &docs;
@@ -788,6 +790,25 @@ impl<'a> Emitter<'a> {
                     #[doc = #d3]
                     pub const #zp_name: i32 = #zp;
                 });
+                // `kiln::Quant` for int8/int16 tensors quantized per tensor (a per-channel
+                // tensor has several scales: no `*_QUANT`, and `*_SCALE` is 0).
+                let per_tensor = match (tensor.dtype, &tensor.quant) {
+                    (DType::I8 | DType::I16, Quantization::PerTensor { scale, .. }) => {
+                        scale.is_finite() && *scale > 0.0
+                    }
+                    _ => false,
+                };
+                if per_tensor {
+                    let quant_name = format_ident!("{}_QUANT", prefix);
+                    let doc = format!(
+                        " Quantization of {what}: `quantize` floats into it, `dequantize` its \
+                         values, as TFLM's QUANTIZE and DEQUANTIZE do."
+                    );
+                    io_items.push(quote! {
+                        #[doc = #doc]
+                        pub const #quant_name: ::kiln::Quant<#ty> = ::kiln::Quant::new(#scale_name, #zp_name);
+                    });
+                }
                 let lower = prefix.to_lowercase();
                 let (off, end) = (u(off), u(off + len));
                 let index = u(i);
