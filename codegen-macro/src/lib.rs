@@ -227,16 +227,6 @@ fn resolve(lit: &LitStr) -> PathBuf {
     })
 }
 
-/// A message on one line: the lines of a multi-line message, trimmed, joined by spaces.
-fn one_line(message: &str) -> String {
-    let lines: Vec<&str> = message
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    lines.join(" ")
-}
-
 /// The text of a panic payload.
 fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
     p.downcast_ref::<&str>()
@@ -301,7 +291,7 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
         )
     })?
     .map_err(|d| {
-        let message = format!("{name}: {}", one_line(&d.to_string()));
+        let message = kiln_build::message(&name, &d);
         let budget = match d.kind {
             ErrorKind::OverRamBudget => args.ram_budget.as_ref(),
             ErrorKind::OverFlashBudget => args.flash_budget.as_ref(),
