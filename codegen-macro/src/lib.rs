@@ -14,17 +14,19 @@ use std::path::{Path, PathBuf};
 use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, LitStr, Token};
 
-/// Compiles a TensorFlow Lite model into the current module.
+/// Compiles a TensorFlow Lite model into the current module (one model per module).
 ///
 /// ```text
 /// mod model {
 ///     kiln::include_model!("models/hello_world_int8.tflite", ram_budget = 64 * 1024);
 /// }
 /// let mut m = model::Model::take().unwrap();
-/// m.input_mut()[0] = 3;
+/// m.input_mut()[0] = model::INPUT_QUANT.quantize(0.5);
 /// m.invoke();
-/// let y = m.output()[0];
+/// let y = model::OUTPUT_QUANT.dequantize(m.output()[0]);
 /// ```
+///
+/// The crate docs of `kiln` list every item the module gets, with compiled examples.
 ///
 /// Options: `ram_budget = <const expr>` (arena + persistent bytes), `flash_budget = <const
 /// expr>` (weights + constants), `align = <int>` (arena offset alignment, a power of two
