@@ -315,3 +315,20 @@ fn an_int8_model_fed_from_floats_gives_tflms_outputs() {
         }
     }
 }
+
+mod per_channel {
+    kiln::include_model!("quant/per_channel_int8.tflite");
+}
+
+/// A per-channel quantized input or output has several scales: its `*_SCALE` is 0 and it has
+/// no `*_QUANT` (`tests/ui/no_quant_per_channel.rs` checks that it does not compile).
+#[test]
+fn per_channel_inputs_and_outputs_report_scale_zero() {
+    assert_eq!(per_channel::INPUT_DTYPE, kiln::DType::I8);
+    assert_eq!(per_channel::INPUT_SCALE, 0.0);
+    assert_eq!(per_channel::OUTPUT_SCALE, 0.0);
+    let mut m = per_channel::Model::take().unwrap();
+    m.input_mut().copy_from_slice(&[0, 1, 2, 3]);
+    m.invoke();
+    assert_eq!(m.output(), &[0, 1, 2, 3]);
+}

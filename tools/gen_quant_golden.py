@@ -2,7 +2,9 @@
 DEQUANTIZE (int8, int16 -> float32) on the inputs where rounding and saturation matter.
 
 Writes tests/quant/quant_edges.kcase (the kernel-case bundle format of
-tests/kernel_cases/README.md): single-op models of rank 1, each run once in the pinned TFLM.
+tests/kernel_cases/README.md): single-op models of rank 1, each run once in the pinned TFLM;
+and tests/quant/per_channel_int8.tflite, a RESHAPE whose int8 input and output are quantized
+per channel (generated code gives such tensors no `*_QUANT`).
 
 QUANTIZE cases, per (output type, scale, zero point): scales that are powers of two (so that
 x / scale is exactly a half: ties k + 0.5 for k across and beyond the type's range, both
@@ -26,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_kernel_cases as gkc  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "quant" / "quant_edges.kcase"
+PER_CHANNEL = OUT.parent / "per_channel_int8.tflite"
 SEED = 20261201
 RANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
 
@@ -106,6 +109,16 @@ def main():
     OUT.parent.mkdir(parents=True, exist_ok=True)
     gkc.write_bundle(OUT, cases)
     print(f"{OUT}: {len(cases)} cases, {OUT.stat().st_size} bytes")
+    g = gkc.Graph("RESHAPE", *gkc.opts("ReshapeOptions", newShape=[1, 4]))
+    q = ([0.1, 0.2, 0.3, 0.4], [0, 0, 0, 0], 1)
+    g.input([1, 4], "int8", q)
+    g.const(np.array([1, 4], np.int32), "int32", name="shape")
+    g.output([1, 4], "int8", q)
+    model = gkc.serialize(g)
+    x = np.arange(4, dtype=np.int8).reshape(1, 4)
+    assert np.array_equal(gkc.run_tflm(model, [x], 1)[0], x)  # TFLM runs it
+    PER_CHANNEL.write_bytes(model)
+    print(f"{PER_CHANNEL}: {len(model)} bytes")
 
 
 if __name__ == "__main__":
