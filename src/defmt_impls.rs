@@ -13,6 +13,7 @@ impl defmt::Format for DType {
             DType::I32 => "i32",
             DType::I64 => "i64",
             DType::Bool => "bool",
+            DType::U32 => "u32",
         };
         defmt::write!(f, "{=str}", name);
     }

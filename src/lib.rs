@@ -1,22 +1,117 @@
 //! Kiln: a TensorFlow Lite model baked into firmware at compile time.
 //!
-//! This is the one crate a firmware project depends on. It is `#![no_std]`, needs no
-//! allocator, and re-exports the `no_std` kernels that generated code calls.
+//! This is the one crate a firmware project depends on. It is `#![no_std]` and needs no
+//! allocator. [`include_model!`] (or `kiln-build` from `build.rs`, which writes the same code
+//! into a file) reads a `.tflite` file on the host while the crate compiles, plans its
+//! tensor arena, verifies the plan and expands to the model's code: a static arena, the
+//! weights as aligned statics read from the file, and one kernel call per operator. See
+//! `ARCHITECTURE.md` at the repository root for the whole map.
 //!
-//! The planner (`kiln-planner`) reads a `.tflite` file on the host, plans its tensor arena
-//! and verifies the plan; see `ARCHITECTURE.md` at the repository root for the whole map.
+//! # Example
+//!
+//! ```
+//! mod model {
+//!     // A path relative to the calling file, else to `CARGO_MANIFEST_DIR`.
+//!     kiln::include_model!("tests/models/mlp_int8.tflite", ram_budget = 8 * 1024);
+//! }
+//!
+//! // Sizes are consts: check them at compile time.
+//! const _: () = assert!(model::ARENA_BYTES + model::PERSISTENT_BYTES <= 8 * 1024);
+//! assert_eq!((model::INPUTS, model::OUTPUTS), (1, 1));
+//! assert_eq!(model::INPUT_SHAPE, [1, 64]);
+//! assert_eq!(model::INPUT_DTYPE, kiln::DType::I8);
+//!
+//! let mut m = model::Model::take().expect("handed out once");
+//! // Floats in, quantized as TFLM's QUANTIZE would (`INPUT_QUANT: kiln::Quant<i8>`).
+//! let features = [0.25f32; 64];
+//! model::INPUT_QUANT.quantize_slice(&features, m.input_mut());
+//! m.invoke();
+//! // Scores out (`OUTPUT_QUANT` dequantizes as TFLM's DEQUANTIZE).
+//! let scores: [f32; 10] = m.output().map(|q| model::OUTPUT_QUANT.dequantize(q));
+//! let sum: f32 = scores.iter().sum();
+//! assert!((sum - 1.0).abs() < 0.05, "softmax sums to 1: {sum}");
+//! ```
+//!
+//! # What a model module holds
+//!
+//! `include_model!` puts these items into the module that calls it (one model per module:
+//! a second one in the same module is an error that says so).
+//!
+//! | item | what |
+//! |---|---|
+//! | `ARENA_BYTES: usize` | bytes of the activation arena (scratch included), one static |
+//! | `PERSISTENT_BYTES: usize` | bytes of state kept between `invoke()` calls (LSTM/SVDF variables), 0 if none |
+//! | `WEIGHTS_BYTES: usize` | bytes of the model's constant buffers in flash, as the kernels read them |
+//! | `INPUTS: usize`, `OUTPUTS: usize` | the number of inputs and outputs |
+//! | `INPUT_SHAPE: [usize; RANK]` | the input's shape |
+//! | `INPUT_DTYPE: DType` | its element type ([`DType`]) |
+//! | `INPUT_SCALE: f32`, `INPUT_ZERO_POINT: i32` | its quantization (scale 0 if not quantized, or quantized per channel) |
+//! | `INPUT_QUANT: Quant<i8>` (or `Quant<i16>`) | the same as a [`Quant`], for int8 and int16 inputs quantized per tensor only |
+//! | `OUTPUT_SHAPE`, `OUTPUT_DTYPE`, `OUTPUT_SCALE`, `OUTPUT_ZERO_POINT`, `OUTPUT_QUANT` | the same for the output |
+//! | `Model` | the compiled model, which owns the arena |
+//!
+//! With several inputs or outputs the names are numbered from 0: `INPUT0_SHAPE`,
+//! `INPUT1_SHAPE`, ..., `OUTPUT0_QUANT`, ... (a model with one input has `INPUT_SHAPE`
+//! only).
+//!
+//! `Model` methods:
+//!
+//! | method | what |
+//! |---|---|
+//! | `Model::take() -> Option<Model>` | the model, the first time only (it owns the static arena), with its state reset |
+//! | `reset(&mut self)` | resets the state kept between calls as TFLM does (a no-op for stateless models) |
+//! | `invoke(&mut self)` | runs the model once, inputs to outputs |
+//! | `input_mut(&mut self) -> &mut [T; N]` | the input, typed (`input0_mut()`, `input1_mut()`, ... with several) |
+//! | `output(&self) -> &[T; N]` | the output, typed (`output0()`, `output1()`, ... with several) |
+//! | `input_bytes_mut(&mut self, i) -> &mut [u8]` | input `i`'s raw bytes (little-endian); panics if `i >= INPUTS` |
+//! | `output_bytes(&self, i) -> &[u8]` | output `i`'s raw bytes; panics if `i >= OUTPUTS` |
+//!
+//! Write the inputs before every `invoke()`: the arena reuses an input's bytes once the
+//! model has read them. Items a firmware does not use give no warnings.
+//!
+//! Several inputs, numbered:
+//!
+//! ```
+//! mod add {
+//!     kiln::include_model!("tests/kernel_cases/models/add_int8.tflite");
+//! }
+//!
+//! assert_eq!(add::INPUTS, 2);
+//! let mut m = add::Model::take().unwrap();
+//! let (a, b) = (add::INPUT0_QUANT, add::INPUT1_QUANT);
+//! m.input0_mut().fill(a.quantize(0.5));
+//! m.input1_mut().fill(b.quantize(0.25));
+//! m.invoke();
+//! let sum = add::OUTPUT_QUANT.dequantize(m.output()[0]);
+//! assert!((sum - 0.75).abs() <= 2.0 * add::OUTPUT_SCALE + a.scale() + b.scale(), "{sum}");
+//! assert_eq!(m.output_bytes(0).len(), add::OUTPUT_SHAPE.iter().product::<usize>());
+//! ```
+//!
+//! # Options
+//!
+//! `include_model!("model.tflite", ram_budget = <const expr>, flash_budget = <const expr>,
+//! align = <power of two>, optimize = <bool>, reorder = <bool>, alias = <bool>)`: see
+//! [`include_model!`]. A budget over which the model does not fit is a compile error with
+//! the bytes needed, the budget and the overage, also when the budget is a named constant.
+//!
+//! The modules `runtime` and `kernels` are what generated code calls; they are public for
+//! that reason and hidden from these docs.
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 extern crate self as kiln;
 
+#[doc(hidden)]
 pub use kiln_kernels as kernels;
 pub use kiln_macros::include_model;
 
+pub mod quant;
+#[doc(hidden)]
 pub mod runtime;
 
 #[cfg(feature = "defmt")]
 mod defmt_impls;
+pub use quant::Quant;
 
 /// Element type of a model input or output, as generated code reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

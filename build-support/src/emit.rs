@@ -776,7 +776,9 @@ impl<'a> Emitter<'a> {
                 let docs = [
                     format!(" Shape of {what}."),
                     format!(" Element type of {what}."),
-                    format!(" Quantization scale of {what} (0 if not quantized)."),
+                    format!(
+                        " Quantization scale of {what} (0 if not quantized, or quantized per channel)."
+                    ),
                     format!(" Quantization zero point of {what}."),
                 ];
                 let [d0, d1, d2, d3] = &docs;
@@ -790,6 +792,25 @@ impl<'a> Emitter<'a> {
                     #[doc = #d3]
                     pub const #zp_name: i32 = #zp;
                 });
+                // `kiln::Quant` for int8/int16 tensors quantized per tensor (a per-channel
+                // tensor has several scales: no `*_QUANT`, and `*_SCALE` is 0).
+                let per_tensor = match (tensor.dtype, &tensor.quant) {
+                    (DType::I8 | DType::I16, Quantization::PerTensor { scale, .. }) => {
+                        scale.is_finite() && *scale > 0.0
+                    }
+                    _ => false,
+                };
+                if per_tensor {
+                    let quant_name = format_ident!("{}_QUANT", prefix);
+                    let doc = format!(
+                        " Quantization of {what}: `quantize` floats into it, `dequantize` its \
+                         values, as TFLM's QUANTIZE and DEQUANTIZE do."
+                    );
+                    io_items.push(quote! {
+                        #[doc = #doc]
+                        pub const #quant_name: ::kiln::Quant<#ty> = ::kiln::Quant::new(#scale_name, #zp_name);
+                    });
+                }
                 let lower = prefix.to_lowercase();
                 let (off, end) = (u(off), u(off + len));
                 let index = u(i);
@@ -869,7 +890,7 @@ impl<'a> Emitter<'a> {
         } else {
             quote!(let arena = &mut self.arena[..];)
         };
-        Ok(quote! {
+        let module = quote! {
             /// Bytes of the activation arena (scratch included).
             pub const ARENA_BYTES: usize = #arena_bytes;
             /// Bytes of state kept between `invoke()` calls (LSTM/SVDF variables).
@@ -883,7 +904,6 @@ impl<'a> Emitter<'a> {
             /// Number of model outputs.
             pub const OUTPUTS: usize = #n_out;
             #(#io_items)*
-            #budget
             #rebuild_marker
 
             static ARENA: ::kiln::runtime::Arena<::kiln::runtime::align::#align, ARENA_BYTES> = ::kiln::runtime::Arena::new();
@@ -941,9 +961,28 @@ impl<'a> Emitter<'a> {
                     }
                 }
             }
+        };
+        // Every item in one module whose name says what a clash means: two models in one
+        // module give one error ("the name `...` is defined multiple times") instead of one
+        // per item. Its items are re-exported; a firmware that uses only some of them gets
+        // no dead-code warnings. The budget checks stay outside, where the user's budget
+        // expression resolves.
+        let inner = Ident::new(MODULE, Span::call_site());
+        Ok(quote! {
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            mod #inner {
+                #module
+            }
+            #[allow(unused_imports)]
+            pub use self::#inner::*;
+            #budget
         })
     }
 }
+
+/// The module the generated items live in (re-exported into the caller's module).
+pub const MODULE: &str = "kiln_model_put_each_include_model_in_its_own_module";
 
 /// The largest tensors live at the peak step, for budget messages.
 fn peak_summary(plan: &Plan, graph: &Graph) -> String {
@@ -980,6 +1019,7 @@ fn budget_checks(
     weights: usize,
 ) -> Result<TokenStream> {
     let ram = plan.arena_bytes + plan.persistent_bytes;
+    let inner = Ident::new(MODULE, Span::call_site());
     let mut out = TokenStream::new();
     let flash_lit = u(flash);
     let checks = [
@@ -994,7 +1034,7 @@ fn budget_checks(
                 plan.persistent_bytes,
                 peak_summary(plan, graph)
             ),
-            quote!(ARENA_BYTES + PERSISTENT_BYTES),
+            quote!(self::#inner::ARENA_BYTES + self::#inner::PERSISTENT_BYTES),
         ),
         (
             "flash",
@@ -1023,29 +1063,111 @@ fn budget_checks(
             }
             Some(Budget::Bytes(_)) => {}
             Some(Budget::Expr(expr)) => {
-                let msg = format!(
-                    "{prefix}the model needs {need} bytes of {what}, over the {what} budget `{expr}` ({detail})"
+                let head = format!(
+                    "{prefix}the model needs {need} bytes of {what}, over the {what} budget `{}` of ",
+                    expr_text(expr)
                 );
-                out.extend(spanned_assert(expr, quote!(#need_expr <= (#expr), #msg)));
+                let tail = format!(" bytes ({detail})");
+                out.extend(const_budget_check(expr, &need_expr, &head, &tail));
             }
         }
     }
     Ok(out)
 }
 
-/// `const _: () = assert!(args);` whose failure the compiler reports on `expr` (the user's
-/// budget expression): `assert!` takes the span of its first token, its arguments the span
-/// of its last, so the error underlines the expression.
-fn spanned_assert(expr: &TokenStream, args: TokenStream) -> TokenStream {
+/// An expression as a user would write it (`crate::BUDGET`, not `crate :: BUDGET`).
+fn expr_text(expr: &TokenStream) -> String {
+    let item = quote!(const _: usize = #expr;);
+    syn::parse2::<syn::File>(item)
+        .ok()
+        .map(|f| prettyplease::unparse(&f))
+        .and_then(|t| {
+            let t = t.trim().strip_prefix("const _: usize = ")?;
+            Some(t.strip_suffix(';')?.to_string())
+        })
+        .filter(|t| !t.contains('\n'))
+        .unwrap_or_else(|| expr.to_string())
+}
+
+/// The check of a budget given as a constant expression, which only the compiler can
+/// evaluate: if `need` exceeds it, a `const` panic with the whole message, numbers included
+/// (`head`, the budget, " bytes by ", the overage, `tail`), written into a byte array by a
+/// `const fn` (a const panic can print a `&str`, not format numbers). The compiler reports
+/// it on the user's expression.
+fn const_budget_check(
+    expr: &TokenStream,
+    need: &TokenStream,
+    head: &str,
+    tail: &str,
+) -> TokenStream {
+    let mid = " bytes by ";
+    // Two numbers of at most 20 digits each.
+    let len = u(head.len() + mid.len() + tail.len() + 40);
+    let head = Literal::byte_string(head.as_bytes());
+    let mid = Literal::byte_string(mid.as_bytes());
+    let tail = Literal::byte_string(tail.as_bytes());
+    let panic = spanned_macro("panic", expr, quote!("{}", __kiln_message));
+    quote! {
+        const _: () = {
+            const __KILN_NEED: usize = #need;
+            const __KILN_BUDGET: usize = #expr;
+            const fn __kiln_put(buf: &mut [u8; #len], mut at: usize, s: &[u8]) -> usize {
+                let mut i = 0;
+                while i < s.len() {
+                    buf[at] = s[i];
+                    at += 1;
+                    i += 1;
+                }
+                at
+            }
+            const fn __kiln_decimal(buf: &mut [u8; #len], mut at: usize, mut v: usize) -> usize {
+                let mut digits = [0u8; 20];
+                let mut n = 0;
+                loop {
+                    digits[n] = b'0' + (v % 10) as u8;
+                    v /= 10;
+                    n += 1;
+                    if v == 0 {
+                        break;
+                    }
+                }
+                while n > 0 {
+                    n -= 1;
+                    buf[at] = digits[n];
+                    at += 1;
+                }
+                at
+            }
+            if __KILN_NEED > __KILN_BUDGET {
+                let mut buf = [0u8; #len];
+                let mut at = __kiln_put(&mut buf, 0, #head);
+                at = __kiln_decimal(&mut buf, at, __KILN_BUDGET);
+                at = __kiln_put(&mut buf, at, #mid);
+                at = __kiln_decimal(&mut buf, at, __KILN_NEED - __KILN_BUDGET);
+                at = __kiln_put(&mut buf, at, #tail);
+                let __kiln_message = match ::core::str::from_utf8(buf.split_at(at).0) {
+                    Ok(s) => s,
+                    Err(_) => "the model is over its budget",
+                };
+                #panic
+            }
+        };
+    }
+}
+
+/// `name!(args);` whose failure the compiler reports on `expr` (the user's budget
+/// expression): a macro call takes the span of its first token, its arguments the span of
+/// its last, so the error underlines the expression.
+fn spanned_macro(name: &str, expr: &TokenStream, args: TokenStream) -> TokenStream {
     let mut trees = expr.clone().into_iter();
     let first = trees.next().map_or_else(Span::call_site, |t| t.span());
     let last = trees.last().map_or(first, |t| t.span());
-    let assert = Ident::new("assert", first);
+    let name = Ident::new(name, first);
     let mut bang = proc_macro2::Punct::new('!', proc_macro2::Spacing::Alone);
     bang.set_span(first);
     let mut group = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, args);
     group.set_span(last);
-    quote!(const _: () = #assert #bang #group;)
+    quote!(#name #bang #group;)
 }
 
 /// A RAM or flash budget: a number, or a constant expression checked by the compiler.

@@ -153,8 +153,30 @@ pub fn format_file(tokens: &TokenStream, source: &str) -> String {
     )
 }
 
+/// The message of a model's diagnostic as both front ends print it: the model's file name,
+/// then the diagnostic on one line (`model.tflite: the model needs ... bytes of RAM, ...`).
+pub fn message(model_name: &str, d: &Diagnostic) -> String {
+    let text = d.to_string();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    format!("{model_name}: {}", lines.join(" "))
+}
+
+/// The file name of a model path, as messages name the model.
+fn file_name(p: &Path) -> String {
+    p.file_name().map_or_else(
+        || p.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 /// An error of the build.rs front end.
-#[derive(Debug)]
+///
+/// Its `Debug` is its `Display`, the message `include_model!` gives for the same model: a
+/// build script's `fn main() -> Result<(), Box<dyn Error>>` prints the error's `Debug`.
 pub enum Error {
     /// The model file could not be read.
     Io(PathBuf, std::io::Error),
@@ -170,18 +192,32 @@ impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Error::Io(p, e) => write!(f, "cannot read {}: {e}", p.display()),
-            Error::Model(p, d) => write!(f, "{}: {d}", p.display()),
+            Error::Model(p, d) => f.write_str(&message(&file_name(p), d)),
             Error::Internal(p, m) => write!(
                 f,
                 "{}: internal error in Kiln, please report it with the model: {m}",
-                p.display()
+                file_name(p)
             ),
             Error::NoOutDir => f.write_str("OUT_DIR is not set: call compile() from build.rs"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(_, e) => Some(e),
+            Error::Model(_, d) => Some(d),
+            _ => None,
+        }
+    }
+}
 
 /// The message of a caught panic.
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
@@ -331,5 +367,35 @@ impl Model {
             dir.join(format!("{name}.rs")),
             format_file(&c.tokens, &source),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A build script's `main() -> Result<(), Box<dyn Error>>` prints `Error: {:?}`: that is
+    /// the message `include_model!` gives for the same model and budget (the UI test's).
+    #[test]
+    fn a_build_script_error_prints_the_macros_message() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let e = Model::new(root.join("../shared/models/tflm_person_detect_int8.tflite"))
+            .ram_budget(16 * 1024)
+            .tokens()
+            .unwrap_err();
+        let boxed: Box<dyn std::error::Error> = Box::new(e);
+        let debug = format!("{boxed:?}");
+        assert_eq!(debug, boxed.to_string());
+        assert!(!debug.contains("Diagnostic"), "{debug}");
+        let ui =
+            std::fs::read_to_string(root.join("tests/ui/ram_over_budget_literal.stderr")).unwrap();
+        let first = ui.lines().next().unwrap();
+        assert_eq!(first.strip_prefix("error: "), Some(debug.as_str()));
+
+        let e = Model::new(root.join("tests/ui/fixtures/not_a_model.tflite"))
+            .tokens()
+            .unwrap_err();
+        assert_eq!(format!("{e:?}"), e.to_string());
+        assert!(e.to_string().starts_with("not_a_model.tflite: "), "{e}");
     }
 }

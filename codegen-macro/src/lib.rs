@@ -14,17 +14,19 @@ use std::path::{Path, PathBuf};
 use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Ident, LitStr, Token};
 
-/// Compiles a TensorFlow Lite model into the current module.
+/// Compiles a TensorFlow Lite model into the current module (one model per module).
 ///
 /// ```text
 /// mod model {
 ///     kiln::include_model!("models/hello_world_int8.tflite", ram_budget = 64 * 1024);
 /// }
 /// let mut m = model::Model::take().unwrap();
-/// m.input_mut()[0] = 3;
+/// m.input_mut()[0] = model::INPUT_QUANT.quantize(0.5);
 /// m.invoke();
-/// let y = m.output()[0];
+/// let y = model::OUTPUT_QUANT.dequantize(m.output()[0]);
 /// ```
+///
+/// The crate docs of `kiln` list every item the module gets, with compiled examples.
 ///
 /// Options: `ram_budget = <const expr>` (arena + persistent bytes), `flash_budget = <const
 /// expr>` (weights + constants), `align = <int>` (arena offset alignment, a power of two
@@ -227,16 +229,6 @@ fn resolve(lit: &LitStr) -> PathBuf {
     })
 }
 
-/// A message on one line: the lines of a multi-line message, trimmed, joined by spaces.
-fn one_line(message: &str) -> String {
-    let lines: Vec<&str> = message
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    lines.join(" ")
-}
-
 /// The text of a panic payload.
 fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
     p.downcast_ref::<&str>()
@@ -301,7 +293,7 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
         )
     })?
     .map_err(|d| {
-        let message = format!("{name}: {}", one_line(&d.to_string()));
+        let message = kiln_build::message(&name, &d);
         let budget = match d.kind {
             ErrorKind::OverRamBudget => args.ram_budget.as_ref(),
             ErrorKind::OverFlashBudget => args.flash_budget.as_ref(),

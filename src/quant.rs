@@ -1,0 +1,210 @@
+//! Quantization helpers for a model's int8 and int16 inputs and outputs, `no_std`.
+//!
+//! A generated model module has one const [`Quant`] per input or output quantized per tensor
+//! (`INPUT_QUANT`, `OUTPUT_QUANT`, or `INPUT0_QUANT`, `INPUT1_QUANT`, ... when there are
+//! several, numbered like `INPUT0_SCALE`):
+//!
+//! ```text
+//! let q = model::INPUT_QUANT;                  // kiln::Quant<i8>
+//! q.quantize_slice(&features, m.input_mut());  // f32 -> i8, as TFLM's QUANTIZE
+//! m.invoke();
+//! let p = model::OUTPUT_QUANT.dequantize(m.output()[0]); // i8 -> f32, as TFLM's DEQUANTIZE
+//! ```
+//!
+//! The arithmetic is the kernels' own (`kiln::kernels::quantize` and `dequantize`, the ones
+//! the QUANTIZE and DEQUANTIZE operators run), so the results are TFLM's byte for byte:
+//!
+//! - [`Quant::quantize`]: `clamp(round(x / scale) + zero_point)` with the division in `f32`
+//!   and `round` as C's `roundf` (halves away from zero: 0.5 -> 1, -2.5 -> -3), clamped to
+//!   the element type's range (TFLM's `AffineQuantize`). `core` has no `f32::round`; Kiln's
+//!   is exact for every `f32`.
+//! - [`Quant::dequantize`]: `scale * (q - zero_point)` as an `f32` (TFLM's `Dequantize`,
+//!   which multiplies in `double` and rounds once; the product of an `f32` scale and a 17-bit
+//!   integer is exact in `double`, so the `f32` product is the same number).
+//!
+//! Where TFLM's C++ is undefined (`x / scale` NaN or beyond ±2^31, where its `int32_t` cast
+//! overflows), these saturate instead: `x / scale >= 2^30` (and +infinity) gives the type's
+//! maximum, `<= -2^30` (and -infinity) its minimum, NaN the zero point. For every other
+//! input the result is TFLM's (tested against the pinned wheel on ties, saturation and zero
+//! points at the type's extremes: `tests/quant.rs`).
+//!
+//! **Per-channel quantized** inputs and outputs (several scales along one axis, rare for
+//! activations) get no `*_QUANT` const, and their `*_SCALE` is 0: quantize them channel by
+//! channel from the model's own parameters. Inputs and outputs of other types (`f32`, `u8`,
+//! `i32`, ...) get none either; TFLM's QUANTIZE from float writes int8 and int16.
+
+use core::marker::PhantomData;
+use kiln_kernels::{dequantize, quantize};
+
+/// Affine quantization of an int8 or int16 tensor: `real = scale * (q - zero_point)`.
+///
+/// `T` is `i8` or `i16`. Generated modules hold these as consts (see the [module
+/// docs](self)); [`Quant::new`] makes one for other parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quant<T> {
+    scale: f32,
+    zero_point: i32,
+    _element: PhantomData<T>,
+}
+
+/// The element types [`Quant`] handles: `i8` and `i16` (the types TFLM's QUANTIZE from float
+/// and DEQUANTIZE to float take). Sealed.
+pub trait Element: Copy + sealed::Sealed {
+    #[doc(hidden)]
+    const MIN: Self;
+    #[doc(hidden)]
+    const MAX: Self;
+    #[doc(hidden)]
+    const ZERO: Self;
+    #[doc(hidden)]
+    fn quantize_kernel(p: &quantize::Params, input: &[f32], output: &mut [Self]);
+    #[doc(hidden)]
+    fn dequantize_kernel(p: &dequantize::Params, input: &[Self], output: &mut [f32]);
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for i8 {}
+    impl Sealed for i16 {}
+}
+
+impl Element for i8 {
+    const MIN: i8 = i8::MIN;
+    const MAX: i8 = i8::MAX;
+    const ZERO: i8 = 0;
+    fn quantize_kernel(p: &quantize::Params, input: &[f32], output: &mut [i8]) {
+        quantize::quantize_f32_s8(p, input, output);
+    }
+    fn dequantize_kernel(p: &dequantize::Params, input: &[i8], output: &mut [f32]) {
+        dequantize::dequantize_s8_f32(p, input, output);
+    }
+}
+
+impl Element for i16 {
+    const MIN: i16 = i16::MIN;
+    const MAX: i16 = i16::MAX;
+    const ZERO: i16 = 0;
+    fn quantize_kernel(p: &quantize::Params, input: &[f32], output: &mut [i16]) {
+        quantize::quantize_f32_s16(p, input, output);
+    }
+    fn dequantize_kernel(p: &dequantize::Params, input: &[i16], output: &mut [f32]) {
+        dequantize::dequantize_s16_f32(p, input, output);
+    }
+}
+
+/// `x / scale` from here on (either sign) saturates: TFLM's `int32_t` cast is defined up to
+/// 2^31, and the zero point (at most 2^15 in size) must not overflow the sum.
+const SATURATED: f32 = 1_073_741_824.0; // 2^30
+
+impl<T: Element> Quant<T> {
+    /// Quantization with `scale` (positive and finite, as a model's) and `zero_point`
+    /// (within `T`'s range).
+    pub const fn new(scale: f32, zero_point: i32) -> Self {
+        Quant {
+            scale,
+            zero_point,
+            _element: PhantomData,
+        }
+    }
+
+    /// The scale: one step of `T` in real units.
+    pub const fn scale(&self) -> f32 {
+        self.scale
+    }
+
+    /// The zero point: the `T` value of real 0.
+    pub const fn zero_point(&self) -> i32 {
+        self.zero_point
+    }
+
+    fn quantize_params(&self) -> quantize::Params {
+        quantize::Params {
+            output_scale: self.scale,
+            output_zero_point: self.zero_point,
+            input_zero_point: 0,
+            requantize_multiplier: 0,
+            requantize_shift: 0,
+        }
+    }
+
+    fn dequantize_params(&self) -> dequantize::Params {
+        dequantize::Params {
+            scale: self.scale,
+            zero_point: self.zero_point,
+        }
+    }
+
+    /// `x` quantized as TFLM's QUANTIZE does: `clamp(round(x / scale) + zero_point)`.
+    pub fn quantize(&self, x: f32) -> T {
+        let mut q = [T::ZERO];
+        self.quantize_slice(&[x], &mut q);
+        q[0]
+    }
+
+    /// `quantize` of every element of `input` into `output`.
+    ///
+    /// Panics if the lengths differ.
+    pub fn quantize_slice(&self, input: &[f32], output: &mut [T]) {
+        assert_eq!(
+            input.len(),
+            output.len(),
+            "quantize_slice: input and output lengths differ"
+        );
+        T::quantize_kernel(&self.quantize_params(), input, output);
+        // Beyond TFLM's defined range: saturate (see the module docs).
+        for (q, &x) in output.iter_mut().zip(input) {
+            let v = x / self.scale;
+            if v >= SATURATED {
+                *q = T::MAX;
+            } else if v <= -SATURATED {
+                *q = T::MIN;
+            }
+        }
+    }
+
+    /// `q` dequantized as TFLM's DEQUANTIZE does: `scale * (q - zero_point)`.
+    pub fn dequantize(&self, q: T) -> f32 {
+        let mut x = [0.0];
+        self.dequantize_slice(&[q], &mut x);
+        x[0]
+    }
+
+    /// `dequantize` of every element of `input` into `output`.
+    ///
+    /// Panics if the lengths differ.
+    pub fn dequantize_slice(&self, input: &[T], output: &mut [f32]) {
+        assert_eq!(
+            input.len(),
+            output.len(),
+            "dequantize_slice: input and output lengths differ"
+        );
+        T::dequantize_kernel(&self.dequantize_params(), input, output);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_halves_away_from_zero_and_saturates() {
+        let q = Quant::<i8>::new(0.5, -1);
+        // x / scale: 0.5 -> 1, -0.5 -> -1, 1.5 -> 2, -2.5 -> -3, then + zero point
+        assert_eq!(q.quantize(0.25), 0);
+        assert_eq!(q.quantize(-0.25), -2);
+        assert_eq!(q.quantize(0.75), 1);
+        assert_eq!(q.quantize(-1.25), -4);
+        assert_eq!(q.quantize(1000.0), 127);
+        assert_eq!(q.quantize(-1000.0), -128);
+        assert_eq!(q.quantize(f32::INFINITY), 127);
+        assert_eq!(q.quantize(f32::NEG_INFINITY), -128);
+        assert_eq!(q.quantize(f32::NAN), -1);
+        assert_eq!(q.quantize(3e38), 127);
+        assert_eq!(q.quantize(-3e38), -128);
+        let q = Quant::<i16>::new(1.0, 32767);
+        assert_eq!(q.quantize(f32::INFINITY), 32767);
+        assert_eq!(q.quantize(-1e12), -32768);
+        assert_eq!(q.quantize(-0.5), 32766);
+        assert_eq!(q.dequantize(-32768), -65535.0);
+    }
+}
