@@ -160,6 +160,35 @@ const CASES: &[(&str, Expect)] = &[
             &["no kernel", "found MyCustomOp (INT8 -> INT8)"],
         ),
     ),
+    // Custom options: TFLM shifts by 40 (undefined), crashes on bytes that are no flexbuffer,
+    // and reads past the input when the window's length does not divide it.
+    (
+        "signal_window_shift_40",
+        refused(
+            U,
+            Some((0, "SignalWindow")),
+            None,
+            &["`shift` option in 0..=31", "shift 40"],
+        ),
+    ),
+    (
+        "signal_window_options_garbage",
+        refused(
+            U,
+            Some((0, "SignalWindow")),
+            None,
+            &["no integer `shift` in the custom options"],
+        ),
+    ),
+    (
+        "signal_window_length_3",
+        refused(
+            U,
+            Some((0, "SignalWindow")),
+            Some(1),
+            &["multiple of the window's length", "window length 3"],
+        ),
+    ),
 ];
 
 fn options() -> kiln_build::Options {

@@ -68,7 +68,7 @@ class Model:
         self.tensors.append(t)
         return len(self.tensors) - 1
 
-    def op(self, name, inputs, outputs, options=None, custom=None):
+    def op(self, name, inputs, outputs, options=None, custom=None, custom_options=None):
         code = fb.OperatorCodeT()
         if custom is not None:
             code.builtinCode = fb.BuiltinOperator.CUSTOM
@@ -87,6 +87,8 @@ class Model:
             kind, value = options
             o.builtinOptionsType = getattr(fb.BuiltinOptions, kind)
             o.builtinOptions = value
+        if custom_options is not None:  # raw bytes (a flexbuffer, or not)
+            o.customOptions = list(custom_options)
         self.ops.append(o)
 
     def bytes(self, inputs, outputs):
@@ -169,6 +171,21 @@ def custom_op():
     return m.bytes([x], [y])
 
 
+def signal_window(custom_options, n=8):
+    """TFLM's SignalWindow (custom) on [1, 8] int16 with a window of length n."""
+    m = Model()
+    x = m.add(tensor([1, 8], "int16", "input"))
+    w = m.add(tensor([n], "int16", "window"), np.full(n, 4096, np.int16))
+    y = m.add(tensor([1, 8], "int16", "output"))
+    m.op(None, [x, w], [y], custom="SignalWindow", custom_options=custom_options)
+    return m.bytes([x], [y])
+
+
+def flex(d):
+    from flatbuffers import flexbuffers
+    return flexbuffers.Dumps(d)
+
+
 MODELS = {
     # graphs without operators or tensors
     "empty_identity": empty_identity,
@@ -197,6 +214,11 @@ MODELS = {
     "conv_stride_zero": lambda: conv(stride=0),
     "conv_wrong_output_shape": lambda: conv(out_hw=3),
     "custom_op": custom_op,
+    # custom options: a shift the C++ cannot apply, bytes that are no flexbuffer, a window
+    # whose length does not divide the input
+    "signal_window_shift_40": lambda: signal_window(flex({"shift": 40})),
+    "signal_window_options_garbage": lambda: signal_window(bytes([0x24, 0x01, 0xff, 0x7f, 0x24, 0x08])),
+    "signal_window_length_3": lambda: signal_window(flex({"shift": 12}), n=3),
 }
 
 

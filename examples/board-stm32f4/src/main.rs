@@ -46,34 +46,6 @@ macro_rules! log {
     ($($t:tt)*) => { cortex_m_semihosting::hprintln!($($t)*) };
 }
 
-/// Float to the model's int8 input, rounding and saturating as TFLM's QUANTIZE does
-/// (`round(x / scale)` half away from zero, plus the zero point, clamped).
-///
-/// TODO(kiln INPUT_QUANT): once the generated `INPUT_QUANT` const lands, this whole function
-/// is `model::INPUT_QUANT.quantize(x)`.
-fn quantize_input(x: f32) -> i8 {
-    // Clamped well inside i32 and f32's exact integers, so the truncation below is exact;
-    // NaN becomes 0 (`as` saturates).
-    let v = (x / model::INPUT_SCALE).clamp(-1.0e6, 1.0e6);
-    let t = v as i32;
-    let frac = v - t as f32;
-    let r = if frac >= 0.5 {
-        t + 1
-    } else if frac <= -0.5 {
-        t - 1
-    } else {
-        t
-    };
-    (r + model::INPUT_ZERO_POINT).clamp(i8::MIN.into(), i8::MAX.into()) as i8
-}
-
-/// The model's int8 output as a float: `(q - zero_point) * scale`.
-///
-/// TODO(kiln OUTPUT_QUANT): `model::OUTPUT_QUANT.dequantize(q)`.
-fn dequantize_output(q: i8) -> f32 {
-    (i32::from(q) - model::OUTPUT_ZERO_POINT) as f32 * model::OUTPUT_SCALE
-}
-
 #[entry]
 fn main() -> ! {
     let mut cp = cortex_m::Peripherals::take().unwrap();
@@ -101,7 +73,7 @@ fn main() -> ! {
     let mut mismatches = 0u32;
     let mut most = 0u32;
     for &(x, tflm_in, tflm_out) in golden::SWEEP.iter() {
-        let q = quantize_input(x);
+        let q = model::INPUT_QUANT.quantize(x);
         // Write the inputs before every invoke(): the arena reuses their bytes.
         m.input_mut()[0] = q;
         let start = DWT::cycle_count();
@@ -112,7 +84,7 @@ fn main() -> ! {
         log!(
             "x = {} -> y = {} (int8 {} -> {}), {} cycles",
             x,
-            dequantize_output(out),
+            model::OUTPUT_QUANT.dequantize(out),
             q,
             out,
             cycles
