@@ -47,6 +47,10 @@ pub struct Options {
     /// buffer from the file with `include_bytes!` (which also rebuilds the crate when the
     /// file changes); without it, weights are emitted as byte-string literals.
     pub model_file: Option<PathBuf>,
+    /// The link section of the arena's and the state's bytes (e.g. `.sram2`, `.dtcm`),
+    /// instead of `.bss`. The section need not be initialised by the startup code: `take()`
+    /// zeroes the bytes; its take-once flags stay in `.bss`.
+    pub link_section: Option<String>,
 }
 
 /// A model compiled to tokens, with the graph and plan that produced them.
@@ -276,6 +280,14 @@ impl Model {
     #[must_use]
     pub fn aliasing(mut self, aliasing: AliasOptions) -> Self {
         self.options.plan.aliasing = aliasing;
+        self
+    }
+
+    /// Put the arena's and the state's bytes in link section `section` (e.g. `".sram2"`)
+    /// instead of `.bss` (see [`Options::link_section`]).
+    #[must_use]
+    pub fn link_section(mut self, section: impl Into<String>) -> Self {
+        self.options.link_section = Some(section.into());
         self
     }
 

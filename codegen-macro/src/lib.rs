@@ -30,8 +30,9 @@ use syn::{Expr, Ident, LitStr, Token};
 /// expr>` (weights + constants), `align = <int>` (arena offset alignment, a power of two
 /// from 1 to 64, default 16), `optimize = false` (plan as TFLM does: stored order, its greedy
 /// offsets; for comparison), `reorder = false` (keep the stored operator order), `alias =
-/// false` (a buffer per tensor: no views, in-place operators or concatenation slices). A
-/// relative path is resolved from the file that calls the macro, else from
+/// false` (a buffer per tensor: no views, in-place operators or concatenation slices),
+/// `link_section = ".sram2"` (the arena's and state's bytes in that link section instead of
+/// `.bss`; zeroed by `take()`, so a `NOLOAD` section will do). A relative path is resolved from the file that calls the macro, else from
 /// `CARGO_MANIFEST_DIR`.
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {
@@ -44,9 +45,10 @@ pub fn include_model(input: TokenStream) -> TokenStream {
 
 const USAGE: &str = "usage: `include_model!(\"model.tflite\", ram_budget = <bytes>, \
                      flash_budget = <bytes>, align = <power of two>, optimize = <bool>, \
-                     reorder = <bool>, alias = <bool>)`";
+                     reorder = <bool>, alias = <bool>, link_section = \"<section>\")`";
 
-const OPTIONS: &str = "`ram_budget`, `flash_budget`, `align`, `optimize`, `reorder` or `alias`";
+const OPTIONS: &str =
+    "`ram_budget`, `flash_budget`, `align`, `optimize`, `reorder`, `alias` or `link_section`";
 
 /// The largest arena alignment the runtime has a type for.
 const MAX_ALIGN: usize = 64;
@@ -59,6 +61,7 @@ struct Args {
     optimize: Option<bool>,
     reorder: Option<bool>,
     alias: Option<bool>,
+    link_section: Option<String>,
 }
 
 impl Parse for Args {
@@ -86,6 +89,7 @@ impl Parse for Args {
             optimize: None,
             reorder: None,
             alias: None,
+            link_section: None,
         };
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
@@ -98,7 +102,13 @@ impl Parse for Args {
             let name = key.to_string();
             if !matches!(
                 name.as_str(),
-                "ram_budget" | "flash_budget" | "align" | "optimize" | "reorder" | "alias"
+                "ram_budget"
+                    | "flash_budget"
+                    | "align"
+                    | "optimize"
+                    | "reorder"
+                    | "alias"
+                    | "link_section"
             ) {
                 return Err(syn::Error::new(
                     key.span(),
@@ -119,6 +129,7 @@ impl Parse for Args {
                 "optimize" => args.optimize.is_some(),
                 "reorder" => args.reorder.is_some(),
                 "alias" => args.alias.is_some(),
+                "link_section" => args.link_section.is_some(),
                 _ => args.align.is_some(),
             };
             if given {
@@ -133,6 +144,7 @@ impl Parse for Args {
                 "optimize" => args.optimize = Some(boolean(&name, &value)?),
                 "reorder" => args.reorder = Some(boolean(&name, &value)?),
                 "alias" => args.alias = Some(boolean(&name, &value)?),
+                "link_section" => args.link_section = Some(section(&value)?),
                 _ => args.align = Some(alignment(&value)?),
             }
         }
@@ -150,6 +162,22 @@ fn boolean(name: &str, e: &Expr) -> syn::Result<bool> {
         _ => Err(syn::Error::new_spanned(
             e,
             format!("`{name}` must be `true` or `false`"),
+        )),
+    }
+}
+
+/// The value of `link_section = ".sram2"`: a string literal naming a section.
+fn section(e: &Expr) -> syn::Result<String> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) if !s.value().trim().is_empty() && !s.value().contains(char::is_whitespace) => {
+            Ok(s.value())
+        }
+        _ => Err(syn::Error::new_spanned(
+            e,
+            "`link_section` must be a string literal naming a section, e.g. `\".sram2\"`",
         )),
     }
 }
@@ -286,6 +314,7 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
         plan,
         model_name: Some(name.clone()),
         model_file: Some(path.canonicalize().unwrap_or_else(|_| path.clone())),
+        link_section: args.link_section.clone(),
     };
     // A bug in Kiln must still be a compile error, not a proc-macro panic.
     let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -378,6 +407,14 @@ mod tests {
                 .unwrap()
                 .to_string();
             assert_eq!(m, b, "{model} without aliasing");
+            let m = macro_tokens(quote!(#path, link_section = ".sram2"));
+            let b = kiln_build::Model::new(&path)
+                .link_section(".sram2")
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model} in a link section");
+            assert!(m.contains("link_section"), "{model}: no link section");
         }
     }
 }

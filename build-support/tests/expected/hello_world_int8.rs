@@ -3,6 +3,11 @@
 pub const ARENA_BYTES: usize = 32;
 /// Bytes of state kept between `invoke()` calls (LSTM/SVDF variables).
 pub const PERSISTENT_BYTES: usize = 0;
+/// Alignment in bytes of the arena (and of its offsets): the least a buffer
+/// given to [`ModelIn::with_arena`] needs.
+pub const ARENA_ALIGN: usize = 16;
+/// A buffer for this model's arena, for [`ModelIn::with_arena`].
+pub type Arena = ::kiln::runtime::Aligned<::kiln::runtime::align::A16, ARENA_BYTES>;
 /// Bytes of the model's constant buffers (weights, biases) in flash, as the
 /// kernels read them; the tables Kiln derives from them (per-channel
 /// multipliers, folded biases, reordered filters) are not included.
@@ -139,17 +144,42 @@ static BUFFER_3: ::kiln::runtime::Weights<16> = ::kiln::runtime::Weights::from_f
     ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
     976,
 );
-/// The compiled model. There is one: [`Model::take`] hands it out once.
-pub struct Model {
-    arena: &'static mut [u8; ARENA_BYTES],
+/// The compiled model over an arena it borrows for `'a`: its own static one
+/// ([`Model`], from [`Model::take`]) or a buffer of the caller's
+/// ([`ModelIn::with_arena`]).
+pub struct ModelIn<'a> {
+    arena: &'a mut [u8; ARENA_BYTES],
 }
+/// The compiled model over its static arena: there is one, [`Model::take`] hands
+/// it out once.
+pub type Model = ModelIn<'static>;
 impl Model {
-    /// The model, the first time only (it owns the static arena), with its state
-    /// reset.
+    /// The model over its static arena, the first time only, with its state
+    /// reset. (Host tests that make a model in every test, and firmware that
+    /// shares one arena between models, use [`ModelIn::with_arena`].)
     pub fn take() -> Option<Model> {
-        let mut model = Model { arena: ARENA.take()? };
+        let mut model = ModelIn {
+            arena: &mut ARENA.take()?.bytes,
+        };
         model.reset();
         Some(model)
+    }
+}
+impl<'a> ModelIn<'a> {
+    /// The model over `arena`, a buffer of the caller's: at least [`ARENA_BYTES`]
+    /// long, aligned at least like [`Arena`] ([`ARENA_ALIGN`] bytes); both are
+    /// checked when the program is built, by the buffer's type. One buffer can
+    /// serve several models run one after another (sized by
+    /// `kiln::runtime::max` of their `ARENA_BYTES`): the arena holds nothing
+    /// between `invoke()` calls, so write the inputs after making the model.
+    /// A stateful model (`PERSISTENT_BYTES > 0`) also takes its own [`State`],
+    /// used as it is ([`State::new`] is reset; so is [`ModelIn::reset`]).
+    pub fn with_arena<A: ::kiln::runtime::Alignment, const N: usize>(
+        arena: &'a mut ::kiln::runtime::Aligned<A, N>,
+    ) -> Self {
+        ModelIn {
+            arena: arena.lend::<ARENA_BYTES, ARENA_ALIGN>(),
+        }
     }
     /// Resets the state kept between calls, as TFLM does: int8 state to its zero
     /// point, other state to zero (a no-op for stateless models).
