@@ -241,6 +241,15 @@ impl<A, const N: usize> PlacedArena<A, N> {
     }
 }
 
+/// When a generated `invoke_with` calls its hook: before or after an operator's kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// The operator is about to run.
+    Before,
+    /// The operator has run.
+    After,
+}
+
 /// A flag that is taken once.
 pub struct TakeOnce(core::sync::atomic::AtomicBool);
 

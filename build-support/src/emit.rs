@@ -55,6 +55,7 @@ pub fn emit(
             .map(|p| p.to_string_lossy().into_owned()),
         items: Vec::new(),
         body: Vec::new(),
+        body_ops: Vec::new(),
         weights: BTreeMap::new(),
         constant_bytes: 0,
         weight_bytes: 0,
@@ -75,6 +76,8 @@ struct Emitter<'a> {
     items: Vec<TokenStream>,
     /// Statements of `invoke()`.
     body: Vec<TokenStream>,
+    /// Per statement of `body`: the operator's index in the model and its name.
+    body_ops: Vec<(usize, &'a str)>,
     /// Weight statics emitted so far, by model buffer index.
     weights: BTreeMap<usize, Ident>,
     /// Bytes of per-channel tables and other emitted constants.
@@ -681,6 +684,7 @@ impl<'a> Emitter<'a> {
                 }
             }
         };
+        self.body_ops.push((k, op.kind.name()));
         self.body.push(quote! {
             #[doc = #comment]
             {
@@ -872,6 +876,14 @@ impl<'a> Emitter<'a> {
             },
             _ => quote!(),
         };
+        let hook_index: Vec<Literal> = self.body_ops.iter().map(|&(k, _)| u(k)).collect();
+        let hook_name: Vec<&str> = self.body_ops.iter().map(|&(_, n)| n).collect();
+        let n_ops = u(self.body_ops.len());
+        let tensor_bytes = if options.plan.preserve_all_tensors {
+            tensor_bytes_fn(g, plan, &self.places)
+        } else {
+            quote!()
+        };
         let arena_binding = if body.is_empty() {
             quote!()
         } else {
@@ -891,6 +903,9 @@ impl<'a> Emitter<'a> {
             /// kernels read them; the tables Kiln derives from them (per-channel
             /// multipliers, folded biases, reordered filters) are not included.
             pub const WEIGHTS_BYTES: usize = #weights_bytes;
+            /// The operators `invoke()` runs, in order: (index in the model, name). Views and
+            /// slices, which have no code, are not among them.
+            pub const OPERATORS: [(usize, &str); #n_ops] = [#((#hook_index, #hook_name)),*];
             /// Number of model inputs.
             pub const INPUTS: usize = #n_in;
             /// Number of model outputs.
@@ -955,6 +970,24 @@ impl<'a> Emitter<'a> {
                     #(#body)*
                 }
 
+                /// [`ModelIn::invoke`] with `hook(op_index, op_name, phase)` called before
+                /// and after each operator's kernel ([`OPERATORS`] lists them in this order),
+                /// e.g. to read a cycle counter or trace. `invoke()` itself has no hook.
+                #[allow(unused_doc_comments)]
+                pub fn invoke_with(
+                    &mut self,
+                    mut hook: impl FnMut(usize, &'static str, ::kiln::runtime::Phase),
+                ) {
+                    #arena_binding
+                    #(
+                        hook(#hook_index, #hook_name, ::kiln::runtime::Phase::Before);
+                        #body
+                        hook(#hook_index, #hook_name, ::kiln::runtime::Phase::After);
+                    )*
+                }
+
+                #tensor_bytes
+
                 #(#accessors)*
 
                 /// The raw bytes of input `i` (little-endian). Panics if `i >= INPUTS`.
@@ -974,6 +1007,41 @@ impl<'a> Emitter<'a> {
                 }
             }
         })
+    }
+}
+
+/// `tensor_bytes(t)` of debug mode (`preserve_all_tensors`): every activation's bytes in the
+/// arena (each its own, kept to the end of the run) and every variable's in the state.
+fn tensor_bytes_fn(g: &Graph, plan: &Plan, places: &[Option<(usize, usize)>]) -> TokenStream {
+    let mut arms = Vec::new();
+    for t in &g.tensors {
+        let (field, place) = match t.kind {
+            TensorKind::Activation => (quote!(arena), places.get(t.id.0).copied().flatten()),
+            TensorKind::Variable => (
+                quote!(state),
+                plan.persistent
+                    .iter()
+                    .find(|p| p.tensor == t.id)
+                    .map(|p| (p.offset, p.size)),
+            ),
+            TensorKind::Constant { .. } => continue,
+        };
+        if let Some((off, len)) = place {
+            let (i, a, b) = (u(t.id.0), u(off), u(off + len));
+            arms.push(quote!(#i => Some(&self.#field[#a..#b]),));
+        }
+    }
+    quote! {
+        /// The bytes of tensor `t` (its index in the model) after `invoke()`, little-endian:
+        /// every activation, each with its own bytes in this debug build
+        /// (`preserve_all_tensors`), and the state; `None` for constants and indices the
+        /// model does not have.
+        pub fn tensor_bytes(&self, t: usize) -> Option<&[u8]> {
+            match t {
+                #(#arms)*
+                _ => None,
+            }
+        }
     }
 }
 

@@ -248,12 +248,18 @@ impl Model {
     #[must_use]
     pub fn optimize(mut self, on: bool) -> Self {
         let alignment = self.options.plan.alignment;
+        let (preserve_all_tensors, preserve_inputs) = (
+            self.options.plan.preserve_all_tensors,
+            self.options.plan.preserve_inputs,
+        );
         self.options.plan = if on {
             PlanOptions::default()
         } else {
             PlanOptions::unoptimised()
         };
         self.options.plan.alignment = alignment;
+        self.options.plan.preserve_all_tensors = preserve_all_tensors;
+        self.options.plan.preserve_inputs = preserve_inputs;
         self
     }
 
@@ -288,6 +294,23 @@ impl Model {
     #[must_use]
     pub fn link_section(mut self, section: impl Into<String>) -> Self {
         self.options.link_section = Some(section.into());
+        self
+    }
+
+    /// Debug mode, as TFLM's `preserve_all_tensors`: every tensor gets its own bytes, kept
+    /// to the end of the run, and the generated `tensor_bytes(t)` reads any of them after
+    /// `invoke()` (the arena grows to the sum of the activations).
+    #[must_use]
+    pub fn preserve_all_tensors(mut self, on: bool) -> Self {
+        self.options.plan.preserve_all_tensors = on;
+        self
+    }
+
+    /// With `true`, the inputs keep their bytes through `invoke()`, so they need writing only
+    /// when they change.
+    #[must_use]
+    pub fn preserve_inputs(mut self, on: bool) -> Self {
+        self.options.plan.preserve_inputs = on;
         self
     }
 

@@ -32,7 +32,10 @@ use syn::{Expr, Ident, LitStr, Token};
 /// offsets; for comparison), `reorder = false` (keep the stored operator order), `alias =
 /// false` (a buffer per tensor: no views, in-place operators or concatenation slices),
 /// `link_section = ".sram2"` (the arena's and state's bytes in that link section instead of
-/// `.bss`; zeroed by `take()`, so a `NOLOAD` section will do). A relative path is resolved from the file that calls the macro, else from
+/// `.bss`; zeroed by `take()`, so a `NOLOAD` section will do), `preserve_all_tensors = true`
+/// (debug mode, as TFLM's: every tensor its own bytes, kept after `invoke()`, read with
+/// `Model::tensor_bytes(t)`), `preserve_inputs = true` (inputs survive `invoke()`, so they
+/// need writing once). A relative path is resolved from the file that calls the macro, else from
 /// `CARGO_MANIFEST_DIR`.
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {
@@ -45,10 +48,11 @@ pub fn include_model(input: TokenStream) -> TokenStream {
 
 const USAGE: &str = "usage: `include_model!(\"model.tflite\", ram_budget = <bytes>, \
                      flash_budget = <bytes>, align = <power of two>, optimize = <bool>, \
-                     reorder = <bool>, alias = <bool>, link_section = \"<section>\")`";
+                     reorder = <bool>, alias = <bool>, link_section = \"<section>\", \
+                     preserve_all_tensors = <bool>, preserve_inputs = <bool>)`";
 
-const OPTIONS: &str =
-    "`ram_budget`, `flash_budget`, `align`, `optimize`, `reorder`, `alias` or `link_section`";
+const OPTIONS: &str = "`ram_budget`, `flash_budget`, `align`, `optimize`, `reorder`, `alias`, \
+                       `link_section`, `preserve_all_tensors` or `preserve_inputs`";
 
 /// The largest arena alignment the runtime has a type for.
 const MAX_ALIGN: usize = 64;
@@ -62,6 +66,8 @@ struct Args {
     reorder: Option<bool>,
     alias: Option<bool>,
     link_section: Option<String>,
+    preserve_all_tensors: Option<bool>,
+    preserve_inputs: Option<bool>,
 }
 
 impl Parse for Args {
@@ -90,6 +96,8 @@ impl Parse for Args {
             reorder: None,
             alias: None,
             link_section: None,
+            preserve_all_tensors: None,
+            preserve_inputs: None,
         };
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
@@ -109,6 +117,8 @@ impl Parse for Args {
                     | "reorder"
                     | "alias"
                     | "link_section"
+                    | "preserve_all_tensors"
+                    | "preserve_inputs"
             ) {
                 return Err(syn::Error::new(
                     key.span(),
@@ -130,6 +140,8 @@ impl Parse for Args {
                 "reorder" => args.reorder.is_some(),
                 "alias" => args.alias.is_some(),
                 "link_section" => args.link_section.is_some(),
+                "preserve_all_tensors" => args.preserve_all_tensors.is_some(),
+                "preserve_inputs" => args.preserve_inputs.is_some(),
                 _ => args.align.is_some(),
             };
             if given {
@@ -145,6 +157,10 @@ impl Parse for Args {
                 "reorder" => args.reorder = Some(boolean(&name, &value)?),
                 "alias" => args.alias = Some(boolean(&name, &value)?),
                 "link_section" => args.link_section = Some(section(&value)?),
+                "preserve_all_tensors" => {
+                    args.preserve_all_tensors = Some(boolean(&name, &value)?);
+                }
+                "preserve_inputs" => args.preserve_inputs = Some(boolean(&name, &value)?),
                 _ => args.align = Some(alignment(&value)?),
             }
         }
@@ -308,6 +324,8 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
     if args.alias == Some(false) {
         plan.aliasing = kiln_build::AliasOptions::none();
     }
+    plan.preserve_all_tensors = args.preserve_all_tensors == Some(true);
+    plan.preserve_inputs = args.preserve_inputs == Some(true);
     let options = Options {
         ram_budget: budget(&args.ram_budget),
         flash_budget: budget(&args.flash_budget),
@@ -415,6 +433,22 @@ mod tests {
                 .to_string();
             assert_eq!(m, b, "{model} in a link section");
             assert!(m.contains("link_section"), "{model}: no link section");
+            let m = macro_tokens(quote!(#path, preserve_all_tensors = true));
+            let b = kiln_build::Model::new(&path)
+                .preserve_all_tensors(true)
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model} preserving every tensor");
+            assert!(m.contains("tensor_bytes"), "{model}: no tensor_bytes");
+            let m = macro_tokens(quote!(#path, preserve_inputs = true, optimize = false));
+            let b = kiln_build::Model::new(&path)
+                .preserve_inputs(true)
+                .optimize(false)
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model} preserving the inputs");
         }
     }
 }

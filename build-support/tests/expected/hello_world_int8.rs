@@ -12,6 +12,13 @@ pub type Arena = ::kiln::runtime::Aligned<::kiln::runtime::align::A16, ARENA_BYT
 /// kernels read them; the tables Kiln derives from them (per-channel
 /// multipliers, folded biases, reordered filters) are not included.
 pub const WEIGHTS_BYTES: usize = 288;
+/// The operators `invoke()` runs, in order: (index in the model, name). Views and
+/// slices, which have no code, are not among them.
+pub const OPERATORS: [(usize, &str); 3] = [
+    (0, "FULLY_CONNECTED"),
+    (1, "FULLY_CONNECTED"),
+    (2, "FULLY_CONNECTED"),
+];
 /// Number of model inputs.
 pub const INPUTS: usize = 1;
 /// Number of model outputs.
@@ -166,14 +173,13 @@ impl Model {
     }
 }
 impl<'a> ModelIn<'a> {
-    /// The model over `arena`, a buffer of the caller's: at least [`ARENA_BYTES`]
-    /// long, aligned at least like [`Arena`] ([`ARENA_ALIGN`] bytes); both are
-    /// checked when the program is built, by the buffer's type. One buffer can
-    /// serve several models run one after another (sized by
-    /// `kiln::runtime::max` of their `ARENA_BYTES`): the arena holds nothing
-    /// between `invoke()` calls, so write the inputs after making the model.
-    /// A stateful model (`PERSISTENT_BYTES > 0`) also takes its own [`State`],
-    /// used as it is ([`State::new`] is reset; so is [`ModelIn::reset`]).
+    /// The model over `arena`, a buffer of the caller's: at least [`ARENA_BYTES`] long,
+    /// aligned at least like [`Arena`] ([`ARENA_ALIGN`] bytes); both are checked when the
+    /// program is built, by the buffer's type (`cargo build`; `cargo check` does not).
+    /// One buffer can serve several models run one after another, sized by
+    /// `kiln::runtime::max` of their `ARENA_BYTES`; the arena holds nothing between
+    /// `invoke()` calls, so write the inputs after making the model. Works on the host
+    /// too, as many times as tests want.
     pub fn with_arena<A: ::kiln::runtime::Alignment, const N: usize>(
         arena: &'a mut ::kiln::runtime::Aligned<A, N>,
     ) -> Self {
@@ -227,6 +233,61 @@ impl<'a> ModelIn<'a> {
                 ::kiln::runtime::i8s_mut(out),
             );
         }
+    }
+    /// [`ModelIn::invoke`] with `hook(op_index, op_name, phase)` called before
+    /// and after each operator's kernel ([`OPERATORS`] lists them in this order),
+    /// e.g. to read a cycle counter or trace. `invoke()` itself has no hook.
+    #[allow(unused_doc_comments)]
+    pub fn invoke_with(
+        &mut self,
+        mut hook: impl FnMut(usize, &'static str, ::kiln::runtime::Phase),
+    ) {
+        let arena = &mut self.arena[..];
+        hook(0, "FULLY_CONNECTED", ::kiln::runtime::Phase::Before);
+        /// op 0: FULLY_CONNECTED (t0, t6 -> t7)
+        {
+            let ([in0], out) = ::kiln::runtime::split(&mut *arena, [(16, 1)], (0, 16));
+            ::kiln::kernels::fully_connected::fully_connected_s8_fast(
+                &OP0,
+                &OP0_BIAS,
+                &OP0_MULTIPLIER,
+                &OP0_RIGHT_SHIFT,
+                ::kiln::runtime::i8s(in0),
+                ::kiln::runtime::i8s(BUFFER_7.bytes()),
+                ::kiln::runtime::i8s_mut(out),
+            );
+        }
+        hook(0, "FULLY_CONNECTED", ::kiln::runtime::Phase::After);
+        hook(1, "FULLY_CONNECTED", ::kiln::runtime::Phase::Before);
+        /// op 1: FULLY_CONNECTED (t7, t4 -> t8)
+        {
+            let ([in0], out) = ::kiln::runtime::split(&mut *arena, [(0, 16)], (16, 16));
+            ::kiln::kernels::fully_connected::fully_connected_s8_fast(
+                &OP1,
+                &OP1_BIAS,
+                &OP1_MULTIPLIER,
+                &OP1_RIGHT_SHIFT,
+                ::kiln::runtime::i8s(in0),
+                ::kiln::runtime::i8s(BUFFER_5.bytes()),
+                ::kiln::runtime::i8s_mut(out),
+            );
+        }
+        hook(1, "FULLY_CONNECTED", ::kiln::runtime::Phase::After);
+        hook(2, "FULLY_CONNECTED", ::kiln::runtime::Phase::Before);
+        /// op 2: FULLY_CONNECTED (t8, t2 -> t9)
+        {
+            let ([in0], out) = ::kiln::runtime::split(&mut *arena, [(16, 16)], (0, 1));
+            ::kiln::kernels::fully_connected::fully_connected_s8_fast(
+                &OP2,
+                &OP2_BIAS,
+                &OP2_MULTIPLIER,
+                &OP2_RIGHT_SHIFT,
+                ::kiln::runtime::i8s(in0),
+                ::kiln::runtime::i8s(BUFFER_3.bytes()),
+                ::kiln::runtime::i8s_mut(out),
+            );
+        }
+        hook(2, "FULLY_CONNECTED", ::kiln::runtime::Phase::After);
     }
     /// Input 0: `serving_default_dense_input:0`, shape [1, 1]. Write it before every `invoke()`: the arena reuses its bytes once the model has read them.
     pub fn input_mut(&mut self) -> &mut [i8; 1] {
