@@ -112,6 +112,9 @@ pub mod runtime;
 #[cfg(feature = "defmt")]
 mod defmt_impls;
 pub use quant::Quant;
+/// What a user's own arena and the per-operator hook need (`ModelIn::with_arena`,
+/// `invoke_with`); the rest of `runtime` is for generated code.
+pub use runtime::{Aligned, Phase, align, max, max_of};
 
 /// Element type of a model input or output, as generated code reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

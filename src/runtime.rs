@@ -1,16 +1,35 @@
-//! Support for generated code: the arena cell, aligned weights, and safe slicing.
+//! Support for generated code: arena buffers, aligned weights, and safe slicing.
 //!
 //! Everything here is used by code that `include_model!` or `kiln-build` generates; it is
-//! public for that reason, not as an API of its own. The only `unsafe` of a compiled model
-//! lives in this module: handing out the one `&'static mut` to an [`Arena`], and viewing
-//! byte slices as the element types the kernels take (checked by `bytemuck`).
+//! public for that reason (and for [`Aligned`], [`max`] and [`align`], which a user names to
+//! give a model its own arena). The only `unsafe` of a compiled model lives in this module:
+//! handing out the one `&'static mut` to an [`Arena`] or [`PlacedArena`], masking interrupts
+//! on single-core cores without compare-and-swap, and viewing byte slices as the element
+//! types the kernels take (checked by `bytemuck`).
+//!
+//! # Cores without compare-and-swap (Cortex-M0/M0+, `thumbv6m-none-eabi`)
+//!
+//! `Model::take()` sets a flag once; without atomic compare-and-swap that needs one of two
+//! features of `kiln`, and a build that calls `take()` without either fails with a message
+//! naming them:
+//! - `single-core`: Kiln masks interrupts (PRIMASK) around the flag. Sound on a single core
+//!   only: do not use it on a multi-core M0+ such as the RP2040.
+//! - `critical-section`: the flag is set inside `critical_section::with`, so the firmware
+//!   provides an implementation: on a single core `cortex-m`'s feature
+//!   `critical-section-single-core`; on the RP2040 the HAL's (`rp2040-hal`'s feature
+//!   `critical-section-impl`, or embassy-rp's), which takes a hardware spinlock as well and
+//!   so is sound across both cores.
+//!
+//! `ModelIn::with_arena` needs neither: the borrow of the user's buffer is the proof of
+//! exclusive access.
 
 use core::cell::UnsafeCell;
+use core::mem::MaybeUninit;
 
 #[cfg(target_endian = "big")]
 compile_error!("Kiln models store weights little-endian; big-endian targets are not supported");
 
-/// Zero-sized marker types that give an [`Arena`] its alignment.
+/// Zero-sized marker types that give an [`Aligned`] buffer (and an [`Arena`]) its alignment.
 pub mod align {
     /// 4-byte alignment.
     #[derive(Clone, Copy)]
@@ -34,17 +53,110 @@ pub mod align {
     pub struct A64;
 }
 
-/// A `static` byte buffer of `N` bytes aligned like `A`, handed out once as `&'static mut`.
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An alignment marker of [`align`]: `BYTES` is its alignment.
+pub trait Alignment: Copy + sealed::Sealed {
+    /// The alignment in bytes.
+    const BYTES: usize;
+}
+
+macro_rules! alignment {
+    ($($t:ident = $n:literal),*) => {$(
+        impl sealed::Sealed for align::$t {}
+        impl Alignment for align::$t {
+            const BYTES: usize = $n;
+        }
+    )*};
+}
+alignment!(A4 = 4, A8 = 8, A16 = 16, A32 = 32, A64 = 64);
+
+/// The larger of two sizes, in constant expressions: one buffer for several models run one
+/// after another is `Aligned<A16, { max(a::ARENA_BYTES, b::ARENA_BYTES) }>` (or a `const`
+/// of it).
+pub const fn max(a: usize, b: usize) -> usize {
+    if a > b { a } else { b }
+}
+
+/// The largest of several sizes, in constant expressions (0 for none).
+pub const fn max_of(sizes: &[usize]) -> usize {
+    let mut m = 0;
+    let mut i = 0;
+    while i < sizes.len() {
+        m = max(m, sizes[i]);
+        i += 1;
+    }
+    m
+}
+
+/// Sets `bytes[from..to]` to `value`, in constant expressions (a generated `State::new`).
+pub const fn fill(bytes: &mut [u8], from: usize, to: usize, value: u8) {
+    let mut i = from;
+    while i < to && i < bytes.len() {
+        bytes[i] = value;
+        i += 1;
+    }
+}
+
+/// `N` bytes aligned like `A`: an arena a user owns (`ModelIn::with_arena` borrows it).
+///
+/// The alignment is part of the type, so a buffer can never be misaligned: a model whose
+/// plan needs a larger alignment, or more than `N` bytes, does not build.
 #[repr(C)]
-pub struct Arena<A, const N: usize> {
+#[derive(Clone)]
+pub struct Aligned<A, const N: usize> {
     // `repr(C)` keeps this order: the bytes start at offset 0, aligned like `A`.
     _align: [A; 0],
-    bytes: UnsafeCell<[u8; N]>,
+    /// The bytes.
+    pub bytes: [u8; N],
+}
+
+impl<A, const N: usize> Aligned<A, N> {
+    /// A zeroed buffer.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        Aligned {
+            _align: [],
+            bytes: [0; N],
+        }
+    }
+}
+
+impl<A: Alignment, const N: usize> Aligned<A, N> {
+    /// The first `M` bytes, for a model that needs `M` bytes aligned to `ALIGN`: checked
+    /// when the program is built (`cargo build`; `cargo check` does not evaluate it).
+    pub fn lend<const M: usize, const ALIGN: usize>(&mut self) -> &mut [u8; M] {
+        const {
+            assert!(
+                M <= N,
+                "this buffer is smaller than the model's arena: make it at least ARENA_BYTES \
+                 (for several models, `kiln::max` of theirs)"
+            );
+            assert!(
+                A::BYTES >= ALIGN,
+                "this buffer's alignment is below the model's: use at least its `Arena` type's \
+                 marker (`ARENA_ALIGN` bytes)"
+            );
+        }
+        match self.bytes.first_chunk_mut::<M>() {
+            Some(b) => b,
+            // `M <= N` is checked above.
+            None => unreachable!(),
+        }
+    }
+}
+
+/// A `static` buffer of `N` bytes aligned like `A`, handed out once as `&'static mut`.
+pub struct Arena<A, const N: usize> {
+    bytes: UnsafeCell<Aligned<A, N>>,
     taken: TakeOnce,
 }
 
 // SAFETY: the bytes are reachable only through the single `&'static mut` that `take` hands
-// out once; the flag that guards it is atomic (or set inside a critical section).
+// out once; the flag that guards it is atomic (or set with interrupts masked, or inside a
+// critical section).
 unsafe impl<A, const N: usize> Sync for Arena<A, N> {}
 
 impl<A, const N: usize> Arena<A, N> {
@@ -52,8 +164,7 @@ impl<A, const N: usize> Arena<A, N> {
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Self {
         Arena {
-            _align: [],
-            bytes: UnsafeCell::new([0; N]),
+            bytes: UnsafeCell::new(Aligned::new()),
             taken: TakeOnce::new(),
         }
     }
@@ -62,7 +173,8 @@ impl<A, const N: usize> Arena<A, N> {
     // The `&mut` comes from the `UnsafeCell`, handed out once: the pattern this lint flags
     // is exactly what the flag makes sound.
     #[allow(clippy::mut_from_ref)]
-    pub fn take(&'static self) -> Option<&'static mut [u8; N]> {
+    pub fn take(&'static self) -> Option<&'static mut Aligned<A, N>> {
+        check_take::<A, N>();
         if self.taken.take() {
             // SAFETY: `take` returns true exactly once, so this is the only reference.
             Some(unsafe { &mut *self.bytes.get() })
@@ -70,6 +182,72 @@ impl<A, const N: usize> Arena<A, N> {
             None
         }
     }
+}
+
+/// The bytes of a [`PlacedArena`]: a `static` of its own, so that it can sit in a link
+/// section (`link_section = ".sram2"`) while the flag stays in ordinary RAM. Its contents
+/// need not be initialised by the startup code (a `NOLOAD` section will do): they are zeroed
+/// when taken.
+pub struct ArenaCell<A, const N: usize>(UnsafeCell<MaybeUninit<Aligned<A, N>>>);
+
+// SAFETY: the bytes are reachable only through the one `PlacedArena` over the cell (the
+// contract of `PlacedArena::new`), which hands them out once.
+unsafe impl<A, const N: usize> Sync for ArenaCell<A, N> {}
+
+impl<A, const N: usize> ArenaCell<A, N> {
+    /// A cell whose bytes are not initialised until taken.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        ArenaCell(UnsafeCell::new(MaybeUninit::uninit()))
+    }
+}
+
+/// An [`Arena`] whose bytes are an [`ArenaCell`] (in a link section of the user's choice).
+pub struct PlacedArena<A: 'static, const N: usize> {
+    cell: &'static ArenaCell<A, N>,
+    taken: TakeOnce,
+}
+
+impl<A, const N: usize> PlacedArena<A, N> {
+    /// The arena over `cell`.
+    ///
+    /// # Safety
+    ///
+    /// No other `PlacedArena` may be made over `cell` (generated code declares the cell
+    /// inside this call's initializer, where nothing else can name it).
+    pub const unsafe fn new(cell: &'static ArenaCell<A, N>) -> Self {
+        PlacedArena {
+            cell,
+            taken: TakeOnce::new(),
+        }
+    }
+
+    /// The arena's bytes, zeroed, the first time only.
+    #[allow(clippy::mut_from_ref)]
+    pub fn take(&'static self) -> Option<&'static mut Aligned<A, N>> {
+        check_take::<A, N>();
+        if self.taken.take() {
+            // SAFETY: `take` returns true exactly once and this arena is the cell's only
+            // one, so this is the only reference; zeroing makes every byte initialised
+            // whatever the section held.
+            unsafe {
+                let p = self.cell.0.get();
+                p.write_bytes(0, 1);
+                Some((*p).assume_init_mut())
+            }
+        } else {
+            None
+        }
+    }
+}
+
+/// When a generated `invoke_with` calls its hook: before or after an operator's kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// The operator is about to run.
+    Before,
+    /// The operator has run.
+    After,
 }
 
 /// A flag that is taken once.
@@ -86,15 +264,97 @@ impl TakeOnce {
         !self.0.swap(true, core::sync::atomic::Ordering::AcqRel)
     }
 
-    /// True the first time it is called, false after (cores without compare-and-swap).
+    /// True the first time it is called, false after (cores without compare-and-swap): see
+    /// the module docs for the two features.
     #[cfg(not(target_has_atomic = "8"))]
     fn take(&self) -> bool {
         use core::sync::atomic::Ordering;
-        critical_section::with(|_| {
+        let once = || {
             let first = !self.0.load(Ordering::Acquire);
             self.0.store(true, Ordering::Release);
             first
-        })
+        };
+        #[cfg(feature = "critical-section")]
+        {
+            critical_section::with(|_| once())
+        }
+        #[cfg(all(feature = "single-core", not(feature = "critical-section")))]
+        {
+            single_core::without_interrupts(once)
+        }
+        // Without either feature the callers (`Arena::take`, `PlacedArena::take`) do not
+        // build: see `NeedsFeature`.
+        #[cfg(not(any(feature = "single-core", feature = "critical-section")))]
+        {
+            once()
+        }
+    }
+}
+
+/// The build error of `take()` on a core without compare-and-swap and neither feature: an
+/// associated const of a generic type, evaluated only where a model's `take()` is built (so
+/// `kiln` itself, and `ModelIn::with_arena`, build without a feature).
+#[cfg(all(
+    not(target_has_atomic = "8"),
+    not(any(feature = "single-core", feature = "critical-section"))
+))]
+struct NeedsFeature<A, const N: usize>(core::marker::PhantomData<A>);
+
+#[cfg(all(
+    not(target_has_atomic = "8"),
+    not(any(feature = "single-core", feature = "critical-section"))
+))]
+impl<A, const N: usize> NeedsFeature<A, N> {
+    const FAIL: () = panic!(
+        "kiln: `Model::take()` on a core without compare-and-swap (Cortex-M0/M0+, thumbv6m) \
+         needs one feature of `kiln` in Cargo.toml: `features = [\"single-core\"]` on a \
+         single-core chip, or `features = [\"critical-section\"]` with a critical-section \
+         implementation (cortex-m's feature `critical-section-single-core`, or on a multi-core \
+         M0+ such as the RP2040 its HAL's); or give the model your own buffer with \
+         `ModelIn::with_arena`, which needs neither"
+    );
+}
+
+/// Fails the build where `take()` cannot be sound (see [`NeedsFeature`]); nothing elsewhere.
+#[inline(always)]
+fn check_take<A, const N: usize>() {
+    #[cfg(all(
+        not(target_has_atomic = "8"),
+        not(any(feature = "single-core", feature = "critical-section"))
+    ))]
+    #[allow(clippy::let_unit_value)]
+    let () = NeedsFeature::<A, N>::FAIL;
+}
+
+/// Interrupt masking on a single Arm core without compare-and-swap (feature `single-core`).
+#[cfg(all(
+    not(target_has_atomic = "8"),
+    feature = "single-core",
+    not(feature = "critical-section")
+))]
+mod single_core {
+    #[cfg(not(target_arch = "arm"))]
+    compile_error!("kiln's feature `single-core` is for Arm cores (Cortex-M0/M0+)");
+
+    /// Runs `f` with interrupts masked, restoring PRIMASK after.
+    #[cfg(target_arch = "arm")]
+    pub fn without_interrupts<R>(f: impl FnOnce() -> R) -> R {
+        let primask: u32;
+        // SAFETY: reads PRIMASK and masks interrupts; no memory is touched (the compiler
+        // fences order the flag's accesses inside the masked region).
+        unsafe {
+            core::arch::asm!("mrs {}, PRIMASK", "cpsid i", out(reg) primask, options(nomem, nostack, preserves_flags));
+        }
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+        let r = f();
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+        if primask & 1 == 0 {
+            // SAFETY: unmasks interrupts, which were unmasked when `f` started.
+            unsafe {
+                core::arch::asm!("cpsie i", options(nomem, nostack, preserves_flags));
+            }
+        }
+        r
     }
 }
 
@@ -387,9 +647,33 @@ mod tests {
         static ARENA: Arena<align::A16, 32> = Arena::new();
         static ARENA64: Arena<align::A64, 8> = Arena::new();
         let a = ARENA.take().expect("first take");
-        assert_eq!(a.as_ptr() as usize % 16, 0);
-        assert_eq!(ARENA64.take().unwrap().as_ptr() as usize % 64, 0);
-        a[0] = 1;
+        assert_eq!(a.bytes.as_ptr() as usize % 16, 0);
+        assert_eq!(ARENA64.take().unwrap().bytes.as_ptr() as usize % 64, 0);
+        a.bytes[0] = 1;
         assert!(ARENA.take().is_none());
+    }
+
+    #[test]
+    fn placed_arena_is_taken_once_zeroed_and_aligned() {
+        static ARENA: PlacedArena<align::A32, 40> = {
+            static CELL: ArenaCell<align::A32, 40> = ArenaCell::new();
+            // SAFETY: the only arena over `CELL`, which nothing else can name.
+            unsafe { PlacedArena::new(&CELL) }
+        };
+        let a = ARENA.take().expect("first take");
+        assert_eq!(a.bytes.as_ptr() as usize % 32, 0);
+        assert_eq!(a.bytes, [0; 40]);
+        assert!(ARENA.take().is_none());
+    }
+
+    #[test]
+    fn lend_gives_the_prefix_and_max_sizes_a_shared_buffer() {
+        const N: usize = max_of(&[3, max(24, 7), 16]);
+        assert_eq!(N, 24);
+        let mut buf = Aligned::<align::A16, N>::new();
+        buf.bytes[0] = 5;
+        let p: &mut [u8; 16] = buf.lend::<16, 8>();
+        assert_eq!(p[0], 5);
+        assert_eq!(p.as_ptr() as usize % 16, 0);
     }
 }

@@ -55,6 +55,7 @@ pub fn emit(
             .map(|p| p.to_string_lossy().into_owned()),
         items: Vec::new(),
         body: Vec::new(),
+        body_ops: Vec::new(),
         weights: BTreeMap::new(),
         constant_bytes: 0,
         weight_bytes: 0,
@@ -75,6 +76,8 @@ struct Emitter<'a> {
     items: Vec<TokenStream>,
     /// Statements of `invoke()`.
     body: Vec<TokenStream>,
+    /// Per statement of `body`: the operator's index in the model and its name.
+    body_ops: Vec<(usize, &'a str)>,
     /// Weight statics emitted so far, by model buffer index.
     weights: BTreeMap<usize, Ident>,
     /// Bytes of per-channel tables and other emitted constants.
@@ -682,6 +685,7 @@ impl<'a> Emitter<'a> {
                 }
             }
         };
+        self.body_ops.push((k, op.kind.name()));
         self.body.push(quote! {
             #[doc = #comment]
             {
@@ -718,6 +722,7 @@ impl<'a> Emitter<'a> {
             return Err(unsupported("alignments above 64 bytes are not supported")
                 .expected_found("at most 64", plan.alignment.to_string()));
         }
+        let align_bytes = u(plan.alignment.next_power_of_two().clamp(4, 64));
         let mut io_items = Vec::new();
         let mut accessors = Vec::new();
         let mut in_arms = Vec::new();
@@ -843,23 +848,32 @@ impl<'a> Emitter<'a> {
         }
         let items = &self.items;
         let body = &self.body;
-        let (state_field, state_init, state_take, reset_body) = if plan.persistent_bytes > 0 {
-            (
-                quote!(state: &'static mut [u8; PERSISTENT_BYTES],),
-                quote!(static STATE: ::kiln::runtime::Arena<::kiln::runtime::align::#align, PERSISTENT_BYTES> = ::kiln::runtime::Arena::new();),
-                quote!(state: STATE.take()?,),
-                {
-                    let fills = plan.persistent.iter().map(|p| {
-                        let (a, b) = (u(p.offset), u(p.offset + p.size));
-                        let v = Literal::u8_unsuffixed(lower::reset_byte(g, p.tensor));
-                        quote!(self.state[#a..#b].fill(#v);)
-                    });
-                    quote!(#(#fills)*)
-                },
-            )
-        } else {
-            (quote!(), quote!(), quote!(), quote!())
-        };
+        let model_items = model_items(options, plan, g, &align)?;
+        let mut with_arena_doc = vec![
+            " The model over `arena`, a buffer of the caller's: at least [`ARENA_BYTES`] long,",
+            " aligned at least like [`Arena`] ([`ARENA_ALIGN`] bytes); both are checked when the",
+            " program is built, by the buffer's type (`cargo build`; `cargo check` does not).",
+            " One buffer can serve several models run one after another, sized by",
+            " `kiln::max` of their `ARENA_BYTES`; the arena holds nothing between",
+            " `invoke()` calls, so write the inputs after making the model. Works on the host",
+            " too, as many times as tests want.",
+        ];
+        if plan.persistent_bytes > 0 {
+            with_arena_doc.extend([
+                "",
+                " `state` is this model's own (never another model's): used as it is, so that",
+                " it carries over between models made over it; [`State::new`] is reset, and so",
+                " is [`ModelIn::reset`].",
+            ]);
+        }
+        let ModelItems {
+            statics,
+            state_field,
+            state_take,
+            state_param,
+            state_borrow,
+            reset_body,
+        } = &model_items;
         // Operators without code: views, and concatenations whose inputs are written in place.
         let mut elided_docs = Vec::new();
         for op in &g.ops {
@@ -885,6 +899,14 @@ impl<'a> Emitter<'a> {
             },
             _ => quote!(),
         };
+        let hook_index: Vec<Literal> = self.body_ops.iter().map(|&(k, _)| u(k)).collect();
+        let hook_name: Vec<&str> = self.body_ops.iter().map(|&(_, n)| n).collect();
+        let n_ops = u(self.body_ops.len());
+        let tensor_bytes = if options.plan.preserve_all_tensors {
+            tensor_bytes_fn(g, plan, &self.places)
+        } else {
+            quote!()
+        };
         let arena_binding = if body.is_empty() {
             quote!()
         } else {
@@ -895,10 +917,18 @@ impl<'a> Emitter<'a> {
             pub const ARENA_BYTES: usize = #arena_bytes;
             /// Bytes of state kept between `invoke()` calls (LSTM/SVDF variables).
             pub const PERSISTENT_BYTES: usize = #persistent_bytes;
+            /// Alignment in bytes of the arena (and of its offsets): the least a buffer
+            /// given to [`ModelIn::with_arena`] needs.
+            pub const ARENA_ALIGN: usize = #align_bytes;
+            /// A buffer for this model's arena, for [`ModelIn::with_arena`].
+            pub type Arena = ::kiln::runtime::Aligned<::kiln::runtime::align::#align, ARENA_BYTES>;
             /// Bytes of the model's constant buffers (weights, biases) in flash, as the
             /// kernels read them; the tables Kiln derives from them (per-channel
             /// multipliers, folded biases, reordered filters) are not included.
             pub const WEIGHTS_BYTES: usize = #weights_bytes;
+            /// The operators `invoke()` runs, in order: (index in the model, name). Views and
+            /// slices, which have no code, are not among them.
+            pub const OPERATORS: [(usize, &str); #n_ops] = [#((#hook_index, #hook_name)),*];
             /// Number of model inputs.
             pub const INPUTS: usize = #n_in;
             /// Number of model outputs.
@@ -906,27 +936,46 @@ impl<'a> Emitter<'a> {
             #(#io_items)*
             #rebuild_marker
 
-            static ARENA: ::kiln::runtime::Arena<::kiln::runtime::align::#align, ARENA_BYTES> = ::kiln::runtime::Arena::new();
-            #state_init
+            #statics
 
             #(#items)*
 
-            /// The compiled model. There is one: [`Model::take`] hands it out once.
-            pub struct Model {
-                arena: &'static mut [u8; ARENA_BYTES],
+            /// The compiled model over an arena it borrows for `'a`: its own static one
+            /// ([`Model`], from [`Model::take`]) or a buffer of the caller's
+            /// ([`ModelIn::with_arena`]).
+            pub struct ModelIn<'a> {
+                arena: &'a mut [u8; ARENA_BYTES],
                 #state_field
             }
 
+            /// The compiled model over its static arena: there is one, [`Model::take`] hands
+            /// it out once.
+            pub type Model = ModelIn<'static>;
+
             impl Model {
-                /// The model, the first time only (it owns the static arena), with its state
-                /// reset.
+                /// The model over its static arena, the first time only, with its state
+                /// reset. (Host tests that make a model in every test, and firmware that
+                /// shares one arena between models, use [`ModelIn::with_arena`].)
                 pub fn take() -> Option<Model> {
-                    let mut model = Model {
-                        arena: ARENA.take()?,
+                    let mut model = ModelIn {
+                        arena: &mut ARENA.take()?.bytes,
                         #state_take
                     };
                     model.reset();
                     Some(model)
+                }
+            }
+
+            impl<'a> ModelIn<'a> {
+                #(#[doc = #with_arena_doc])*
+                pub fn with_arena<A: ::kiln::runtime::Alignment, const N: usize>(
+                    arena: &'a mut ::kiln::runtime::Aligned<A, N>,
+                    #state_param
+                ) -> Self {
+                    ModelIn {
+                        arena: arena.lend::<ARENA_BYTES, ARENA_ALIGN>(),
+                        #state_borrow
+                    }
                 }
 
                 /// Resets the state kept between calls, as TFLM does: int8 state to its zero
@@ -942,6 +991,24 @@ impl<'a> Emitter<'a> {
                     #arena_binding
                     #(#body)*
                 }
+
+                /// [`ModelIn::invoke`] with `hook(op_index, op_name, phase)` called before
+                /// and after each operator's kernel ([`OPERATORS`] lists them in this order),
+                /// e.g. to read a cycle counter or trace. `invoke()` itself has no hook.
+                #[allow(unused_doc_comments)]
+                pub fn invoke_with(
+                    &mut self,
+                    mut hook: impl FnMut(usize, &'static str, ::kiln::runtime::Phase),
+                ) {
+                    #arena_binding
+                    #(
+                        hook(#hook_index, #hook_name, ::kiln::runtime::Phase::Before);
+                        #body
+                        hook(#hook_index, #hook_name, ::kiln::runtime::Phase::After);
+                    )*
+                }
+
+                #tensor_bytes
 
                 #(#accessors)*
 
@@ -983,6 +1050,134 @@ impl<'a> Emitter<'a> {
 
 /// The module the generated items live in (re-exported into the caller's module).
 pub const MODULE: &str = "kiln_model_put_each_include_model_in_its_own_module";
+
+/// `tensor_bytes(t)` of debug mode (`preserve_all_tensors`): every activation's bytes in the
+/// arena (each its own, kept to the end of the run) and every variable's in the state.
+fn tensor_bytes_fn(g: &Graph, plan: &Plan, places: &[Option<(usize, usize)>]) -> TokenStream {
+    let mut arms = Vec::new();
+    for t in &g.tensors {
+        let (field, place) = match t.kind {
+            TensorKind::Activation => (quote!(arena), places.get(t.id.0).copied().flatten()),
+            TensorKind::Variable => (
+                quote!(state),
+                plan.persistent
+                    .iter()
+                    .find(|p| p.tensor == t.id)
+                    .map(|p| (p.offset, p.size)),
+            ),
+            TensorKind::Constant { .. } => continue,
+        };
+        if let Some((off, len)) = place {
+            let (i, a, b) = (u(t.id.0), u(off), u(off + len));
+            arms.push(quote!(#i => Some(&self.#field[#a..#b]),));
+        }
+    }
+    quote! {
+        /// The bytes of tensor `t` (its index in the model) after `invoke()`, little-endian:
+        /// every activation, each with its own bytes in this debug build
+        /// (`preserve_all_tensors`), and the state; `None` for constants and indices the
+        /// model does not have.
+        pub fn tensor_bytes(&self, t: usize) -> Option<&[u8]> {
+            match t {
+                #(#arms)*
+                _ => None,
+            }
+        }
+    }
+}
+
+/// The pieces of the generated module that own the arena and the state.
+struct ModelItems {
+    /// `static ARENA` (and `STATE`), in the link section if one is given, and `State`.
+    statics: TokenStream,
+    /// `ModelIn`'s state field, its value in `take()`, `with_arena`'s parameter and value.
+    state_field: TokenStream,
+    state_take: TokenStream,
+    state_param: TokenStream,
+    state_borrow: TokenStream,
+    /// The body of `reset()`.
+    reset_body: TokenStream,
+}
+
+/// The arena and state statics (in `options.link_section` if given: their bytes in that
+/// section, zeroed when taken, the take-once flags in ordinary RAM), the `State` type of a
+/// stateful model, and the state's part of `ModelIn`.
+fn model_items(options: &Options, plan: &Plan, g: &Graph, align: &Ident) -> Result<ModelItems> {
+    let a = quote!(::kiln::runtime::align::#align);
+    let section = match options.link_section.as_deref() {
+        Some(s) if s.trim().is_empty() || s.contains(char::is_whitespace) => {
+            return Err(unsupported("`link_section` must name a section")
+                .expected_found("a section name such as `.sram2`", format!("{s:?}")));
+        }
+        s => s,
+    };
+    let placed = |name: Ident, size: TokenStream| match section {
+        None => quote! {
+            static #name: ::kiln::runtime::Arena<#a, #size> = ::kiln::runtime::Arena::new();
+        },
+        Some(sec) => quote! {
+            static #name: ::kiln::runtime::PlacedArena<#a, #size> = {
+                #[unsafe(link_section = #sec)]
+                static CELL: ::kiln::runtime::ArenaCell<#a, #size> = ::kiln::runtime::ArenaCell::new();
+                // SAFETY: the one arena over `CELL`, which nothing outside this block names.
+                unsafe { ::kiln::runtime::PlacedArena::new(&CELL) }
+            };
+        },
+    };
+    let arena = placed(format_ident!("ARENA"), quote!(ARENA_BYTES));
+    if plan.persistent_bytes == 0 {
+        return Ok(ModelItems {
+            statics: arena,
+            state_field: quote!(),
+            state_take: quote!(),
+            state_param: quote!(),
+            state_borrow: quote!(),
+            reset_body: quote!(),
+        });
+    }
+    let state = placed(format_ident!("STATE"), quote!(PERSISTENT_BYTES));
+    let fills: Vec<_> = plan
+        .persistent
+        .iter()
+        .map(|p| {
+            (
+                u(p.offset),
+                u(p.offset + p.size),
+                Literal::u8_unsuffixed(lower::reset_byte(g, p.tensor)),
+            )
+        })
+        .collect();
+    let resets = fills
+        .iter()
+        .map(|(a, b, v)| quote!(self.state[#a..#b].fill(#v);));
+    let const_fills = fills
+        .iter()
+        .map(|(a, b, v)| quote!(::kiln::runtime::fill(&mut s.bytes, #a, #b, #v);));
+    Ok(ModelItems {
+        statics: quote! {
+            #arena
+            #state
+            /// The state a model kept between `invoke()` calls (LSTM/SVDF variables), for
+            /// [`ModelIn::with_arena`]: one per model, never shared with another model.
+            pub struct State(::kiln::runtime::Aligned<#a, PERSISTENT_BYTES>);
+
+            impl State {
+                /// A reset state, as [`ModelIn::reset`] leaves it.
+                #[allow(clippy::new_without_default)]
+                pub const fn new() -> State {
+                    let mut s = ::kiln::runtime::Aligned::new();
+                    #(#const_fills)*
+                    State(s)
+                }
+            }
+        },
+        state_field: quote!(state: &'a mut [u8; PERSISTENT_BYTES],),
+        state_take: quote!(state: &mut STATE.take()?.bytes,),
+        state_param: quote!(state: &'a mut State,),
+        state_borrow: quote!(state: &mut state.0.bytes,),
+        reset_body: quote!(#(#resets)*),
+    })
+}
 
 /// The largest tensors live at the peak step, for budget messages.
 fn peak_summary(plan: &Plan, graph: &Graph) -> String {

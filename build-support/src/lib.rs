@@ -47,6 +47,10 @@ pub struct Options {
     /// buffer from the file with `include_bytes!` (which also rebuilds the crate when the
     /// file changes); without it, weights are emitted as byte-string literals.
     pub model_file: Option<PathBuf>,
+    /// The link section of the arena's and the state's bytes (e.g. `.sram2`, `.dtcm`),
+    /// instead of `.bss`. The section need not be initialised by the startup code: `take()`
+    /// zeroes the bytes; its take-once flags stay in `.bss`.
+    pub link_section: Option<String>,
 }
 
 /// A model compiled to tokens, with the graph and plan that produced them.
@@ -280,12 +284,18 @@ impl Model {
     #[must_use]
     pub fn optimize(mut self, on: bool) -> Self {
         let alignment = self.options.plan.alignment;
+        let (preserve_all_tensors, preserve_inputs) = (
+            self.options.plan.preserve_all_tensors,
+            self.options.plan.preserve_inputs,
+        );
         self.options.plan = if on {
             PlanOptions::default()
         } else {
             PlanOptions::unoptimised()
         };
         self.options.plan.alignment = alignment;
+        self.options.plan.preserve_all_tensors = preserve_all_tensors;
+        self.options.plan.preserve_inputs = preserve_inputs;
         self
     }
 
@@ -312,6 +322,31 @@ impl Model {
     #[must_use]
     pub fn aliasing(mut self, aliasing: AliasOptions) -> Self {
         self.options.plan.aliasing = aliasing;
+        self
+    }
+
+    /// Put the arena's and the state's bytes in link section `section` (e.g. `".sram2"`)
+    /// instead of `.bss` (see [`Options::link_section`]).
+    #[must_use]
+    pub fn link_section(mut self, section: impl Into<String>) -> Self {
+        self.options.link_section = Some(section.into());
+        self
+    }
+
+    /// Debug mode, as TFLM's `preserve_all_tensors`: every tensor gets its own bytes, kept
+    /// to the end of the run, and the generated `tensor_bytes(t)` reads any of them after
+    /// `invoke()` (the arena grows to the sum of the activations).
+    #[must_use]
+    pub fn preserve_all_tensors(mut self, on: bool) -> Self {
+        self.options.plan.preserve_all_tensors = on;
+        self
+    }
+
+    /// With `true`, the inputs keep their bytes through `invoke()`, so they need writing only
+    /// when they change.
+    #[must_use]
+    pub fn preserve_inputs(mut self, on: bool) -> Self {
+        self.options.plan.preserve_inputs = on;
         self
     }
 

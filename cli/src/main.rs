@@ -123,6 +123,7 @@ fn main() -> ExitCode {
                 plan: options,
                 model_name: None,
                 model_file: None,
+                ..Options::default()
             };
             // The compile path of `include_model!`, lowering and emission included.
             let result = std::fs::read(&model)

@@ -32,8 +32,12 @@ use syn::{Expr, Ident, LitStr, Token};
 /// expr>` (weights + constants), `align = <int>` (arena offset alignment, a power of two
 /// from 1 to 64, default 16), `optimize = false` (plan as TFLM does: stored order, its greedy
 /// offsets; for comparison), `reorder = false` (keep the stored operator order), `alias =
-/// false` (a buffer per tensor: no views, in-place operators or concatenation slices). A
-/// relative path is resolved from the file that calls the macro, else from
+/// false` (a buffer per tensor: no views, in-place operators or concatenation slices),
+/// `link_section = ".sram2"` (the arena's and state's bytes in that link section instead of
+/// `.bss`; zeroed by `take()`, so a `NOLOAD` section will do), `preserve_all_tensors = true`
+/// (debug mode, as TFLM's: every tensor its own bytes, kept after `invoke()`, read with
+/// `Model::tensor_bytes(t)`), `preserve_inputs = true` (inputs survive `invoke()`, so they
+/// need writing once). A relative path is resolved from the file that calls the macro, else from
 /// `CARGO_MANIFEST_DIR`.
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {
@@ -46,9 +50,11 @@ pub fn include_model(input: TokenStream) -> TokenStream {
 
 const USAGE: &str = "usage: `include_model!(\"model.tflite\", ram_budget = <bytes>, \
                      flash_budget = <bytes>, align = <power of two>, optimize = <bool>, \
-                     reorder = <bool>, alias = <bool>)`";
+                     reorder = <bool>, alias = <bool>, link_section = \"<section>\", \
+                     preserve_all_tensors = <bool>, preserve_inputs = <bool>)`";
 
-const OPTIONS: &str = "`ram_budget`, `flash_budget`, `align`, `optimize`, `reorder` or `alias`";
+const OPTIONS: &str = "`ram_budget`, `flash_budget`, `align`, `optimize`, `reorder`, `alias`, \
+                       `link_section`, `preserve_all_tensors` or `preserve_inputs`";
 
 /// The largest arena alignment the runtime has a type for.
 const MAX_ALIGN: usize = 64;
@@ -61,6 +67,9 @@ struct Args {
     optimize: Option<bool>,
     reorder: Option<bool>,
     alias: Option<bool>,
+    link_section: Option<String>,
+    preserve_all_tensors: Option<bool>,
+    preserve_inputs: Option<bool>,
 }
 
 impl Parse for Args {
@@ -88,6 +97,9 @@ impl Parse for Args {
             optimize: None,
             reorder: None,
             alias: None,
+            link_section: None,
+            preserve_all_tensors: None,
+            preserve_inputs: None,
         };
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
@@ -100,7 +112,15 @@ impl Parse for Args {
             let name = key.to_string();
             if !matches!(
                 name.as_str(),
-                "ram_budget" | "flash_budget" | "align" | "optimize" | "reorder" | "alias"
+                "ram_budget"
+                    | "flash_budget"
+                    | "align"
+                    | "optimize"
+                    | "reorder"
+                    | "alias"
+                    | "link_section"
+                    | "preserve_all_tensors"
+                    | "preserve_inputs"
             ) {
                 return Err(syn::Error::new(
                     key.span(),
@@ -121,6 +141,9 @@ impl Parse for Args {
                 "optimize" => args.optimize.is_some(),
                 "reorder" => args.reorder.is_some(),
                 "alias" => args.alias.is_some(),
+                "link_section" => args.link_section.is_some(),
+                "preserve_all_tensors" => args.preserve_all_tensors.is_some(),
+                "preserve_inputs" => args.preserve_inputs.is_some(),
                 _ => args.align.is_some(),
             };
             if given {
@@ -135,6 +158,11 @@ impl Parse for Args {
                 "optimize" => args.optimize = Some(boolean(&name, &value)?),
                 "reorder" => args.reorder = Some(boolean(&name, &value)?),
                 "alias" => args.alias = Some(boolean(&name, &value)?),
+                "link_section" => args.link_section = Some(section(&value)?),
+                "preserve_all_tensors" => {
+                    args.preserve_all_tensors = Some(boolean(&name, &value)?);
+                }
+                "preserve_inputs" => args.preserve_inputs = Some(boolean(&name, &value)?),
                 _ => args.align = Some(alignment(&value)?),
             }
         }
@@ -152,6 +180,22 @@ fn boolean(name: &str, e: &Expr) -> syn::Result<bool> {
         _ => Err(syn::Error::new_spanned(
             e,
             format!("`{name}` must be `true` or `false`"),
+        )),
+    }
+}
+
+/// The value of `link_section = ".sram2"`: a string literal naming a section.
+fn section(e: &Expr) -> syn::Result<String> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) if !s.value().trim().is_empty() && !s.value().contains(char::is_whitespace) => {
+            Ok(s.value())
+        }
+        _ => Err(syn::Error::new_spanned(
+            e,
+            "`link_section` must be a string literal naming a section, e.g. `\".sram2\"`",
         )),
     }
 }
@@ -272,12 +316,15 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
     if args.alias == Some(false) {
         plan.aliasing = kiln_build::AliasOptions::none();
     }
+    plan.preserve_all_tensors = args.preserve_all_tensors == Some(true);
+    plan.preserve_inputs = args.preserve_inputs == Some(true);
     let options = Options {
         ram_budget: budget(&args.ram_budget),
         flash_budget: budget(&args.flash_budget),
         plan,
         model_name: Some(name.clone()),
         model_file: Some(path.canonicalize().unwrap_or_else(|_| path.clone())),
+        link_section: args.link_section.clone(),
     };
     // A bug in Kiln must still be a compile error, not a proc-macro panic.
     let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -370,6 +417,30 @@ mod tests {
                 .unwrap()
                 .to_string();
             assert_eq!(m, b, "{model} without aliasing");
+            let m = macro_tokens(quote!(#path, link_section = ".sram2"));
+            let b = kiln_build::Model::new(&path)
+                .link_section(".sram2")
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model} in a link section");
+            assert!(m.contains("link_section"), "{model}: no link section");
+            let m = macro_tokens(quote!(#path, preserve_all_tensors = true));
+            let b = kiln_build::Model::new(&path)
+                .preserve_all_tensors(true)
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model} preserving every tensor");
+            assert!(m.contains("tensor_bytes"), "{model}: no tensor_bytes");
+            let m = macro_tokens(quote!(#path, preserve_inputs = true, optimize = false));
+            let b = kiln_build::Model::new(&path)
+                .preserve_inputs(true)
+                .optimize(false)
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model} preserving the inputs");
         }
     }
 }

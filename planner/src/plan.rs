@@ -29,6 +29,12 @@ pub struct PlanOptions {
     pub placement: PlacementOptions,
     /// Which tensors may share bytes (`AliasOptions::none()`: a buffer per tensor).
     pub aliasing: AliasOptions,
+    /// Debug mode (TFLM's `preserve_all_tensors`): every activation tensor gets its own
+    /// bytes (no aliasing) and keeps them from its producer (graph inputs: from the start)
+    /// to the end of the run, so any of them can be read after `invoke()`.
+    pub preserve_all_tensors: bool,
+    /// The graph inputs keep their bytes to the end of the run (never overwritten).
+    pub preserve_inputs: bool,
 }
 
 impl Default for PlanOptions {
@@ -38,6 +44,8 @@ impl Default for PlanOptions {
             order: OrderOptions::default(),
             placement: PlacementOptions::default(),
             aliasing: AliasOptions::default(),
+            preserve_all_tensors: false,
+            preserve_inputs: false,
         }
     }
 }
@@ -193,6 +201,9 @@ pub fn plan(graph: &Graph, kernels: &dyn Kernels, options: &PlanOptions) -> Resu
                 .expected_found("1, 2, 4, 8, 16, ...", align.to_string()),
         );
     }
+    if options.preserve_all_tensors || options.preserve_inputs {
+        return plan_preserving(graph, kernels, options);
+    }
     let stored = schedule::stored_order(graph);
     let stored_order_bound_bytes = lifetimes::lifetimes(graph, &stored, kernels).lower_bound();
     // The order search sees views (they do not depend on the order); in-place operators and
@@ -290,6 +301,33 @@ pub fn plan(graph: &Graph, kernels: &dyn Kernels, options: &PlanOptions) -> Resu
     verify::verify(graph, &plan, kernels)?;
     check_address_space(graph, &plan)?;
     Ok(plan)
+}
+
+/// [`PlanOptions::preserve_all_tensors`] and [`PlanOptions::preserve_inputs`]: the tensors to
+/// keep are added to the graph's outputs, which every stage keeps to the last step and never
+/// overwrites (and the verifier checks so); the plan, verified against that graph, places
+/// every tensor of `graph` (the tensors are the same).
+fn plan_preserving(graph: &Graph, kernels: &dyn Kernels, options: &PlanOptions) -> Result<Plan> {
+    let mut inner = options.clone();
+    inner.preserve_all_tensors = false;
+    inner.preserve_inputs = false;
+    let mut keep: Vec<TensorId> = graph.inputs.clone();
+    if options.preserve_all_tensors {
+        inner.aliasing = AliasOptions::none();
+        keep.extend(graph.ops.iter().flat_map(|op| op.outputs.iter().copied()));
+    }
+    let mut kept = graph.clone();
+    let mut is_output = vec![false; graph.tensors.len()];
+    for &t in &graph.outputs {
+        is_output[t.0] = true;
+    }
+    for t in keep {
+        if graph.tensor(t).kind == crate::ir::TensorKind::Activation && !is_output[t.0] {
+            is_output[t.0] = true;
+            kept.outputs.push(t);
+        }
+    }
+    plan(&kept, kernels, &inner)
 }
 
 /// Refuses a plan no 32-bit core can hold: an arena or state region larger than one object

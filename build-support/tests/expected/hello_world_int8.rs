@@ -3,10 +3,22 @@
 pub const ARENA_BYTES: usize = 32;
 /// Bytes of state kept between `invoke()` calls (LSTM/SVDF variables).
 pub const PERSISTENT_BYTES: usize = 0;
+/// Alignment in bytes of the arena (and of its offsets): the least a buffer
+/// given to [`ModelIn::with_arena`] needs.
+pub const ARENA_ALIGN: usize = 16;
+/// A buffer for this model's arena, for [`ModelIn::with_arena`].
+pub type Arena = ::kiln::runtime::Aligned<::kiln::runtime::align::A16, ARENA_BYTES>;
 /// Bytes of the model's constant buffers (weights, biases) in flash, as the
 /// kernels read them; the tables Kiln derives from them (per-channel
 /// multipliers, folded biases, reordered filters) are not included.
 pub const WEIGHTS_BYTES: usize = 288;
+/// The operators `invoke()` runs, in order: (index in the model, name). Views and
+/// slices, which have no code, are not among them.
+pub const OPERATORS: [(usize, &str); 3] = [
+    (0, "FULLY_CONNECTED"),
+    (1, "FULLY_CONNECTED"),
+    (2, "FULLY_CONNECTED"),
+];
 /// Number of model inputs.
 pub const INPUTS: usize = 1;
 /// Number of model outputs.
@@ -139,17 +151,41 @@ static BUFFER_3: ::kiln::runtime::Weights<16> = ::kiln::runtime::Weights::from_f
     ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
     976,
 );
-/// The compiled model. There is one: [`Model::take`] hands it out once.
-pub struct Model {
-    arena: &'static mut [u8; ARENA_BYTES],
+/// The compiled model over an arena it borrows for `'a`: its own static one
+/// ([`Model`], from [`Model::take`]) or a buffer of the caller's
+/// ([`ModelIn::with_arena`]).
+pub struct ModelIn<'a> {
+    arena: &'a mut [u8; ARENA_BYTES],
 }
+/// The compiled model over its static arena: there is one, [`Model::take`] hands
+/// it out once.
+pub type Model = ModelIn<'static>;
 impl Model {
-    /// The model, the first time only (it owns the static arena), with its state
-    /// reset.
+    /// The model over its static arena, the first time only, with its state
+    /// reset. (Host tests that make a model in every test, and firmware that
+    /// shares one arena between models, use [`ModelIn::with_arena`].)
     pub fn take() -> Option<Model> {
-        let mut model = Model { arena: ARENA.take()? };
+        let mut model = ModelIn {
+            arena: &mut ARENA.take()?.bytes,
+        };
         model.reset();
         Some(model)
+    }
+}
+impl<'a> ModelIn<'a> {
+    /// The model over `arena`, a buffer of the caller's: at least [`ARENA_BYTES`] long,
+    /// aligned at least like [`Arena`] ([`ARENA_ALIGN`] bytes); both are checked when the
+    /// program is built, by the buffer's type (`cargo build`; `cargo check` does not).
+    /// One buffer can serve several models run one after another, sized by
+    /// `kiln::runtime::max` of their `ARENA_BYTES`; the arena holds nothing between
+    /// `invoke()` calls, so write the inputs after making the model. Works on the host
+    /// too, as many times as tests want.
+    pub fn with_arena<A: ::kiln::runtime::Alignment, const N: usize>(
+        arena: &'a mut ::kiln::runtime::Aligned<A, N>,
+    ) -> Self {
+        ModelIn {
+            arena: arena.lend::<ARENA_BYTES, ARENA_ALIGN>(),
+        }
     }
     /// Resets the state kept between calls, as TFLM does: int8 state to its zero
     /// point, other state to zero (a no-op for stateless models).
@@ -197,6 +233,61 @@ impl Model {
                 ::kiln::runtime::i8s_mut(out),
             );
         }
+    }
+    /// [`ModelIn::invoke`] with `hook(op_index, op_name, phase)` called before
+    /// and after each operator's kernel ([`OPERATORS`] lists them in this order),
+    /// e.g. to read a cycle counter or trace. `invoke()` itself has no hook.
+    #[allow(unused_doc_comments)]
+    pub fn invoke_with(
+        &mut self,
+        mut hook: impl FnMut(usize, &'static str, ::kiln::runtime::Phase),
+    ) {
+        let arena = &mut self.arena[..];
+        hook(0, "FULLY_CONNECTED", ::kiln::runtime::Phase::Before);
+        /// op 0: FULLY_CONNECTED (t0, t6 -> t7)
+        {
+            let ([in0], out) = ::kiln::runtime::split(&mut *arena, [(16, 1)], (0, 16));
+            ::kiln::kernels::fully_connected::fully_connected_s8_fast(
+                &OP0,
+                &OP0_BIAS,
+                &OP0_MULTIPLIER,
+                &OP0_RIGHT_SHIFT,
+                ::kiln::runtime::i8s(in0),
+                ::kiln::runtime::i8s(BUFFER_7.bytes()),
+                ::kiln::runtime::i8s_mut(out),
+            );
+        }
+        hook(0, "FULLY_CONNECTED", ::kiln::runtime::Phase::After);
+        hook(1, "FULLY_CONNECTED", ::kiln::runtime::Phase::Before);
+        /// op 1: FULLY_CONNECTED (t7, t4 -> t8)
+        {
+            let ([in0], out) = ::kiln::runtime::split(&mut *arena, [(0, 16)], (16, 16));
+            ::kiln::kernels::fully_connected::fully_connected_s8_fast(
+                &OP1,
+                &OP1_BIAS,
+                &OP1_MULTIPLIER,
+                &OP1_RIGHT_SHIFT,
+                ::kiln::runtime::i8s(in0),
+                ::kiln::runtime::i8s(BUFFER_5.bytes()),
+                ::kiln::runtime::i8s_mut(out),
+            );
+        }
+        hook(1, "FULLY_CONNECTED", ::kiln::runtime::Phase::After);
+        hook(2, "FULLY_CONNECTED", ::kiln::runtime::Phase::Before);
+        /// op 2: FULLY_CONNECTED (t8, t2 -> t9)
+        {
+            let ([in0], out) = ::kiln::runtime::split(&mut *arena, [(16, 16)], (0, 1));
+            ::kiln::kernels::fully_connected::fully_connected_s8_fast(
+                &OP2,
+                &OP2_BIAS,
+                &OP2_MULTIPLIER,
+                &OP2_RIGHT_SHIFT,
+                ::kiln::runtime::i8s(in0),
+                ::kiln::runtime::i8s(BUFFER_3.bytes()),
+                ::kiln::runtime::i8s_mut(out),
+            );
+        }
+        hook(2, "FULLY_CONNECTED", ::kiln::runtime::Phase::After);
     }
     /// Input 0: `serving_default_dense_input:0`, shape [1, 1]. Write it before every `invoke()`: the arena reuses its bytes once the model has read them.
     pub fn input_mut(&mut self) -> &mut [i8; 1] {
