@@ -31,6 +31,7 @@ pub fn split(outer: usize, chunks: &[usize], input: &[u8], outputs: &mut [&mut [
                 2 => gather::<2>(out, src, row, outer),
                 4 => gather::<4>(out, src, row, outer),
                 8 => gather::<8>(out, src, row, outer),
+                16 => gather::<16>(out, src, row, outer),
                 _ => {
                     // Slices advanced by hand: chunk iterators would divide to size the loop.
                     let (mut s, mut d) = (src, &mut **out);
@@ -66,6 +67,7 @@ pub fn pack(outer: usize, chunks: &[usize], inputs: &[&[u8]], output: &mut [u8])
                 2 => scatter::<2>(input, dst, row, outer),
                 4 => scatter::<4>(input, dst, row, outer),
                 8 => scatter::<8>(input, dst, row, outer),
+                16 => scatter::<16>(input, dst, row, outer),
                 _ => {
                     let (mut s, mut d) = (*input, dst);
                     for _ in 0..outer {
@@ -85,7 +87,7 @@ pub fn pack(outer: usize, chunks: &[usize], inputs: &[&[u8]], output: &mut [u8])
 }
 
 /// `outer` runs of `C` bytes, every `row` bytes of `src`, to `out` one after another (runs
-/// of one element: UNPACK of the last axis, where the loop is the whole cost).
+/// of one element, UNPACK of the last axis, where the loop is the whole cost, or 16 bytes).
 #[inline(always)]
 fn gather<const C: usize>(out: &mut [u8], src: &[u8], row: usize, outer: usize) {
     let mut at = 0;
