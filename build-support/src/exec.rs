@@ -5,7 +5,7 @@
 //! thousands of single-operator models against TFLM without generating code for each.
 //! Generated firmware never contains it.
 
-use crate::lower::{Elem, Step};
+use crate::lower::{Elem, Operand, Step};
 use kiln_planner::ir::{Graph, TensorId};
 
 /// Tensor bytes, 16-byte aligned (stored as `u128`s).
@@ -30,11 +30,13 @@ impl Buffer {
     }
 
     /// The bytes.
+    #[inline]
     pub fn bytes(&self) -> &[u8] {
         &bytemuck::cast_slice(&self.words)[..self.len]
     }
 
     /// The bytes, mutable.
+    #[inline]
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         &mut bytemuck::cast_slice_mut(&mut self.words)[..self.len]
     }
@@ -94,23 +96,23 @@ pub struct Io<'a> {
     more: &'a mut [Buffer],
 }
 
-/// How many operands a step passes without a heap allocation (the benchmarks time the call).
+/// How many inputs [`Io::with_inputs`] and outputs [`Io::with_outs`] collect without a heap
+/// allocation (the benchmarks time the call).
 const FEW: usize = 8;
 
-/// A step's operands: up to [`FEW`] in place, more (PACK, CONCATENATION, ADD_N) on the heap.
+/// A step's operands, each looked up when the kernel asks for it: nothing is collected
+/// before the call (the benchmarks time it).
 struct Operands<'a> {
-    few: [Option<&'a [u8]>; FEW],
-    many: Vec<Option<&'a [u8]>>,
+    ops: &'a [Operand],
+    t: &'a [Buffer],
     len: usize,
 }
 
 impl<'a> Operands<'a> {
+    #[inline]
     fn get(&self, slot: usize) -> Option<&'a [u8]> {
-        if self.len <= FEW {
-            self.few.get(slot).copied().flatten()
-        } else {
-            self.many.get(slot).copied().flatten()
-        }
+        let id = self.ops.get(slot)?.tensor()?;
+        Some(self.t[id.0].bytes())
     }
 }
 
@@ -223,6 +225,27 @@ impl<'a> Io<'a> {
         self.out
     }
 
+    /// Calls `f` with every input's bytes (all present) viewed by `view`, in order, and the
+    /// output's bytes (PACK, CONCATENATION, ADD_N); up to [`FEW`] inputs without a heap
+    /// allocation.
+    pub fn with_inputs<T, R>(
+        &mut self,
+        view: fn(&'a [u8]) -> &'a [T],
+        f: impl FnOnce(&[&'a [T]], &mut [u8]) -> R,
+    ) -> R {
+        let n = self.inputs.len;
+        if n <= FEW {
+            let mut few: [&'a [T]; FEW] = [&[]; FEW];
+            for (i, slot) in few[..n].iter_mut().enumerate() {
+                *slot = view(self.input(i));
+            }
+            f(&few[..n], self.out)
+        } else {
+            let many: Vec<&'a [T]> = (0..n).map(|i| view(self.input(i))).collect();
+            f(&many, self.out)
+        }
+    }
+
     /// Calls `f` with every output's bytes, in order (operators with several outputs); up to
     /// [`FEW`] outputs without a heap allocation.
     pub fn with_outs<R>(&mut self, f: impl FnOnce(&mut [&mut [u8]]) -> R) -> R {
@@ -261,24 +284,12 @@ pub fn run_step_outputs(
     out: &mut [u8],
     more: &mut [Buffer],
 ) {
-    let mut inputs = Operands {
-        few: [None; FEW],
-        many: Vec::new(),
-        len: step.inputs.len(),
-    };
-    let slices = step
-        .inputs
-        .iter()
-        .map(|o| o.tensor().map(|id| t[id.0].bytes()));
-    if step.inputs.len() <= FEW {
-        for (slot, s) in inputs.few.iter_mut().zip(slices) {
-            *slot = s;
-        }
-    } else {
-        inputs.many = slices.collect();
-    }
     step.kernel.run(&mut Io {
-        inputs,
+        inputs: Operands {
+            ops: &step.inputs,
+            t,
+            len: step.inputs.len(),
+        },
         states,
         out,
         more,

@@ -56,6 +56,29 @@ pub fn prepare(input_shape: &[usize], axis: i32) -> Option<Params> {
 fn arg<T: Copy>(p: &Params, input: &[T], output: &mut [i32], cmp: impl Fn(T, T) -> bool) {
     debug_assert_eq!(input.len(), p.input_size());
     debug_assert_eq!(output.len(), p.output_size());
+    if p.axis_size == 1 {
+        // One candidate: every index is 0.
+        output.fill(0);
+        return;
+    }
+    if p.inner == 1 {
+        // The axis is innermost: one contiguous run per output.
+        for (o, run) in output
+            .iter_mut()
+            .zip(input.chunks_exact(p.axis_size.max(1)))
+        {
+            let mut best = run[0];
+            let mut index = 0;
+            for (i, &v) in run.iter().enumerate().skip(1) {
+                if cmp(v, best) {
+                    best = v;
+                    index = i as i32;
+                }
+            }
+            *o = index;
+        }
+        return;
+    }
     let mut out = output.iter_mut();
     for outer in 0..p.outer {
         let base = outer * p.axis_size * p.inner;
@@ -113,6 +136,11 @@ mod tests {
         assert_eq!(out, [1, 0, 0]);
         arg_min_s8(&p, &[1, 5, -3, 2, 5, -4], &mut out);
         assert_eq!(out, [0, 0, 1]);
+        // An axis of one: every index is 0 (NaN or not).
+        let p = prepare(&[2, 1, 2], 1).unwrap();
+        let mut out = [7i32; 4];
+        arg_max_f32(&p, &[f32::NAN, 1.0, -2.0, 3.0], &mut out);
+        assert_eq!(out, [0; 4]);
         assert!(prepare(&[2, 3], 2).is_none());
         assert!(prepare(&[2, 3], -3).is_none());
     }

@@ -60,24 +60,83 @@ pub fn prepare(input: &[usize], target: &[usize]) -> Result<Params, PrepareError
 }
 
 /// BROADCAST_TO: `output` in row-major order, each element read through `input_strides`.
+///
+/// As TFLM's `BroadcastImpl`: the innermost dimensions the input is read along contiguously
+/// are one block copy, and a dimension the input has as 1 is written once and then copied
+/// from the output (a plain repeat is a few block copies, not one read per element).
 pub fn broadcast_to<T: Copy>(p: &Params, input: &[T], output: &mut [T]) {
     debug_assert_eq!(input.len(), p.input_size);
     debug_assert_eq!(output.len(), p.output_size());
-    let [d0, d1, d2, d3, d4] = p.output_dims;
-    let [s0, s1, s2, s3, s4] = p.input_strides;
-    let mut out = output.iter_mut();
-    for i0 in 0..d0 {
-        for i1 in 0..d1 {
-            for i2 in 0..d2 {
-                for i3 in 0..d3 {
-                    let b = i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3;
-                    for i4 in 0..d4 {
-                        let Some(o) = out.next() else { return };
-                        *o = input[b + i4 * s4];
-                    }
-                }
-            }
+    let (d, s) = (&p.output_dims, &p.input_strides);
+    // `sizes[j]`: output elements of one step along dimension `j`.
+    let mut sizes = [1; MAX_DIMS];
+    for j in (0..MAX_DIMS - 1).rev() {
+        sizes[j] = sizes[j + 1] * d[j + 1];
+    }
+    // Dimensions `k..` are read contiguously: one block of `sizes[k - 1]` elements.
+    let mut k = MAX_DIMS;
+    while k > 0 && (d[k - 1] == 1 || s[k - 1] == sizes[k - 1]) {
+        k -= 1;
+    }
+    let Some(out) = output.get_mut(..sizes[0] * d[0]) else {
+        return;
+    };
+    fill(d, s, &sizes, k, 0, 0, input, out);
+}
+
+/// Writes `out`, the output's elements of dimensions `j..` at input offset `base`.
+#[allow(clippy::too_many_arguments)]
+fn fill<T: Copy>(
+    d: &[usize; MAX_DIMS],
+    s: &[usize; MAX_DIMS],
+    sizes: &[usize; MAX_DIMS],
+    k: usize,
+    j: usize,
+    base: usize,
+    input: &[T],
+    out: &mut [T],
+) {
+    if j >= k {
+        if let Some(src) = input.get(base..base + out.len()) {
+            copy(out, src);
         }
+        return;
+    }
+    let sz = sizes[j];
+    if s[j] == 0 {
+        let Some((first, mut rest)) = out.split_at_mut_checked(sz) else {
+            return;
+        };
+        fill(d, s, sizes, k, j + 1, base, input, first);
+        for _ in 1..d[j] {
+            let Some((r, more)) = rest.split_at_mut_checked(sz) else {
+                return;
+            };
+            copy(r, first);
+            rest = more;
+        }
+    } else {
+        let mut rest = out;
+        for r in 0..d[j] {
+            let Some((o, more)) = rest.split_at_mut_checked(sz) else {
+                return;
+            };
+            fill(d, s, sizes, k, j + 1, base + r * s[j], input, o);
+            rest = more;
+        }
+    }
+}
+
+/// `dst.copy_from_slice(src)` (equal lengths), element by element for a few elements, where
+/// the call of a general copy costs more than the copy.
+#[inline(always)]
+fn copy<T: Copy>(dst: &mut [T], src: &[T]) {
+    if dst.len() <= 4 {
+        for (o, x) in dst.iter_mut().zip(src) {
+            *o = *x;
+        }
+    } else if let Some(src) = src.get(..dst.len()) {
+        dst.copy_from_slice(src);
     }
 }
 
@@ -95,6 +154,40 @@ mod tests {
         broadcast_to(&p, &[1, 2], &mut o);
         assert_eq!(o, [1, 1, 1, 2, 2, 2]);
         assert!(prepare(&[2], &[3]).is_err());
+        // Every pattern of ones in a rank-4 input against the plain strided read.
+        for mask in 0..16u32 {
+            let target = [2usize, 3, 2, 3];
+            let input: std::vec::Vec<usize> = (0..4)
+                .map(|i| if mask >> i & 1 == 1 { 1 } else { target[i] })
+                .collect();
+            for lead in 0..2 {
+                let (tgt, inp) = (&target[..], &input[lead..]);
+                let p = prepare(inp, tgt).unwrap();
+                let x: std::vec::Vec<i16> = (0..p.input_size as i16).collect();
+                let mut got = std::vec![0i16; p.output_size()];
+                broadcast_to(&p, &x, &mut got);
+                let mut want = std::vec::Vec::new();
+                for i0 in 0..p.output_dims[0] {
+                    for i1 in 0..p.output_dims[1] {
+                        for i2 in 0..p.output_dims[2] {
+                            for i3 in 0..p.output_dims[3] {
+                                for i4 in 0..p.output_dims[4] {
+                                    let st = p.input_strides;
+                                    want.push(
+                                        x[i0 * st[0]
+                                            + i1 * st[1]
+                                            + i2 * st[2]
+                                            + i3 * st[3]
+                                            + i4 * st[4]],
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+                assert_eq!(got, want, "{inp:?} -> {tgt:?}");
+            }
+        }
         assert!(prepare(&[1, 2], &[2]).is_err());
         assert!(prepare(&[1], &[1, 1, 1, 1, 1, 1]).is_err());
     }

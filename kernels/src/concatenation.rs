@@ -47,23 +47,44 @@ pub fn check_quantization_s8(
 
 /// Concatenates `inputs` (each `outer_size * copy_size_i` long) into `output`: for each outer
 /// index, each input's next `copy_size_i` elements are copied in input order.
+///
+/// Input by input (the same bytes land in the same places): each input's run length is
+/// found once, and its runs go every `output_inner_size` elements.
 pub fn concatenation<T: Copy>(p: &Params, inputs: &[&[T]], output: &mut [T]) {
     debug_assert_eq!(output.len(), p.outer_size * p.output_inner_size);
     debug_assert_eq!(inputs.iter().map(|i| i.len()).sum::<usize>(), output.len());
-    if p.outer_size == 0 || p.output_inner_size == 0 {
+    let (outer, row) = (p.outer_size, p.output_inner_size);
+    if outer == 0 || row == 0 {
         return;
     }
-    for (k, out_row) in output
-        .chunks_exact_mut(p.output_inner_size)
-        .take(p.outer_size)
-        .enumerate()
-    {
-        let mut pos = 0;
-        for input in inputs {
-            let copy = input.len() / p.outer_size;
-            out_row[pos..pos + copy].copy_from_slice(&input[k * copy..(k + 1) * copy]);
-            pos += copy;
+    let mut pos = 0;
+    for input in inputs {
+        let copy = if outer == 1 {
+            input.len()
+        } else {
+            input.len() / outer
+        };
+        if copy == 0 {
+            continue;
         }
+        let (mut src, mut at) = (*input, pos);
+        for _ in 0..outer {
+            let (Some((s, rest)), Some(d)) =
+                (src.split_at_checked(copy), output.get_mut(at..at + copy))
+            else {
+                return;
+            };
+            if copy <= 4 {
+                for (o, x) in d.iter_mut().zip(s) {
+                    *o = *x;
+                }
+            } else {
+                d.copy_from_slice(s);
+            }
+            src = rest;
+            at += row;
+        }
+        pos += copy;
     }
 }
 

@@ -172,8 +172,21 @@ fn copy_or_zero<T: Copy + Default>(
         .filter(|&i| i < limit)
         .and_then(|i| input.get(offset(i)..offset(i) + dst.len()));
     match src {
-        Some(s) => dst.copy_from_slice(s),
+        Some(s) => copy(dst, s),
         None => dst.fill(T::default()),
+    }
+}
+
+/// `dst.copy_from_slice(src)` (equal lengths), element by element for a few elements, where
+/// the call of a general copy costs more than the copy (rows of one to four elements).
+#[inline(always)]
+fn copy<T: Copy>(dst: &mut [T], src: &[T]) {
+    if dst.len() <= 4 {
+        for (o, x) in dst.iter_mut().zip(src) {
+            *o = *x;
+        }
+    } else {
+        dst.copy_from_slice(src);
     }
 }
 
@@ -198,7 +211,7 @@ pub fn gather_nd<T: Copy + Default>(p: &NdParams, params: &[T], indices: &[i32],
             };
         }
         match from.and_then(|f| params.get(f..f + p.slice_size)) {
-            Some(s) => dst.copy_from_slice(s),
+            Some(s) => copy(dst, s),
             None => dst.fill(T::default()),
         }
     }

@@ -14,54 +14,134 @@ pub const fn scratch_bytes() -> usize {
 
 /// Cuts `input` into `outputs`: for each of `outer` positions, `chunks[j]` bytes go to
 /// `outputs[j]`, in order. Lengths are checked at lowering; a shorter slice ends the copy.
+///
+/// Output by output: part `j`'s runs sit every `row` (the sum of the chunks) bytes from its
+/// offset, so its copy is a strided gather with a fixed run length.
 pub fn split(outer: usize, chunks: &[usize], input: &[u8], outputs: &mut [&mut [u8]]) {
-    let mut src = input;
-    for o in 0..outer {
-        for (out, &c) in outputs.iter_mut().zip(chunks) {
-            let Some((part, rest)) = src.split_at_checked(c) else {
-                return;
-            };
-            if let Some(dst) = out.get_mut(o * c..(o + 1) * c) {
-                copy(dst, part);
+    let row: usize = chunks.iter().sum();
+    if row == 0 {
+        return;
+    }
+    let mut off = 0;
+    for (out, &c) in outputs.iter_mut().zip(chunks) {
+        if c > 0 {
+            let src = input.get(off..).unwrap_or(&[]);
+            match c {
+                1 => gather::<1>(out, src, row, outer),
+                2 => gather::<2>(out, src, row, outer),
+                4 => gather::<4>(out, src, row, outer),
+                8 => gather::<8>(out, src, row, outer),
+                16 => gather::<16>(out, src, row, outer),
+                _ => {
+                    // Slices advanced by hand: chunk iterators would divide to size the loop.
+                    let (mut s, mut d) = (src, &mut **out);
+                    for _ in 0..outer {
+                        let (Some(h), Some((o, rest))) = (s.get(..c), d.split_at_mut_checked(c))
+                        else {
+                            break;
+                        };
+                        copy(o, h);
+                        d = rest;
+                        s = s.get(row..).unwrap_or(&[]);
+                    }
+                }
             }
-            src = rest;
         }
+        off += c;
     }
 }
 
 /// The inverse of [`split`]: for each of `outer` positions, `chunks[j]` bytes of `inputs[j]`
-/// are appended to `output`.
+/// are appended to `output` (input by input: a strided scatter with a fixed run length).
 pub fn pack(outer: usize, chunks: &[usize], inputs: &[&[u8]], output: &mut [u8]) {
-    let mut dst = output;
-    for o in 0..outer {
-        for (input, &c) in inputs.iter().zip(chunks) {
-            let Some((part, rest)) = dst.split_at_mut_checked(c) else {
-                return;
-            };
-            if let Some(src) = input.get(o * c..(o + 1) * c) {
-                copy(part, src);
+    let row: usize = chunks.iter().sum();
+    if row == 0 {
+        return;
+    }
+    let mut off = 0;
+    for (input, &c) in inputs.iter().zip(chunks) {
+        if c > 0 {
+            let dst = output.get_mut(off..).unwrap_or(&mut []);
+            match c {
+                1 => scatter::<1>(input, dst, row, outer),
+                2 => scatter::<2>(input, dst, row, outer),
+                4 => scatter::<4>(input, dst, row, outer),
+                8 => scatter::<8>(input, dst, row, outer),
+                16 => scatter::<16>(input, dst, row, outer),
+                _ => {
+                    let (mut s, mut d) = (*input, dst);
+                    for _ in 0..outer {
+                        let (Some((h, rest)), Some(o)) = (s.split_at_checked(c), d.get_mut(..c))
+                        else {
+                            break;
+                        };
+                        copy(o, h);
+                        s = rest;
+                        d = d.get_mut(row..).unwrap_or(&mut []);
+                    }
+                }
             }
-            dst = rest;
         }
+        off += c;
     }
 }
 
-/// `dst.copy_from_slice(src)` (equal lengths), byte by byte for short runs, where the call
-/// of a general copy costs more than the copy (UNPACK and PACK of an inner axis).
+/// `outer` runs of `C` bytes, every `row` bytes of `src`, to `out` one after another (runs
+/// of one element, UNPACK of the last axis, where the loop is the whole cost, or 16 bytes).
 #[inline(always)]
-fn copy(dst: &mut [u8], src: &[u8]) {
-    if dst.len() <= 16 {
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = *s;
-        }
-    } else {
-        dst.copy_from_slice(src);
+fn gather<const C: usize>(out: &mut [u8], src: &[u8], row: usize, outer: usize) {
+    let mut at = 0;
+    for d in out.chunks_exact_mut(C).take(outer) {
+        let Some(h) = src.get(at..at + C) else { return };
+        d.copy_from_slice(h);
+        at += row;
+    }
+}
+
+/// The inverse of [`gather`] (PACK on the last axis).
+#[inline(always)]
+fn scatter<const C: usize>(input: &[u8], dst: &mut [u8], row: usize, outer: usize) {
+    let mut at = 0;
+    for s in input.chunks_exact(C).take(outer) {
+        let Some(h) = dst.get_mut(at..at + C) else {
+            return;
+        };
+        h.copy_from_slice(s);
+        at += row;
+    }
+}
+
+/// `dst.copy_from_slice(src)` (equal lengths), for short runs with two possibly overlapping
+/// fixed-size copies, where the call of a general copy costs more than the copy (UNPACK and
+/// PACK of an inner axis).
+#[inline(always)]
+pub(crate) fn copy(dst: &mut [u8], src: &[u8]) {
+    let n = dst.len();
+    let Some(src) = src.get(..n) else { return };
+    /// The first and the last `K` bytes (`K <= n <= 2 K`).
+    #[inline(always)]
+    fn ends<const K: usize>(dst: &mut [u8], src: &[u8]) {
+        let n = dst.len();
+        dst[..K].copy_from_slice(&src[..K]);
+        dst[n - K..].copy_from_slice(&src[n - K..]);
+    }
+    match n {
+        0 => {}
+        1 => dst[0] = src[0],
+        2..=3 => ends::<2>(dst, src),
+        4..=7 => ends::<4>(dst, src),
+        8..=15 => ends::<8>(dst, src),
+        16..=32 => ends::<16>(dst, src),
+        33..=64 => ends::<32>(dst, src),
+        _ => dst.copy_from_slice(src),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec;
+    use std::vec::Vec;
 
     #[test]
     fn split_then_pack_is_the_identity() {
@@ -74,6 +154,32 @@ mod tests {
         let mut y = [0u8; 10];
         pack(2, &[2, 3], &[&a, &b], &mut y);
         assert_eq!(x, y);
+    }
+
+    /// The copy of every run length up to 70 (each path of `copy`), against a plain
+    /// element loop, for several parts of unequal runs.
+    #[test]
+    fn every_run_length_matches_a_plain_copy() {
+        for c in 0..70usize {
+            let chunks = [c, 1, c + 3];
+            let row: usize = chunks.iter().sum();
+            let outer = 3;
+            let x: Vec<u8> = (0..outer * row).map(|i| (i * 7 + 1) as u8).collect();
+            let mut parts: Vec<Vec<u8>> = chunks.iter().map(|&k| vec![0; outer * k]).collect();
+            let mut refs: Vec<&mut [u8]> = parts.iter_mut().map(Vec::as_mut_slice).collect();
+            split(outer, &chunks, &x, &mut refs);
+            let mut at = 0;
+            for o in 0..outer {
+                for (p, &k) in parts.iter().zip(&chunks) {
+                    assert_eq!(&p[o * k..(o + 1) * k], &x[at..at + k], "run {c}");
+                    at += k;
+                }
+            }
+            let ins: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+            let mut y = vec![0u8; x.len()];
+            pack(outer, &chunks, &ins, &mut y);
+            assert_eq!(x, y, "run {c}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use crate::emit::{Call, kernel_fn};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, i16s, i32s, i64s};
+use crate::exec::{Io, i16s, i32s, i64s, o16, o32};
 use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
 use kiln_kernels::concatenation as concat;
 use kiln_planner::diag::Result;
@@ -108,21 +108,13 @@ impl Kernel for Concatenation {
     #[cfg(feature = "exec")]
     fn run(&self, io: &mut Io<'_>) {
         let p = &self.0;
-        let raw: Vec<&[u8]> = (0..io.len()).map(|i| io.input(i)).collect();
-        fn u8s(b: &[u8]) -> &[u8] {
-            b
-        }
-        macro_rules! go {
-            ($view:ident, $out:expr) => {{
-                let v: Vec<_> = raw.iter().map(|b| $view(b)).collect();
-                concat::concatenation(p, &v, $out);
-            }};
-        }
         match self.1 {
-            Width::W1 => go!(u8s, io.out_u8()),
-            Width::W2 => go!(i16s, io.out_i16()),
-            Width::W4 => go!(i32s, io.out_i32()),
-            Width::W8 => go!(i64s, io.out_i64()),
+            Width::W1 => io.with_inputs(|b| b, |v, o| concat::concatenation(p, v, o)),
+            Width::W2 => io.with_inputs(i16s, |v, o| concat::concatenation(p, v, o16(o))),
+            Width::W4 => io.with_inputs(i32s, |v, o| concat::concatenation(p, v, o32(o))),
+            Width::W8 => io.with_inputs(i64s, |v, o| {
+                concat::concatenation(p, v, bytemuck::cast_slice_mut(o))
+            }),
         }
     }
 }

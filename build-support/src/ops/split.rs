@@ -296,8 +296,10 @@ impl Kernel for Runs {
     fn run(&self, io: &mut Io<'_>) {
         use kiln_kernels::split;
         if self.pack {
-            let ins: Vec<&[u8]> = (0..self.chunks.len()).map(|i| io.input(i)).collect();
-            split::pack(self.outer, &self.chunks, &ins, io.out());
+            io.with_inputs(
+                |b| b,
+                |ins, out| split::pack(self.outer, &self.chunks, ins, out),
+            );
         } else {
             let x = io.input(0);
             io.with_outs(|outs| split::split(self.outer, &self.chunks, x, outs));
