@@ -120,7 +120,51 @@ fn golden(stem: &str) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     (read(&s["inputs"]), read(&s["outputs"]))
 }
 
+/// The `shared-arena` section: person detection and keyword spotting, run one after another
+/// over one buffer of the caller's (`ModelIn::with_arena`), each checked against TFLM's golden
+/// output on every run.
+fn shared_arena() -> String {
+    const SHARED: usize = kiln::max(person_detect::ARENA_BYTES, kws_dscnn::ARENA_BYTES);
+    let mut buf = Box::new(kiln::Aligned::<kiln::align::A16, SHARED>::new());
+    let (pd_in, pd_out) = golden("tflm_person_detect_int8");
+    let (kws_in, kws_out) = golden("mlperf_tiny_kws_dscnn_int8");
+    for round in 0..3 {
+        let mut pd = person_detect::ModelIn::with_arena(&mut buf);
+        pd.input_bytes_mut(0).copy_from_slice(&pd_in[0]);
+        pd.invoke();
+        assert!(
+            pd.output_bytes(0) == pd_out[0].as_slice(),
+            "person_detect, round {round}"
+        );
+        let mut kws = kws_dscnn::ModelIn::with_arena(&mut buf);
+        kws.input_bytes_mut(0).copy_from_slice(&kws_in[0]);
+        kws.invoke();
+        assert!(
+            kws.output_bytes(0) == kws_out[0].as_slice(),
+            "kws_dscnn, round {round}"
+        );
+    }
+    let (a, b) = (person_detect::ARENA_BYTES, kws_dscnn::ARENA_BYTES);
+    format!(
+        "## Two models, one arena\n\n\
+         Written by `cargo bench --bench invoke`. Person detection and keyword spotting run one \
+         after another, three times each, over one buffer the application owns \
+         (`kiln::Aligned<A16, {{ kiln::max(person_detect::ARENA_BYTES, kws_dscnn::ARENA_BYTES) }}>`, \
+         `ModelIn::with_arena`); every run's output equals TFLM's golden output byte for byte \
+         (sample 1 of each model), whatever the other model left in the bytes. With \
+         `Model::take()` each model has its own static arena, so the RAM is the sum.\n\n\
+         | models | person_detect arena B | kws_dscnn arena B | two static arenas B | one shared arena B | saved B |\n\
+         |---|--:|--:|--:|--:|--:|\n\
+         | tflm_person_detect_int8 + mlperf_tiny_kws_dscnn_int8 | {a} | {b} | {} | {SHARED} | {} |\n",
+        a + b,
+        a + b - SHARED
+    )
+}
+
 fn main() {
+    let shared_section = shared_arena();
+    write_section("shared-arena", &shared_section);
+    print!("{shared_section}");
     let mut benches = benches();
     let stems: Vec<&str> = benches.iter().map(|b| b.stem).collect();
     let passes = PASSES.to_string();
