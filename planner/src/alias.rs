@@ -499,23 +499,12 @@ pub fn analyse(
             if !ok || roots.len() != op.inputs.len() {
                 continue;
             }
-            // The bound with the inputs' buffers gone and the output's buffer live from the
-            // first step of any of them to the last.
-            let group = |t: usize| &gs.groups[gs.group[t] as usize];
-            let mut changes: Vec<((usize, usize), i64)> = Vec::new();
-            let mut span = group(ry).span;
-            for &r in &roots {
-                if let Some(sr) = group(r).span {
-                    changes.push((sr, -(gs.bytes(r) as i64)));
-                    span = Some(span.map_or(sr, |s| (s.0.min(sr.0), s.1.max(sr.1))));
-                }
-            }
-            if let Some(old) = group(ry).span {
-                changes.push((old, -(gs.bytes(ry) as i64)));
-            }
-            if let Some(new) = span {
-                changes.push((new, gs.bytes(ry) as i64));
-            }
+            // The bound with the inputs' and the output's pieces gone and those of the joined
+            // buffer come (each input's bytes live from its producer on).
+            let parts: Vec<(usize, usize)> = std::iter::once((ry, 0))
+                .chain(roots.iter().copied().zip(offsets.iter().copied()))
+                .collect();
+            let changes = gs.join_changes(&parts);
             for &(steps, v) in &changes {
                 live.add(steps, v);
             }
@@ -687,15 +676,14 @@ fn convolutions_in_place<'a>(
             true
         }
     };
-    // The aliasing with the convolutions of `set` in place, if it can be placed and is safe.
+    // The aliasing with the convolutions of `set` in place, in step order, each where it can
+    // be placed and is safe given those before it (the others run normally).
     let apply = |set: &[OpId]| -> Option<(Groups<'a>, usize)> {
         let mut gs = base.clone();
         for &id in set {
             let op = graph.op(id);
             let (a, c) = (op.inputs[0].expect("checked"), op.outputs[0]);
-            if !gs.try_in_place(id, 0, a, c) {
-                return None;
-            }
+            gs.try_in_place(id, 0, a, c);
         }
         let b = bound(graph, order, kernels, &gs.aliases(0));
         Some((gs, b))
@@ -720,7 +708,7 @@ fn convolutions_in_place<'a>(
         if !gs.can_merge(merge, (id, mode)) {
             continue;
         }
-        let mut changes = gs.merge_changes(merge.0, merge.1);
+        let mut changes = gs.merge_changes(merge.0, merge.1, merge.2);
         let s = step_of[id.0];
         changes.push(((s, s), in_place_scratch(graph, kernels, op, mode) as i64));
         for &(steps, v) in &changes {

@@ -114,14 +114,14 @@ fn missing_and_duplicate_buffers() {
     missing.buffers.remove(buffer_of(&p, 3));
     expect_error(&g, &missing, "has no buffer");
     let mut dup = p.clone();
-    dup.buffers.push(dup.buffers[0]);
+    dup.buffers.push(dup.buffers[0].clone());
     expect_error(&g, &dup, "two buffers");
 }
 
 #[test]
 fn stray_scratch_buffer() {
     let (g, mut p) = seed();
-    let mut b = p.buffers[0];
+    let mut b = p.buffers[0].clone();
     b.owner = BufferOwner::Scratch(OpId(0));
     b.first = 0;
     b.last = 0;
