@@ -291,3 +291,90 @@ pub fn lifetimes_aliased(
         steps,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(offset: usize, size: usize, first: usize, last: usize) -> Piece {
+        Piece {
+            offset,
+            size,
+            first,
+            last,
+        }
+    }
+
+    #[test]
+    fn a_widening_input_at_the_end_gives_two_pieces() {
+        // Input 18 bytes at the end of a 36-byte output: the output's first half is live only
+        // from the convolution's step on.
+        let pieces = pieces_of(&[p(0, 36, 5, 9), p(18, 18, 2, 5)]);
+        assert_eq!(pieces, vec![p(0, 18, 5, 9), p(18, 18, 2, 9)]);
+    }
+
+    #[test]
+    fn members_with_the_same_steps_join_and_gaps_stay_free() {
+        // An in-place chain over one range is one piece; a range nobody covers is no piece.
+        assert_eq!(
+            pieces_of(&[p(0, 8, 0, 2), p(0, 8, 2, 4), p(0, 8, 4, 6)]),
+            vec![p(0, 8, 0, 6)]
+        );
+        assert_eq!(
+            pieces_of(&[p(0, 4, 1, 3), p(8, 4, 1, 3)]),
+            vec![p(0, 4, 1, 3), p(8, 4, 1, 3)]
+        );
+        // Adjacent ranges with the same steps join.
+        assert_eq!(
+            pieces_of(&[p(0, 4, 1, 3), p(4, 4, 1, 3)]),
+            vec![p(0, 8, 1, 3)]
+        );
+        assert!(pieces_of(&[p(3, 0, 1, 1)]).is_empty());
+    }
+
+    /// Canonical: pieces of pieces are the same pieces, in any order of the rectangles, and
+    /// every byte at every step is covered exactly when a rectangle covers it at some step
+    /// in the hull of the steps of the rectangles covering that byte.
+    #[test]
+    fn pieces_are_canonical_and_cover_their_rectangles() {
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut below = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..500 {
+            let rects: Vec<Piece> = (0..1 + below(6))
+                .map(|_| {
+                    let f = below(8);
+                    p(below(20), below(12), f, f + below(5))
+                })
+                .collect();
+            let pieces = pieces_of(&rects);
+            let mut reversed = rects.clone();
+            reversed.reverse();
+            assert_eq!(pieces_of(&reversed), pieces);
+            assert_eq!(pieces_of(&pieces), pieces);
+            for x in 0..40 {
+                let covering: Vec<&Piece> = rects
+                    .iter()
+                    .filter(|r| r.offset <= x && x < r.offset + r.size)
+                    .collect();
+                let hull = (
+                    covering.iter().map(|r| r.first).min(),
+                    covering.iter().map(|r| r.last).max(),
+                );
+                for s in 0..16 {
+                    let want = matches!(hull, (Some(f), Some(l)) if f <= s && s <= l);
+                    let n = pieces
+                        .iter()
+                        .filter(|q| q.offset <= x && x < q.offset + q.size)
+                        .filter(|q| q.first <= s && s <= q.last)
+                        .count();
+                    assert_eq!(n, usize::from(want), "{rects:?} -> {pieces:?} at {x}, {s}");
+                }
+            }
+        }
+    }
+}
