@@ -16,16 +16,17 @@
 //! - **pixels in place**: a convolution declaring it (1x1, stride 1) computes one pixel at a
 //!   time into a scratch pixel and stores it at the start of a buffer whose end holds its
 //!   dying input (the output pixel `p` never reaches input pixels after `p`); taken only where
-//!   it lowers the bound, as it moves the input's producer to the end of a larger buffer;
+//!   it lowers the bound (the output's other bytes are a piece live from the convolution on);
 //! - **concatenation slices**: an operator declaring its inputs as slices of its output at
 //!   given offsets (CONCATENATION where every output dimension before the axis is 1) gets
 //!   them placed there: their producers write straight into the output and it does nothing.
-//!   Taken only where it does not raise the lower bound (the output's bytes are held from
-//!   the first input's producer on).
+//!   Taken only where it does not raise the lower bound (each slice is a piece live from its
+//!   producer on).
 //!
 //! Tensors that alias form a *group*: one buffer of the root tensor's size (the root is the
-//! largest member; every other member sits at an offset inside it), live from the first
-//! step of any member to the last. A group is accepted only if no operator writes bytes of a
+//! largest member; every other member sits at an offset inside it), made of pieces each live
+//! while a member covering its bytes is ([`crate::lifetimes::pieces_of`]); the groups keep
+//! their pieces as they merge, and the bound the decisions compare is over live pieces. A group is accepted only if no operator writes bytes of a
 //! member while that member still holds data someone reads later, except an in-place
 //! operator overwriting its own dying input; the verifier checks the same rule on the final
 //! plan with its own code. As groups only grow, and each group was checked when it formed,
@@ -635,7 +636,8 @@ const MERGE_WORK: usize = 100;
 /// depthwise kernel is slower; a pointwise one holds a larger buffer from its input's
 /// producer on): one at a time while each alone lowers it (each tried on the bytes live at
 /// each step, updated in `O(log n)`); then, as peaks are often shared by several layers, all
-/// the others together if that lowers it, keeping only those whose removal would raise it.
+/// the others together (each where it is safe after those before it) if that lowers it,
+/// keeping only those whose removal would raise it.
 /// Each trial of the last two phases applies a whole set again and costs [`TRIAL_WORK`]
 /// steps of the budget per tensor and operator and [`MERGE_WORK`] per convolution; when the
 /// budget runs out the search keeps what it chose.

@@ -25,6 +25,13 @@
 //!    one byte less than the best arena found, until a capacity is proved infeasible (the
 //!    best arena is then optimal) or the budget runs out. Its budget counts work, not time.
 //!
+//! A buffer of several pieces ([`crate::lifetimes::Piece`], a group of aliases whose members
+//! live at different steps) is placed whole: a greedy pass puts it at the lowest aligned
+//! offset where each piece avoids the placed pieces live at its steps (under either fit);
+//! the target counts live pieces; the branch and bound puts every piece above the pieces
+//! placed at its steps, which finds placements but proves optimality only when no buffer is
+//! split.
+//!
 //! A greedy pass places each buffer among the placed buffers live with it: from its list of
 //! them, sorted by offset (sparse instances), or by scanning all placed buffers in offset
 //! order (dense ones, where those lists would be quadratic; the lists are then not built).

@@ -20,18 +20,24 @@
 //!   writes (outputs and scratch; views and concatenations of slices write nothing) bytes of
 //!   a tensor that holds data someone reads later, except an in-place operator overwriting
 //!   its input as that input dies;
+//! - every buffer's pieces lie inside its bytes and steps (which they span), every tensor's
+//!   (and scratch's) bytes lie in live pieces of its buffer at every step that uses them;
 //! - every offset is aligned, every buffer lies inside the arena, the arena size is the
-//!   largest end, and no two buffers live at a common step share a byte;
+//!   largest end, and no two pieces (of any buffers, one buffer's too) live at a common step
+//!   share a byte;
 //! - variable tensors sit in the persistent region, aligned, without overlap;
-//! - the reported lower bound is the most bytes live at any step; the bound without aliasing
+//! - the reported lower bound is the most bytes of pieces live at any step; the bound without aliasing
 //!   is the most bytes live at any step with a buffer per tensor; the reported bound of the
 //!   stored order is the most bytes live at any step when the operators run in the model's
-//!   order; the reported aligned bound is what it claims (per step, the live buffers' sizes
-//!   rounded up to the alignment except the largest rounding) and the arena is not below it.
+//!   order; the reported aligned bound is what it claims (per step, the live pieces' sizes
+//!   rounded up to the alignment except the largest rounding; the bytes live where a piece at
+//!   an unaligned offset in its buffer is live) and the arena is not below it.
 //!
 //! Every check is near-linear (`O(n log n)` in buffers, tensors and steps), so that graphs
 //! of many thousands of operators verify quickly: overlap by a sweep over the steps with the
-//! live buffers ordered by offset, bytes live per step by difference arrays, and writes over
+//! live pieces ordered by offset, coverage by the area each tensor shares with its buffer's
+//! pieces (disjoint, so the whole area means covered; the pieces by offset with their
+//! largest end so far), bytes live per step by difference arrays, and writes over
 //! data still needed by a sweep that counts the tensors holding data in Fenwick trees.
 //!
 //! A failure is a bug in Kiln, reported as [`ErrorKind::InvalidPlan`].
