@@ -17,8 +17,6 @@ pub(super) struct Group {
     /// Members written by an operator that is not elided, by step: `(step, tensor)` (empty
     /// for a group of one member).
     pub(super) writers: BTreeSet<(usize, u32)>,
-    /// First and last step of any member, if a step touches one.
-    pub(super) span: Option<(usize, usize)>,
     /// The pieces of its buffer ([`crate::lifetimes::pieces_of`] of the members), in the
     /// root's bytes; empty for a tensor without arena bytes.
     pub(super) pieces: Vec<Piece>,
@@ -65,7 +63,6 @@ impl<'a> Groups<'a> {
             groups: (0..n)
                 .map(|t| Group {
                     members: vec![t as u32],
-                    span: times.span[t],
                     pieces: match times.span[t] {
                         Some((first, last)) if is_arena(graph, TensorId(t)) => vec![Piece {
                             offset: 0,
@@ -271,10 +268,6 @@ impl<'a> Groups<'a> {
             return;
         }
         let pieces = self.joined_pieces(&[(to, 0), (from, offset)]);
-        let span = match (self.groups[gf].span, self.groups[gt].span) {
-            (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
-            (a, b) => a.or(b),
-        };
         // The group that keeps its structures, and the one whose members move.
         let (keep, moved) = if self.groups[gf].members.len() <= self.groups[gt].members.len() {
             (gt, gf)
@@ -297,7 +290,6 @@ impl<'a> Groups<'a> {
         }
         let group = &mut self.groups[keep];
         group.members.extend_from_slice(&old.members);
-        group.span = span;
         group.pieces = pieces;
         self.root[keep] = to as u32;
     }
