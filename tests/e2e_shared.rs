@@ -101,3 +101,43 @@ fn vww_tflm_plan() {
     assert_eq!(vww_tflm_plan::ARENA_BYTES, 64512);
     assert_eq!(vww::ARENA_BYTES, 55296);
 }
+
+/// The smallest plans under a RAM budget: the convolutions in place, the MobileNets'
+/// widening pointwise ones over their input at the end of their output (a group of pieces:
+/// the output's other bytes are reserved only from that convolution on). Same outputs, in a
+/// smaller arena than the fastest plan's.
+macro_rules! golden_under_budget {
+    ($name:ident, $fast:ident, $file:literal, $stem:literal, $budget:literal) => {
+        mod $name {
+            kiln::include_model!($file, ram_budget = $budget);
+        }
+        #[test]
+        fn $name() {
+            check_golden!($name, common::shared_models().join("golden").join($stem));
+            assert_eq!($name::ARENA_BYTES, $budget);
+            const { assert!($name::ARENA_BYTES < $fast::ARENA_BYTES) };
+        }
+    };
+}
+
+golden_under_budget!(
+    vww_smallest,
+    vww,
+    "../../shared/models/mlperf_tiny_vww_mobilenetv1_025_96_int8.tflite",
+    "mlperf_tiny_vww_mobilenetv1_025_96_int8",
+    46136
+);
+golden_under_budget!(
+    person_detect_smallest,
+    person_detect,
+    "../../shared/models/tflm_person_detect_int8.tflite",
+    "tflm_person_detect_int8",
+    37440
+);
+golden_under_budget!(
+    sww_smallest,
+    sww,
+    "../../shared/models/mlperf_tiny_sww_int8.tflite",
+    "mlperf_tiny_sww_int8",
+    4704
+);

@@ -16,16 +16,17 @@
 //! - **pixels in place**: a convolution declaring it (1x1, stride 1) computes one pixel at a
 //!   time into a scratch pixel and stores it at the start of a buffer whose end holds its
 //!   dying input (the output pixel `p` never reaches input pixels after `p`); taken only where
-//!   it lowers the bound, as it moves the input's producer to the end of a larger buffer;
+//!   it lowers the bound (the output's other bytes are a piece live from the convolution on);
 //! - **concatenation slices**: an operator declaring its inputs as slices of its output at
 //!   given offsets (CONCATENATION where every output dimension before the axis is 1) gets
 //!   them placed there: their producers write straight into the output and it does nothing.
-//!   Taken only where it does not raise the lower bound (the output's bytes are held from
-//!   the first input's producer on).
+//!   Taken only where it does not raise the lower bound (each slice is a piece live from its
+//!   producer on).
 //!
 //! Tensors that alias form a *group*: one buffer of the root tensor's size (the root is the
-//! largest member; every other member sits at an offset inside it), live from the first
-//! step of any member to the last. A group is accepted only if no operator writes bytes of a
+//! largest member; every other member sits at an offset inside it), made of pieces each live
+//! while a member covering its bytes is ([`crate::lifetimes::pieces_of`]); the groups keep
+//! their pieces as they merge, and the bound the decisions compare is over live pieces. A group is accepted only if no operator writes bytes of a
 //! member while that member still holds data someone reads later, except an in-place
 //! operator overwriting its own dying input; the verifier checks the same rule on the final
 //! plan with its own code. As groups only grow, and each group was checked when it formed,
@@ -499,23 +500,12 @@ pub fn analyse(
             if !ok || roots.len() != op.inputs.len() {
                 continue;
             }
-            // The bound with the inputs' buffers gone and the output's buffer live from the
-            // first step of any of them to the last.
-            let group = |t: usize| &gs.groups[gs.group[t] as usize];
-            let mut changes: Vec<((usize, usize), i64)> = Vec::new();
-            let mut span = group(ry).span;
-            for &r in &roots {
-                if let Some(sr) = group(r).span {
-                    changes.push((sr, -(gs.bytes(r) as i64)));
-                    span = Some(span.map_or(sr, |s| (s.0.min(sr.0), s.1.max(sr.1))));
-                }
-            }
-            if let Some(old) = group(ry).span {
-                changes.push((old, -(gs.bytes(ry) as i64)));
-            }
-            if let Some(new) = span {
-                changes.push((new, gs.bytes(ry) as i64));
-            }
+            // The bound with the inputs' and the output's pieces gone and those of the joined
+            // buffer come (each input's bytes live from its producer on).
+            let parts: Vec<(usize, usize)> = std::iter::once((ry, 0))
+                .chain(roots.iter().copied().zip(offsets.iter().copied()))
+                .collect();
+            let changes = gs.join_changes(&parts);
             for &(steps, v) in &changes {
                 live.add(steps, v);
             }
@@ -646,7 +636,8 @@ const MERGE_WORK: usize = 100;
 /// depthwise kernel is slower; a pointwise one holds a larger buffer from its input's
 /// producer on): one at a time while each alone lowers it (each tried on the bytes live at
 /// each step, updated in `O(log n)`); then, as peaks are often shared by several layers, all
-/// the others together if that lowers it, keeping only those whose removal would raise it.
+/// the others together (each where it is safe after those before it) if that lowers it,
+/// keeping only those whose removal would raise it.
 /// Each trial of the last two phases applies a whole set again and costs [`TRIAL_WORK`]
 /// steps of the budget per tensor and operator and [`MERGE_WORK`] per convolution; when the
 /// budget runs out the search keeps what it chose.
@@ -687,15 +678,14 @@ fn convolutions_in_place<'a>(
             true
         }
     };
-    // The aliasing with the convolutions of `set` in place, if it can be placed and is safe.
+    // The aliasing with the convolutions of `set` in place, in step order, each where it can
+    // be placed and is safe given those before it (the others run normally).
     let apply = |set: &[OpId]| -> Option<(Groups<'a>, usize)> {
         let mut gs = base.clone();
         for &id in set {
             let op = graph.op(id);
             let (a, c) = (op.inputs[0].expect("checked"), op.outputs[0]);
-            if !gs.try_in_place(id, 0, a, c) {
-                return None;
-            }
+            gs.try_in_place(id, 0, a, c);
         }
         let b = bound(graph, order, kernels, &gs.aliases(0));
         Some((gs, b))
@@ -720,7 +710,7 @@ fn convolutions_in_place<'a>(
         if !gs.can_merge(merge, (id, mode)) {
             continue;
         }
-        let mut changes = gs.merge_changes(merge.0, merge.1);
+        let mut changes = gs.merge_changes(merge.0, merge.1, merge.2);
         let s = step_of[id.0];
         changes.push(((s, s), in_place_scratch(graph, kernels, op, mode) as i64));
         for &(steps, v) in &changes {

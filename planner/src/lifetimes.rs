@@ -9,7 +9,13 @@
 //! - variable tensors (LSTM/SVDF state) persist across `invoke()` calls and are not in the
 //!   reused region at all: they are returned separately;
 //! - tensors that share bytes ([`crate::alias`]) have one buffer per group, the root
-//!   tensor's, live from the first step of any member to the last.
+//!   tensor's size, made of *pieces* ([`Piece`]): parts of the buffer at fixed offsets in
+//!   it, each live only while a member covering those bytes is. A piece is an elementary
+//!   range of bytes (between two member boundaries) live from the first step of any member
+//!   covering it to the last, adjacent ranges with the same steps joined ([`pieces_of`]).
+//!   So the widening pointwise convolution in place (its input at the end of its output)
+//!   holds the output's other bytes only from its own step on, and a concatenation's slices
+//!   each from their producer on. A buffer of one tensor has one piece, the whole buffer.
 
 use crate::alias::Aliases;
 use crate::ir::{Graph, OpId, TensorId, TensorKind};
@@ -24,23 +30,125 @@ pub enum BufferOwner {
     Scratch(OpId),
 }
 
-/// A buffer to place in the arena.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Buffer {
-    pub owner: BufferOwner,
-    /// Bytes the buffer needs.
+/// A part of a buffer with its own lifetime: `size` bytes at `offset` bytes into the
+/// buffer, live from step `first` to step `last` (inclusive). The pieces of a buffer do not
+/// share a byte at a common step, and a placement keeps their offsets in the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Piece {
+    pub offset: usize,
     pub size: usize,
-    /// First step at which it is live (inclusive).
     pub first: usize,
-    /// Last step at which it is live (inclusive).
     pub last: usize,
 }
 
+impl Piece {
+    /// Whether two pieces are live at a common step.
+    pub fn overlaps_in_time(&self, other: &Piece) -> bool {
+        self.first <= other.last && other.first <= self.last
+    }
+}
+
+/// A buffer to place in the arena.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Buffer {
+    pub owner: BufferOwner,
+    /// Bytes the buffer spans (the root tensor's size).
+    pub size: usize,
+    /// First step at which a piece is live (inclusive).
+    pub first: usize,
+    /// Last step at which a piece is live (inclusive).
+    pub last: usize,
+    /// Its pieces, by offset: one, the whole buffer, unless it holds a group of aliases.
+    pub pieces: Vec<Piece>,
+}
+
 impl Buffer {
-    /// Whether two buffers are live at a common step.
+    /// A buffer of one piece: `size` bytes live from `first` to `last`.
+    pub fn whole(owner: BufferOwner, size: usize, first: usize, last: usize) -> Buffer {
+        Buffer {
+            owner,
+            size,
+            first,
+            last,
+            pieces: vec![Piece {
+                offset: 0,
+                size,
+                first,
+                last,
+            }],
+        }
+    }
+
+    /// Whether two buffers are live at a common step (their first and last steps).
     pub fn overlaps_in_time(&self, other: &Buffer) -> bool {
         self.first <= other.last && other.first <= self.last
     }
+
+    /// Whether it has more than one piece.
+    pub fn is_split(&self) -> bool {
+        self.pieces.len() > 1
+    }
+}
+
+/// The pieces covering `rects` (rectangles of bytes and steps, e.g. the members of a group
+/// at their offsets, which may share bytes): every range of bytes between two consecutive
+/// boundaries of the rectangles, live from the first step of any rectangle covering it to
+/// the last; adjacent ranges live at the same steps become one piece. Canonical (the same
+/// bytes and steps give the same pieces, whatever the rectangles' order and whether they
+/// were pieces already), by offset, `O(n log n)`. Empty rectangles are skipped.
+pub fn pieces_of(rects: &[Piece]) -> Vec<Piece> {
+    // Boundaries: (position, rectangle starts there?, index).
+    let mut events: Vec<(usize, bool, usize)> = Vec::with_capacity(2 * rects.len());
+    for (i, r) in rects.iter().enumerate() {
+        if r.size > 0 {
+            events.push((r.offset, true, i));
+            events.push((r.offset + r.size, false, i));
+        }
+    }
+    events.sort_unstable();
+    let mut firsts: std::collections::BTreeMap<usize, usize> = Default::default();
+    let mut lasts: std::collections::BTreeMap<usize, usize> = Default::default();
+    let mut out: Vec<Piece> = Vec::new();
+    let mut k = 0;
+    while k < events.len() {
+        let x = events[k].0;
+        while k < events.len() && events[k].0 == x {
+            let (_, start, i) = events[k];
+            let (f, l) = (rects[i].first, rects[i].last);
+            if start {
+                *firsts.entry(f).or_insert(0) += 1;
+                *lasts.entry(l).or_insert(0) += 1;
+            } else {
+                for (map, key) in [(&mut firsts, f), (&mut lasts, l)] {
+                    let n = map.get_mut(&key).expect("added at its start");
+                    *n -= 1;
+                    if *n == 0 {
+                        map.remove(&key);
+                    }
+                }
+            }
+            k += 1;
+        }
+        let (Some((&first, _)), Some((&last, _)), Some(&(next, _, _))) = (
+            firsts.iter().next(),
+            lasts.iter().next_back(),
+            events.get(k),
+        ) else {
+            continue;
+        };
+        match out.last_mut() {
+            Some(p) if p.offset + p.size == x && p.first == first && p.last == last => {
+                p.size = next - p.offset;
+            }
+            _ => out.push(Piece {
+                offset: x,
+                size: next - x,
+                first,
+                last,
+            }),
+        }
+    }
+    out
 }
 
 /// The buffers of a graph for one execution order.
@@ -60,9 +168,9 @@ impl Lifetimes {
     pub fn live_bytes(&self) -> Vec<usize> {
         let steps = self.steps.max(1);
         let mut delta = vec![0isize; steps + 1];
-        for b in &self.buffers {
-            delta[b.first] += b.size as isize;
-            delta[b.last + 1] -= b.size as isize;
+        for p in self.buffers.iter().flat_map(|b| &b.pieces) {
+            delta[p.first] += p.size as isize;
+            delta[p.last + 1] -= p.size as isize;
         }
         let mut live = Vec::with_capacity(steps);
         let mut sum = 0isize;
@@ -86,7 +194,7 @@ pub fn lifetimes(graph: &Graph, order: &[OpId], kernels: &dyn Kernels) -> Lifeti
 }
 
 /// [`lifetimes`] with aliasing: one buffer per group of tensors sharing bytes (the root
-/// tensor's size), live from the first step of any member to the last.
+/// tensor's size), its pieces from the members at their offsets ([`pieces_of`]).
 pub fn lifetimes_aliased(
     graph: &Graph,
     order: &[OpId],
@@ -114,16 +222,22 @@ pub fn lifetimes_aliased(
     for &o in &graph.outputs {
         touch(o, last_step);
     }
-    // A group lives while any member does.
-    for t in 0..n {
-        let (r, _) = aliases.root(TensorId(t));
-        if r.0 != t
-            && let (Some(f), Some(l)) = (first[t], last[t])
-        {
-            first[r.0] = Some(first[r.0].map_or(f, |x| x.min(f)));
-            last[r.0] = Some(last[r.0].map_or(l, |x| x.max(l)));
-        }
-    }
+    // The members of each group with an alias, at their offsets: (root, offset, tensor).
+    let mut members: Vec<(usize, usize, usize)> = (0..n)
+        .filter_map(|t| {
+            let (r, o) = aliases.root(TensorId(t));
+            (r.0 != t).then_some((r.0, o, t))
+        })
+        .collect();
+    members.sort_unstable();
+    let rect = |t: usize, offset: usize| -> Option<Piece> {
+        Some(Piece {
+            offset,
+            size: graph.tensors[t].bytes(),
+            first: first[t]?,
+            last: last[t]?,
+        })
+    };
     let mut buffers = Vec::new();
     let mut persistent = Vec::new();
     for t in &graph.tensors {
@@ -135,17 +249,31 @@ pub fn lifetimes_aliased(
                 }
             }
             TensorKind::Activation => {
-                if let (Some(f), Some(l)) = (first[t.id.0], last[t.id.0])
-                    && t.bytes() > 0
-                    && aliases.root(t.id).0 == t.id
-                {
-                    buffers.push(Buffer {
-                        owner: BufferOwner::Tensor(t.id),
-                        size: t.bytes(),
-                        first: f,
-                        last: l,
-                    });
+                if t.bytes() == 0 || aliases.root(t.id).0 != t.id {
+                    continue;
                 }
+                let at = members.partition_point(|m| m.0 < t.id.0);
+                let group = members[at..].iter().take_while(|m| m.0 == t.id.0);
+                let mut rects: Vec<Piece> = rect(t.id.0, 0).into_iter().collect();
+                rects.extend(group.filter_map(|&(_, o, m)| rect(m, o)));
+                let pieces = if rects.len() == 1 {
+                    rects
+                } else {
+                    pieces_of(&rects)
+                };
+                let (Some(f), Some(l)) = (
+                    pieces.iter().map(|p| p.first).min(),
+                    pieces.iter().map(|p| p.last).max(),
+                ) else {
+                    continue;
+                };
+                buffers.push(Buffer {
+                    owner: BufferOwner::Tensor(t.id),
+                    size: t.bytes(),
+                    first: f,
+                    last: l,
+                    pieces,
+                });
             }
         }
     }
@@ -154,17 +282,99 @@ pub fn lifetimes_aliased(
         let size = kernels.scratch_bytes(graph, op)
             + crate::alias::in_place_scratch(graph, kernels, op, aliases.mode(id));
         if size > 0 {
-            buffers.push(Buffer {
-                owner: BufferOwner::Scratch(id),
-                size,
-                first: s,
-                last: s,
-            });
+            buffers.push(Buffer::whole(BufferOwner::Scratch(id), size, s, s));
         }
     }
     Lifetimes {
         buffers,
         persistent,
         steps,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(offset: usize, size: usize, first: usize, last: usize) -> Piece {
+        Piece {
+            offset,
+            size,
+            first,
+            last,
+        }
+    }
+
+    #[test]
+    fn a_widening_input_at_the_end_gives_two_pieces() {
+        // Input 18 bytes at the end of a 36-byte output: the output's first half is live only
+        // from the convolution's step on.
+        let pieces = pieces_of(&[p(0, 36, 5, 9), p(18, 18, 2, 5)]);
+        assert_eq!(pieces, vec![p(0, 18, 5, 9), p(18, 18, 2, 9)]);
+    }
+
+    #[test]
+    fn members_with_the_same_steps_join_and_gaps_stay_free() {
+        // An in-place chain over one range is one piece; a range nobody covers is no piece.
+        assert_eq!(
+            pieces_of(&[p(0, 8, 0, 2), p(0, 8, 2, 4), p(0, 8, 4, 6)]),
+            vec![p(0, 8, 0, 6)]
+        );
+        assert_eq!(
+            pieces_of(&[p(0, 4, 1, 3), p(8, 4, 1, 3)]),
+            vec![p(0, 4, 1, 3), p(8, 4, 1, 3)]
+        );
+        // Adjacent ranges with the same steps join.
+        assert_eq!(
+            pieces_of(&[p(0, 4, 1, 3), p(4, 4, 1, 3)]),
+            vec![p(0, 8, 1, 3)]
+        );
+        assert!(pieces_of(&[p(3, 0, 1, 1)]).is_empty());
+    }
+
+    /// Canonical: pieces of pieces are the same pieces, in any order of the rectangles, and
+    /// every byte at every step is covered exactly when a rectangle covers it at some step
+    /// in the hull of the steps of the rectangles covering that byte.
+    #[test]
+    fn pieces_are_canonical_and_cover_their_rectangles() {
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut below = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..500 {
+            let rects: Vec<Piece> = (0..1 + below(6))
+                .map(|_| {
+                    let f = below(8);
+                    p(below(20), below(12), f, f + below(5))
+                })
+                .collect();
+            let pieces = pieces_of(&rects);
+            let mut reversed = rects.clone();
+            reversed.reverse();
+            assert_eq!(pieces_of(&reversed), pieces);
+            assert_eq!(pieces_of(&pieces), pieces);
+            for x in 0..40 {
+                let covering: Vec<&Piece> = rects
+                    .iter()
+                    .filter(|r| r.offset <= x && x < r.offset + r.size)
+                    .collect();
+                let hull = (
+                    covering.iter().map(|r| r.first).min(),
+                    covering.iter().map(|r| r.last).max(),
+                );
+                for s in 0..16 {
+                    let want = matches!(hull, (Some(f), Some(l)) if f <= s && s <= l);
+                    let n = pieces
+                        .iter()
+                        .filter(|q| q.offset <= x && x < q.offset + q.size)
+                        .filter(|q| q.first <= s && s <= q.last)
+                        .count();
+                    assert_eq!(n, usize::from(want), "{rects:?} -> {pieces:?} at {x}, {s}");
+                }
+            }
+        }
     }
 }

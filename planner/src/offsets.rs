@@ -25,6 +25,13 @@
 //!    one byte less than the best arena found, until a capacity is proved infeasible (the
 //!    best arena is then optimal) or the budget runs out. Its budget counts work, not time.
 //!
+//! A buffer of several pieces ([`crate::lifetimes::Piece`], a group of aliases whose members
+//! live at different steps) is placed whole: a greedy pass puts it at the lowest aligned
+//! offset where each piece avoids the placed pieces live at its steps (under either fit);
+//! the target counts live pieces; the branch and bound puts every piece above the pieces
+//! placed at its steps, which finds placements but proves optimality only when no buffer is
+//! split.
+//!
 //! A greedy pass places each buffer among the placed buffers live with it: from its list of
 //! them, sorted by offset (sparse instances), or by scanning all placed buffers in offset
 //! order (dense ones, where those lists would be quadratic; the lists are then not built).
@@ -35,7 +42,7 @@
 //! Sorting is stable with ties broken by buffer index and the search is seeded: plans are
 //! deterministic.
 
-use crate::lifetimes::Buffer;
+use crate::lifetimes::{Buffer, Piece};
 
 mod exact;
 use exact::*;
@@ -203,24 +210,31 @@ fn align_up(x: usize, align: usize) -> usize {
     x.div_ceil(align) * align
 }
 
-/// The smallest arena any placement of `buffers` could have: at every step, the buffers live
+/// The smallest arena any placement of `buffers` could have: at every step, the pieces live
 /// at that step are stacked, each but the top one taking its size rounded up to `align`
-/// (offsets are aligned). At least the most bytes live at one step.
+/// (offsets are aligned). At least the most bytes live at one step. At a step where a piece
+/// at an unaligned offset in its buffer is live, pieces need not start aligned and the bound
+/// there is the bytes live.
 pub fn target(buffers: &[Buffer], align: usize) -> usize {
     let steps = buffers.iter().map(|b| b.last + 1).max().unwrap_or(0);
+    let pieces: Vec<&Piece> = buffers.iter().flat_map(|b| &b.pieces).collect();
     // Sums by difference arrays; the largest rounding at each step by filling steps from the
     // largest rounding down, each step once (`next` skips filled ones).
     let mut sum = vec![0i128; steps + 1];
     let mut sum_aligned = vec![0i128; steps + 1];
-    for b in buffers {
-        sum[b.first] += b.size as i128;
-        sum[b.last + 1] -= b.size as i128;
-        sum_aligned[b.first] += align_up(b.size, align) as i128;
-        sum_aligned[b.last + 1] -= align_up(b.size, align) as i128;
+    let mut unaligned = vec![0i64; steps + 1];
+    for p in &pieces {
+        sum[p.first] += p.size as i128;
+        sum[p.last + 1] -= p.size as i128;
+        sum_aligned[p.first] += align_up(p.size, align) as i128;
+        sum_aligned[p.last + 1] -= align_up(p.size, align) as i128;
+        if p.offset % align != 0 {
+            unaligned[p.first] += 1;
+            unaligned[p.last + 1] -= 1;
+        }
     }
-    let mut by_slack: Vec<usize> = (0..buffers.len()).collect();
-    by_slack
-        .sort_by_key(|&i| std::cmp::Reverse(align_up(buffers[i].size, align) - buffers[i].size));
+    let mut by_slack: Vec<usize> = (0..pieces.len()).collect();
+    by_slack.sort_by_key(|&i| std::cmp::Reverse(align_up(pieces[i].size, align) - pieces[i].size));
     let mut slack = vec![0usize; steps];
     let mut next: Vec<usize> = (0..=steps).collect();
     fn find(next: &mut [usize], mut t: usize) -> usize {
@@ -231,21 +245,26 @@ pub fn target(buffers: &[Buffer], align: usize) -> usize {
         t
     }
     for &i in &by_slack {
-        let b = &buffers[i];
-        let value = align_up(b.size, align) - b.size;
-        let mut t = find(&mut next, b.first);
-        while t <= b.last {
+        let p = pieces[i];
+        let value = align_up(p.size, align) - p.size;
+        let mut t = find(&mut next, p.first);
+        while t <= p.last {
             slack[t] = value;
             next[t] = t + 1;
             t = find(&mut next, t + 1);
         }
     }
-    let (mut s, mut sa) = (0i128, 0i128);
+    let (mut s, mut sa, mut u) = (0i128, 0i128, 0i64);
     (0..steps)
         .map(|t| {
             s += sum[t];
             sa += sum_aligned[t];
-            (sa as usize - slack[t]).max(s as usize)
+            u += unaligned[t];
+            if u > 0 {
+                s as usize
+            } else {
+                (sa as usize - slack[t]).max(s as usize)
+            }
         })
         .max()
         .unwrap_or(0)
@@ -260,7 +279,7 @@ pub fn assign(buffers: &[Buffer], align: usize) -> Placement {
 pub fn place(buffers: &[Buffer], align: usize, options: &PlacementOptions) -> Placement {
     let target_bytes = target(buffers, align);
     let degree = degrees(buffers);
-    let mut ws = Workspace::for_degrees(&degree);
+    let mut ws = Workspace::for_buffers(buffers, &degree);
     // The lists of buffers live together only where the greedy passes use them: on dense
     // instances they would be quadratic, and the passes scan the placed buffers instead.
     let adj = if ws.dense {
@@ -427,9 +446,9 @@ fn placement_order_by(buffers: &[Buffer], degree: &[usize], key: SortKey) -> Vec
         SortKey::Urgency => {
             let steps = buffers.iter().map(|b| b.last + 1).max().unwrap_or(0);
             let mut delta = vec![0i128; steps + 1];
-            for b in buffers {
-                delta[b.first] += b.size as i128;
-                delta[b.last + 1] -= b.size as i128;
+            for p in buffers.iter().flat_map(|b| &b.pieces) {
+                delta[p.first] += p.size as i128;
+                delta[p.last + 1] -= p.size as i128;
             }
             let mut sum = 0i128;
             let live: Vec<usize> = delta[..steps]
@@ -490,7 +509,7 @@ impl RangeMax {
 pub fn greedy(buffers: &[Buffer], align: usize, strategy: Strategy) -> Vec<usize> {
     let degree = degrees(buffers);
     let order = placement_order_by(buffers, &degree, strategy.key);
-    let mut ws = Workspace::for_degrees(&degree);
+    let mut ws = Workspace::for_buffers(buffers, &degree);
     let adj = if ws.dense {
         Vec::new()
     } else {
@@ -506,7 +525,9 @@ struct Workspace {
     offsets: Vec<usize>,
     placed: Vec<bool>,
     gaps: Vec<(usize, usize)>,
-    /// Placed buffers sorted by `(offset, end)`, for dense instances, with their first and
+    /// Per piece of a buffer of several pieces: the placed pieces live with it.
+    piece_gaps: Vec<Vec<(usize, usize)>>,
+    /// Placed pieces sorted by `(offset, end)`, for dense instances, with their first and
     /// last steps (scanned in place, without looking the buffer up).
     by_offset: Sorted,
     /// Whether scanning all placed buffers is cheaper than sorting each buffer's conflicts
@@ -517,26 +538,40 @@ struct Workspace {
 }
 
 impl Workspace {
-    /// A workspace for buffers with these conflict lists (tests).
+    /// A workspace for buffers of one piece with these conflict lists (tests).
     #[cfg(test)]
     fn new(adj: &[Vec<u32>]) -> Workspace {
         let degree: Vec<usize> = adj.iter().map(Vec::len).collect();
-        Workspace::for_degrees(&degree)
+        Workspace::for_degrees(&degree, 0)
     }
 
-    /// A workspace for buffers live with `degree[i]` others each ([`degrees`]).
-    fn for_degrees(degree: &[usize]) -> Workspace {
+    /// A workspace for `buffers`, live with `degree[i]` others each ([`degrees`]).
+    fn for_buffers(buffers: &[Buffer], degree: &[usize]) -> Workspace {
+        // A buffer of several pieces visits the buffers live with it once per piece.
+        let extra: usize = buffers
+            .iter()
+            .zip(degree)
+            .map(|(b, &d)| (b.pieces.len().max(1) - 1) * (d + 1))
+            .sum();
+        Workspace::for_degrees(degree, extra)
+    }
+
+    /// A workspace for buffers live with `degree[i]` others each, `extra` visits more per
+    /// pass for buffers of several pieces.
+    fn for_degrees(degree: &[usize], extra: usize) -> Workspace {
         let n = degree.len();
         let sparse_cost: usize = degree
             .iter()
             .map(|&d| d * (1 + (usize::BITS - d.leading_zeros()) as usize))
             .sum::<usize>()
-            + n;
-        let dense_cost = n * n / 2 + n;
+            + n
+            + extra;
+        let dense_cost = n * n / 2 + n + extra;
         Workspace {
             offsets: vec![0; n],
             placed: vec![false; n],
             gaps: Vec::new(),
+            piece_gaps: Vec::new(),
             by_offset: Sorted::default(),
             dense: dense_cost < sparse_cost,
             cost: sparse_cost.min(dense_cost),
@@ -544,8 +579,9 @@ impl Workspace {
     }
 
     /// Places buffers one by one in `order`, each in the lowest (first fit) or smallest (best
-    /// fit) gap among the placed buffers live at the same time. Returns the arena, or `None`
-    /// as soon as a buffer ends above `limit`.
+    /// fit) gap among the placed pieces live at the same time; a buffer of several pieces
+    /// goes to the lowest offset where each of its pieces avoids the placed pieces live with
+    /// it. Returns the arena, or `None` as soon as a buffer ends above `limit`.
     fn place(
         &mut self,
         buffers: &[Buffer],
@@ -560,57 +596,19 @@ impl Workspace {
         let mut arena = 0usize;
         for &i in order {
             let b = &buffers[i];
-            // Walks the placed buffers live with `b` by offset, the gaps between them.
-            let mut candidate = 0usize;
-            let mut chosen: Option<(usize, usize)> = None; // (offset, gap size)
-            let mut step = |start: usize, end: usize| {
-                if candidate + b.size <= start {
-                    let gap = start - candidate;
-                    match fit {
-                        Fit::First => {
-                            chosen = Some((candidate, gap));
-                            return true;
-                        }
-                        Fit::Best => {
-                            if chosen.is_none_or(|(_, g)| gap < g) {
-                                chosen = Some((candidate, gap));
-                            }
-                        }
-                    }
-                }
-                candidate = candidate.max(align_up(end, align));
-                false
-            };
-            if self.dense {
-                'scan: for block in &self.by_offset.blocks {
-                    for &(start, end, first, last) in block {
-                        if first <= b.last && b.first <= last && step(start, end) {
-                            break 'scan;
-                        }
-                    }
-                }
+            let offset = if b.is_split() {
+                self.lowest_fit(buffers, adj, i, align)
             } else {
-                self.gaps.clear();
-                for &j in &adj[i] {
-                    let j = j as usize;
-                    if self.placed[j] {
-                        self.gaps
-                            .push((self.offsets[j], self.offsets[j] + buffers[j].size));
-                    }
-                }
-                self.gaps.sort_unstable();
-                for &(start, end) in &self.gaps {
-                    if step(start, end) {
-                        break;
-                    }
-                }
-            }
-            let offset = chosen.map_or(candidate, |(o, _)| o);
+                self.fit_whole(buffers, adj, i, align, fit)
+            };
             self.offsets[i] = offset;
             self.placed[i] = true;
             if self.dense {
-                self.by_offset
-                    .insert((offset, offset + b.size, b.first, b.last));
+                for p in &b.pieces {
+                    let start = offset + p.offset;
+                    self.by_offset
+                        .insert((start, start + p.size, p.first, p.last));
+                }
             }
             arena = arena.max(offset + b.size);
             if arena > limit {
@@ -619,11 +617,145 @@ impl Workspace {
         }
         Some(arena)
     }
+
+    /// The offset of buffer `i` of one piece: walks the placed pieces live with it by
+    /// offset, the gaps between them.
+    fn fit_whole(
+        &mut self,
+        buffers: &[Buffer],
+        adj: &[Vec<u32>],
+        i: usize,
+        align: usize,
+        fit: Fit,
+    ) -> usize {
+        let b = &buffers[i];
+        let mut candidate = 0usize;
+        let mut chosen: Option<(usize, usize)> = None; // (offset, gap size)
+        let mut step = |start: usize, end: usize| {
+            if candidate + b.size <= start {
+                let gap = start - candidate;
+                match fit {
+                    Fit::First => {
+                        chosen = Some((candidate, gap));
+                        return true;
+                    }
+                    Fit::Best => {
+                        if chosen.is_none_or(|(_, g)| gap < g) {
+                            chosen = Some((candidate, gap));
+                        }
+                    }
+                }
+            }
+            candidate = candidate.max(align_up(end, align));
+            false
+        };
+        if self.dense {
+            'scan: for block in &self.by_offset.blocks {
+                for &(start, end, first, last) in block {
+                    if first <= b.last && b.first <= last && step(start, end) {
+                        break 'scan;
+                    }
+                }
+            }
+        } else {
+            self.gaps.clear();
+            for &j in &adj[i] {
+                let j = j as usize;
+                if self.placed[j] {
+                    let o = self.offsets[j];
+                    for q in &buffers[j].pieces {
+                        if q.first <= b.last && b.first <= q.last {
+                            self.gaps.push((o + q.offset, o + q.offset + q.size));
+                        }
+                    }
+                }
+            }
+            self.gaps.sort_unstable();
+            for &(start, end) in &self.gaps {
+                if step(start, end) {
+                    break;
+                }
+            }
+        }
+        chosen.map_or(candidate, |(o, _)| o)
+    }
+
+    /// The lowest aligned offset of buffer `i` (several pieces) at which every piece avoids
+    /// the placed pieces live with it: each piece in turn moves the offset up to where it
+    /// fits, until one round moves nothing.
+    fn lowest_fit(
+        &mut self,
+        buffers: &[Buffer],
+        adj: &[Vec<u32>],
+        i: usize,
+        align: usize,
+    ) -> usize {
+        let b = &buffers[i];
+        let k = b.pieces.len();
+        if self.piece_gaps.len() < k {
+            self.piece_gaps.resize(k, Vec::new());
+        }
+        for (p, gaps) in b.pieces.iter().zip(&mut self.piece_gaps) {
+            gaps.clear();
+            let live = |first: usize, last: usize| first <= p.last && p.first <= last;
+            if self.dense {
+                for block in &self.by_offset.blocks {
+                    for &(start, end, first, last) in block {
+                        if live(first, last) {
+                            gaps.push((start, end));
+                        }
+                    }
+                }
+            } else {
+                for &j in &adj[i] {
+                    let j = j as usize;
+                    if self.placed[j] {
+                        let o = self.offsets[j];
+                        for q in &buffers[j].pieces {
+                            if live(q.first, q.last) {
+                                gaps.push((o + q.offset, o + q.offset + q.size));
+                            }
+                        }
+                    }
+                }
+                gaps.sort_unstable();
+            }
+        }
+        // The lowest aligned `x >= from` at which piece `p` avoids `gaps` (sorted by start).
+        let fit_from = |gaps: &[(usize, usize)], p: &Piece, from: usize| {
+            let mut x = from;
+            for &(start, end) in gaps {
+                let at = x + p.offset;
+                if end <= at {
+                    continue;
+                }
+                if at + p.size <= start {
+                    break;
+                }
+                x = align_up(end - p.offset, align);
+            }
+            x
+        };
+        let mut x = 0usize;
+        loop {
+            let mut moved = false;
+            for (p, gaps) in b.pieces.iter().zip(&self.piece_gaps) {
+                let y = fit_from(gaps, p, x);
+                if y != x {
+                    x = y;
+                    moved = true;
+                }
+            }
+            if !moved {
+                return x;
+            }
+        }
+    }
 }
 
-/// Placed buffers `(offset, end, first step, last step)` sorted by `(offset, end)`, in blocks
+/// Placed pieces `(offset, end, first step, last step)` sorted by `(offset, end)`, in blocks
 /// of a few hundred: scanned in order almost as fast as one array, and an insertion moves one
-/// block, not every buffer above it.
+/// block, not every piece above it.
 #[derive(Default)]
 struct Sorted {
     blocks: Vec<Vec<(usize, usize, usize, usize)>>,
@@ -756,23 +888,119 @@ mod tests {
     use crate::lifetimes::BufferOwner;
 
     fn buf(i: usize, size: usize, first: usize, last: usize) -> Buffer {
-        Buffer {
-            owner: BufferOwner::Tensor(TensorId(i)),
-            size,
-            first,
-            last,
-        }
+        Buffer::whole(BufferOwner::Tensor(TensorId(i)), size, first, last)
     }
 
+    /// Aligned, and no two pieces of different buffers live at a common step share a byte.
     fn valid(b: &[Buffer], offsets: &[usize], align: usize) -> bool {
         offsets.iter().all(|o| o % align == 0)
             && (0..b.len()).all(|i| {
                 (0..i).all(|j| {
-                    !b[i].overlaps_in_time(&b[j])
-                        || offsets[i] + b[i].size <= offsets[j]
-                        || offsets[j] + b[j].size <= offsets[i]
+                    b[i].pieces.iter().all(|p| {
+                        b[j].pieces.iter().all(|q| {
+                            let (sp, sq) = (offsets[i] + p.offset, offsets[j] + q.offset);
+                            !p.overlaps_in_time(q) || sp + p.size <= sq || sq + q.size <= sp
+                        })
+                    })
                 })
             })
+    }
+
+    /// A buffer of pieces from random members (as a group of aliases).
+    fn split_buf(rng: &mut Rng, i: usize, steps: usize) -> Buffer {
+        let rects: Vec<Piece> = (0..1 + rng.below(4))
+            .map(|_| {
+                let f = rng.below(steps);
+                Piece {
+                    offset: rng.below(3) * 16 + rng.below(2) * 5,
+                    size: 1 + rng.below(40),
+                    first: f,
+                    last: f + rng.below(steps - f),
+                }
+            })
+            .collect();
+        let pieces = crate::lifetimes::pieces_of(&rects);
+        Buffer {
+            owner: BufferOwner::Tensor(TensorId(i)),
+            size: pieces.iter().map(|p| p.offset + p.size).max().unwrap(),
+            first: pieces.iter().map(|p| p.first).min().unwrap(),
+            last: pieces.iter().map(|p| p.last).max().unwrap(),
+            pieces,
+        }
+    }
+
+    /// Buffers of several pieces: every stage gives valid placements at or above the target,
+    /// dense and sparse passes agree, and the pieces let other buffers use a group's bytes
+    /// while they are not live.
+    #[test]
+    fn split_buffers_place_validly() {
+        let mut rng = Rng(4242);
+        for case in 0..300 {
+            let n = 1 + rng.below(12);
+            let steps = 1 + rng.below(8);
+            let align = [1, 4, 16][rng.below(3)];
+            let b: Vec<Buffer> = (0..n)
+                .map(|i| {
+                    if rng.below(2) == 0 {
+                        split_buf(&mut rng, i, steps)
+                    } else {
+                        let f = rng.below(steps);
+                        buf(i, 1 + rng.below(40), f, f + rng.below(steps - f))
+                    }
+                })
+                .collect();
+            let t = target(&b, align);
+            let adj = conflicts(&b);
+            for s in PORTFOLIO {
+                let order = placement_order(&b, &adj, s.key);
+                let mut sparse = Workspace::new(&adj);
+                sparse.dense = false;
+                let mut dense = Workspace::new(&adj);
+                dense.dense = true;
+                let a = sparse.place(&b, &adj, &order, align, s.fit, usize::MAX);
+                let d = dense.place(&b, &adj, &order, align, s.fit, usize::MAX);
+                assert_eq!(a, d, "case {case}");
+                assert_eq!(sparse.offsets, dense.offsets, "case {case}");
+                assert!(valid(&b, &sparse.offsets, align), "case {case}: {b:?}");
+                assert!(a.unwrap() >= t, "case {case}");
+            }
+            let p = place(&b, align, &PlacementOptions::default());
+            assert!(valid(&b, &p.offsets, align), "case {case}");
+            assert_eq!(p.arena_bytes, arena_end(&b, &p.offsets));
+            assert!(p.arena_bytes >= t, "case {case}");
+            let (found, _) = branch_and_bound(&b, align, t, usize::MAX, 1 << 20);
+            if let Some(offsets) = found {
+                assert!(valid(&b, &offsets, align), "case {case}");
+                assert!(arena_end(&b, &offsets) >= t, "case {case}");
+            }
+        }
+        // A widening group: 16 bytes live from step 0, the 16 below them only from step 2;
+        // a 16-byte buffer live at steps 0-1 fits under the group.
+        let group = Buffer {
+            owner: BufferOwner::Tensor(TensorId(0)),
+            size: 32,
+            first: 0,
+            last: 3,
+            pieces: vec![
+                Piece {
+                    offset: 0,
+                    size: 16,
+                    first: 2,
+                    last: 3,
+                },
+                Piece {
+                    offset: 16,
+                    size: 16,
+                    first: 0,
+                    last: 3,
+                },
+            ],
+        };
+        let b = [group, buf(1, 16, 0, 1)];
+        let p = assign(&b, 16);
+        assert_eq!(p.arena_bytes, 32);
+        assert_eq!(target(&b, 16), 32);
+        assert!(p.optimal);
     }
 
     #[test]

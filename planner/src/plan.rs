@@ -4,7 +4,7 @@ use crate::alias::{self, Alias, AliasOptions, OpMode};
 use crate::diag::{Diagnostic, Result};
 use crate::ir::{Graph, OpId, TensorId};
 use crate::kernels::Kernels;
-use crate::lifetimes::{self, BufferOwner};
+use crate::lifetimes::{self, BufferOwner, Piece};
 use crate::offsets::{self, PlacementOptions};
 use crate::schedule::{self, OrderOptions};
 use crate::verify;
@@ -75,15 +75,32 @@ impl PlanOptions {
 }
 
 /// A buffer of the reused region with its place.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlannedBuffer {
     pub owner: BufferOwner,
+    /// Bytes it spans (its tensor's, or its scratch's).
     pub size: usize,
-    /// First and last step (positions in [`Plan::order`]) at which it is live, inclusive.
+    /// First and last step (positions in [`Plan::order`]) at which a piece is live,
+    /// inclusive.
     pub first: usize,
     pub last: usize,
     /// Byte offset in the arena.
     pub offset: usize,
+    /// Its pieces (offsets relative to `offset`), each with its own steps: one, the whole
+    /// buffer, unless it holds a group of aliases whose members live at different steps
+    /// ([`crate::lifetimes::pieces_of`]). Only the bytes of a live piece are reserved.
+    pub pieces: Vec<Piece>,
+}
+
+impl PlannedBuffer {
+    /// Bytes of its pieces live at step `step`.
+    pub fn live_bytes_at(&self, step: usize) -> usize {
+        self.pieces
+            .iter()
+            .filter(|p| p.first <= step && step <= p.last)
+            .map(|p| p.size)
+            .sum()
+    }
 }
 
 /// A variable tensor's place in the persistent region.
@@ -221,7 +238,8 @@ pub fn plan(graph: &Graph, kernels: &dyn Kernels, options: &PlanOptions) -> Resu
     debug_assert!(lt.lower_bound() <= sched.peak_bytes);
     let mut placement = offsets::place(&lt.buffers, align, &options.placement);
     // A smaller bound need not pack as well: the stored order, and plans without aliasing
-    // (a group of aliases is one larger buffer), are kept instead when they pack smaller.
+    // (a group of aliases is a larger buffer of pieces), are kept instead when they pack
+    // smaller.
     let mut others = Vec::new();
     if order != stored {
         others.push((stored.clone(), options.aliasing, true));
@@ -265,6 +283,7 @@ pub fn plan(graph: &Graph, kernels: &dyn Kernels, options: &PlanOptions) -> Resu
             first: b.first,
             last: b.last,
             offset,
+            pieces: b.pieces.clone(),
         })
         .collect();
     let mut persistent = Vec::new();

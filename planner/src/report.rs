@@ -20,6 +20,20 @@ pub struct JsonBuffer {
     /// First and last operator (by index in the model) at which the buffer is live.
     pub first_op: usize,
     pub last_op: usize,
+    /// Its pieces: the parts of its bytes each live at its own steps (one, the whole buffer,
+    /// unless it holds aliases live at different steps).
+    pub pieces: Vec<JsonPiece>,
+}
+
+/// A piece of a buffer in the JSON report.
+#[derive(Serialize)]
+pub struct JsonPiece {
+    /// Byte offset in the arena.
+    pub offset: usize,
+    pub size: usize,
+    /// First and last step (positions in `order`) at which it is live.
+    pub first_step: usize,
+    pub last_step: usize,
 }
 
 /// A tensor that lives in another tensor's buffer, in the JSON report.
@@ -215,6 +229,16 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
                 size: b.size,
                 first_op: plan.order.get(b.first).map_or(0, |o| o.0),
                 last_op: plan.order.get(b.last).map_or(0, |o| o.0),
+                pieces: b
+                    .pieces
+                    .iter()
+                    .map(|p| JsonPiece {
+                        offset: b.offset + p.offset,
+                        size: p.size,
+                        first_step: p.first,
+                        last_step: p.last,
+                    })
+                    .collect(),
             })
             .collect(),
         aliases: plan
@@ -507,15 +531,36 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
                 let _ = write!(name, "; t{} at +{} ({reason})", a.tensor.0, a.offset);
             }
         }
+        // A buffer of one piece is a filled rectangle; one of several pieces is its outline
+        // (dashed) with the pieces filled inside.
+        let fill = if b.pieces.len() > 1 {
+            r##"fill="none" stroke-dasharray="3,2""##.to_string()
+        } else {
+            format!("fill=\"hsl({hue},60%,75%)\"")
+        };
         let _ = writeln!(
             s,
-            r##"<g><title>{} [{}..{}) steps {}..={}</title><rect x="{x:.1}" y="{y1:.1}" width="{w:.1}" height="{h:.1}" fill="hsl({hue},60%,75%)" stroke="#333" stroke-width="0.5"/>"##,
+            r##"<g><title>{} [{}..{}) steps {}..={}</title><rect x="{x:.1}" y="{y1:.1}" width="{w:.1}" height="{h:.1}" {fill} stroke="#333" stroke-width="0.5"/>"##,
             escape(&name),
             b.offset,
             b.offset + b.size,
             b.first,
             b.last
         );
+        if b.pieces.len() > 1 {
+            let mut d = String::new();
+            for p in &b.pieces {
+                let px = left + p.first as f64 * col;
+                let pw = (p.last - p.first + 1) as f64 * col;
+                let py = y(b.offset + p.offset + p.size);
+                let ph = (y(b.offset + p.offset) - py).max(0.5);
+                let _ = write!(d, "M{px:.1},{py:.1}h{pw:.1}v{ph:.1}h{:.1}Z", -pw);
+            }
+            let _ = writeln!(
+                s,
+                r##"<path d="{d}" fill="hsl({hue},60%,75%)" stroke="#333" stroke-width="0.3"/>"##
+            );
+        }
         if h >= 11.0 && w >= 30.0 {
             // Tensor names are paths (`MobilenetV1/.../Conv2d_3_pointwise/Relu6`): label the
             // rectangle with the tensor index and the end of the name, which tells layers apart.

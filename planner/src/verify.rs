@@ -20,18 +20,24 @@
 //!   writes (outputs and scratch; views and concatenations of slices write nothing) bytes of
 //!   a tensor that holds data someone reads later, except an in-place operator overwriting
 //!   its input as that input dies;
+//! - every buffer's pieces lie inside its bytes and steps (which they span), every tensor's
+//!   (and scratch's) bytes lie in live pieces of its buffer at every step that uses them;
 //! - every offset is aligned, every buffer lies inside the arena, the arena size is the
-//!   largest end, and no two buffers live at a common step share a byte;
+//!   largest end, and no two pieces (of any buffers, one buffer's too) live at a common step
+//!   share a byte;
 //! - variable tensors sit in the persistent region, aligned, without overlap;
-//! - the reported lower bound is the most bytes live at any step; the bound without aliasing
+//! - the reported lower bound is the most bytes of pieces live at any step; the bound without aliasing
 //!   is the most bytes live at any step with a buffer per tensor; the reported bound of the
 //!   stored order is the most bytes live at any step when the operators run in the model's
-//!   order; the reported aligned bound is what it claims (per step, the live buffers' sizes
-//!   rounded up to the alignment except the largest rounding) and the arena is not below it.
+//!   order; the reported aligned bound is what it claims (per step, the live pieces' sizes
+//!   rounded up to the alignment except the largest rounding; the bytes live where a piece at
+//!   an unaligned offset in its buffer is live) and the arena is not below it.
 //!
 //! Every check is near-linear (`O(n log n)` in buffers, tensors and steps), so that graphs
 //! of many thousands of operators verify quickly: overlap by a sweep over the steps with the
-//! live buffers ordered by offset, bytes live per step by difference arrays, and writes over
+//! live pieces ordered by offset, coverage by the area each tensor shares with its buffer's
+//! pieces (disjoint, so the whole area means covered; the pieces by offset with their
+//! largest end so far), bytes live per step by difference arrays, and writes over
 //! data still needed by a sweep that counts the tensors holding data in Fenwick trees.
 //!
 //! A failure is a bug in Kiln, reported as [`ErrorKind::InvalidPlan`].
@@ -191,6 +197,26 @@ pub fn verify(graph: &Graph, plan: &Plan, kernels: &dyn Kernels) -> Result<()> {
         if matches!(b.owner, BufferOwner::Scratch(_)) && b.first != b.last {
             return Err(fail(format!("buffer {i} (scratch) outlives its operator")));
         }
+        // Its pieces: inside it, live within its steps, which they span.
+        let inside = b.pieces.iter().all(|p| {
+            p.size > 0
+                && p.first <= p.last
+                && b.first <= p.first
+                && p.last <= b.last
+                && p.offset
+                    .checked_add(p.size)
+                    .is_some_and(|end| end <= b.size)
+        });
+        let span = (
+            b.pieces.iter().map(|p| p.first).min(),
+            b.pieces.iter().map(|p| p.last).max(),
+        );
+        if !inside || span != (Some(b.first), Some(b.last)) {
+            return Err(fail(format!(
+                "buffer {i} ({}) has pieces outside its bytes or steps",
+                owner_name(b.owner)
+            )));
+        }
     }
     if let Some(missing) = need.keys().find(|o| !seen.contains_key(o)) {
         return Err(fail(format!("{} has no buffer", owner_name(*missing))));
@@ -221,43 +247,114 @@ pub fn verify(graph: &Graph, plan: &Plan, kernels: &dyn Kernels) -> Result<()> {
         return Err(fail("the arena size is not the end of its last buffer")
             .expected_found(max_end.to_string(), plan.arena_bytes.to_string()));
     }
-    // A sweep over the steps: the buffers live at a step, by offset, must not overlap; a
-    // buffer starting is checked against its neighbours there (O(n log n)).
-    let mut by_start: Vec<usize> = (0..plan.buffers.len())
-        .filter(|&i| plan.buffers[i].size > 0)
-        .collect();
-    by_start.sort_by_key(|&i| (plan.buffers[i].first, i));
-    let mut live: BTreeMap<usize, usize> = BTreeMap::new();
+    // A sweep over the steps: the pieces live at a step, by offset, must not overlap (pieces
+    // of one buffer neither); a piece starting is checked against its neighbours there
+    // (O(n log n)). Pieces: (first, last, start, end, buffer).
+    let mut pieces: Vec<(usize, usize, usize, usize, usize)> = Vec::new();
+    for (i, b) in plan.buffers.iter().enumerate() {
+        for p in &b.pieces {
+            let start = b.offset + p.offset;
+            pieces.push((p.first, p.last, start, start + p.size, i));
+        }
+    }
+    pieces.sort_unstable();
+    let mut live: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
     let mut ends: BinaryHeap<Reverse<(usize, usize)>> = BinaryHeap::new();
-    for &i in &by_start {
-        let a = &plan.buffers[i];
-        while let Some(&Reverse((last, offset))) = ends.peek() {
-            if last >= a.first {
+    for &(first, last, start, end, i) in &pieces {
+        while let Some(&Reverse((l, offset))) = ends.peek() {
+            if l >= first {
                 break;
             }
             ends.pop();
             live.remove(&offset);
         }
-        let below = live.range(..=a.offset).next_back();
-        let above = live.range(a.offset + 1..).next();
+        let below = live.range(..=start).next_back();
+        let above = live.range(start + 1..).next();
         let clash = match (below, above) {
-            (Some((&o, &j)), _) if o + plan.buffers[j].size > a.offset => Some(j),
-            (_, Some((&o, &j))) if o < a.offset + a.size => Some(j),
+            (Some((_, &(e, j))), _) if e > start => Some(j),
+            (_, Some((&o, &(_, j)))) if o < end => Some(j),
             _ => None,
         };
         if let Some(j) = clash {
-            let b = &plan.buffers[j];
+            let (a, b) = (&plan.buffers[i], &plan.buffers[j]);
             return Err(fail(format!(
                 "buffers {j} ({}) and {i} ({}) are live at the same step and overlap",
                 owner_name(b.owner),
                 owner_name(a.owner)
             )));
         }
-        live.insert(a.offset, i);
-        ends.push(Reverse((a.last, a.offset)));
+        live.insert(start, (end, i));
+        ends.push(Reverse((last, start)));
     }
-
     check_aliasing(graph, plan, kernels, &home, &step_of)?;
+    // Every tensor's bytes (and every scratch's), at every step that uses them, lie in live
+    // pieces of its buffer: as the pieces do not overlap, the area they share with the
+    // tensor's bytes over those steps is the whole of it.
+    let index: BTreeMap<BufferOwner, usize> = plan
+        .buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.owner, i))
+        .collect();
+    let by_start: Vec<Vec<(usize, usize, usize, usize)>> = plan
+        .buffers
+        .iter()
+        .map(|b| {
+            let mut v: Vec<_> = b
+                .pieces
+                .iter()
+                .map(|p| (p.offset, p.offset + p.size, p.first, p.last))
+                .collect();
+            v.sort_unstable();
+            v
+        })
+        .collect();
+    let reach: Vec<Vec<usize>> = by_start
+        .iter()
+        .map(|v| {
+            let mut m = 0;
+            v.iter()
+                .map(|p| {
+                    m = m.max(p.1);
+                    m
+                })
+                .collect()
+        })
+        .collect();
+    for (&owner, &(first, last, size)) in &per_tensor {
+        let (root, offset) = match owner {
+            BufferOwner::Tensor(t) => match home.get(&t.0) {
+                Some(&(r, o)) => (BufferOwner::Tensor(TensorId(r)), o),
+                None => (owner, 0),
+            },
+            BufferOwner::Scratch(_) => (owner, 0),
+        };
+        let Some(&i) = index.get(&root) else {
+            continue; // Reported above: every owner in need has a buffer.
+        };
+        let (a, z) = (offset, offset + size);
+        let want = (z - a) as u128 * (last - first + 1) as u128;
+        let mut got = 0u128;
+        let v = &by_start[i];
+        let mut k = v.partition_point(|p| p.0 < z);
+        while k > 0 && reach[i][k - 1] > a {
+            k -= 1;
+            let (s0, e0, f0, l0) = v[k];
+            let bytes = e0.min(z).saturating_sub(s0.max(a));
+            let steps = (l0.min(last) + 1).saturating_sub(f0.max(first));
+            got += bytes as u128 * steps as u128;
+        }
+        if got != want {
+            return Err(fail(format!(
+                "{} is not in live pieces of its buffer at every step that uses it",
+                owner_name(owner)
+            ))
+            .expected_found(
+                format!("bytes [{a}, {z}) of buffer {i} over steps [{first}, {last}]"),
+                format!("{got} of {want} byte-steps covered"),
+            ));
+        }
+    }
 
     // 4. The persistent region.
     let mut used = vec![false; graph.tensors.len()];
@@ -315,18 +412,25 @@ pub fn verify(graph: &Graph, plan: &Plan, kernels: &dyn Kernels) -> Result<()> {
     let mut delta_rounded = vec![0i128; slots + 1];
     let mut starts: Vec<Vec<usize>> = vec![Vec::new(); slots];
     let mut stops: Vec<Vec<usize>> = vec![Vec::new(); slots + 1];
-    for b in &plan.buffers {
-        let rounded = b.size.div_ceil(align) * align;
-        delta[b.first] += b.size as i128;
-        delta[b.last + 1] -= b.size as i128;
-        delta_rounded[b.first] += rounded as i128;
-        delta_rounded[b.last + 1] -= rounded as i128;
-        starts[b.first].push(rounded - b.size);
-        stops[b.last + 1].push(rounded - b.size);
+    // Pieces at an unaligned offset in their buffer need not start aligned: where one is
+    // live, the aligned bound is the bytes live.
+    let mut delta_unaligned = vec![0i64; slots + 1];
+    for p in plan.buffers.iter().flat_map(|b| &b.pieces) {
+        let rounded = p.size.div_ceil(align) * align;
+        delta[p.first] += p.size as i128;
+        delta[p.last + 1] -= p.size as i128;
+        delta_rounded[p.first] += rounded as i128;
+        delta_rounded[p.last + 1] -= rounded as i128;
+        starts[p.first].push(rounded - p.size);
+        stops[p.last + 1].push(rounded - p.size);
+        if p.offset % align != 0 {
+            delta_unaligned[p.first] += 1;
+            delta_unaligned[p.last + 1] -= 1;
+        }
     }
     let mut live = Vec::with_capacity(slots);
     let mut aligned = Vec::with_capacity(slots);
-    let (mut sum, mut sum_rounded) = (0i128, 0i128);
+    let (mut sum, mut sum_rounded, mut unaligned) = (0i128, 0i128, 0i64);
     let mut roundings: BTreeMap<usize, usize> = BTreeMap::new();
     for s in 0..slots {
         sum += delta[s];
@@ -341,9 +445,14 @@ pub fn verify(graph: &Graph, plan: &Plan, kernels: &dyn Kernels) -> Result<()> {
         for &r in &starts[s] {
             *roundings.entry(r).or_insert(0) += 1;
         }
+        unaligned += delta_unaligned[s];
         let slack = roundings.keys().next_back().copied().unwrap_or(0);
         live.push(sum as usize);
-        aligned.push((sum_rounded as usize - slack).max(sum as usize));
+        aligned.push(if unaligned > 0 {
+            sum as usize
+        } else {
+            (sum_rounded as usize - slack).max(sum as usize)
+        });
     }
     let bound = live.iter().copied().max().unwrap_or(0);
     if bound != plan.lower_bound_bytes {

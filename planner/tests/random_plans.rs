@@ -136,7 +136,7 @@ proptest! {
         let same: Vec<Buffer> = p
             .buffers
             .iter()
-            .map(|b| Buffer { owner: b.owner, size: b.size, first: b.first, last: b.last })
+            .map(|b| Buffer { owner: b.owner, size: b.size, first: b.first, last: b.last, pieces: b.pieces.clone() })
             .collect();
         prop_assert!(p.arena_bytes <= tflm_arena(&same, align));
         prop_assert!(p.lower_bound_bytes <= p.unaliased_bound_bytes);

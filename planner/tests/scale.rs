@@ -26,6 +26,7 @@ fn buffers(p: &Plan) -> Vec<Buffer> {
             size: b.size,
             first: b.first,
             last: b.last,
+            pieces: b.pieces.clone(),
         })
         .collect()
 }

@@ -114,14 +114,14 @@ fn missing_and_duplicate_buffers() {
     missing.buffers.remove(buffer_of(&p, 3));
     expect_error(&g, &missing, "has no buffer");
     let mut dup = p.clone();
-    dup.buffers.push(dup.buffers[0]);
+    dup.buffers.push(dup.buffers[0].clone());
     expect_error(&g, &dup, "two buffers");
 }
 
 #[test]
 fn stray_scratch_buffer() {
     let (g, mut p) = seed();
-    let mut b = p.buffers[0];
+    let mut b = p.buffers[0].clone();
     b.owner = BufferOwner::Scratch(OpId(0));
     b.first = 0;
     b.last = 0;
@@ -203,4 +203,93 @@ fn scratch_buffers_are_planned_and_checked() {
         e.to_string().contains("scratch of op 0 has no buffer"),
         "{e}"
     );
+}
+
+/// vww planned with the declared kernels: its widening pointwise convolution runs in place
+/// over its input at the end of its output, their group a buffer of pieces.
+fn split_plan() -> (Graph, Plan, usize) {
+    let path = shared_models_dir().join("mlperf_tiny_vww_mobilenetv1_025_96_int8.tflite");
+    let g = read_model(&std::fs::read(path).unwrap()).unwrap();
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    let s = p
+        .buffers
+        .iter()
+        .position(|b| b.pieces.len() > 1)
+        .expect("a group of pieces");
+    (g, p, s)
+}
+
+/// The buffer other than `s` and the piece of `s` that it meets in time, with both at
+/// different bytes in the real plan.
+fn live_with_a_piece(p: &Plan, s: usize) -> (usize, usize) {
+    for (j, b) in p.buffers.iter().enumerate() {
+        for (k, q) in p.buffers[s].pieces.iter().enumerate() {
+            let meets = b
+                .pieces
+                .iter()
+                .any(|r| r.first <= q.last && q.first <= r.last);
+            if j != s && meets && b.size <= q.size {
+                return (j, k);
+            }
+        }
+    }
+    panic!("no buffer is live with a piece of the group");
+}
+
+#[test]
+fn split_groups_verify_and_other_buffers_use_their_idle_bytes() {
+    let (g, p, s) = split_plan();
+    check(&g, &p).unwrap();
+    assert!(p.lower_bound_bytes < p.unaliased_bound_bytes);
+    // Some buffer lives in the group's bytes at a step of the group, where the piece over
+    // those bytes is not live yet (a buffer per group would not allow it).
+    let group = &p.buffers[s];
+    let shares = p.buffers.iter().enumerate().any(|(j, b)| {
+        j != s
+            && b.first <= group.last
+            && group.first <= b.last
+            && b.offset < group.offset + group.size
+            && group.offset < b.offset + b.size
+    });
+    assert!(shares, "{:?}", p.buffers);
+}
+
+#[test]
+fn a_buffer_over_a_live_piece_of_a_group_is_rejected() {
+    let (g, mut p, s) = split_plan();
+    let (j, k) = live_with_a_piece(&p, s);
+    p.buffers[j].offset = p.buffers[s].offset + p.buffers[s].pieces[k].offset;
+    p.arena_bytes = p.buffers.iter().map(|b| b.offset + b.size).max().unwrap();
+    expect_error(&g, &p, "are live at the same step and overlap");
+}
+
+#[test]
+fn pieces_must_cover_their_members_and_stay_inside() {
+    let (g, p, s) = split_plan();
+    let (first, last) = (p.buffers[s].first, p.buffers[s].last);
+    // A piece that starts later than the hull: shortened by a step, a member misses it.
+    let k = p.buffers[s]
+        .pieces
+        .iter()
+        .position(|q| q.first > first && q.first < q.last)
+        .expect("a piece live from later on");
+    let mut late = p.clone();
+    late.buffers[s].pieces[k].first += 1;
+    expect_error(&g, &late, "not in live pieces of its buffer");
+    // A piece dropped.
+    let mut dropped = p.clone();
+    dropped.buffers[s].pieces.remove(k);
+    expect_error(&g, &dropped, "not in live pieces of its buffer");
+    // A piece past the buffer's bytes or steps.
+    let mut outside = p.clone();
+    outside.buffers[s].pieces[0].size += p.buffers[s].size;
+    expect_error(&g, &outside, "pieces outside its bytes or steps");
+    let mut later = p.clone();
+    later.buffers[s].pieces[0].last = last + 1;
+    expect_error(&g, &later, "pieces outside its bytes or steps");
+    // Two pieces of one buffer over the same bytes at one step.
+    let mut doubled = p.clone();
+    let copy = doubled.buffers[s].pieces[0];
+    doubled.buffers[s].pieces.push(copy);
+    expect_error(&g, &doubled, "overlap");
 }

@@ -2,6 +2,7 @@
 //! merging two groups, and the lower bound kept up to date under changes (`LiveMax`).
 
 use super::*;
+use crate::lifetimes::{Piece, pieces_of};
 
 /// A group of tensors sharing one buffer while the aliasing is built: its members, and
 /// which of them hold data and are written when, for the safety checks.
@@ -16,8 +17,9 @@ pub(super) struct Group {
     /// Members written by an operator that is not elided, by step: `(step, tensor)` (empty
     /// for a group of one member).
     pub(super) writers: BTreeSet<(usize, u32)>,
-    /// First and last step of any member, if a step touches one.
-    pub(super) span: Option<(usize, usize)>,
+    /// The pieces of its buffer ([`crate::lifetimes::pieces_of`] of the members), in the
+    /// root's bytes; empty for a tensor without arena bytes.
+    pub(super) pieces: Vec<Piece>,
 }
 
 /// The groups of aliases while they are built. Merging moves the smaller group's members
@@ -61,7 +63,15 @@ impl<'a> Groups<'a> {
             groups: (0..n)
                 .map(|t| Group {
                     members: vec![t as u32],
-                    span: times.span[t],
+                    pieces: match times.span[t] {
+                        Some((first, last)) if is_arena(graph, TensorId(t)) => vec![Piece {
+                            offset: 0,
+                            size: graph.tensors[t].bytes(),
+                            first,
+                            last,
+                        }],
+                        _ => Vec::new(),
+                    },
                     ..Group::default()
                 })
                 .collect(),
@@ -252,12 +262,12 @@ impl<'a> Groups<'a> {
         debug_assert_eq!(self.root[gf] as usize, from, "merges move whole groups");
         if gf == gt {
             self.groups[gf].base += offset as i64;
+            for p in &mut self.groups[gf].pieces {
+                p.offset += offset;
+            }
             return;
         }
-        let span = match (self.groups[gf].span, self.groups[gt].span) {
-            (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
-            (a, b) => a.or(b),
-        };
+        let pieces = self.joined_pieces(&[(to, 0), (from, offset)]);
         // The group that keeps its structures, and the one whose members move.
         let (keep, moved) = if self.groups[gf].members.len() <= self.groups[gt].members.len() {
             (gt, gf)
@@ -280,7 +290,7 @@ impl<'a> Groups<'a> {
         }
         let group = &mut self.groups[keep];
         group.members.extend_from_slice(&old.members);
-        group.span = span;
+        group.pieces = pieces;
         self.root[keep] = to as u32;
     }
 
@@ -358,31 +368,51 @@ impl<'a> Groups<'a> {
         true
     }
 
-    /// The buffer of the group rooted at `root`, if it has one: its steps and size.
-    pub(super) fn buffer(&self, root: usize) -> Option<((usize, usize), i64)> {
-        let span = self.groups[self.group[root] as usize].span?;
-        is_arena(self.graph, TensorId(root)).then(|| (span, self.bytes(root) as i64))
+    /// The pieces of the buffer of the group rooted at `root`, in the root's bytes.
+    pub(super) fn pieces(&self, root: usize) -> &[Piece] {
+        &self.groups[self.group[root] as usize].pieces
     }
 
-    /// How the bytes live at each step change if the group rooted at `from` joins the one
-    /// rooted at `to`: both buffers go, one of `to`'s size spanning both comes.
-    pub(super) fn merge_changes(&self, from: usize, to: usize) -> Vec<((usize, usize), i64)> {
-        let (f, t) = (self.buffer(from), self.buffer(to));
-        let mut changes: Vec<((usize, usize), i64)> = [f, t]
-            .into_iter()
-            .flatten()
-            .map(|(span, size)| (span, -size))
+    /// The pieces of one buffer holding the groups rooted at `parts` (distinct roots), the
+    /// group rooted at `parts[i].0` at `parts[i].1` bytes into it.
+    pub(super) fn joined_pieces(&self, parts: &[(usize, usize)]) -> Vec<Piece> {
+        let rects: Vec<Piece> = parts
+            .iter()
+            .flat_map(|&(r, at)| {
+                self.pieces(r).iter().map(move |p| Piece {
+                    offset: p.offset + at,
+                    ..*p
+                })
+            })
             .collect();
-        let hull = match (f, t) {
-            (Some((a, _)), Some((b, _))) => Some((a.0.min(b.0), a.1.max(b.1))),
-            (a, b) => a.or(b).map(|(span, _)| span),
-        };
-        if let Some(hull) = hull
-            && is_arena(self.graph, TensorId(to))
-        {
-            changes.push((hull, self.bytes(to) as i64));
-        }
+        pieces_of(&rects)
+    }
+
+    /// How the bytes live at each step change if the groups rooted at `parts` (distinct
+    /// roots, each at its offset) become one group rooted at `parts[0].0`: their pieces go,
+    /// those of the joined buffer come.
+    pub(super) fn join_changes(&self, parts: &[(usize, usize)]) -> Vec<((usize, usize), i64)> {
+        let mut changes: Vec<((usize, usize), i64)> = parts
+            .iter()
+            .flat_map(|&(r, _)| self.pieces(r))
+            .map(|p| ((p.first, p.last), -(p.size as i64)))
+            .collect();
+        changes.extend(
+            self.joined_pieces(parts)
+                .into_iter()
+                .map(|p| ((p.first, p.last), p.size as i64)),
+        );
         changes
+    }
+
+    /// [`Groups::join_changes`] of the merge `(from, to, offset)` ([`Groups::merge`]).
+    pub(super) fn merge_changes(
+        &self,
+        from: usize,
+        to: usize,
+        offset: usize,
+    ) -> Vec<((usize, usize), i64)> {
+        self.join_changes(&[(to, 0), (from, offset)])
     }
 
     /// The aliasing as built so far.

@@ -23,7 +23,9 @@ pub(super) fn branch_and_bound(
 }
 
 /// Branch and bound: the smallest arena it can find below `incumbent`, and whether the best
-/// arena (that or `incumbent`) is proved optimal. It asks first for the target (with a quarter
+/// arena (that or `incumbent`) is proved optimal. With buffers of several pieces the search
+/// places every piece above all pieces placed at its steps (a skyline), which does not
+/// reach every placement: it finds placements but proves nothing. It asks first for the target (with a quarter
 /// of the budget), then for one byte less than the best arena so far, until a capacity is
 /// proved infeasible or the budget runs out. `budget` is left with the work it did not use.
 pub(super) fn branch_and_bound_within(
@@ -34,6 +36,7 @@ pub(super) fn branch_and_bound_within(
     budget: &mut usize,
 ) -> (Option<Vec<usize>>, bool) {
     let mut search = Canonical::new(buffers, align);
+    let complete = !buffers.iter().any(Buffer::is_split);
     let mut found: Option<Vec<usize>> = None;
     let mut best = incumbent;
     if target >= best {
@@ -58,7 +61,7 @@ pub(super) fn branch_and_bound_within(
             }
             Decision::DoesNotFit => {
                 *budget = rest;
-                return (found, true);
+                return (found, complete);
             }
             Decision::OutOfBudget => {
                 *budget = rest;
@@ -67,7 +70,8 @@ pub(super) fn branch_and_bound_within(
         }
     }
     // `best` is the target + 1 and the target was refused, or `best` is the target.
-    let proven = best <= target || matches!(search.decide(target, &mut rest), Decision::DoesNotFit);
+    let proven = best <= target
+        || (complete && matches!(search.decide(target, &mut rest), Decision::DoesNotFit));
     *budget = rest;
     (found, proven)
 }
@@ -96,19 +100,27 @@ impl<'a> Canonical<'a> {
         }
         let steps = self.steps;
         // What one node costs: the cross-section over all steps, and the floor of every
-        // buffer over its lifetime.
-        let cost = steps + bufs.iter().map(|b| b.last - b.first + 2).sum::<usize>();
+        // piece over its lifetime.
+        let pieces = |b: &'a Buffer| b.pieces.iter();
+        let cost = steps
+            + bufs
+                .iter()
+                .flat_map(pieces)
+                .map(|p| p.last - p.first + 2)
+                .sum::<usize>();
         if *budget < cost {
             return Decision::OutOfBudget; // Before setting up, which costs as much.
         }
-        // Per step: top of the placed buffers; bytes (and aligned bytes) still to place.
+        // Rounded sizes count only where every piece starts aligned in its buffer.
+        let rounding = bufs.iter().flat_map(pieces).all(|p| p.offset % align == 0);
+        // Per step: top of the placed pieces; bytes (and aligned bytes) still to place.
         let mut sky = vec![0usize; steps];
         let mut todo = vec![0usize; steps];
         let mut todo_aligned = vec![0usize; steps];
-        for b in bufs {
-            for t in b.first..=b.last {
-                todo[t] += b.size;
-                todo_aligned[t] += align_up(b.size, align);
+        for p in bufs.iter().flat_map(pieces) {
+            for t in p.first..=p.last {
+                todo[t] += p.size;
+                todo_aligned[t] += align_up(p.size, align);
             }
         }
         let mut placed = vec![false; n];
@@ -133,7 +145,11 @@ impl<'a> Canonical<'a> {
             for t in 0..steps {
                 if todo[t] > 0 {
                     let floor = align_up(last_off.max(sky[t]), align);
-                    let need = todo[t].max(todo_aligned[t].saturating_sub(align - 1));
+                    let need = if rounding {
+                        todo[t].max(todo_aligned[t].saturating_sub(align - 1))
+                    } else {
+                        todo[t]
+                    };
                     if floor + need > capacity {
                         dead = true;
                         break;
@@ -146,10 +162,21 @@ impl<'a> Canonical<'a> {
                     if placed[i] {
                         continue;
                     }
-                    let h = align_up(
-                        sky[b.first..=b.last].iter().copied().max().unwrap_or(0),
-                        align,
-                    );
+                    // The lowest offset putting every piece above the placed ones.
+                    let top = b
+                        .pieces
+                        .iter()
+                        .map(|p| {
+                            sky[p.first..=p.last]
+                                .iter()
+                                .copied()
+                                .max()
+                                .unwrap_or(0)
+                                .saturating_sub(p.offset)
+                        })
+                        .max()
+                        .unwrap_or(0);
+                    let h = align_up(top, align);
                     if h + b.size > capacity {
                         dead = true; // It can only go higher from here.
                         break;
@@ -173,11 +200,13 @@ impl<'a> Canonical<'a> {
                     resume = None;
                     let b = &bufs[i];
                     stack.push((i, h, undo.len()));
-                    for t in b.first..=b.last {
-                        undo.push(sky[t]);
-                        sky[t] = h + b.size;
-                        todo[t] -= b.size;
-                        todo_aligned[t] -= align_up(b.size, align);
+                    for p in &b.pieces {
+                        for t in p.first..=p.last {
+                            undo.push(sky[t]);
+                            sky[t] = sky[t].max(h + p.offset + p.size);
+                            todo[t] -= p.size;
+                            todo_aligned[t] -= align_up(p.size, align);
+                        }
                     }
                     placed[i] = true;
                     offsets[i] = h;
@@ -188,11 +217,16 @@ impl<'a> Canonical<'a> {
                         return Decision::DoesNotFit;
                     };
                     let b = &bufs[i];
-                    for (k, t) in (b.first..=b.last).enumerate() {
-                        sky[t] = undo[at + k];
-                        todo[t] += b.size;
-                        todo_aligned[t] += align_up(b.size, align);
+                    let mut k = undo.len();
+                    for p in b.pieces.iter().rev() {
+                        for t in (p.first..=p.last).rev() {
+                            k -= 1;
+                            sky[t] = undo[k];
+                            todo[t] += p.size;
+                            todo_aligned[t] += align_up(p.size, align);
+                        }
                     }
+                    debug_assert_eq!(k, at);
                     undo.truncate(at);
                     placed[i] = false;
                     resume = Some((h, std::cmp::Reverse(b.size), i));
