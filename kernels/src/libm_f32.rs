@@ -121,34 +121,44 @@ pub fn fma(a: f64, b: f64, c: f64) -> f64 {
 /// half an `f32` ulp), times `x`, rounded to `f32`, then corrected exactly: the midpoints
 /// between neighbouring `f32`s have 25 significant bits, so their squares are exact in
 /// `double` and say on which side of each the root lies (never on one: no midpoint squared
-/// is an `f32`).
+/// is an `f32`). Written without branches (the special arguments chosen at the end), so that
+/// a loop over elements vectorizes.
+#[inline]
 pub fn sqrtf(x: f32) -> f32 {
     let bits = x.to_bits();
-    if x.is_nan() {
-        return quiet(x);
-    }
-    if bits & 0x7fff_ffff == 0 || x == f32::INFINITY {
-        return x;
-    }
-    if bits >> 31 != 0 {
-        return DEFAULT_NAN;
-    }
     let d = f64::from(x);
     // 1/sqrt(d) from the classic halved-exponent estimate (relative error below 4 %), three
-    // Newton steps without division (below 1e-10), times d.
-    let mut y = f64::from_bits(0x5fe6_eb50_c7b5_37a9 - (d.to_bits() >> 1));
+    // Newton steps without division (below 1e-10), times d. (Garbage for the special
+    // arguments, which do not use it.)
+    let mut y = f64::from_bits(0x5fe6_eb50_c7b5_37a9u64.wrapping_sub(d.to_bits() >> 1));
     for _ in 0..3 {
         y *= 1.5 - 0.5 * d * y * y;
     }
-    let r = (d * y) as f32;
-    let up = f32::from_bits(r.to_bits() + 1);
-    let mid_up = (f64::from(r) + f64::from(up)) * 0.5;
-    if mid_up * mid_up < d {
-        return up;
+    let t = d * y;
+    let r = t as f32;
+    // The root lies within 2^-25 of t, so if it rounds to a neighbour of r, that neighbour
+    // is on t's side (and the root beyond their midpoint).
+    let above = t > f64::from(r);
+    let next = f32::from_bits(if above {
+        r.to_bits().wrapping_add(1)
+    } else {
+        r.to_bits().wrapping_sub(1)
+    });
+    let mid = (f64::from(r) + f64::from(next)) * 0.5;
+    let root = if (mid * mid < d) == above { next } else { r };
+    // NaN, zeros, negative numbers and infinity.
+    let special = if x.is_nan() {
+        quiet(x)
+    } else if bits & 0x7fff_ffff == 0 || x == f32::INFINITY {
+        x
+    } else {
+        DEFAULT_NAN
+    };
+    if x > 0.0 && x < f32::INFINITY {
+        root
+    } else {
+        special
     }
-    let down = f32::from_bits(r.to_bits() - 1);
-    let mid_down = (f64::from(r) + f64::from(down)) * 0.5;
-    if mid_down * mid_down > d { down } else { r }
 }
 
 /// glibc's `__sincosf_table` (the second entry negates the cosine polynomial).
