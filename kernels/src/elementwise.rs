@@ -16,7 +16,7 @@ use crate::fixed_point::{
     multiply_by_quantized_multiplier, rescale, rounding_divide_by_pot,
     saturating_rounding_doubling_high_mul as srdhm,
 };
-use crate::fmath::{ceil_f32 as ceilf, floor_f32 as floorf};
+use crate::fmath::{ceil_f32 as ceilf, floor_f32 as floorf, is_even_small};
 use crate::glibc_math::expm1f;
 use crate::libm_f32::{cosf, logf, sinf, sqrtf};
 use crate::math::expf;
@@ -36,8 +36,9 @@ pub const fn scratch_bytes() -> usize {
 fn round_to_nearest(x: f32) -> f32 {
     let floor = floorf(x);
     let diff = x - floor;
-    // A fraction of exactly 0.5 only occurs for |x| < 2^23, where the cast is exact.
-    if diff < 0.5 || (diff == 0.5 && (floor as i32) % 2 == 0) {
+    // A fraction of exactly 0.5 only occurs for |x| < 2^23, where `is_even_small` holds.
+    // (`&` and `|`, not `&&` and `||`: no branches, so that the loop vectorizes.)
+    if (diff < 0.5) | ((diff == 0.5) & is_even_small(floor)) {
         floor
     } else {
         floor + 1.0
