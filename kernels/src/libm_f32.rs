@@ -206,7 +206,7 @@ fn abstop12(x: f32) -> u32 {
 /// `a * b + c`, fused ([`fma`], the `-fma` build's operation) when `FUSED`, else two
 /// roundings (the fast path, see [`finish`]).
 #[inline(always)]
-fn madd<const FUSED: bool>(a: f64, b: f64, c: f64) -> f64 {
+pub(crate) fn madd<const FUSED: bool>(a: f64, b: f64, c: f64) -> f64 {
     if FUSED { fma(a, b, c) } else { a * b + c }
 }
 
@@ -214,7 +214,7 @@ fn madd<const FUSED: bool>(a: f64, b: f64, c: f64) -> f64 {
 /// `d` (a normal `f32` result assumed): its 29 bits below the `f32` significand lie within
 /// `2^16` of the midpoint pattern `2^28`. True for a fraction 2^-12 of the doubles.
 #[inline(always)]
-fn near_f32_midpoint(d: f64) -> bool {
+pub(crate) fn near_f32_midpoint(d: f64) -> bool {
     const T: u64 = 1 << 16;
     let low = d.to_bits() & ((1 << 29) - 1);
     low.wrapping_sub((1 << 28) - T) < 2 * T
@@ -511,6 +511,9 @@ mod tests {
             f32::INFINITY,
             f32::NEG_INFINITY,
             f32::NAN,
+            // The two inputs where expf's unfused kd and r gave other bits.
+            f32::from_bits(0x4202_422f),
+            f32::from_bits(0xc27c_65d9),
         ] {
             f(x);
         }
