@@ -48,6 +48,7 @@ pub(crate) const EXP2F_TAB: [u64; 32] = [
 ];
 
 /// `e^x` for `f32`, bit-compatible with glibc's `expf` (round-to-nearest).
+#[inline]
 pub fn expf(x: f32) -> f32 {
     let inv_ln2_n = INV_LN2_N;
     let shift = SHIFT;
@@ -82,7 +83,8 @@ pub fn expf(x: f32) -> f32 {
     let ki = kd.to_bits();
     let kd = kd - shift;
     let r = (xd * hi - kd) + xd * lo;
-    if f64::from_bits(r.to_bits() & !(1 << 63)) > 0.5 - f64::from_bits(0x3d70_0000_0000_0000) {
+    const NEAR_HALF: f64 = 0.5 - f64::from_bits(0x3d70_0000_0000_0000); // 1/2 - 2^-40
+    if !(-NEAR_HALF..=NEAR_HALF).contains(&r) {
         return expf_fused_all(xd);
     }
     let s = scale(ki);
