@@ -49,14 +49,22 @@ pub fn prepare_s8(input: QuantParams, output: QuantParams) -> Result<Params, Pre
 }
 
 /// Float ADD_N: `output[i] = 0 + inputs[0][i] + inputs[1][i] + ...`.
+///
+/// One pass over the output per input (the same additions in the same order per element as
+/// TFLM's loop, which runs over the inputs inside; this order lets the passes vectorize).
 pub fn add_n_f32(inputs: &[&[f32]], output: &mut [f32]) {
     debug_assert!(inputs.iter().all(|x| x.len() == output.len()));
-    for (i, o) in output.iter_mut().enumerate() {
-        let mut x = 0.0f32;
-        for input in inputs {
-            x += input[i];
+    let Some((first, rest)) = inputs.split_first() else {
+        output.fill(0.0);
+        return;
+    };
+    for (o, &a) in output.iter_mut().zip(first.iter()) {
+        *o = 0.0 + a;
+    }
+    for input in rest {
+        for (o, &a) in output.iter_mut().zip(input.iter()) {
+            *o += a;
         }
-        *o = x;
     }
 }
 

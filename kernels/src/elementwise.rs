@@ -12,11 +12,8 @@
 //! `fmath`), so the results are bit-identical with TFLM there, NaNs included (an
 //! invalid argument gives x86's default NaN `0xffc00000`).
 
-use crate::fixed_point::{
-    multiply_by_quantized_multiplier, rescale, rounding_divide_by_pot,
-    saturating_rounding_doubling_high_mul as srdhm,
-};
-use crate::fmath::{ceil_f32 as ceilf, floor_f32 as floorf};
+use crate::fixed_point::{multiply_by_quantized_multiplier, rescale, rounding_divide_by_pot};
+use crate::fmath::{ceil_f32 as ceilf, floor_f32 as floorf, is_even_small};
 use crate::glibc_math::expm1f;
 use crate::libm_f32::{cosf, logf, sinf, sqrtf};
 use crate::math::expf;
@@ -36,8 +33,9 @@ pub const fn scratch_bytes() -> usize {
 fn round_to_nearest(x: f32) -> f32 {
     let floor = floorf(x);
     let diff = x - floor;
-    // A fraction of exactly 0.5 only occurs for |x| < 2^23, where the cast is exact.
-    if diff < 0.5 || (diff == 0.5 && (floor as i32) % 2 == 0) {
+    // A fraction of exactly 0.5 only occurs for |x| < 2^23, where `is_even_small` holds.
+    // (`&` and `|`, not `&&` and `||`: no branches, so that the loop vectorizes.)
+    if (diff < 0.5) | ((diff == 0.5) & is_even_small(floor)) {
         floor
     } else {
         floor + 1.0
@@ -224,6 +222,20 @@ pub fn elu_s8_in_place(table: &[i8; 256], data: &mut [i8]) {
     map_in_place(data, |x| table[x as u8 as usize]);
 }
 
+/// `SaturatingRoundingDoublingHighMul` without a division or a branch: `floor((a b + 2^30)
+/// / 2^31)` (gemmlowp's nudge and truncating division give exactly this: ties toward
+/// `+inf`), saturated (only `i32::MIN * i32::MIN` overflows). The same function as
+/// `fixed_point::saturating_rounding_doubling_high_mul` (`srdhm_fast_is_srdhm`).
+#[inline(always)]
+fn srdhm_fast(a: i32, b: i32) -> i32 {
+    let r = (a as i64 * b as i64 + (1 << 30)) >> 31;
+    if r > i32::MAX as i64 {
+        i32::MAX
+    } else {
+        r as i32
+    }
+}
+
 /// `GetInvSqrtQuantizedMultiplierExp(input, reverse_shift)`: `1 / sqrt(input)` as a Q31
 /// multiplier and an exponent (five Newton-Raphson steps in gemmlowp's Q3.28); `input <= 1`
 /// gives `(i32::MAX, 0)`.
@@ -247,15 +259,15 @@ pub fn inv_sqrt_quantized_multiplier_exp(input: i32, reverse_shift: i32) -> (i32
     let half_three = (1 << 28) + (1 << 27);
     let mut x = 1i32 << 28; // 1.0
     for _ in 0..5 {
-        let x3 = rescale(srdhm(srdhm(x, x), x), 9, 3);
+        let x3 = rescale(srdhm_fast(srdhm_fast(x, x), x), 9, 3);
         x = rescale(
-            srdhm(half_three, x).wrapping_sub(srdhm(half_input, x3)),
+            srdhm_fast(half_three, x).wrapping_sub(srdhm_fast(half_input, x3)),
             6,
             3,
         );
     }
     let half_sqrt_2 = 1_518_500_250; // sqrt(2) / 2 in Q0.31
-    let mut inv_sqrt = srdhm(x, half_sqrt_2);
+    let mut inv_sqrt = srdhm_fast(x, half_sqrt_2);
     if shift < 0 {
         inv_sqrt <<= -shift;
         shift = 0;
@@ -345,19 +357,99 @@ fn rsqrt_s8_op(p: &RsqrtParams, x: i8) -> i8 {
     out.clamp(-128, 127) as i8
 }
 
-/// Int8 RSQRT.
+/// The results of a function of an `i8` computed so far in one call (an `int8` input has 256
+/// values, and the RSQRT of one costs five Newton steps): 288 bytes of stack.
+struct MemoS8 {
+    value: [i8; 256],
+    known: [u32; 8],
+}
+
+impl MemoS8 {
+    fn new() -> Self {
+        MemoS8 {
+            value: [0; 256],
+            known: [0; 8],
+        }
+    }
+
+    #[inline(always)]
+    fn get(&mut self, x: i8, f: impl Fn(i8) -> i8) -> i8 {
+        let i = x as u8 as usize;
+        let (word, bit) = (i >> 5, 1u32 << (i & 31));
+        if self.known[word] & bit == 0 {
+            self.value[i] = f(x);
+            self.known[word] |= bit;
+        }
+        self.value[i]
+    }
+}
+
+/// Int8 RSQRT (each distinct input byte computed once per call).
 pub fn rsqrt_s8(p: &RsqrtParams, input: &[i8], output: &mut [i8]) {
-    map(input, output, |x| rsqrt_s8_op(p, x));
+    debug_assert_eq!(input.len(), output.len());
+    let mut memo = MemoS8::new();
+    for (o, &x) in output.iter_mut().zip(input) {
+        *o = memo.get(x, |x| rsqrt_s8_op(p, x));
+    }
 }
 
 /// [`rsqrt_s8`] in place.
 pub fn rsqrt_s8_in_place(p: &RsqrtParams, data: &mut [i8]) {
-    map_in_place(data, |x| rsqrt_s8_op(p, x));
+    let mut memo = MemoS8::new();
+    for d in data.iter_mut() {
+        *d = memo.get(*d, |x| rsqrt_s8_op(p, x));
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rsqrt_s8_memo_is_the_element_function() {
+        let q = |scale, zero_point| QuantParams { scale, zero_point };
+        let p = prepare_rsqrt_s8(q(0.05, -128), q(0.02, -10)).unwrap();
+        // Every byte, in an order that repeats values.
+        let x: std::vec::Vec<i8> = (0..600).map(|i| (i * 37 % 256) as u8 as i8).collect();
+        let mut y = std::vec![0i8; x.len()];
+        rsqrt_s8(&p, &x, &mut y);
+        let mut z = x.clone();
+        rsqrt_s8_in_place(&p, &mut z);
+        for ((&x, &y), &z) in x.iter().zip(&y).zip(&z) {
+            assert_eq!((y, z), (rsqrt_s8_op(&p, x), rsqrt_s8_op(&p, x)), "{x}");
+        }
+    }
+
+    #[test]
+    fn srdhm_fast_is_srdhm() {
+        use crate::fixed_point::saturating_rounding_doubling_high_mul as srdhm;
+        let edge = [
+            i32::MIN,
+            i32::MIN + 1,
+            -(1 << 30),
+            -1,
+            0,
+            1,
+            1 << 30,
+            i32::MAX,
+        ];
+        for &a in &edge {
+            for &b in &edge {
+                assert_eq!(srdhm_fast(a, b), srdhm(a, b), "{a} {b}");
+            }
+        }
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..1_000_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let (a, b) = (s as i32, (s >> 32) as i32);
+            assert_eq!(srdhm_fast(a, b), srdhm(a, b), "{a} {b}");
+            // Small operands too (the Newton steps' Q3.28 values).
+            let (a, b) = (a >> (s % 16), b >> ((s >> 8) % 16));
+            assert_eq!(srdhm_fast(a, b), srdhm(a, b), "{a} {b}");
+        }
+    }
 
     #[test]
     fn round_is_half_to_even() {

@@ -6,12 +6,31 @@
 //! variants its ifunc selects (`sysdeps/x86_64/fpu/multiarch`): the ARM optimized-routines
 //! code of `sysdeps/ieee754/flt-32` (`s_sinf.c`, `s_cosf.c`, `s_sincosf.h`,
 //! `sincosf_poly.h`, `e_logf.c`) built with `-mfma`, where GCC fuses every
-//! `a * b + c` whose product feeds only additions. The ports here evaluate the same `f64`
-//! operations in the same order and fuse the same ones with [`fma`] (correctly rounded, like
-//! the instruction), so they give the same bits; the unit tests compare them with the host's
-//! C library over a sweep of every float class (and so does [`crate::math::expf`], whose
-//! unfused operations give the FMA variant's bits on the whole sweep: 613 million inputs,
-//! every 7th bit pattern, checked once in a release build with all five functions exact). `sqrtf` is correctly rounded (SSE `sqrtss`).
+//! `a * b + c` whose product feeds only additions. The ports here give the same bits as
+//! those `f64` operations in the same order, fused where GCC fuses them, without a hardware
+//! `fma` (Cortex-M has none for `double`, nor has the x86-64 baseline):
+//!
+//! - The fused operations whose rounding matters most are computed exactly without `fma`:
+//!   the sine/cosine reduction `x - n * pi/2` (`reduce_fast`: `pi/2` split so that every
+//!   product is exact) and `logf`'s `z * invc - 1` (`logf_r`: `invc` split in halves).
+//! - The polynomials run unfused (fast), and only where that `double` lies within `2^16`
+//!   ulps of an `f32` rounding midpoint (a fraction 2^-12 of the calls) again fused with the
+//!   exact software [`fma`]; the unfused one is provably within `2^7` ulps of the fused one
+//!   (see `finish`), so both round to the same `f32`.
+//!
+//! The unit tests check each step (`reduce_fast_is_the_fused_reduction`,
+//! `logf_r_is_the_fused_product`, `fast_path_within_its_bound`) and compare the functions
+//! with the host's C library over a sweep of every float class
+//! (`same_bits_as_the_host_c_library`, every 4099th bit pattern; so is
+//! [`crate::math::expf`], whose unfused operations give the FMA variant's bits);
+//! `KILN_LIBM_SWEEP_STEP=1 cargo test --release -p kiln-kernels --lib
+//! same_bits_as_the_host_c_library` compares all 2^32 bit patterns (on an x86-64 glibc host
+//! with FMA). Run so on 2026-12-02 (glibc 2.36, AMD EPYC, release build; 31 minutes on a
+//! shared core): `sinf`, `cosf`, `logf`, `sqrtf` and `expm1f` gave the host's bits on every
+//! input, `expf` on all but 2, which its fix (see [`crate::math`]) added to the sweep; then
+//! `sinf`, `cosf`, `logf`, `expf` and `sqrtf` as committed compared once more on all 2^32
+//! inputs: no mismatch.
+//! `sqrtf` is correctly rounded (SSE `sqrtss`).
 //! Invalid arguments give the x86 default NaN (`0xffc00000`, what `(x - x) / (x - x)` and
 //! `sqrtss` produce there); a NaN argument is returned quieted.
 
@@ -106,41 +125,50 @@ pub fn fma(a: f64, b: f64, c: f64) -> f64 {
 /// half an `f32` ulp), times `x`, rounded to `f32`, then corrected exactly: the midpoints
 /// between neighbouring `f32`s have 25 significant bits, so their squares are exact in
 /// `double` and say on which side of each the root lies (never on one: no midpoint squared
-/// is an `f32`).
+/// is an `f32`). Written without branches (the special arguments chosen at the end), so that
+/// a loop over elements vectorizes.
+#[inline]
 pub fn sqrtf(x: f32) -> f32 {
     let bits = x.to_bits();
-    if x.is_nan() {
-        return quiet(x);
-    }
-    if bits & 0x7fff_ffff == 0 || x == f32::INFINITY {
-        return x;
-    }
-    if bits >> 31 != 0 {
-        return DEFAULT_NAN;
-    }
     let d = f64::from(x);
     // 1/sqrt(d) from the classic halved-exponent estimate (relative error below 4 %), three
-    // Newton steps without division (below 1e-10), times d.
-    let mut y = f64::from_bits(0x5fe6_eb50_c7b5_37a9 - (d.to_bits() >> 1));
+    // Newton steps without division (below 1e-10), times d. (Garbage for the special
+    // arguments, which do not use it.)
+    let mut y = f64::from_bits(0x5fe6_eb50_c7b5_37a9u64.wrapping_sub(d.to_bits() >> 1));
     for _ in 0..3 {
         y *= 1.5 - 0.5 * d * y * y;
     }
-    let r = (d * y) as f32;
-    let up = f32::from_bits(r.to_bits() + 1);
-    let mid_up = (f64::from(r) + f64::from(up)) * 0.5;
-    if mid_up * mid_up < d {
-        return up;
+    let t = d * y;
+    let r = t as f32;
+    // The root lies within 2^-25 of t, so if it rounds to a neighbour of r, that neighbour
+    // is on t's side (and the root beyond their midpoint).
+    let above = t > f64::from(r);
+    let next = f32::from_bits(if above {
+        r.to_bits().wrapping_add(1)
+    } else {
+        r.to_bits().wrapping_sub(1)
+    });
+    let mid = (f64::from(r) + f64::from(next)) * 0.5;
+    let root = if (mid * mid < d) == above { next } else { r };
+    // NaN, zeros, negative numbers and infinity.
+    let special = if x.is_nan() {
+        quiet(x)
+    } else if bits & 0x7fff_ffff == 0 || x == f32::INFINITY {
+        x
+    } else {
+        DEFAULT_NAN
+    };
+    if x > 0.0 && x < f32::INFINITY {
+        root
+    } else {
+        special
     }
-    let down = f32::from_bits(r.to_bits() - 1);
-    let mid_down = (f64::from(r) + f64::from(down)) * 0.5;
-    if mid_down * mid_down > d { down } else { r }
 }
 
 /// glibc's `__sincosf_table` (the second entry negates the cosine polynomial).
 struct SinCos {
     sign: [f64; 4],
     hpi_inv: f64,
-    hpi: f64,
     c: [f64; 5],
     s: [f64; 3],
 }
@@ -149,7 +177,6 @@ const fn sincos_table(neg: f64) -> SinCos {
     SinCos {
         sign: [1.0, -1.0, -1.0, 1.0],
         hpi_inv: f64::from_bits(0x4164_5f30_6dc9_c883), // 0x1.45F306DC9C883p+23
-        hpi: f64::from_bits(0x3ff9_21fb_5444_2d18),     // 0x1.921FB54442D18p0
         c: [
             neg,
             neg * f64::from_bits(0xbfdf_ffff_fd0c_621c), // -0x1.ffffffd0c621cp-2
@@ -180,35 +207,110 @@ fn abstop12(x: f32) -> u32 {
     (x.to_bits() >> 20) & 0x7ff
 }
 
-/// `sinf_poly`: the sine (`n` even) or cosine (`n` odd) polynomial.
-#[inline]
-fn sinf_poly(x: f64, x2: f64, p: &SinCos, n: i32) -> f32 {
-    if n & 1 == 0 {
-        let x3 = x * x2;
-        let s1 = fma(x2, p.s[2], p.s[1]);
-        let x7 = x3 * x2;
-        let s = fma(x3, p.s[0], x);
-        fma(x7, s1, s) as f32
+/// `a * b + c`, fused ([`fma`], the `-fma` build's operation) when `FUSED`, else two
+/// roundings (the fast path, see [`finish`]).
+#[inline(always)]
+pub(crate) fn madd<const FUSED: bool>(a: f64, b: f64, c: f64) -> f64 {
+    if FUSED { fma(a, b, c) } else { a * b + c }
+}
+
+/// Whether rounding `d` to `f32` could differ from rounding any value within `2^16` ulps of
+/// `d` (a normal `f32` result assumed): its 29 bits below the `f32` significand lie within
+/// `2^16` of the midpoint pattern `2^28`. True for a fraction 2^-12 of the doubles.
+#[inline(always)]
+pub(crate) fn near_f32_midpoint(d: f64) -> bool {
+    const T: u64 = 1 << 16;
+    let low = d.to_bits() & ((1 << 29) - 1);
+    low.wrapping_sub((1 << 28) - T) < 2 * T
+}
+
+/// The polynomial tail of `sinf`, `cosf` and `logf`: the `f32` of `poly::<false>` (every
+/// `a * b + c` unfused), or, if that lands near an `f32` midpoint, `None`: the caller then
+/// evaluates `poly::<true>` (fused as in the `-fma` build, with the exact [`fma`]).
+///
+/// Why this gives the fused bits on every input: each of the functions' unfused steps differs
+/// from its fused one by at most one rounding of a product, so at most one ulp of a value no
+/// larger in magnitude than (sine) `|x|`, (cosine) 1, (log) `0.4 + 0.7 |k|`, and what follows
+/// carries that difference on with factors below 1, plus at most one ulp per later rounding;
+/// with at most 6 such steps, the two doubles differ by less than `2^-47` times the result's
+/// magnitude (at least `0.89 |x|` for the sine polynomial on `|x| <= 0.79`, 0.70 for the
+/// cosine, and for `log` at least `|r| / 2` with `k = 0` in the subinterval around 1, `0.019`
+/// in the other ones, `0.33 |k|` for `k != 0`), i.e. by less than `2^7` ulps of the fast
+/// result. If no `f32` midpoint lies within `2^16` ulps of it, both round to the same
+/// `f32`. The unit test `fast_path_within_its_bound` measures the difference on a sweep;
+/// the comparison with the host's C library (`same_bits_as_the_host_c_library`) can run on
+/// all 2^32 inputs (see the module docs).
+#[inline(always)]
+fn finish(fast: f64) -> Option<f32> {
+    if near_f32_midpoint(fast) {
+        None
     } else {
-        let x4 = x2 * x2;
-        let c2 = fma(x2, p.c[4], p.c[3]);
-        let c1 = fma(x2, p.c[1], p.c[0]);
-        let x6 = x4 * x2;
-        let c = fma(x4, p.c[2], c1);
-        fma(x6, c2, c) as f32
+        Some(fast as f32)
     }
 }
 
+/// `sinf_poly`: the sine (`n` even) or cosine (`n` odd) polynomial, in `double`. Both are
+/// evaluated and one is chosen without a branch (the quadrant is data, and a mispredicted
+/// branch costs more than the other polynomial).
+#[inline(always)]
+fn sinf_poly<const FUSED: bool>(x: f64, x2: f64, p: &SinCos, n: i32) -> f64 {
+    let x3 = x * x2;
+    let s1 = madd::<FUSED>(x2, p.s[2], p.s[1]);
+    let x7 = x3 * x2;
+    let s = madd::<FUSED>(x3, p.s[0], x);
+    let sin = madd::<FUSED>(x7, s1, s);
+    let x4 = x2 * x2;
+    let c2 = madd::<FUSED>(x2, p.c[4], p.c[3]);
+    let c1 = madd::<FUSED>(x2, p.c[1], p.c[0]);
+    let x6 = x4 * x2;
+    let c = madd::<FUSED>(x4, p.c[2], c1);
+    let cos = madd::<FUSED>(x6, c2, c);
+    if n & 1 == 0 { sin } else { cos }
+}
+
+/// [`sinf_poly`] rounded to `f32`, fast (see [`finish`]).
+#[inline(always)]
+fn sincos_poly(x: f64, x2: f64, p: &SinCos, n: i32) -> f32 {
+    match finish(sinf_poly::<false>(x, x2, p, n)) {
+        Some(v) => v,
+        None => sincos_poly_fused(x, x2, p, n),
+    }
+}
+
+/// [`sinf_poly`] fused, rounded to `f32` (the rare slow path; arguments by value, so that
+/// the fast path stores nothing for it).
+#[cold]
+#[inline(never)]
+fn sincos_poly_fused(x: f64, x2: f64, p: &SinCos, n: i32) -> f32 {
+    sinf_poly::<true>(x, x2, p, n) as f32
+}
+
+/// glibc's PI/2 (`hpi`, 0x1.921FB54442D18p0).
+#[cfg(test)]
+const HPI: f64 = f64::from_bits(0x3ff9_21fb_5444_2d18);
+
+/// [`HPI`] as `HPI_HI + HPI_LO` exactly: `HPI_HI` is its top 45 significant bits,
+/// `HPI_LO = 3 * 2^-49` the rest (2 bits).
+const HPI_HI: f64 = f64::from_bits(0x3ff9_21fb_5444_2d00);
+const HPI_LO: f64 = f64::from_bits(0x3cf8_0000_0000_0000);
+
 /// `reduce_fast` (without round-to-int instructions): `x` modulo PI/2 and the quadrant.
-#[inline]
+///
+/// glibc computes `x - n * hpi` with one fused operation, i.e. the exact value rounded once.
+/// Here without `fma`, exactly the same: `|n| <= 76` has 7 bits, so `n * HPI_HI` (52 bits)
+/// and `n * HPI_LO` (9 bits) are exact; `x - n * HPI_HI` is exact by Sterbenz's lemma (`n`
+/// is `x * 2/PI` rounded, so for `n != 0` `x` lies within `[n/2, 2n] * HPI_HI`; for `n = 0`
+/// it is `x`); the last subtraction is the only rounding, of `x - n * hpi`.
+#[inline(always)]
 fn reduce_fast(x: f64, p: &SinCos) -> (f64, i32) {
     let r = x * p.hpi_inv;
     let n = ((r as i32).wrapping_add(0x80_0000)) >> 24;
-    (fma(-(n as f64), p.hpi, x), n)
+    let nf = n as f64;
+    ((x - nf * HPI_HI) - nf * HPI_LO, n)
 }
 
 /// `reduce_large`: `|x|` (bits `xi`, at least 120) modulo PI/2 with the 4/PI table.
-#[inline]
+#[inline(always)]
 fn reduce_large(xi: u32) -> (f64, i32) {
     let arr = &INV_PIO4[((xi >> 26) & 15) as usize..];
     let shift = (xi >> 23) & 7;
@@ -229,59 +331,50 @@ const TOP_2P_12: u32 = 0x398; // abstop12(0x1p-12f)
 const TOP_120: u32 = 0x42f; // abstop12(120.0f)
 const TOP_INF: u32 = 0x7f8;
 
-/// `sinf(x)` (glibc `s_sinf.c`).
-pub fn sinf(y: f32) -> f32 {
+/// What `sinf` / `cosf` (`COS`) do before the polynomial: the result (`Err`), or the
+/// polynomial's arguments `(x, x^2, table, n)`.
+#[inline(always)]
+fn sincos_reduce<const COS: bool>(y: f32) -> Result<(f64, f64, &'static SinCos, i32), f32> {
     let x = y as f64;
     let top = abstop12(y);
+    let c = i32::from(COS);
     if top < PIO4_TOP {
         if top < TOP_2P_12 {
-            return y;
+            return Err(if COS { 1.0 } else { y });
         }
-        sinf_poly(x, x * x, &SINCOS[0], 0)
+        Ok((x, x * x, &SINCOS[0], c))
     } else if top < TOP_120 {
         let (x, n) = reduce_fast(x, &SINCOS[0]);
         let s = SINCOS[0].sign[(n & 3) as usize];
         let p = &SINCOS[usize::from(n & 2 != 0)];
-        sinf_poly(x * s, x * x, p, n)
+        Ok((x * s, x * x, p, n ^ c))
     } else if top < TOP_INF {
         let xi = y.to_bits();
         let sign = (xi >> 31) as i32;
         let (x, n) = reduce_large(xi);
         let s = SINCOS[0].sign[((n + sign) & 3) as usize];
         let p = &SINCOS[usize::from((n + sign) & 2 != 0)];
-        sinf_poly(x * s, x * x, p, n)
+        Ok((x * s, x * x, p, n ^ c))
     } else if y.is_nan() {
-        quiet(y)
+        Err(quiet(y))
     } else {
-        DEFAULT_NAN
+        Err(DEFAULT_NAN)
+    }
+}
+
+/// `sinf(x)` (glibc `s_sinf.c`).
+pub fn sinf(y: f32) -> f32 {
+    match sincos_reduce::<false>(y) {
+        Ok((x, x2, p, n)) => sincos_poly(x, x2, p, n),
+        Err(v) => v,
     }
 }
 
 /// `cosf(x)` (glibc `s_cosf.c`).
 pub fn cosf(y: f32) -> f32 {
-    let x = y as f64;
-    let top = abstop12(y);
-    if top < PIO4_TOP {
-        if top < TOP_2P_12 {
-            return 1.0;
-        }
-        sinf_poly(x, x * x, &SINCOS[0], 1)
-    } else if top < TOP_120 {
-        let (x, n) = reduce_fast(x, &SINCOS[0]);
-        let s = SINCOS[0].sign[(n & 3) as usize];
-        let p = &SINCOS[usize::from(n & 2 != 0)];
-        sinf_poly(x * s, x * x, p, n ^ 1)
-    } else if top < TOP_INF {
-        let xi = y.to_bits();
-        let sign = (xi >> 31) as i32;
-        let (x, n) = reduce_large(xi);
-        let s = SINCOS[0].sign[((n + sign) & 3) as usize];
-        let p = &SINCOS[usize::from((n + sign) & 2 != 0)];
-        sinf_poly(x * s, x * x, p, n ^ 1)
-    } else if y.is_nan() {
-        quiet(y)
-    } else {
-        DEFAULT_NAN
+    match sincos_reduce::<true>(y) {
+        Ok((x, x2, p, n)) => sincos_poly(x, x2, p, n),
+        Err(v) => v,
     }
 }
 
@@ -308,30 +401,36 @@ const LOGF_TAB: [(u64, u64); 16] = [
 /// `logf(x)` (glibc `e_logf.c`: 16 subintervals, order-4 polynomial in `f64`): `-inf` for
 /// zeros, the default NaN below zero.
 pub fn logf(x: f32) -> f32 {
-    const LN2: f64 = f64::from_bits(0x3fe62e42fefa39ef);
-    const A: [f64; 3] = [
-        f64::from_bits(0xbfd00ea348b88334),
-        f64::from_bits(0x3fd5575b0be00b6a),
-        f64::from_bits(0xbfdffffef20a4123),
-    ];
+    match logf_reduce(x) {
+        Ok((r, k, logc)) => match finish(logf_poly::<false>(r, k, logc)) {
+            Some(v) => v,
+            None => logf_poly_fused(r, k, logc),
+        },
+        Err(v) => v,
+    }
+}
+
+/// What `logf` does before the polynomial: the result (`Err`), or `(r, k, logc)`.
+#[inline(always)]
+fn logf_reduce(x: f32) -> Result<(f64, f64, f64), f32> {
     const OFF: u32 = 0x3f33_0000;
     let mut ix = x.to_bits();
     if ix == 0x3f80_0000 {
-        return 0.0;
+        return Err(0.0);
     }
     if ix.wrapping_sub(0x0080_0000) >= 0x7f80_0000 - 0x0080_0000 {
         // x < 0x1p-126 or inf or nan.
         if ix.wrapping_mul(2) == 0 {
-            return f32::NEG_INFINITY;
+            return Err(f32::NEG_INFINITY);
         }
         if ix == 0x7f80_0000 {
-            return x;
+            return Err(x);
         }
         if x.is_nan() {
-            return quiet(x);
+            return Err(quiet(x));
         }
         if ix & 0x8000_0000 != 0 {
-            return DEFAULT_NAN;
+            return Err(DEFAULT_NAN);
         }
         // Subnormal: normalize.
         ix = (x * f32::from_bits(0x4b00_0000)).to_bits(); // x * 0x1p23f
@@ -341,14 +440,54 @@ pub fn logf(x: f32) -> f32 {
     let i = ((tmp >> (23 - 4)) % 16) as usize;
     let k = (tmp as i32) >> 23;
     let iz = ix.wrapping_sub(tmp & (0x1ff << 23));
-    let (invc, logc) = (f64::from_bits(LOGF_TAB[i].0), f64::from_bits(LOGF_TAB[i].1));
     let z = f32::from_bits(iz) as f64;
-    let r = fma(z, invc, -1.0);
-    let y0 = fma(k as f64, LN2, logc);
+    Ok((logf_r(z, i), k as f64, f64::from_bits(LOGF_TAB[i].1)))
+}
+
+/// `invc` of [`LOGF_TAB`] as `hi + lo` exactly, `hi` its top 26 significant bits.
+const LOGF_INVC_SPLIT: [(f64, f64); 16] = {
+    let mut t = [(0.0, 0.0); 16];
+    let mut i = 0;
+    while i < 16 {
+        let invc = f64::from_bits(LOGF_TAB[i].0);
+        let hi = f64::from_bits(LOGF_TAB[i].0 & !((1 << 27) - 1));
+        t[i] = (hi, invc - hi);
+        i += 1;
+    }
+    t
+};
+
+/// `r = z * invc - 1`, which glibc computes fused (rounded once), without `fma`: `z` is an
+/// `f32` (24 bits), so `z * hi` (50 bits) and `z * lo` (51 bits) are exact, `z * hi` lies in
+/// `[0.5, 2]` (`z` is in the subinterval of `1/invc`), so `z * hi - 1` is exact (Sterbenz),
+/// and the one rounding is the final addition's.
+#[inline(always)]
+fn logf_r(z: f64, i: usize) -> f64 {
+    let (hi, lo) = LOGF_INVC_SPLIT[i];
+    (z * hi - 1.0) + z * lo
+}
+
+/// [`logf_poly`] fused, rounded to `f32` (the rare slow path).
+#[cold]
+#[inline(never)]
+fn logf_poly_fused(r: f64, k: f64, logc: f64) -> f32 {
+    logf_poly::<true>(r, k, logc) as f32
+}
+
+/// `logf`'s polynomial (`y0 = k ln2 + logc`, then order 4 in `r`), in `double`.
+#[inline(always)]
+fn logf_poly<const FUSED: bool>(r: f64, k: f64, logc: f64) -> f64 {
+    const LN2: f64 = f64::from_bits(0x3fe62e42fefa39ef);
+    const A: [f64; 3] = [
+        f64::from_bits(0xbfd00ea348b88334),
+        f64::from_bits(0x3fd5575b0be00b6a),
+        f64::from_bits(0xbfdffffef20a4123),
+    ];
+    let y0 = madd::<FUSED>(k, LN2, logc);
     let r2 = r * r;
-    let y = fma(A[1], r, A[2]);
-    let y = fma(A[0], r2, y);
-    fma(y, r2, y0 + r) as f32
+    let y = madd::<FUSED>(A[1], r, A[2]);
+    let y = madd::<FUSED>(A[0], r2, y);
+    madd::<FUSED>(y, r2, y0 + r)
 }
 
 #[cfg(test)]
@@ -373,6 +512,12 @@ mod tests {
             1e-40,
             f32::MAX,
             f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            // The two inputs where expf's unfused kd and r gave other bits.
+            f32::from_bits(0x4202_422f),
+            f32::from_bits(0xc27c_65d9),
         ] {
             f(x);
         }
@@ -420,6 +565,92 @@ mod tests {
     }
 
     #[test]
+    fn reduce_fast_is_the_fused_reduction() {
+        assert_eq!(HPI_HI + HPI_LO, HPI);
+        assert_eq!(fma(1.0, HPI_HI, HPI_LO), HPI);
+        for n in -80..=80 {
+            let nf = f64::from(n);
+            assert_eq!(fma(nf, HPI_HI, -(nf * HPI_HI)), 0.0, "{n}");
+            assert_eq!(fma(nf, HPI_LO, -(nf * HPI_LO)), 0.0, "{n}");
+        }
+        // Every 61st f32 of the range reduce_fast serves, both signs.
+        let mut b = 0x3f40_0000u32;
+        while b < 0x42f0_0000 {
+            for y in [f32::from_bits(b), -f32::from_bits(b)] {
+                let x = f64::from(y);
+                let (r, n) = reduce_fast(x, &SINCOS[0]);
+                assert_eq!(r.to_bits(), fma(-f64::from(n), HPI, x).to_bits(), "{y:e}");
+            }
+            b += 61;
+        }
+    }
+
+    #[test]
+    fn logf_r_is_the_fused_product() {
+        for (i, &(hi, lo)) in LOGF_INVC_SPLIT.iter().enumerate() {
+            assert_eq!((hi + lo).to_bits(), LOGF_TAB[i].0);
+            assert_eq!(hi.to_bits() & ((1 << 27) - 1), 0);
+        }
+        // Every normal positive f32 z of [0.5, 2) (all subintervals) with every 7th
+        // significand, against the fused r of glibc.
+        let mut b = 0x3f00_0000u32;
+        while b < 0x4000_0000 {
+            let x = f32::from_bits(b);
+            if let Ok((r, _, _)) = logf_reduce(x) {
+                let ix = x.to_bits();
+                let tmp = ix.wrapping_sub(0x3f33_0000);
+                let i = ((tmp >> 19) % 16) as usize;
+                let z = f64::from(f32::from_bits(ix.wrapping_sub(tmp & (0x1ff << 23))));
+                let want = fma(z, f64::from_bits(LOGF_TAB[i].0), -1.0);
+                assert_eq!(r.to_bits(), want.to_bits(), "{x:e}");
+            }
+            b += 7;
+        }
+    }
+
+    /// The fast (unfused) polynomials stay within the bound [`finish`] argues (`2^-47` of the
+    /// result), and wherever their `f32` differs from the fused one, [`near_f32_midpoint`]
+    /// sends the call to the fused polynomial.
+    #[test]
+    fn fast_path_within_its_bound() {
+        let bound = f64::from_bits(0x3d00_0000_0000_0000); // 2^-47
+        let mut worst = [0f64; 3];
+        let mut check = |which: usize, fast: f64, fused: f64| {
+            let rel = ((fast - fused) / fast).abs();
+            assert!(rel < bound, "function {which}: {fast:e} vs {fused:e}");
+            worst[which] = worst[which].max(rel);
+            if fast as f32 != fused as f32 {
+                assert!(near_f32_midpoint(fast));
+            }
+        };
+        sweep(1021, |y| {
+            if let Ok((x, x2, p, n)) = sincos_reduce::<false>(y) {
+                check(
+                    0,
+                    sinf_poly::<false>(x, x2, p, n),
+                    sinf_poly::<true>(x, x2, p, n),
+                );
+            }
+            if let Ok((x, x2, p, n)) = sincos_reduce::<true>(y) {
+                check(
+                    1,
+                    sinf_poly::<false>(x, x2, p, n),
+                    sinf_poly::<true>(x, x2, p, n),
+                );
+            }
+            if let Ok((r, k, logc)) = logf_reduce(y) {
+                check(
+                    2,
+                    logf_poly::<false>(r, k, logc),
+                    logf_poly::<true>(r, k, logc),
+                );
+            }
+        });
+        // The fast path is not the fused one (else the test proves nothing).
+        assert!(worst.iter().all(|&w| w > 0.0), "{worst:?}");
+    }
+
+    #[test]
     fn same_bits_as_the_host_c_library() {
         // The host's libm (std's f32 functions call it) is the reference's on x86-64 glibc
         // with FMA; elsewhere there is nothing to compare with.
@@ -429,8 +660,13 @@ mod tests {
         }
         #[cfg(not(target_arch = "x86_64"))]
         return;
+        // KILN_LIBM_SWEEP_STEP=1 (release build) compares every f32; see the module doc.
+        let step = std::env::var("KILN_LIBM_SWEEP_STEP")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(4099);
         let mut bad = [0usize; 6];
-        sweep(4099, |x| {
+        sweep(step, |x| {
             // black_box: no constant folding of the reference (LLVM folds to another NaN).
             let x = std::hint::black_box(x);
             bad[0] += usize::from(!same(sinf(x), x.sin()));

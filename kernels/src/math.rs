@@ -2,8 +2,14 @@
 //!
 //! [`expf`] is a port of the ARM optimized-routines `expf` that glibc (since 2.27) and musl
 //! use (`EXP2F_TABLE_BITS = 5`, order-3 polynomial, evaluated in `f64`, < 0.502 ULP), so the
-//! float softmax produces the same values as TFLM built against those C libraries (modulo
-//! FMA contraction in the C build).
+//! float softmax produces the same values as TFLM built against those C libraries: on
+//! x86-64 with FMA glibc's ifunc picks the `-fma` build, whose three fused polynomial steps
+//! are reproduced as `libm_f32` does for `cosf` (unfused fast path, fused with the exact
+//! software `fma` near an f32 midpoint). Exhaustively checked against the host (all 2^32
+//! inputs, see `libm_f32`); the unfused polynomial alone gives other bits for 2 inputs,
+//! `32.564632` and `-63.09946` (in `same_bits_as_the_host_c_library`).
+
+use crate::libm_f32::{fma, madd, near_f32_midpoint};
 
 /// `tab[i] = uint(2^(i/32)) - (i << 47)` (`__exp2f_data.tab`).
 pub(crate) const EXP2F_TAB: [u64; 32] = [
@@ -41,16 +47,11 @@ pub(crate) const EXP2F_TAB: [u64; 32] = [
     0x3fefd0765b6e4540,
 ];
 
-/// `e^x` for `f32`, bit-compatible with glibc/musl `expf` (round-to-nearest).
+/// `e^x` for `f32`, bit-compatible with glibc's `expf` (round-to-nearest).
+#[inline]
 pub fn expf(x: f32) -> f32 {
-    const N: f64 = 32.0;
-    // 0x1.71547652b82fep+0 * N
-    let inv_ln2_n = f64::from_bits(0x3ff7_1547_652b_82fe) * N;
-    // poly_scaled = { C0 / N^3, C1 / N^2, C2 / N } (exact: divisions by powers of two)
-    let c0 = f64::from_bits(0x3fac_6af8_4b91_2394) / N / N / N;
-    let c1 = f64::from_bits(0x3fce_bfce_50fa_c4f3) / N / N;
-    let c2 = f64::from_bits(0x3fe6_2e42_ff0c_52d6) / N;
-    let shift = f64::from_bits(0x4338_0000_0000_0000); // 0x1.8p+52
+    let inv_ln2_n = INV_LN2_N;
+    let shift = SHIFT;
 
     let abstop = (x.to_bits() >> 20) & 0x7ff;
     if abstop >= (88.0f32.to_bits() >> 20) {
@@ -69,21 +70,84 @@ pub fn expf(x: f32) -> f32 {
         }
     }
     let xd = x as f64;
+    // glibc's `-fma` build fuses both uses of `z = InvLn2N * x`: `kd = round(z + shift)`
+    // and `r = z - kd`. `r` exactly without `fma`: `InvLn2N = hi + lo` (29 and 24 bits), so
+    // `x * hi` and `x * lo` are exact, `x * hi - kd` is exact (Sterbenz; or `kd = 0`), and
+    // the last addition is the one rounding.
+    let (hi, lo) = INV_LN2_N_SPLIT;
     let z = inv_ln2_n * xd;
-    // Round z to an integer (ties to even) with the shift trick.
+    // Round z to an integer (ties to even) with the shift trick. The unfused `z + shift`
+    // gives another integer than the fused one only when the exact product lies within
+    // 2^-40 of a half-integer, i.e. `|r|` that close to 1/2: then the slow path.
     let kd = z + shift;
     let ki = kd.to_bits();
     let kd = kd - shift;
-    let r = z - kd;
-    let mut t = EXP2F_TAB[(ki % 32) as usize];
-    t = t.wrapping_add(ki << (52 - 5));
-    let s = f64::from_bits(t);
-    let z = c0 * r + c1;
+    let r = (xd * hi - kd) + xd * lo;
+    const NEAR_HALF: f64 = 0.5 - f64::from_bits(0x3d70_0000_0000_0000); // 1/2 - 2^-40
+    if !(-NEAR_HALF..=NEAR_HALF).contains(&r) {
+        return expf_fused_all(xd);
+    }
+    let s = scale(ki);
+    // The polynomial unfused (fast), then fused as GCC does where the unfused one lands near
+    // an f32 midpoint (or below f32's normal range, where the f32 ulp is not at bit 29): as
+    // `libm_f32::finish` argues for `cosf` (terms at most 1, y near 1), the two lie within
+    // 2^7 ulps of each other.
+    let fast = poly::<false>(r) * s;
+    if near_f32_midpoint(fast) || fast < f64::from(f32::MIN_POSITIVE) {
+        return expf_fused(r, s);
+    }
+    fast as f32
+}
+
+const N: f64 = 32.0;
+/// `InvLn2N` (`0x1.71547652b82fep+0 * N`).
+const INV_LN2_N: f64 = f64::from_bits(0x3ff7_1547_652b_82fe) * N;
+/// [`INV_LN2_N`] as `hi + lo` exactly, `hi` its top 29 significant bits.
+const INV_LN2_N_SPLIT: (f64, f64) = {
+    let hi = f64::from_bits(INV_LN2_N.to_bits() & !((1 << 24) - 1));
+    (hi, INV_LN2_N - hi)
+};
+/// poly_scaled = { C0 / N^3, C1 / N^2, C2 / N } (exact: divisions by powers of two)
+const C: [f64; 3] = [
+    f64::from_bits(0x3fac_6af8_4b91_2394) / N / N / N,
+    f64::from_bits(0x3fce_bfce_50fa_c4f3) / N / N,
+    f64::from_bits(0x3fe6_2e42_ff0c_52d6) / N,
+];
+const SHIFT: f64 = f64::from_bits(0x4338_0000_0000_0000); // 0x1.8p+52
+
+/// `2^(k/N)` from the bits `ki` of `k + shift`.
+#[inline(always)]
+fn scale(ki: u64) -> f64 {
+    let t = EXP2F_TAB[(ki % 32) as usize].wrapping_add(ki << (52 - 5));
+    f64::from_bits(t)
+}
+
+/// Everything after the special cases as glibc's `-fma` build, with the exact software
+/// `fma` (the rare slow path for `|r|` near 1/2).
+#[cold]
+#[inline(never)]
+fn expf_fused_all(xd: f64) -> f32 {
+    let kd = fma(INV_LN2_N, xd, SHIFT);
+    let ki = kd.to_bits();
+    let kd = kd - SHIFT;
+    let r = fma(INV_LN2_N, xd, -kd);
+    (poly::<true>(r) * scale(ki)) as f32
+}
+
+/// `expf`'s polynomial in `r`: `(c0 r + c1) r^2 + (c2 r + 1)`, fused when `FUSED`.
+#[inline(always)]
+fn poly<const FUSED: bool>(r: f64) -> f64 {
+    let z = madd::<FUSED>(C[0], r, C[1]);
     let r2 = r * r;
-    let y = c2 * r + 1.0;
-    let y = z * r2 + y;
-    let y = y * s;
-    y as f32
+    let y = madd::<FUSED>(C[2], r, 1.0);
+    madd::<FUSED>(z, r2, y)
+}
+
+/// The fused polynomial times `s`, rounded to `f32` (the rare slow path).
+#[cold]
+#[inline(never)]
+fn expf_fused(r: f64, s: f64) -> f32 {
+    (poly::<true>(r) * s) as f32
 }
 
 #[cfg(test)]
