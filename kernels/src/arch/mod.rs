@@ -6,9 +6,11 @@
 //!
 //! * [`dsp`](self) (`kiln_arch = "dsp"`: Cortex-M4/M7/M33/M55): inline assembly with the DSP
 //!   extension's dual 16-bit multiply-accumulate (`SMLAD`), byte widening (`SXTB16`) and
-//!   saturating arithmetic. The crate's only `unsafe` code, each block with its argument.
+//!   saturating arithmetic. With `x86` below, the crate's only `unsafe` code, each block with
+//!   its argument.
 //! * `portable` (everything else: the host, Cortex-M0/M0+/M3): the same functions in plain
-//!   Rust. Host tests, Miri and the golden-case tests run these, so the drivers built on them
+//!   Rust. On x86-64 (the host) `x86` adds `sqrtss` for the float square root (one argued
+//!   `unsafe` block), bit-identical with the software form. Host tests, Miri and the golden-case tests run these, so the drivers built on them
 //!   ([`crate::gemm`]) are checked against TFLM everywhere; the DSP forms are checked on the
 //!   emulated Cortex-M4 (`examples/kernel-cases`).
 //!
@@ -36,6 +38,10 @@ pub(crate) use dsp::*;
 mod portable;
 #[cfg(not(kiln_arch = "dsp"))]
 pub(crate) use portable::*;
+
+// The host's `sqrtss` for the float kernels (not under Miri, which runs the software form).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse", not(miri)))]
+pub(crate) mod x86;
 
 /// Whether widened pixel pairs (`widen_2`, `mac_2x2_wide`) are faster than `mac_2x2`: with
 /// the DSP instructions; the portable forms only emulate the lanes (the host tests run them
