@@ -100,8 +100,21 @@ pub fn requantize_s32_s16(p: &Params, input: &[i32], output: &mut [i16]) {
     });
 }
 
+/// Whether the requantization is TFLM's "shift by 128" case: multiplier exactly 1 and the
+/// zero points `output - input = diff` apart. The general path gives the same values there;
+/// flipping the top bit is only faster (TFLM's `Requantize` does that too).
+fn flips(p: &Params, diff: i32) -> bool {
+    p.requantize_multiplier == 1 << 30
+        && p.requantize_shift == 1
+        && p.output_zero_point.wrapping_sub(p.input_zero_point) == diff
+}
+
 /// Int8 -> uint8 (`Requantize<int8_t, uint8_t>`).
 pub fn requantize_s8_u8(p: &Params, input: &[i8], output: &mut [u8]) {
+    if flips(p, 128) {
+        map(input, output, |x| x as u8 ^ 0x80);
+        return;
+    }
     map(input, output, |x| {
         requantize_op(p, x as i32, u8::MIN as i32, u8::MAX as i32) as u8
     });
@@ -109,6 +122,10 @@ pub fn requantize_s8_u8(p: &Params, input: &[i8], output: &mut [u8]) {
 
 /// Uint8 -> int8 (`Requantize<uint8_t, int8_t>`).
 pub fn requantize_u8_s8(p: &Params, input: &[u8], output: &mut [i8]) {
+    if flips(p, -128) {
+        map(input, output, |x| (x ^ 0x80) as i8);
+        return;
+    }
     map(input, output, |x| {
         requantize_op(p, x as i32, i8::MIN as i32, i8::MAX as i32) as i8
     });
@@ -117,6 +134,12 @@ pub fn requantize_u8_s8(p: &Params, input: &[u8], output: &mut [i8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn p_flip_s8_u8() -> Params {
+        let p = prepare(q(0.1, -5), q(0.1, 123)).unwrap();
+        assert!(flips(&p, 128), "{p:?}");
+        p
+    }
 
     fn q(scale: f32, zero_point: i32) -> QuantParams {
         QuantParams { scale, zero_point }
@@ -148,6 +171,24 @@ mod tests {
         let mut back = [0i8; 6];
         requantize_u8_s8(&p, &out, &mut back);
         assert_eq!(back, input);
+        // The bit flip is the general path on every value.
+        let all: [i8; 256] = core::array::from_fn(|i| i as u8 as i8);
+        let (mut flipped, mut general) = ([0u8; 256], [0u8; 256]);
+        requantize_s8_u8(&p_flip_s8_u8(), &all, &mut flipped);
+        let p = p_flip_s8_u8();
+        map(&all, &mut general, |x| {
+            requantize_op(&p, x as i32, 0, 255) as u8
+        });
+        assert_eq!(flipped, general);
+        let (mut back, mut general) = ([0i8; 256], [0i8; 256]);
+        let p = prepare(q(0.1, 123), q(0.1, -5)).unwrap();
+        assert!(flips(&p, -128));
+        requantize_u8_s8(&p, &flipped, &mut back);
+        map(&flipped, &mut general, |x| {
+            requantize_op(&p, x as i32, -128, 127) as i8
+        });
+        assert_eq!(back, general);
+        assert_eq!(back, all);
         // A coarser output saturates at both ends of uint8.
         let p = prepare(q(1.0, 0), q(0.5, 128)).unwrap();
         requantize_s8_u8(&p, &[-128, -64, 0, 63, 64, 127], &mut out);
