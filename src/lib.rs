@@ -48,7 +48,11 @@
 //! | `INPUT_SCALE: f32`, `INPUT_ZERO_POINT: i32` | its quantization (scale 0 if not quantized, or quantized per channel) |
 //! | `INPUT_QUANT: Quant<i8>` (or `Quant<i16>`) | the same as a [`Quant`], for int8 and int16 inputs quantized per tensor only |
 //! | `OUTPUT_SHAPE`, `OUTPUT_DTYPE`, `OUTPUT_SCALE`, `OUTPUT_ZERO_POINT`, `OUTPUT_QUANT` | the same for the output |
-//! | `Model` | the compiled model, which owns the arena |
+//! | `ARENA_ALIGN: usize`, `Arena` | the arena's alignment, and a buffer type for it ([`Aligned`]) |
+//! | `OPERATORS: [(usize, &str); N]` | the operators `invoke()` runs, in order: (index in the model, name) |
+//! | `State` | a stateful model's state (`PERSISTENT_BYTES > 0`), for `ModelIn::with_arena` |
+//! | `ModelIn<'a>` | the compiled model over an arena it borrows: its static one or a buffer of the caller's |
+//! | `Model` | `ModelIn<'static>`, over the model's own static arena |
 //!
 //! With several inputs or outputs the names are numbered from 0: `INPUT0_SHAPE`,
 //! `INPUT1_SHAPE`, ..., `OUTPUT0_QUANT`, ... (a model with one input has `INPUT_SHAPE`
@@ -59,6 +63,9 @@
 //! | method | what |
 //! |---|---|
 //! | `Model::take() -> Option<Model>` | the model, the first time only (it owns the static arena), with its state reset |
+//! | `ModelIn::with_arena(&mut Arena)` (`, &mut State` if stateful) | the model over a buffer of the caller's, as often as wanted (one buffer can serve several models run in turn: size it with [`max`]) |
+//! | `invoke_with(&mut self, hook)` | `invoke()`, calling `hook(op, name, Phase)` before and after each operator ([`Phase`]) |
+//! | `tensor_bytes(&self, t) -> Option<&[u8]>` | with `preserve_all_tensors = true` only: any activation's bytes after `invoke()`, by tensor index |
 //! | `reset(&mut self)` | resets the state kept between calls as TFLM does (a no-op for stateless models) |
 //! | `invoke(&mut self)` | runs the model once, inputs to outputs |
 //! | `input_mut(&mut self) -> &mut [T; N]` | the input, typed (`input0_mut()`, `input1_mut()`, ... with several) |
@@ -90,7 +97,8 @@
 //! # Options
 //!
 //! `include_model!("model.tflite", ram_budget = <const expr>, flash_budget = <const expr>,
-//! align = <power of two>, optimize = <bool>, reorder = <bool>, alias = <bool>)`: see
+//! align = <power of two>, optimize = <bool>, reorder = <bool>, alias = <bool>,
+//! link_section = "<section>", preserve_all_tensors = <bool>, preserve_inputs = <bool>)`: see
 //! [`include_model!`]. A budget over which the model does not fit is a compile error with
 //! the bytes needed, the budget and the overage, also when the budget is a named constant.
 //!
