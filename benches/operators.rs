@@ -77,10 +77,11 @@ fn call(steps: &[Step], t: &[Buffer], outs: &mut [(Buffer, Vec<Buffer>)]) {
     }
 }
 
-/// The host executor's own share of [`call`]: collecting each step's operand slices (in an
-/// array of 8, on the heap beyond, as `run_step_outputs` does) and, for several outputs, the
-/// output slices (likewise, as `Io::with_outs`), without the kernel. Generated code has
-/// neither.
+/// An upper estimate of the host executor's own share of [`call`]: collecting each step's
+/// operand slices (in an array of 8, on the heap beyond) and, for several outputs, the
+/// output slices (likewise, as `Io::with_outs`), without the kernel. `run_step_outputs` now
+/// looks each operand up only when the kernel asks for it, so this collection is more than
+/// it does. Generated code has neither.
 fn executor_floor(steps: &[Step], t: &[Buffer], outs: &mut [(Buffer, Vec<Buffer>)]) {
     for (step, (out, more)) in steps.iter().zip(outs) {
         let slices = step
@@ -444,10 +445,12 @@ fn main() {
          the bundle's golden output byte for byte (float32 too). The kernel is called with \
          runtime parameters through the host executor's dispatch (`Kernel::run`); generated \
          code calls it directly with constants. \
-         Of which executor µs = the host executor's own share of that call (collecting the \
-         operand slices for `Kernel::run`, and for several outputs the output slices, each \
-         in an array of 8 or a `Vec` beyond; timed alone right after Kiln's rounds of the \
-         row, median of {FLOOR_ROUNDS} batches; a rough estimate, which can come out a little above Kiln µs): generated \
+         Of which executor µs = an upper estimate of the host executor's own share of that \
+         call (collecting every operand slice for `Kernel::run`, and for several outputs the \
+         output slices, each in an array of 8 or a `Vec` beyond; the executor itself now \
+         looks each operand up only when the kernel reads it, which costs less; timed alone \
+         right after Kiln's rounds of the row, median of {FLOOR_ROUNDS} batches; rough, and \
+         it can come out a little above Kiln µs): generated \
          code has none of it, but it is counted in Kiln µs and in the ratio. {tflm_text} \
          Kiln / TFLM < 1 means Kiln is faster.\n\n\
          Machine: {}. Medians from one run (this benchmark took {:.0} s); the 2 cores are \
