@@ -8,13 +8,16 @@
 //!   extension's dual 16-bit multiply-accumulate (`SMLAD`), byte widening (`SXTB16`) and
 //!   saturating arithmetic. With `x86` below, the crate's only `unsafe` code, each block with
 //!   its argument.
+//! * [`mve`](self) (`kiln_arch = "mve"`: Cortex-M55/M85): Helium's 16-lane int8
+//!   multiply-accumulates (`VMLADAVA.S8`) in tail-predicated loops for the `mac_*` dot
+//!   products; the rest of the contract is `dsp`'s. Also argued `unsafe` code.
 //! * `portable` (everything else: the host, Cortex-M0/M0+/M3): the same functions in plain
 //!   Rust. On x86-64 (the host) `x86` adds `sqrtss` for the float square root (one argued
 //!   `unsafe` block), bit-identical with the software form. Host tests, Miri and the golden-case tests run these, so the drivers built on them
 //!   ([`crate::gemm`]) are checked against TFLM everywhere; the DSP forms are checked on the
 //!   emulated Cortex-M4 (`examples/kernel-cases`).
 //!
-//! A new architecture (the M55's Helium) is one more module here with the same functions.
+//! A new architecture is one more module here with the same functions.
 //!
 //! # Contract
 //!
@@ -29,14 +32,21 @@
 //! than the contract needs, the accumulators are returned unchanged (never the case in
 //! Kiln's calls; it keeps the functions total without a panic path).
 
-#[cfg(kiln_arch = "dsp")]
+// With Helium, `mve` replaces the dot products (`mac_*`) and keeps the rest.
+#[cfg(any(kiln_arch = "dsp", kiln_arch = "mve"))]
+#[cfg_attr(kiln_arch = "mve", allow(dead_code))]
 mod dsp;
 #[cfg(kiln_arch = "dsp")]
 pub(crate) use dsp::*;
 
-#[cfg(not(kiln_arch = "dsp"))]
+#[cfg(kiln_arch = "mve")]
+mod mve;
+#[cfg(kiln_arch = "mve")]
+pub(crate) use mve::*;
+
+#[cfg(not(any(kiln_arch = "dsp", kiln_arch = "mve")))]
 mod portable;
-#[cfg(not(kiln_arch = "dsp"))]
+#[cfg(not(any(kiln_arch = "dsp", kiln_arch = "mve")))]
 pub(crate) use portable::*;
 
 // The host's `sqrtss` for the float kernels (not under Miri, which runs the software form).
@@ -44,16 +54,19 @@ pub(crate) use portable::*;
 pub(crate) mod x86;
 
 /// Whether widened pixel pairs (`widen_2`, `mac_2x2_wide`) are faster than `mac_2x2`: with
-/// the DSP instructions; the portable forms only emulate the lanes (the host tests run them
-/// to check the drivers' widened paths, `gemm` skips them on the targets themselves).
+/// the DSP instructions; not with Helium, whose `mac_2x2` reads 16 bytes a row per load; the
+/// portable forms only emulate the lanes (the host tests run them to check the drivers'
+/// widened paths, `gemm` skips them on the targets themselves).
 pub(crate) const WIDENS: bool = cfg!(kiln_arch = "dsp") || cfg!(test) || cfg!(debug_assertions);
 
 /// The most taps [`mac_taps4`] takes (a 5x5 window).
 pub(crate) const MAX_TAPS: usize = 25;
 
-/// The microkernels compiled into this build: `"dsp"` or `"portable"`.
+/// The microkernels compiled into this build: `"dsp"`, `"mve"` or `"portable"`.
 pub const NAME: &str = if cfg!(kiln_arch = "dsp") {
     "dsp"
+} else if cfg!(kiln_arch = "mve") {
+    "mve"
 } else {
     "portable"
 };
@@ -71,12 +84,13 @@ pub(crate) fn dot(x: &[i8], w: &[i8]) -> i32 {
 
 /// The lane order of a widened group of 4 values (`SXTB16` and `SXTB16 ..., ROR #8` of their
 /// word): `[x0, x2, x1, x3]`.
+#[cfg_attr(kiln_arch = "mve", allow(dead_code))]
 const LANES: [usize; 4] = [0, 2, 1, 3];
 
 /// `widen_2` in plain Rust: for each group `g` of 4 values, the 16 bytes at `16g` of `out`
 /// are row 0's values `4g..4g + 4` then row 1's as little-endian int16 in [`LANES`] order.
 /// `k % 4 == 0`; too short slices leave `out` unchanged.
-#[cfg_attr(kiln_arch = "dsp", allow(dead_code))]
+#[cfg_attr(any(kiln_arch = "dsp", kiln_arch = "mve"), allow(dead_code))]
 pub(crate) fn widen_2_portable(k: usize, x: &[i8], out: &mut [i8]) {
     let (Some((x0, x1)), Some(out)) = (
         x.get(..2 * k).and_then(|x| x.split_at_checked(k)),
@@ -98,7 +112,7 @@ pub(crate) fn widen_2_portable(k: usize, x: &[i8], out: &mut [i8]) {
 }
 
 /// `mac_2x2_wide` in plain Rust: `mac_2x2` with the pixels read from their widened form.
-#[cfg_attr(kiln_arch = "dsp", allow(dead_code))]
+#[cfg_attr(any(kiln_arch = "dsp", kiln_arch = "mve"), allow(dead_code))]
 pub(crate) fn mac_2x2_wide_portable(k: usize, xw: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
     let (Some(xw), Some((w0, w1))) = (
         xw.get(..4 * k),
