@@ -131,8 +131,16 @@ fn main() {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap());
 
-    // Board memory map (the firmware runs on QEMU mps2-an386 only).
-    let mut memory_x = fs::read_to_string(manifest.join("memory/mps2-an386.x")).unwrap();
+    // Board memory map, from the target: the Cortex-M55 (QEMU mps3-an547) for Armv8-M
+    // Mainline, else the Cortex-M4F (QEMU mps2-an386).
+    let target = env::var("TARGET").unwrap_or_default();
+    let board = if target.starts_with("thumbv8m.main") {
+        "mps3-an547"
+    } else {
+        "mps2-an386"
+    };
+    println!("cargo:rustc-env=KILN_KCASE_BOARD={board}");
+    let mut memory_x = fs::read_to_string(manifest.join(format!("memory/{board}.x"))).unwrap();
     memory_x.push_str(&fs::read_to_string(manifest.join("memory/sections.x")).unwrap());
     write(&out.join("memory.x"), memory_x.as_bytes());
     // cortex-m-rt's `device` feature includes `device.x` (interrupt handler names of a device

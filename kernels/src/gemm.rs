@@ -194,6 +194,31 @@ fn two_pixels<const F: bool>(
     out0: &mut [i8],
     out1: &mut [i8],
 ) {
+    // Helium: one pixel at a time, four channels per step (the widened pairs are not used).
+    #[cfg(kiln_arch = "mve")]
+    {
+        let _ = wide;
+        one_pixel::<F>(k, x, w, ch, q, out0);
+        one_pixel::<F>(k, x.get(k..).unwrap_or(&[]), w, ch, q, out1);
+    }
+    #[cfg(not(kiln_arch = "mve"))]
+    two_pixels_by_pairs::<F>(k, x, wide, w, ch, q, out0, out1);
+}
+
+/// [`two_pixels`] by pairs of channels (the DSP and portable microkernels).
+#[cfg(not(kiln_arch = "mve"))]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn two_pixels_by_pairs<const F: bool>(
+    k: usize,
+    x: &[i8],
+    wide: Option<&[i8]>,
+    w: &[i8],
+    ch: &Channels<'_>,
+    q: &Output,
+    out0: &mut [i8],
+    out1: &mut [i8],
+) {
     let n = out0.len();
     let (Some(b), Some(m), Some(e), Some(out1)) = (
         ch.bias.get(..n),
@@ -248,6 +273,16 @@ fn one_pixel<const F: bool>(
     };
     let mut o = 0;
     let mut rows = w;
+    // Helium: four channels per step, requantized at once.
+    #[cfg(kiln_arch = "mve")]
+    while o + 3 < n {
+        let acc = arch::mac_1x4(k, x, rows, [b[o], b[o + 1], b[o + 2], b[o + 3]]);
+        if let (Some(m), Some(e), Some(out)) = (m.get(o..), e.get(o..), out.get_mut(o..)) {
+            arch::requantize4(acc, m, e, q, out);
+        }
+        rows = rows.get(4 * k..).unwrap_or(&[]);
+        o += 4;
+    }
     while o + 1 < n {
         let acc = arch::mac_1x2(k, x, rows, [b[o], b[o + 1]]);
         out[o] = requantize::<F>(acc[0], m[o], e[o], half(e[o]), q);

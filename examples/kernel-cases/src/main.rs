@@ -1,4 +1,4 @@
-//! Kiln's kernel golden cases on a Cortex-M4 under QEMU: every case of one `.kcase` bundle
+//! Kiln's kernel golden cases on a Cortex-M4 or M55 under QEMU: every case of one `.kcase` bundle
 //! (`tests/kernel_cases/`), compiled by `kiln-build` in `build.rs` exactly as a user's model
 //! is, run on the core and compared byte for byte with TFLM's outputs.
 //!
@@ -201,7 +201,9 @@ fn main() -> ! {
         .dec(cases::FIRST)
         .str("..")
         .dec(cases::END)
-        .str(" board=mps2-an386\n");
+        .str(" board=")
+        .str(env!("KILN_KCASE_BOARD"))
+        .str("\n");
     if let Some(reason) = cases::UNSUPPORTED {
         out.str("every case is unsupported by Kiln, e.g. ")
             .str(reason)

@@ -263,6 +263,16 @@ fn by_taps<const F: bool>(
                 previous_inside = inside;
                 crate::arch::mac_taps4(taps, filter, ch.bias, |g, [a0, a1, a2, a3]| {
                     let at = 4 * g;
+                    // Helium: the four lanes at once.
+                    #[cfg(kiln_arch = "mve")]
+                    if let (Some(o), Some(m), Some(e)) = (
+                        out.get_mut(at..),
+                        ch.multiplier.get(at..),
+                        ch.right_shift.get(at..),
+                    ) {
+                        crate::arch::requantize4([a0, a1, a2, a3], m, e, q, o);
+                        return;
+                    }
                     if let (Some(o), Some(m), Some(e)) = (
                         out.get_mut(at..at + 4),
                         ch.multiplier.get(at..at + 4),
