@@ -174,9 +174,12 @@ fn plan_reports_the_header_and_the_summary() {
         .iter()
         .map(|k| k["ops"].as_array().unwrap().len())
         .sum();
-    assert_eq!(
-        ops, 31,
-        "every operator of person_detect calls one kernel: {kernels:?}"
+    // Every operator calls one kernel but op 29, a RESHAPE planned as a view (no code).
+    assert_eq!(ops, 30, "{kernels:?}");
+    assert!(
+        kernels
+            .iter()
+            .all(|k| !k["ops"].as_array().unwrap().contains(&29.into()))
     );
     assert!(
         kernels
