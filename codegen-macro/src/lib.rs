@@ -496,6 +496,18 @@ mod tests {
                 .to_string();
             assert_eq!(m, b, "{model} preserving every tensor");
             assert!(m.contains("tensor_bytes"), "{model}: no tensor_bytes");
+            let m = macro_tokens(quote!(#path, ram_budget = 96 * 1024, reserved_ram = 8 * 1024));
+            let b = kiln_build::Model::new(&path)
+                .ram_budget(96 * 1024)
+                .reserved_ram(8 * 1024)
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model} with reserved RAM");
+            assert!(
+                m.contains("reserved_ram = 8192"),
+                "{model}: options not recorded"
+            );
             let m = macro_tokens(quote!(#path, preserve_inputs = true, optimize = false));
             let b = kiln_build::Model::new(&path)
                 .preserve_inputs(true)
