@@ -217,3 +217,55 @@ fn reserved_ram_counts_against_the_budget() {
     let out = kiln(&["plan", model, "--reserved-ram", "1024"]);
     assert!(!out.status.success());
 }
+
+/// The SVG reads as a picture: operator names on the x axis, KiB on the y axis, and each
+/// MobileNet tensor labelled by the distinctive end of its name (`Conv2d_1_pointwise`),
+/// not by the prefix every tensor shares.
+#[test]
+fn the_svg_names_operators_and_tensors() {
+    let model = shared_models_dir().join("tflm_person_detect_int8.tflite");
+    let svg = std::env::temp_dir().join(format!("kiln-cli-pd-{}.svg", std::process::id()));
+    let out = kiln(&[
+        "plan",
+        model.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let _ = std::fs::remove_file(&svg);
+    assert!(text.contains(">arena offset (KiB)</text>"));
+    // Ticks every 10 KiB up to 54 KiB.
+    for tick in ["0", "10", "20", "30", "40", "50"] {
+        assert!(
+            text.contains(&format!(r#"text-anchor="end">{tick}</text>"#)),
+            "tick {tick}"
+        );
+    }
+    // Every step's operator under the axis.
+    for label in [
+        ">DEPTHWISE_CONV_2D 0<",
+        ">CONV_2D 2<",
+        ">AVERAGE_POOL_2D 27<",
+        ">SOFTMAX 30<",
+    ] {
+        assert!(text.contains(label), "missing {label}");
+    }
+    // Labels from the end of the names, wrapped: the peak's two tensors.
+    for label in [
+        r#">Conv2d_1_</tspan>"#,
+        r#">depthwise/</tspan>"#,
+        r#">pointwise/</tspan>"#,
+        r#">Relu6 t54</tspan>"#,
+    ] {
+        assert!(text.contains(label), "missing {label}");
+    }
+    assert!(
+        !text.contains(">t51 Conv2"),
+        "labels from the shared prefix"
+    );
+    // The full name stays in the tooltip.
+    assert!(text.contains(
+        "<title>MobilenetV1/MobilenetV1/Conv2d_1_pointwise/Relu6 (t54) [0..36864) 36864 B"
+    ));
+}

@@ -909,3 +909,57 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
     s.push_str("</svg>\n");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinctive_names_keep_the_end_that_tells_them_apart() {
+        let names = [
+            "MobilenetV1/MobilenetV1/Conv2d_1_pointwise/Relu6",
+            "MobilenetV1/MobilenetV1/Conv2d_1_depthwise/Relu6",
+            "MobilenetV1/MobilenetV1/Conv2d_2_pointwise/Relu6",
+            "MobilenetV1/Logits/AvgPool_1a/AvgPool",
+            "input",
+            "a/x/Relu;a/x/BiasAdd",
+            "b/x/Relu",
+            "",
+        ];
+        assert_eq!(
+            distinctive_names(&names),
+            [
+                "Conv2d_1_pointwise/Relu6",
+                "Conv2d_1_depthwise/Relu6",
+                "Conv2d_2_pointwise/Relu6",
+                "AvgPool",
+                "input",
+                "a/x/Relu",
+                "b/x/Relu",
+                "",
+            ]
+        );
+    }
+
+    #[test]
+    fn labels_wrap_at_separators_and_keep_their_end() {
+        assert_eq!(
+            wrap_end("Conv2d_1_pointwise/Relu6 t54", 10, 5),
+            ["Conv2d_1_", "pointwise/", "Relu6 t54"]
+        );
+        assert_eq!(
+            wrap_end("Conv2d_1_pointwise/Relu6 t54", 10, 2),
+            ["…ointwise/", "Relu6 t54"]
+        );
+        assert_eq!(wrap_end("abc", 10, 1), ["abc"]);
+        assert!(wrap_end("abc", 0, 1).is_empty());
+    }
+
+    #[test]
+    fn kib_ticks_are_round() {
+        assert_eq!(kib_step(54.0), 10.0);
+        assert_eq!(kib_step(0.03), 0.1);
+        assert_eq!(kib_step(15.0), 2.0);
+        assert_eq!(kib_step(300.0), 50.0);
+    }
+}
