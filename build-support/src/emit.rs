@@ -5,8 +5,8 @@
 //! `include_bytes!` (byte-string literals when no file is given). The output is
 //! deterministic: names come from indices, and items are emitted in plan order.
 
-use crate::Options;
 use crate::lower::{self, Operand, PerChannel, Step};
+use crate::{Header, KernelUse, Options};
 use kiln_planner::alias::OpMode;
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::{DType, Graph, Quantization, TensorId, TensorKind};
@@ -17,16 +17,38 @@ use quote::{format_ident, quote};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// Lowers and emits a planned graph.
-///
-/// The shared part of every kernel call (operand bindings to arena slices and weight statics,
-/// state and scratch slices, the block around the call) is written here; each kernel writes
-/// its own statement through a [`Call`].
+/// Lowers and emits a planned graph, with a reproducibility header that does not know the
+/// model's bytes (its sha256 reads `unknown`); [`crate::compile_tokens`] uses [`emit_with`].
 pub fn emit(
     graph: &Graph,
     plan: &Plan,
     steps: Vec<Step>,
     options: &Options,
+) -> Result<TokenStream> {
+    let mut header = Header {
+        model_sha256: "unknown".to_string(),
+        kiln_version: crate::KILN_VERSION.to_string(),
+        options: crate::recorded_options(options),
+        alignment: plan.alignment,
+        plan_variant: "as given".to_string(),
+        kernel_variants: Vec::new(),
+    };
+    emit_with(graph, plan, steps, options, &mut header)
+}
+
+/// Lowers and emits a planned graph; fills `header.kernel_variants` with the kernel
+/// functions the code calls and writes the header and the plan's summary into the docs of
+/// `ModelIn`.
+///
+/// The shared part of every kernel call (operand bindings to arena slices and weight statics,
+/// state and scratch slices, the block around the call) is written here; each kernel writes
+/// its own statement through a [`Call`].
+pub fn emit_with(
+    graph: &Graph,
+    plan: &Plan,
+    steps: Vec<Step>,
+    options: &Options,
+    header: &mut Header,
 ) -> Result<TokenStream> {
     // The steps as lowered (any order), in plan order.
     let mut by_op: Vec<Option<Step>> = (0..graph.ops.len()).map(|_| None).collect();
@@ -60,11 +82,46 @@ pub fn emit(
         constant_bytes: 0,
         weight_bytes: 0,
         places: places(graph, plan),
+        kernel_uses: Vec::new(),
     };
     for step in &steps {
         e.step(step)?;
     }
-    e.finish(options)
+    header.kernel_variants = std::mem::take(&mut e.kernel_uses);
+    e.finish(options, header)
+}
+
+/// The kernel functions a statement calls (`::kiln::kernels::<module>::<function>`, a
+/// function's name being lower case), as `module::function`.
+fn kernel_calls(tokens: &TokenStream, out: &mut Vec<String>) {
+    use proc_macro2::TokenTree;
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let ident = |t: Option<&TokenTree>| match t {
+        Some(TokenTree::Ident(i)) => Some(i.to_string()),
+        _ => None,
+    };
+    let colon =
+        |t: Option<&TokenTree>| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == ':');
+    for (i, t) in trees.iter().enumerate() {
+        match t {
+            TokenTree::Group(g) => kernel_calls(&g.stream(), out),
+            TokenTree::Ident(k) if *k == "kernels" => {
+                let at = |j: usize| trees.get(i + j);
+                if let (true, true, Some(m), true, true, Some(f)) = (
+                    colon(at(1)),
+                    colon(at(2)),
+                    ident(at(3)),
+                    colon(at(4)),
+                    colon(at(5)),
+                    ident(at(6)),
+                ) && f.starts_with(|c: char| c.is_ascii_lowercase())
+                {
+                    out.push(format!("{m}::{f}"));
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 struct Emitter<'a> {
@@ -87,6 +144,8 @@ struct Emitter<'a> {
     weight_bytes: usize,
     /// Per tensor: its arena offset and size, if it has arena bytes.
     places: Vec<Option<(usize, usize)>>,
+    /// The kernel functions called so far, each with its operators, in order of first call.
+    kernel_uses: Vec<KernelUse>,
 }
 
 /// Where each tensor lives in the arena ([`Plan::tensor_places`]); a tensor without elements
@@ -629,6 +688,18 @@ impl<'a> Emitter<'a> {
             };
             step.kernel.emit(&mut call)?
         };
+        let mut called = Vec::new();
+        kernel_calls(&call, &mut called);
+        for f in called {
+            match self.kernel_uses.iter_mut().find(|u| u.kernel == f) {
+                Some(u) if u.ops.last() != Some(&k) => u.ops.push(k),
+                Some(_) => {}
+                None => self.kernel_uses.push(KernelUse {
+                    kernel: f,
+                    ops: vec![k],
+                }),
+            }
+        }
         for t in constants {
             self.weight_static(t)?;
         }
@@ -698,7 +769,7 @@ impl<'a> Emitter<'a> {
     }
 
     /// The module items around the collected kernel calls.
-    fn finish(self, options: &Options) -> Result<TokenStream> {
+    fn finish(self, options: &Options, header: &Header) -> Result<TokenStream> {
         // Flash for constants: the model's buffers emitted plus the tables of the steps.
         let flash_bytes = self.weight_bytes + self.constant_bytes;
         let g = self.graph;
@@ -912,7 +983,18 @@ impl<'a> Emitter<'a> {
         } else {
             quote!(let arena = &mut self.arena[..];)
         };
+        let model_docs = model_docs(g, plan, options, header, self.weight_bytes, flash_bytes);
         let module = quote! {
+            #(#[doc = #model_docs])*
+            pub struct ModelIn<'a> {
+                arena: &'a mut [u8; ARENA_BYTES],
+                #state_field
+            }
+
+            /// The compiled model over its static arena: there is one, [`Model::take`] hands
+            /// it out once.
+            pub type Model = ModelIn<'static>;
+
             /// Bytes of the activation arena (scratch included).
             pub const ARENA_BYTES: usize = #arena_bytes;
             /// Bytes of state kept between `invoke()` calls (LSTM/SVDF variables).
@@ -940,17 +1022,6 @@ impl<'a> Emitter<'a> {
 
             #(#items)*
 
-            /// The compiled model over an arena it borrows for `'a`: its own static one
-            /// ([`Model`], from [`Model::take`]) or a buffer of the caller's
-            /// ([`ModelIn::with_arena`]).
-            pub struct ModelIn<'a> {
-                arena: &'a mut [u8; ARENA_BYTES],
-                #state_field
-            }
-
-            /// The compiled model over its static arena: there is one, [`Model::take`] hands
-            /// it out once.
-            pub type Model = ModelIn<'static>;
 
             impl Model {
                 /// The model over its static arena, the first time only, with its state
@@ -1046,6 +1117,86 @@ impl<'a> Emitter<'a> {
             #budget
         })
     }
+}
+
+/// The docs of `ModelIn`: what it is, the plan's summary and the reproducibility header.
+fn model_docs(
+    g: &Graph,
+    plan: &Plan,
+    options: &Options,
+    header: &Header,
+    weights: usize,
+    flash: usize,
+) -> Vec<String> {
+    let mut d: Vec<String> = [
+        " The compiled model over an arena it borrows for `'a`: its own static one",
+        " ([`Model`], from [`Model::take`]) or a buffer of the caller's",
+        " ([`ModelIn::with_arena`]).",
+        "",
+        " # Plan",
+        "",
+    ]
+    .iter()
+    .map(|l| l.to_string())
+    .collect();
+    d.push(format!(
+        " - arena: {} bytes ([`ARENA_BYTES`]); lower bound {} bytes (the most bytes live at \
+         one step), gap {} bytes{}",
+        plan.arena_bytes,
+        plan.lower_bound_bytes,
+        plan.gap_bytes(),
+        if plan.placement_optimal {
+            ", placement optimal"
+        } else {
+            ""
+        }
+    ));
+    if let Some(step) = plan.peak_step() {
+        let op = g.op(plan.order[step]);
+        d.push(format!(
+            " - peak: op {} ({}) at step {step}, {} bytes live",
+            op.id.0,
+            op.kind.name(),
+            plan.live_bytes[step]
+        ));
+    }
+    d.push(format!(
+        " - persistent: {} bytes ([`PERSISTENT_BYTES`]); weights: {weights} bytes \
+         ([`WEIGHTS_BYTES`]), {flash} bytes of flash with Kiln's tables",
+        plan.persistent_bytes
+    ));
+    let ram = plan.arena_bytes + plan.persistent_bytes;
+    match (&options.ram_budget, &options.reserved_ram) {
+        (Some(Budget::Bytes(b)), Some(Budget::Bytes(r))) => d.push(format!(
+            " - RAM: arena + persistent + reserved = {ram} + {r} = {} of the budget's {b} bytes",
+            ram + r
+        )),
+        (Some(Budget::Bytes(b)), None) => {
+            d.push(format!(" - RAM: {ram} of the budget's {b} bytes"));
+        }
+        _ => {}
+    }
+    d.extend(["", " # Reproducibility", ""].map(String::from));
+    d.push(format!(" - model sha256: `{}`", header.model_sha256));
+    d.push(format!(" - Kiln {}", header.kiln_version));
+    d.push(format!(" - options: `{}`", header.options.line()));
+    d.push(format!(" - alignment: {} bytes", header.alignment));
+    d.push(format!(" - plan: {}", header.plan_variant));
+    d.push(" - kernels:".to_string());
+    for k in &header.kernel_variants {
+        d.push(format!(
+            "   - `{}` x{} (op{} {})",
+            k.kernel,
+            k.ops.len(),
+            if k.ops.len() > 1 { "s" } else { "" },
+            k.ops
+                .iter()
+                .map(|o| o.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    d
 }
 
 /// The module the generated items live in (re-exported into the caller's module).
@@ -1205,7 +1356,15 @@ fn peak_summary(plan: &Plan, graph: &Graph) -> String {
     s
 }
 
+/// One piece of a budget message: text, or a number the compiler computes.
+enum Part {
+    Text(String),
+    Number(TokenStream),
+}
+
 /// Budget checks: literal budgets are checked now; others become `const` assertions.
+///
+/// RAM counts `options.reserved_ram` (the firmware's own RAM) with the arena and the state.
 fn budget_checks(
     options: &Options,
     plan: &Plan,
@@ -1213,65 +1372,156 @@ fn budget_checks(
     flash: usize,
     weights: usize,
 ) -> Result<TokenStream> {
-    let ram = plan.arena_bytes + plan.persistent_bytes;
-    let inner = Ident::new(MODULE, Span::call_site());
     let mut out = TokenStream::new();
-    let flash_lit = u(flash);
-    let checks = [
-        (
-            "RAM",
-            ErrorKind::OverRamBudget,
-            &options.ram_budget,
-            ram,
-            format!(
-                "arena {} B + persistent {} B; {}",
-                plan.arena_bytes,
-                plan.persistent_bytes,
-                peak_summary(plan, graph)
-            ),
-            quote!(self::#inner::ARENA_BYTES + self::#inner::PERSISTENT_BYTES),
-        ),
-        (
-            "flash",
-            ErrorKind::OverFlashBudget,
-            &options.flash_budget,
-            flash,
-            format!("weights {weights} B + constants {} B", flash - weights),
-            quote!(#flash_lit),
-        ),
-    ];
     let prefix = options
         .model_name
         .as_ref()
         .map_or(String::new(), |n| format!("{n}: "));
-    for (what, kind, budget, need, detail, need_expr) in checks {
-        match budget {
-            None => {}
-            Some(Budget::Bytes(b)) if need > *b => {
-                return Err(Diagnostic::new(
-                    kind,
-                    format!(
-                        "the model needs {need} bytes of {what}, over the {what} budget of {b} bytes by {} bytes ({detail})",
-                        need - b
-                    ),
-                ));
-            }
-            Some(Budget::Bytes(_)) => {}
-            Some(Budget::Expr(expr)) => {
-                let head = format!(
-                    "{prefix}the model needs {need} bytes of {what}, over the {what} budget `{}` of ",
-                    expr_text(expr)
-                );
-                let tail = format!(" bytes ({detail})");
-                out.extend(const_budget_check(expr, &need_expr, &head, &tail));
-            }
+    let peak = peak_summary(plan, graph);
+    // RAM: arena, state and what the firmware reserves, against a budget.
+    if let Some(budget) = &options.ram_budget {
+        ram_check(options, plan, budget, &prefix, &peak, &mut out)?;
+    }
+    // Flash: weights and constants, against a budget.
+    let flash_detail = format!("weights {weights} B + constants {} B", flash - weights);
+    match &options.flash_budget {
+        None => {}
+        Some(Budget::Bytes(b)) if flash > *b => {
+            return Err(Diagnostic::new(
+                ErrorKind::OverFlashBudget,
+                format!(
+                    "the model needs {flash} bytes of flash, over the flash budget of {b} bytes \
+                     by {} bytes ({flash_detail})",
+                    flash - b
+                ),
+            ));
+        }
+        Some(Budget::Bytes(_)) => {}
+        Some(Budget::Expr(expr)) => {
+            let need = u(flash);
+            out.extend(const_budget_check(
+                expr,
+                &quote!(#need),
+                vec![
+                    Part::Text(format!(
+                        "{prefix}the model needs {flash} bytes of flash, over the flash \
+                         budget `{}` of ",
+                        expr_text(expr)
+                    )),
+                    Part::Number(quote!(__KILN_BUDGET)),
+                    Part::Text(" bytes by ".into()),
+                    Part::Number(quote!(__KILN_NEED - __KILN_BUDGET)),
+                    Part::Text(format!(" bytes ({flash_detail})")),
+                ],
+            ));
         }
     }
     Ok(out)
 }
 
+/// The RAM budget's check (see [`budget_checks`]), appended to `out` when it is left to the
+/// compiler.
+fn ram_check(
+    options: &Options,
+    plan: &Plan,
+    budget: &Budget,
+    prefix: &str,
+    peak: &str,
+    out: &mut TokenStream,
+) -> Result<()> {
+    let ram = plan.arena_bytes + plan.persistent_bytes;
+    let inner = Ident::new(MODULE, Span::call_site());
+    let ram_detail = format!(
+        "arena {} B + persistent {} B",
+        plan.arena_bytes, plan.persistent_bytes
+    );
+    match (budget, &options.reserved_ram) {
+        (Budget::Bytes(b), None) if ram > *b => Err(Diagnostic::new(
+            ErrorKind::OverRamBudget,
+            format!(
+                "the model needs {ram} bytes of RAM, over the RAM budget of {b} bytes by {} \
+                 bytes ({ram_detail}; {peak})",
+                ram - b
+            ),
+        )),
+        (Budget::Bytes(b), Some(Budget::Bytes(r))) if ram.saturating_add(*r) > *b => {
+            let need = ram.saturating_add(*r);
+            Err(Diagnostic::new(
+                ErrorKind::OverRamBudget,
+                format!(
+                    "the model and the reserved RAM need {need} bytes, over the RAM budget of \
+                     {b} bytes by {} bytes ({ram_detail} + reserved_ram {r} B; the model's \
+                     {ram} B leave {} B of the budget for the firmware; {peak})",
+                    need - b,
+                    b.saturating_sub(ram)
+                ),
+            ))
+        }
+        (Budget::Bytes(_), None | Some(Budget::Bytes(_))) => Ok(()),
+        (budget, reserved) => {
+            let model_need = quote!(self::#inner::ARENA_BYTES + self::#inner::PERSISTENT_BYTES);
+            let budget_expr = match budget {
+                Budget::Bytes(b) => {
+                    let b = u(*b);
+                    quote!(#b)
+                }
+                Budget::Expr(e) => e.clone(),
+            };
+            let budget_text = match budget {
+                Budget::Bytes(_) => String::new(),
+                Budget::Expr(e) => format!(" `{}`", expr_text(e)),
+            };
+            let parts = match reserved {
+                None => vec![
+                    Part::Text(format!(
+                        "{prefix}the model needs {ram} bytes of RAM, over the RAM budget\
+                         {budget_text} of "
+                    )),
+                    Part::Number(quote!(__KILN_BUDGET)),
+                    Part::Text(" bytes by ".into()),
+                    Part::Number(quote!(__KILN_NEED - __KILN_BUDGET)),
+                    Part::Text(format!(" bytes ({ram_detail}; {peak})")),
+                ],
+                Some(r) => {
+                    let r_text = match r {
+                        Budget::Bytes(_) => String::new(),
+                        Budget::Expr(e) => format!(" `{}`", expr_text(e)),
+                    };
+                    vec![
+                        Part::Text(format!("{prefix}the model and the reserved RAM need ")),
+                        Part::Number(quote!(__KILN_NEED)),
+                        Part::Text(format!(" bytes, over the RAM budget{budget_text} of ")),
+                        Part::Number(quote!(__KILN_BUDGET)),
+                        Part::Text(" bytes by ".into()),
+                        Part::Number(quote!(__KILN_NEED - __KILN_BUDGET)),
+                        Part::Text(format!(" bytes ({ram_detail} + reserved_ram{r_text} ")),
+                        Part::Number(quote!(__KILN_NEED - #model_need)),
+                        Part::Text(format!(" B; {peak})")),
+                    ]
+                }
+            };
+            let need = match reserved {
+                None => model_need,
+                Some(Budget::Bytes(r)) => {
+                    let r = u(*r);
+                    quote!(#model_need + #r)
+                }
+                Some(Budget::Expr(e)) => quote!(#model_need + (#e)),
+            };
+            // The error is reported on the budget, or on the reserved bytes where only they
+            // are an expression.
+            let at = match (budget, reserved) {
+                (Budget::Bytes(_), Some(Budget::Expr(e))) => e.clone(),
+                _ => budget_expr.clone(),
+            };
+            out.extend(const_budget_check_at(&at, &budget_expr, &need, parts));
+            Ok(())
+        }
+    }
+}
+
 /// An expression as a user would write it (`crate::BUDGET`, not `crate :: BUDGET`).
-fn expr_text(expr: &TokenStream) -> String {
+pub fn expr_text(expr: &TokenStream) -> String {
     let item = quote!(const _: usize = #expr;);
     syn::parse2::<syn::File>(item)
         .ok()
@@ -1286,22 +1536,36 @@ fn expr_text(expr: &TokenStream) -> String {
 
 /// The check of a budget given as a constant expression, which only the compiler can
 /// evaluate: if `need` exceeds it, a `const` panic with the whole message, numbers included
-/// (`head`, the budget, " bytes by ", the overage, `tail`), written into a byte array by a
-/// `const fn` (a const panic can print a `&str`, not format numbers). The compiler reports
-/// it on the user's expression.
-fn const_budget_check(
+/// (`parts`, whose numbers may use `__KILN_NEED` and `__KILN_BUDGET`), written into a byte
+/// array by a `const fn` (a const panic can print a `&str`, not format numbers). The
+/// compiler reports it on the user's expression.
+fn const_budget_check(expr: &TokenStream, need: &TokenStream, parts: Vec<Part>) -> TokenStream {
+    const_budget_check_at(expr, expr, need, parts)
+}
+
+/// [`const_budget_check`] of budget `expr`, reported on `at`.
+fn const_budget_check_at(
+    at: &TokenStream,
     expr: &TokenStream,
     need: &TokenStream,
-    head: &str,
-    tail: &str,
+    parts: Vec<Part>,
 ) -> TokenStream {
-    let mid = " bytes by ";
-    // Two numbers of at most 20 digits each.
-    let len = u(head.len() + mid.len() + tail.len() + 40);
-    let head = Literal::byte_string(head.as_bytes());
-    let mid = Literal::byte_string(mid.as_bytes());
-    let tail = Literal::byte_string(tail.as_bytes());
-    let panic = spanned_macro("panic", expr, quote!("{}", __kiln_message));
+    // Numbers of at most 20 digits each.
+    let len = u(parts
+        .iter()
+        .map(|p| match p {
+            Part::Text(t) => t.len(),
+            Part::Number(_) => 20,
+        })
+        .sum::<usize>());
+    let writes = parts.iter().map(|p| match p {
+        Part::Text(t) => {
+            let lit = Literal::byte_string(t.as_bytes());
+            quote!(at = __kiln_put(&mut buf, at, #lit);)
+        }
+        Part::Number(n) => quote!(at = __kiln_decimal(&mut buf, at, #n);),
+    });
+    let panic = spanned_macro("panic", at, quote!("{}", __kiln_message));
     quote! {
         const _: () = {
             const __KILN_NEED: usize = #need;
@@ -1335,11 +1599,8 @@ fn const_budget_check(
             }
             if __KILN_NEED > __KILN_BUDGET {
                 let mut buf = [0u8; #len];
-                let mut at = __kiln_put(&mut buf, 0, #head);
-                at = __kiln_decimal(&mut buf, at, __KILN_BUDGET);
-                at = __kiln_put(&mut buf, at, #mid);
-                at = __kiln_decimal(&mut buf, at, __KILN_NEED - __KILN_BUDGET);
-                at = __kiln_put(&mut buf, at, #tail);
+                let mut at = 0;
+                #(#writes)*
                 let __kiln_message = match ::core::str::from_utf8(buf.split_at(at).0) {
                     Ok(s) => s,
                     Err(_) => "the model is over its budget",

@@ -12,7 +12,8 @@
 //! then, in the crate: `mod hello { include!(concat!(env!("OUT_DIR"), "/hello.rs")); }`.
 //!
 //! [`Model::compile`] writes `$OUT_DIR/<name>.rs` (formatted, first line `// @generated`),
-//! `<name>.plan.txt` and `<name>.plan.svg` beside it, and prints `cargo:rerun-if-changed`.
+//! `<name>.plan.txt`, `<name>.plan.svg` and `<name>.plan.json` beside it (and into
+//! [`Model::report_dir`] if given), and prints `cargo:rerun-if-changed`.
 //! `kiln::include_model!` calls the same [`compile_tokens`], so both front ends emit the same
 //! tokens for the same model and options.
 
@@ -27,6 +28,7 @@ pub use kiln_planner::PlanOptions;
 pub use kiln_planner::alias::AliasOptions;
 use kiln_planner::diag::Diagnostic;
 pub use kiln_planner::diag::ErrorKind;
+pub use kiln_planner::report::{Header, KernelUse, RecordedOptions};
 use kiln_planner::{Graph, Plan};
 use proc_macro2::TokenStream;
 use std::path::{Path, PathBuf};
@@ -34,8 +36,12 @@ use std::path::{Path, PathBuf};
 /// Options shared by both front ends.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
-    /// Fail if arena + persistent state exceeds this.
+    /// Fail if arena + persistent state + [`Options::reserved_ram`] exceeds this.
     pub ram_budget: Option<Budget>,
+    /// RAM the firmware needs besides Kiln (stack, capture buffers, other state), counted
+    /// against `ram_budget`: "fits" means arena + persistent + reserved <= budget. Only
+    /// with a `ram_budget`.
+    pub reserved_ram: Option<Budget>,
     /// Fail if weights + constants exceed this.
     pub flash_budget: Option<Budget>,
     /// How the arena is planned: alignment (a power of two, at most 64), operator order
@@ -61,25 +67,179 @@ pub struct Compiled {
     /// The arena of the smallest plan (lean scratch, convolutions in place), when it is
     /// smaller than the chosen plan's (see [`compile_tokens`]): the RAM the faster plan costs.
     pub smallest_arena_bytes: Option<usize>,
+    /// The reproducibility header (model sha256, Kiln's version, options, kernel variants),
+    /// also in the generated module's docs.
+    pub header: Header,
 }
+
+impl Compiled {
+    /// The text report (`<name>.plan.txt`, `kiln plan`): the header, the summary, the steps.
+    pub fn report_text(&self, title: &str) -> String {
+        let mut s = kiln_planner::report::text_with(&self.graph, &self.plan, title, &self.header);
+        if let Some(n) = self.smallest_arena_bytes {
+            s.push_str(&format!(
+                "\nRAM or speed: {n} bytes of arena with slower kernels (fast convolutions \
+                 without their widened pixels, or in place over their inputs); Kiln \
+                 takes them only when the RAM budget needs them: --ram-budget {n}\n"
+            ));
+        }
+        s
+    }
+
+    /// The JSON report (`<name>.plan.json`, `kiln plan --json`), with the header and
+    /// `smallest_arena_bytes`.
+    pub fn report_json(&self) -> String {
+        let mut v = serde_json::to_value(kiln_planner::report::json_with(
+            &self.graph,
+            &self.plan,
+            &self.header,
+        ))
+        .expect("the report serializes");
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert(
+                "smallest_arena_bytes".into(),
+                self.smallest_arena_bytes.into(),
+            );
+        }
+        let mut s = serde_json::to_string_pretty(&v).expect("the report serializes");
+        s.push('\n');
+        s
+    }
+
+    /// The SVG of the arena over time (`<name>.plan.svg`, `kiln plan --svg`).
+    pub fn report_svg(&self, title: &str) -> String {
+        kiln_planner::report::svg(&self.graph, &self.plan, title)
+    }
+
+    /// Writes `<name>.plan.txt`, `.plan.svg` and `.plan.json` into `dir` (created if
+    /// missing), leaving files whose contents are unchanged alone. Returns their paths.
+    pub fn write_reports(
+        &self,
+        dir: &Path,
+        name: &str,
+        title: &str,
+    ) -> std::io::Result<[PathBuf; 3]> {
+        std::fs::create_dir_all(dir)?;
+        let files = [
+            (format!("{name}.plan.txt"), self.report_text(title)),
+            (format!("{name}.plan.svg"), self.report_svg(title)),
+            (format!("{name}.plan.json"), self.report_json()),
+        ];
+        let mut paths = Vec::new();
+        for (file, text) in files {
+            let path = dir.join(file);
+            write_if_changed(&path, &text)?;
+            paths.push(path);
+        }
+        Ok(paths.try_into().expect("three reports"))
+    }
+}
+
+/// Writes `text` to `path` unless it holds it already (so dependants do not rebuild).
+fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text)?;
+    }
+    Ok(())
+}
+
+/// The version of Kiln, as the reproducibility header records it.
+pub const KILN_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// sha256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            use std::fmt::Write;
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// The options as the header records them.
+pub fn recorded_options(options: &Options) -> RecordedOptions {
+    let budget = |b: &Option<Budget>| {
+        b.as_ref().map(|b| match b {
+            Budget::Bytes(n) => n.to_string(),
+            Budget::Expr(e) => emit::expr_text(e),
+        })
+    };
+    let p = &options.plan;
+    let a = &p.aliasing;
+    let alias = if *a == AliasOptions::default() {
+        "true".to_string()
+    } else if !(a.views || a.in_place || a.concat || a.depthwise || a.pointwise) {
+        "false".to_string()
+    } else {
+        [
+            (a.views, "views"),
+            (a.in_place, "in_place"),
+            (a.concat, "concat"),
+            (a.depthwise, "depthwise"),
+            (a.pointwise, "pointwise"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join("+")
+    };
+    RecordedOptions {
+        ram_budget: budget(&options.ram_budget),
+        flash_budget: budget(&options.flash_budget),
+        reserved_ram: budget(&options.reserved_ram),
+        align: p.alignment,
+        optimize: p.placement != PlanOptions::unoptimised().placement,
+        reorder: p.order.reorder,
+        alias,
+        preserve_all_tensors: p.preserve_all_tensors,
+        preserve_inputs: p.preserve_inputs,
+        link_section: options.link_section.clone(),
+    }
+}
+
+/// The plans [`compile_tokens`] chooses from, fastest first, as the header names them.
+const PLAN_VARIANTS: [&str; 3] = [
+    "fastest: declared scratch, no slow in-place forms",
+    "lean scratch: fast convolutions without widened pixels",
+    "smallest: lean scratch and slow in-place convolutions",
+];
 
 /// Reads, plans, verifies and emits a model. The one path behind both front ends.
 pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagnostic> {
     let graph = kiln_planner::read_model(bytes)?;
     // Lowering first: the operators' modules declare their kernels' scratch and aliasing
     // abilities, which the planner decides from.
+    if options.reserved_ram.is_some() && options.ram_budget.is_none() {
+        return Err(Diagnostic::unsupported(
+            "`reserved_ram` counts against `ram_budget`, which is not given: give \
+             `ram_budget` too (the RAM of the whole device)",
+        ));
+    }
     let steps = lower::lower_all(&graph)?;
-    let (plan, smallest_arena_bytes) = choose_plan(&graph, &steps, options)?;
-    let tokens = emit::emit(&graph, &plan, steps, options)?;
+    let (plan, smallest_arena_bytes, variant) = choose_plan(&graph, &steps, options)?;
+    let mut header = Header {
+        model_sha256: sha256_hex(bytes),
+        kiln_version: KILN_VERSION.to_string(),
+        options: recorded_options(options),
+        alignment: plan.alignment,
+        plan_variant: PLAN_VARIANTS[variant].to_string(),
+        kernel_variants: Vec::new(),
+    };
+    let tokens = emit::emit_with(&graph, &plan, steps, options, &mut header)?;
     Ok(Compiled {
         tokens,
         graph,
         plan,
         smallest_arena_bytes,
+        header,
     })
 }
 
-/// The plan to emit, and the arena of the smallest plan if that one is smaller.
+/// The plan to emit, the arena of the smallest plan if that one is smaller, and which of
+/// [`PLAN_VARIANTS`] it is.
 ///
 /// The fast int8 convolution kernels trade RAM for speed twice: they widen pixels into a
 /// larger scratch than they need (`Step::lean_scratch_bytes`), and their forms in place over
@@ -92,7 +252,7 @@ fn choose_plan(
     graph: &Graph,
     steps: &[lower::Step],
     options: &Options,
-) -> Result<(Plan, Option<usize>), Diagnostic> {
+) -> Result<(Plan, Option<usize>, usize), Diagnostic> {
     // The three declarations: `fast` without the slow in-place forms, `lean` also with the
     // lean scratch, `small` with the lean scratch and the in-place forms.
     let small = lower::declared(steps);
@@ -124,28 +284,35 @@ fn choose_plan(
         // A later plan is worth keeping only if it is smaller.
         if plans
             .last()
-            .is_none_or(|q: &Plan| p.arena_bytes < q.arena_bytes)
+            .is_none_or(|(q, _): &(Plan, usize)| p.arena_bytes < q.arena_bytes)
         {
-            plans.push(p);
+            plans.push((p, i));
         }
     }
-    let smallest = plans.iter().map(|p| p.arena_bytes).min().unwrap_or(0);
-    let fits = |p: &Plan| match &options.ram_budget {
-        None => true,
-        Some(Budget::Bytes(b)) => p.arena_bytes + p.persistent_bytes <= *b,
-        Some(Budget::Expr(_)) => p.arena_bytes == smallest,
+    let smallest = plans.iter().map(|(p, _)| p.arena_bytes).min().unwrap_or(0);
+    let reserved = match &options.reserved_ram {
+        None => Some(0),
+        Some(Budget::Bytes(r)) => Some(*r),
+        Some(Budget::Expr(_)) => None,
+    };
+    let fits = |(p, _): &(Plan, usize)| match (&options.ram_budget, reserved) {
+        (None, _) => true,
+        (Some(Budget::Bytes(b)), Some(r)) => {
+            (p.arena_bytes + p.persistent_bytes).saturating_add(r) <= *b
+        }
+        _ => p.arena_bytes == smallest,
     };
     // The fastest plan that fits, else the smallest (whose budget error says what Kiln can
     // do at least).
     let chosen = plans.iter().position(fits).unwrap_or_else(|| {
         plans
             .iter()
-            .position(|p| p.arena_bytes == smallest)
+            .position(|(p, _)| p.arena_bytes == smallest)
             .unwrap_or(0)
     });
-    let plan = plans.swap_remove(chosen);
+    let (plan, variant) = plans.swap_remove(chosen);
     let smaller = (smallest < plan.arena_bytes).then_some(smallest);
-    Ok((plan, smaller))
+    Ok((plan, smaller, variant))
 }
 
 /// Formats emitted tokens as a Rust file with a `// @generated` first line.
@@ -237,6 +404,7 @@ pub struct Model {
     path: PathBuf,
     options: Options,
     out_dir: Option<PathBuf>,
+    report_dir: Option<PathBuf>,
 }
 
 impl Model {
@@ -256,13 +424,24 @@ impl Model {
             path,
             options,
             out_dir: None,
+            report_dir: None,
         }
     }
 
-    /// Fail the build if arena + persistent state exceeds `bytes`.
+    /// Fail the build if arena + persistent state (+ [`Model::reserved_ram`]) exceeds
+    /// `bytes`.
     #[must_use]
     pub fn ram_budget(mut self, bytes: usize) -> Self {
         self.options.ram_budget = Some(Budget::Bytes(bytes));
+        self
+    }
+
+    /// RAM the firmware needs besides Kiln (stack, capture buffers, other state), counted
+    /// against [`Model::ram_budget`], which then is the device's whole RAM: the model fits
+    /// if arena + persistent + `bytes` <= budget.
+    #[must_use]
+    pub fn reserved_ram(mut self, bytes: usize) -> Self {
+        self.options.reserved_ram = Some(Budget::Bytes(bytes));
         self
     }
 
@@ -357,6 +536,19 @@ impl Model {
         self
     }
 
+    /// Also write the plan reports (`<name>.plan.txt`, `.plan.svg`, `.plan.json`) into
+    /// `dir`, a folder you know (e.g. `target/kiln`), not only into the hashed `$OUT_DIR`.
+    /// A relative `dir` is resolved from `CARGO_MANIFEST_DIR`; it is created if missing.
+    #[must_use]
+    pub fn report_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        let dir = dir.as_ref();
+        self.report_dir = Some(match std::env::var_os("CARGO_MANIFEST_DIR") {
+            Some(root) if dir.is_relative() => Path::new(&root).join(dir),
+            _ => dir.to_path_buf(),
+        });
+        self
+    }
+
     /// The tokens for this model, exactly as `include_model!` would emit them.
     pub fn tokens(&self) -> Result<TokenStream, Error> {
         Ok(self.compiled()?.tokens)
@@ -370,8 +562,9 @@ impl Model {
             .map_err(|d| Error::Model(self.path.clone(), d))
     }
 
-    /// Compiles the model into `<out>/<name>.rs`, with `<name>.plan.txt` and
-    /// `<name>.plan.svg` beside it. Returns the path of the `.rs` file.
+    /// Compiles the model into `<out>/<name>.rs`, with `<name>.plan.txt`, `<name>.plan.svg`
+    /// and `<name>.plan.json` beside it (and in [`Model::report_dir`] if given). Returns the
+    /// path of the `.rs` file.
     pub fn compile(&self, name: &str) -> Result<PathBuf, Error> {
         let dir = match &self.out_dir {
             Some(d) => d.clone(),
@@ -379,29 +572,15 @@ impl Model {
         };
         println!("cargo:rerun-if-changed={}", self.path.display());
         let c = self.compiled()?;
-        let source = self.path.file_name().map_or_else(
-            || self.path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        let write = |file: PathBuf, text: String| {
-            // Leave unchanged files alone so dependants do not rebuild.
-            if std::fs::read_to_string(&file).ok().as_deref() != Some(text.as_str()) {
-                std::fs::write(&file, text).map_err(|e| Error::Io(file.clone(), e))?;
-            }
-            Ok::<PathBuf, Error>(file)
-        };
-        write(
-            dir.join(format!("{name}.plan.txt")),
-            kiln_planner::report::text(&c.graph, &c.plan, &source),
-        )?;
-        write(
-            dir.join(format!("{name}.plan.svg")),
-            kiln_planner::report::svg(&c.graph, &c.plan, &source),
-        )?;
-        write(
-            dir.join(format!("{name}.rs")),
-            format_file(&c.tokens, &source),
-        )
+        let source = file_name(&self.path);
+        for d in std::iter::once(&dir).chain(&self.report_dir) {
+            c.write_reports(d, name, &source)
+                .map_err(|e| Error::Io(d.clone(), e))?;
+        }
+        let file = dir.join(format!("{name}.rs"));
+        write_if_changed(&file, &format_file(&c.tokens, &source))
+            .map_err(|e| Error::Io(file.clone(), e))?;
+        Ok(file)
     }
 }
 

@@ -6,7 +6,7 @@
 
 use clap::{Parser, Subcommand};
 use kiln_build::{Budget, Options};
-use kiln_planner::{PlanOptions, report};
+use kiln_planner::PlanOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -66,9 +66,14 @@ enum Command {
         /// Every optimisation off: the stored order placed by TFLM's greedy rule, as TFLM.
         #[arg(long)]
         unoptimised: bool,
-        /// Fail if arena + persistent state exceed this many bytes (`ram_budget`).
+        /// Fail if arena + persistent state (+ --reserved-ram) exceed this many bytes
+        /// (`ram_budget`).
         #[arg(long, value_name = "BYTES")]
         ram_budget: Option<usize>,
+        /// RAM the firmware needs besides Kiln (stack, buffers), counted against
+        /// --ram-budget, which then is the device's whole RAM (`reserved_ram`).
+        #[arg(long, value_name = "BYTES", requires = "ram_budget")]
+        reserved_ram: Option<usize>,
         /// Fail if weights + constants exceed this many bytes (`flash_budget`).
         #[arg(long, value_name = "BYTES")]
         flash_budget: Option<usize>,
@@ -94,6 +99,7 @@ fn main() -> ExitCode {
             no_concat_slices,
             unoptimised,
             ram_budget,
+            reserved_ram,
             flash_budget,
         } => {
             let mut options = if unoptimised {
@@ -119,6 +125,7 @@ fn main() -> ExitCode {
             let shown = model.display().to_string();
             let options = Options {
                 ram_budget: ram_budget.map(Budget::Bytes),
+                reserved_ram: reserved_ram.map(Budget::Bytes),
                 flash_budget: flash_budget.map(Budget::Bytes),
                 plan: options,
                 model_name: None,
@@ -132,8 +139,8 @@ fn main() -> ExitCode {
                     kiln_build::compile_tokens(&bytes, &options)
                         .map_err(|d| format!("{shown}: {d}"))
                 });
-            let (graph, p, in_place) = match result {
-                Ok(c) => (c.graph, c.plan, c.smallest_arena_bytes),
+            let compiled = match result {
+                Ok(c) => c,
                 Err(e) => {
                     eprintln!("error: {e}");
                     return ExitCode::FAILURE;
@@ -143,30 +150,15 @@ fn main() -> ExitCode {
                 .file_name()
                 .map_or(shown.clone(), |n| n.to_string_lossy().into_owned());
             if let Some(path) = svg
-                && let Err(e) = std::fs::write(&path, report::svg(&graph, &p, &title))
+                && let Err(e) = std::fs::write(&path, compiled.report_svg(&title))
             {
                 eprintln!("error: cannot write {}: {e}", path.display());
                 return ExitCode::FAILURE;
             }
             if json {
-                let mut r =
-                    serde_json::to_value(report::json(&graph, &p)).expect("the report serializes");
-                if let Some(obj) = r.as_object_mut() {
-                    obj.insert("smallest_arena_bytes".into(), in_place.into());
-                }
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&r).expect("the report serializes")
-                );
+                print!("{}", compiled.report_json());
             } else {
-                print!("{}", report::text(&graph, &p, &title));
-                if let Some(n) = in_place {
-                    println!(
-                        "\nRAM or speed: {n} bytes of arena with slower kernels (fast convolutions \
-                         without their widened pixels, or in place over their inputs); Kiln \
-                         takes them only when the RAM budget needs them: --ram-budget {n}"
-                    );
-                }
+                print!("{}", compiled.report_text(&title));
             }
             ExitCode::SUCCESS
         }

@@ -85,8 +85,8 @@ fn plan_draws_an_svg() {
     assert!(!p.aliases.is_empty());
     assert_eq!(
         text.matches("<rect").count(),
-        p.buffers.len() + 2,
-        "a frame, the peak and a rectangle per buffer"
+        p.buffers.len() + 3,
+        "a background, a frame, the peak and a rectangle per buffer"
     );
     assert!(text.contains(&format!("{} tensors share a buffer", p.aliases.len())));
     let a = p.aliases[0];
@@ -117,4 +117,155 @@ fn unreadable_models_exit_non_zero_with_the_diagnostic() {
             .unwrap()
             .contains("power of two")
     );
+}
+
+/// The reproducibility header and the plan summary, in the text report and in the JSON.
+#[test]
+fn plan_reports_the_header_and_the_summary() {
+    let path = shared_models_dir().join("tflm_person_detect_int8.tflite");
+    let bytes = std::fs::read(&path).unwrap();
+    let sha = kiln_build::sha256_hex(&bytes);
+    let model = path.to_str().unwrap();
+    let out = kiln(&[
+        "plan",
+        model,
+        "--ram-budget",
+        "60000",
+        "--reserved-ram",
+        "4096",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        format!("model sha256     {sha}"),
+        format!("kiln version     {}", env!("CARGO_PKG_VERSION")),
+        "options          ram_budget = 60000, flash_budget = none, reserved_ram = 4096, align = 16"
+            .to_string(),
+        "alignment        16 bytes".to_string(),
+        "plan variant     fastest".to_string(),
+        "conv_2d::conv_2d_s8_fast x14".to_string(),
+        "peak op          2 CONV_2D (55296 bytes live)".to_string(),
+    ] {
+        assert!(text.contains(&needle), "missing {needle:?} in\n{text}");
+    }
+
+    let out = kiln(&["plan", "--json", model, "--align", "8"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["arena_bytes"], 55296);
+    assert_eq!(v["lower_bound_bytes"], 55296);
+    assert_eq!(v["peak_op"], 2);
+    assert_eq!(v["peak_op_name"], "CONV_2D");
+    assert_eq!(v["peak_live_bytes"], 55296);
+    assert_eq!(v["persistent_bytes"], 0);
+    let h = &v["header"];
+    assert_eq!(h["model_sha256"], sha.as_str());
+    assert_eq!(h["kiln_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(h["alignment"], 8);
+    assert_eq!(h["options"]["align"], 8);
+    assert_eq!(h["options"]["ram_budget"], serde_json::Value::Null);
+    assert_eq!(h["options"]["alias"], "true");
+    let kernels = h["kernel_variants"].as_array().unwrap();
+    let ops: usize = kernels
+        .iter()
+        .map(|k| k["ops"].as_array().unwrap().len())
+        .sum();
+    // Every operator calls one kernel but op 29, a RESHAPE planned as a view (no code).
+    assert_eq!(ops, 30, "{kernels:?}");
+    assert!(
+        kernels
+            .iter()
+            .all(|k| !k["ops"].as_array().unwrap().contains(&29.into()))
+    );
+    assert!(
+        kernels
+            .iter()
+            .any(|k| k["kernel"] == "depthwise_conv_2d::depthwise_conv_2d_s8_fast")
+    );
+}
+
+/// `--reserved-ram` counts against `--ram-budget`: the same model fits without it and is
+/// refused with it, with the numbers.
+#[test]
+fn reserved_ram_counts_against_the_budget() {
+    let model = shared_models_dir().join("tflm_person_detect_int8.tflite");
+    let model = model.to_str().unwrap();
+    let out = kiln(&["plan", model, "--ram-budget", "60000"]);
+    assert!(out.status.success());
+    let out = kiln(&[
+        "plan",
+        model,
+        "--ram-budget",
+        "60000",
+        "--reserved-ram",
+        "30000",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(
+            "the model and the reserved RAM need 67440 bytes, over the RAM budget of 60000 \
+             bytes by 7440 bytes (arena 37440 B + persistent 0 B + reserved_ram 30000 B"
+        ),
+        "{err}"
+    );
+    // Without a budget there is nothing to reserve from.
+    let out = kiln(&["plan", model, "--reserved-ram", "1024"]);
+    assert!(!out.status.success());
+}
+
+/// The SVG reads as a picture: operator names on the x axis, KiB on the y axis, and each
+/// MobileNet tensor labelled by the distinctive end of its name (`Conv2d_1_pointwise`),
+/// not by the prefix every tensor shares.
+#[test]
+fn the_svg_names_operators_and_tensors() {
+    let model = shared_models_dir().join("tflm_person_detect_int8.tflite");
+    let svg = std::env::temp_dir().join(format!("kiln-cli-pd-{}.svg", std::process::id()));
+    let out = kiln(&[
+        "plan",
+        model.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let _ = std::fs::remove_file(&svg);
+    assert!(text.contains(">arena offset (KiB)</text>"));
+    // Ticks every 10 KiB up to 54 KiB.
+    for tick in ["0", "10", "20", "30", "40", "50"] {
+        assert!(
+            text.contains(&format!(r#"text-anchor="end">{tick}</text>"#)),
+            "tick {tick}"
+        );
+    }
+    // Every step's operator under the axis.
+    for label in [
+        ">DEPTHWISE_CONV_2D 0<",
+        ">CONV_2D 2<",
+        ">AVERAGE_POOL_2D 27<",
+        ">SOFTMAX 30<",
+    ] {
+        assert!(text.contains(label), "missing {label}");
+    }
+    // Labels from the end of the names, wrapped: the peak's two tensors.
+    for label in [
+        r#">Conv2d_1_</tspan>"#,
+        r#">depthwise/</tspan>"#,
+        r#">pointwise/</tspan>"#,
+        r#">Relu6 t54</tspan>"#,
+    ] {
+        assert!(text.contains(label), "missing {label}");
+    }
+    assert!(
+        !text.contains(">t51 Conv2"),
+        "labels from the shared prefix"
+    );
+    // The full name stays in the tooltip.
+    assert!(text.contains(
+        "<title>MobilenetV1/MobilenetV1/Conv2d_1_pointwise/Relu6 (t54) [0..36864) 36864 B"
+    ));
 }

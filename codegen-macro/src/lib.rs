@@ -28,8 +28,10 @@ use syn::{Expr, Ident, LitStr, Token};
 ///
 /// The crate docs of `kiln` list every item the module gets, with compiled examples.
 ///
-/// Options: `ram_budget = <const expr>` (arena + persistent bytes), `flash_budget = <const
-/// expr>` (weights + constants), `align = <int>` (arena offset alignment, a power of two
+/// Options: `ram_budget = <const expr>` (arena + persistent bytes, + `reserved_ram`),
+/// `reserved_ram = <const expr>` (RAM the firmware needs besides Kiln: stack, buffers; with
+/// it, `ram_budget` is the device's whole RAM), `flash_budget = <const expr>` (weights +
+/// constants), `align = <int>` (arena offset alignment, a power of two
 /// from 1 to 64, default 16), `optimize = false` (plan as TFLM does: stored order, its greedy
 /// offsets; for comparison), `reorder = false` (keep the stored operator order), `alias =
 /// false` (a buffer per tensor: no views, in-place operators or concatenation slices),
@@ -37,8 +39,10 @@ use syn::{Expr, Ident, LitStr, Token};
 /// `.bss`; zeroed by `take()`, so a `NOLOAD` section will do), `preserve_all_tensors = true`
 /// (debug mode, as TFLM's: every tensor its own bytes, kept after `invoke()`, read with
 /// `Model::tensor_bytes(t)`), `preserve_inputs = true` (inputs survive `invoke()`, so they
-/// need writing once). A relative path is resolved from the file that calls the macro, else from
-/// `CARGO_MANIFEST_DIR`.
+/// need writing once), `report = "target/kiln"` (also write the plan reports
+/// `<model>.plan.txt`, `.plan.svg` and `.plan.json` into that folder, relative to
+/// `CARGO_MANIFEST_DIR`). A relative model path is resolved from the file that calls the
+/// macro, else from `CARGO_MANIFEST_DIR`.
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {
     let args = syn::parse_macro_input!(input as Args);
@@ -49,12 +53,14 @@ pub fn include_model(input: TokenStream) -> TokenStream {
 }
 
 const USAGE: &str = "usage: `include_model!(\"model.tflite\", ram_budget = <bytes>, \
-                     flash_budget = <bytes>, align = <power of two>, optimize = <bool>, \
-                     reorder = <bool>, alias = <bool>, link_section = \"<section>\", \
-                     preserve_all_tensors = <bool>, preserve_inputs = <bool>)`";
+                     reserved_ram = <bytes>, flash_budget = <bytes>, align = <power of two>, \
+                     optimize = <bool>, reorder = <bool>, alias = <bool>, \
+                     link_section = \"<section>\", preserve_all_tensors = <bool>, \
+                     preserve_inputs = <bool>, report = \"<folder>\")`";
 
-const OPTIONS: &str = "`ram_budget`, `flash_budget`, `align`, `optimize`, `reorder`, `alias`, \
-                       `link_section`, `preserve_all_tensors` or `preserve_inputs`";
+const OPTIONS: &str = "`ram_budget`, `reserved_ram`, `flash_budget`, `align`, `optimize`, \
+                       `reorder`, `alias`, `link_section`, `preserve_all_tensors`, \
+                       `preserve_inputs` or `report`";
 
 /// The largest arena alignment the runtime has a type for.
 const MAX_ALIGN: usize = 64;
@@ -70,6 +76,8 @@ struct Args {
     link_section: Option<String>,
     preserve_all_tensors: Option<bool>,
     preserve_inputs: Option<bool>,
+    reserved_ram: Option<(Ident, Expr)>,
+    report: Option<LitStr>,
 }
 
 impl Parse for Args {
@@ -100,6 +108,8 @@ impl Parse for Args {
             link_section: None,
             preserve_all_tensors: None,
             preserve_inputs: None,
+            reserved_ram: None,
+            report: None,
         };
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
@@ -121,6 +131,8 @@ impl Parse for Args {
                     | "link_section"
                     | "preserve_all_tensors"
                     | "preserve_inputs"
+                    | "reserved_ram"
+                    | "report"
             ) {
                 return Err(syn::Error::new(
                     key.span(),
@@ -144,6 +156,8 @@ impl Parse for Args {
                 "link_section" => args.link_section.is_some(),
                 "preserve_all_tensors" => args.preserve_all_tensors.is_some(),
                 "preserve_inputs" => args.preserve_inputs.is_some(),
+                "reserved_ram" => args.reserved_ram.is_some(),
+                "report" => args.report.is_some(),
                 _ => args.align.is_some(),
             };
             if given {
@@ -163,8 +177,17 @@ impl Parse for Args {
                     args.preserve_all_tensors = Some(boolean(&name, &value)?);
                 }
                 "preserve_inputs" => args.preserve_inputs = Some(boolean(&name, &value)?),
+                "reserved_ram" => args.reserved_ram = Some((key, value)),
+                "report" => args.report = Some(folder(&value)?),
                 _ => args.align = Some(alignment(&value)?),
             }
+        }
+        if let (Some((key, _)), None) = (&args.reserved_ram, &args.ram_budget) {
+            return Err(syn::Error::new(
+                key.span(),
+                "`reserved_ram` counts against `ram_budget`, which is not given: add \
+                 `ram_budget = <bytes>` (the RAM of the whole device)",
+            ));
         }
         Ok(args)
     }
@@ -196,6 +219,21 @@ fn section(e: &Expr) -> syn::Result<String> {
         _ => Err(syn::Error::new_spanned(
             e,
             "`link_section` must be a string literal naming a section, e.g. `\".sram2\"`",
+        )),
+    }
+}
+
+/// The value of `report = "target/kiln"`: a string literal naming a folder.
+fn folder(e: &Expr) -> syn::Result<LitStr> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) if !s.value().trim().is_empty() => Ok(s.clone()),
+        _ => Err(syn::Error::new_spanned(
+            e,
+            "`report` must be a string literal naming a folder for the plan reports, \
+             relative to the crate's `Cargo.toml`, e.g. `\"target/kiln\"`",
         )),
     }
 }
@@ -320,6 +358,7 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
     plan.preserve_inputs = args.preserve_inputs == Some(true);
     let options = Options {
         ram_budget: budget(&args.ram_budget),
+        reserved_ram: budget(&args.reserved_ram.as_ref().map(|(_, e)| e.clone())),
         flash_budget: budget(&args.flash_budget),
         plan,
         model_name: Some(name.clone()),
@@ -342,7 +381,15 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
     .map_err(|d| {
         let message = kiln_build::message(&name, &d);
         let budget = match d.kind {
-            ErrorKind::OverRamBudget => args.ram_budget.as_ref(),
+            // On the reserved bytes when only they are a constant expression.
+            ErrorKind::OverRamBudget => match (&args.ram_budget, &args.reserved_ram) {
+                (Some(b), Some((_, r)))
+                    if literal_value(b).is_some() && literal_value(r).is_none() =>
+                {
+                    Some(r)
+                }
+                (b, _) => b.as_ref(),
+            },
             ErrorKind::OverFlashBudget => args.flash_budget.as_ref(),
             _ => None,
         };
@@ -351,6 +398,22 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
             None => syn::Error::new(span, message),
         }
     })?;
+    if let Some(dir) = &args.report {
+        let root = std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default();
+        let folder = Path::new(&root).join(dir.value());
+        let stem = Path::new(&name)
+            .file_stem()
+            .map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
+        compiled.write_reports(&folder, &stem, &name).map_err(|e| {
+            syn::Error::new(
+                dir.span(),
+                format!(
+                    "{name}: cannot write the plan reports into `{}`: {e}",
+                    dir.value()
+                ),
+            )
+        })?;
+    }
     Ok(compiled.tokens)
 }
 
@@ -433,6 +496,18 @@ mod tests {
                 .to_string();
             assert_eq!(m, b, "{model} preserving every tensor");
             assert!(m.contains("tensor_bytes"), "{model}: no tensor_bytes");
+            let m = macro_tokens(quote!(#path, ram_budget = 96 * 1024, reserved_ram = 8 * 1024));
+            let b = kiln_build::Model::new(&path)
+                .ram_budget(96 * 1024)
+                .reserved_ram(8 * 1024)
+                .tokens()
+                .unwrap()
+                .to_string();
+            assert_eq!(m, b, "{model} with reserved RAM");
+            assert!(
+                m.contains("reserved_ram = 8192"),
+                "{model}: options not recorded"
+            );
             let m = macro_tokens(quote!(#path, preserve_inputs = true, optimize = false));
             let b = kiln_build::Model::new(&path)
                 .preserve_inputs(true)

@@ -1,4 +1,8 @@
 //! The plan report: a summary and per-step table (text), JSON, and an SVG of the arena.
+//!
+//! A [`Header`] (filled in by `kiln-build`, which knows the model's bytes, the options and
+//! the kernels chosen) adds the reproducibility fields to each: the model's sha256, Kiln's
+//! version, the options, the alignment and the kernel variants.
 
 use crate::alias::OpMode;
 use crate::ir::{Graph, TensorId};
@@ -79,7 +83,11 @@ pub struct JsonReport {
     pub persistent_bytes: usize,
     pub weights_bytes: usize,
     pub alignment: usize,
+    /// The operator at the step with the most live bytes (index in the model), its name and
+    /// that step's live bytes.
     pub peak_op: Option<usize>,
+    pub peak_op_name: Option<String>,
+    pub peak_live_bytes: Option<usize>,
     pub strategy: String,
     /// Operator indices in execution order.
     pub order: Vec<usize>,
@@ -88,6 +96,137 @@ pub struct JsonReport {
     pub buffers: Vec<JsonBuffer>,
     /// Tensors without a buffer of their own.
     pub aliases: Vec<JsonAlias>,
+    /// The reproducibility header, where the report is made with one ([`json_with`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header: Option<Header>,
+}
+
+/// The options a model was compiled with, as the reproducibility header records them.
+/// Budgets are the text the user gave: bytes, or a constant expression (`crate::BUDGET`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RecordedOptions {
+    pub ram_budget: Option<String>,
+    pub flash_budget: Option<String>,
+    /// Bytes of RAM the firmware needs besides Kiln, counted against `ram_budget`.
+    pub reserved_ram: Option<String>,
+    pub align: usize,
+    /// `false`: planned as TFLM does (its greedy offsets).
+    pub optimize: bool,
+    pub reorder: bool,
+    /// `true`, `false`, or the kinds of aliasing allowed (`views+in_place`).
+    pub alias: String,
+    pub preserve_all_tensors: bool,
+    pub preserve_inputs: bool,
+    pub link_section: Option<String>,
+}
+
+impl RecordedOptions {
+    /// `name = value` pairs in a fixed order (`none` for an option not given).
+    pub fn pairs(&self) -> Vec<(&'static str, String)> {
+        let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "none".to_string());
+        vec![
+            ("ram_budget", opt(&self.ram_budget)),
+            ("flash_budget", opt(&self.flash_budget)),
+            ("reserved_ram", opt(&self.reserved_ram)),
+            ("align", self.align.to_string()),
+            ("optimize", self.optimize.to_string()),
+            ("reorder", self.reorder.to_string()),
+            ("alias", self.alias.clone()),
+            (
+                "preserve_all_tensors",
+                self.preserve_all_tensors.to_string(),
+            ),
+            ("preserve_inputs", self.preserve_inputs.to_string()),
+            (
+                "link_section",
+                self.link_section
+                    .as_ref()
+                    .map_or_else(|| "none".to_string(), |s| format!("{s:?}")),
+            ),
+        ]
+    }
+
+    /// The options on one line: `ram_budget = 98304, flash_budget = none, ...`.
+    pub fn line(&self) -> String {
+        self.pairs()
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// One kernel function the generated code calls, and the operators that call it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KernelUse {
+    /// `module::function` in `kiln::kernels`, e.g. `conv_2d::conv_2d_s8_fast`.
+    pub kernel: String,
+    /// Operator indices in the model, in execution order.
+    pub ops: Vec<usize>,
+}
+
+/// What makes a compiled model reproducible: the model's bytes, the compiler, the options
+/// and the choices made from them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Header {
+    /// sha256 of the `.tflite` file, lowercase hex.
+    pub model_sha256: String,
+    /// The version of Kiln that compiled it.
+    pub kiln_version: String,
+    pub options: RecordedOptions,
+    /// Alignment of the arena and of its offsets, in bytes.
+    pub alignment: usize,
+    /// Which of the plans (fastest first) was taken: `fast kernels`, `lean scratch` or
+    /// `lean scratch, in place`.
+    pub plan_variant: String,
+    /// The kernel functions called, each with its operators, in order of first call.
+    pub kernel_variants: Vec<KernelUse>,
+}
+
+impl Header {
+    /// The header as `key: value` lines, for the text report and the generated docs.
+    pub fn lines(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("model sha256", self.model_sha256.clone()),
+            ("kiln version", self.kiln_version.clone()),
+            ("options", self.options.line()),
+            ("alignment", format!("{} bytes", self.alignment)),
+            ("plan variant", self.plan_variant.clone()),
+            ("kernels", self.kernels_line()),
+        ]
+    }
+
+    /// The kernels on one line: `conv_2d::conv_2d_s8_fast x14, ...`.
+    pub fn kernels_line(&self) -> String {
+        if self.kernel_variants.is_empty() {
+            return "none".to_string();
+        }
+        self.kernel_variants
+            .iter()
+            .map(|k| format!("{} x{}", k.kernel, k.ops.len()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The JSON report with a reproducibility header.
+pub fn json_with(graph: &Graph, plan: &Plan, header: &Header) -> JsonReport {
+    JsonReport {
+        header: Some(header.clone()),
+        ..json(graph, plan)
+    }
+}
+
+/// The text report with the reproducibility header's lines after the title.
+pub fn text_with(graph: &Graph, plan: &Plan, title: &str, header: &Header) -> String {
+    let body = text(graph, plan, title);
+    let (first, rest) = body.split_once('\n').unwrap_or((&body, ""));
+    let mut s = format!("{first}\n");
+    for (k, v) in header.lines() {
+        let _ = writeln!(s, "{k:<16} {v}");
+    }
+    s.push_str(rest);
+    s
 }
 
 /// Why tensor `t` shares another's buffer: the kind and the operator that makes it.
@@ -209,6 +348,10 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
         weights_bytes: graph.weights_bytes(),
         alignment: plan.alignment,
         peak_op: plan.peak_step().map(|s| plan.order[s].0),
+        peak_op_name: plan
+            .peak_step()
+            .map(|s| graph.op(plan.order[s]).kind.name().to_string()),
+        peak_live_bytes: plan.peak_step().map(|s| plan.live_bytes[s]),
         strategy: plan.strategy.to_string(),
         order: plan.order.iter().map(|o| o.0).collect(),
         stored_order: (0..graph.ops.len()).collect(),
@@ -255,6 +398,7 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
                 }
             })
             .collect(),
+        header: None,
     }
 }
 
@@ -427,16 +571,69 @@ fn percent(part: usize, whole: usize) -> String {
     format!("{:.2} %", part as f64 * 100.0 / whole as f64)
 }
 
-/// The last two path segments of a tensor name (`Conv2d_3_pointwise/Relu6`).
-fn short_name(name: &str) -> &str {
-    let mut cut = name.len();
-    for _ in 0..2 {
-        match name[..cut].rfind('/') {
-            Some(i) => cut = i,
-            None => return name,
+/// The part of a tensor name that tells it apart from the others, from its end: the
+/// shortest run of trailing path segments no other name ends with
+/// (`Conv2d_3_pointwise/Relu6` among `MobilenetV1/MobilenetV1/Conv2d_*/Relu6`). Of a name
+/// that joins several (`a/Relu;a/BiasAdd;...`) the first is used.
+fn distinctive_names(names: &[&str]) -> Vec<String> {
+    let segments: Vec<Vec<&str>> = names
+        .iter()
+        .map(|n| {
+            let first = n.split(';').next().unwrap_or(n);
+            first.split('/').filter(|s| !s.is_empty()).collect()
+        })
+        .collect();
+    // How many names end with each run of trailing segments.
+    let mut ends: std::collections::HashMap<&[&str], usize> = Default::default();
+    for s in &segments {
+        for k in 1..=s.len() {
+            *ends.entry(&s[s.len() - k..]).or_default() += 1;
         }
     }
-    &name[cut + 1..]
+    segments
+        .iter()
+        .zip(names)
+        .map(|(s, name)| {
+            let k = (1..=s.len())
+                .find(|&k| ends.get(&s[s.len() - k..]) == Some(&1))
+                .unwrap_or(s.len());
+            if s.is_empty() {
+                name.to_string()
+            } else {
+                s[s.len() - k..].join("/")
+            }
+        })
+        .collect()
+}
+
+/// `text` in lines of at most `width` characters, broken after `/`, `_` or `;` where
+/// possible; at most `max_lines`, keeping the end (a cut start is marked `…`).
+fn wrap_end(text: &str, width: usize, max_lines: usize) -> Vec<String> {
+    if width == 0 || max_lines == 0 {
+        return Vec::new();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    while start < chars.len() {
+        let mut end = (start + width).min(chars.len());
+        if end < chars.len()
+            && let Some(b) = chars[start..end]
+                .iter()
+                .rposition(|c| matches!(c, '/' | '_' | ';' | ' '))
+            && b > 0
+        {
+            end = start + b + 1;
+        }
+        lines.push(chars[start..end].iter().collect::<String>());
+        start = end;
+    }
+    if lines.len() > max_lines {
+        lines.drain(..lines.len() - max_lines);
+        let first: String = lines[0].chars().skip(1).collect();
+        lines[0] = format!("…{first}");
+    }
+    lines
 }
 
 fn escape(text: &str) -> String {
@@ -446,12 +643,30 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The arena over time as SVG: x is the step, y the offset; one labelled rectangle per
-/// buffer, the peak step marked, a dashed line at the lower bound (and one at the stored
-/// order's bound when it is higher), and the operator run at each step.
+/// A tick step in KiB for an axis up to `max_kib`: 1, 2 or 5 times a power of ten, at most
+/// ten ticks.
+fn kib_step(max_kib: f64) -> f64 {
+    let mut base = 0.1;
+    loop {
+        for m in [1.0, 2.0, 5.0] {
+            if max_kib / (base * m) <= 10.0 {
+                return base * m;
+            }
+        }
+        base *= 10.0;
+    }
+}
+
+/// The arena over time as SVG: x is the step (each labelled with its operator's name and
+/// index), y the offset in KiB; one rectangle per buffer, labelled with the distinctive end
+/// of its tensor's name, the peak step marked, a dashed line at the lower bound (and one at
+/// the stored order's bound when it is higher). Each rectangle's tooltip has the full name,
+/// its bytes and steps.
 pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
     let steps = plan.order.len().max(1);
-    let (left, top, width, height) = (70.0, 40.0, 900.0_f64, 500.0_f64);
+    let (left, top, width, height) = (80.0, 40.0, 1100.0_f64, 560.0_f64);
+    // Operator names under the axis, written upwards.
+    let bottom = 150.0;
     let col = width / steps as f64;
     let ymax = plan
         .arena_bytes
@@ -464,8 +679,9 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="10">"#,
         left + width + 20.0,
-        top + height + 50.0
+        top + height + bottom
     );
+    let _ = writeln!(s, r##"<rect width="100%" height="100%" fill="#fff"/>"##);
     let _ = writeln!(
         s,
         r#"<text x="{left}" y="16" font-size="14">{}: arena {} B, lower bound {} B (gap {} B{}), persistent {} B</text>"#,
@@ -498,6 +714,34 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
         plan.aliases.len(),
         plan.unaliased_bound_bytes
     );
+    // The y axis: KiB, with grid lines.
+    let max_kib = ymax / 1024.0;
+    let step_kib = kib_step(max_kib);
+    for tick in 0.. {
+        let k = tick as f64 * step_kib;
+        if k > max_kib + 1e-9 {
+            break;
+        }
+        let yy = y((k * 1024.0) as usize);
+        let label = if step_kib < 1.0 {
+            format!("{k:.1}")
+        } else {
+            format!("{k:.0}")
+        };
+        let _ = writeln!(
+            s,
+            r##"<line x1="{left}" y1="{yy:.1}" x2="{}" y2="{yy:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{label}</text>"##,
+            left + width,
+            left - 4.0,
+            yy + 3.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text transform="translate({},{}) rotate(-90)" text-anchor="middle" font-size="12">arena offset (KiB)</text>"#,
+        left - 48.0,
+        top + height / 2.0
+    );
     let _ = writeln!(
         s,
         r##"<rect x="{left}" y="{top}" width="{width}" height="{height}" fill="none" stroke="#888"/>"##
@@ -505,7 +749,7 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
     if let Some(p) = plan.peak_step() {
         let _ = writeln!(
             s,
-            r##"<rect x="{:.1}" y="{top}" width="{col:.1}" height="{height}" fill="#fdd"/><text x="{:.1}" y="{}" fill="#c00">peak</text>"##,
+            r##"<rect x="{:.1}" y="{top}" width="{col:.1}" height="{height}" fill="#fdd" fill-opacity="0.6"/><text x="{:.1}" y="{}" fill="#c00">peak</text>"##,
             left + p as f64 * col,
             left + p as f64 * col,
             top - 4.0
@@ -518,14 +762,30 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
     for a in &plan.aliases {
         members.entry(a.buffer).or_default().push(a);
     }
+    let full_names: Vec<String> = plan
+        .buffers
+        .iter()
+        .map(|b| buffer_name(graph, b.owner))
+        .collect();
+    let short = distinctive_names(&full_names.iter().map(String::as_str).collect::<Vec<_>>());
+    // Characters per line at font size 9.
+    let char_w = 5.2;
     for (i, b) in plan.buffers.iter().enumerate() {
         let x = left + b.first as f64 * col;
         let w = (b.last - b.first + 1) as f64 * col;
         let y1 = y(b.offset + b.size);
         let h = (y(b.offset) - y1).max(0.5);
         let hue = (i * 47) % 360;
-        let mut name = buffer_name(graph, b.owner);
+        let mut name = full_names[i].clone();
         if let BufferOwner::Tensor(t) = b.owner {
+            let _ = write!(
+                name,
+                " ({})",
+                labels
+                    .get(&t)
+                    .cloned()
+                    .unwrap_or_else(|| format!("t{}", t.0))
+            );
             for a in members.get(&t).into_iter().flatten() {
                 let (reason, _) = reasons.of(a.tensor);
                 let _ = write!(name, "; t{} at +{} ({reason})", a.tensor.0, a.offset);
@@ -540,10 +800,11 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
         };
         let _ = writeln!(
             s,
-            r##"<g><title>{} [{}..{}) steps {}..={}</title><rect x="{x:.1}" y="{y1:.1}" width="{w:.1}" height="{h:.1}" {fill} stroke="#333" stroke-width="0.5"/>"##,
+            r##"<g><title>{} [{}..{}) {} B, steps {}..={}</title><rect x="{x:.1}" y="{y1:.1}" width="{w:.1}" height="{h:.1}" {fill} stroke="#333" stroke-width="0.5"/>"##,
             escape(&name),
             b.offset,
             b.offset + b.size,
+            b.size,
             b.first,
             b.last
         );
@@ -561,28 +822,42 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
                 r##"<path d="{d}" fill="hsl({hue},60%,75%)" stroke="#333" stroke-width="0.3"/>"##
             );
         }
-        if h >= 11.0 && w >= 30.0 {
-            // Tensor names are paths (`MobilenetV1/.../Conv2d_3_pointwise/Relu6`): label the
-            // rectangle with the tensor index and the end of the name, which tells layers apart.
-            let full = match b.owner {
-                BufferOwner::Tensor(t) => format!(
-                    "{} {}",
-                    labels
-                        .get(&t)
-                        .cloned()
-                        .unwrap_or_else(|| format!("t{}", t.0)),
-                    short_name(&buffer_name(graph, b.owner))
-                ),
-                BufferOwner::Scratch(_) => name.clone(),
+        // The label: the distinctive end of the tensor's name (`Conv2d_3_pointwise/Relu6`
+        // among MobileNet's `.../Conv2d_*/Relu6`), wrapped to the rectangle, then its index
+        // where it fits.
+        let per_line = ((w - 4.0) / char_w) as usize;
+        let max_lines = ((h - 2.0) / 10.0) as usize;
+        if per_line >= 4 && max_lines >= 1 {
+            // Whole if it fits; else the segment that tells it apart (`Conv2d_3_pointwise`);
+            // else that segment's end.
+            let candidates = match b.owner {
+                BufferOwner::Tensor(t) => {
+                    let first = short[i].split('/').next().unwrap_or(&short[i]);
+                    vec![
+                        format!("{} t{}", short[i], t.0),
+                        format!("{first} t{}", t.0),
+                    ]
+                }
+                BufferOwner::Scratch(o) => vec![format!("scratch op {}", o.0)],
             };
-            let label: String = full.chars().take((w / 6.0) as usize).collect();
-            let _ = writeln!(
-                s,
-                r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
-                x + 2.0,
-                y1 + 10.0,
-                escape(&label)
-            );
+            let lines = candidates
+                .iter()
+                .map(|c| wrap_end(c, per_line, usize::MAX))
+                .find(|l| l.len() <= max_lines)
+                .unwrap_or_else(|| {
+                    wrap_end(&candidates[candidates.len() - 1], per_line, max_lines)
+                });
+            let _ = write!(s, r#"<text font-size="9">"#);
+            for (j, line) in lines.iter().enumerate() {
+                let _ = write!(
+                    s,
+                    r#"<tspan x="{:.1}" y="{:.1}">{}</tspan>"#,
+                    x + 2.0,
+                    y1 + 9.5 + j as f64 * 10.0,
+                    escape(line)
+                );
+            }
+            s.push_str("</text>\n");
         }
         s.push_str("</g>\n");
     }
@@ -604,34 +879,87 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
             sb - 3.0
         );
     }
-    if col >= 12.0 {
-        for (step, id) in plan.order.iter().enumerate() {
-            let moved = id.0 != step;
-            let _ = writeln!(
-                s,
-                r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="8"{}>{}</text>"##,
-                left + (step as f64 + 0.5) * col,
-                top + height + 12.0,
-                if moved { r##" fill="#c60""## } else { "" },
-                id.0
-            );
+    // The x axis: each step's operator, name and index (every k-th when they are dense).
+    let every = (9.0 / col).ceil().max(1.0) as usize;
+    for (step, id) in plan.order.iter().enumerate() {
+        if step % every != 0 {
+            continue;
         }
-    }
-    for k in 0..=4 {
-        let bytes = (ymax as usize) * k / 4;
+        let moved = id.0 != step;
+        let (cx, cy) = (left + (step as f64 + 0.5) * col + 3.0, top + height + 4.0);
         let _ = writeln!(
             s,
-            r#"<text x="{}" y="{:.1}" text-anchor="end">{bytes}</text>"#,
-            left - 4.0,
-            y(bytes) + 3.0
+            r##"<text transform="translate({cx:.1},{cy:.1}) rotate(-90)" text-anchor="end" font-size="9"{}>{} {}</text>"##,
+            if moved { r##" fill="#c60""## } else { "" },
+            graph.op(*id).kind.name(),
+            id.0
         );
     }
     let _ = writeln!(
         s,
-        r#"<text x="{}" y="{}" text-anchor="middle">step (operator in execution order; moved operators in orange)</text>"#,
+        r#"<text x="{}" y="{}" text-anchor="middle" font-size="12">operator and its index, in execution order{}</text>"#,
         left + width / 2.0,
-        top + height + 30.0
+        top + height + bottom - 12.0,
+        if plan.reordered() {
+            " (moved operators in orange)"
+        } else {
+            ""
+        }
     );
     s.push_str("</svg>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinctive_names_keep_the_end_that_tells_them_apart() {
+        let names = [
+            "MobilenetV1/MobilenetV1/Conv2d_1_pointwise/Relu6",
+            "MobilenetV1/MobilenetV1/Conv2d_1_depthwise/Relu6",
+            "MobilenetV1/MobilenetV1/Conv2d_2_pointwise/Relu6",
+            "MobilenetV1/Logits/AvgPool_1a/AvgPool",
+            "input",
+            "a/x/Relu;a/x/BiasAdd",
+            "b/x/Relu",
+            "",
+        ];
+        assert_eq!(
+            distinctive_names(&names),
+            [
+                "Conv2d_1_pointwise/Relu6",
+                "Conv2d_1_depthwise/Relu6",
+                "Conv2d_2_pointwise/Relu6",
+                "AvgPool",
+                "input",
+                "a/x/Relu",
+                "b/x/Relu",
+                "",
+            ]
+        );
+    }
+
+    #[test]
+    fn labels_wrap_at_separators_and_keep_their_end() {
+        assert_eq!(
+            wrap_end("Conv2d_1_pointwise/Relu6 t54", 10, 5),
+            ["Conv2d_1_", "pointwise/", "Relu6 t54"]
+        );
+        assert_eq!(
+            wrap_end("Conv2d_1_pointwise/Relu6 t54", 10, 2),
+            ["…ointwise/", "Relu6 t54"]
+        );
+        assert_eq!(wrap_end("abc", 10, 1), ["abc"]);
+        assert!(wrap_end("abc", 0, 1).is_empty());
+    }
+
+    #[test]
+    fn kib_ticks_are_round() {
+        assert_eq!(kib_step(54.0), 10.0);
+        assert_eq!(kib_step(0.03), 0.1);
+        assert_eq!(kib_step(15.0), 2.0);
+        assert_eq!(kib_step(300.0), 50.0);
+    }
 }

@@ -2,6 +2,31 @@
 #[doc(hidden)]
 #[allow(dead_code)]
 mod kiln_model_put_each_include_model_in_its_own_module {
+    /// The compiled model over an arena it borrows for `'a`: its own static one
+    /// ([`Model`], from [`Model::take`]) or a buffer of the caller's
+    /// ([`ModelIn::with_arena`]).
+    ///
+    /// # Plan
+    ///
+    /// - arena: 32 bytes ([`ARENA_BYTES`]); lower bound 32 bytes (the most bytes live at one step), gap 0 bytes, placement optimal
+    /// - peak: op 1 (FULLY_CONNECTED) at step 1, 32 bytes live
+    /// - persistent: 0 bytes ([`PERSISTENT_BYTES`]); weights: 288 bytes ([`WEIGHTS_BYTES`]), 684 bytes of flash with Kiln's tables
+    ///
+    /// # Reproducibility
+    ///
+    /// - model sha256: `505ee4fae7fa46ab67bea4c08b4969eb3eb8b9114c50595ec4a29d9a27993202`
+    /// - Kiln 0.1.0
+    /// - options: `ram_budget = none, flash_budget = none, reserved_ram = none, align = 16, optimize = true, reorder = true, alias = true, preserve_all_tensors = false, preserve_inputs = false, link_section = none`
+    /// - alignment: 16 bytes
+    /// - plan: fastest: declared scratch, no slow in-place forms
+    /// - kernels:
+    ///   - `fully_connected::fully_connected_s8_fast` x3 (ops 0, 1, 2)
+    pub struct ModelIn<'a> {
+        arena: &'a mut [u8; ARENA_BYTES],
+    }
+    /// The compiled model over its static arena: there is one, [`Model::take`] hands
+    /// it out once.
+    pub type Model = ModelIn<'static>;
     /// Bytes of the activation arena (scratch included).
     pub const ARENA_BYTES: usize = 32;
     /// Bytes of state kept between `invoke()` calls (LSTM/SVDF variables).
@@ -164,15 +189,6 @@ mod kiln_model_put_each_include_model_in_its_own_module {
         ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
         976,
     );
-    /// The compiled model over an arena it borrows for `'a`: its own static one
-    /// ([`Model`], from [`Model::take`]) or a buffer of the caller's
-    /// ([`ModelIn::with_arena`]).
-    pub struct ModelIn<'a> {
-        arena: &'a mut [u8; ARENA_BYTES],
-    }
-    /// The compiled model over its static arena: there is one, [`Model::take`] hands
-    /// it out once.
-    pub type Model = ModelIn<'static>;
     impl Model {
         /// The model over its static arena, the first time only, with its state
         /// reset. (Host tests that make a model in every test, and firmware that
