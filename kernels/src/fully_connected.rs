@@ -321,7 +321,7 @@ pub fn prepare_fast_s8(
 }
 
 /// Int8 FULLY_CONNECTED on the fast matrix products of [`crate::gemm`] (DSP instructions on
-/// Cortex-M4/M7/M33/M55, plain Rust elsewhere), for the layers [`prepare_fast_s8`] accepts:
+/// Cortex-M4/M7/M33, Helium on the M55/M85, plain Rust elsewhere), for the layers [`prepare_fast_s8`] accepts:
 /// byte-identical with [`fully_connected_s8`] / [`fully_connected_per_channel_s8`]. `bias`
 /// `output_multiplier` and `right_shift` are the tables from [`prepare_fast_s8`]. The batches are the pixels of a
 /// 1x1 convolution: `output[b] = requantize(W input[b] + bias)`.

@@ -61,13 +61,14 @@
 //!   the layers their `prepare_fast_s8` accepts, which computes their tables at build time
 //!   (folded biases, multipliers and right shifts, filters in the kernel's layout; see
 //!   [`gemm`] for the conditions and the arithmetic). They run on the microkernels of
-//!   `arch` (not public): inline assembly with the DSP extension on Cortex-M4/M7/M33/M55
-//!   (`cfg(kiln_arch = "dsp")`, chosen by `build.rs` from the target and `-C target-cpu`),
-//!   plain Rust elsewhere. The DSP forms load words at any byte address: Armv7-M and
-//!   Armv8-M Mainline allow that unless the program sets `CCR.UNALIGN_TRP` (reset value 0),
-//!   as CMSIS-NN also requires. [`ARCH`] names the microkernels compiled. That module, and
-//!   `arch::x86` (the host's `sqrtss` for the float square root), are the crate's only
-//!   `unsafe` code.
+//!   `arch` (not public): inline assembly with the DSP extension on Cortex-M4/M7/M33
+//!   (`cfg(kiln_arch = "dsp")`), with Helium's vector instructions on Cortex-M55/M85
+//!   (`cfg(kiln_arch = "mve")`), both chosen by `build.rs` from the target and
+//!   `-C target-cpu`, plain Rust elsewhere. The DSP forms load words at any byte address:
+//!   Armv7-M and Armv8-M Mainline allow that unless the program sets `CCR.UNALIGN_TRP`
+//!   (reset value 0), as CMSIS-NN also requires. [`ARCH`] names the microkernels compiled.
+//!   Those modules, and `arch::x86` (the host's `sqrtss` for the float square root), are
+//!   the crate's only `unsafe` code.
 //! * Layouts are TFLite's: NHWC activations, OHWI conv filters, `[1, H, W, C*M]` depthwise
 //!   filters, `[out, in]` fully-connected weights.
 //! * Windowed operators (conv, depthwise, pooling) take their builtin options as an `Options`

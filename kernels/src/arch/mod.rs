@@ -4,13 +4,16 @@
 //! `kiln_arch` is set by `build.rs` from the target (stable Rust does not expose the Arm
 //! target features to `cfg`):
 //!
-//! * [`dsp`](self) (`kiln_arch = "dsp"`: Cortex-M4/M7/M33/M55): inline assembly with the DSP
+//! * [`dsp`](self) (`kiln_arch = "dsp"`: Cortex-M4/M7/M33): inline assembly with the DSP
 //!   extension's dual 16-bit multiply-accumulate (`SMLAD`), byte widening (`SXTB16`) and
 //!   saturating arithmetic. With `x86` below, the crate's only `unsafe` code, each block with
 //!   its argument.
 //! * [`mve`](self) (`kiln_arch = "mve"`: Cortex-M55/M85): Helium's 16-lane int8
-//!   multiply-accumulates (`VMLADAVA.S8`) in tail-predicated loops for the `mac_*` dot
-//!   products; the rest of the contract is `dsp`'s. Also argued `unsafe` code.
+//!   multiply-accumulates (`VMLADAVA.S8`) in tail-predicated loops for the dot products,
+//!   depthwise taps in int32 lanes, and two functions of its own that the drivers call
+//!   under `cfg(kiln_arch = "mve")`: `mac_1x4` (one pixel, four channels, instead of the
+//!   two-pixel forms) and `requantize4` (four channels requantized at once); the single
+//!   instructions are `dsp`'s. Also argued `unsafe` code.
 //! * `portable` (everything else: the host, Cortex-M0/M0+/M3): the same functions in plain
 //!   Rust. On x86-64 (the host) `x86` adds `sqrtss` for the float square root (one argued
 //!   `unsafe` block), bit-identical with the software form. Host tests, Miri and the golden-case tests run these, so the drivers built on them

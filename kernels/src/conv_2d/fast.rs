@@ -1,5 +1,5 @@
 //! The fast int8 CONV_2D on the matrix products of [`crate::gemm`] (DSP instructions on
-//! Cortex-M4/M7/M33/M55, plain Rust elsewhere), byte-identical with
+//! Cortex-M4/M7/M33, Helium on the M55/M85, plain Rust elsewhere), byte-identical with
 //! [`conv_2d_s8`](super::conv_2d_s8) for the layers [`prepare_fast_s8`] accepts: 1x1
 //! stride-1 convolutions directly, any other window through an im2col of two pixels.
 
@@ -127,7 +127,7 @@ pub const fn s8_scratch_bytes(p: &Params) -> usize {
 }
 
 /// Int8 CONV_2D on the fast matrix products of [`crate::gemm`] (DSP instructions on
-/// Cortex-M4/M7/M33/M55, plain Rust elsewhere), for the layers [`prepare_fast_s8`] accepts:
+/// Cortex-M4/M7/M33, Helium on the M55/M85, plain Rust elsewhere), for the layers [`prepare_fast_s8`] accepts:
 /// byte-identical with [`conv_2d_s8`](super::conv_2d_s8). `bias`, `output_multiplier` and `right_shift` are
 /// the tables from [`prepare_fast_s8`], `filter` its filter table if [`fast_filter_len`] is
 /// not 0, else the model's; `scratch` holds [`fast_scratch_bytes`] bytes (or at least

@@ -1,5 +1,5 @@
-//! The fast int8 DEPTHWISE_CONV_2D (DSP instructions on Cortex-M4/M7/M33/M55, plain Rust
-//! elsewhere; see [`crate::arch`] and [`crate::gemm`]), byte-identical with
+//! The fast int8 DEPTHWISE_CONV_2D (DSP instructions on Cortex-M4/M7/M33, Helium on the
+//! M55/M85, plain Rust elsewhere; see [`crate::arch`] and [`crate::gemm`]), byte-identical with
 //! [`depthwise_conv_2d_s8`](super::depthwise_conv_2d_s8) for the layers [`prepare_fast_s8`]
 //! accepts. Two forms, by the input depth:
 //!
