@@ -88,26 +88,29 @@ pub fn pack(outer: usize, chunks: &[usize], inputs: &[&[u8]], output: &mut [u8])
 
 /// `outer` runs of `C` bytes, every `row` bytes of `src`, to `out` one after another (runs
 /// of one element, UNPACK of the last axis, where the loop is the whole cost, or 16 bytes).
+/// The source is walked as a shrinking slice: one length check per run and per step.
 #[inline(always)]
 fn gather<const C: usize>(out: &mut [u8], src: &[u8], row: usize, outer: usize) {
-    let mut at = 0;
+    let mut s = src;
     for d in out.chunks_exact_mut(C).take(outer) {
-        let Some(h) = src.get(at..at + C) else { return };
+        let Some(h) = s.first_chunk::<C>() else {
+            return;
+        };
         d.copy_from_slice(h);
-        at += row;
+        s = s.get(row..).unwrap_or(&[]);
     }
 }
 
 /// The inverse of [`gather`] (PACK on the last axis).
 #[inline(always)]
 fn scatter<const C: usize>(input: &[u8], dst: &mut [u8], row: usize, outer: usize) {
-    let mut at = 0;
+    let mut d = dst;
     for s in input.chunks_exact(C).take(outer) {
-        let Some(h) = dst.get_mut(at..at + C) else {
+        let Some(h) = d.first_chunk_mut::<C>() else {
             return;
         };
         h.copy_from_slice(s);
-        at += row;
+        d = core::mem::take(&mut d).get_mut(row..).unwrap_or(&mut []);
     }
 }
 
