@@ -424,9 +424,12 @@ pub fn average_pool_s16(p: &Params, input: &[i16], output: &mut [i16]) -> bool {
         if count == 0 {
             return false;
         }
-        // Sums of at most 65534 int16 values, plus half the count, stay below 2^31: the
-        // reciprocal's domain. Larger windows divide element by element.
-        let recip = (count < 65_535).then(|| Reciprocal::new(count as u32));
+        // `|sum| + count / 2 <= count * 2^15 + count / 2 < 2^(16 + l)` for `count <= 2^l`:
+        // the reciprocal's domain with 16 bits (windows up to 2^15 cells; larger ones divide
+        // element by element).
+        let recip = u32::try_from(count)
+            .ok()
+            .and_then(|d| Reciprocal::new(d, 16));
         let count = count as i32;
         let average = |a: i32| match &recip {
             Some(r) => {
@@ -480,11 +483,12 @@ pub fn max_pool_s16(p: &Params, input: &[i16], output: &mut [i16]) {
     });
 }
 
-/// Division of `n < 2^31` by a fixed `d` in `1..=2^31` as a multiplication
-/// (Granlund-Montgomery): with `l = ceil(log2 d)` and `m = ceil(2^(31 + l) / d)`,
-/// `floor(n * m / 2^(31 + l)) = floor(n / d)`. (`m * d = 2^(31 + l) + e` with `0 <= e < d`,
-/// so `n * m / 2^(31 + l)` exceeds `n / d` by `n * e / (d * 2^(31 + l)) < 1 / d`, which never
-/// reaches the next integer; `m < 2^32`.)
+/// Division of the numerators `n < 2^(bits + l)` by a fixed `d`, `l = ceil(log2 d)`, as a
+/// multiplication (Granlund-Montgomery): with `N = bits + l <= 31` and
+/// `m = ceil(2^(N + l) / d)`, `floor(n * m / 2^(N + l)) = floor(n / d)` for every `n < 2^N`.
+/// (`m * d = 2^(N + l) + e` with `0 <= e < d`, so `n * m / 2^(N + l)` exceeds `n / d` by
+/// `n * e / (d * 2^(N + l)) < 1 / d`, which never reaches the next integer; `m <= 2^(N + 1)`,
+/// so `n * m < 2^63`.) `m` itself takes one division, in 32 bits while `N + l <= 31`.
 #[derive(Clone, Copy)]
 struct Reciprocal {
     m: u64,
@@ -492,18 +496,27 @@ struct Reciprocal {
 }
 
 impl Reciprocal {
+    /// `None` when `bits + l > 31`.
     #[inline]
-    fn new(d: u32) -> Self {
-        debug_assert!((1..=1 << 31).contains(&d));
-        let l = 32 - (d - 1).leading_zeros();
-        let shift = 31 + l;
-        Reciprocal {
-            m: (1u64 << shift).div_ceil(d as u64),
-            shift,
+    fn new(d: u32, bits: u32) -> Option<Self> {
+        if d == 0 {
+            return None;
         }
+        let l = 32 - (d - 1).leading_zeros();
+        let n_bits = bits + l;
+        if n_bits > 31 {
+            return None;
+        }
+        let shift = n_bits + l;
+        let m = if shift <= 31 {
+            (1u32 << shift).div_ceil(d) as u64
+        } else {
+            (1u64 << shift).div_ceil(d as u64)
+        };
+        Some(Reciprocal { m, shift })
     }
 
-    /// `n / d` for `n < 2^31`.
+    /// `n / d` for `n < 2^(bits + l)`.
     #[inline(always)]
     fn divide(&self, n: u32) -> u32 {
         ((n as u64 * self.m) >> self.shift) as u32
@@ -647,25 +660,46 @@ mod tests_int16_l2 {
     #[test]
     fn reciprocal_divides_exactly() {
         let mut ds: Vec<u32> = (1..=3000).collect();
-        ds.extend([65_534, 65_535, 65_536, 1 << 20, (1 << 31) - 1, 1 << 31]);
+        ds.extend([
+            32_767,
+            32_768,
+            32_769,
+            65_535,
+            1 << 20,
+            (1 << 31) - 1,
+            1 << 31,
+        ]);
         let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut tried = 0;
         for &d in &ds {
-            let r = Reciprocal::new(d);
-            let mut ns: Vec<u32> = (0..200).chain([(1 << 31) - 1, (1 << 31) - 2]).collect();
-            for k in 1..40u32 {
-                let kd = k.wrapping_mul(d);
-                ns.extend([kd.wrapping_sub(1), kd, kd.wrapping_add(1)].map(|n| n & 0x7fff_ffff));
-            }
-            for _ in 0..200 {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                ns.push(seed as u32 & 0x7fff_ffff);
-            }
-            for &n in &ns {
-                assert_eq!(r.divide(n), n / d, "{n} / {d}");
+            for bits in [0, 1, 8, 16, 20, 31] {
+                let Some(r) = Reciprocal::new(d, bits) else {
+                    continue;
+                };
+                tried += 1;
+                let l = 32 - (d - 1).leading_zeros();
+                let top = (1u32 << (bits + l)) - 1;
+                let mut ns: Vec<u32> = (0..200)
+                    .chain([top, top.saturating_sub(1), top / 2])
+                    .collect();
+                for k in 1..40u32 {
+                    let kd = k.wrapping_mul(d);
+                    ns.extend([kd.wrapping_sub(1), kd, kd.wrapping_add(1)]);
+                }
+                for _ in 0..100 {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    ns.push(seed as u32);
+                }
+                for n in ns.into_iter().map(|n| n.min(top)) {
+                    assert_eq!(r.divide(n), n / d, "{n} / {d}, {bits} bits");
+                }
             }
         }
+        assert!(tried > 10_000, "{tried}");
+        assert!(Reciprocal::new(1 << 16, 16).is_none());
+        assert!(Reciprocal::new(1 << 15, 16).is_some());
     }
 
     /// The blocked kernels against TFLM's per-channel loops, for depths that use every block
