@@ -88,29 +88,29 @@ pub fn pack(outer: usize, chunks: &[usize], inputs: &[&[u8]], output: &mut [u8])
 
 /// `outer` runs of `C` bytes, every `row` bytes of `src`, to `out` one after another (runs
 /// of one element, UNPACK of the last axis, where the loop is the whole cost, or 16 bytes).
-/// The source is walked as a shrinking slice: one length check per run and per step.
+/// The offset steps by `row` (the only value carried from run to run), each run checked.
 #[inline(always)]
 fn gather<const C: usize>(out: &mut [u8], src: &[u8], row: usize, outer: usize) {
-    let mut s = src;
+    let mut at = 0;
     for d in out.chunks_exact_mut(C).take(outer) {
-        let Some(h) = s.first_chunk::<C>() else {
+        let Some(h) = src.get(at..).and_then(<[u8]>::first_chunk::<C>) else {
             return;
         };
         d.copy_from_slice(h);
-        s = s.get(row..).unwrap_or(&[]);
+        at += row;
     }
 }
 
 /// The inverse of [`gather`] (PACK on the last axis).
 #[inline(always)]
 fn scatter<const C: usize>(input: &[u8], dst: &mut [u8], row: usize, outer: usize) {
-    let mut d = dst;
+    let mut at = 0;
     for s in input.chunks_exact(C).take(outer) {
-        let Some(h) = d.first_chunk_mut::<C>() else {
+        let Some(h) = dst.get_mut(at..).and_then(<[u8]>::first_chunk_mut::<C>) else {
             return;
         };
         h.copy_from_slice(s);
-        d = core::mem::take(&mut d).get_mut(row..).unwrap_or(&mut []);
+        at += row;
     }
 }
 
