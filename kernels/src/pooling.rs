@@ -419,6 +419,9 @@ pub fn average_pool_s16(p: &Params, input: &[i16], output: &mut [i16]) -> bool {
     );
     let row = p.input_width * p.depth;
     let (lo, hi) = (p.quantized_activation_min, p.quantized_activation_max);
+    // The reciprocals of the last window sizes, by size modulo 4: a pool has few sizes (the
+    // full window, and clipped ones at the borders), each then costs one division per call.
+    let mut recent: [(usize, Option<Reciprocal>); 4] = [(0, None); 4];
     for_each_output_pixel(p, input, output, |in_b, ys, xs, out_px| {
         let count = (ys.1 - ys.0) * (xs.1 - xs.0);
         if count == 0 {
@@ -427,9 +430,14 @@ pub fn average_pool_s16(p: &Params, input: &[i16], output: &mut [i16]) -> bool {
         // `|sum| + count / 2 <= count * 2^15 + count / 2 < 2^(16 + l)` for `count <= 2^l`:
         // the reciprocal's domain with 16 bits (windows up to 2^15 cells; larger ones divide
         // element by element).
-        let recip = u32::try_from(count)
-            .ok()
-            .and_then(|d| Reciprocal::new(d, 16));
+        let slot = &mut recent[count % 4];
+        if slot.0 != count {
+            let r = u32::try_from(count)
+                .ok()
+                .and_then(|d| Reciprocal::new(d, 16));
+            *slot = (count, r);
+        }
+        let recip = slot.1;
         let count = count as i32;
         let average = |a: i32| match &recip {
             Some(r) => {
