@@ -439,30 +439,31 @@ pub fn average_pool_s16(p: &Params, input: &[i16], output: &mut [i16]) -> bool {
         }
         let recip = slot.1;
         let count = count as i32;
-        let average = |a: i32| match &recip {
+        let step = |a: i32, v: i16| a.wrapping_add(v as i32);
+        match recip {
             Some(r) => {
-                let q = r.divide(a.unsigned_abs() + (count / 2) as u32) as i32;
-                if a > 0 { q } else { -q }
+                let half = (count / 2) as u32;
+                let average = |a: i32| {
+                    let q = r.divide(a.unsigned_abs() + half) as i32;
+                    if a > 0 { q } else { -q }
+                };
+                window_blocks(in_b, row, p.depth, ys, xs, out_px, 0i32, step, |a| {
+                    clamp_i32(average(a), lo, hi) as i16
+                });
             }
             None => {
-                if a > 0 {
-                    a.wrapping_add(count / 2) / count
-                } else {
-                    a.wrapping_sub(count / 2) / count
-                }
+                let average = |a: i32| {
+                    if a > 0 {
+                        a.wrapping_add(count / 2) / count
+                    } else {
+                        a.wrapping_sub(count / 2) / count
+                    }
+                };
+                window_blocks(in_b, row, p.depth, ys, xs, out_px, 0i32, step, |a| {
+                    clamp_i32(average(a), lo, hi) as i16
+                });
             }
-        };
-        window_blocks(
-            in_b,
-            row,
-            p.depth,
-            ys,
-            xs,
-            out_px,
-            0i32,
-            |a, v| a.wrapping_add(v as i32),
-            |a| clamp_i32(average(a), lo, hi) as i16,
-        );
+        }
         true
     })
 }
@@ -708,6 +709,37 @@ mod tests_int16_l2 {
         assert!(tried > 10_000, "{tried}");
         assert!(Reciprocal::new(1 << 16, 16).is_none());
         assert!(Reciprocal::new(1 << 15, 16).is_some());
+    }
+
+    /// A window of more than 2^15 cells divides element by element.
+    #[test]
+    fn int16_average_of_a_huge_window() {
+        let o = Options {
+            padding: Padding::Valid,
+            stride_height: 1,
+            stride_width: 1,
+            filter_height: 1,
+            filter_width: 40_000,
+            activation: Activation::None,
+        };
+        let q = QuantParams {
+            scale: 0.5,
+            zero_point: 0,
+        };
+        let p = prepare_s16([1, 1, 40_000, 2], &o, q, q).unwrap();
+        let x: Vec<i16> = (0..80_000)
+            .map(|i| {
+                if i % 2 == 0 {
+                    32_767
+                } else {
+                    -7 - (i % 5) as i16
+                }
+            })
+            .collect();
+        let mut y = [0i16; 2];
+        assert!(average_pool_s16(&p, &x, &mut y));
+        let odd: i32 = (0..40_000).map(|k| -7 - ((2 * k + 1) % 5)).sum();
+        assert_eq!(y, [32_767, ((odd - 20_000) / 40_000) as i16]);
     }
 
     /// The blocked kernels against TFLM's per-channel loops, for depths that use every block
