@@ -62,7 +62,7 @@ pub fn concatenation<T: Copy>(p: &Params, inputs: &[&[T]], output: &mut [T]) {
         let copy = if outer == 1 {
             input.len()
         } else {
-            input.len() / outer
+            crate::util::div_usize(input.len(), outer)
         };
         if copy == 0 {
             continue;
@@ -74,7 +74,11 @@ pub fn concatenation<T: Copy>(p: &Params, inputs: &[&[T]], output: &mut [T]) {
             else {
                 return;
             };
-            if copy <= 4 {
+            if size_of::<T>() >= 4 {
+                // Runs of wide elements are short in elements (a few channels): fixed-size
+                // copies. (Known at compile time: the byte instance keeps its loop.)
+                crate::util::copy_run(d, s);
+            } else if copy <= 4 {
                 for (o, x) in d.iter_mut().zip(s) {
                     *o = *x;
                 }

@@ -53,15 +53,48 @@ const fn leading_sign_bits(x: i32) -> i32 {
     }
 }
 
+/// `get_reciprocal(m, 31).0` for each odd `m` in `1..=255`, at index `m / 2`, computed at
+/// compile time (512 bytes of constants).
+///
+/// `GetReciprocal(b, 31)` depends on `b` only through `b` shifted up to bit 31 (and its shift
+/// through `b`'s leading zeros): `b` and `2 * b` share the reciprocal, so every `b` is its odd
+/// part's. The int8 divisors `|y - zero_point|` are at most 255, so the kernel looks every
+/// reciprocal up here instead of running gemmlowp's Newton-Raphson iterations per element
+/// (what TFLM does; the same integers).
+static RECIPROCALS: [i32; 128] = {
+    let mut table = [0i32; 128];
+    let mut i = 0;
+    while i < table.len() {
+        table[i] = get_reciprocal(2 * i as i32 + 1, 31).0;
+        i += 1;
+    }
+    table
+};
+
+/// `get_reciprocal(b, 31)` for `b > 0` (or `i32::MIN`, whose bits it takes as `2^31`), from
+/// [`RECIPROCALS`] when `b`'s odd part is in the table (every divisor of an int8 DIV), else
+/// computed.
+#[inline(always)]
+fn reciprocal(b: i32) -> (i32, i32) {
+    let u = b as u32;
+    let odd = u >> u.trailing_zeros();
+    let at = (odd >> 1) as usize;
+    if u != 0 && at < RECIPROCALS.len() {
+        (RECIPROCALS[at], 31 - u.leading_zeros() as i32)
+    } else {
+        get_reciprocal(b, 31)
+    }
+}
+
 /// The sign-normalized operands, the reciprocal of `b` and the right shift of one element.
-#[inline]
-const fn div_terms(p: &ParamsS8, a: i32, b: i32) -> (i32, i32, i32, i32) {
+#[inline(always)]
+fn div_terms(p: &ParamsS8, a: i32, b: i32) -> (i32, i32, i32, i32) {
     let (a, b) = if b < 0 {
         (a.wrapping_neg(), b.wrapping_neg())
     } else {
         (a, b)
     };
-    let (inv, recip_shift) = get_reciprocal(b, 31);
+    let (inv, recip_shift) = reciprocal(b);
     let headroom = leading_sign_bits(a);
     let right = recip_shift + headroom - p.output_shift;
     (a, inv, headroom, right)
@@ -111,7 +144,7 @@ pub fn prepare_s8(
 }
 
 /// The int8 element function.
-#[inline]
+#[inline(always)]
 fn div_s8_op(p: &ParamsS8, x: i8, y: i8) -> i8 {
     let a = p.input1_offset.wrapping_add(x as i32);
     let b = p.input2_offset.wrapping_add(y as i32);
@@ -258,6 +291,13 @@ mod tests {
         assert_eq!(o, [64, -32, 0, -128]);
         // Multiplier 1: the shift for a = -1, b = 127 would be 37, refused.
         assert!(prepare_s8(q(1.0), q(1.0), q(1.0), Activation::None).is_err());
+    }
+
+    #[test]
+    fn reciprocal_table_is_get_reciprocal() {
+        for b in (1..=70_000).chain([i32::MAX, i32::MAX - 1, 1 << 30, i32::MIN]) {
+            assert_eq!(reciprocal(b), get_reciprocal(b, 31), "b = {b}");
+        }
     }
 
     #[test]

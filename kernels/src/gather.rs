@@ -145,13 +145,20 @@ pub fn gather<T: Copy + Default>(p: &Params, input: &[T], positions: &[i32], out
     debug_assert_eq!(positions.len(), p.positions());
     debug_assert_eq!(output.len(), p.output_size());
     let inner = p.inner;
-    let mut chunks = output.chunks_exact_mut(inner.max(1));
+    // The output walked as a shrinking slice (`chunks_exact_mut` would divide to size itself,
+    // as much as copying a few rows costs).
+    let mut rest = output;
     for b in 0..p.batch {
+        let ids = positions.get(b * p.coord_size..).unwrap_or(&[]);
         for o in 0..p.outer {
             let row = (b * p.outer + o) * p.axis_size;
             for c in 0..p.coord_size {
-                let Some(dst) = chunks.next() else { return };
-                let pos = positions.get(b * p.coord_size + c).copied().unwrap_or(-1);
+                let Some((dst, tail)) = core::mem::take(&mut rest).split_at_mut_checked(inner)
+                else {
+                    return;
+                };
+                rest = tail;
+                let pos = ids.get(c).copied().unwrap_or(-1);
                 copy_or_zero(input, pos, p.axis_size, |i| (row + i) * inner, dst);
             }
         }

@@ -408,31 +408,61 @@ pub fn prepare_s16(
 
 /// Int16 AVERAGE_POOL_2D (`reference_integer_ops::AveragePool` for `int16_t`). Returns
 /// `false` if some window holds no input cell, which [`prepare_s16`] rules out.
+///
+/// The window is summed in blocks of channels ([`window_blocks`]; integer sums, so the order
+/// does not matter), and `(acc ± count / 2) / count` divides by the pixel's one `count`
+/// through its [`Reciprocal`] (the same quotients as the per-element division of TFLM).
 pub fn average_pool_s16(p: &Params, input: &[i16], output: &mut [i16]) -> bool {
     debug_assert_eq!(
         output.len(),
         p.batches * p.output_height * p.output_width * p.depth
     );
     let row = p.input_width * p.depth;
-    for_each_output_pixel(p, input, output, |in_b, (y0, y1), (x0, x1), out_px| {
-        let count = ((y1 - y0) * (x1 - x0)) as i32;
+    let (lo, hi) = (p.quantized_activation_min, p.quantized_activation_max);
+    // The reciprocals of the last window sizes, by size modulo 4: a pool has few sizes (the
+    // full window, and clipped ones at the borders), each then costs one division per call.
+    let mut recent: [(usize, Option<Reciprocal>); 4] = [(0, None); 4];
+    for_each_output_pixel(p, input, output, |in_b, ys, xs, out_px| {
+        let count = (ys.1 - ys.0) * (xs.1 - xs.0);
         if count == 0 {
             return false;
         }
-        for (c, out) in out_px.iter_mut().enumerate() {
-            let mut a = 0i32;
-            for y in y0..y1 {
-                let in_y = &in_b[y * row..][..row];
-                for x in x0..x1 {
-                    a = a.wrapping_add(in_y[x * p.depth + c] as i32);
-                }
+        // `|sum| + count / 2 <= count * 2^15 + count / 2 < 2^(16 + l)` for `count <= 2^l`:
+        // the reciprocal's domain with 16 bits (windows up to 2^15 cells; larger ones divide
+        // element by element).
+        let slot = &mut recent[count % 4];
+        if slot.0 != count {
+            let r = u32::try_from(count)
+                .ok()
+                .and_then(|d| Reciprocal::new(d, 16));
+            *slot = (count, r);
+        }
+        let recip = slot.1;
+        let count = count as i32;
+        let step = |a: i32, v: i16| a.wrapping_add(v as i32);
+        match recip {
+            Some(r) => {
+                let half = (count / 2) as u32;
+                let average = |a: i32| {
+                    let q = r.divide(a.unsigned_abs() + half) as i32;
+                    if a > 0 { q } else { -q }
+                };
+                window_blocks(in_b, row, p.depth, ys, xs, out_px, 0i32, step, |a| {
+                    clamp_i32(average(a), lo, hi) as i16
+                });
             }
-            let avg = if a > 0 {
-                (a + count / 2) / count
-            } else {
-                (a - count / 2) / count
-            };
-            *out = clamp_i32(avg, p.quantized_activation_min, p.quantized_activation_max) as i16;
+            None => {
+                let average = |a: i32| {
+                    if a > 0 {
+                        a.wrapping_add(count / 2) / count
+                    } else {
+                        a.wrapping_sub(count / 2) / count
+                    }
+                };
+                window_blocks(in_b, row, p.depth, ys, xs, out_px, 0i32, step, |a| {
+                    clamp_i32(average(a), lo, hi) as i16
+                });
+            }
         }
         true
     })
@@ -445,25 +475,159 @@ pub fn max_pool_s16(p: &Params, input: &[i16], output: &mut [i16]) {
         p.batches * p.output_height * p.output_width * p.depth
     );
     let row = p.input_width * p.depth;
-    for_each_output_pixel(p, input, output, |in_b, (y0, y1), (x0, x1), out_px| {
-        out_px.fill(i16::MIN);
+    let (lo, hi) = (p.quantized_activation_min, p.quantized_activation_max);
+    for_each_output_pixel(p, input, output, |in_b, ys, xs, out_px| {
+        window_blocks(
+            in_b,
+            row,
+            p.depth,
+            ys,
+            xs,
+            out_px,
+            i16::MIN,
+            |m, v| m.max(v),
+            |m| clamp_i32(m as i32, lo, hi) as i16,
+        );
+        true
+    });
+}
+
+/// Division of the numerators `n < 2^(bits + l)` by a fixed `d`, `l = ceil(log2 d)`, as a
+/// multiplication (Granlund-Montgomery): with `N = bits + l <= 31` and
+/// `m = ceil(2^(N + l) / d)`, `floor(n * m / 2^(N + l)) = floor(n / d)` for every `n < 2^N`.
+/// (`m * d = 2^(N + l) + e` with `0 <= e < d`, so `n * m / 2^(N + l)` exceeds `n / d` by
+/// `n * e / (d * 2^(N + l)) < 1 / d`, which never reaches the next integer; `m <= 2^(N + 1)`,
+/// so `n * m < 2^63`.) `m` itself takes one division, in 32 bits while `N + l <= 31`.
+#[derive(Clone, Copy)]
+struct Reciprocal {
+    m: u64,
+    shift: u32,
+}
+
+impl Reciprocal {
+    /// `None` when `bits + l > 31`.
+    #[inline]
+    fn new(d: u32, bits: u32) -> Option<Self> {
+        if d == 0 {
+            return None;
+        }
+        let l = 32 - (d - 1).leading_zeros();
+        let n_bits = bits + l;
+        if n_bits > 31 {
+            return None;
+        }
+        let shift = n_bits + l;
+        let m = if shift <= 31 {
+            (1u32 << shift).div_ceil(d) as u64
+        } else {
+            (1u64 << shift).div_ceil(d as u64)
+        };
+        Some(Reciprocal { m, shift })
+    }
+
+    /// `n / d` for `n < 2^(bits + l)`.
+    #[inline(always)]
+    fn divide(&self, n: u32) -> u32 {
+        ((n as u64 * self.m) >> self.shift) as u32
+    }
+}
+
+/// Reduces the clipped window `(y0, y1) x (x0, x1)` of each channel with `step` from `init`
+/// (in window order, rows then columns, per channel), writing `finish(result)` to `out_px`.
+/// Channels go in blocks of 8 and 4 (kept in registers and vectorised where the target has
+/// vectors), the last few one at a time: each channel's window is visited once.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn window_blocks<T: Copy, A: Copy, U>(
+    in_b: &[T],
+    row: usize,
+    depth: usize,
+    (y0, y1): (usize, usize),
+    (x0, x1): (usize, usize),
+    out_px: &mut [U],
+    init: A,
+    step: impl Fn(A, T) -> A,
+    finish: impl Fn(A) -> U,
+) {
+    /// One block of `L` channels from channel `c0`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn block<T: Copy, A: Copy, U, const L: usize>(
+        in_b: &[T],
+        row: usize,
+        depth: usize,
+        (y0, y1): (usize, usize),
+        (x0, x1): (usize, usize),
+        c0: usize,
+        out: &mut [U],
+        init: A,
+        step: &impl Fn(A, T) -> A,
+        finish: &impl Fn(A) -> U,
+    ) {
+        let mut acc = [init; L];
         for y in y0..y1 {
-            let in_y = &in_b[y * row..][..row];
+            let Some(in_y) = in_b.get(y * row..(y + 1) * row) else {
+                return;
+            };
             for x in x0..x1 {
-                for (m, &v) in out_px.iter_mut().zip(&in_y[x * p.depth..][..p.depth]) {
-                    *m = (*m).max(v);
+                let Some(v) = in_y.get(x * depth + c0..x * depth + c0 + L) else {
+                    return;
+                };
+                for (a, &v) in acc.iter_mut().zip(v) {
+                    *a = step(*a, v);
                 }
             }
         }
-        for m in out_px.iter_mut() {
-            *m = clamp_i32(
-                *m as i32,
-                p.quantized_activation_min,
-                p.quantized_activation_max,
-            ) as i16;
+        for (o, &a) in out.iter_mut().zip(&acc) {
+            *o = finish(a);
         }
-        true
-    });
+    }
+    let mut c0 = 0;
+    while c0 + 8 <= depth {
+        block::<T, A, U, 8>(
+            in_b,
+            row,
+            depth,
+            (y0, y1),
+            (x0, x1),
+            c0,
+            &mut out_px[c0..],
+            init,
+            &step,
+            &finish,
+        );
+        c0 += 8;
+    }
+    if c0 + 4 <= depth {
+        block::<T, A, U, 4>(
+            in_b,
+            row,
+            depth,
+            (y0, y1),
+            (x0, x1),
+            c0,
+            &mut out_px[c0..],
+            init,
+            &step,
+            &finish,
+        );
+        c0 += 4;
+    }
+    while c0 < depth {
+        block::<T, A, U, 1>(
+            in_b,
+            row,
+            depth,
+            (y0, y1),
+            (x0, x1),
+            c0,
+            &mut out_px[c0..],
+            init,
+            &step,
+            &finish,
+        );
+        c0 += 1;
+    }
 }
 
 /// Float L2_POOL_2D (`reference_ops::L2Pool`, see the module docs). Returns `false` if some
@@ -474,27 +638,25 @@ pub fn l2_pool_f32(p: &Params, input: &[f32], output: &mut [f32]) -> bool {
         p.batches * p.output_height * p.output_width * p.depth
     );
     let row = p.input_width * p.depth;
-    for_each_output_pixel(p, input, output, |in_b, (y0, y1), (x0, x1), out_px| {
-        let count = ((y1 - y0) * (x1 - x0)) as f32;
+    let (lo, hi) = (p.float_activation_min, p.float_activation_max);
+    for_each_output_pixel(p, input, output, |in_b, ys, xs, out_px| {
+        let count = ((ys.1 - ys.0) * (xs.1 - xs.0)) as f32;
         if count == 0.0 {
             return false;
         }
-        out_px.fill(0.0);
-        for y in y0..y1 {
-            let in_y = &in_b[y * row..][..row];
-            for x in x0..x1 {
-                for (t, &v) in out_px.iter_mut().zip(&in_y[x * p.depth..][..p.depth]) {
-                    *t += v * v;
-                }
-            }
-        }
-        for t in out_px.iter_mut() {
-            *t = clamp_f32(
-                crate::libm_f32::sqrtf(*t / count),
-                p.float_activation_min,
-                p.float_activation_max,
-            );
-        }
+        // Each channel's sum of squares from 0.0 in window order (blocks of channels only
+        // keep several channels' sums side by side).
+        window_blocks(
+            in_b,
+            row,
+            p.depth,
+            ys,
+            xs,
+            out_px,
+            0.0f32,
+            |t, v| t + v * v,
+            |t| clamp_f32(crate::libm_f32::sqrtf(t / count), lo, hi),
+        );
         true
     })
 }
@@ -502,6 +664,153 @@ pub fn l2_pool_f32(p: &Params, input: &[f32], output: &mut [f32]) -> bool {
 #[cfg(test)]
 mod tests_int16_l2 {
     use super::*;
+    use std::vec::Vec;
+
+    #[test]
+    fn reciprocal_divides_exactly() {
+        let mut ds: Vec<u32> = (1..=3000).collect();
+        ds.extend([
+            32_767,
+            32_768,
+            32_769,
+            65_535,
+            1 << 20,
+            (1 << 31) - 1,
+            1 << 31,
+        ]);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut tried = 0;
+        for &d in &ds {
+            for bits in [0, 1, 8, 16, 20, 31] {
+                let Some(r) = Reciprocal::new(d, bits) else {
+                    continue;
+                };
+                tried += 1;
+                let l = 32 - (d - 1).leading_zeros();
+                let top = (1u32 << (bits + l)) - 1;
+                let mut ns: Vec<u32> = (0..200)
+                    .chain([top, top.saturating_sub(1), top / 2])
+                    .collect();
+                for k in 1..40u32 {
+                    let kd = k.wrapping_mul(d);
+                    ns.extend([kd.wrapping_sub(1), kd, kd.wrapping_add(1)]);
+                }
+                for _ in 0..100 {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    ns.push(seed as u32);
+                }
+                for n in ns.into_iter().map(|n| n.min(top)) {
+                    assert_eq!(r.divide(n), n / d, "{n} / {d}, {bits} bits");
+                }
+            }
+        }
+        assert!(tried > 10_000, "{tried}");
+        assert!(Reciprocal::new(1 << 16, 16).is_none());
+        assert!(Reciprocal::new(1 << 15, 16).is_some());
+    }
+
+    /// A window of more than 2^15 cells divides element by element.
+    #[test]
+    fn int16_average_of_a_huge_window() {
+        let o = Options {
+            padding: Padding::Valid,
+            stride_height: 1,
+            stride_width: 1,
+            filter_height: 1,
+            filter_width: 40_000,
+            activation: Activation::None,
+        };
+        let q = QuantParams {
+            scale: 0.5,
+            zero_point: 0,
+        };
+        let p = prepare_s16([1, 1, 40_000, 2], &o, q, q).unwrap();
+        let x: Vec<i16> = (0..80_000)
+            .map(|i| {
+                if i % 2 == 0 {
+                    32_767
+                } else {
+                    -7 - (i % 5) as i16
+                }
+            })
+            .collect();
+        let mut y = [0i16; 2];
+        assert!(average_pool_s16(&p, &x, &mut y));
+        let odd: i32 = (0..40_000).map(|k| -7 - ((2 * k + 1) % 5)).sum();
+        assert_eq!(y, [32_767, ((odd - 20_000) / 40_000) as i16]);
+    }
+
+    /// The blocked kernels against TFLM's per-channel loops, for depths that use every block
+    /// width, clipped windows and sums of both signs.
+    #[test]
+    fn blocked_int16_and_l2_pools_match_per_channel_loops() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for depth in 1..=21 {
+            let o = Options {
+                padding: Padding::Same,
+                stride_height: 2,
+                stride_width: 1,
+                filter_height: 3,
+                filter_width: 2,
+                activation: Activation::None,
+            };
+            let q = QuantParams {
+                scale: 0.5,
+                zero_point: 0,
+            };
+            let shape = [2, 5, 3, depth];
+            let p = prepare_s16(shape, &o, q, q).unwrap();
+            let n = 2 * 5 * 3 * depth;
+            let x: Vec<i16> = (0..n).map(|_| next() as i16).collect();
+            let xf: Vec<f32> = x.iter().map(|&v| v as f32 / 64.0).collect();
+            let m = p.batches * p.output_height * p.output_width * depth;
+            let (mut avg, mut max, mut l2) =
+                (std::vec![0i16; m], std::vec![0i16; m], std::vec![0f32; m]);
+            assert!(average_pool_s16(&p, &x, &mut avg));
+            max_pool_s16(&p, &x, &mut max);
+            let pf = prepare_f32(shape, &o).unwrap();
+            assert!(l2_pool_f32(&pf, &xf, &mut l2));
+            let mut k = 0;
+            for b in 0..2 {
+                for oy in 0..p.output_height {
+                    let (y0, y1) = window(oy, 2, p.padding_height, 5, 3);
+                    for ox in 0..p.output_width {
+                        let (x0, x1) = window(ox, 1, p.padding_width, 3, 2);
+                        for c in 0..depth {
+                            let (mut a, mut mx, mut sq, mut count) = (0i32, i16::MIN, 0f32, 0i32);
+                            for y in y0..y1 {
+                                for xx in x0..x1 {
+                                    let i = ((b * 5 + y) * 3 + xx) * depth + c;
+                                    a += x[i] as i32;
+                                    mx = mx.max(x[i]);
+                                    sq += xf[i] * xf[i];
+                                    count += 1;
+                                }
+                            }
+                            let want = if a > 0 {
+                                (a + count / 2) / count
+                            } else {
+                                (a - count / 2) / count
+                            };
+                            assert_eq!(avg[k] as i32, want, "depth {depth} at {k}");
+                            assert_eq!(max[k], mx, "depth {depth} at {k}");
+                            let l = crate::libm_f32::sqrtf(sq / count as f32);
+                            assert_eq!(l2[k].to_bits(), l.to_bits(), "depth {depth} at {k}");
+                            k += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn int16_and_l2_pools() {

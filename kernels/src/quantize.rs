@@ -69,12 +69,31 @@ pub fn prepare_f32_s16(output: QuantParams) -> Result<Params, PrepareError> {
 
 /// Float -> int16 (`AffineQuantize<float, int16_t>`): as [`quantize_f32_s8`], clamped to the
 /// int16 range.
+///
+/// The rounding is [`round_to_i32`], the same integers as `round_f32(x / scale) as i32`
+/// without branches, so the loop runs on vectors where the target has them.
 pub fn quantize_f32_s16(p: &Params, input: &[f32], output: &mut [i16]) {
     debug_assert_eq!(input.len(), output.len());
     for (o, &x) in output.iter_mut().zip(input) {
-        let unclamped = (round_f32(x / p.output_scale) as i32).wrapping_add(p.output_zero_point);
+        let unclamped = round_to_i32(x / p.output_scale).wrapping_add(p.output_zero_point);
         *o = unclamped.clamp(i16::MIN as i32, i16::MAX as i32) as i16;
     }
+}
+
+/// `round_f32(v) as i32` (half away from zero, saturating, NaN to 0) without branches.
+///
+/// `t = v as i32` truncates (saturating, NaN to 0); `f = v - t` is then exact: the fraction
+/// for `|v| < 2^23`, 0 for the integral floats up to `2^31`, and for a saturated `t` a value
+/// of `v`'s sign that must not move it. `t` steps one away from zero when `|f| >= 0.5`, as
+/// `round_f32` does, except at `i32::MAX` (reached only by saturation: the float below
+/// `2^31` is `2^31 - 128`) and `i32::MIN` (`-2^31` exactly, `f = 0`, or saturation).
+#[inline(always)]
+fn round_to_i32(v: f32) -> i32 {
+    let t = v as i32;
+    let f = v - t as f32;
+    let up = (f >= 0.5) & (t != i32::MAX);
+    let down = (f <= -0.5) & (t != i32::MIN);
+    t + up as i32 - down as i32
 }
 
 /// The element function of the int8 -> int8 requantization kernels.
@@ -116,6 +135,54 @@ mod tests {
         quantize_f32_s8(&p, &[0.0, 0.25, -0.25, 0.75, 1000.0, -1000.0], &mut out);
         // 0.5 -> 1 (half away from zero), -0.5 -> -1, 1.5 -> 2
         assert_eq!(out, [-1, 0, -2, 1, 127, -128]);
+    }
+
+    /// The branch-free rounding against `round_f32` on the values around every rounding
+    /// boundary, the saturation edges, infinities and NaN.
+    #[test]
+    fn round_to_i32_is_round_f32() {
+        let mut xs = std::vec![
+            0.0f32,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MAX,
+            f32::MIN,
+            2_147_483_648.0,
+            -2_147_483_648.0,
+            2_147_483_520.0,
+            -2_147_483_520.0,
+            8_388_608.0,
+            8_388_607.5,
+            -8_388_607.5,
+            16_777_216.0,
+        ];
+        for k in -3000..3000 {
+            let h = k as f32 + 0.5;
+            for v in [
+                h,
+                f32::from_bits(h.to_bits() + 1),
+                f32::from_bits(h.to_bits() - 1),
+            ] {
+                xs.push(v);
+            }
+        }
+        for e in 0..40 {
+            let m = (1u64 << e) as f32;
+            xs.extend([m, -m, m * 1.5, -m * 1.5, m * 0.75]);
+        }
+        for &x in &xs {
+            assert_eq!(round_to_i32(x), round_f32(x) as i32, "{x:e}");
+        }
+        let p = prepare_f32_s16(QuantParams {
+            scale: 0.5,
+            zero_point: 3,
+        })
+        .unwrap();
+        let mut out = [0i16; 5];
+        quantize_f32_s16(&p, &[0.25, -0.25, 1e9, -1e9, f32::NAN], &mut out);
+        assert_eq!(out, [4, 2, 32767, -32768, 3]);
     }
 
     #[test]

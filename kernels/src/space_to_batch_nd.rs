@@ -9,6 +9,7 @@
 //! inverse, with crops instead of padding.
 
 use crate::quant::PrepareError;
+use crate::util::{copy_run, fill_run, for_each_run_mut};
 
 /// Constant parameters of either operator, in terms of its *batched* side (the
 /// SPACE_TO_BATCH_ND output, the BATCH_TO_SPACE_ND input) and its *spatial* side.
@@ -159,30 +160,58 @@ pub fn prepare_batch_to_space(
 }
 
 /// SPACE_TO_BATCH_ND (`reference_ops::SpaceToBatchND`): padding is `pad_value`.
+///
+/// Row by row of the output: the columns whose padded input column lies inside the input are
+/// one range (found once per row), copied pixel by pixel (one run when the block width is 1),
+/// the columns around it padding.
 pub fn space_to_batch_nd<T: Copy>(p: &Params, input: &[T], pad_value: T, output: &mut [T]) {
     debug_assert_eq!(input.len(), p.spatial_size());
     debug_assert_eq!(output.len(), p.batched_size());
     let d = p.depth;
-    if d == 0 {
+    let (bw, ow) = (p.block_width, p.batched_width);
+    if d == 0 || ow == 0 || bw == 0 {
         return;
     }
-    let mut runs = output.chunks_exact_mut(d);
+    let in_row = p.spatial_width * d;
+    let mut rows = output.chunks_exact_mut(ow * d);
     for sh in 0..p.block_height {
-        for sw in 0..p.block_width {
+        for sw in 0..bw {
+            // Output columns `lo..hi` read input column `ow * bw + sw - before_width`.
+            let lo = p.before_width.saturating_sub(sw).div_ceil(bw).min(ow);
+            let hi = (p.before_width + p.spatial_width)
+                .saturating_sub(sw)
+                .div_ceil(bw)
+                .clamp(lo, ow);
             for b in 0..p.spatial_batch {
                 for oh in 0..p.batched_height {
-                    let h = (oh * p.block_height + sh).checked_sub(p.before_height);
-                    let h = h.filter(|&h| h < p.spatial_height);
-                    for ow in 0..p.batched_width {
-                        let Some(out) = runs.next() else { return };
-                        let w = (ow * p.block_width + sw).checked_sub(p.before_width);
-                        match (h, w.filter(|&w| w < p.spatial_width)) {
-                            (Some(h), Some(w)) => {
-                                let at = ((b * p.spatial_height + h) * p.spatial_width + w) * d;
-                                out.copy_from_slice(&input[at..at + d]);
-                            }
-                            _ => out.fill(pad_value),
-                        }
+                    let Some(out) = rows.next() else { return };
+                    let h = (oh * p.block_height + sh)
+                        .checked_sub(p.before_height)
+                        .filter(|&h| h < p.spatial_height);
+                    let Some(h) = h else {
+                        fill_run(out, pad_value);
+                        continue;
+                    };
+                    let (head, rest) = out.split_at_mut(lo * d);
+                    let (body, tail) = rest.split_at_mut((hi - lo) * d);
+                    fill_run(head, pad_value);
+                    fill_run(tail, pad_value);
+                    if hi == lo {
+                        continue;
+                    }
+                    // `lo * bw + sw >= before_width` for a column in range.
+                    let first = lo * bw + sw - p.before_width;
+                    let Some(src) = input.get((b * p.spatial_height + h) * in_row..) else {
+                        return;
+                    };
+                    if bw == 1 {
+                        copy_run(body, src.get(first * d..).unwrap_or(&[]));
+                    } else {
+                        let mut at = first * d;
+                        for_each_run_mut(body, d, |px| {
+                            copy_run(px, src.get(at..).unwrap_or(&[]));
+                            at += bw * d;
+                        });
                     }
                 }
             }
@@ -191,30 +220,43 @@ pub fn space_to_batch_nd<T: Copy>(p: &Params, input: &[T], pad_value: T, output:
 }
 
 /// BATCH_TO_SPACE_ND (`reference_ops::BatchToSpaceND`).
+///
+/// Row by row of the output: the input row and block row once per output row, then the
+/// columns with the block column stepped (no division per pixel), one run when the block
+/// width is 1.
 pub fn batch_to_space_nd<T: Copy>(p: &Params, input: &[T], output: &mut [T]) {
     debug_assert_eq!(input.len(), p.batched_size());
     debug_assert_eq!(output.len(), p.spatial_size());
     let d = p.depth;
-    if d == 0 {
+    let (bh, bw) = (p.block_height, p.block_width);
+    if d == 0 || p.spatial_width == 0 || bh == 0 || bw == 0 {
         return;
     }
-    let mut runs = output.chunks_exact_mut(d);
+    // Elements between the batches of two neighbouring block columns.
+    let block_step = p.spatial_batch * p.batched_height * p.batched_width * d;
+    let (iw0, sw0) = (p.before_width / bw, p.before_width % bw);
+    let mut rows = output.chunks_exact_mut(p.spatial_width * d);
     for b in 0..p.spatial_batch {
         for h in 0..p.spatial_height {
-            let (ih, sh) = (
-                (h + p.before_height) / p.block_height,
-                (h + p.before_height) % p.block_height,
-            );
-            for w in 0..p.spatial_width {
-                let Some(out) = runs.next() else { return };
-                let (iw, sw) = (
-                    (w + p.before_width) / p.block_width,
-                    (w + p.before_width) % p.block_width,
-                );
-                let ib = (sh * p.block_width + sw) * p.spatial_batch + b;
-                let at = ((ib * p.batched_height + ih) * p.batched_width + iw) * d;
-                out.copy_from_slice(&input[at..at + d]);
+            let Some(out) = rows.next() else { return };
+            let (ih, sh) = ((h + p.before_height) / bh, (h + p.before_height) % bh);
+            // Input element of (block column 0, column 0) for this row.
+            let base =
+                (((sh * bw) * p.spatial_batch + b) * p.batched_height + ih) * p.batched_width * d;
+            if bw == 1 {
+                copy_run(out, input.get(base + iw0 * d..).unwrap_or(&[]));
+                continue;
             }
+            let (mut iw, mut sw) = (iw0, sw0);
+            for_each_run_mut(out, d, |px| {
+                let at = base + sw * block_step + iw * d;
+                copy_run(px, input.get(at..).unwrap_or(&[]));
+                sw += 1;
+                if sw == bw {
+                    sw = 0;
+                    iw += 1;
+                }
+            });
         }
     }
 }
@@ -268,6 +310,95 @@ mod tests {
             batch_to_space_nd(&q, &y, &mut z);
             assert_eq!(z, x);
         }
+    }
+
+    /// TFLM's loops, one pixel at a time (the kernels before they went row by row).
+    fn space_to_batch_ref<T: Copy>(p: &Params, input: &[T], pad: T, output: &mut [T]) {
+        let d = p.depth;
+        let mut runs = output.chunks_exact_mut(d);
+        for sh in 0..p.block_height {
+            for sw in 0..p.block_width {
+                for b in 0..p.spatial_batch {
+                    for oh in 0..p.batched_height {
+                        let h = (oh * p.block_height + sh).checked_sub(p.before_height);
+                        let h = h.filter(|&h| h < p.spatial_height);
+                        for ow in 0..p.batched_width {
+                            let out = runs.next().unwrap();
+                            let w = (ow * p.block_width + sw).checked_sub(p.before_width);
+                            match (h, w.filter(|&w| w < p.spatial_width)) {
+                                (Some(h), Some(w)) => {
+                                    let at = ((b * p.spatial_height + h) * p.spatial_width + w) * d;
+                                    out.copy_from_slice(&input[at..at + d]);
+                                }
+                                _ => out.fill(pad),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn batch_to_space_ref<T: Copy>(p: &Params, input: &[T], output: &mut [T]) {
+        let d = p.depth;
+        let mut runs = output.chunks_exact_mut(d);
+        for b in 0..p.spatial_batch {
+            for h in 0..p.spatial_height {
+                let (ih, sh) = (
+                    (h + p.before_height) / p.block_height,
+                    (h + p.before_height) % p.block_height,
+                );
+                for w in 0..p.spatial_width {
+                    let out = runs.next().unwrap();
+                    let (iw, sw) = (
+                        (w + p.before_width) / p.block_width,
+                        (w + p.before_width) % p.block_width,
+                    );
+                    let ib = (sh * p.block_width + sw) * p.spatial_batch + b;
+                    let at = ((ib * p.batched_height + ih) * p.batched_width + iw) * d;
+                    out.copy_from_slice(&input[at..at + d]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn row_kernels_match_pixel_loops() {
+        let mut checked = 0;
+        for depth in [1usize, 2, 3, 5, 17] {
+            for (bh, bw) in [(1, 1), (2, 1), (1, 2), (2, 3), (3, 2)] {
+                for (ph0, ph1, pw0, pw1) in [(0, 0, 0, 0), (1, 0, 2, 1), (0, 3, 1, 0), (2, 1, 0, 5)]
+                {
+                    let (h, w) = (4usize, 5usize);
+                    let shape = [2, h, w, depth];
+                    let pads = [ph0, ph1, pw0, pw1];
+                    let Ok((p, out)) = prepare_space_to_batch(&shape, &[bh, bw], &pads) else {
+                        continue;
+                    };
+                    let x: Vec<i16> = (0..p.spatial_size() as i16).collect();
+                    let (mut y, mut y_ref) = (
+                        std::vec![0; p.batched_size()],
+                        std::vec![0; p.batched_size()],
+                    );
+                    space_to_batch_nd(&p, &x, -1, &mut y);
+                    space_to_batch_ref(&p, &x, -1, &mut y_ref);
+                    assert_eq!(y, y_ref, "{shape:?} {bh}x{bw} {pads:?}");
+                    let Ok((q, _)) = prepare_batch_to_space(&out, &[bh, bw], &pads) else {
+                        continue;
+                    };
+                    let (mut z, mut z_ref) = (
+                        std::vec![0; q.spatial_size()],
+                        std::vec![0; q.spatial_size()],
+                    );
+                    batch_to_space_nd(&q, &y, &mut z);
+                    batch_to_space_ref(&q, &y, &mut z_ref);
+                    assert_eq!(z, z_ref, "{shape:?} {bh}x{bw} {pads:?}");
+                    assert_eq!(z, x);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 40, "{checked}");
     }
 
     #[test]

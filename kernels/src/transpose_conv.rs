@@ -383,30 +383,18 @@ fn transpose_conv_s16_impl(
     let (ih, iw, id) = (p.input_height, p.input_width, p.input_depth);
     let (oh, ow, od) = (p.output_height, p.output_width, p.output_depth);
     let (fh, fw) = (p.filter_height, p.filter_width);
-    // The input row (column) whose tap `f` lands on output row (column) `o`, if any:
-    // `o == i * stride - pad + f`.
-    let source = |o: usize, f: usize, stride: usize, pad: usize, n: usize| -> Option<usize> {
-        let v = (o + pad).checked_sub(f)?;
-        (v.is_multiple_of(stride) && v / stride < n).then_some(v / stride)
-    };
     let mut k = 0;
     for batch in 0..p.batches {
         for out_y in 0..oh {
+            let ty = taps(out_y, p.stride_height, p.padding_height, ih, fh);
             for out_x in 0..ow {
+                let tx = taps(out_x, p.stride_width, p.padding_width, iw, fw);
                 for oc in 0..od {
                     let mut acc = 0i64;
-                    for filter_y in 0..fh {
-                        let Some(in_y) =
-                            source(out_y, filter_y, p.stride_height, p.padding_height, ih)
-                        else {
-                            continue;
-                        };
-                        for filter_x in 0..fw {
-                            let Some(in_x) =
-                                source(out_x, filter_x, p.stride_width, p.padding_width, iw)
-                            else {
-                                continue;
-                            };
+                    for ky in ty.k0..ty.k1 {
+                        let (filter_y, in_y) = (ty.r + ky * ty.stride, ty.q - ky);
+                        for kx in tx.k0..tx.k1 {
+                            let (filter_x, in_x) = (tx.r + kx * tx.stride, tx.q - kx);
                             let x0 = ((batch * ih + in_y) * iw + in_x) * id;
                             let f0 = ((oc * fh + filter_y) * fw + filter_x) * id;
                             for (&x, &w) in input[x0..x0 + id].iter().zip(&filter[f0..f0 + id]) {
@@ -429,6 +417,49 @@ fn transpose_conv_s16_impl(
                 }
             }
         }
+    }
+}
+
+/// The filter taps landing on one output row (or column) `o` of a transposed convolution:
+/// tap `r + k * stride` from input row `q - k`, for `k` in `k0..k1` (in increasing tap order).
+struct Taps {
+    r: usize,
+    q: usize,
+    stride: usize,
+    k0: usize,
+    k1: usize,
+}
+
+/// The taps `f` in `0..filter` with an input row `i` in `0..n` such that
+/// `o == i * stride - pad + f`: `f ≡ o + pad (mod stride)`, so `f = r + k * stride` and
+/// `i = q - k` with `(q, r) = divmod(o + pad, stride)`; `k <= q` (`f <= o + pad`), `k > q - n`
+/// (`i < n`) and `r + k * stride < filter`. Two divisions per output row or column instead
+/// of one per tap and channel.
+#[inline]
+fn taps(o: usize, stride: usize, pad: usize, n: usize, filter: usize) -> Taps {
+    let t = o + pad;
+    let none = Taps {
+        r: 0,
+        q: 0,
+        stride,
+        k0: 0,
+        k1: 0,
+    };
+    if stride == 0 {
+        return none;
+    }
+    let (q, r) = (t / stride, t % stride);
+    if r >= filter {
+        return none;
+    }
+    let k0 = (q + 1).saturating_sub(n);
+    let k1 = ((filter - 1 - r) / stride + 1).min(q + 1).max(k0);
+    Taps {
+        r,
+        q,
+        stride,
+        k0,
+        k1,
     }
 }
 
@@ -576,6 +607,9 @@ mod tests {
             (Padding::Valid, 2, 2, 3, 3),
             (Padding::Same, 2, 1, 4, 2),
             (Padding::Same, 3, 3, 2, 1),
+            (Padding::Same, 1, 2, 3, 5),
+            (Padding::Valid, 3, 1, 5, 2),
+            (Padding::Same, 2, 4, 5, 3),
         ] {
             let o = Options {
                 padding: pad,

@@ -50,6 +50,68 @@ pub(crate) fn clamp_i32(x: i32, lo: i32, hi: i32) -> i32 {
     if hi < y { hi } else { y }
 }
 
+/// Calls `f` on each consecutive `n`-element run of `data` (a trailing shorter part is left
+/// alone): `chunks_exact_mut` without the division that sizes its iterator, which costs as
+/// much as a small kernel's work where the runs are a pixel's few channels.
+#[inline(always)]
+pub(crate) fn for_each_run_mut<T>(data: &mut [T], n: usize, mut f: impl FnMut(&mut [T])) {
+    if n == 0 {
+        return;
+    }
+    let mut rest = data;
+    while let Some((run, tail)) = rest.split_at_mut_checked(n) {
+        f(run);
+        rest = tail;
+    }
+}
+
+/// `a / b` (`b > 0`), in 32 bits when both fit (a 64-bit division costs several times a
+/// 32-bit one on 64-bit hosts; on 32-bit targets this is the one division it always was).
+#[inline(always)]
+pub(crate) fn div_usize(a: usize, b: usize) -> usize {
+    match (u32::try_from(a), u32::try_from(b)) {
+        (Ok(a), Ok(b)) => (a / b) as usize,
+        _ => a / b,
+    }
+}
+
+/// `dst.copy_from_slice(src)` for the short runs of the data movement kernels (a pixel's
+/// channels, a row of a few elements), where a call of the general copy costs more than the
+/// copy: up to 16 elements as two possibly overlapping fixed-size copies. A shorter `src`
+/// copies nothing.
+#[inline(always)]
+pub(crate) fn copy_run<T: Copy>(dst: &mut [T], src: &[T]) {
+    let n = dst.len();
+    let Some(src) = src.get(..n) else { return };
+    /// The first and the last `K` elements (`K <= n <= 2 K`).
+    #[inline(always)]
+    fn ends<T: Copy, const K: usize>(dst: &mut [T], src: &[T]) {
+        let n = dst.len();
+        dst[..K].copy_from_slice(&src[..K]);
+        dst[n - K..].copy_from_slice(&src[n - K..]);
+    }
+    match n {
+        0 => {}
+        1 => dst[0] = src[0],
+        2..=3 => ends::<T, 2>(dst, src),
+        4..=7 => ends::<T, 4>(dst, src),
+        8..=16 => ends::<T, 8>(dst, src),
+        _ => dst.copy_from_slice(src),
+    }
+}
+
+/// `dst.fill(value)` for short runs, element by element (see [`copy_run`]).
+#[inline(always)]
+pub(crate) fn fill_run<T: Copy>(dst: &mut [T], value: T) {
+    if dst.len() <= 16 {
+        for d in dst.iter_mut() {
+            *d = value;
+        }
+    } else {
+        dst.fill(value);
+    }
+}
+
 /// `output[i] = f(input[i])`: the loop of every unary elementwise kernel.
 #[inline(always)]
 pub(crate) fn map<T: Copy, U>(input: &[T], output: &mut [U], f: impl Fn(T) -> U) {
@@ -162,6 +224,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn short_runs_copy_and_fill() {
+        for n in 0..40usize {
+            let src: Vec<i32> = (0..n as i32).map(|v| v * 3 - 7).collect();
+            let mut dst = std::vec![0i32; n];
+            copy_run(&mut dst, &src);
+            assert_eq!(dst, src, "copy {n}");
+            fill_run(&mut dst, -5);
+            assert!(dst.iter().all(|&v| v == -5), "fill {n}");
+        }
+        let mut runs = std::vec![0u8; 11];
+        let mut k = 0;
+        for_each_run_mut(&mut runs, 3, |r| {
+            k += 1;
+            r.fill(k);
+        });
+        assert_eq!(runs, [1, 1, 1, 2, 2, 2, 3, 3, 3, 0, 0]);
+        for_each_run_mut(&mut runs, 0, |_| unreachable!());
+        let mut dst = [0u8; 3];
+        copy_run(&mut dst, &[1, 2]);
+        assert_eq!(dst, [0, 0, 0]);
     }
 
     #[test]

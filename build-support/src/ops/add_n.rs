@@ -96,16 +96,9 @@ impl Kernel for AddN {
 
     #[cfg(feature = "exec")]
     fn run(&self, io: &mut Io<'_>) {
-        let raw: Vec<&[u8]> = (0..io.len()).map(|i| io.input(i)).collect();
         match self {
-            AddN::S8(p) => {
-                let v: Vec<&[i8]> = raw.iter().map(|b| i8s(b)).collect();
-                add_n::add_n_s8(p, &v, o8(io.out()));
-            }
-            AddN::F32 => {
-                let v: Vec<&[f32]> = raw.iter().map(|b| f32s(b)).collect();
-                add_n::add_n_f32(&v, of(io.out()));
-            }
+            AddN::S8(p) => io.with_inputs(i8s, |v, out| add_n::add_n_s8(p, v, o8(out))),
+            AddN::F32 => io.with_inputs(f32s, |v, out| add_n::add_n_f32(v, of(out))),
         }
     }
 }
