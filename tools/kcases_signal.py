@@ -13,6 +13,13 @@ its arena, which holds its allocator's leftovers (pointers among them) in these 
 cases write every bin: start 0, end K, the input 2K values or more (the preprocessor's is
 514 for 257 bins). Kiln writes zeros outside the range, as TFLM's `energy_test.cc` expects
 of a zeroed output; those tests (sub-ranges 2..4, 0..4, 4..8 of 8) are a unit test.
+SignalFilterBank (bundle signal_filter_bank_uint32): uint32 spectrum [L] (L 1-300, values
+over the full uint32 range, a tenth at 2^32 - 1) through 1-48 channels (the preprocessor's
+40 over 257 bins); each of the num_channels + 1 table entries a width 0-16 (1 in 20 negative:
+TFLM reads nothing then), a frequency start inside the spectrum, a weight start inside the
+weights (consecutive, as mel tables are, or random); weights in Q12 with unweights
+4096 - w (as the preprocessor's) or both over the full int16 range (negative ones wrap in
+uint64); in 1 case of 10 an output shorter than num_channels (TFLM copies that many).
 """
 
 import numpy as np
@@ -63,8 +70,48 @@ def gen_energy(g):
         return gr
     return gen
 
+def gen_filter_bank(g):
+    def gen(rng, dt):
+        n = 40 if rng.random() < 0.2 else int(rng.integers(1, 49))
+        length = 257 if rng.random() < 0.2 else int(rng.integers(1, 301))
+        widths = rng.integers(0, min(16, length) + 1, size=n + 1)
+        negative = rng.random(n + 1) < 0.05
+        widths[negative] = -rng.integers(1, 100, size=int(negative.sum()))
+        pos = np.maximum(widths, 0)
+        fstarts = np.array([int(rng.integers(0, length - w + 1)) for w in pos])
+        if rng.random() < 0.5:
+            wstarts = np.concatenate([[0], np.cumsum(pos)[:-1]])
+            n_w = int(pos.sum()) + int(rng.integers(0, 4))
+        else:
+            n_w = int(rng.integers(max(1, int(pos.max())), 400))
+            wstarts = np.array([int(rng.integers(0, n_w - w + 1)) for w in pos])
+        fstarts[negative] = rng.integers(-32768, 32768, size=int(negative.sum()))
+        wstarts[negative] = rng.integers(-32768, 32768, size=int(negative.sum()))
+        if rng.random() < 0.5:
+            w = rng.integers(0, 4097, size=n_w)
+            u = 4096 - w
+        else:
+            w = rng.integers(-32768, 32768, size=n_w)
+            u = rng.integers(-32768, 32768, size=n_w)
+        n_out = int(rng.integers(1, n + 1)) if rng.random() < 0.1 else n
+        gr = g.Graph("SignalFilterBank")
+        gr.custom_options = {"num_channels": n}
+        gr.input([length], "uint32")
+        gr.const(w.astype(np.int16), "int16", name="weights")
+        gr.const(u.astype(np.int16), "int16", name="unweights")
+        gr.const(fstarts.astype(np.int16), "int16", name="channel_frequency_starts")
+        gr.const(wstarts.astype(np.int16), "int16", name="channel_weight_starts")
+        gr.const(widths.astype(np.int16), "int16", name="channel_widths")
+        gr.output([n_out], "uint64")
+        gr.raw = True
+        gr.transform = extremes(0.1, [2**32 - 1])
+        return gr
+    return gen
+
+
 def register(g):
     return [
         ("signal_window", "SignalWindow", gen_window(g), ("int16",)),
         ("signal_energy", "SignalEnergy", gen_energy(g), ("int16",)),
+        ("signal_filter_bank", "SignalFilterBank", gen_filter_bank(g), ("uint32",)),
     ]

@@ -45,6 +45,7 @@ NP_DTYPES = {
     "int64": np.int64,
     "bool": np.bool_,
     "uint32": np.uint32,
+    "uint64": np.uint64,
 }
 
 

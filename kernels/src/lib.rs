@@ -193,6 +193,7 @@ pub mod resize_nearest_neighbor;
 pub mod reverse;
 pub mod select;
 pub mod signal_energy;
+pub mod signal_filter_bank;
 pub mod signal_window;
 pub mod slice;
 pub mod softmax;

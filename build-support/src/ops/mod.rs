@@ -59,6 +59,7 @@ mod resize_nearest_neighbor;
 mod reverse;
 mod select;
 mod signal_energy;
+mod signal_filter_bank;
 mod signal_window;
 mod slice;
 mod softmax;
@@ -167,6 +168,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("SUM", reduce::lower_sum),
     ("SVDF", svdf::lower),
     ("SignalEnergy", signal_energy::lower),
+    ("SignalFilterBank", signal_filter_bank::lower),
     ("SignalWindow", signal_window::lower),
     ("TANH", tanh::lower),
     ("TRANSPOSE", transpose::lower),
