@@ -20,6 +20,12 @@ TFLM reads nothing then), a frequency start inside the spectrum, a weight start 
 weights (consecutive, as mel tables are, or random); weights in Q12 with unweights
 4096 - w (as the preprocessor's) or both over the full int16 range (negative ones wrap in
 uint64); in 1 case of 10 an output shorter than num_channels (TFLM copies that many).
+SignalFilterBankSquareRoot (bundle signal_filter_bank_square_root_uint64): uint64 channels
+[1-64] (the preprocessor's 40) drawn as full-range values, values below 2^32 (TFLM's 32-bit
+routine), perfect squares and their neighbours, values at the 2^32 boundary and 0 and
+2^64 - 1; the runtime scale bits (a scalar int32 input) in 0..=31 (the preprocessor's come
+from SignalFftAutoScale). Outside 0..=31 the C++ shift is undefined (the wheel shifts modulo
+32): those values are not drawn; the kernel's unit test holds Kiln's definition.
 """
 
 import numpy as np
@@ -109,9 +115,34 @@ def gen_filter_bank(g):
     return gen
 
 
+def gen_filter_bank_square_root(g):
+    def draw_channels(rng, n):
+        kind = rng.integers(0, 5, size=n)
+        full = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+        low = rng.integers(0, 2**32, size=n, dtype=np.uint64)
+        root = rng.integers(0, 2**32, size=n, dtype=np.uint64)
+        near = root * root + rng.integers(-1, 2, size=n).astype(np.uint64) + root * rng.integers(0, 2, size=n).astype(np.uint64)
+        edge = rng.choice(np.array([0, 1, 2**32 - 1, 2**32, 2**32 + 1, 2**64 - 1, 2**64 - 2, 2**63], dtype=np.uint64), size=n)
+        return np.choose(kind, [full, low, near, edge, low >> rng.integers(0, 32, size=n).astype(np.uint64)])
+
+    def gen(rng, dt):
+        n = 40 if rng.random() < 0.2 else int(rng.integers(1, 65))
+        bits = int(rng.integers(0, 16)) if rng.random() < 0.5 else int(rng.integers(0, 32))
+        gr = g.Graph("SignalFilterBankSquareRoot")
+        gr.input([n], "uint64")
+        gr.input([], "int32")
+        gr.output([n], "uint32")
+        gr.raw = True
+        gr.draw = lambda r: [draw_channels(r, n), np.array(bits, np.int32)]
+        return gr
+    return gen
+
+
 def register(g):
     return [
         ("signal_window", "SignalWindow", gen_window(g), ("int16",)),
         ("signal_energy", "SignalEnergy", gen_energy(g), ("int16",)),
         ("signal_filter_bank", "SignalFilterBank", gen_filter_bank(g), ("uint32",)),
+        ("signal_filter_bank_square_root", "SignalFilterBankSquareRoot",
+         gen_filter_bank_square_root(g), ("uint64",)),
     ]

@@ -60,6 +60,7 @@ mod reverse;
 mod select;
 mod signal_energy;
 mod signal_filter_bank;
+mod signal_filter_bank_square_root;
 mod signal_window;
 mod slice;
 mod softmax;
@@ -169,6 +170,10 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("SVDF", svdf::lower),
     ("SignalEnergy", signal_energy::lower),
     ("SignalFilterBank", signal_filter_bank::lower),
+    (
+        "SignalFilterBankSquareRoot",
+        signal_filter_bank_square_root::lower,
+    ),
     ("SignalWindow", signal_window::lower),
     ("TANH", tanh::lower),
     ("TRANSPOSE", transpose::lower),
