@@ -26,6 +26,12 @@ routine), perfect squares and their neighbours, values at the 2^32 boundary and 
 2^64 - 1; the runtime scale bits (a scalar int32 input) in 0..=31 (the preprocessor's come
 from SignalFftAutoScale). Outside 0..=31 the C++ shift is undefined (the wheel shifts modulo
 32): those values are not drawn; the kernel's unit test holds Kiln's definition.
+SignalFilterBankLog (bundle signal_filter_bank_log_uint32): uint32 channels [1-64] (the
+preprocessor's 40) drawn over the full range, below 2^16, and 0, 1, 2 and 2^32 - 1;
+input_correction_bits 0-31 (the preprocessor's 3: large shifts drop the top bits, as the C++
+does), output_scale mostly 1-2^15 (the preprocessor's 64, TFLM's tests 1600 and 32768, so
+some outputs saturate at 32767), sometimes over the whole int32 range (the C++ converts it to
+uint32 and its product wraps).
 """
 
 import numpy as np
@@ -138,6 +144,31 @@ def gen_filter_bank_square_root(g):
     return gen
 
 
+def gen_filter_bank_log(g):
+    def gen(rng, dt):
+        n = 40 if rng.random() < 0.2 else int(rng.integers(1, 65))
+        r = rng.random()
+        bits = 3 if r < 0.3 else int(rng.integers(0, 8)) if r < 0.7 else int(rng.integers(0, 32))
+        r = rng.random()
+        scale = (64 if r < 0.3 else int(rng.integers(1, 2**15 + 1)) if r < 0.85
+                 else int(rng.integers(-2**31, 2**31)))
+        gr = g.Graph("SignalFilterBankLog")
+        gr.custom_options = {"input_correction_bits": bits, "output_scale": scale}
+        gr.input([n], "uint32")
+        gr.output([n], "int16")
+        gr.raw = True
+
+        def draw(r):
+            kind = r.integers(0, 3, size=n)
+            full = r.integers(0, 2**32, size=n, dtype=np.uint64)
+            low = r.integers(0, 2**16, size=n, dtype=np.uint64)
+            edge = r.choice(np.array([0, 1, 2, 3, 2**32 - 1], dtype=np.uint64), size=n)
+            return [np.choose(kind, [full, low, edge]).astype(np.uint32)]
+        gr.draw = draw
+        return gr
+    return gen
+
+
 def register(g):
     return [
         ("signal_window", "SignalWindow", gen_window(g), ("int16",)),
@@ -145,4 +176,5 @@ def register(g):
         ("signal_filter_bank", "SignalFilterBank", gen_filter_bank(g), ("uint32",)),
         ("signal_filter_bank_square_root", "SignalFilterBankSquareRoot",
          gen_filter_bank_square_root(g), ("uint64",)),
+        ("signal_filter_bank_log", "SignalFilterBankLog", gen_filter_bank_log(g), ("uint32",)),
     ]

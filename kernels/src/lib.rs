@@ -194,6 +194,7 @@ pub mod reverse;
 pub mod select;
 pub mod signal_energy;
 pub mod signal_filter_bank;
+pub mod signal_filter_bank_log;
 pub mod signal_filter_bank_square_root;
 pub mod signal_window;
 pub mod slice;

@@ -60,6 +60,7 @@ mod reverse;
 mod select;
 mod signal_energy;
 mod signal_filter_bank;
+mod signal_filter_bank_log;
 mod signal_filter_bank_square_root;
 mod signal_window;
 mod slice;
@@ -170,6 +171,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("SVDF", svdf::lower),
     ("SignalEnergy", signal_energy::lower),
     ("SignalFilterBank", signal_filter_bank::lower),
+    ("SignalFilterBankLog", signal_filter_bank_log::lower),
     (
         "SignalFilterBankSquareRoot",
         signal_filter_bank_square_root::lower,
