@@ -32,6 +32,12 @@ input_correction_bits 0-31 (the preprocessor's 3: large shifts drop the top bits
 does), output_scale mostly 1-2^15 (the preprocessor's 64, TFLM's tests 1600 and 32768, so
 some outputs saturate at 32767), sometimes over the whole int32 range (the C++ converts it to
 uint32 and its product wraps).
+SignalPCAN (bundle signal_pcan_uint32): uint32 channels [1-64] (the preprocessor's 40), each
+over the full range or below 2^p for p uniform in 0-32; noise estimates 0-2 or uniform
+inside a power-of-two interval drawn uniformly (every segment of the gain table is read);
+gain table of 125 entries (sometimes a few more) as the preprocessor's (read from
+../shared/models/tflm_audio_preprocessor_int8.tflite) or over the full int16 range (negative
+gains wrap in the C++'s uint32); snr_shift 0-63, mostly 0-16 (the preprocessor's 6).
 """
 
 import numpy as np
@@ -169,6 +175,53 @@ def gen_filter_bank_log(g):
     return gen
 
 
+def preprocessor_gain_lut():
+    """The audio preprocessor's PCAN gain table (its SignalPCAN's third input)."""
+    import tflite_common as tc
+    m = tc.load_model((tc.SHARED_MODELS / "tflm_audio_preprocessor_int8.tflite").read_bytes())
+    sg = m.subgraphs[0]
+    for op in sg.operators:
+        if m.operatorCodes[op.opcodeIndex].customCode == b"SignalPCAN":
+            t = sg.tensors[op.inputs[2]]
+            return np.frombuffer(bytes(m.buffers[t.buffer].data), dtype="<i2").copy()
+    raise SystemExit("the audio preprocessor has no SignalPCAN")
+
+
+def gen_pcan(g):
+    cache = {}
+
+    def gen(rng, dt):
+        n = 40 if rng.random() < 0.2 else int(rng.integers(1, 65))
+        if rng.random() < 0.5:
+            if "lut" not in cache:
+                cache["lut"] = preprocessor_gain_lut()
+            lut = cache["lut"]
+        else:
+            lut = rng.integers(-32768, 32768, size=125 + int(rng.integers(0, 4)))
+        r = rng.random()
+        shift = 6 if r < 0.3 else int(rng.integers(0, 17)) if r < 0.7 else int(rng.integers(0, 64))
+        gr = g.Graph("SignalPCAN")
+        gr.custom_options = {"snr_shift": shift}
+        gr.input([n], "uint32")
+        gr.input([n], "uint32", name="noise_estimate")
+        gr.const(np.asarray(lut).astype(np.int16), "int16", name="gain_lut")
+        gr.output([n], "uint32")
+        gr.raw = True
+
+        def draw(r):
+            top = r.integers(0, 33, size=n)
+            x = r.integers(0, 2**32, size=n, dtype=np.uint64) >> (32 - top).astype(np.uint64)
+            p = r.integers(2, 33, size=n)
+            lo = np.left_shift(np.uint64(1), (p - 1).astype(np.uint64))
+            noise = lo + (r.integers(0, 2**31, size=n, dtype=np.uint64) % lo)
+            small = r.random(n) < 0.15
+            noise[small] = r.integers(0, 3, size=int(small.sum()))
+            return [x.astype(np.uint32), noise.astype(np.uint32)]
+        gr.draw = draw
+        return gr
+    return gen
+
+
 def register(g):
     return [
         ("signal_window", "SignalWindow", gen_window(g), ("int16",)),
@@ -177,4 +230,5 @@ def register(g):
         ("signal_filter_bank_square_root", "SignalFilterBankSquareRoot",
          gen_filter_bank_square_root(g), ("uint64",)),
         ("signal_filter_bank_log", "SignalFilterBankLog", gen_filter_bank_log(g), ("uint32",)),
+        ("signal_pcan", "SignalPCAN", gen_pcan(g), ("uint32",)),
     ]

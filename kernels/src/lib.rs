@@ -196,6 +196,7 @@ pub mod signal_energy;
 pub mod signal_filter_bank;
 pub mod signal_filter_bank_log;
 pub mod signal_filter_bank_square_root;
+pub mod signal_pcan;
 pub mod signal_window;
 pub mod slice;
 pub mod softmax;

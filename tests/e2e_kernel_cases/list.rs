@@ -324,6 +324,7 @@ kcases! {
     signal_filter_bank_uint32 = ("signal_filter_bank_uint32", 0, "tests/kernel_cases/models/signal_filter_bank_uint32.tflite"),
     signal_filter_bank_square_root_uint64 = ("signal_filter_bank_square_root_uint64", 0, "tests/kernel_cases/models/signal_filter_bank_square_root_uint64.tflite"),
     signal_filter_bank_log_uint32 = ("signal_filter_bank_log_uint32", 0, "tests/kernel_cases/models/signal_filter_bank_log_uint32.tflite"),
+    signal_pcan_uint32 = ("signal_pcan_uint32", 0, "tests/kernel_cases/models/signal_pcan_uint32.tflite"),
     split_float32 = ("split_float32", 0, "tests/kernel_cases/models/split_float32.tflite"),
     split_int8 = ("split_int8", 0, "tests/kernel_cases/models/split_int8.tflite"),
     split_int16 = ("split_int16", 0, "tests/kernel_cases/models/split_int16.tflite"),

@@ -62,6 +62,7 @@ mod signal_energy;
 mod signal_filter_bank;
 mod signal_filter_bank_log;
 mod signal_filter_bank_square_root;
+mod signal_pcan;
 mod signal_window;
 mod slice;
 mod softmax;
@@ -176,6 +177,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
         "SignalFilterBankSquareRoot",
         signal_filter_bank_square_root::lower,
     ),
+    ("SignalPCAN", signal_pcan::lower),
     ("SignalWindow", signal_window::lower),
     ("TANH", tanh::lower),
     ("TRANSPOSE", transpose::lower),
