@@ -114,7 +114,10 @@ mod tests {
         assert_eq!(out, [0]);
         // A gain of -1 is 2^32 - 1: (2^20 · (2^32 - 1)) >> 32.
         signal_pcan(&p, &[1 << 20], &[1], &lut, &mut out);
-        assert_eq!(out, [shrink(((1u64 << 20) * u32::MAX as u64 >> 32) as u32)]);
+        assert_eq!(
+            out,
+            [shrink((((1u64 << 20) * u32::MAX as u64) >> 32) as u32)]
+        );
         assert_eq!(prepare(64), None);
         assert_eq!(prepare(-1), None);
     }
