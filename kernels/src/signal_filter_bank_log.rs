@@ -49,15 +49,12 @@ const LOG_LUT: [u16; 130] = [
 
 /// TFLM's fraction of log2(x) in Q16, `x` with its top bit at `log2x`.
 fn log2_fraction(x: u32, log2x: u32) -> u32 {
-    // x - 2^log2x < 2^log2x <= 2^31: fits in i32.
-    let mut frac = (x - (1u32 << log2x)) as i32;
-    if log2x < 16 {
-        frac <<= 16 - log2x;
-    } else {
-        frac >>= log2x - 16;
-    }
-    // frac < 2^16: the segment is below 128.
-    let seg = (frac >> 9) as usize;
+    // The mantissa x - 2^log2x < 2^log2x in Q16: TFLM shifts it left by 16 - log2x or right
+    // by log2x - 16 (a branch); shifting left by 16 in 64 bits, then right by log2x, gives
+    // the same bits without one.
+    let frac = ((((x - (1u32 << log2x)) as u64) << 16) >> log2x) as i32;
+    // frac < 2^16: the segment is below 128 (the mask only tells the compiler so).
+    let seg = (frac >> 9) as usize & 127;
     let (c0, c1) = (LOG_LUT[seg] as i32, LOG_LUT[seg + 1] as i32);
     let rel = ((c1 - c0) * (frac - 512 * seg as i32)) >> 16;
     (frac + c0 + rel) as u32
@@ -98,6 +95,29 @@ mod tests {
             );
         }
         assert_eq!(LOG_LUT[129], 0);
+    }
+
+    /// The shift without a branch is TFLM's two shifts, on every top bit position.
+    #[test]
+    fn fraction_shift_matches_the_two_branches() {
+        for x in (1..=u32::MAX)
+            .step_by(65_521)
+            .chain((0..32).map(|k| 1u32 << k))
+        {
+            for x in [x, x.saturating_add(1), x | (x >> 1)] {
+                let log2x = 31 - x.leading_zeros();
+                let mut frac = (x - (1u32 << log2x)) as i32;
+                if log2x < 16 {
+                    frac <<= 16 - log2x;
+                } else {
+                    frac >>= log2x - 16;
+                }
+                let seg = (frac >> 9) as usize;
+                let (c0, c1) = (LOG_LUT[seg] as i32, LOG_LUT[seg + 1] as i32);
+                let want = (frac + c0 + (((c1 - c0) * (frac - 512 * seg as i32)) >> 16)) as u32;
+                assert_eq!(log2_fraction(x, log2x), want, "x {x}");
+            }
+        }
     }
 
     /// TFLM's `filter_bank_log_test.cc` vectors.
