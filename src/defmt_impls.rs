@@ -14,6 +14,7 @@ impl defmt::Format for DType {
             DType::I64 => "i64",
             DType::Bool => "bool",
             DType::U32 => "u32",
+            DType::U64 => "u64",
         };
         defmt::write!(f, "{=str}", name);
     }

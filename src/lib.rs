@@ -143,4 +143,6 @@ pub enum DType {
     Bool,
     /// `u32`
     U32,
+    /// `u64`
+    U64,
 }

@@ -566,6 +566,16 @@ pub fn u32s_mut(bytes: &mut [u8]) -> &mut [u32] {
     bytemuck::cast_slice_mut(bytes)
 }
 
+/// Bytes as `u64` (8-byte aligned).
+pub fn u64s(bytes: &[u8]) -> &[u64] {
+    bytemuck::cast_slice(bytes)
+}
+
+/// Bytes as `u64`, mutable.
+pub fn u64s_mut(bytes: &mut [u8]) -> &mut [u64] {
+    bytemuck::cast_slice_mut(bytes)
+}
+
 /// Bytes as `f32` (4-byte aligned).
 pub fn f32s(bytes: &[u8]) -> &[f32] {
     bytemuck::cast_slice(bytes)

@@ -189,6 +189,80 @@ const CASES: &[(&str, Expect)] = &[
             &["multiple of the window's length", "window length 3"],
         ),
     ),
+    // More Signal operators. TFLM writes past the output (bins up to 12 of 8), reads an
+    // option by position (an extra key `a` becomes its end_index), reads past the spectrum
+    // (channel 2's bins 4..9 of 8), shifts by 32 or 64 bits (undefined) and reads past a gain
+    // table of 100 entries (estimates of 2^25 or more read entries 100..=124): Kiln refuses all,
+    // and a non-scalar scale, which TFLM refuses too.
+    (
+        "signal_energy_end_past_output",
+        refused(
+            U,
+            Some((0, "SignalEnergy")),
+            Some(1),
+            &["end_index <= 8", "start_index 0, end_index 12"],
+        ),
+    ),
+    (
+        "signal_energy_extra_option",
+        refused(
+            U,
+            Some((0, "SignalEnergy")),
+            None,
+            &[
+                "exactly end_index, start_index",
+                "keys [a, end_index, start_index]",
+            ],
+        ),
+    ),
+    (
+        "signal_filter_bank_past_input",
+        refused(
+            U,
+            Some((0, "SignalFilterBank")),
+            Some(3),
+            &["bins inside the input's 8", "channel 2: bins 4..9"],
+        ),
+    ),
+    (
+        "signal_filter_bank_square_root_vector_bits",
+        refused(
+            U,
+            Some((0, "SignalFilterBankSquareRoot")),
+            Some(1),
+            &["scale bits must be of rank 0", "shape [2]"],
+        ),
+    ),
+    (
+        "signal_filter_bank_log_correction_bits_32",
+        refused(
+            U,
+            Some((0, "SignalFilterBankLog")),
+            None,
+            &[
+                "input_correction_bits in 0..=31",
+                "input_correction_bits 32",
+            ],
+        ),
+    ),
+    (
+        "signal_pcan_snr_shift_64",
+        refused(
+            U,
+            Some((0, "SignalPCAN")),
+            None,
+            &["snr_shift in 0..=63", "snr_shift 64"],
+        ),
+    ),
+    (
+        "signal_pcan_short_gain_lut",
+        refused(
+            U,
+            Some((0, "SignalPCAN")),
+            Some(2),
+            &["at least 125 entries", "100 entries"],
+        ),
+    ),
 ];
 
 fn options() -> kiln_build::Options {

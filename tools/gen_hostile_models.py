@@ -186,6 +186,58 @@ def flex(d):
     return flexbuffers.Dumps(d)
 
 
+def signal_energy(options):
+    """SignalEnergy on an int16 spectrum [16] (8 bins) -> uint32 [8]."""
+    m = Model()
+    x = m.add(tensor([16], "int16", "spectrum"))
+    y = m.add(tensor([8], "uint32", "energy"))
+    m.op(None, [x], [y], custom="SignalEnergy", custom_options=flex(options))
+    return m.bytes([x], [y])
+
+
+def signal_filter_bank_past_input():
+    """SignalFilterBank, 2 channels over a uint32 [8] spectrum; channel 2 (the second output)
+    reads bins 4..9."""
+    m = Model()
+    x = m.add(tensor([8], "uint32", "spectrum"))
+    tables = [("weights", [1] * 8), ("unweights", [1] * 8), ("frequency_starts", [0, 2, 4]),
+              ("weight_starts", [0, 2, 4]), ("widths", [2, 2, 5])]
+    ts = [m.add(tensor([len(v)], "int16", n), np.array(v, np.int16)) for n, v in tables]
+    y = m.add(tensor([2], "uint64", "channels"))
+    m.op(None, [x] + ts, [y], custom="SignalFilterBank", custom_options=flex({"num_channels": 2}))
+    return m.bytes([x], [y])
+
+
+def signal_filter_bank_square_root_vector_bits():
+    """SignalFilterBankSquareRoot with scale bits of shape [2] (TFLM wants a scalar)."""
+    m = Model()
+    x = m.add(tensor([4], "uint64", "channels"))
+    b = m.add(tensor([2], "int32", "scale_bits"))
+    y = m.add(tensor([4], "uint32", "roots"))
+    m.op(None, [x, b], [y], custom="SignalFilterBankSquareRoot", custom_options=flex({}))
+    return m.bytes([x, b], [y])
+
+
+def signal_filter_bank_log(options):
+    """SignalFilterBankLog on uint32 [4] -> int16 [4]."""
+    m = Model()
+    x = m.add(tensor([4], "uint32", "channels"))
+    y = m.add(tensor([4], "int16", "log"))
+    m.op(None, [x], [y], custom="SignalFilterBankLog", custom_options=flex(options))
+    return m.bytes([x], [y])
+
+
+def signal_pcan(options, lut_len=125):
+    """SignalPCAN on uint32 [4] with a noise estimate [4] and a gain table [lut_len]."""
+    m = Model()
+    x = m.add(tensor([4], "uint32", "channels"))
+    n = m.add(tensor([4], "uint32", "noise_estimate"))
+    lut = m.add(tensor([lut_len], "int16", "gain_lut"), np.full(lut_len, 1000, np.int16))
+    y = m.add(tensor([4], "uint32", "normalized"))
+    m.op(None, [x, n, lut], [y], custom="SignalPCAN", custom_options=flex(options))
+    return m.bytes([x, n], [y])
+
+
 MODELS = {
     # graphs without operators or tensors
     "empty_identity": empty_identity,
@@ -219,6 +271,16 @@ MODELS = {
     "signal_window_shift_40": lambda: signal_window(flex({"shift": 40})),
     "signal_window_options_garbage": lambda: signal_window(bytes([0x24, 0x01, 0xff, 0x7f, 0x24, 0x08])),
     "signal_window_length_3": lambda: signal_window(flex({"shift": 12}), n=3),
+    # more Signal operators: bins, table entries or shifts past what the C++ can read or
+    # apply, an option key that shifts what TFLM reads by position, a non-scalar scale
+    "signal_energy_end_past_output": lambda: signal_energy({"end_index": 12, "start_index": 0}),
+    "signal_energy_extra_option": lambda: signal_energy({"a": 3, "end_index": 8, "start_index": 0}),
+    "signal_filter_bank_past_input": signal_filter_bank_past_input,
+    "signal_filter_bank_square_root_vector_bits": signal_filter_bank_square_root_vector_bits,
+    "signal_filter_bank_log_correction_bits_32":
+        lambda: signal_filter_bank_log({"input_correction_bits": 32, "output_scale": 64}),
+    "signal_pcan_snr_shift_64": lambda: signal_pcan({"snr_shift": 64}),
+    "signal_pcan_short_gain_lut": lambda: signal_pcan({"snr_shift": 6}, lut_len=100),
 }
 
 

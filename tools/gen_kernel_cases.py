@@ -103,9 +103,10 @@ NONE, RELU, RELU_N1_TO_1, RELU6 = 0, 1, 2, 3
 SAME, VALID = 0, 1
 TYPE = {"float32": fb.TensorType.FLOAT32, "int8": fb.TensorType.INT8,
         "int16": fb.TensorType.INT16, "int32": fb.TensorType.INT32, "int64": fb.TensorType.INT64,
-        "bool": fb.TensorType.BOOL, "uint8": fb.TensorType.UINT8, "uint32": fb.TensorType.UINT32}
+        "bool": fb.TensorType.BOOL, "uint8": fb.TensorType.UINT8, "uint32": fb.TensorType.UINT32,
+        "uint64": fb.TensorType.UINT64}
 NP = {"float32": np.float32, "int8": np.int8, "int16": np.int16, "int32": np.int32,
-      "int64": np.int64, "bool": np.bool_, "uint8": np.uint8, "uint32": np.uint32}
+      "int64": np.int64, "bool": np.bool_, "uint8": np.uint8, "uint32": np.uint32, "uint64": np.uint64}
 QUANTIZED = ("int8", "int16")  # activation dtypes calibrated from a float twin
 
 

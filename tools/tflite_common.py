@@ -45,6 +45,7 @@ NP_DTYPES = {
     "int64": np.int64,
     "bool": np.bool_,
     "uint32": np.uint32,
+    "uint64": np.uint64,
 }
 
 
@@ -136,6 +137,8 @@ def random_input(rng, shape, dtype):
     if dt.kind == "b":
         return rng.integers(0, 2, size=shape).astype(dt)
     info = np.iinfo(dt)
+    if dt == np.uint64:  # beyond int64: drawn in its own dtype
+        return rng.integers(0, int(info.max), endpoint=True, size=shape, dtype=dt)
     return rng.integers(int(info.min), int(info.max) + 1, size=shape).astype(dt)
 
 

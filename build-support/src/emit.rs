@@ -174,6 +174,7 @@ fn elem(dtype: DType) -> Result<(TokenStream, TokenStream, TokenStream)> {
         DType::I64 => (quote!(i64), quote!(i64s), quote!(i64s_mut)),
         DType::U8 | DType::Bool => (quote!(u8), quote!(u8s), quote!(u8s_mut)),
         DType::U32 => (quote!(u32), quote!(u32s), quote!(u32s_mut)),
+        DType::U64 => (quote!(u64), quote!(u64s), quote!(u64s_mut)),
         other => return Err(unsupported(format!("{other} tensors are not supported"))),
     })
 }
@@ -833,6 +834,7 @@ impl<'a> Emitter<'a> {
                         DType::I32 => "I32",
                         DType::I64 => "I64",
                         DType::U32 => "U32",
+                        DType::U64 => "U64",
                         _ => "Bool",
                     },
                     Span::call_site(),

@@ -58,6 +58,11 @@ mod resize_bilinear;
 mod resize_nearest_neighbor;
 mod reverse;
 mod select;
+mod signal_energy;
+mod signal_filter_bank;
+mod signal_filter_bank_log;
+mod signal_filter_bank_square_root;
+mod signal_pcan;
 mod signal_window;
 mod slice;
 mod softmax;
@@ -165,6 +170,14 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("SUB", sub::lower),
     ("SUM", reduce::lower_sum),
     ("SVDF", svdf::lower),
+    ("SignalEnergy", signal_energy::lower),
+    ("SignalFilterBank", signal_filter_bank::lower),
+    ("SignalFilterBankLog", signal_filter_bank_log::lower),
+    (
+        "SignalFilterBankSquareRoot",
+        signal_filter_bank_square_root::lower,
+    ),
+    ("SignalPCAN", signal_pcan::lower),
     ("SignalWindow", signal_window::lower),
     ("TANH", tanh::lower),
     ("TRANSPOSE", transpose::lower),

@@ -1,0 +1,50 @@
+//! SignalFilterBankSquareRoot (TFLM's Signal library; a custom operator): uint64 channels of
+//! rank 1 to their rounded square roots, shifted right by a runtime int32 scalar of scale bits,
+//! as uint32 (`kiln_kernels::signal_filter_bank_square_root`, which says how a shift outside
+//! 0..=31 is defined). TFLM reads no options.
+
+use super::signal_energy::{check_inputs, check_tensor};
+use crate::emit::Call;
+#[cfg(feature = "exec")]
+use crate::exec::Io;
+use crate::lower::{Cx, Kernel, Operand, Step};
+use kiln_planner::diag::Result;
+use kiln_planner::ir::DType;
+use proc_macro2::TokenStream;
+
+/// The uint64 -> uint32 kernel.
+#[derive(Debug)]
+struct SquareRoot;
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    check_inputs(cx, 2, "input, scale bits")?;
+    let (input, scale_bits, output) = (cx.input(0)?, cx.input(1)?, cx.output()?);
+    check_tensor(cx, input, "input", DType::U64, Some(1))?;
+    check_tensor(cx, scale_bits, "scale bits", DType::I32, Some(0))?;
+    check_tensor(cx, output, "output", DType::U32, Some(1))?;
+    cx.check_same_elements(input, output)?;
+    Ok(cx.step(
+        SquareRoot,
+        vec![Operand::Tensor(input), Operand::Tensor(scale_bits)],
+        output,
+    ))
+}
+
+impl Kernel for SquareRoot {
+    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        call.standard(
+            "signal_filter_bank_square_root",
+            "signal_filter_bank_square_root",
+            &[],
+        )
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, io: &mut Io<'_>) {
+        let (input, bits) = (bytemuck::cast_slice(io.input(0)), io.i32(1));
+        let out = bytemuck::cast_slice_mut(io.out());
+        kiln_kernels::signal_filter_bank_square_root::signal_filter_bank_square_root(
+            input, bits, out,
+        )
+    }
+}

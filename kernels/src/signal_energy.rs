@@ -1,0 +1,81 @@
+//! SignalEnergy (TFLM's Signal library, `signal/src/energy.cc`): the energy of each bin of
+//! an int16 complex spectrum (interleaved real and imaginary parts), `re² + im²` as uint32,
+//! for the bins `start..end`; the other outputs are zero (TFLM leaves them untouched: its
+//! arena holds zeros there in the golden runs, and Kiln defines them).
+
+/// Constant parameters of a SignalEnergy node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    /// First bin written.
+    pub start: usize,
+    /// One past the last bin written (`start <= end`, `end` at most the output's length and
+    /// half the input's).
+    pub end: usize,
+}
+
+/// The kernel needs no scratch memory.
+pub const fn scratch_bytes(_p: &Params) -> usize {
+    0
+}
+
+/// Build-time parameters from the `start_index` and `end_index` options for an input of
+/// `input_len` int16 values and an output of `output_len` bins; `None` if a written bin
+/// lies outside either (TFLM would read or write out of bounds). `start >= end` writes no
+/// bin, as in TFLM.
+pub fn prepare(start: i64, end: i64, input_len: usize, output_len: usize) -> Option<Params> {
+    let start = usize::try_from(start).ok()?;
+    let end = usize::try_from(end).ok()?;
+    if start >= end {
+        return Some(Params { start: 0, end: 0 });
+    }
+    (end <= output_len && end <= input_len / 2).then_some(Params { start, end })
+}
+
+/// `output[i] = re[i]² + im[i]²` for `i` in `start..end` (the C++ sums two int32 squares:
+/// `2 · 32768²` wraps to `2^31`, which is the right uint32), zero elsewhere.
+pub fn signal_energy(p: &Params, input: &[i16], output: &mut [u32]) {
+    output.fill(0);
+    let (Some(bins), Some(out)) = (
+        input.get(2 * p.start..2 * p.end),
+        output.get_mut(p.start..p.end),
+    ) else {
+        return;
+    };
+    for (o, c) in out.iter_mut().zip(bins.chunks_exact(2)) {
+        let (re, im) = (c[0] as i32, c[1] as i32);
+        *o = ((re * re) as u32).wrapping_add((im * im) as u32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn energy_of_the_bins_in_range_and_zero_elsewhere() {
+        let p = prepare(1, 3, 8, 4).unwrap();
+        let mut out = [7u32; 4];
+        signal_energy(&p, &[5, 5, 3, -4, -32768, -32768, 1, 1], &mut out);
+        assert_eq!(out, [0, 25, 1 << 31, 0]);
+        assert_eq!(prepare(0, 5, 8, 8), None);
+        assert_eq!(prepare(0, 4, 8, 3), None);
+        assert_eq!(prepare(-1, 2, 8, 4), None);
+        assert_eq!(prepare(3, 1, 8, 4), Some(Params { start: 0, end: 0 }));
+    }
+
+    /// TFLM's `energy_test.cc` vectors (middle, start, end bins of 8).
+    #[test]
+    fn tflm_vectors() {
+        let input: [i16; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+        for (start, end, golden) in [
+            (2, 4, [0, 0, 61, 113, 0, 0, 0, 0]),
+            (0, 4, [5, 25, 61, 113, 0, 0, 0, 0]),
+            (4, 8, [0, 0, 0, 0, 181, 265, 365, 481]),
+        ] {
+            let p = prepare(start, end, 16, 8).unwrap();
+            let mut out = [0u32; 8];
+            signal_energy(&p, &input, &mut out);
+            assert_eq!(out, golden);
+        }
+    }
+}

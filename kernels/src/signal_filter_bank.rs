@@ -1,0 +1,184 @@
+//! SignalFilterBank (TFLM's Signal library, `signal/src/filter_bank.cc`): a bank of
+//! triangular (mel) filters over a uint32 power spectrum, accumulated in uint64.
+//!
+//! Channel `i` of `0..=num_channels` sums `weights[ws + j] · input[fs + j]` over its
+//! `widths[i]` bins (`fs`, `ws`: its frequency and weight starts) and passes the sum of
+//! `unweights[ws + j] · input[fs + j]` on to channel `i + 1`; channel 0 is scratch (its
+//! weighted sum is dropped) and channel `i >= 1` is output `i - 1`. As in the C++, each int16
+//! weight is converted to uint64 (sign-extended) and every product and sum wraps modulo 2^64.
+
+/// Constant parameters of a SignalFilterBank node (the tables are constant operands,
+/// checked at build time by [`check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    /// Output channels (`num_channels`); the tables hold `num_channels + 1` entries.
+    pub num_channels: usize,
+}
+
+/// The kernel needs no scratch memory (TFLM's work area is not needed: each channel's sum
+/// is written as soon as it is complete).
+pub const fn scratch_bytes(_p: &Params) -> usize {
+    0
+}
+
+/// Why [`check`] refuses a filter bank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// A table holds fewer than `num_channels + 1` entries.
+    ShortTable,
+    /// Channel `channel`'s bins `start..start + width` lie outside the input.
+    Frequencies {
+        channel: usize,
+        start: i16,
+        width: i16,
+    },
+    /// Channel `channel`'s weights `start..start + width` lie outside the weights or the
+    /// unweights.
+    Weights {
+        channel: usize,
+        start: i16,
+        width: i16,
+    },
+}
+
+/// Checks the constant tables against an input of `input_len` bins: every read TFLM makes
+/// must lie inside its array (channels with a width <= 0 read nothing).
+pub fn check(
+    p: &Params,
+    input_len: usize,
+    weights_len: usize,
+    frequency_starts: &[i16],
+    weight_starts: &[i16],
+    widths: &[i16],
+) -> Result<(), Refusal> {
+    let n = p.num_channels + 1;
+    if frequency_starts.len() < n || weight_starts.len() < n || widths.len() < n {
+        return Err(Refusal::ShortTable);
+    }
+    let inside =
+        |start: i16, width: i16, len: usize| start >= 0 && start as usize + width as usize <= len;
+    for channel in 0..n {
+        let (fs, ws, width) = (
+            frequency_starts[channel],
+            weight_starts[channel],
+            widths[channel],
+        );
+        if width <= 0 {
+            continue;
+        }
+        if !inside(fs, width, input_len) {
+            return Err(Refusal::Frequencies {
+                channel,
+                start: fs,
+                width,
+            });
+        }
+        if !inside(ws, width, weights_len) {
+            return Err(Refusal::Weights {
+                channel,
+                start: ws,
+                width,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The filter bank; the tables passed [`check`] (`weights` and `unweights` of the length
+/// checked). `output` holds at most `num_channels` values (TFLM copies that many).
+#[allow(clippy::too_many_arguments)]
+pub fn signal_filter_bank(
+    p: &Params,
+    input: &[u32],
+    weights: &[i16],
+    unweights: &[i16],
+    frequency_starts: &[i16],
+    weight_starts: &[i16],
+    widths: &[i16],
+    output: &mut [u64],
+) {
+    let (mut weighted, mut unweighted) = (0u64, 0u64);
+    let channels = frequency_starts
+        .iter()
+        .zip(weight_starts)
+        .zip(widths)
+        .take(p.num_channels + 1);
+    for (channel, ((&fs, &ws), &width)) in channels.enumerate() {
+        if width > 0 {
+            let (fs, ws, width) = (fs as usize, ws as usize, width as usize);
+            let (Some(x), Some(w), Some(u)) = (
+                input.get(fs..fs + width),
+                weights.get(ws..ws + width),
+                unweights.get(ws..ws + width),
+            ) else {
+                return;
+            };
+            for ((&x, &w), &u) in x.iter().zip(w).zip(u) {
+                weighted = weighted.wrapping_add((w as i64 as u64).wrapping_mul(x as u64));
+                unweighted = unweighted.wrapping_add((u as i64 as u64).wrapping_mul(x as u64));
+            }
+        }
+        if let Some(o) = channel.checked_sub(1).and_then(|c| output.get_mut(c)) {
+            *o = weighted;
+        }
+        weighted = unweighted;
+        unweighted = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hand-worked bank of two channels (and the scratch channel 0).
+    #[test]
+    fn two_channels_and_wrapping() {
+        // Channel 0 (scratch) over bins 0..2, channel 1 over 1..3, channel 2 over 3..4.
+        let p = Params { num_channels: 2 };
+        let (fs, ws, widths) = ([0i16, 1, 3], [0i16, 2, 4], [2i16, 2, 1]);
+        check(&p, 4, 5, &fs, &ws, &widths).unwrap();
+        let weights = [1i16, 2, 3, 4, 5];
+        let unweights = [10i16, 20, 30, 40, -1];
+        let input = [1u32, 2, 3, u32::MAX];
+        let mut out = [0u64; 2];
+        signal_filter_bank(
+            &p, &input, &weights, &unweights, &fs, &ws, &widths, &mut out,
+        );
+        // Channel 1: unweights of channel 0 (10·1 + 20·2) + weights 3·2 + 4·3.
+        assert_eq!(out[0], 50 + 18);
+        // Channel 2: unweights of channel 1 (30·2 + 40·3) + 5·(2^32 - 1).
+        assert_eq!(out[1], 180 + 5 * u32::MAX as u64);
+        // A negative weight wraps modulo 2^64.
+        let unweights = [10i16, 20, 30, -1, -1];
+        signal_filter_bank(
+            &p, &input, &weights, &unweights, &fs, &ws, &widths, &mut out,
+        );
+        assert_eq!(
+            out[1],
+            60u64.wrapping_sub(3).wrapping_add(5 * u32::MAX as u64)
+        );
+    }
+
+    #[test]
+    fn refuses_reads_outside() {
+        let p = Params { num_channels: 1 };
+        assert_eq!(
+            check(&p, 4, 4, &[0, 3], &[0, 0], &[1, 2]),
+            Err(Refusal::Frequencies {
+                channel: 1,
+                start: 3,
+                width: 2
+            })
+        );
+        assert_eq!(
+            check(&p, 4, 2, &[0, 0], &[0, 1], &[1, 2]),
+            Err(Refusal::Weights {
+                channel: 1,
+                start: 1,
+                width: 2
+            })
+        );
+        assert_eq!(check(&p, 4, 4, &[0], &[0], &[1]), Err(Refusal::ShortTable));
+        assert_eq!(check(&p, 4, 4, &[-5, 0], &[-7, 0], &[0, 1]), Ok(()));
+    }
+}
