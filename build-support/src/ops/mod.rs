@@ -58,6 +58,7 @@ mod resize_bilinear;
 mod resize_nearest_neighbor;
 mod reverse;
 mod select;
+mod signal_fft_auto_scale;
 mod signal_window;
 mod slice;
 mod softmax;
@@ -165,6 +166,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("SUB", sub::lower),
     ("SUM", reduce::lower_sum),
     ("SVDF", svdf::lower),
+    ("SignalFftAutoScale", signal_fft_auto_scale::lower),
     ("SignalWindow", signal_window::lower),
     ("TANH", tanh::lower),
     ("TRANSPOSE", transpose::lower),
