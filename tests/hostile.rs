@@ -189,6 +189,36 @@ const CASES: &[(&str, Expect)] = &[
             &["multiple of the window's length", "window length 3"],
         ),
     ),
+    // SignalRfft: TFLM crashes in kiss_fft's generic butterfly (a radix-7 stage), and writes
+    // past an output frame shorter than fft_length + 2.
+    (
+        "signal_rfft_fft_length_14",
+        refused(
+            U,
+            Some((0, "SignalRfft")),
+            Some(0),
+            &["no prime factor but 2, 3 and 5", "fft_length 14"],
+        ),
+    ),
+    (
+        "signal_rfft_output_short",
+        refused(
+            U,
+            Some((0, "SignalRfft")),
+            Some(1),
+            &["fft_length / 2 + 1 complex values", "[1, 18]", "[1, 8]"],
+        ),
+    ),
+    // SignalFftAutoScale: TFLM's Prepare wants a rank-1 frame.
+    (
+        "signal_fft_auto_scale_rank_2",
+        refused(
+            U,
+            Some((0, "SignalFftAutoScale")),
+            Some(0),
+            &["rank-1 input", "rank 1", "[2, 8]"],
+        ),
+    ),
 ];
 
 fn options() -> kiln_build::Options {

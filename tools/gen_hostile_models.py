@@ -181,6 +181,25 @@ def signal_window(custom_options, n=8):
     return m.bytes([x], [y])
 
 
+def signal_rfft(fft_length, n=8, out=None):
+    """TFLM's SignalRfft (custom) on [1, n] int16 frames, output [1, out] (fft_length + 2)."""
+    m = Model()
+    x = m.add(tensor([1, n], "int16", "input"))
+    y = m.add(tensor([1, fft_length + 2 if out is None else out], "int16", "spectrum"))
+    m.op(None, [x], [y], custom="SignalRfft", custom_options=flex({"T": 7, "fft_length": fft_length}))
+    return m.bytes([x], [y])
+
+
+def signal_fft_auto_scale(shape):
+    """TFLM's SignalFftAutoScale (custom) on an int16 input of `shape`."""
+    m = Model()
+    x = m.add(tensor(shape, "int16", "input"))
+    y = m.add(tensor(shape, "int16", "output"))
+    s = m.add(tensor([], "int32", "scale_bits"))
+    m.op(None, [x], [y, s], custom="SignalFftAutoScale", custom_options=flex({}))
+    return m.bytes([x], [y, s])
+
+
 def flex(d):
     from flatbuffers import flexbuffers
     return flexbuffers.Dumps(d)
@@ -219,6 +238,12 @@ MODELS = {
     "signal_window_shift_40": lambda: signal_window(flex({"shift": 40})),
     "signal_window_options_garbage": lambda: signal_window(bytes([0x24, 0x01, 0xff, 0x7f, 0x24, 0x08])),
     "signal_window_length_3": lambda: signal_window(flex({"shift": 12}), n=3),
+    # SignalRfft: TFLM crashes in kiss_fft's generic butterfly (fft_length / 2 = 7), and
+    # writes 9 complex values per frame into an output frame of 8 values
+    "signal_rfft_fft_length_14": lambda: signal_rfft(14),
+    "signal_rfft_output_short": lambda: signal_rfft(16, out=8),
+    # SignalFftAutoScale: TFLM's Prepare wants a rank-1 frame
+    "signal_fft_auto_scale_rank_2": lambda: signal_fft_auto_scale([2, 8]),
 }
 
 

@@ -321,6 +321,8 @@ kcases! {
     mean_axis_input_int16_case1 = ("mean_axis_input_int16", 1, "tests/kernel_cases/models/mean_axis_input_int16_case1.tflite"),
     signal_window_int16 = ("signal_window_int16", 0, "tests/kernel_cases/models/signal_window_int16.tflite"),
     signal_fft_auto_scale_int16 = ("signal_fft_auto_scale_int16", 0, "tests/kernel_cases/models/signal_fft_auto_scale_int16.tflite"),
+    signal_rfft_int16 = ("signal_rfft_int16", 0, "tests/kernel_cases/models/signal_rfft_int16.tflite"),
+    signal_rfft_int32 = ("signal_rfft_int32", 0, "tests/kernel_cases/models/signal_rfft_int32.tflite"),
     split_float32 = ("split_float32", 0, "tests/kernel_cases/models/split_float32.tflite"),
     split_int8 = ("split_int8", 0, "tests/kernel_cases/models/split_int8.tflite"),
     split_int16 = ("split_int16", 0, "tests/kernel_cases/models/split_int16.tflite"),
