@@ -219,6 +219,26 @@ const CASES: &[(&str, Expect)] = &[
             &["rank-1 input", "rank 1", "[2, 8]"],
         ),
     ),
+    // SignalFilterBankSpectralSubtraction: TFLM shifts a uint32 by 40 (undefined), and
+    // leaves the tensors' values past num_channels unwritten.
+    (
+        "signal_spectral_subtraction_smoothing_bits_40",
+        refused(
+            U,
+            Some((0, "SignalFilterBankSpectralSubtraction")),
+            None,
+            &["smoothing_bits in 0..=31", "smoothing_bits 40"],
+        ),
+    ),
+    (
+        "signal_spectral_subtraction_channels_4",
+        refused(
+            U,
+            Some((0, "SignalFilterBankSpectralSubtraction")),
+            Some(0),
+            &["num_channels values", "[4]", "shape [8]"],
+        ),
+    ),
 ];
 
 fn options() -> kiln_build::Options {

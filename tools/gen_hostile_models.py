@@ -200,6 +200,24 @@ def signal_fft_auto_scale(shape):
     return m.bytes([x], [y, s])
 
 
+SPECTRAL = {"alternate_one_minus_smoothing": 15401, "alternate_smoothing": 983, "clamping": False,
+            "min_signal_remaining": 819, "num_channels": 8, "one_minus_smoothing": 15729,
+            "smoothing": 655, "smoothing_bits": 10, "spectral_subtraction_bits": 14}
+
+
+def signal_spectral_subtraction(n=8, **changes):
+    """TFLM's SignalFilterBankSpectralSubtraction (custom) on uint32[n], the preprocessor's
+    options with `changes` (a value None drops the key)."""
+    opts = {k: v for k, v in {**SPECTRAL, **changes}.items() if v is not None}
+    m = Model()
+    x = m.add(tensor([n], "uint32", "input"))
+    y = m.add(tensor([n], "uint32", "output"))
+    e = m.add(tensor([n], "uint32", "noise_estimate"))
+    m.op(None, [x], [y, e], custom="SignalFilterBankSpectralSubtraction",
+         custom_options=flex(opts))
+    return m.bytes([x], [y, e])
+
+
 def flex(d):
     from flatbuffers import flexbuffers
     return flexbuffers.Dumps(d)
@@ -244,6 +262,12 @@ MODELS = {
     "signal_rfft_output_short": lambda: signal_rfft(16, out=8),
     # SignalFftAutoScale: TFLM's Prepare wants a rank-1 frame
     "signal_fft_auto_scale_rank_2": lambda: signal_fft_auto_scale([2, 8]),
+    # SignalFilterBankSpectralSubtraction: a 32-bit value shifted by 40 (undefined), fewer
+    # channels than the tensors hold (TFLM processes and copies num_channels values, leaving
+    # the rest unwritten)
+    "signal_spectral_subtraction_smoothing_bits_40":
+        lambda: signal_spectral_subtraction(smoothing_bits=40),
+    "signal_spectral_subtraction_channels_4": lambda: signal_spectral_subtraction(num_channels=4),
 }
 
 

@@ -193,6 +193,7 @@ pub mod resize_nearest_neighbor;
 pub mod reverse;
 pub mod select;
 pub mod signal_fft_auto_scale;
+pub mod signal_filter_bank_spectral_subtraction;
 pub mod signal_rfft;
 pub mod signal_window;
 pub mod slice;

@@ -59,6 +59,7 @@ mod resize_nearest_neighbor;
 mod reverse;
 mod select;
 mod signal_fft_auto_scale;
+mod signal_filter_bank_spectral_subtraction;
 mod signal_rfft;
 mod signal_window;
 mod slice;
@@ -168,6 +169,10 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("SUM", reduce::lower_sum),
     ("SVDF", svdf::lower),
     ("SignalFftAutoScale", signal_fft_auto_scale::lower),
+    (
+        "SignalFilterBankSpectralSubtraction",
+        signal_filter_bank_spectral_subtraction::lower,
+    ),
     ("SignalRfft", signal_rfft::lower),
     ("SignalWindow", signal_window::lower),
     ("TANH", tanh::lower),
