@@ -6,7 +6,8 @@ appears; some frames all zero, some holding -32768 (TFLM's MaxAbs16 int16 quirk:
 is -32768 again, and a later larger sample becomes the maximum), some with a lone -32768 or
 32767. Outputs: the scaled frame and the rank-0 int32 scale bits.
 
-SignalRfft (bundles signal_rfft_int16, signal_rfft_int32; options `T`, `fft_length`): inputs of
+SignalRfft (bundles signal_rfft_int16, signal_rfft_int32, signal_rfft_float32; options `T`,
+`fft_length`): inputs of
 rank 1-3 whose frames (the last dim, 1-fft_length samples) are zero-padded to fft_length; in
 60% of the cases fft_length is a power of two 2-1024 (the preprocessor's 512: radix 4 and 2
 stages), otherwise any even length 4-600 whose half has no prime factor above 5 (radix 3 and 5
@@ -72,6 +73,9 @@ SMOOTH = [k for k in range(2, 301) if _smooth(k)]
 
 
 def _rfft_frame(rng, shape, dt):
+    if dt == np.float32:
+        scale = 10.0 ** rng.uniform(-3, 4)
+        return rng.uniform(-scale, scale, size=shape).astype(np.float32)
     info = np.iinfo(dt)
     kind = rng.random()
     if kind < 0.1:
@@ -92,10 +96,10 @@ def gen_rfft(g):
         lead = [int(d) for d in rng.integers(1, 4, size=int(rng.integers(0, 3)))]
         if n > 256:
             lead = lead[:1]
-        np_dt = {"int16": np.int16, "int32": np.int32}[dt]
+        np_dt = {"int16": np.int16, "int32": np.int32, "float32": np.float32}[dt]
         x = _rfft_frame(rng, lead + [length], np_dt)
         gr = g.Graph("SignalRfft")
-        gr.custom_options = {"T": {"int16": 7, "int32": 2}[dt], "fft_length": n}
+        gr.custom_options = {"T": {"int16": 7, "int32": 2, "float32": 0}[dt], "fft_length": n}
         gr.input(lead + [length], dt)
         gr.output(lead + [n + 2], dt)
         gr.raw = True
@@ -152,7 +156,7 @@ def gen_spectral_subtraction(g):
 def register(g):
     return [
         ("signal_fft_auto_scale", "SignalFftAutoScale", gen_fft_auto_scale(g), ("int16",)),
-        ("signal_rfft", "SignalRfft", gen_rfft(g), ("int16", "int32")),
+        ("signal_rfft", "SignalRfft", gen_rfft(g), ("int16", "int32", "float32")),
         ("signal_filter_bank_spectral_subtraction", "SignalFilterBankSpectralSubtraction",
          gen_spectral_subtraction(g), ("uint32",)),
     ]

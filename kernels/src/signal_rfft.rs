@@ -1,4 +1,4 @@
-//! SignalRfft (TFLM's Signal library, `signal/src/rfft_int16.cc`, `rfft_int32.cc`): the real
+//! SignalRfft (TFLM's Signal library, `signal/src/rfft_{int16,int32,float}.cc`): the real
 //! FFT of every frame (the innermost dimension, zero-padded to `fft_length`), through KISS
 //! FFT v130's fixed-point `kiss_fftr` exactly as TFLM builds it (`FIXED_POINT` 16 or 32):
 //! a complex FFT of `fft_length / 2` points, radix 4, 2, 3 and 5 butterflies in
@@ -6,7 +6,8 @@
 //! multiplication by `SAMP_MAX / p` with rounding), then the real-FFT split with its
 //! `super_twiddles` and halving (`HALF_OF`, an arithmetic shift of the widened sum).
 //! Products round as `sround`: `(x + 2^(FRACBITS-1)) >> FRACBITS` in the C's wider type;
-//! everything stored back into a sample wraps as the C's stores do.
+//! everything stored back into a sample wraps as the C's stores do. The float32 form is the
+//! same algorithm in `f32` without the per-stage division.
 //!
 //! The twiddle tables are computed at build time (`cos`/`sin` in double precision, as
 //! `kiss_fft_alloc` and `kiss_fftr_alloc` do; the kernel crate has no `libm`), and passed
@@ -100,6 +101,11 @@ struct C<T> {
 
 /// The fixed-point arithmetic of `_kiss_fft_guts.h` for one sample type.
 pub trait Sample: Copy + Default {
+    /// How the twiddle tables store a value (the sample itself; `f32` as its bits, since
+    /// generated tables are integers).
+    type Table: Copy;
+    /// A table entry as a sample.
+    fn from_table(t: Self::Table) -> Self;
     /// `sround(smul(a, b))`.
     fn s_mul(a: Self, b: Self) -> Self;
     /// `sround(smul(a.r, b.r) - smul(a.i, b.i))`: the C computes the difference in the wide
@@ -122,6 +128,10 @@ pub trait Sample: Copy + Default {
 }
 
 impl Sample for i16 {
+    type Table = i16;
+    fn from_table(t: i16) -> i16 {
+        t
+    }
     fn s_mul(a: i16, b: i16) -> i16 {
         ((a as i32 * b as i32).wrapping_add(1 << 14) >> 15) as i16
     }
@@ -158,6 +168,10 @@ impl Sample for i16 {
 }
 
 impl Sample for i32 {
+    type Table = i32;
+    fn from_table(t: i32) -> i32 {
+        t
+    }
     fn s_mul(a: i32, b: i32) -> i32 {
         ((a as i64 * b as i64).wrapping_add(1 << 30) >> 31) as i32
     }
@@ -190,6 +204,53 @@ impl Sample for i32 {
     }
     fn half_diff(a: i32, b: i32) -> i32 {
         a.wrapping_sub(b) >> 1
+    }
+}
+
+/// Float32 (`kiss_fft` in floating point): no division per stage (`C_FIXDIV` is a no-op),
+/// products and sums in `f32` in the C's order, `HALF_OF(x)` as `x * 0.5`.
+impl Sample for f32 {
+    type Table = u32;
+    fn from_table(t: u32) -> f32 {
+        f32::from_bits(t)
+    }
+    fn s_mul(a: f32, b: f32) -> f32 {
+        a * b
+    }
+    fn mul_diff(ar: f32, br: f32, ai: f32, bi: f32) -> f32 {
+        ar * br - ai * bi
+    }
+    fn mul_sum(ar: f32, bi: f32, ai: f32, br: f32) -> f32 {
+        ar * bi + ai * br
+    }
+    fn div(x: f32, _k: usize) -> f32 {
+        x
+    }
+    fn add(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    fn sub(a: f32, b: f32) -> f32 {
+        a - b
+    }
+    fn neg(a: f32) -> f32 {
+        -a
+    }
+    fn half(a: f32) -> f32 {
+        a * 0.5
+    }
+    fn half_sum(a: f32, b: f32) -> f32 {
+        (a + b) * 0.5
+    }
+    fn half_diff(a: f32, b: f32) -> f32 {
+        (a - b) * 0.5
+    }
+}
+
+/// A complex table entry.
+fn ld_table<T: Sample>(s: &[T::Table], k: usize) -> C<T> {
+    C {
+        r: T::from_table(s[2 * k]),
+        i: T::from_table(s[2 * k + 1]),
     }
 }
 
@@ -234,14 +295,14 @@ fn csub<T: Sample>(a: C<T>, b: C<T>) -> C<T> {
 }
 
 /// The tables and sizes one complex FFT stage needs.
-struct Fft<'a, T> {
-    twiddles: &'a [T],
+struct Fft<'a, T: Sample> {
+    twiddles: &'a [T::Table],
     n: usize,
 }
 
 impl<T: Sample> Fft<'_, T> {
     fn tw(&self, k: usize) -> C<T> {
-        ld(self.twiddles, k)
+        ld_table(self.twiddles, k)
     }
 
     /// `kf_work`: the FFT of `input[f], input[f + fstride], ...` into `out[o..o + p * m]`
@@ -408,7 +469,7 @@ impl<T: Sample> Fft<'_, T> {
 fn fftr<T: Sample>(
     fft: &Fft<'_, T>,
     factors: &[u32],
-    super_twiddles: &[T],
+    super_twiddles: &[T::Table],
     time: &[T],
     freq: &mut [T],
     tmp: &mut [T],
@@ -444,7 +505,7 @@ fn fftr<T: Sample>(
         );
         let f1k = cadd(fpk, fpnk);
         let f2k = csub(fpk, fpnk);
-        let tw = cmul(f2k, ld(super_twiddles, k - 1));
+        let tw = cmul(f2k, ld_table(super_twiddles, k - 1));
         st(
             freq,
             k,
@@ -471,8 +532,8 @@ fn fftr<T: Sample>(
 pub fn signal_rfft<T: Sample>(
     p: &Params,
     factors: &[u32],
-    twiddles: &[T],
-    super_twiddles: &[T],
+    twiddles: &[T::Table],
+    super_twiddles: &[T::Table],
     input: &[T],
     output: &mut [T],
     scratch: &mut [T],
@@ -501,6 +562,19 @@ pub fn signal_rfft_s16(
     input: &[i16],
     output: &mut [i16],
     scratch: &mut [i16],
+) {
+    signal_rfft(p, factors, twiddles, super_twiddles, input, output, scratch)
+}
+
+/// [`signal_rfft`] on float32 samples (twiddles as `f32` bits).
+pub fn signal_rfft_f32(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[u32],
+    super_twiddles: &[u32],
+    input: &[f32],
+    output: &mut [f32],
+    scratch: &mut [f32],
 ) {
     signal_rfft(p, factors, twiddles, super_twiddles, input, output, scratch)
 }

@@ -323,6 +323,7 @@ kcases! {
     signal_fft_auto_scale_int16 = ("signal_fft_auto_scale_int16", 0, "tests/kernel_cases/models/signal_fft_auto_scale_int16.tflite"),
     signal_rfft_int16 = ("signal_rfft_int16", 0, "tests/kernel_cases/models/signal_rfft_int16.tflite"),
     signal_rfft_int32 = ("signal_rfft_int32", 0, "tests/kernel_cases/models/signal_rfft_int32.tflite"),
+    signal_rfft_float32 = ("signal_rfft_float32", 0, "tests/kernel_cases/models/signal_rfft_float32.tflite"),
     signal_filter_bank_spectral_subtraction_uint32 = ("signal_filter_bank_spectral_subtraction_uint32", 0, "tests/kernel_cases/models/signal_filter_bank_spectral_subtraction_uint32.tflite"),
     split_float32 = ("split_float32", 0, "tests/kernel_cases/models/split_float32.tflite"),
     split_int8 = ("split_int8", 0, "tests/kernel_cases/models/split_int8.tflite"),

@@ -1,16 +1,16 @@
 //! SignalRfft (TFLM's Signal library; a custom operator with options `T` and `fft_length`):
 //! the real FFT of each innermost frame, zero-padded to `fft_length`, through KISS FFT's
-//! fixed-point `kiss_fftr` (`kiln_kernels::signal_rfft`), int16 and int32. The twiddle
+//! `kiss_fftr` (`kiln_kernels::signal_rfft`): int16 and int32 in fixed point, float32. The twiddle
 //! tables `kiss_fft_alloc` and `kiss_fftr_alloc` compute in TFLM's `Init` are computed
 //! here, in double precision, and emitted as statics.
 //!
 //! Refused where TFLM's kernel is undefined or crashes: an odd `fft_length`
 //! (`kiss_fftr_alloc` returns null and TFLM uses it), `fft_length / 2` with a prime factor
-//! above 5, or 1 (the wheel crashes in kiss_fft's generic butterfly), frames longer than `fft_length` (the copy into the work area
-//! overruns it), an output frame of other than `fft_length + 2` values (TFLM writes
-//! `fft_length / 2 + 1` complex values per frame at a stride of the output's frame, past the
-//! output or leaving values unwritten), a `T` other than the tensors' type. Float32
-//! (`kiss_fft` in floating point) is not compiled yet.
+//! above 5, or 1 (the wheel crashes in kiss_fft's generic butterfly), frames longer than
+//! `fft_length` (the copy into the work area overruns it), an output frame of other than
+//! `fft_length + 2` values (TFLM writes `fft_length / 2 + 1` complex values per frame at a
+//! stride of the output's frame, past the output or leaving values unwritten), a `T` other
+//! than the tensors' type. Float32 twiddles are emitted as their bits (tables are integers).
 
 use crate::emit::Call;
 #[cfg(feature = "exec")]
@@ -31,8 +31,19 @@ struct Rfft {
 
 #[derive(Debug)]
 enum Tables {
-    I16 { tw: Vec<i16>, stw: Vec<i16> },
-    I32 { tw: Vec<i32>, stw: Vec<i32> },
+    I16 {
+        tw: Vec<i16>,
+        stw: Vec<i16>,
+    },
+    I32 {
+        tw: Vec<i32>,
+        stw: Vec<i32>,
+    },
+    /// `f32` bits.
+    F32 {
+        tw: Vec<u32>,
+        stw: Vec<u32>,
+    },
 }
 
 /// TFLite's `TensorType` numbers of the types the `T` option names.
@@ -69,6 +80,19 @@ fn twiddles(ncfft: usize, max: f64) -> (Vec<f64>, Vec<f64>) {
     (tw, stw)
 }
 
+/// The float twiddles: `(float) cos(phase)`, `(float) sin(phase)` of the same phases.
+fn float_twiddles(ncfft: usize) -> (Vec<f32>, Vec<f32>) {
+    let pi = std::f64::consts::PI;
+    let c = |phase: f64| [phase.cos() as f32, phase.sin() as f32];
+    let tw = (0..ncfft)
+        .flat_map(|i| c(-2.0 * pi * i as f64 / ncfft as f64))
+        .collect();
+    let stw = (0..ncfft / 2)
+        .flat_map(|i| c(-pi * ((i + 1) as f64 / ncfft as f64 + 0.5)))
+        .collect();
+    (tw, stw)
+}
+
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     if cx.op.inputs.len() != 1 {
         return Err(unsupported("SignalRfft has one input")
@@ -78,12 +102,15 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let dtype = cx.dtype(input);
     for t in [input, output] {
         let tensor = cx.tensor(t);
-        if !matches!(tensor.dtype, DType::I16 | DType::I32) || tensor.dtype != dtype {
-            return Err(
-                unsupported("SignalRfft runs on INT16 or INT32 tensors, both of one type")
-                    .at_tensor(t.0, tensor.name.clone())
-                    .expected_found("INT16 or INT32 (as the input)", tensor.dtype.name()),
-            );
+        if !matches!(tensor.dtype, DType::I16 | DType::I32 | DType::F32) || tensor.dtype != dtype {
+            return Err(unsupported(
+                "SignalRfft runs on INT16, INT32 or FLOAT32 tensors, both of one type",
+            )
+            .at_tensor(t.0, tensor.name.clone())
+            .expected_found(
+                "INT16, INT32 or FLOAT32 (as the input)",
+                tensor.dtype.name(),
+            ));
         }
     }
     let (xs, ys) = (&cx.tensor(input).shape, &cx.tensor(output).shape);
@@ -153,11 +180,18 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
                 stw: stw.into_iter().map(|v| v as i16).collect(),
             }
         }
-        _ => {
+        DType::I32 => {
             let (tw, stw) = twiddles(n / 2, i32::MAX as f64);
             Tables::I32 {
                 tw: tw.into_iter().map(|v| v as i32).collect(),
                 stw: stw.into_iter().map(|v| v as i32).collect(),
+            }
+        }
+        _ => {
+            let (tw, stw) = float_twiddles(n / 2);
+            Tables::F32 {
+                tw: tw.into_iter().map(f32::to_bits).collect(),
+                stw: stw.into_iter().map(f32::to_bits).collect(),
             }
         }
     };
@@ -191,6 +225,11 @@ impl Kernel for Rfft {
                 pre.push(call.table("TWIDDLES", tw));
                 pre.push(call.table("SUPER_TWIDDLES", stw));
                 "signal_rfft_s32"
+            }
+            Tables::F32 { tw, stw } => {
+                pre.push(call.table("TWIDDLES", tw));
+                pre.push(call.table("SUPER_TWIDDLES", stw));
+                "signal_rfft_f32"
             }
         };
         let scratch = call.scratch(false)?;
@@ -228,6 +267,19 @@ impl Kernel for Rfft {
                     o32(scratch.bytes_mut()),
                 );
             }
+            Tables::F32 { tw, stw } => {
+                let mut scratch = Buffer::zeroed(signal_rfft::scratch_bytes(p, 4));
+                let x = io.f32(0);
+                signal_rfft::signal_rfft_f32(
+                    p,
+                    f,
+                    tw,
+                    stw,
+                    x,
+                    io.out_f32(),
+                    crate::exec::of(scratch.bytes_mut()),
+                );
+            }
         }
     }
 }
@@ -236,8 +288,9 @@ impl Kernel for Rfft {
 mod tests {
     use super::*;
 
-    /// `signal/micro/kernels/fft_test.cc`, RfftTestSize64Int16 and RfftTestSize64Int32: an
-    /// impulse of 16384 gives 256 in every bin (six stages, each halving).
+    /// `signal/micro/kernels/fft_test.cc`, RfftTestSize64Int16, RfftTestSize64Int32 and
+    /// RfftTestSize64Float: an impulse of 16384 gives 256 in every bin in fixed point (six
+    /// stages, each halving), 16384 in floating point.
     #[test]
     fn tflm_impulse_vectors() {
         let p = signal_rfft::prepare(64, 64, 1).unwrap();
@@ -263,5 +316,18 @@ mod tests {
         let (mut y, mut scratch) = ([0i32; 66], [0i32; 128]);
         signal_rfft::signal_rfft_s32(&p, &f[..len], &tw, &stw, &x, &mut y, &mut scratch);
         assert_eq!(y, want);
+
+        // RfftTestSize64Float: in floating point (no scaling) every bin is 16384.
+        let (tw, stw) = float_twiddles(32);
+        let tw: Vec<u32> = tw.into_iter().map(f32::to_bits).collect();
+        let stw: Vec<u32> = stw.into_iter().map(f32::to_bits).collect();
+        let mut x = [0f32; 64];
+        x[0] = 16384.0;
+        let (mut y, mut scratch) = ([0f32; 66], [0f32; 128]);
+        signal_rfft::signal_rfft_f32(&p, &f[..len], &tw, &stw, &x, &mut y, &mut scratch);
+        let want: Vec<f32> = (0..66)
+            .map(|i| if i % 2 == 0 { 16384.0 } else { 0.0 })
+            .collect();
+        assert_eq!(y.to_vec(), want);
     }
 }
