@@ -16,6 +16,10 @@ over the full range of the type, or with magnitudes 2**U(0, bits) (the auto-scal
 preprocessor feeds it), sometimes all at the type's extremes so that butterflies saturate and
 wrap as the C does.
 
+SignalIrfft (bundles signal_irfft_int16, signal_irfft_int32, signal_irfft_float32; options `T`,
+`fft_length`): the inverse, drawn like SignalRfft: frames of fft_length / 2 + 1 complex values
+(fft_length + 2 numbers) over the same lengths and magnitudes, fft_length samples out.
+
 SignalFilterBankSpectralSubtraction (bundle signal_filter_bank_spectral_subtraction_uint32): a
 rank-1 uint32 input of num_channels 1-64 values (the preprocessor's 40), one invoke after reset
 (the noise estimate starts at zero; `sequences()` covers invocations carrying it over):
@@ -108,6 +112,27 @@ def gen_rfft(g):
     return gen
 
 
+def gen_irfft(g):
+    def gen(rng, dt):
+        if rng.random() < 0.6:
+            n = 1 << int(rng.integers(2, 11))
+        else:
+            n = 2 * int(rng.choice(SMOOTH))
+        lead = [int(d) for d in rng.integers(1, 4, size=int(rng.integers(0, 3)))]
+        if n > 256:
+            lead = lead[:1]
+        np_dt = {"int16": np.int16, "int32": np.int32, "float32": np.float32}[dt]
+        x = _rfft_frame(rng, lead + [n + 2], np_dt)
+        gr = g.Graph("SignalIrfft")
+        gr.custom_options = {"T": {"int16": 7, "int32": 2, "float32": 0}[dt], "fft_length": n}
+        gr.input(lead + [n + 2], dt)
+        gr.output(lead + [n], dt)
+        gr.raw = True
+        gr.draw = lambda rng: [x]
+        return gr
+    return gen
+
+
 def spectral_subtraction_options(rng):
     bits = int(rng.integers(0, 21)) if rng.random() < 0.8 else 14
     one = 1 << bits
@@ -159,6 +184,7 @@ def register(g):
         ("signal_rfft", "SignalRfft", gen_rfft(g), ("int16", "int32", "float32")),
         ("signal_filter_bank_spectral_subtraction", "SignalFilterBankSpectralSubtraction",
          gen_spectral_subtraction(g), ("uint32",)),
+        ("signal_irfft", "SignalIrfft", gen_irfft(g), ("int16", "int32", "float32")),
     ]
 
 

@@ -30,6 +30,11 @@ pub const fn scratch_elements(p: &Params) -> usize {
     2 * p.fft_length
 }
 
+/// Scratch elements of the inverse transform ([`signal_irfft`]): the complex FFT's input.
+pub const fn inverse_scratch_elements(p: &Params) -> usize {
+    p.fft_length
+}
+
 /// Scratch bytes for samples of `bytes` bytes.
 pub const fn scratch_bytes(p: &Params, bytes: usize) -> usize {
     scratch_elements(p) * bytes
@@ -298,6 +303,9 @@ fn csub<T: Sample>(a: C<T>, b: C<T>) -> C<T> {
 struct Fft<'a, T: Sample> {
     twiddles: &'a [T::Table],
     n: usize,
+    /// The inverse transform's state (`kiss_fftr_alloc(.., 1, ..)`): only radix 4 differs
+    /// beyond the tables.
+    inverse: bool,
 }
 
 impl<T: Sample> Fft<'_, T> {
@@ -365,13 +373,20 @@ impl<T: Sample> Fft<'_, T> {
             let s4 = csub(s0, s2);
             st(out, k + 2 * m, csub(f0, s3));
             st(out, k, cadd(f0, s3));
-            let r1 = C {
-                r: T::add(s5.r, s4.i),
-                i: T::sub(s5.i, s4.r),
-            };
-            let r3 = C {
-                r: T::sub(s5.r, s4.i),
-                i: T::add(s5.i, s4.r),
+            let (plus, minus) = (
+                C {
+                    r: T::add(s5.r, s4.i),
+                    i: T::sub(s5.i, s4.r),
+                },
+                C {
+                    r: T::sub(s5.r, s4.i),
+                    i: T::add(s5.i, s4.r),
+                },
+            );
+            let (r1, r3) = if self.inverse {
+                (minus, plus)
+            } else {
+                (plus, minus)
             };
             st(out, k + m, r1);
             st(out, k + 3 * m, r3);
@@ -525,6 +540,124 @@ fn fftr<T: Sample>(
     }
 }
 
+/// One `kiss_fftri` of `freq` (`fft_length / 2 + 1` complex values) into `time`
+/// (`fft_length` samples), with `tmp` (`fft_length` samples) as scratch.
+fn fftri<T: Sample>(
+    fft: &Fft<'_, T>,
+    factors: &[u32],
+    super_twiddles: &[T::Table],
+    freq: &[T],
+    time: &mut [T],
+    tmp: &mut [T],
+) {
+    let ncfft = fft.n;
+    let (f0, fn_) = (ld(freq, 0), ld(freq, ncfft));
+    st(
+        tmp,
+        0,
+        cdiv(
+            C {
+                r: T::add(f0.r, fn_.r),
+                i: T::sub(f0.r, fn_.r),
+            },
+            2,
+        ),
+    );
+    for k in 1..=ncfft / 2 {
+        let fk = cdiv(ld(freq, k), 2);
+        let nk = ld(freq, ncfft - k);
+        let fnkc = cdiv(
+            C {
+                r: nk.r,
+                i: T::neg(nk.i),
+            },
+            2,
+        );
+        let fek = cadd(fk, fnkc);
+        let fok = cmul(csub(fk, fnkc), ld_table(super_twiddles, k - 1));
+        st(tmp, k, cadd(fek, fok));
+        let d = csub(fek, fok);
+        st(
+            tmp,
+            ncfft - k,
+            C {
+                r: d.r,
+                i: T::neg(d.i),
+            },
+        );
+    }
+    fft.work(time, 0, tmp, 0, 1, factors);
+}
+
+/// The inverse real FFT of every frame: `input` holds `frames * (fft_length + 2)` values
+/// (interleaved complex), `output` `frames * fft_length`; tables as for [`signal_rfft`] but
+/// of the inverse transform (positive phases); `scratch` of `fft_length` samples.
+pub fn signal_irfft<T: Sample>(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[T::Table],
+    super_twiddles: &[T::Table],
+    input: &[T],
+    output: &mut [T],
+    scratch: &mut [T],
+) {
+    let n = p.fft_length;
+    debug_assert_eq!(input.len(), p.frames * (n + 2));
+    debug_assert_eq!(output.len(), p.frames * n);
+    let fft = Fft {
+        twiddles,
+        n: n / 2,
+        inverse: true,
+    };
+    for (x, y) in input.chunks_exact(n + 2).zip(output.chunks_exact_mut(n)) {
+        fftri(&fft, factors, super_twiddles, x, y, &mut scratch[..n]);
+    }
+}
+
+/// [`signal_irfft`] on int16 samples.
+pub fn signal_irfft_s16(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[i16],
+    super_twiddles: &[i16],
+    input: &[i16],
+    output: &mut [i16],
+    scratch: &mut [i16],
+) {
+    signal_irfft(p, factors, twiddles, super_twiddles, input, output, scratch)
+}
+
+/// [`signal_irfft`] on int32 samples.
+pub fn signal_irfft_s32(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[i32],
+    super_twiddles: &[i32],
+    input: &[i32],
+    output: &mut [i32],
+    scratch: &mut [i32],
+) {
+    signal_irfft(p, factors, twiddles, super_twiddles, input, output, scratch)
+}
+
+/// [`signal_irfft`] on float32 samples (twiddles as `f32` bits), each output then divided
+/// by `fft_length` as TFLM's `IrfftFloatApply` does (the fixed-point forms are not).
+pub fn signal_irfft_f32(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[u32],
+    super_twiddles: &[u32],
+    input: &[f32],
+    output: &mut [f32],
+    scratch: &mut [f32],
+) {
+    signal_irfft(p, factors, twiddles, super_twiddles, input, output, scratch);
+    let n = p.fft_length as f32;
+    for o in output.iter_mut() {
+        *o /= n;
+    }
+}
+
 /// The real FFT of every frame: `input` holds `frames * input_length` samples, `output`
 /// `frames * (fft_length + 2)` (interleaved complex values); `factors`, `twiddles`
 /// (`fft_length / 2` complex values) and `super_twiddles` (`fft_length / 4`) from the
@@ -542,7 +675,11 @@ pub fn signal_rfft<T: Sample>(
     debug_assert_eq!(input.len(), p.frames * p.input_length);
     debug_assert_eq!(output.len(), p.frames * (n + 2));
     let (time, tmp) = scratch.split_at_mut(n);
-    let fft = Fft { twiddles, n: n / 2 };
+    let fft = Fft {
+        twiddles,
+        n: n / 2,
+        inverse: false,
+    };
     for (x, y) in input
         .chunks_exact(p.input_length)
         .zip(output.chunks_exact_mut(n + 2))

@@ -60,6 +60,7 @@ mod reverse;
 mod select;
 mod signal_fft_auto_scale;
 mod signal_filter_bank_spectral_subtraction;
+mod signal_irfft;
 mod signal_rfft;
 mod signal_window;
 mod slice;
@@ -173,6 +174,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
         "SignalFilterBankSpectralSubtraction",
         signal_filter_bank_spectral_subtraction::lower,
     ),
+    ("SignalIrfft", signal_irfft::lower),
     ("SignalRfft", signal_rfft::lower),
     ("SignalWindow", signal_window::lower),
     ("TANH", tanh::lower),

@@ -21,16 +21,18 @@ use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};
 use proc_macro2::TokenStream;
 
-/// The kernel with its build-time tables, int16 or int32.
+/// The kernel with its build-time tables, int16, int32 or float32; the inverse transform
+/// (SignalIrfft, `super::signal_irfft`) too.
 #[derive(Debug)]
-struct Rfft {
-    p: signal_rfft::Params,
-    factors: Vec<u32>,
-    tables: Tables,
+pub(super) struct Rfft {
+    pub(super) p: signal_rfft::Params,
+    pub(super) factors: Vec<u32>,
+    pub(super) tables: Tables,
+    pub(super) inverse: bool,
 }
 
 #[derive(Debug)]
-enum Tables {
+pub(super) enum Tables {
     I16 {
         tw: Vec<i16>,
         stw: Vec<i16>,
@@ -47,7 +49,7 @@ enum Tables {
 }
 
 /// TFLite's `TensorType` numbers of the types the `T` option names.
-fn tensor_type(d: DType) -> i64 {
+pub(super) fn tensor_type(d: DType) -> i64 {
     match d {
         DType::F32 => 0,
         DType::I32 => 2,
@@ -64,33 +66,68 @@ fn cexp(phase: f64, max: f64) -> (f64, f64) {
     )
 }
 
-/// `kiss_fft_alloc(ncfft)`'s twiddles and `kiss_fftr_alloc`'s super twiddles, interleaved.
-fn twiddles(ncfft: usize, max: f64) -> (Vec<f64>, Vec<f64>) {
+/// The phases of `kiss_fft_alloc(ncfft)`'s twiddles and of `kiss_fftr_alloc`'s super
+/// twiddles, negated for the inverse transform (`phase *= -1`).
+fn phases(ncfft: usize, inverse: bool) -> (Vec<f64>, Vec<f64>) {
     let pi = std::f64::consts::PI;
-    let mut tw = Vec::with_capacity(2 * ncfft);
-    for i in 0..ncfft {
-        let (r, im) = cexp(-2.0 * pi * i as f64 / ncfft as f64, max);
-        tw.extend([r, im]);
-    }
-    let mut stw = Vec::with_capacity(ncfft);
-    for i in 0..ncfft / 2 {
-        let (r, im) = cexp(-pi * ((i + 1) as f64 / ncfft as f64 + 0.5), max);
-        stw.extend([r, im]);
-    }
+    let sign = |phase: f64| if inverse { -phase } else { phase };
+    let tw = (0..ncfft)
+        .map(|i| sign(-2.0 * pi * i as f64 / ncfft as f64))
+        .collect();
+    let stw = (0..ncfft / 2)
+        .map(|i| sign(-pi * ((i + 1) as f64 / ncfft as f64 + 0.5)))
+        .collect();
     (tw, stw)
 }
 
+/// The fixed-point twiddles and super twiddles, interleaved.
+fn twiddles(ncfft: usize, max: f64, inverse: bool) -> (Vec<f64>, Vec<f64>) {
+    let (tw, stw) = phases(ncfft, inverse);
+    let c = |phase: &f64| {
+        let (r, i) = cexp(*phase, max);
+        [r, i]
+    };
+    (
+        tw.iter().flat_map(c).collect(),
+        stw.iter().flat_map(c).collect(),
+    )
+}
+
 /// The float twiddles: `(float) cos(phase)`, `(float) sin(phase)` of the same phases.
-fn float_twiddles(ncfft: usize) -> (Vec<f32>, Vec<f32>) {
-    let pi = std::f64::consts::PI;
-    let c = |phase: f64| [phase.cos() as f32, phase.sin() as f32];
-    let tw = (0..ncfft)
-        .flat_map(|i| c(-2.0 * pi * i as f64 / ncfft as f64))
-        .collect();
-    let stw = (0..ncfft / 2)
-        .flat_map(|i| c(-pi * ((i + 1) as f64 / ncfft as f64 + 0.5)))
-        .collect();
-    (tw, stw)
+fn float_twiddles(ncfft: usize, inverse: bool) -> (Vec<f32>, Vec<f32>) {
+    let (tw, stw) = phases(ncfft, inverse);
+    let c = |phase: &f64| [phase.cos() as f32, phase.sin() as f32];
+    (
+        tw.iter().flat_map(c).collect(),
+        stw.iter().flat_map(c).collect(),
+    )
+}
+
+/// The tables of an `fft_length`-point real transform of `dtype` (forward or inverse).
+pub(super) fn tables(dtype: DType, n: usize, inverse: bool) -> Tables {
+    match dtype {
+        DType::I16 => {
+            let (tw, stw) = twiddles(n / 2, i16::MAX as f64, inverse);
+            Tables::I16 {
+                tw: tw.into_iter().map(|v| v as i16).collect(),
+                stw: stw.into_iter().map(|v| v as i16).collect(),
+            }
+        }
+        DType::I32 => {
+            let (tw, stw) = twiddles(n / 2, i32::MAX as f64, inverse);
+            Tables::I32 {
+                tw: tw.into_iter().map(|v| v as i32).collect(),
+                stw: stw.into_iter().map(|v| v as i32).collect(),
+            }
+        }
+        _ => {
+            let (tw, stw) = float_twiddles(n / 2, inverse);
+            Tables::F32 {
+                tw: tw.into_iter().map(f32::to_bits).collect(),
+                stw: stw.into_iter().map(f32::to_bits).collect(),
+            }
+        }
+    }
 }
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
@@ -172,35 +209,14 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let mut f = [0u32; 64];
     let len = signal_rfft::factors(n / 2, &mut f)
         .ok_or_else(|| unsupported("SignalRfft's fft_length has too many factors"))?;
-    let tables = match dtype {
-        DType::I16 => {
-            let (tw, stw) = twiddles(n / 2, i16::MAX as f64);
-            Tables::I16 {
-                tw: tw.into_iter().map(|v| v as i16).collect(),
-                stw: stw.into_iter().map(|v| v as i16).collect(),
-            }
-        }
-        DType::I32 => {
-            let (tw, stw) = twiddles(n / 2, i32::MAX as f64);
-            Tables::I32 {
-                tw: tw.into_iter().map(|v| v as i32).collect(),
-                stw: stw.into_iter().map(|v| v as i32).collect(),
-            }
-        }
-        _ => {
-            let (tw, stw) = float_twiddles(n / 2);
-            Tables::F32 {
-                tw: tw.into_iter().map(f32::to_bits).collect(),
-                stw: stw.into_iter().map(f32::to_bits).collect(),
-            }
-        }
-    };
+    let tables = tables(dtype, n, false);
     let bytes = cx.tensor(input).dtype.size();
     let mut step = cx.step(
         Rfft {
             p,
             factors: f[..len].to_vec(),
             tables,
+            inverse: false,
         },
         vec![Operand::Tensor(input)],
         output,
@@ -219,17 +235,29 @@ impl Kernel for Rfft {
             Tables::I16 { tw, stw } => {
                 pre.push(call.table("TWIDDLES", tw));
                 pre.push(call.table("SUPER_TWIDDLES", stw));
-                "signal_rfft_s16"
+                if self.inverse {
+                    "signal_irfft_s16"
+                } else {
+                    "signal_rfft_s16"
+                }
             }
             Tables::I32 { tw, stw } => {
                 pre.push(call.table("TWIDDLES", tw));
                 pre.push(call.table("SUPER_TWIDDLES", stw));
-                "signal_rfft_s32"
+                if self.inverse {
+                    "signal_irfft_s32"
+                } else {
+                    "signal_rfft_s32"
+                }
             }
             Tables::F32 { tw, stw } => {
                 pre.push(call.table("TWIDDLES", tw));
                 pre.push(call.table("SUPER_TWIDDLES", stw));
-                "signal_rfft_f32"
+                if self.inverse {
+                    "signal_irfft_f32"
+                } else {
+                    "signal_rfft_f32"
+                }
             }
         };
         let scratch = call.scratch(false)?;
@@ -244,33 +272,32 @@ impl Kernel for Rfft {
             Tables::I16 { tw, stw } => {
                 let mut scratch = Buffer::zeroed(signal_rfft::scratch_bytes(p, 2));
                 let x = io.i16(0);
-                signal_rfft::signal_rfft_s16(
-                    p,
-                    f,
-                    tw,
-                    stw,
-                    x,
-                    io.out_i16(),
-                    o16(scratch.bytes_mut()),
-                );
+                let f16 = if self.inverse {
+                    signal_rfft::signal_irfft_s16
+                } else {
+                    signal_rfft::signal_rfft_s16
+                };
+                f16(p, f, tw, stw, x, io.out_i16(), o16(scratch.bytes_mut()));
             }
             Tables::I32 { tw, stw } => {
                 let mut scratch = Buffer::zeroed(signal_rfft::scratch_bytes(p, 4));
                 let x = io.i32(0);
-                signal_rfft::signal_rfft_s32(
-                    p,
-                    f,
-                    tw,
-                    stw,
-                    x,
-                    io.out_i32(),
-                    o32(scratch.bytes_mut()),
-                );
+                let f32_ = if self.inverse {
+                    signal_rfft::signal_irfft_s32
+                } else {
+                    signal_rfft::signal_rfft_s32
+                };
+                f32_(p, f, tw, stw, x, io.out_i32(), o32(scratch.bytes_mut()));
             }
             Tables::F32 { tw, stw } => {
                 let mut scratch = Buffer::zeroed(signal_rfft::scratch_bytes(p, 4));
                 let x = io.f32(0);
-                signal_rfft::signal_rfft_f32(
+                let ff = if self.inverse {
+                    signal_rfft::signal_irfft_f32
+                } else {
+                    signal_rfft::signal_rfft_f32
+                };
+                ff(
                     p,
                     f,
                     tw,
@@ -299,7 +326,7 @@ mod tests {
         let mut want = [0i32; 66];
         want.iter_mut().step_by(2).for_each(|v| *v = 256);
 
-        let (tw, stw) = twiddles(32, i16::MAX as f64);
+        let (tw, stw) = twiddles(32, i16::MAX as f64, false);
         let tw: Vec<i16> = tw.into_iter().map(|v| v as i16).collect();
         let stw: Vec<i16> = stw.into_iter().map(|v| v as i16).collect();
         let mut x = [0i16; 64];
@@ -308,7 +335,7 @@ mod tests {
         signal_rfft::signal_rfft_s16(&p, &f[..len], &tw, &stw, &x, &mut y, &mut scratch);
         assert!(y.iter().zip(&want).all(|(&a, &b)| a as i32 == b), "{y:?}");
 
-        let (tw, stw) = twiddles(32, i32::MAX as f64);
+        let (tw, stw) = twiddles(32, i32::MAX as f64, false);
         let tw: Vec<i32> = tw.into_iter().map(|v| v as i32).collect();
         let stw: Vec<i32> = stw.into_iter().map(|v| v as i32).collect();
         let mut x = [0i32; 64];
@@ -318,7 +345,7 @@ mod tests {
         assert_eq!(y, want);
 
         // RfftTestSize64Float: in floating point (no scaling) every bin is 16384.
-        let (tw, stw) = float_twiddles(32);
+        let (tw, stw) = float_twiddles(32, false);
         let tw: Vec<u32> = tw.into_iter().map(f32::to_bits).collect();
         let stw: Vec<u32> = stw.into_iter().map(f32::to_bits).collect();
         let mut x = [0f32; 64];
