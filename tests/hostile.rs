@@ -239,6 +239,16 @@ const CASES: &[(&str, Expect)] = &[
             &["num_channels values", "[4]", "shape [8]"],
         ),
     ),
+    // SignalIrfft: TFLM reads past an input frame shorter than fft_length + 2.
+    (
+        "signal_irfft_input_short",
+        refused(
+            U,
+            Some((0, "SignalIrfft")),
+            Some(0),
+            &["fft_length / 2 + 1 complex values in", "[1, 18]", "[1, 8]"],
+        ),
+    ),
 ];
 
 fn options() -> kiln_build::Options {

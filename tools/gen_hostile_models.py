@@ -190,6 +190,15 @@ def signal_rfft(fft_length, n=8, out=None):
     return m.bytes([x], [y])
 
 
+def signal_irfft(fft_length, n_in, n_out):
+    """TFLM's SignalIrfft (custom): int16 [1, n_in] complex frames to [1, n_out] samples."""
+    m = Model()
+    x = m.add(tensor([1, n_in], "int16", "spectrum"))
+    y = m.add(tensor([1, n_out], "int16", "samples"))
+    m.op(None, [x], [y], custom="SignalIrfft", custom_options=flex({"T": 7, "fft_length": fft_length}))
+    return m.bytes([x], [y])
+
+
 def signal_fft_auto_scale(shape):
     """TFLM's SignalFftAutoScale (custom) on an int16 input of `shape`."""
     m = Model()
@@ -268,6 +277,8 @@ MODELS = {
     "signal_spectral_subtraction_smoothing_bits_40":
         lambda: signal_spectral_subtraction(smoothing_bits=40),
     "signal_spectral_subtraction_channels_4": lambda: signal_spectral_subtraction(num_channels=4),
+    # SignalIrfft: TFLM reads 9 complex values per frame from an input frame of 8 values
+    "signal_irfft_input_short": lambda: signal_irfft(16, 8, 16),
 }
 
 
