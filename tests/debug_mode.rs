@@ -127,6 +127,11 @@ every_layer!(
     "mlperf_tiny_sww_int8"
 );
 every_layer!(
+    audio_preprocessor,
+    "../../shared/models/tflm_audio_preprocessor_int8.tflite",
+    "tflm_audio_preprocessor_int8"
+);
+every_layer!(
     micro_speech,
     "../../shared/models/tflm_micro_speech_int8.tflite",
     "tflm_micro_speech_int8"

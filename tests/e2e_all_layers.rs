@@ -84,3 +84,8 @@ golden!(
     "../../shared/models/all_outputs/tflm_keyword_scrambled_int8.tflite",
     "tflm_keyword_scrambled_int8"
 );
+golden!(
+    audio_preprocessor,
+    "../../shared/models/all_outputs/tflm_audio_preprocessor_int8.tflite",
+    "tflm_audio_preprocessor_int8"
+);

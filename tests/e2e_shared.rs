@@ -76,6 +76,11 @@ golden!(
     "tflm_dtln_noise_suppression"
 );
 golden!(
+    audio_preprocessor,
+    "../../shared/models/tflm_audio_preprocessor_int8.tflite",
+    "tflm_audio_preprocessor_int8"
+);
+golden!(
     keyword_scrambled,
     "../../shared/models/tflm_keyword_scrambled_int8.tflite",
     "tflm_keyword_scrambled_int8"

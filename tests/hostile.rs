@@ -263,6 +263,66 @@ const CASES: &[(&str, Expect)] = &[
             &["at least 125 entries", "100 entries"],
         ),
     ),
+    // SignalRfft: TFLM crashes in kiss_fft's generic butterfly (a radix-7 stage), and writes
+    // past an output frame shorter than fft_length + 2.
+    (
+        "signal_rfft_fft_length_14",
+        refused(
+            U,
+            Some((0, "SignalRfft")),
+            Some(0),
+            &["no prime factor but 2, 3 and 5", "fft_length 14"],
+        ),
+    ),
+    (
+        "signal_rfft_output_short",
+        refused(
+            U,
+            Some((0, "SignalRfft")),
+            Some(1),
+            &["fft_length / 2 + 1 complex values", "[1, 18]", "[1, 8]"],
+        ),
+    ),
+    // SignalFftAutoScale: TFLM's Prepare wants a rank-1 frame.
+    (
+        "signal_fft_auto_scale_rank_2",
+        refused(
+            U,
+            Some((0, "SignalFftAutoScale")),
+            Some(0),
+            &["rank-1 input", "rank 1", "[2, 8]"],
+        ),
+    ),
+    // SignalFilterBankSpectralSubtraction: TFLM shifts a uint32 by 40 (undefined), and
+    // leaves the tensors' values past num_channels unwritten.
+    (
+        "signal_spectral_subtraction_smoothing_bits_40",
+        refused(
+            U,
+            Some((0, "SignalFilterBankSpectralSubtraction")),
+            None,
+            &["smoothing_bits in 0..=31", "smoothing_bits 40"],
+        ),
+    ),
+    (
+        "signal_spectral_subtraction_channels_4",
+        refused(
+            U,
+            Some((0, "SignalFilterBankSpectralSubtraction")),
+            Some(0),
+            &["num_channels values", "[4]", "shape [8]"],
+        ),
+    ),
+    // SignalIrfft: TFLM reads past an input frame shorter than fft_length + 2.
+    (
+        "signal_irfft_input_short",
+        refused(
+            U,
+            Some((0, "SignalIrfft")),
+            Some(0),
+            &["fft_length / 2 + 1 complex values in", "[1, 18]", "[1, 8]"],
+        ),
+    ),
 ];
 
 fn options() -> kiln_build::Options {
@@ -383,11 +443,11 @@ fn models_without_operators_compile_and_run() {
 }
 
 /// A model with several unsupported operators: one diagnostic names every one of them (index,
-/// name and types), not only the first. TFLM's audio preprocessor has custom Signal operators
-/// and integer forms Kiln does not compile.
+/// name and types), not only the first. `several_unsupported_ops` has an unknown custom
+/// operator and TFLM's SignalStacker around an ADD.
 #[test]
 fn every_unsupported_operator_is_named_at_once() {
-    let path = common::shared_models().join("tflm_audio_preprocessor_int8.tflite");
+    let path = common::repo_root().join("tests/hostile/several_unsupported_ops.tflite");
     let bytes = std::fs::read(&path).unwrap();
     let graph = kiln_planner::read_model(&bytes).unwrap();
     let refused: Vec<_> = graph
@@ -400,7 +460,7 @@ fn every_unsupported_operator_is_named_at_once() {
         "the model should need several kernels Kiln lacks"
     );
     let Err(d) = kiln_build::compile_tokens(&bytes, &options()) else {
-        panic!("the audio preprocessor compiled");
+        panic!("several_unsupported_ops compiled");
     };
     assert_eq!(d.kind, ErrorKind::Unsupported);
     let text = d.to_string();

@@ -8,8 +8,9 @@ FULLY_CONNECTED, the int8/float32 pools, ADD, SOFTMAX, MUL, SUB, MEAN, CONCATENA
 LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU, HARD_SWISH, PAD, RESHAPE, QUANTIZE, DEQUANTIZE,
 TRANSPOSE, STRIDED_SLICE, RESIZE_*, MAXIMUM, MINIMUM, TRANSPOSE_CONV, SVDF, LSTM int8, CAST,
 NEG in the types they had then). New types of old operators (e.g. SUB int16, TANH int16)
-count as new. Stateful operators (SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM) are left out: their
-K-copy twin would share one state tensor, so its copies compute different things.
+count as new. Stateful operators (SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM,
+SignalFilterBankSpectralSubtraction) are left out: their K-copy twin would share one state
+tensor, so its copies compute different things.
 Subcommands, run from the repository root with the pinned environment:
 
   .venv/bin/python tools/bench_operators.py select
@@ -73,7 +74,7 @@ cast_int16_int32 cast_int16_float32 cast_int32_int8 cast_int32_int16 cast_int32_
 cast_float32_int8 cast_float32_int16 cast_float32_int32 neg_float32 leaky_relu_scales_int8
 leaky_relu_scales_int16
 """.split())
-STATEFUL = ("SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM")
+STATEFUL = ("SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "SignalFilterBankSpectralSubtraction")
 
 
 def log(*a):

@@ -171,6 +171,22 @@ def custom_op():
     return m.bytes([x], [y])
 
 
+def several_unsupported_ops():
+    """Two operators Kiln has no kernel for around one it has: a custom operator unknown to
+    both, ADD, and one of TFLM's Signal operators Kiln lacks (SignalStacker)."""
+    m = Model()
+    x = m.add(tensor([1, 8], "int8", "input", 0.05, 0))
+    a = m.add(tensor([1, 8], "int8", "custom_out", 0.05, 0))
+    b = m.add(tensor([1, 8], "int8", "sum", 0.05, 0))
+    c = m.add(tensor([1, 8], "int8", "output", 0.05, 0))
+    m.op(None, [x], [a], custom="MyCustomOp")
+    m.op("ADD", [a, a], [b], options=("AddOptions", fb.AddOptionsT()))
+    m.op(None, [b], [c], custom="SignalStacker",
+         custom_options=flex({"num_channels": 8, "stacker_left_context": 1,
+                              "stacker_right_context": 0, "stacker_step": 1}))
+    return m.bytes([x], [c])
+
+
 def signal_window(custom_options, n=8):
     """TFLM's SignalWindow (custom) on [1, 8] int16 with a window of length n."""
     m = Model()
@@ -179,6 +195,52 @@ def signal_window(custom_options, n=8):
     y = m.add(tensor([1, 8], "int16", "output"))
     m.op(None, [x, w], [y], custom="SignalWindow", custom_options=custom_options)
     return m.bytes([x], [y])
+
+
+def signal_rfft(fft_length, n=8, out=None):
+    """TFLM's SignalRfft (custom) on [1, n] int16 frames, output [1, out] (fft_length + 2)."""
+    m = Model()
+    x = m.add(tensor([1, n], "int16", "input"))
+    y = m.add(tensor([1, fft_length + 2 if out is None else out], "int16", "spectrum"))
+    m.op(None, [x], [y], custom="SignalRfft", custom_options=flex({"T": 7, "fft_length": fft_length}))
+    return m.bytes([x], [y])
+
+
+def signal_irfft(fft_length, n_in, n_out):
+    """TFLM's SignalIrfft (custom): int16 [1, n_in] complex frames to [1, n_out] samples."""
+    m = Model()
+    x = m.add(tensor([1, n_in], "int16", "spectrum"))
+    y = m.add(tensor([1, n_out], "int16", "samples"))
+    m.op(None, [x], [y], custom="SignalIrfft", custom_options=flex({"T": 7, "fft_length": fft_length}))
+    return m.bytes([x], [y])
+
+
+def signal_fft_auto_scale(shape):
+    """TFLM's SignalFftAutoScale (custom) on an int16 input of `shape`."""
+    m = Model()
+    x = m.add(tensor(shape, "int16", "input"))
+    y = m.add(tensor(shape, "int16", "output"))
+    s = m.add(tensor([], "int32", "scale_bits"))
+    m.op(None, [x], [y, s], custom="SignalFftAutoScale", custom_options=flex({}))
+    return m.bytes([x], [y, s])
+
+
+SPECTRAL = {"alternate_one_minus_smoothing": 15401, "alternate_smoothing": 983, "clamping": False,
+            "min_signal_remaining": 819, "num_channels": 8, "one_minus_smoothing": 15729,
+            "smoothing": 655, "smoothing_bits": 10, "spectral_subtraction_bits": 14}
+
+
+def signal_spectral_subtraction(n=8, **changes):
+    """TFLM's SignalFilterBankSpectralSubtraction (custom) on uint32[n], the preprocessor's
+    options with `changes` (a value None drops the key)."""
+    opts = {k: v for k, v in {**SPECTRAL, **changes}.items() if v is not None}
+    m = Model()
+    x = m.add(tensor([n], "uint32", "input"))
+    y = m.add(tensor([n], "uint32", "output"))
+    e = m.add(tensor([n], "uint32", "noise_estimate"))
+    m.op(None, [x], [y, e], custom="SignalFilterBankSpectralSubtraction",
+         custom_options=flex(opts))
+    return m.bytes([x], [y, e])
 
 
 def flex(d):
@@ -266,6 +328,8 @@ MODELS = {
     "conv_stride_zero": lambda: conv(stride=0),
     "conv_wrong_output_shape": lambda: conv(out_hw=3),
     "custom_op": custom_op,
+    # several operators without kernels: the diagnostic names each (tests/ui/unsupported_op)
+    "several_unsupported_ops": several_unsupported_ops,
     # custom options: a shift the C++ cannot apply, bytes that are no flexbuffer, a window
     # whose length does not divide the input
     "signal_window_shift_40": lambda: signal_window(flex({"shift": 40})),
@@ -281,6 +345,20 @@ MODELS = {
         lambda: signal_filter_bank_log({"input_correction_bits": 32, "output_scale": 64}),
     "signal_pcan_snr_shift_64": lambda: signal_pcan({"snr_shift": 64}),
     "signal_pcan_short_gain_lut": lambda: signal_pcan({"snr_shift": 6}, lut_len=100),
+    # SignalRfft: TFLM crashes in kiss_fft's generic butterfly (fft_length / 2 = 7), and
+    # writes 9 complex values per frame into an output frame of 8 values
+    "signal_rfft_fft_length_14": lambda: signal_rfft(14),
+    "signal_rfft_output_short": lambda: signal_rfft(16, out=8),
+    # SignalFftAutoScale: TFLM's Prepare wants a rank-1 frame
+    "signal_fft_auto_scale_rank_2": lambda: signal_fft_auto_scale([2, 8]),
+    # SignalFilterBankSpectralSubtraction: a 32-bit value shifted by 40 (undefined), fewer
+    # channels than the tensors hold (TFLM processes and copies num_channels values, leaving
+    # the rest unwritten)
+    "signal_spectral_subtraction_smoothing_bits_40":
+        lambda: signal_spectral_subtraction(smoothing_bits=40),
+    "signal_spectral_subtraction_channels_4": lambda: signal_spectral_subtraction(num_channels=4),
+    # SignalIrfft: TFLM reads 9 complex values per frame from an input frame of 8 values
+    "signal_irfft_input_short": lambda: signal_irfft(16, 8, 16),
 }
 
 

@@ -268,6 +268,12 @@ impl<'a> Io<'a> {
     pub fn states_and_out(&mut self) -> (&mut [Buffer], &mut [u8]) {
         (self.states, self.out)
     }
+
+    /// The state buffers, the first output and the outputs after it, at once (stateful
+    /// kernels with several outputs).
+    pub fn states_and_outs(&mut self) -> (&mut [Buffer], &mut [u8], &mut [Buffer]) {
+        (self.states, self.out, self.more)
+    }
 }
 
 /// Runs one lowered step: reads its inputs from `t` (indexed by tensor), updates `states`

@@ -119,7 +119,16 @@ pub struct Tensor {
     pub kind: TensorKind,
 }
 
+/// The end of the name of a variable tensor the reader adds for a kernel's own state (TFLM
+/// keeps it outside the model's tensors; see `reader::add_kernel_state`).
+pub const KERNEL_STATE_SUFFIX: &str = " (kernel state)";
+
 impl Tensor {
+    /// Whether the reader added this tensor for a kernel's state (it is not in the model).
+    pub fn is_kernel_state(&self) -> bool {
+        self.kind == TensorKind::Variable && self.name.ends_with(KERNEL_STATE_SUFFIX)
+    }
+
     /// Number of elements (1 for a scalar).
     pub fn elements(&self) -> usize {
         self.shape.iter().product()

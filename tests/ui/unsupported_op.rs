@@ -1,4 +1,5 @@
-// The audio preprocessor uses TFLM's custom Signal operators, which Kiln has no kernel for.
-kiln::include_model!("../../../shared/models/tflm_audio_preprocessor_int8.tflite");
+// Two operators Kiln has no kernel for (an unknown custom operator and TFLM's SignalStacker)
+// around one it has: the error names both, with their types.
+kiln::include_model!("../../hostile/several_unsupported_ops.tflite");
 
 fn main() {}

@@ -59,10 +59,14 @@ mod resize_nearest_neighbor;
 mod reverse;
 mod select;
 mod signal_energy;
+mod signal_fft_auto_scale;
 mod signal_filter_bank;
 mod signal_filter_bank_log;
+mod signal_filter_bank_spectral_subtraction;
 mod signal_filter_bank_square_root;
+mod signal_irfft;
 mod signal_pcan;
+mod signal_rfft;
 mod signal_window;
 mod slice;
 mod softmax;
@@ -171,13 +175,20 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("SUM", reduce::lower_sum),
     ("SVDF", svdf::lower),
     ("SignalEnergy", signal_energy::lower),
+    ("SignalFftAutoScale", signal_fft_auto_scale::lower),
     ("SignalFilterBank", signal_filter_bank::lower),
     ("SignalFilterBankLog", signal_filter_bank_log::lower),
+    (
+        "SignalFilterBankSpectralSubtraction",
+        signal_filter_bank_spectral_subtraction::lower,
+    ),
     (
         "SignalFilterBankSquareRoot",
         signal_filter_bank_square_root::lower,
     ),
+    ("SignalIrfft", signal_irfft::lower),
     ("SignalPCAN", signal_pcan::lower),
+    ("SignalRfft", signal_rfft::lower),
     ("SignalWindow", signal_window::lower),
     ("TANH", tanh::lower),
     ("TRANSPOSE", transpose::lower),

@@ -71,6 +71,42 @@ pub fn read_model(bytes: &[u8]) -> Result<Graph> {
     Reader { bytes, model }.graph()
 }
 
+/// Custom operators whose TFLM kernel keeps state outside the model's tensors (allocated in
+/// `Init`, zeroed by `Reset`) get it as one more input, a variable tensor appended to the
+/// graph's tensors, so that the planner places it in the persistent region and `reset()`
+/// zeroes it as TFLM does: SignalFilterBankSpectralSubtraction's noise estimate (`uint32`,
+/// `num_channels` values, when that option matches its input's size; otherwise nothing is
+/// added and the operator module refuses the options).
+fn add_kernel_state(graph: &mut Graph) {
+    for i in 0..graph.ops.len() {
+        let op = &graph.ops[i];
+        let OpKind::Custom { name, options } = &op.kind else {
+            continue;
+        };
+        if name != "SignalFilterBankSpectralSubtraction" || op.inputs.len() != 1 {
+            continue;
+        }
+        let channels = options.as_ref().and_then(|o| o.int("num_channels"));
+        let input = op.inputs[0].map(|t| graph.tensors[t.0].elements());
+        let Some(n) = channels
+            .and_then(|c| usize::try_from(c).ok())
+            .filter(|&c| c > 0 && Some(c) == input)
+        else {
+            continue;
+        };
+        let id = TensorId(graph.tensors.len());
+        graph.tensors.push(crate::ir::Tensor {
+            id,
+            name: format!("op {i} noise estimate{KERNEL_STATE_SUFFIX}"),
+            shape: vec![n],
+            dtype: DType::U32,
+            quant: crate::ir::Quantization::None,
+            kind: TensorKind::Variable,
+        });
+        graph.ops[i].inputs.push(Some(id));
+    }
+}
+
 struct Reader<'a> {
     bytes: &'a [u8],
     model: fb::Model<'a>,
@@ -157,12 +193,13 @@ impl<'a> Reader<'a> {
                 ops.push(self.op(i, &op, &codes, &index)?);
             }
         }
-        let graph = Graph {
+        let mut graph = Graph {
             tensors,
             ops,
             inputs,
             outputs,
         };
+        add_kernel_state(&mut graph);
         crate::validate::validate(&graph)?;
         Ok(graph)
     }

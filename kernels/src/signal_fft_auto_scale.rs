@@ -1,0 +1,88 @@
+//! SignalFftAutoScale (TFLM's Signal library, `signal/src/fft_auto_scale.cc`): shifts an int16
+//! frame left by as many bits as its largest magnitude leaves free, and returns that shift
+//! (the second, int32 output, which SignalFilterBankSquareRoot later undoes).
+//!
+//! The magnitude is TFLM's `MaxAbs16` exactly, with its int16 quirk: `-(-32768)` stored back
+//! in an int16 is `-32768`, after which any larger sample replaces it; the bit count is
+//! `MostSignificantBit32` as the wheel builds it (GCC's `32 - clz(x)`, and 32 for 0 or a
+//! negative `max`), so an all-zero or all-`-32768` frame is shifted by 0.
+
+/// The kernel needs no scratch memory and no parameters beyond the frame's length.
+pub const fn scratch_bytes(_n: usize) -> usize {
+    0
+}
+
+/// TFLM's `MaxAbs16`, int16 arithmetic included.
+fn max_abs(input: &[i16]) -> i16 {
+    let mut max: i16 = 0;
+    for &v in input {
+        if v > max {
+            max = v;
+        } else if -(v as i32) > max as i32 {
+            max = (-(v as i32)) as i16;
+        }
+    }
+    max
+}
+
+/// TFLM's `MostSignificantBit32` of the (sign-extended) value, as built with GCC.
+fn msb(x: u32) -> u32 {
+    if x == 0 { 32 } else { 32 - x.leading_zeros() }
+}
+
+/// `output[i] = input[i] << scale` (wrapping, as the C++'s int16 store), `scale` the number
+/// of free bits of the frame's largest magnitude (0 if none), written to `scale_bits[0]`.
+pub fn signal_fft_auto_scale(input: &[i16], output: &mut [i16], scale_bits: &mut [i32]) {
+    debug_assert_eq!(input.len(), output.len());
+    let max = max_abs(input);
+    let scale = (16 - msb(max as i32 as u32) as i32 - 1).max(0);
+    for (o, &x) in output.iter_mut().zip(input) {
+        *o = (x as i32).wrapping_mul(1 << scale) as i16;
+    }
+    if let Some(s) = scale_bits.first_mut() {
+        *s = scale;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run<const N: usize>(input: &[i16; N]) -> ([i16; N], i32) {
+        let mut out = [0; N];
+        let mut s = [0];
+        signal_fft_auto_scale(input, &mut out, &mut s);
+        (out, s[0])
+    }
+
+    #[test]
+    fn tflm_test_vectors() {
+        // signal/micro/kernels/fft_test.cc: FftAutoScaleTestSmall and FftAutoScaleTestScaleBit.
+        let input = [
+            0x0000, 0x1111, 0x2222, 0x3333, 0x3333, 0x2222, 0x1111, 0x0000,
+        ];
+        let (out, s) = run(&input);
+        assert_eq!(s, 1);
+        assert_eq!(
+            out,
+            [
+                0x0000, 0x2222, 0x4444, 0x6666, 0x6666, 0x4444, 0x2222, 0x0000
+            ]
+        );
+        let (out, s) = run(&[238, 113, -88, -243, -5, -130, 159, -70]);
+        assert_eq!(s, 7);
+        assert_eq!(
+            out,
+            [30464, 14464, -11264, -31104, -640, -16640, 20352, -8960]
+        );
+    }
+
+    #[test]
+    fn zero_and_minimum_frames_are_not_shifted() {
+        assert_eq!(run(&[0, 0, 0]), ([0, 0, 0], 0));
+        assert_eq!(run(&[-32768, -32768]), ([-32768, -32768], 0));
+        // After -32768 the next larger sample becomes the maximum (TFLM's int16 quirk).
+        assert_eq!(run(&[-32768, 1]).1, 14);
+        assert_eq!(run(&[-1]), ([-16384], 14));
+    }
+}

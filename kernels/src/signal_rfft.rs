@@ -1,0 +1,754 @@
+//! SignalRfft (TFLM's Signal library, `signal/src/rfft_{int16,int32,float}.cc`): the real
+//! FFT of every frame (the innermost dimension, zero-padded to `fft_length`), through KISS
+//! FFT v130's fixed-point `kiss_fftr` exactly as TFLM builds it (`FIXED_POINT` 16 or 32):
+//! a complex FFT of `fft_length / 2` points, radix 4, 2, 3 and 5 butterflies in
+//! `kf_factor`'s order, each stage dividing its inputs by the radix (`C_FIXDIV`:
+//! multiplication by `SAMP_MAX / p` with rounding), then the real-FFT split with its
+//! `super_twiddles` and halving (`HALF_OF`, an arithmetic shift of the widened sum).
+//! Products round as `sround`: `(x + 2^(FRACBITS-1)) >> FRACBITS` in the C's wider type;
+//! everything stored back into a sample wraps as the C's stores do. The float32 form is the
+//! same algorithm in `f32` without the per-stage division.
+//!
+//! The twiddle tables are computed at build time (`cos`/`sin` in double precision, as
+//! `kiss_fft_alloc` and `kiss_fftr_alloc` do; the kernel crate has no `libm`), and passed
+//! interleaved (`re, im, re, im, ...`) with the factors (`p, m` pairs of `kf_factor`).
+
+/// Constant parameters of a SignalRfft node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    /// The FFT's length (even, >= 2).
+    pub fft_length: usize,
+    /// Samples per input frame (<= `fft_length`; the rest is zero).
+    pub input_length: usize,
+    /// Number of frames.
+    pub frames: usize,
+}
+
+/// Scratch elements (of the sample type): the zero-padded frame and the complex FFT's
+/// output.
+pub const fn scratch_elements(p: &Params) -> usize {
+    2 * p.fft_length
+}
+
+/// Scratch elements of the inverse transform ([`signal_irfft`]): the complex FFT's input.
+pub const fn inverse_scratch_elements(p: &Params) -> usize {
+    p.fft_length
+}
+
+/// Scratch bytes for samples of `bytes` bytes.
+pub const fn scratch_bytes(p: &Params, bytes: usize) -> usize {
+    scratch_elements(p) * bytes
+}
+
+/// `kf_factor`: the `(p, m)` stages of a complex FFT of `n` points (radix 4 first, then 2,
+/// then odd numbers up to `floor(sqrt(n))`, then `n` itself); `None` if `n` is 0.
+pub fn factors(n: usize, out: &mut [u32; 64]) -> Option<usize> {
+    if n == 0 {
+        return None;
+    }
+    let mut floor_sqrt = 0usize;
+    while (floor_sqrt + 1) * (floor_sqrt + 1) <= n {
+        floor_sqrt += 1;
+    }
+    let (mut n, mut p, mut len) = (n, 4usize, 0usize);
+    loop {
+        while n % p != 0 {
+            p = match p {
+                4 => 2,
+                2 => 3,
+                _ => p + 2,
+            };
+            if p > floor_sqrt {
+                p = n;
+            }
+        }
+        n /= p;
+        if len + 2 > out.len() {
+            return None;
+        }
+        out[len] = p as u32;
+        out[len + 1] = n as u32;
+        len += 2;
+        if n <= 1 {
+            return Some(len);
+        }
+    }
+}
+
+/// Build-time parameters, `None` where TFLM's kernel is undefined or crashes: an odd
+/// `fft_length` (`kiss_fftr_alloc` fails), frames longer than it (the copy overruns the
+/// work area), or `fft_length / 2` with a prime factor other than 2, 3 and 5, or 1 (the
+/// pinned wheel crashes in kiss_fft's generic butterfly, whose scratch TFLM's build does not
+/// allocate).
+pub fn prepare(fft_length: i64, input_length: usize, frames: usize) -> Option<Params> {
+    let n = usize::try_from(fft_length).ok()?;
+    if n < 4 || n % 2 != 0 || n > 1 << 20 || input_length > n || input_length == 0 {
+        return None;
+    }
+    let mut f = [0u32; 64];
+    let len = factors(n / 2, &mut f)?;
+    if f[..len].iter().step_by(2).any(|&p| !(2..=5).contains(&p)) {
+        return None;
+    }
+    Some(Params {
+        fft_length: n,
+        input_length,
+        frames,
+    })
+}
+
+/// A complex value.
+#[derive(Clone, Copy, Debug, Default)]
+struct C<T> {
+    r: T,
+    i: T,
+}
+
+/// The fixed-point arithmetic of `_kiss_fft_guts.h` for one sample type.
+pub trait Sample: Copy + Default {
+    /// How the twiddle tables store a value (the sample itself; `f32` as its bits, since
+    /// generated tables are integers).
+    type Table: Copy;
+    /// A table entry as a sample.
+    fn from_table(t: Self::Table) -> Self;
+    /// `sround(smul(a, b))`.
+    fn s_mul(a: Self, b: Self) -> Self;
+    /// `sround(smul(a.r, b.r) - smul(a.i, b.i))`: the C computes the difference in the wide
+    /// type before rounding.
+    fn mul_diff(ar: Self, br: Self, ai: Self, bi: Self) -> Self;
+    /// `sround(smul(a.r, b.i) + smul(a.i, b.r))`.
+    fn mul_sum(ar: Self, bi: Self, ai: Self, br: Self) -> Self;
+    /// `DIVSCALAR(x, k)`: `sround(smul(x, SAMP_MAX / k))`.
+    fn div(x: Self, k: usize) -> Self;
+    /// Wrapping addition, subtraction and negation (the C's stores into samples).
+    fn add(a: Self, b: Self) -> Self;
+    fn sub(a: Self, b: Self) -> Self;
+    fn neg(a: Self) -> Self;
+    /// `HALF_OF(x)`: `x >> 1`.
+    fn half(a: Self) -> Self;
+    /// `HALF_OF(a + b)` with the sum in C's `int` (int16: no wrap before the shift).
+    fn half_sum(a: Self, b: Self) -> Self;
+    /// `HALF_OF(a - b)`, likewise.
+    fn half_diff(a: Self, b: Self) -> Self;
+}
+
+impl Sample for i16 {
+    type Table = i16;
+    fn from_table(t: i16) -> i16 {
+        t
+    }
+    fn s_mul(a: i16, b: i16) -> i16 {
+        ((a as i32 * b as i32).wrapping_add(1 << 14) >> 15) as i16
+    }
+    fn mul_diff(ar: i16, br: i16, ai: i16, bi: i16) -> i16 {
+        let x = (ar as i32 * br as i32).wrapping_sub(ai as i32 * bi as i32);
+        (x.wrapping_add(1 << 14) >> 15) as i16
+    }
+    fn mul_sum(ar: i16, bi: i16, ai: i16, br: i16) -> i16 {
+        let x = (ar as i32 * bi as i32).wrapping_add(ai as i32 * br as i32);
+        (x.wrapping_add(1 << 14) >> 15) as i16
+    }
+    fn div(x: i16, k: usize) -> i16 {
+        let q = (i16::MAX as i32) / k as i32;
+        ((x as i32 * q).wrapping_add(1 << 14) >> 15) as i16
+    }
+    fn add(a: i16, b: i16) -> i16 {
+        a.wrapping_add(b)
+    }
+    fn sub(a: i16, b: i16) -> i16 {
+        a.wrapping_sub(b)
+    }
+    fn neg(a: i16) -> i16 {
+        a.wrapping_neg()
+    }
+    fn half(a: i16) -> i16 {
+        a >> 1
+    }
+    fn half_sum(a: i16, b: i16) -> i16 {
+        ((a as i32 + b as i32) >> 1) as i16
+    }
+    fn half_diff(a: i16, b: i16) -> i16 {
+        ((a as i32 - b as i32) >> 1) as i16
+    }
+}
+
+impl Sample for i32 {
+    type Table = i32;
+    fn from_table(t: i32) -> i32 {
+        t
+    }
+    fn s_mul(a: i32, b: i32) -> i32 {
+        ((a as i64 * b as i64).wrapping_add(1 << 30) >> 31) as i32
+    }
+    fn mul_diff(ar: i32, br: i32, ai: i32, bi: i32) -> i32 {
+        let x = (ar as i64 * br as i64).wrapping_sub(ai as i64 * bi as i64);
+        (x.wrapping_add(1 << 30) >> 31) as i32
+    }
+    fn mul_sum(ar: i32, bi: i32, ai: i32, br: i32) -> i32 {
+        let x = (ar as i64 * bi as i64).wrapping_add(ai as i64 * br as i64);
+        (x.wrapping_add(1 << 30) >> 31) as i32
+    }
+    fn div(x: i32, k: usize) -> i32 {
+        let q = (i32::MAX as i64) / k as i64;
+        ((x as i64 * q).wrapping_add(1 << 30) >> 31) as i32
+    }
+    fn add(a: i32, b: i32) -> i32 {
+        a.wrapping_add(b)
+    }
+    fn sub(a: i32, b: i32) -> i32 {
+        a.wrapping_sub(b)
+    }
+    fn neg(a: i32) -> i32 {
+        a.wrapping_neg()
+    }
+    fn half(a: i32) -> i32 {
+        a >> 1
+    }
+    fn half_sum(a: i32, b: i32) -> i32 {
+        a.wrapping_add(b) >> 1
+    }
+    fn half_diff(a: i32, b: i32) -> i32 {
+        a.wrapping_sub(b) >> 1
+    }
+}
+
+/// Float32 (`kiss_fft` in floating point): no division per stage (`C_FIXDIV` is a no-op),
+/// products and sums in `f32` in the C's order, `HALF_OF(x)` as `x * 0.5`.
+impl Sample for f32 {
+    type Table = u32;
+    fn from_table(t: u32) -> f32 {
+        f32::from_bits(t)
+    }
+    fn s_mul(a: f32, b: f32) -> f32 {
+        a * b
+    }
+    fn mul_diff(ar: f32, br: f32, ai: f32, bi: f32) -> f32 {
+        ar * br - ai * bi
+    }
+    fn mul_sum(ar: f32, bi: f32, ai: f32, br: f32) -> f32 {
+        ar * bi + ai * br
+    }
+    fn div(x: f32, _k: usize) -> f32 {
+        x
+    }
+    fn add(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    fn sub(a: f32, b: f32) -> f32 {
+        a - b
+    }
+    fn neg(a: f32) -> f32 {
+        -a
+    }
+    fn half(a: f32) -> f32 {
+        a * 0.5
+    }
+    fn half_sum(a: f32, b: f32) -> f32 {
+        (a + b) * 0.5
+    }
+    fn half_diff(a: f32, b: f32) -> f32 {
+        (a - b) * 0.5
+    }
+}
+
+/// A complex table entry.
+fn ld_table<T: Sample>(s: &[T::Table], k: usize) -> C<T> {
+    C {
+        r: T::from_table(s[2 * k]),
+        i: T::from_table(s[2 * k + 1]),
+    }
+}
+
+fn ld<T: Sample>(s: &[T], k: usize) -> C<T> {
+    C {
+        r: s[2 * k],
+        i: s[2 * k + 1],
+    }
+}
+
+fn st<T: Sample>(s: &mut [T], k: usize, c: C<T>) {
+    s[2 * k] = c.r;
+    s[2 * k + 1] = c.i;
+}
+
+fn cmul<T: Sample>(a: C<T>, b: C<T>) -> C<T> {
+    C {
+        r: T::mul_diff(a.r, b.r, a.i, b.i),
+        i: T::mul_sum(a.r, b.i, a.i, b.r),
+    }
+}
+
+fn cdiv<T: Sample>(a: C<T>, k: usize) -> C<T> {
+    C {
+        r: T::div(a.r, k),
+        i: T::div(a.i, k),
+    }
+}
+
+fn cadd<T: Sample>(a: C<T>, b: C<T>) -> C<T> {
+    C {
+        r: T::add(a.r, b.r),
+        i: T::add(a.i, b.i),
+    }
+}
+
+fn csub<T: Sample>(a: C<T>, b: C<T>) -> C<T> {
+    C {
+        r: T::sub(a.r, b.r),
+        i: T::sub(a.i, b.i),
+    }
+}
+
+/// The tables and sizes one complex FFT stage needs.
+struct Fft<'a, T: Sample> {
+    twiddles: &'a [T::Table],
+    n: usize,
+    /// The inverse transform's state (`kiss_fftr_alloc(.., 1, ..)`): only radix 4 differs
+    /// beyond the tables.
+    inverse: bool,
+}
+
+impl<T: Sample> Fft<'_, T> {
+    fn tw(&self, k: usize) -> C<T> {
+        ld_table(self.twiddles, k)
+    }
+
+    /// `kf_work`: the FFT of `input[f], input[f + fstride], ...` into `out[o..o + p * m]`
+    /// (radix 2, 3, 4 or 5: [`prepare`] refuses the others).
+    fn work(
+        &self,
+        out: &mut [T],
+        o: usize,
+        input: &[T],
+        f: usize,
+        fstride: usize,
+        factors: &[u32],
+    ) {
+        let (p, m) = (factors[0] as usize, factors[1] as usize);
+        for q in 0..p {
+            if m == 1 {
+                st(out, o + q, ld(input, f + q * fstride));
+            } else {
+                self.work(
+                    out,
+                    o + q * m,
+                    input,
+                    f + q * fstride,
+                    fstride * p,
+                    &factors[2..],
+                );
+            }
+        }
+        match p {
+            2 => self.bfly2(out, o, fstride, m),
+            3 => self.bfly3(out, o, fstride, m),
+            4 => self.bfly4(out, o, fstride, m),
+            _ => self.bfly5(out, o, fstride, m),
+        }
+    }
+
+    fn bfly2(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
+        for u in 0..m {
+            let a = cdiv(ld(out, o + u), 2);
+            let b = cdiv(ld(out, o + u + m), 2);
+            let t = cmul(b, self.tw(u * fstride));
+            st(out, o + u + m, csub(a, t));
+            st(out, o + u, cadd(a, t));
+        }
+    }
+
+    fn bfly4(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
+        for u in 0..m {
+            let k = o + u;
+            let f0 = cdiv(ld(out, k), 4);
+            let f1 = cdiv(ld(out, k + m), 4);
+            let f2 = cdiv(ld(out, k + 2 * m), 4);
+            let f3 = cdiv(ld(out, k + 3 * m), 4);
+            let s0 = cmul(f1, self.tw(u * fstride));
+            let s1 = cmul(f2, self.tw(2 * u * fstride));
+            let s2 = cmul(f3, self.tw(3 * u * fstride));
+            let s5 = csub(f0, s1);
+            let f0 = cadd(f0, s1);
+            let s3 = cadd(s0, s2);
+            let s4 = csub(s0, s2);
+            st(out, k + 2 * m, csub(f0, s3));
+            st(out, k, cadd(f0, s3));
+            let (plus, minus) = (
+                C {
+                    r: T::add(s5.r, s4.i),
+                    i: T::sub(s5.i, s4.r),
+                },
+                C {
+                    r: T::sub(s5.r, s4.i),
+                    i: T::add(s5.i, s4.r),
+                },
+            );
+            let (r1, r3) = if self.inverse {
+                (minus, plus)
+            } else {
+                (plus, minus)
+            };
+            st(out, k + m, r1);
+            st(out, k + 3 * m, r3);
+        }
+    }
+
+    fn bfly3(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
+        let epi3 = self.tw(fstride * m);
+        for u in 0..m {
+            let k = o + u;
+            let f0 = cdiv(ld(out, k), 3);
+            let f1 = cdiv(ld(out, k + m), 3);
+            let f2 = cdiv(ld(out, k + 2 * m), 3);
+            let s1 = cmul(f1, self.tw(u * fstride));
+            let s2 = cmul(f2, self.tw(2 * u * fstride));
+            let s3 = cadd(s1, s2);
+            let s0 = csub(s1, s2);
+            let g1 = C {
+                r: T::sub(f0.r, T::half(s3.r)),
+                i: T::sub(f0.i, T::half(s3.i)),
+            };
+            let s0 = C {
+                r: T::s_mul(s0.r, epi3.i),
+                i: T::s_mul(s0.i, epi3.i),
+            };
+            st(out, k, cadd(f0, s3));
+            st(
+                out,
+                k + 2 * m,
+                C {
+                    r: T::add(g1.r, s0.i),
+                    i: T::sub(g1.i, s0.r),
+                },
+            );
+            st(
+                out,
+                k + m,
+                C {
+                    r: T::sub(g1.r, s0.i),
+                    i: T::add(g1.i, s0.r),
+                },
+            );
+        }
+    }
+
+    fn bfly5(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
+        let (ya, yb) = (self.tw(fstride * m), self.tw(fstride * 2 * m));
+        let sm = T::s_mul;
+        for u in 0..m {
+            let k = o + u;
+            let f: [C<T>; 5] = core::array::from_fn(|j| cdiv(ld(out, k + j * m), 5));
+            let s0 = f[0];
+            let s1 = cmul(f[1], self.tw(u * fstride));
+            let s2 = cmul(f[2], self.tw(2 * u * fstride));
+            let s3 = cmul(f[3], self.tw(3 * u * fstride));
+            let s4 = cmul(f[4], self.tw(4 * u * fstride));
+            let s7 = cadd(s1, s4);
+            let s10 = csub(s1, s4);
+            let s8 = cadd(s2, s3);
+            let s9 = csub(s2, s3);
+            st(
+                out,
+                k,
+                C {
+                    r: T::add(f[0].r, T::add(s7.r, s8.r)),
+                    i: T::add(f[0].i, T::add(s7.i, s8.i)),
+                },
+            );
+            let s5 = C {
+                r: T::add(T::add(s0.r, sm(s7.r, ya.r)), sm(s8.r, yb.r)),
+                i: T::add(T::add(s0.i, sm(s7.i, ya.r)), sm(s8.i, yb.r)),
+            };
+            let s6 = C {
+                r: T::add(sm(s10.i, ya.i), sm(s9.i, yb.i)),
+                i: T::sub(T::neg(sm(s10.r, ya.i)), sm(s9.r, yb.i)),
+            };
+            st(out, k + m, csub(s5, s6));
+            st(out, k + 4 * m, cadd(s5, s6));
+            let s11 = C {
+                r: T::add(T::add(s0.r, sm(s7.r, yb.r)), sm(s8.r, ya.r)),
+                i: T::add(T::add(s0.i, sm(s7.i, yb.r)), sm(s8.i, ya.r)),
+            };
+            let s12 = C {
+                r: T::add(T::neg(sm(s10.i, yb.i)), sm(s9.i, ya.i)),
+                i: T::sub(sm(s10.r, yb.i), sm(s9.r, ya.i)),
+            };
+            st(out, k + 2 * m, cadd(s11, s12));
+            st(out, k + 3 * m, csub(s11, s12));
+        }
+    }
+}
+
+/// One `kiss_fftr` of `time` (`fft_length` samples) into `freq` (`fft_length / 2 + 1`
+/// complex values), with `tmp` (`fft_length` samples) as scratch.
+fn fftr<T: Sample>(
+    fft: &Fft<'_, T>,
+    factors: &[u32],
+    super_twiddles: &[T::Table],
+    time: &[T],
+    freq: &mut [T],
+    tmp: &mut [T],
+) {
+    let ncfft = fft.n;
+    fft.work(tmp, 0, time, 0, 1, factors);
+    let tdc = cdiv(ld(tmp, 0), 2);
+    st(
+        freq,
+        0,
+        C {
+            r: T::add(tdc.r, tdc.i),
+            i: T::default(),
+        },
+    );
+    st(
+        freq,
+        ncfft,
+        C {
+            r: T::sub(tdc.r, tdc.i),
+            i: T::default(),
+        },
+    );
+    for k in 1..=ncfft / 2 {
+        let fpk = cdiv(ld(tmp, k), 2);
+        let nk = ld(tmp, ncfft - k);
+        let fpnk = cdiv(
+            C {
+                r: nk.r,
+                i: T::neg(nk.i),
+            },
+            2,
+        );
+        let f1k = cadd(fpk, fpnk);
+        let f2k = csub(fpk, fpnk);
+        let tw = cmul(f2k, ld_table(super_twiddles, k - 1));
+        st(
+            freq,
+            k,
+            C {
+                r: T::half_sum(f1k.r, tw.r),
+                i: T::half_sum(f1k.i, tw.i),
+            },
+        );
+        st(
+            freq,
+            ncfft - k,
+            C {
+                r: T::half_diff(f1k.r, tw.r),
+                i: T::half_diff(tw.i, f1k.i),
+            },
+        );
+    }
+}
+
+/// One `kiss_fftri` of `freq` (`fft_length / 2 + 1` complex values) into `time`
+/// (`fft_length` samples), with `tmp` (`fft_length` samples) as scratch.
+fn fftri<T: Sample>(
+    fft: &Fft<'_, T>,
+    factors: &[u32],
+    super_twiddles: &[T::Table],
+    freq: &[T],
+    time: &mut [T],
+    tmp: &mut [T],
+) {
+    let ncfft = fft.n;
+    let (f0, fn_) = (ld(freq, 0), ld(freq, ncfft));
+    st(
+        tmp,
+        0,
+        cdiv(
+            C {
+                r: T::add(f0.r, fn_.r),
+                i: T::sub(f0.r, fn_.r),
+            },
+            2,
+        ),
+    );
+    for k in 1..=ncfft / 2 {
+        let fk = cdiv(ld(freq, k), 2);
+        let nk = ld(freq, ncfft - k);
+        let fnkc = cdiv(
+            C {
+                r: nk.r,
+                i: T::neg(nk.i),
+            },
+            2,
+        );
+        let fek = cadd(fk, fnkc);
+        let fok = cmul(csub(fk, fnkc), ld_table(super_twiddles, k - 1));
+        st(tmp, k, cadd(fek, fok));
+        let d = csub(fek, fok);
+        st(
+            tmp,
+            ncfft - k,
+            C {
+                r: d.r,
+                i: T::neg(d.i),
+            },
+        );
+    }
+    fft.work(time, 0, tmp, 0, 1, factors);
+}
+
+/// The inverse real FFT of every frame: `input` holds `frames * (fft_length + 2)` values
+/// (interleaved complex), `output` `frames * fft_length`; tables as for [`signal_rfft`] but
+/// of the inverse transform (positive phases); `scratch` of `fft_length` samples.
+pub fn signal_irfft<T: Sample>(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[T::Table],
+    super_twiddles: &[T::Table],
+    input: &[T],
+    output: &mut [T],
+    scratch: &mut [T],
+) {
+    let n = p.fft_length;
+    debug_assert_eq!(input.len(), p.frames * (n + 2));
+    debug_assert_eq!(output.len(), p.frames * n);
+    let fft = Fft {
+        twiddles,
+        n: n / 2,
+        inverse: true,
+    };
+    for (x, y) in input.chunks_exact(n + 2).zip(output.chunks_exact_mut(n)) {
+        fftri(&fft, factors, super_twiddles, x, y, &mut scratch[..n]);
+    }
+}
+
+/// [`signal_irfft`] on int16 samples.
+pub fn signal_irfft_s16(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[i16],
+    super_twiddles: &[i16],
+    input: &[i16],
+    output: &mut [i16],
+    scratch: &mut [i16],
+) {
+    signal_irfft(p, factors, twiddles, super_twiddles, input, output, scratch)
+}
+
+/// [`signal_irfft`] on int32 samples.
+pub fn signal_irfft_s32(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[i32],
+    super_twiddles: &[i32],
+    input: &[i32],
+    output: &mut [i32],
+    scratch: &mut [i32],
+) {
+    signal_irfft(p, factors, twiddles, super_twiddles, input, output, scratch)
+}
+
+/// [`signal_irfft`] on float32 samples (twiddles as `f32` bits), each output then divided
+/// by `fft_length` as TFLM's `IrfftFloatApply` does (the fixed-point forms are not).
+pub fn signal_irfft_f32(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[u32],
+    super_twiddles: &[u32],
+    input: &[f32],
+    output: &mut [f32],
+    scratch: &mut [f32],
+) {
+    signal_irfft(p, factors, twiddles, super_twiddles, input, output, scratch);
+    let n = p.fft_length as f32;
+    for o in output.iter_mut() {
+        *o /= n;
+    }
+}
+
+/// The real FFT of every frame: `input` holds `frames * input_length` samples, `output`
+/// `frames * (fft_length + 2)` (interleaved complex values); `factors`, `twiddles`
+/// (`fft_length / 2` complex values) and `super_twiddles` (`fft_length / 4`) from the
+/// build-time tables; `scratch` of [`scratch_elements`].
+pub fn signal_rfft<T: Sample>(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[T::Table],
+    super_twiddles: &[T::Table],
+    input: &[T],
+    output: &mut [T],
+    scratch: &mut [T],
+) {
+    let n = p.fft_length;
+    debug_assert_eq!(input.len(), p.frames * p.input_length);
+    debug_assert_eq!(output.len(), p.frames * (n + 2));
+    let (time, tmp) = scratch.split_at_mut(n);
+    let fft = Fft {
+        twiddles,
+        n: n / 2,
+        inverse: false,
+    };
+    for (x, y) in input
+        .chunks_exact(p.input_length)
+        .zip(output.chunks_exact_mut(n + 2))
+    {
+        time[..p.input_length].copy_from_slice(x);
+        time[p.input_length..].fill(T::default());
+        fftr(&fft, factors, super_twiddles, time, y, tmp);
+    }
+}
+
+/// [`signal_rfft`] on int16 samples.
+pub fn signal_rfft_s16(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[i16],
+    super_twiddles: &[i16],
+    input: &[i16],
+    output: &mut [i16],
+    scratch: &mut [i16],
+) {
+    signal_rfft(p, factors, twiddles, super_twiddles, input, output, scratch)
+}
+
+/// [`signal_rfft`] on float32 samples (twiddles as `f32` bits).
+pub fn signal_rfft_f32(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[u32],
+    super_twiddles: &[u32],
+    input: &[f32],
+    output: &mut [f32],
+    scratch: &mut [f32],
+) {
+    signal_rfft(p, factors, twiddles, super_twiddles, input, output, scratch)
+}
+
+/// [`signal_rfft`] on int32 samples.
+pub fn signal_rfft_s32(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[i32],
+    super_twiddles: &[i32],
+    input: &[i32],
+    output: &mut [i32],
+    scratch: &mut [i32],
+) {
+    signal_rfft(p, factors, twiddles, super_twiddles, input, output, scratch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kf_factor_order() {
+        let mut f = [0u32; 64];
+        let n = factors(256, &mut f).unwrap();
+        assert_eq!(&f[..n], &[4, 64, 4, 16, 4, 4, 4, 1]);
+        let n = factors(12, &mut f).unwrap();
+        assert_eq!(&f[..n], &[4, 3, 3, 1]);
+        let n = factors(14, &mut f).unwrap();
+        assert_eq!(&f[..n], &[2, 7, 7, 1]);
+        let n = factors(1, &mut f).unwrap();
+        assert_eq!(&f[..n], &[1, 1]);
+        assert_eq!(prepare(7, 7, 1), None);
+        assert_eq!(prepare(8, 9, 1), None);
+        // Radix 7 (TFLM crashes) and a one-point complex FFT.
+        assert_eq!(prepare(14, 14, 1), None);
+        assert_eq!(prepare(2, 2, 1), None);
+        assert!(prepare(30, 30, 1).is_some());
+    }
+}
