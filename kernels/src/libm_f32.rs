@@ -6,9 +6,13 @@
 //! variants its ifunc selects (`sysdeps/x86_64/fpu/multiarch`): the ARM optimized-routines
 //! code of `sysdeps/ieee754/flt-32` (`s_sinf.c`, `s_cosf.c`, `s_sincosf.h`,
 //! `sincosf_poly.h`, `e_logf.c`) built with `-mfma`, where GCC fuses every
-//! `a * b + c` whose product feeds only additions. The ports here give the same bits as
-//! those `f64` operations in the same order, fused where GCC fuses them, without a hardware
-//! `fma` (Cortex-M has none for `double`, nor has the x86-64 baseline):
+//! `a * b + c` whose product feeds only additions. Kiln gives those bits on every target, by
+//! one of two paths:
+//!
+//! **Portable** ([`sinf`], [`cosf`], [`logf`]; every target, and the host without FMA or
+//! under Miri): the same bits as those `f64` operations in the same order, fused where GCC
+//! fuses them, without a hardware `fma` (Cortex-M has none for `double`, nor has the x86-64
+//! baseline):
 //!
 //! - The fused operations whose rounding matters most are computed exactly without `fma`:
 //!   the sine/cosine reduction `x - n * pi/2` (`reduce_fast`: `pi/2` split so that every
@@ -18,18 +22,33 @@
 //!   exact software [`fma`]; the unfused one is provably within `2^7` ulps of the fused one
 //!   (see `finish`), so both round to the same `f32`.
 //!
-//! The unit tests check each step (`reduce_fast_is_the_fused_reduction`,
-//! `logf_r_is_the_fused_product`, `fast_path_within_its_bound`) and compare the functions
-//! with the host's C library over a sweep of every float class
-//! (`same_bits_as_the_host_c_library`, every 4099th bit pattern; so is
-//! [`crate::math::expf`], whose unfused operations give the FMA variant's bits);
-//! `KILN_LIBM_SWEEP_STEP=1 cargo test --release -p kiln-kernels --lib
+//! **Fused** (`sincosf_fused`, `logf_fused`, `math::expf_fused`; the host, x86-64 with FMA3
+//! detected at run time by `arch::x86::fma`): glibc's `-fma` operations as they are, each
+//! `a * b + c` one fused multiply-add of the CPU (`MulAdd` implemented by `HostFma`), in
+//! glibc's order. The element loops of SIN, COS, LOG, EXP (`sinf_map`, ...) and LOG_SOFTMAX
+//! choose the path once per call (`with_host_fma`) and run the fused one inside a function
+//! compiled for FMA (`arch::x86::Fma::run`), everything in it inlined: no call per element,
+//! and no midpoint test. The polynomials and reductions are written once, generic over how
+//! `a * b + c` is evaluated (`MulAdd`: `Unfused`, `SoftFma`, `HostFma`), so the paths
+//! share their code but for the fused operations themselves.
+//!
+//! The unit tests check each step of the portable path (`reduce_fast_is_the_fused_reduction`,
+//! `logf_r_is_the_fused_product`, `fast_path_within_its_bound`); compare the two paths on
+//! every 4093rd bit pattern, the fused forms both with the software `fma` (every host, Miri
+//! too) and with the host's instruction, directly and through the kernels' element loops
+//! (`fused_forms_are_the_portable_functions`); and compare both paths with the host's C
+//! library over a sweep of every float class (`same_bits_as_the_host_c_library`, every
+//! 4099th bit pattern; so is [`crate::math::expf`], whose unfused operations give the FMA
+//! variant's bits). `KILN_LIBM_SWEEP_STEP=1 cargo test --release -p kiln-kernels --lib
 //! same_bits_as_the_host_c_library` compares all 2^32 bit patterns (on an x86-64 glibc host
-//! with FMA). Run so on 2026-12-02 (glibc 2.36, AMD EPYC, release build; 31 minutes on a
-//! shared core): `sinf`, `cosf`, `logf`, `sqrtf` and `expm1f` gave the host's bits on every
-//! input, `expf` on all but 2, which its fix (see [`crate::math`]) added to the sweep; then
-//! `sinf`, `cosf`, `logf`, `expf` and `sqrtf` as committed compared once more on all 2^32
-//! inputs: no mismatch.
+//! with FMA; `KILN_LIBM_SWEEP_FNS=sin,cos` and `KILN_LIBM_SWEEP_PATHS=fused` narrow it).
+//! Run so on 2026-12-02 (glibc 2.36, AMD EPYC, release build; 31 minutes on a shared core):
+//! `sinf`, `cosf`, `logf`, `sqrtf` and `expm1f` gave the host's bits on every input, `expf`
+//! on all but 2, which its fix (see [`crate::math`]) added to the sweep; then `sinf`,
+//! `cosf`, `logf`, `expf` and `sqrtf` as committed compared once more on all 2^32 inputs:
+//! no mismatch. The fused path (`KILN_LIBM_SWEEP_PATHS=fused`, `sinf`, `cosf`, `logf`,
+//! `expf`) on all 2^32 inputs on 2026-12-02 (glibc 2.36, Intel Xeon with FMA3 and AVX-512,
+//! release build; 20 minutes on a shared core): no mismatch.
 //! `sqrtf` is correctly rounded (SSE `sqrtss`).
 //! Invalid arguments give the x86 default NaN (`0xffc00000`, what `(x - x) / (x - x)` and
 //! `sqrtss` produce there); a NaN argument is returned quieted.

@@ -11,7 +11,10 @@
 //! `reference_ops::LogSoftmax<float>`): per row the maximum (`std::max` from `lowest()`),
 //! the sum of `std::exp(x - max)` in order, then `x - max - std::log(sum)`, with glibc's
 //! `expf` and `logf` ([`crate::math::expf`], [`crate::libm_f32::logf`]); bit-identical,
-//! NaN payloads included.
+//! NaN payloads included. On the host with FMA (x86-64, detected at run time) the same with
+//! the fused `expf` and `logf` of glibc's `-fma` build on the CPU's instruction (see
+//! [`crate::libm_f32`]), the rows taken in groups of 8 so that their `logf`s overlap; the
+//! unit test `kernel_is_the_portable_row_loop` compares that path with the portable one.
 
 use crate::fixed_point::{
     exp_on_negative_values, multiply_by_quantized_multiplier, one_over_one_plus_x_for_x_in_0_1,

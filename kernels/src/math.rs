@@ -8,6 +8,10 @@
 //! software `fma` near an f32 midpoint). Exhaustively checked against the host (all 2^32
 //! inputs, see `libm_f32`); the unfused polynomial alone gives other bits for 2 inputs,
 //! `32.564632` and `-63.09946` (in `same_bits_as_the_host_c_library`).
+//!
+//! On the host with FMA the EXP kernel's loop (`expf_map`) and LOG_SOFTMAX run
+//! `expf_fused` instead: the `-fma` build's five fused operations on the CPU's instruction,
+//! in glibc's order (the fused path of `libm_f32`, tested the same way).
 
 use crate::libm_f32::{
     Fused, MulAdd, SoftFma, Unfused, map_f32, map_f32_in_place, near_f32_midpoint,
