@@ -381,9 +381,9 @@ pub(crate) fn near_f32_midpoint(d: f64) -> bool {
     low.wrapping_sub((1 << 28) - T) < 2 * T
 }
 
-/// The polynomial tail of `sinf`, `cosf` and `logf`: the `f32` of `poly::<false>` (every
+/// The polynomial tail of `sinf`, `cosf` and `logf`: the `f32` of `poly(Unfused, ..)` (every
 /// `a * b + c` unfused), or, if that lands near an `f32` midpoint, `None`: the caller then
-/// evaluates `poly::<true>` (fused as in the `-fma` build, with the exact [`fma`]).
+/// evaluates `poly(SoftFma, ..)` (fused as in the `-fma` build, with the exact [`fma`]).
 ///
 /// Why this gives the fused bits on every input: each of the functions' unfused steps differs
 /// from its fused one by at most one rounding of a product, so at most one ulp of a value no
