@@ -15,7 +15,7 @@
 use crate::fixed_point::{multiply_by_quantized_multiplier, rescale, rounding_divide_by_pot};
 use crate::fmath::{ceil_f32 as ceilf, floor_f32 as floorf, is_even_small};
 use crate::glibc_math::expm1f;
-use crate::libm_f32::{cosf, logf, sinf, sqrtf};
+use crate::libm_f32::sqrtf;
 use crate::math::expf;
 use crate::quant::{
     PrepareError, QuantParams, ShiftRange, quantize_multiplier, round_f32 as roundf,
@@ -80,22 +80,41 @@ float_kernels! {
     sqrt_f32, sqrt_f32_in_place => sqrtf;
     /// RSQRT float32: `1.f / std::sqrt(x)`.
     rsqrt_f32, rsqrt_f32_in_place => rsqrt_op;
-    /// SIN float32: `std::sin` (glibc's `sinf`).
-    sin_f32, sin_f32_in_place => sinf;
-    /// COS float32: `std::cos` (glibc's `cosf`).
-    cos_f32, cos_f32_in_place => cosf;
-    /// LOG float32: `std::log` (glibc's `logf`).
-    log_f32, log_f32_in_place => logf;
     /// CEIL float32: `std::ceil`.
     ceil_f32, ceil_f32_in_place => ceilf;
     /// FLOOR float32: `std::floor`.
     floor_f32, floor_f32_in_place => floorf;
     /// ROUND float32: `RoundToNearest` (half to even).
     round_f32, round_f32_in_place => round_to_nearest;
-    /// EXP float32: `std::exp` (glibc's `expf`).
-    exp_f32, exp_f32_in_place => expf;
     /// ELU float32: `x < 0 ? std::expm1(x) : x`.
     elu_f32, elu_f32_in_place => elu_op;
+}
+
+/// The kernels whose element loops the C library function's module provides (run with the
+/// host's fused multiply-add where it has one; same bits).
+macro_rules! float_loop_kernels {
+    ($($(#[$doc:meta])* $name:ident, $in_place:ident => $map:path, $map_in_place:path;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(input: &[f32], output: &mut [f32]) {
+            $map(input, output);
+        }
+
+        #[doc = concat!("[`", stringify!($name), "`] with the output overwriting the input.")]
+        pub fn $in_place(data: &mut [f32]) {
+            $map_in_place(data);
+        }
+    )*};
+}
+
+float_loop_kernels! {
+    /// SIN float32: `std::sin` (glibc's `sinf`).
+    sin_f32, sin_f32_in_place => crate::libm_f32::sinf_map, crate::libm_f32::sinf_map_in_place;
+    /// COS float32: `std::cos` (glibc's `cosf`).
+    cos_f32, cos_f32_in_place => crate::libm_f32::cosf_map, crate::libm_f32::cosf_map_in_place;
+    /// LOG float32: `std::log` (glibc's `logf`).
+    log_f32, log_f32_in_place => crate::libm_f32::logf_map, crate::libm_f32::logf_map_in_place;
+    /// EXP float32: `std::exp` (glibc's `expf`).
+    exp_f32, exp_f32_in_place => crate::math::expf_map, crate::math::expf_map_in_place;
 }
 
 /// Parameters of a quantized ABS (`OpDataAbsRsqrt`).

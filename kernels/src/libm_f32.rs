@@ -6,9 +6,13 @@
 //! variants its ifunc selects (`sysdeps/x86_64/fpu/multiarch`): the ARM optimized-routines
 //! code of `sysdeps/ieee754/flt-32` (`s_sinf.c`, `s_cosf.c`, `s_sincosf.h`,
 //! `sincosf_poly.h`, `e_logf.c`) built with `-mfma`, where GCC fuses every
-//! `a * b + c` whose product feeds only additions. The ports here give the same bits as
-//! those `f64` operations in the same order, fused where GCC fuses them, without a hardware
-//! `fma` (Cortex-M has none for `double`, nor has the x86-64 baseline):
+//! `a * b + c` whose product feeds only additions. Kiln gives those bits on every target, by
+//! one of two paths:
+//!
+//! **Portable** ([`sinf`], [`cosf`], [`logf`]; every target, and the host without FMA or
+//! under Miri): the same bits as those `f64` operations in the same order, fused where GCC
+//! fuses them, without a hardware `fma` (Cortex-M has none for `double`, nor has the x86-64
+//! baseline):
 //!
 //! - The fused operations whose rounding matters most are computed exactly without `fma`:
 //!   the sine/cosine reduction `x - n * pi/2` (`reduce_fast`: `pi/2` split so that every
@@ -18,18 +22,34 @@
 //!   exact software [`fma`]; the unfused one is provably within `2^7` ulps of the fused one
 //!   (see `finish`), so both round to the same `f32`.
 //!
-//! The unit tests check each step (`reduce_fast_is_the_fused_reduction`,
-//! `logf_r_is_the_fused_product`, `fast_path_within_its_bound`) and compare the functions
-//! with the host's C library over a sweep of every float class
-//! (`same_bits_as_the_host_c_library`, every 4099th bit pattern; so is
-//! [`crate::math::expf`], whose unfused operations give the FMA variant's bits);
-//! `KILN_LIBM_SWEEP_STEP=1 cargo test --release -p kiln-kernels --lib
+//! **Fused** (`sincosf_fused`, `logf_fused`, `math::expf_fused`; the host, x86-64 with FMA3
+//! detected at run time by `arch::x86::fma`): glibc's `-fma` operations as they are, each
+//! `a * b + c` one fused multiply-add of the CPU (`MulAdd` implemented by `HostFma`), in
+//! glibc's order. The element loops of SIN, COS, LOG, EXP (`sinf_map`, ...) and LOG_SOFTMAX
+//! choose the path once per call (`with_host_fma`) and run the fused one inside a function
+//! compiled for FMA (`arch::x86::Fma::run`), everything in it inlined: no call per element,
+//! and no midpoint test. The polynomials and reductions are written once, generic over how
+//! `a * b + c` is evaluated (`MulAdd`: `Unfused`, `SoftFma`, `HostFma`), so the paths
+//! share their code but for the fused operations themselves.
+//!
+//! The unit tests check each step of the portable path (`reduce_fast_is_the_fused_reduction`,
+//! `logf_r_is_the_fused_product`, `fast_path_within_its_bound`); compare the two paths on
+//! every 4093rd bit pattern, the fused forms both with the software `fma` (every host, Miri
+//! too) and with the host's instruction, directly and through the kernels' element loops
+//! (`fused_forms_are_the_portable_functions`); and compare both paths with the host's C
+//! library over a sweep of every float class (`same_bits_as_the_host_c_library`, every
+//! 4099th bit pattern; so is [`crate::math::expf`], whose unfused operations give the FMA
+//! variant's bits). `KILN_LIBM_SWEEP_STEP=1 cargo test --release -p kiln-kernels --lib
 //! same_bits_as_the_host_c_library` compares all 2^32 bit patterns (on an x86-64 glibc host
-//! with FMA). Run so on 2026-12-02 (glibc 2.36, AMD EPYC, release build; 31 minutes on a
-//! shared core): `sinf`, `cosf`, `logf`, `sqrtf` and `expm1f` gave the host's bits on every
-//! input, `expf` on all but 2, which its fix (see [`crate::math`]) added to the sweep; then
-//! `sinf`, `cosf`, `logf`, `expf` and `sqrtf` as committed compared once more on all 2^32
-//! inputs: no mismatch.
+//! with FMA; `KILN_LIBM_SWEEP_FNS=sin,cos` and `KILN_LIBM_SWEEP_PATHS=fused` narrow it).
+//! Run so on 2026-12-02 (glibc 2.36, AMD EPYC, release build; 31 minutes on a shared core):
+//! `sinf`, `cosf`, `logf`, `sqrtf` and `expm1f` gave the host's bits on every input, `expf`
+//! on all but 2, which its fix (see [`crate::math`]) added to the sweep; then `sinf`,
+//! `cosf`, `logf`, `expf` and `sqrtf` as committed compared once more on all 2^32 inputs:
+//! no mismatch. The fused path (`KILN_LIBM_SWEEP_PATHS=fused`, `sinf`, `cosf`, `logf`,
+//! `expf`) on all 2^32 inputs on 2026-12-02 (glibc 2.36, Intel Xeon with FMA3 and AVX-512,
+//! release build; 20 minutes on a shared core): no mismatch; the portable path of the same
+//! four functions, after their move to the generic polynomials, likewise (11 minutes).
 //! `sqrtf` is correctly rounded (SSE `sqrtss`).
 //! Invalid arguments give the x86 default NaN (`0xffc00000`, what `(x - x) / (x - x)` and
 //! `sqrtss` produce there); a NaN argument is returned quieted.
@@ -223,11 +243,133 @@ fn abstop12(x: f32) -> u32 {
     (x.to_bits() >> 20) & 0x7ff
 }
 
-/// `a * b + c`, fused ([`fma`], the `-fma` build's operation) when `FUSED`, else two
-/// roundings (the fast path, see [`finish`]).
+/// How the functions' `a * b + c` are evaluated: [`Unfused`] (two roundings: the portable
+/// fast path, see [`finish`]), or rounded once as glibc's `-fma` build does ([`Fused`]:
+/// [`SoftFma`], or the host's instruction, [`HostFma`] on x86-64).
+pub(crate) trait MulAdd: Copy {
+    fn mul_add(self, a: f64, b: f64, c: f64) -> f64;
+
+    /// `r` truncated to an integer, for `|r| < 2^31` (C's `(int32_t) r`; Rust's saturating
+    /// `as i32` elsewhere, one instruction on x86-64).
+    #[inline(always)]
+    fn trunc_i32(self, r: f64) -> i32 {
+        r as i32
+    }
+}
+
+/// A [`MulAdd`] that rounds once: the polynomials and reductions with it are glibc's `-fma`
+/// operations.
+pub(crate) trait Fused: MulAdd {}
+
+/// `a * b + c` with two roundings.
+#[derive(Clone, Copy)]
+pub(crate) struct Unfused;
+
+impl MulAdd for Unfused {
+    #[inline(always)]
+    fn mul_add(self, a: f64, b: f64, c: f64) -> f64 {
+        a * b + c
+    }
+}
+
+/// `a * b + c` rounded once by the software [`fma`] (exact, slow).
+#[derive(Clone, Copy)]
+pub(crate) struct SoftFma;
+
+impl MulAdd for SoftFma {
+    #[inline(always)]
+    fn mul_add(self, a: f64, b: f64, c: f64) -> f64 {
+        fma(a, b, c)
+    }
+}
+
+impl Fused for SoftFma {}
+
+/// The host's fused multiply-add: `arch::x86::Fma`, the proof that the CPU has the
+/// instruction (x86-64, not under Miri); elsewhere a stand-in type that is never run
+/// ([`with_host_fma`] runs the portable function there).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse", not(miri)))]
+pub(crate) use crate::arch::x86::Fma as HostFma;
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse", not(miri))))]
+pub(crate) type HostFma = SoftFma;
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse", not(miri)))]
+impl MulAdd for HostFma {
+    #[inline(always)]
+    fn mul_add(self, a: f64, b: f64, c: f64) -> f64 {
+        HostFma::mul_add(self, a, b, c)
+    }
+
+    #[inline(always)]
+    fn trunc_i32(self, r: f64) -> i32 {
+        crate::arch::x86::trunc_i32(r)
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse", not(miri)))]
+impl Fused for HostFma {}
+
+/// `portable(args)`, or where the host has an FMA instruction (x86-64 with FMA3, detected
+/// once at run time; never under Miri) `fused(fma, args)`, compiled for it so that the
+/// `mul_add`s of everything inlined into `fused` are single instructions. Both must give
+/// the same result (the `-fma` build's bits); `args` is what both need, moved into the one
+/// that runs.
 #[inline(always)]
-pub(crate) fn madd<const FUSED: bool>(a: f64, b: f64, c: f64) -> f64 {
-    if FUSED { fma(a, b, c) } else { a * b + c }
+pub(crate) fn with_host_fma<A, R>(
+    args: A,
+    portable: impl FnOnce(A) -> R,
+    fused: impl FnOnce(HostFma, A) -> R,
+) -> R {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse", not(miri)))]
+    if let Some(f) = crate::arch::x86::fma() {
+        return f.run(
+            #[inline(always)]
+            || fused(f, args),
+        );
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse", not(miri))))]
+    let _ = fused;
+    portable(args)
+}
+
+/// `output[i] = f(input[i])` with [`with_host_fma`]: `fused` (the function as glibc's `-fma`
+/// build, on the host's instruction) where the host has FMA, else `portable`.
+#[inline(always)]
+pub(crate) fn map_f32(
+    input: &[f32],
+    output: &mut [f32],
+    portable: impl Fn(f32) -> f32,
+    fused: impl Fn(HostFma, f32) -> f32,
+) {
+    with_host_fma(
+        (input, output),
+        |(input, output)| crate::util::map(input, output, portable),
+        #[inline(always)]
+        |f, (input, output)| crate::util::map(input, output, closure_always(f, fused)),
+    );
+}
+
+/// `|x| fused(m, x)`, always inlined (so into the function compiled for FMA: the
+/// instructions of `m.mul_add` are inlined only there).
+#[inline(always)]
+fn closure_always(m: HostFma, fused: impl Fn(HostFma, f32) -> f32) -> impl Fn(f32) -> f32 {
+    #[inline(always)]
+    move |x| fused(m, x)
+}
+
+/// [`map_f32`] in place.
+#[inline(always)]
+pub(crate) fn map_f32_in_place(
+    data: &mut [f32],
+    portable: impl Fn(f32) -> f32,
+    fused: impl Fn(HostFma, f32) -> f32,
+) {
+    with_host_fma(
+        data,
+        |data| crate::util::map_in_place(data, portable),
+        #[inline(always)]
+        |f, data| crate::util::map_in_place(data, closure_always(f, fused)),
+    );
 }
 
 /// Whether rounding `d` to `f32` could differ from rounding any value within `2^16` ulps of
@@ -240,9 +382,9 @@ pub(crate) fn near_f32_midpoint(d: f64) -> bool {
     low.wrapping_sub((1 << 28) - T) < 2 * T
 }
 
-/// The polynomial tail of `sinf`, `cosf` and `logf`: the `f32` of `poly::<false>` (every
+/// The polynomial tail of `sinf`, `cosf` and `logf`: the `f32` of `poly(Unfused, ..)` (every
 /// `a * b + c` unfused), or, if that lands near an `f32` midpoint, `None`: the caller then
-/// evaluates `poly::<true>` (fused as in the `-fma` build, with the exact [`fma`]).
+/// evaluates `poly(SoftFma, ..)` (fused as in the `-fma` build, with the exact [`fma`]).
 ///
 /// Why this gives the fused bits on every input: each of the functions' unfused steps differs
 /// from its fused one by at most one rounding of a product, so at most one ulp of a value no
@@ -269,25 +411,25 @@ fn finish(fast: f64) -> Option<f32> {
 /// evaluated and one is chosen without a branch (the quadrant is data, and a mispredicted
 /// branch costs more than the other polynomial).
 #[inline(always)]
-fn sinf_poly<const FUSED: bool>(x: f64, x2: f64, p: &SinCos, n: i32) -> f64 {
+fn sinf_poly(m: impl MulAdd, x: f64, x2: f64, p: &SinCos, n: i32) -> f64 {
     let x3 = x * x2;
-    let s1 = madd::<FUSED>(x2, p.s[2], p.s[1]);
+    let s1 = m.mul_add(x2, p.s[2], p.s[1]);
     let x7 = x3 * x2;
-    let s = madd::<FUSED>(x3, p.s[0], x);
-    let sin = madd::<FUSED>(x7, s1, s);
+    let s = m.mul_add(x3, p.s[0], x);
+    let sin = m.mul_add(x7, s1, s);
     let x4 = x2 * x2;
-    let c2 = madd::<FUSED>(x2, p.c[4], p.c[3]);
-    let c1 = madd::<FUSED>(x2, p.c[1], p.c[0]);
+    let c2 = m.mul_add(x2, p.c[4], p.c[3]);
+    let c1 = m.mul_add(x2, p.c[1], p.c[0]);
     let x6 = x4 * x2;
-    let c = madd::<FUSED>(x4, p.c[2], c1);
-    let cos = madd::<FUSED>(x6, c2, c);
+    let c = m.mul_add(x4, p.c[2], c1);
+    let cos = m.mul_add(x6, c2, c);
     if n & 1 == 0 { sin } else { cos }
 }
 
 /// [`sinf_poly`] rounded to `f32`, fast (see [`finish`]).
 #[inline(always)]
 fn sincos_poly(x: f64, x2: f64, p: &SinCos, n: i32) -> f32 {
-    match finish(sinf_poly::<false>(x, x2, p, n)) {
+    match finish(sinf_poly(Unfused, x, x2, p, n)) {
         Some(v) => v,
         None => sincos_poly_fused(x, x2, p, n),
     }
@@ -298,11 +440,10 @@ fn sincos_poly(x: f64, x2: f64, p: &SinCos, n: i32) -> f32 {
 #[cold]
 #[inline(never)]
 fn sincos_poly_fused(x: f64, x2: f64, p: &SinCos, n: i32) -> f32 {
-    sinf_poly::<true>(x, x2, p, n) as f32
+    sinf_poly(SoftFma, x, x2, p, n) as f32
 }
 
 /// glibc's PI/2 (`hpi`, 0x1.921FB54442D18p0).
-#[cfg(test)]
 const HPI: f64 = f64::from_bits(0x3ff9_21fb_5444_2d18);
 
 /// [`HPI`] as `HPI_HI + HPI_LO` exactly: `HPI_HI` is its top 45 significant bits,
@@ -319,10 +460,25 @@ const HPI_LO: f64 = f64::from_bits(0x3cf8_0000_0000_0000);
 /// it is `x`); the last subtraction is the only rounding, of `x - n * hpi`.
 #[inline(always)]
 fn reduce_fast(x: f64, p: &SinCos) -> (f64, i32) {
-    let r = x * p.hpi_inv;
-    let n = ((r as i32).wrapping_add(0x80_0000)) >> 24;
+    let n = quadrant(Unfused, x, p);
     let nf = n as f64;
     ((x - nf * HPI_HI) - nf * HPI_LO, n)
+}
+
+/// The quadrant `n` of `reduce_fast`: `x * 2/PI * 2^24` to an integer (truncated by `m`:
+/// `|x| < 120`, so within `i32`), plus `2^23`, shifted down by 24 bits (`x * 2/PI` rounded
+/// to nearest).
+#[inline(always)]
+fn quadrant(m: impl MulAdd, x: f64, p: &SinCos) -> i32 {
+    let r = x * p.hpi_inv;
+    (m.trunc_i32(r).wrapping_add(0x80_0000)) >> 24
+}
+
+/// `reduce_fast` as glibc's `-fma` build computes it: `x - n * hpi` in one fused operation.
+#[inline(always)]
+fn reduce_fused(m: impl Fused, x: f64, p: &SinCos) -> (f64, i32) {
+    let n = quadrant(m, x, p);
+    (m.mul_add(-(n as f64), HPI, x), n)
 }
 
 /// `reduce_large`: `|x|` (bits `xi`, at least 120) modulo PI/2 with the 4/PI table.
@@ -348,9 +504,13 @@ const TOP_120: u32 = 0x42f; // abstop12(120.0f)
 const TOP_INF: u32 = 0x7f8;
 
 /// What `sinf` / `cosf` (`COS`) do before the polynomial: the result (`Err`), or the
-/// polynomial's arguments `(x, x^2, table, n)`.
+/// polynomial's arguments `(x, x^2, table, n)`. `reduce` is `reduce_fast` (the exact
+/// portable form, or the fused one).
 #[inline(always)]
-fn sincos_reduce<const COS: bool>(y: f32) -> Result<(f64, f64, &'static SinCos, i32), f32> {
+fn sincos_reduce<const COS: bool>(
+    y: f32,
+    reduce: impl FnOnce(f64, &SinCos) -> (f64, i32),
+) -> Result<(f64, f64, &'static SinCos, i32), f32> {
     let x = y as f64;
     let top = abstop12(y);
     let c = i32::from(COS);
@@ -360,7 +520,7 @@ fn sincos_reduce<const COS: bool>(y: f32) -> Result<(f64, f64, &'static SinCos, 
         }
         Ok((x, x * x, &SINCOS[0], c))
     } else if top < TOP_120 {
-        let (x, n) = reduce_fast(x, &SINCOS[0]);
+        let (x, n) = reduce(x, &SINCOS[0]);
         let s = SINCOS[0].sign[(n & 3) as usize];
         let p = &SINCOS[usize::from(n & 2 != 0)];
         Ok((x * s, x * x, p, n ^ c))
@@ -378,20 +538,93 @@ fn sincos_reduce<const COS: bool>(y: f32) -> Result<(f64, f64, &'static SinCos, 
     }
 }
 
-/// `sinf(x)` (glibc `s_sinf.c`).
+/// `sinf(x)` (glibc `s_sinf.c`), portable.
 pub fn sinf(y: f32) -> f32 {
-    match sincos_reduce::<false>(y) {
+    match sincos_reduce::<false>(y, reduce_fast) {
         Ok((x, x2, p, n)) => sincos_poly(x, x2, p, n),
         Err(v) => v,
     }
 }
 
-/// `cosf(x)` (glibc `s_cosf.c`).
+/// `cosf(x)` (glibc `s_cosf.c`), portable.
 pub fn cosf(y: f32) -> f32 {
-    match sincos_reduce::<true>(y) {
+    match sincos_reduce::<true>(y, reduce_fast) {
         Ok((x, x2, p, n)) => sincos_poly(x, x2, p, n),
         Err(v) => v,
     }
+}
+
+/// [`sinf`] (`COS = false`) or [`cosf`] as glibc's `-fma` build computes them: every
+/// fused operation done by `m` (the host's instruction; [`SoftFma`] in the tests).
+#[inline(always)]
+pub(crate) fn sincosf_fused<const COS: bool>(m: impl Fused, y: f32) -> f32 {
+    match sincos_reduce::<COS>(
+        y,
+        #[inline(always)]
+        |x, p| reduce_fused(m, x, p),
+    ) {
+        Ok((x, x2, p, n)) => sinf_poly(m, x, x2, p, n) as f32,
+        Err(v) => v,
+    }
+}
+
+/// SIN's element loop: `output[i] = sinf(input[i])`, fused on the host's FMA instruction
+/// where it has one ([`map_f32`]).
+#[allow(
+    clippy::redundant_closure,
+    reason = "a function item is called through a shim LLVM does not inline into `run_fma`"
+)]
+pub(crate) fn sinf_map(input: &[f32], output: &mut [f32]) {
+    map_f32(
+        input,
+        output,
+        sinf,
+        #[inline(always)]
+        |m, x| sincosf_fused::<false>(m, x),
+    );
+}
+
+/// [`sinf_map`] in place.
+#[allow(
+    clippy::redundant_closure,
+    reason = "a function item is called through a shim LLVM does not inline into `run_fma`"
+)]
+pub(crate) fn sinf_map_in_place(data: &mut [f32]) {
+    map_f32_in_place(
+        data,
+        sinf,
+        #[inline(always)]
+        |m, x| sincosf_fused::<false>(m, x),
+    );
+}
+
+/// COS's element loop: `output[i] = cosf(input[i])` ([`map_f32`]).
+#[allow(
+    clippy::redundant_closure,
+    reason = "a function item is called through a shim LLVM does not inline into `run_fma`"
+)]
+pub(crate) fn cosf_map(input: &[f32], output: &mut [f32]) {
+    map_f32(
+        input,
+        output,
+        cosf,
+        #[inline(always)]
+        |m, x| sincosf_fused::<true>(m, x),
+    );
+}
+
+/// [`cosf_map`] in place.
+#[allow(
+    clippy::redundant_closure,
+    reason = "a function item is called through a shim LLVM does not inline into `run_fma`"
+)]
+pub(crate) fn cosf_map_in_place(data: &mut [f32]) {
+    map_f32_in_place(
+        data,
+        cosf,
+        #[inline(always)]
+        |m, x| sincosf_fused::<true>(m, x),
+    );
 }
 
 /// `(invc, logc)` per subinterval (`__logf_data.tab`).
@@ -415,10 +648,10 @@ const LOGF_TAB: [(u64, u64); 16] = [
 ];
 
 /// `logf(x)` (glibc `e_logf.c`: 16 subintervals, order-4 polynomial in `f64`): `-inf` for
-/// zeros, the default NaN below zero.
+/// zeros, the default NaN below zero. Portable.
 pub fn logf(x: f32) -> f32 {
-    match logf_reduce(x) {
-        Ok((r, k, logc)) => match finish(logf_poly::<false>(r, k, logc)) {
+    match logf_reduce(x, logf_r) {
+        Ok((r, k, logc)) => match finish(logf_poly(Unfused, r, k, logc)) {
             Some(v) => v,
             None => logf_poly_fused(r, k, logc),
         },
@@ -426,9 +659,52 @@ pub fn logf(x: f32) -> f32 {
     }
 }
 
-/// What `logf` does before the polynomial: the result (`Err`), or `(r, k, logc)`.
+/// [`logf`] as glibc's `-fma` build computes it: every fused operation done by `m`.
 #[inline(always)]
-fn logf_reduce(x: f32) -> Result<(f64, f64, f64), f32> {
+pub(crate) fn logf_fused(m: impl Fused, x: f32) -> f32 {
+    match logf_reduce(
+        x,
+        #[inline(always)]
+        |z, i| m.mul_add(z, f64::from_bits(LOGF_TAB[i].0), -1.0),
+    ) {
+        Ok((r, k, logc)) => logf_poly(m, r, k, logc) as f32,
+        Err(v) => v,
+    }
+}
+
+/// LOG's element loop: `output[i] = logf(input[i])` ([`map_f32`]).
+#[allow(
+    clippy::redundant_closure,
+    reason = "a function item is called through a shim LLVM does not inline into `run_fma`"
+)]
+pub(crate) fn logf_map(input: &[f32], output: &mut [f32]) {
+    map_f32(
+        input,
+        output,
+        logf,
+        #[inline(always)]
+        |m, x| logf_fused(m, x),
+    );
+}
+
+/// [`logf_map`] in place.
+#[allow(
+    clippy::redundant_closure,
+    reason = "a function item is called through a shim LLVM does not inline into `run_fma`"
+)]
+pub(crate) fn logf_map_in_place(data: &mut [f32]) {
+    map_f32_in_place(
+        data,
+        logf,
+        #[inline(always)]
+        |m, x| logf_fused(m, x),
+    );
+}
+
+/// What `logf` does before the polynomial: the result (`Err`), or `(r, k, logc)`, with
+/// `r = z * invc - 1` computed by `r(z, i)` (rounded once: [`logf_r`], or fused).
+#[inline(always)]
+fn logf_reduce(x: f32, r: impl FnOnce(f64, usize) -> f64) -> Result<(f64, f64, f64), f32> {
     const OFF: u32 = 0x3f33_0000;
     let mut ix = x.to_bits();
     if ix == 0x3f80_0000 {
@@ -457,7 +733,7 @@ fn logf_reduce(x: f32) -> Result<(f64, f64, f64), f32> {
     let k = (tmp as i32) >> 23;
     let iz = ix.wrapping_sub(tmp & (0x1ff << 23));
     let z = f32::from_bits(iz) as f64;
-    Ok((logf_r(z, i), k as f64, f64::from_bits(LOGF_TAB[i].1)))
+    Ok((r(z, i), k as f64, f64::from_bits(LOGF_TAB[i].1)))
 }
 
 /// `invc` of [`LOGF_TAB`] as `hi + lo` exactly, `hi` its top 26 significant bits.
@@ -487,23 +763,23 @@ fn logf_r(z: f64, i: usize) -> f64 {
 #[cold]
 #[inline(never)]
 fn logf_poly_fused(r: f64, k: f64, logc: f64) -> f32 {
-    logf_poly::<true>(r, k, logc) as f32
+    logf_poly(SoftFma, r, k, logc) as f32
 }
 
 /// `logf`'s polynomial (`y0 = k ln2 + logc`, then order 4 in `r`), in `double`.
 #[inline(always)]
-fn logf_poly<const FUSED: bool>(r: f64, k: f64, logc: f64) -> f64 {
+fn logf_poly(m: impl MulAdd, r: f64, k: f64, logc: f64) -> f64 {
     const LN2: f64 = f64::from_bits(0x3fe62e42fefa39ef);
     const A: [f64; 3] = [
         f64::from_bits(0xbfd00ea348b88334),
         f64::from_bits(0x3fd5575b0be00b6a),
         f64::from_bits(0xbfdffffef20a4123),
     ];
-    let y0 = madd::<FUSED>(k, LN2, logc);
+    let y0 = m.mul_add(k, LN2, logc);
     let r2 = r * r;
-    let y = madd::<FUSED>(A[1], r, A[2]);
-    let y = madd::<FUSED>(A[0], r2, y);
-    madd::<FUSED>(y, r2, y0 + r)
+    let y = m.mul_add(A[1], r, A[2]);
+    let y = m.mul_add(A[0], r2, y);
+    m.mul_add(y, r2, y0 + r)
 }
 
 #[cfg(test)]
@@ -612,7 +888,7 @@ mod tests {
         let mut b = 0x3f00_0000u32;
         while b < 0x4000_0000 {
             let x = f32::from_bits(b);
-            if let Ok((r, _, _)) = logf_reduce(x) {
+            if let Ok((r, _, _)) = logf_reduce(x, logf_r) {
                 let ix = x.to_bits();
                 let tmp = ix.wrapping_sub(0x3f33_0000);
                 let i = ((tmp >> 19) % 16) as usize;
@@ -640,25 +916,25 @@ mod tests {
             }
         };
         sweep(1021, |y| {
-            if let Ok((x, x2, p, n)) = sincos_reduce::<false>(y) {
+            if let Ok((x, x2, p, n)) = sincos_reduce::<false>(y, reduce_fast) {
                 check(
                     0,
-                    sinf_poly::<false>(x, x2, p, n),
-                    sinf_poly::<true>(x, x2, p, n),
+                    sinf_poly(Unfused, x, x2, p, n),
+                    sinf_poly(SoftFma, x, x2, p, n),
                 );
             }
-            if let Ok((x, x2, p, n)) = sincos_reduce::<true>(y) {
+            if let Ok((x, x2, p, n)) = sincos_reduce::<true>(y, reduce_fast) {
                 check(
                     1,
-                    sinf_poly::<false>(x, x2, p, n),
-                    sinf_poly::<true>(x, x2, p, n),
+                    sinf_poly(Unfused, x, x2, p, n),
+                    sinf_poly(SoftFma, x, x2, p, n),
                 );
             }
-            if let Ok((r, k, logc)) = logf_reduce(y) {
+            if let Ok((r, k, logc)) = logf_reduce(y, logf_r) {
                 check(
                     2,
-                    logf_poly::<false>(r, k, logc),
-                    logf_poly::<true>(r, k, logc),
+                    logf_poly(Unfused, r, k, logc),
+                    logf_poly(SoftFma, r, k, logc),
                 );
             }
         });
@@ -666,32 +942,153 @@ mod tests {
         assert!(worst.iter().all(|&w| w > 0.0), "{worst:?}");
     }
 
+    /// The host's FMA instruction, where it has one (x86-64 with FMA3; not under Miri).
+    fn hw() -> Option<HostFma> {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse", not(miri)))]
+        {
+            crate::arch::x86::fma()
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse", not(miri))))]
+        {
+            None
+        }
+    }
+
+    /// `sinf`, `cosf`, `logf`, `expf` as glibc's `-fma` build, with the fused operations of
+    /// `m`.
+    fn fused_forms<M: Fused>(m: M, x: f32) -> [f32; 4] {
+        [
+            sincosf_fused::<false>(m, x),
+            sincosf_fused::<true>(m, x),
+            logf_fused(m, x),
+            crate::math::expf_fused(m, x),
+        ]
+    }
+
+    /// [`fused_forms`] on the host's instruction, compiled for it (as the kernels run it).
+    fn hw_forms(m: HostFma, x: f32) -> [f32; 4] {
+        with_host_fma(x, |_| unreachable!("no FMA"), |_, x| fused_forms(m, x))
+    }
+
+    /// The two paths give the same bits: the portable functions (exact reductions, unfused
+    /// polynomials, software `fma` near midpoints) and the fused forms (glibc's `-fma`
+    /// operations as they are), the latter with the software `fma` on every host (Miri too)
+    /// and with the host's instruction where it has one (then also through the kernels'
+    /// element loops, which take that path there). So neither path goes untested on an
+    /// x86-64 host with FMA, whichever the kernels run.
+    #[test]
+    fn fused_forms_are_the_portable_functions() {
+        let step = if cfg!(miri) { 16_777_259 } else { 4093 };
+        let mut inputs = std::vec::Vec::new();
+        sweep(step, |x| inputs.push(x));
+        let hw = hw();
+        if cfg!(all(target_arch = "x86_64", not(miri))) {
+            assert_eq!(hw.is_some(), std::is_x86_feature_detected!("fma"));
+        }
+        let names = ["sinf", "cosf", "logf", "expf"];
+        let mut portable = [const { std::vec::Vec::new() }; 4];
+        for &x in &inputs {
+            let want = [sinf(x), cosf(x), logf(x), crate::math::expf(x)];
+            // The software fma is slow: every 7th input.
+            let soft = (x.to_bits() % 7 == 0).then(|| fused_forms(SoftFma, x));
+            let hard = hw.map(|m| hw_forms(m, x));
+            for f in 0..4 {
+                for (path, got) in [("soft fma", soft), ("host fma", hard)] {
+                    if let Some(got) = got {
+                        assert!(
+                            same(got[f], want[f]),
+                            "{} {path} {x:e} ({:#x})",
+                            names[f],
+                            x.to_bits()
+                        );
+                    }
+                }
+                portable[f].push(want[f]);
+            }
+        }
+        // The element loops (fused on this host if it has FMA, else portable), in place too.
+        type Loop = fn(&[f32], &mut [f32]);
+        type InPlace = fn(&mut [f32]);
+        let loops: [(Loop, InPlace); 4] = [
+            (sinf_map, sinf_map_in_place),
+            (cosf_map, cosf_map_in_place),
+            (logf_map, logf_map_in_place),
+            (crate::math::expf_map, crate::math::expf_map_in_place),
+        ];
+        for (f, (map, in_place)) in loops.iter().enumerate() {
+            let mut out = std::vec![0.0f32; inputs.len()];
+            map(&inputs, &mut out);
+            let mut data = inputs.clone();
+            in_place(&mut data);
+            for i in 0..inputs.len() {
+                let want = portable[f][i];
+                assert!(
+                    same(out[i], want) && same(data[i], want),
+                    "{} {:e}",
+                    names[f],
+                    inputs[i]
+                );
+            }
+        }
+    }
+
+    /// Every function against the host's C library (the reference's on x86-64 glibc with
+    /// FMA), both paths of `sinf`, `cosf`, `logf`, `expf` (the fused one where the host has
+    /// FMA). `KILN_LIBM_SWEEP_STEP=1` (release build) compares every f32, see the module
+    /// doc; `KILN_LIBM_SWEEP_FNS=sin,cos,log,exp,sqrt,expm1` chooses functions (default all),
+    /// `KILN_LIBM_SWEEP_PATHS=portable` or `fused` one path (default both).
     #[test]
     fn same_bits_as_the_host_c_library() {
-        // The host's libm (std's f32 functions call it) is the reference's on x86-64 glibc
-        // with FMA; elsewhere there is nothing to compare with.
+        // Elsewhere there is nothing to compare with.
         #[cfg(target_arch = "x86_64")]
         if !(cfg!(target_os = "linux") && std::is_x86_feature_detected!("fma")) {
             return;
         }
         #[cfg(not(target_arch = "x86_64"))]
         return;
-        // KILN_LIBM_SWEEP_STEP=1 (release build) compares every f32; see the module doc.
-        let step = std::env::var("KILN_LIBM_SWEEP_STEP")
-            .ok()
+        let var = |name: &str| std::env::var(name).ok();
+        let step = var("KILN_LIBM_SWEEP_STEP")
             .and_then(|s| s.parse().ok())
             .unwrap_or(4099);
+        let names = ["sin", "cos", "log", "exp", "sqrt", "expm1"];
+        let fns = var("KILN_LIBM_SWEEP_FNS");
+        let on: std::vec::Vec<bool> = names
+            .iter()
+            .map(|n| fns.as_deref().is_none_or(|f| f.split(',').any(|g| g == *n)))
+            .collect();
+        let paths = var("KILN_LIBM_SWEEP_PATHS");
+        let portable = paths.as_deref() != Some("fused");
+        let fused = if paths.as_deref() != Some("portable") {
+            Some(hw().expect("FMA detected by std, not by arch::x86::fma"))
+        } else {
+            None
+        };
         let mut bad = [0usize; 6];
+        let mut bad_fused = [0usize; 4];
         sweep(step, |x| {
             // black_box: no constant folding of the reference (LLVM folds to another NaN).
             let x = std::hint::black_box(x);
-            bad[0] += usize::from(!same(sinf(x), x.sin()));
-            bad[1] += usize::from(!same(cosf(x), x.cos()));
-            bad[2] += usize::from(!same(logf(x), x.ln()));
-            bad[3] += usize::from(!same(crate::math::expf(x), x.exp()));
-            bad[4] += usize::from(!same(sqrtf_soft(x), x.sqrt()) || !same(sqrtf(x), x.sqrt()));
-            bad[5] += usize::from(!same(crate::glibc_math::expm1f(x), x.exp_m1()));
+            let libc = [x.sin(), x.cos(), x.ln(), x.exp()];
+            if portable {
+                let ours = [sinf(x), cosf(x), logf(x), crate::math::expf(x)];
+                for f in 0..4 {
+                    bad[f] += usize::from(on[f] && !same(ours[f], libc[f]));
+                }
+            }
+            if let Some(m) = fused {
+                let ours = hw_forms(m, x);
+                for f in 0..4 {
+                    bad_fused[f] += usize::from(on[f] && !same(ours[f], libc[f]));
+                }
+            }
+            if on[4] {
+                bad[4] += usize::from(!same(sqrtf_soft(x), x.sqrt()) || !same(sqrtf(x), x.sqrt()));
+            }
+            if on[5] {
+                bad[5] += usize::from(!same(crate::glibc_math::expm1f(x), x.exp_m1()));
+            }
         });
         assert_eq!(bad, [0; 6], "sin cos log exp sqrt expm1 mismatches");
+        assert_eq!(bad_fused, [0; 4], "fused sin cos log exp mismatches");
     }
 }

@@ -11,15 +11,18 @@
 //! `reference_ops::LogSoftmax<float>`): per row the maximum (`std::max` from `lowest()`),
 //! the sum of `std::exp(x - max)` in order, then `x - max - std::log(sum)`, with glibc's
 //! `expf` and `logf` ([`crate::math::expf`], [`crate::libm_f32::logf`]); bit-identical,
-//! NaN payloads included.
+//! NaN payloads included. On the host with FMA (x86-64, detected at run time) the same with
+//! the fused `expf` and `logf` of glibc's `-fma` build on the CPU's instruction (see
+//! [`crate::libm_f32`]), the rows taken in groups of 8 so that their `logf`s overlap; the
+//! unit test `kernel_is_the_portable_row_loop` compares that path with the portable one.
 
 use crate::fixed_point::{
     exp_on_negative_values, multiply_by_quantized_multiplier, one_over_one_plus_x_for_x_in_0_1,
     rescale, rounding_divide_by_pot, rounding_half_sum,
     saturating_rounding_doubling_high_mul as mul, saturating_rounding_multiply_by_pot as pot,
 };
-use crate::libm_f32::logf;
-use crate::math::expf;
+use crate::libm_f32::{logf, logf_fused, with_host_fma};
+use crate::math::{expf, expf_fused};
 use crate::quant::{
     PrepareError, QuantParams, calculate_input_radius, preprocess_softmax_scaling,
     quantize_multiplier_smaller_than_one_exp,
@@ -62,9 +65,36 @@ fn add_in_order(a: f32, b: f32) -> f32 {
 pub fn log_softmax_f32(p: &Params, input: &[f32], output: &mut [f32]) {
     debug_assert_eq!(input.len(), p.outer * p.depth);
     debug_assert_eq!(output.len(), p.outer * p.depth);
+    with_host_fma(
+        (input, output),
+        |(input, output)| log_softmax_rows(p.depth, input, output, expf, logf),
+        #[inline(always)]
+        |m, (input, output)| {
+            log_softmax_row_groups(
+                p.depth,
+                input,
+                output,
+                #[inline(always)]
+                |x| expf_fused(m, x),
+                #[inline(always)]
+                |x| logf_fused(m, x),
+            )
+        },
+    );
+}
+
+/// [`log_softmax_f32`]'s rows of `depth` elements with the C library's `exp` and `log`.
+#[inline(always)]
+fn log_softmax_rows(
+    depth: usize,
+    input: &[f32],
+    output: &mut [f32],
+    exp: impl Fn(f32) -> f32,
+    log: impl Fn(f32) -> f32,
+) {
     for (row, out) in input
-        .chunks_exact(p.depth)
-        .zip(output.chunks_exact_mut(p.depth))
+        .chunks_exact(depth)
+        .zip(output.chunks_exact_mut(depth))
     {
         let mut max = f32::MIN;
         for &x in row {
@@ -72,14 +102,61 @@ pub fn log_softmax_f32(p: &Params, input: &[f32], output: &mut [f32]) {
         }
         let mut sum = 0.0f32;
         for &x in row {
-            sum = add_in_order(sum, expf(x - max));
+            sum = add_in_order(sum, exp(x - max));
         }
-        let log_sum = logf(sum);
+        let log_sum = log(sum);
         for (o, &x) in out.iter_mut().zip(row) {
             *o = x - max - log_sum;
         }
     }
 }
+
+/// [`log_softmax_rows`] in groups of [`GROUP`] rows: the maxima and sums of the group's
+/// rows, then their logarithms, then the outputs. The same operations on each row (so the
+/// same bits), but the group's `log`s, which wait for whole rows of `exp`s, are independent
+/// of each other and overlap in the pipeline (the host's fused path, where rows are short).
+#[inline(always)]
+fn log_softmax_row_groups(
+    depth: usize,
+    input: &[f32],
+    output: &mut [f32],
+    exp: impl Fn(f32) -> f32,
+    log: impl Fn(f32) -> f32,
+) {
+    for (rows, outs) in input
+        .chunks(GROUP * depth)
+        .zip(output.chunks_mut(GROUP * depth))
+    {
+        let mut maxes = [f32::MIN; GROUP];
+        let mut logs = [0.0f32; GROUP];
+        for ((row, max), log_sum) in rows.chunks_exact(depth).zip(&mut maxes).zip(&mut logs) {
+            for &x in row {
+                *max = max_f32(*max, x);
+            }
+            let mut sum = 0.0f32;
+            for &x in row {
+                sum = add_in_order(sum, exp(x - *max));
+            }
+            *log_sum = sum;
+        }
+        for log_sum in &mut logs {
+            *log_sum = log(*log_sum);
+        }
+        for (((row, out), &max), &log_sum) in rows
+            .chunks_exact(depth)
+            .zip(outs.chunks_exact_mut(depth))
+            .zip(&maxes)
+            .zip(&logs)
+        {
+            for (o, &x) in out.iter_mut().zip(row) {
+                *o = x - max - log_sum;
+            }
+        }
+    }
+}
+
+/// The rows [`log_softmax_row_groups`] takes at a time.
+const GROUP: usize = 8;
 
 /// Constant parameters of an int8 LOG_SOFTMAX node (`LogSoftmaxOpData`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -224,5 +301,44 @@ mod tests {
             assert!((s - 1.0).abs() < 1e-6);
         }
         assert!(prepare(&[]).is_none() && prepare(&[2, 0]).is_none());
+    }
+
+    /// The kernel (the host's fused path where it has FMA, grouped rows) against the
+    /// portable row loop with the portable `expf` and `logf`, bit for bit: every depth up to
+    /// 20 and row counts around the group size, with infinities and NaNs in some rows.
+    #[test]
+    fn kernel_is_the_portable_row_loop() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for depth in 1..=20 {
+            for outer in [1, 3, 7, 8, 9, 17] {
+                let n = depth * outer;
+                let x: std::vec::Vec<f32> = (0..n)
+                    .map(|i| match next() % 97 {
+                        0 if i % 5 == 0 => f32::INFINITY,
+                        1 if i % 7 == 0 => f32::NEG_INFINITY,
+                        2 if i % 3 == 0 => f32::from_bits(0x7fc0_1234),
+                        _ => (next() % 20_000) as f32 / 100.0 - 100.0,
+                    })
+                    .collect();
+                let p = prepare(&[outer, depth]).unwrap();
+                let mut got = std::vec![0.0f32; n];
+                log_softmax_f32(&p, &x, &mut got);
+                let mut want = std::vec![0.0f32; n];
+                log_softmax_rows(depth, &x, &mut want, expf, logf);
+                for i in 0..n {
+                    assert_eq!(
+                        got[i].to_bits(),
+                        want[i].to_bits(),
+                        "depth {depth} outer {outer} at {i}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -8,8 +8,14 @@
 //! software `fma` near an f32 midpoint). Exhaustively checked against the host (all 2^32
 //! inputs, see `libm_f32`); the unfused polynomial alone gives other bits for 2 inputs,
 //! `32.564632` and `-63.09946` (in `same_bits_as_the_host_c_library`).
+//!
+//! On the host with FMA the EXP kernel's loop (`expf_map`) and LOG_SOFTMAX run
+//! `expf_fused` instead: the `-fma` build's five fused operations on the CPU's instruction,
+//! in glibc's order (the fused path of `libm_f32`, tested the same way).
 
-use crate::libm_f32::{fma, madd, near_f32_midpoint};
+use crate::libm_f32::{
+    Fused, MulAdd, SoftFma, Unfused, map_f32, map_f32_in_place, near_f32_midpoint,
+};
 
 /// `tab[i] = uint(2^(i/32)) - (i << 47)` (`__exp2f_data.tab`).
 pub(crate) const EXP2F_TAB: [u64; 32] = [
@@ -47,27 +53,14 @@ pub(crate) const EXP2F_TAB: [u64; 32] = [
     0x3fefd0765b6e4540,
 ];
 
-/// `e^x` for `f32`, bit-compatible with glibc's `expf` (round-to-nearest).
+/// `e^x` for `f32`, bit-compatible with glibc's `expf` (round-to-nearest). Portable.
 #[inline]
 pub fn expf(x: f32) -> f32 {
     let inv_ln2_n = INV_LN2_N;
     let shift = SHIFT;
 
-    let abstop = (x.to_bits() >> 20) & 0x7ff;
-    if abstop >= (88.0f32.to_bits() >> 20) {
-        // |x| >= 88 or x is NaN.
-        if x.to_bits() == f32::NEG_INFINITY.to_bits() {
-            return 0.0;
-        }
-        if abstop >= (f32::INFINITY.to_bits() >> 20) {
-            return x + x;
-        }
-        if x > f32::from_bits(0x42b1_7217) {
-            return f32::INFINITY; // overflow
-        }
-        if x < f32::from_bits(0xc2cf_f1b4) {
-            return 0.0; // underflow
-        }
+    if let Some(special) = expf_special(x) {
+        return special;
     }
     let xd = x as f64;
     // glibc's `-fma` build fuses both uses of `z = InvLn2N * x`: `kd = round(z + shift)`
@@ -92,11 +85,84 @@ pub fn expf(x: f32) -> f32 {
     // an f32 midpoint (or below f32's normal range, where the f32 ulp is not at bit 29): as
     // `libm_f32::finish` argues for `cosf` (terms at most 1, y near 1), the two lie within
     // 2^7 ulps of each other.
-    let fast = poly::<false>(r) * s;
+    let fast = poly(Unfused, r) * s;
     if near_f32_midpoint(fast) || fast < f64::from(f32::MIN_POSITIVE) {
-        return expf_fused(r, s);
+        return expf_poly_fused(r, s);
     }
     fast as f32
+}
+
+/// The result of `expf` for `|x| >= 88` and NaNs, where it is no polynomial's.
+#[inline(always)]
+fn expf_special(x: f32) -> Option<f32> {
+    let abstop = (x.to_bits() >> 20) & 0x7ff;
+    if abstop >= (88.0f32.to_bits() >> 20) {
+        // |x| >= 88 or x is NaN.
+        if x.to_bits() == f32::NEG_INFINITY.to_bits() {
+            return Some(0.0);
+        }
+        if abstop >= (f32::INFINITY.to_bits() >> 20) {
+            return Some(x + x);
+        }
+        if x > f32::from_bits(0x42b1_7217) {
+            return Some(f32::INFINITY); // overflow
+        }
+        if x < f32::from_bits(0xc2cf_f1b4) {
+            return Some(0.0); // underflow
+        }
+    }
+    None
+}
+
+/// [`expf`] as glibc's `-fma` build computes it: `kd = round(InvLn2N * x + shift)` and
+/// `r = InvLn2N * x - kd` fused, then the polynomial fused, every fused operation done by
+/// `m` (the host's instruction; [`SoftFma`] in the tests).
+#[inline(always)]
+pub(crate) fn expf_fused(m: impl Fused, x: f32) -> f32 {
+    if let Some(special) = expf_special(x) {
+        return special;
+    }
+    expf_fused_from(m, x as f64)
+}
+
+/// The part of [`expf_fused`] after the special cases.
+#[inline(always)]
+fn expf_fused_from(m: impl Fused, xd: f64) -> f32 {
+    let kd = m.mul_add(INV_LN2_N, xd, SHIFT);
+    let ki = kd.to_bits();
+    let kd = kd - SHIFT;
+    let r = m.mul_add(INV_LN2_N, xd, -kd);
+    (poly(m, r) * scale(ki)) as f32
+}
+
+/// EXP's element loop: `output[i] = expf(input[i])`, fused on the host's FMA instruction
+/// where it has one ([`map_f32`]).
+#[allow(
+    clippy::redundant_closure,
+    reason = "a function item is called through a shim LLVM does not inline into `run_fma`"
+)]
+pub(crate) fn expf_map(input: &[f32], output: &mut [f32]) {
+    map_f32(
+        input,
+        output,
+        expf,
+        #[inline(always)]
+        |m, x| expf_fused(m, x),
+    );
+}
+
+/// [`expf_map`] in place.
+#[allow(
+    clippy::redundant_closure,
+    reason = "a function item is called through a shim LLVM does not inline into `run_fma`"
+)]
+pub(crate) fn expf_map_in_place(data: &mut [f32]) {
+    map_f32_in_place(
+        data,
+        expf,
+        #[inline(always)]
+        |m, x| expf_fused(m, x),
+    );
 }
 
 const N: f64 = 32.0;
@@ -127,27 +193,23 @@ fn scale(ki: u64) -> f64 {
 #[cold]
 #[inline(never)]
 fn expf_fused_all(xd: f64) -> f32 {
-    let kd = fma(INV_LN2_N, xd, SHIFT);
-    let ki = kd.to_bits();
-    let kd = kd - SHIFT;
-    let r = fma(INV_LN2_N, xd, -kd);
-    (poly::<true>(r) * scale(ki)) as f32
+    expf_fused_from(SoftFma, xd)
 }
 
-/// `expf`'s polynomial in `r`: `(c0 r + c1) r^2 + (c2 r + 1)`, fused when `FUSED`.
+/// `expf`'s polynomial in `r`: `(c0 r + c1) r^2 + (c2 r + 1)`, each `a * b + c` by `m`.
 #[inline(always)]
-fn poly<const FUSED: bool>(r: f64) -> f64 {
-    let z = madd::<FUSED>(C[0], r, C[1]);
+fn poly(m: impl MulAdd, r: f64) -> f64 {
+    let z = m.mul_add(C[0], r, C[1]);
     let r2 = r * r;
-    let y = madd::<FUSED>(C[2], r, 1.0);
-    madd::<FUSED>(z, r2, y)
+    let y = m.mul_add(C[2], r, 1.0);
+    m.mul_add(z, r2, y)
 }
 
 /// The fused polynomial times `s`, rounded to `f32` (the rare slow path).
 #[cold]
 #[inline(never)]
-fn expf_fused(r: f64, s: f64) -> f32 {
-    (poly::<true>(r) * s) as f32
+fn expf_poly_fused(r: f64, s: f64) -> f32 {
+    (poly(SoftFma, r) * s) as f32
 }
 
 #[cfg(test)]

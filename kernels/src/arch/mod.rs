@@ -15,8 +15,10 @@
 //!   two-pixel forms) and `requantize4` (four channels requantized at once); the single
 //!   instructions are `dsp`'s. Also argued `unsafe` code.
 //! * `portable` (everything else: the host, Cortex-M0/M0+/M3): the same functions in plain
-//!   Rust. On x86-64 (the host) `x86` adds `sqrtss` for the float square root (one argued
-//!   `unsafe` block), bit-identical with the software form. Host tests, Miri and the golden-case tests run these, so the drivers built on them
+//!   Rust. On x86-64 (the host) `x86` adds `sqrtss` for the float square root,
+//!   bit-identical with the software form, and the fused multiply-add where the CPU has FMA3
+//!   (detected at run time; the float `sinf`, `cosf`, `logf`, `expf` of `libm_f32` run glibc's
+//!   `-fma` operations on it), each `unsafe` block argued. Host tests, Miri and the golden-case tests run these, so the drivers built on them
 //!   ([`crate::gemm`]) are checked against TFLM everywhere; the DSP forms are checked on the
 //!   emulated Cortex-M4 (`examples/kernel-cases`).
 //!
@@ -52,7 +54,8 @@ mod portable;
 #[cfg(not(any(kiln_arch = "dsp", kiln_arch = "mve")))]
 pub(crate) use portable::*;
 
-// The host's `sqrtss` for the float kernels (not under Miri, which runs the software form).
+// The host's `sqrtss` and fused multiply-add for the float kernels (not under Miri, which
+// runs the software forms).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse", not(miri)))]
 pub(crate) mod x86;
 
