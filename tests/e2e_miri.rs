@@ -14,7 +14,8 @@
 //! (`mobilenet_block_int8`: depthwise, pointwise 8 -> 16, depthwise stride 2, pointwise
 //! 16 -> 32, every output byte compared) at 16x16 instead of 48x48, where the block alone
 //! takes Miri 6.5 minutes. `cnn_int16` and `mobilenet_block_int8` are made by
-//! `tools/gen_miri_models.py`.
+//! `tools/gen_miri_models.py`. TFLM's audio preprocessor: the Signal operators (window, FFT,
+//! energies, filter bank, noise reduction with its persistent state, log).
 
 macro_rules! check {
     ($module:ident, $file:literal, $golden:literal, [$($seed:literal),*]) => {
@@ -46,6 +47,12 @@ check!(
     "../../shared/models/tflm_hello_world_float.tflite",
     "../../shared/models/golden/tflm_hello_world_float",
     [1]
+);
+check!(
+    audio_preprocessor,
+    "../../shared/models/tflm_audio_preprocessor_int8.tflite",
+    "../../shared/models/golden/tflm_audio_preprocessor_int8",
+    [1, 2]
 );
 check!(
     mlp_int8,

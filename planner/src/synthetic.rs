@@ -636,6 +636,20 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                 (OpKind::DepthwiseConv2d(_), _, Some(x), Some(f)) if int8 && x.shape[3] == 1 => {
                     im2col(f.shape[1] * f.shape[2], f.shape[3])
                 }
+                // TFLM's SignalRfft and SignalIrfft (`kiln_kernels::signal_rfft`): the
+                // zero-padded frame and the complex FFT's output, `2 * fft_length` samples of
+                // the input's type, or the inverse FFT's input, `fft_length` samples.
+                (OpKind::Custom { name, options }, _, Some(x), _)
+                    if name == "SignalRfft" || name == "SignalIrfft" =>
+                {
+                    let n = options
+                        .as_ref()
+                        .and_then(|o| o.int("fft_length"))
+                        .and_then(|n| usize::try_from(n).ok())
+                        .unwrap_or(0);
+                    let samples = if name == "SignalRfft" { 2 * n } else { n };
+                    samples * x.dtype.size()
+                }
                 _ => 0,
             };
             match &op.kind {

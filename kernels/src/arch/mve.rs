@@ -24,6 +24,8 @@
 //!   (`readonly`; `requantize4` writes its four output bytes), never touch the stack
 //!   (`nostack`) and declare every register they change (pointers as `inout ... => _`,
 //!   `lr`, the vector registers).
+//! * Registers: a widening load or narrowing store (`VLDRB.S32`, `VSTRB.32`) takes a low
+//!   register (`r0`-`r7`) as its base, so those bases are fixed registers.
 //! * Alignment: `VLDRB`/`VSTRB` access bytes, which need no alignment; `VLDRW` reads only
 //!   `i32` slices, aligned by their type.
 //! * The loop count: `DLSTP` and `DLS` run their body at least once, so the blocks run only
@@ -164,8 +166,7 @@ pub(crate) fn mac_1x1(k: usize, x: &[i8], w: &[i8], acc: i32) -> i32 {
 /// Depthwise taps, four channels at a time (see [`super`]): per tap, the four input bytes at
 /// channel `4g` and the four weights widened to int32 lanes (`VLDRB.S32`), multiplied and
 /// added to the accumulators (`VMUL` + `VADD`: Helium has no lane-wise integer
-/// multiply-accumulate), which start from the bias. (A widening load's base must be a low
-/// register, hence `r2` and `r3`.)
+/// multiply-accumulate), which start from the bias.
 #[inline(always)]
 pub(crate) fn mac_taps4(
     taps: &[&[i8]],
@@ -272,14 +273,14 @@ pub(crate) fn requantize4(
             "vmax.s32 q4, q4, q5",
             "vdup.32 q5, {max}",
             "vmin.s32 q4, q4, q5",
-            "vstrb.32 q4, [{po}]",
+            "vstrb.32 q4, [r1]",
             a0 = in(reg) a0,
             a1 = in(reg) a1,
             a2 = in(reg) a2,
             a3 = in(reg) a3,
             pm = in(reg) m.as_ptr(),
             pe = in(reg) e.as_ptr(),
-            po = in(reg) out.as_mut_ptr(),
+            in("r1") out.as_mut_ptr(),
             off = in(reg) q.offset,
             min = in(reg) q.min,
             max = in(reg) q.max,
