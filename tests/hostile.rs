@@ -160,6 +160,18 @@ const CASES: &[(&str, Expect)] = &[
             &["no kernel", "found MyCustomOp (INT8 -> INT8)"],
         ),
     ),
+    (
+        "several_unsupported_ops",
+        refused(
+            U,
+            None,
+            None,
+            &[
+                "2 operators of the model cannot be compiled",
+                "op 2 (SignalStacker, INT8 -> INT8)",
+            ],
+        ),
+    ),
     // Custom options: TFLM shifts by 40 (undefined), crashes on bytes that are no flexbuffer,
     // and reads past the input when the window's length does not divide it.
     (

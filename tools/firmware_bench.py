@@ -64,6 +64,8 @@ TARGET_DIR = FW / "target"
 SHARED = Path(os.environ.get("KILN_SHARED", REPO.parent / "shared"))
 MODELS = SHARED / "models"
 TFLM_NOTES = SHARED / "notes" / "tflm-cortexm.md"
+# The same measurements of TFLM on the Cortex-M55 (Helium), for the M55 rows.
+TFLM_NOTES_M55 = SHARED / "notes" / "tflm-cortexm55.md"
 PLUGIN_SRC = SHARED / "tools" / "qemu-insn-count"
 BENCH = REPO / "BENCHMARKS.md"
 BEGIN, END = "<!-- kiln:firmware -->", "<!-- /kiln:firmware -->"
@@ -530,12 +532,12 @@ def print_breakdown(stem, opt, bd, ops):
 # TFLM numbers
 
 
-def tflm_notes():
+def tflm_notes(path=TFLM_NOTES):
     """{variant: {short model name: {column: value}}} from the notes' markdown tables."""
-    if not TFLM_NOTES.exists():
+    if not path.exists():
         return {}
     res, variant, header = {}, None, None
-    for line in TFLM_NOTES.read_text().splitlines():
+    for line in path.read_text().splitlines():
         m = re.match(r"### variant (\S+)", line)
         if m:
             variant, header = m.group(1), None
@@ -870,16 +872,24 @@ def render_breakdown(results, breakdowns, opts, ops_info, notes, per_op):
     return L
 
 
-def render_cores(stems, opt, plugin):
-    """Every model that fits, on the Cortex-M0 and Cortex-M55 boards."""
+def render_cores(stems, opt, plugin, mac=None):
+    """Every model that fits, on the Cortex-M0 and Cortex-M55 boards; on the M55 also the
+    ratio to TFLM + CMSIS-NN's Helium kernels (cmsis8 of the M55 note)."""
+    mac = mac or {}
+    notes55 = tflm_notes(TFLM_NOTES_M55)
     L = [f"### Other cores (opt-level {opt})", "",
          "The same firmware for `thumbv6m-none-eabi` (`-C target-cpu=cortex-m0`, QEMU "
          "`microbit`: 256 KB flash, 16 KB RAM) and `thumbv8m.main-none-eabihf` "
-         "(`-C target-cpu=cortex-m55`, which lets LLVM use the M-profile vector extension "
-         "MVE; QEMU `mps3-an547`, 512 KB ITCM as flash, 512 KB DTCM as RAM). Models that do "
-         "not fit a board's memory fail to link and are listed below the table.", "",
-         "| core (board) | model | match s1 | insns/invoke | code B | weights B "
-         "| .bss+.data B | stack invoke B |", "|---|---|:-:|--:|--:|--:|--:|--:|"]
+         "(`-C target-cpu=cortex-m55`: Kiln's Helium (MVE) microkernels, `kiln_arch = \"mve\"`; "
+         "QEMU `mps3-an547`, 512 KB ITCM as flash, 512 KB DTCM as RAM). Models that do "
+         "not fit a board's memory fail to link and are listed below the table. TFLM cmsis8 = "
+         "TFLM + CMSIS-NN with its Helium kernels on the same emulated M55 "
+         "(`../shared/notes/tflm-cortexm55.md`, variant cmsis8); Kiln / cmsis8 < 1 means Kiln "
+         "executes fewer instructions.", "",
+         "| core (board) | model | match s1 | insns/invoke | insns/MAC | TFLM cmsis8 insns "
+         "| Kiln / cmsis8 | code B | weights B | .bss+.data B | stack invoke B |",
+         "|---|---|:-:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    target_rows = []
     no_fit = []
     for target, machine, core, _ram in OTHER_CORES:
         for stem in stems:
@@ -889,20 +899,35 @@ def render_cores(stems, opt, plugin):
                 if re.search(r"will not fit|overflowed|does not fit|over the RAM budget", err):
                     no_fit.append(f"{stem} on {core}")
                     continue
-                L.append(f"| {core} ({machine}) | {stem} | build failed | | | | | |")
+                L.append(f"| {core} ({machine}) | {stem} | build failed | | | | | | | | |")
                 print(f"{stem} {core}: BUILD FAILED\n  " + "\n  ".join(r["error"]), flush=True)
                 continue
             s = r["sections"]
             print(f"{stem} {core}: {'pass' if r['pass'] else 'FAIL'} insns={r.get('insns')}",
                   flush=True)
+            insns = r.get("insns")
+            per_mac = insns / mac[stem] if insns and mac.get(stem) else None
+            tflm = tflm_col(notes55, "cmsis8", stem, "insns/Invoke") if core == "Cortex-M55" else None
+            rel = insns / tflm if insns and tflm else None
+            if rel is not None:
+                target_rows.append((stem, rel))
             L.append(f"| {core} ({machine}) | {stem} | {'yes (x2)' if r['pass'] else '**NO**'} "
-                     f"| {fmt(r.get('insns'))} | {code_bytes(s)} | {s.get('.kiln_weights', 0)} "
+                     f"| {fmt(insns)} | {fmt(per_mac)} | {fmt(tflm)} "
+                     f"| {fmt(rel) + 'x' if rel is not None else '-'} | {code_bytes(s)} "
+                     f"| {s.get('.kiln_weights', 0)} "
                      f"| {s.get('.bss', 0) + s.get('.data', 0)} | {fmt(r['stack_invoke_bytes'])} |")
             if not r["pass"]:
                 CORE_FAILURES.append((stem, core))
     if no_fit:
         L += ["", "Do not fit (over the board's RAM: a compile error from the RAM budget "
               "`examples/firmware` gives, or a link error): " + ", ".join(no_fit) + "."]
+    if target_rows:
+        met = [st for st, r in target_rows if r <= TARGET_VS_CMSIS8]
+        L += ["", f"**Cortex-M55: at most {TARGET_VS_CMSIS8}x the instructions of TFLM + CMSIS-NN (cmsis8) "
+              f"on each of the M55 note's {len(target_rows)} models**: "
+              f"{'met' if len(met) == len(target_rows) else 'NOT met'} on {len(met)} of "
+              f"{len(target_rows)} (" + ", ".join(f"{TFLM_SHORT.get(st, st)} {r:.2f}x"
+                                                  for st, r in target_rows) + ")."]
     return "\n".join(L)
 
 
@@ -993,7 +1018,7 @@ def main():
                   args.per_op)
 
     if not args.no_cores:
-        text += "\n\n" + render_cores(stems, opts[0], plugin)
+        text += "\n\n" + render_cores(stems, opts[0], plugin, mac)
 
     if args.no_write:
         print(text)
