@@ -925,8 +925,8 @@ def render_cores(stems, opt, plugin, mac=None):
         met = [st for st, r in target_rows if r <= TARGET_VS_CMSIS8]
         L += ["", f"**Cortex-M55: at most {TARGET_VS_CMSIS8}x the instructions of TFLM + CMSIS-NN (cmsis8) "
               f"on each of the M55 note's {len(target_rows)} models**: "
-              f"{'met' if len(met) == len(target_rows) else 'NOT met'} on {len(met)} of "
-              f"{len(target_rows)} (" + ", ".join(f"{TFLM_SHORT.get(st, st)} {r:.2f}x"
+              f"{'met' if len(met) == len(target_rows) else 'NOT met'} (within it on "
+              f"{len(met)} of {len(target_rows)}: " + ", ".join(f"{TFLM_SHORT.get(st, st)} {r:.2f}x"
                                                   for st, r in target_rows) + ")."]
     return "\n".join(L)
 
