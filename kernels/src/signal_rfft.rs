@@ -24,10 +24,10 @@ pub struct Params {
     pub frames: usize,
 }
 
-/// Scratch elements (of the sample type): the zero-padded frame and the complex FFT's
-/// output.
+/// Scratch elements (of the sample type): the zero-padded frame. (The complex FFT writes
+/// into the output frame, where the real-FFT split then runs in place.)
 pub const fn scratch_elements(p: &Params) -> usize {
-    2 * p.fft_length
+    p.fft_length
 }
 
 /// Scratch elements of the inverse transform ([`signal_irfft`]): the complex FFT's input.
@@ -480,18 +480,21 @@ impl<T: Sample> Fft<'_, T> {
 }
 
 /// One `kiss_fftr` of `time` (`fft_length` samples) into `freq` (`fft_length / 2 + 1`
-/// complex values), with `tmp` (`fft_length` samples) as scratch.
+/// complex values). `kiss_fftr` runs its complex FFT into a buffer of its own (`tmpbuf`) and
+/// splits it into `freq`; here the complex FFT writes `freq`'s first `fft_length / 2`
+/// values and the split runs in place: step `k` reads values `k` and `ncfft - k`, which no
+/// earlier step wrote (they wrote `0`, `ncfft`, and `j`, `ncfft - j` for `j < k`), before
+/// writing them, so every value it reads is `tmpbuf`'s.
 fn fftr<T: Sample>(
     fft: &Fft<'_, T>,
     factors: &[u32],
     super_twiddles: &[T::Table],
     time: &[T],
     freq: &mut [T],
-    tmp: &mut [T],
 ) {
     let ncfft = fft.n;
-    fft.work(tmp, 0, time, 0, 1, factors);
-    let tdc = cdiv(ld(tmp, 0), 2);
+    fft.work(freq, 0, time, 0, 1, factors);
+    let tdc = cdiv(ld(freq, 0), 2);
     st(
         freq,
         0,
@@ -509,8 +512,8 @@ fn fftr<T: Sample>(
         },
     );
     for k in 1..=ncfft / 2 {
-        let fpk = cdiv(ld(tmp, k), 2);
-        let nk = ld(tmp, ncfft - k);
+        let fpk = cdiv(ld(freq, k), 2);
+        let nk = ld(freq, ncfft - k);
         let fpnk = cdiv(
             C {
                 r: nk.r,
@@ -674,7 +677,7 @@ pub fn signal_rfft<T: Sample>(
     let n = p.fft_length;
     debug_assert_eq!(input.len(), p.frames * p.input_length);
     debug_assert_eq!(output.len(), p.frames * (n + 2));
-    let (time, tmp) = scratch.split_at_mut(n);
+    let time = &mut scratch[..n];
     let fft = Fft {
         twiddles,
         n: n / 2,
@@ -686,7 +689,7 @@ pub fn signal_rfft<T: Sample>(
     {
         time[..p.input_length].copy_from_slice(x);
         time[p.input_length..].fill(T::default());
-        fftr(&fft, factors, super_twiddles, time, y, tmp);
+        fftr(&fft, factors, super_twiddles, time, y);
     }
 }
 

@@ -637,8 +637,8 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                     im2col(f.shape[1] * f.shape[2], f.shape[3])
                 }
                 // TFLM's SignalRfft and SignalIrfft (`kiln_kernels::signal_rfft`): the
-                // zero-padded frame and the complex FFT's output, `2 * fft_length` samples of
-                // the input's type, or the inverse FFT's input, `fft_length` samples.
+                // zero-padded frame, or the inverse FFT's input: `fft_length` samples of the
+                // input's type.
                 (OpKind::Custom { name, options }, _, Some(x), _)
                     if name == "SignalRfft" || name == "SignalIrfft" =>
                 {
@@ -647,8 +647,7 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         .and_then(|o| o.int("fft_length"))
                         .and_then(|n| usize::try_from(n).ok())
                         .unwrap_or(0);
-                    let samples = if name == "SignalRfft" { 2 * n } else { n };
-                    samples * x.dtype.size()
+                    n * x.dtype.size()
                 }
                 _ => 0,
             };

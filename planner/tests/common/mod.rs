@@ -197,9 +197,8 @@ pub fn reference_kernels(g: &kiln_planner::Graph) -> (kiln_planner::kernels::Dec
     let mut d = kernels(g);
     let mut largest = 0;
     for (op, k) in g.ops.iter().zip(d.ops.iter_mut()) {
-        // The FFT's work area: TFLM's SignalRfft has `fft_length` samples of it in the head
-        // and the complex FFT's buffer in its persistent state (the tail); Kiln has both as
-        // scratch. The table's bounds count tensors only.
+        // The FFT's work area (`fft_length` samples, the zero-padded frame): scratch in TFLM's
+        // head as in Kiln's arena, but the table's bounds count tensors only.
         let fft = matches!(&op.kind, OpKind::Custom { name, .. }
             if name == "SignalRfft" || name == "SignalIrfft");
         if let Some((scratch, _)) = k
