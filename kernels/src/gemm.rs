@@ -30,7 +30,10 @@
 //! output channels (adjacent filter rows), so each loaded value is used twice. With the DSP
 //! microkernels a pixel pair is first widened to int16 lanes in scratch where that pays
 //! ([`widen_pays`]); the loops come in two instances, for a full-range clamp (one
-//! saturation) and for another, chosen once per layer.
+//! saturation) and for another, chosen once per layer. With Helium (`kiln_arch = "mve"`) a
+//! 16-byte load feeds a whole dot product step, so the loops take one pixel and four output
+//! channels at a time (`arch::mac_1x4`) and requantize the four at once
+//! (`arch::requantize4`, the same arithmetic per lane).
 
 use crate::arch;
 
