@@ -10,8 +10,8 @@
 #   Cortex-M55  (thumbv8m.main-none-eabihf,  mps3-an547): every layer of every model above
 #               (its Helium kernels; the every-layer variant's outputs start with the final ones)
 # Runs them all (a build error fails that run only), then lists each run with PASS/FAIL and
-# exits 1 if any failed. About 1.5 minutes for the 28 runs on the 2-core machine from a clean
-# target directory (76-103 s measured; release builds): the host crates (the planner and the
+# exits 1 if any failed. About 1.5 minutes for the 43 runs on the 2-core machine from a clean
+# target directory (76 s measured in a fresh-clone CI run, 2026-12-02; release builds): the host crates (the planner and the
 # macro) and the firmware's dependencies are built once per target, about 50 s, and shared
 # by all models; each model then costs one compile of the firmware crate (0.5-3 s, fat LTO)
 # and a QEMU run well under a second. Every-layer variants fit the mps2-an386 easily (the
