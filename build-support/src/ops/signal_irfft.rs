@@ -11,64 +11,14 @@
 //! samples (it writes `fft_length` at the output frame's stride), a `T` other than the
 //! tensors' type.
 
-use super::signal_rfft::{Rfft, tables, tensor_type};
+use super::signal_rfft::{Rfft, checked, tables};
 use crate::lower::{Cx, Operand, Step, unsupported};
 use kiln_kernels::signal_rfft;
 use kiln_planner::diag::Result;
-use kiln_planner::ir::{DType, OpKind};
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
-    if cx.op.inputs.len() != 1 {
-        return Err(unsupported("SignalIrfft has one input")
-            .expected_found("1 input", format!("{} inputs", cx.op.inputs.len())));
-    }
-    let (input, output) = (cx.input(0)?, cx.output()?);
-    let dtype = cx.dtype(input);
-    for t in [input, output] {
-        let tensor = cx.tensor(t);
-        if !matches!(tensor.dtype, DType::I16 | DType::I32 | DType::F32) || tensor.dtype != dtype {
-            return Err(unsupported(
-                "SignalIrfft runs on INT16, INT32 or FLOAT32 tensors, both of one type",
-            )
-            .at_tensor(t.0, tensor.name.clone())
-            .expected_found(
-                "INT16, INT32 or FLOAT32 (as the input)",
-                tensor.dtype.name(),
-            ));
-        }
-    }
+    let (input, output, dtype, fft_length) = checked(cx, "SignalIrfft")?;
     let (xs, ys) = (&cx.tensor(input).shape, &cx.tensor(output).shape);
-    if xs.is_empty() || xs.len() != ys.len() {
-        return Err(unsupported(
-            "SignalIrfft needs an input of rank >= 1 and an output of the same rank",
-        )
-        .at_tensor(output.0, cx.tensor(output).name.clone())
-        .expected_found(format!("rank {}", xs.len()), format!("shape {ys:?}")));
-    }
-    let OpKind::Custom { options, .. } = &cx.op.kind else {
-        return Err(unsupported("SignalIrfft must be a custom operator"));
-    };
-    let opt = |k: &str| options.as_ref().and_then(|o| o.int(k));
-    let (ty, fft_length) = (opt("T"), opt("fft_length"));
-    if ty != Some(tensor_type(dtype)) {
-        return Err(
-            unsupported("SignalIrfft's `T` option must name the tensors' type").expected_found(
-                format!("T {} ({dtype})", tensor_type(dtype)),
-                match ty {
-                    Some(t) => format!("T {t}"),
-                    None => "no integer `T` in the custom options".into(),
-                },
-            ),
-        );
-    }
-    let Some(fft_length) = fft_length else {
-        return Err(
-            unsupported("SignalIrfft needs an integer `fft_length` option").expected_found(
-                "fft_length",
-                "no integer `fft_length` in the custom options",
-            ),
-        );
-    };
     let in_frame = xs[xs.len() - 1];
     let frames = cx.tensor(input).elements() / in_frame.max(1);
     let p = usize::try_from(fft_length)

@@ -18,7 +18,7 @@ use crate::exec::{Buffer, Io};
 use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_rfft;
 use kiln_planner::diag::Result;
-use kiln_planner::ir::{DType, OpKind};
+use kiln_planner::ir::{DType, OpKind, TensorId};
 use proc_macro2::TokenStream;
 
 /// The kernel with its build-time tables, int16, int32 or float32; the inverse transform
@@ -130,9 +130,13 @@ pub(super) fn tables(dtype: DType, n: usize, inverse: bool) -> Tables {
     }
 }
 
-pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+/// The checks SignalRfft and SignalIrfft (`name`) share: one input; input and output of one
+/// type among INT16, INT32 and FLOAT32, of the same rank >= 1; a custom operator whose `T`
+/// option names that type and with an integer `fft_length`. Returns the input, the output,
+/// their type and `fft_length`.
+pub(super) fn checked(cx: &Cx<'_>, name: &str) -> Result<(TensorId, TensorId, DType, i64)> {
     if cx.op.inputs.len() != 1 {
-        return Err(unsupported("SignalRfft has one input")
+        return Err(unsupported(format!("{name} has one input"))
             .expected_found("1 input", format!("{} inputs", cx.op.inputs.len())));
     }
     let (input, output) = (cx.input(0)?, cx.output()?);
@@ -140,9 +144,9 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     for t in [input, output] {
         let tensor = cx.tensor(t);
         if !matches!(tensor.dtype, DType::I16 | DType::I32 | DType::F32) || tensor.dtype != dtype {
-            return Err(unsupported(
-                "SignalRfft runs on INT16, INT32 or FLOAT32 tensors, both of one type",
-            )
+            return Err(unsupported(format!(
+                "{name} runs on INT16, INT32 or FLOAT32 tensors, both of one type"
+            ))
             .at_tensor(t.0, tensor.name.clone())
             .expected_found(
                 "INT16, INT32 or FLOAT32 (as the input)",
@@ -152,20 +156,20 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     }
     let (xs, ys) = (&cx.tensor(input).shape, &cx.tensor(output).shape);
     if xs.is_empty() || xs.len() != ys.len() {
-        return Err(unsupported(
-            "SignalRfft needs an input of rank >= 1 and an output of the same rank",
-        )
+        return Err(unsupported(format!(
+            "{name} needs an input of rank >= 1 and an output of the same rank"
+        ))
         .at_tensor(output.0, cx.tensor(output).name.clone())
         .expected_found(format!("rank {}", xs.len()), format!("shape {ys:?}")));
     }
     let OpKind::Custom { options, .. } = &cx.op.kind else {
-        return Err(unsupported("SignalRfft must be a custom operator"));
+        return Err(unsupported(format!("{name} must be a custom operator")));
     };
     let opt = |k: &str| options.as_ref().and_then(|o| o.int(k));
     let (ty, fft_length) = (opt("T"), opt("fft_length"));
     if ty != Some(tensor_type(dtype)) {
         return Err(
-            unsupported("SignalRfft's `T` option must name the tensors' type").expected_found(
+            unsupported(format!("{name}'s `T` option must name the tensors' type")).expected_found(
                 format!("T {} ({dtype})", tensor_type(dtype)),
                 match ty {
                     Some(t) => format!("T {t}"),
@@ -174,16 +178,22 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             ),
         );
     }
-    let input_length = xs[xs.len() - 1];
-    let frames = cx.tensor(input).elements() / input_length.max(1);
     let Some(fft_length) = fft_length else {
         return Err(
-            unsupported("SignalRfft needs an integer `fft_length` option").expected_found(
+            unsupported(format!("{name} needs an integer `fft_length` option")).expected_found(
                 "fft_length",
                 "no integer `fft_length` in the custom options",
             ),
         );
     };
+    Ok((input, output, dtype, fft_length))
+}
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    let (input, output, dtype, fft_length) = checked(cx, "SignalRfft")?;
+    let (xs, ys) = (&cx.tensor(input).shape, &cx.tensor(output).shape);
+    let input_length = xs[xs.len() - 1];
+    let frames = cx.tensor(input).elements() / input_length.max(1);
     let p = signal_rfft::prepare(fft_length, input_length, frames).ok_or_else(|| {
         unsupported(
             "SignalRfft's `fft_length` must be even, 4..=2^20, at least the input frame's length, \
