@@ -2,7 +2,7 @@
 
 Writes to tests/control_flow/:
   if_float.tflite, if_int8.tflite    tf.cond on sum(x) > 0; the branches do different arithmetic
-                                     (FULLY_CONNECTED, ADD, MUL, SUB, RESHAPE); int8 I/O for
+                                     (FULLY_CONNECTED, RESHAPE, ADD, MUL, SUB); int8 I/O for
                                      if_int8 (the converter keeps float32 at the IF boundary)
   while_counted.tflite               tf.while_loop with 5 trips carrying a counter and a tensor
   while_data.tflite                  tf.while_loop halving a tensor until max|y| <= 1
@@ -105,14 +105,13 @@ def if_models(tf):
 
         def then_branch():
             y = tf.nn.relu(tf.matmul(x, w1) + b1)
-            z = tf.reshape(y, [2, 4]) * c
-            return tf.reshape(z, [1, 8]) + 0.25
+            return tf.reshape(y, [2, 4]) * c + 0.25
 
         def else_branch():
             y = tf.matmul(x, w2) * x
-            return y - 0.5
+            return tf.reshape(y - 0.5, [2, 4])
 
-        return tf.cond(pred, then_branch, else_branch) + x * 0.5
+        return tf.cond(pred, then_branch, else_branch) + tf.reshape(x, [2, 4]) * 0.5
 
     return {
         "if_float": _convert(tf, f, f),
