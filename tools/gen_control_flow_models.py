@@ -1,24 +1,29 @@
 """Control-flow test models (IF, WHILE, CALL_ONCE with resource variables) and their TFLM goldens.
 
 Writes to tests/control_flow/:
+  From the TensorFlow 2.20 converter:
   if_float.tflite, if_int8.tflite    tf.cond on sum(x) > 0; the branches do different arithmetic
                                      (FULLY_CONNECTED, RESHAPE, ADD, MUL, SUB); int8 I/O for
                                      if_int8 (the converter keeps float32 at the IF boundary)
   while_counted.tflite               tf.while_loop with 5 trips carrying a counter and a tensor
   while_data.tflite                  tf.while_loop halving a tensor until max|y| <= 1
-                                     (0 to ~10 trips depending on the input), accumulating
+                                     (0 to 10 trips depending on the input), accumulating
+  while_if_float.tflite              a tf.cond inside a tf.while_loop body (nested subgraphs)
   call_once_var.tflite               resource variables (tf.Variable in a tf.Module): CALL_ONCE
                                      runs the init subgraph (VAR_HANDLE + ASSIGN_VARIABLE), main
                                      reads, updates and assigns them; int8 I/O
   call_once_var_float.tflite         the same model with float32 I/O
-  var_read_first_int8.tflite         built with the schema object API (no converter): READ_VARIABLE
-                                     before the one ASSIGN_VARIABLE, no CALL_ONCE; an int8 resource
-                                     variable with a non-zero zero point (what TFLM fills it with)
+  From the schema object API (forms the converter does not produce):
+  if_int8_direct.tflite              an IF with two int8 inputs and an int8 output per branch
+  while_int8.tflite                  while_data in int8 (the converter crashes quantizing a
+                                     tf.while_loop: SIGSEGV while calibrating), 0 to 6 trips
+  var_read_first_int8.tflite         READ_VARIABLE before the one ASSIGN_VARIABLE, no CALL_ONCE;
+                                     an int8 variable with a non-zero zero point (TFLM's fill)
+  And:
   <model>.json                       golden data of every model (format below)
-  README.md                          the part between the GENERATED markers (model dumps)
-
-The WHILE models are float32: full-integer conversion of a tf.while_loop crashes the pinned
-converter (SIGSEGV while calibrating; tried with TensorFlow 2.20).
+  README.md                          the part between the GENERATED markers (model dumps and
+                                     the semantics checks below, each of which raises if the
+                                     wheel disagrees)
 
 Golden protocol (per model): one interpreter from the pinned tflite-micro wheel (arena 64 KB),
 then CALLS_BEFORE_RESET invoke() calls with no reset in between (state carries over), then
@@ -31,13 +36,14 @@ Tensor details are those of ../shared/models/golden (tensor_index, name, shape, 
 quantization). Bytes are raw little-endian tensor bytes, lowercase hex.
 
 Run from the repository root:  .venv/bin/python tools/gen_control_flow_models.py
-Deterministic (fixed seeds; the converter's output is byte-identical across runs). ~20 s.
+Deterministic (fixed seeds; the converter's output is byte-identical across runs). ~10 s.
 """
 
 import json
 import os
 import re
 import sys
+import zlib
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -45,6 +51,7 @@ import flatbuffers  # noqa: E402
 import numpy as np  # noqa: E402
 
 import tflite_common as tc  # noqa: E402
+from gen_stateful_cases import AlignedBufferT  # noqa: E402
 from tflite_common import schema_fb as fb  # noqa: E402
 
 OUT = tc.REPO / "tests" / "control_flow"
@@ -152,6 +159,29 @@ def while_models(tf):
     }
 
 
+def nested_model(tf):
+    """A tf.cond inside a tf.while_loop body: WHILE -> body -> IF (three levels of subgraphs)."""
+
+    @tf.function(input_signature=[tf.TensorSpec([1, 8], tf.float32)])
+    def f(x):
+        def cond(i, y):
+            return i < 4
+
+        def body(i, y):
+            def up():
+                return y * 0.5 - 0.25
+
+            def down():
+                return tf.reshape(tf.reverse(tf.reshape(y, [8]), [0]), [1, 8]) + 0.125
+
+            return i + 1, tf.cond(tf.reduce_sum(y) > 0.0, up, down)
+
+        i, y = tf.while_loop(cond, body, [tf.constant(0), x])
+        return y
+
+    return {"while_if_float": _convert(tf, f, f)}
+
+
 def call_once_models(tf):
     rng = np.random.default_rng(SEED + 3)
     acc0 = rng.uniform(-0.5, 0.5, (1, 8)).astype(np.float32)
@@ -177,7 +207,68 @@ def call_once_models(tf):
 
 
 # --------------------------------------------------------------------------------------------
-# A model from the schema object API: READ_VARIABLE before ASSIGN_VARIABLE
+# Models from the schema object API (forms the converter does not produce)
+
+
+class Builder:
+    """A model with several subgraphs, built with the schema object API."""
+
+    def __init__(self, description):
+        self.codes = []
+        self.buffers = [AlignedBufferT()]
+        self.subgraphs = []
+        self.description = description
+
+    def subgraph(self, name):
+        sg = fb.SubGraphT()
+        sg.name = name
+        sg.tensors, sg.operators, sg.inputs, sg.outputs = [], [], [], []
+        self.subgraphs.append(sg)
+        return sg
+
+    def tensor(self, sg, shape, dtype, name, quant=None, data=None):
+        t = fb.TensorT()
+        t.shape = [int(d) for d in shape]
+        t.type = getattr(fb.TensorType, dtype.upper())
+        t.name = name
+        t.buffer = 0
+        if quant is not None:
+            q = fb.QuantizationParametersT()
+            q.scale = [float(quant[0])]
+            q.zeroPoint = [int(quant[1])]
+            q.quantizedDimension = 0
+            t.quantization = q
+        if data is not None:
+            arr = np.ascontiguousarray(np.asarray(data, dtype=tc.NP_DTYPES[dtype]).reshape(shape))
+            buf = AlignedBufferT()
+            buf.data = arr.astype(arr.dtype.newbyteorder("<")).tobytes()
+            self.buffers.append(buf)
+            t.buffer = len(self.buffers) - 1
+        sg.tensors.append(t)
+        return len(sg.tensors) - 1
+
+    def op(self, sg, name, ins, outs, options=None):
+        if name not in self.codes:
+            self.codes.append(name)
+        o = fb.OperatorT()
+        o.opcodeIndex = self.codes.index(name)
+        o.inputs = list(ins)
+        o.outputs = list(outs)
+        if options is not None:
+            o.builtinOptionsType = getattr(fb.BuiltinOptions, type(options).__name__[:-1])
+            o.builtinOptions = options
+        sg.operators.append(o)
+
+    def finish(self):
+        m = fb.ModelT()
+        m.version = 3
+        m.description = self.description
+        m.operatorCodes = [_opcode(n) for n in self.codes]
+        m.subgraphs = self.subgraphs
+        m.buffers = self.buffers
+        b = flatbuffers.Builder(1024)
+        b.Finish(m.Pack(b), file_identifier=b"TFL3")
+        return bytes(b.Output())
 
 
 def _opcode(name):
@@ -189,66 +280,109 @@ def _opcode(name):
     return oc
 
 
+def _opts(cls, **fields):
+    o = cls()
+    for k, v in fields.items():
+        setattr(o, k, v)
+    return o
+
+
 def var_read_first_model():
     """main(x: int8[1,4]) -> (old: int8[1,4], new: int8[1,4]):
     h = VAR_HANDLE("state"); old = READ_VARIABLE(h); new = ADD(old, x); ASSIGN_VARIABLE(h, new).
     One subgraph, no CALL_ONCE: the variable's first value is TFLM's fill (the zero point of the
     ASSIGN_VARIABLE value tensor, here -7)."""
-    q = fb.QuantizationParametersT()
-    q.scale = [0.05]
-    q.zeroPoint = [-7]
-    q.quantizedDimension = 0
+    mb = Builder("Kiln control-flow test: READ_VARIABLE before ASSIGN_VARIABLE")
+    sg = mb.subgraph("main")
+    q = (0.05, -7)
+    x = mb.tensor(sg, [1, 4], "int8", "x", q)
+    h = mb.tensor(sg, [], "resource", "handle")
+    old = mb.tensor(sg, [1, 4], "int8", "old", q)
+    new = mb.tensor(sg, [1, 4], "int8", "new", q)
+    mb.op(sg, "VAR_HANDLE", [], [h], _opts(fb.VarHandleOptionsT, container="", sharedName="state"))
+    mb.op(sg, "READ_VARIABLE", [h], [old])
+    mb.op(sg, "ADD", [old, x], [new], fb.AddOptionsT())
+    mb.op(sg, "ASSIGN_VARIABLE", [h, new], [])
+    sg.inputs, sg.outputs = [x], [old, new]
+    return mb.finish()
 
-    def tensor(shape, ttype, name, quant=True):
-        t = fb.TensorT()
-        t.shape = list(shape)
-        t.type = ttype
-        t.buffer = 0
-        t.name = name
-        if quant:
-            t.quantization = q
-        return t
 
-    tensors = [
-        tensor([1, 4], fb.TensorType.INT8, "x"),
-        tensor([], fb.TensorType.RESOURCE, "handle", quant=False),
-        tensor([1, 4], fb.TensorType.INT8, "old"),
-        tensor([1, 4], fb.TensorType.INT8, "new"),
-    ]
-    ops = []
+def if_int8_direct_model():
+    """An IF whose branch inputs and outputs are int8 (the converter's if_int8 keeps float32 at
+    the IF boundary): main(x: int8[1,8]) -> int8[1,8]:
+    r = RELU(x); c = SUM(x) > 0; t = IF(c, x, r) with then: ADD(x, r), else: SUB(x, r);
+    out = ADD(t, x) (x stays live across the IF)."""
+    mb = Builder("Kiln control-flow test: IF with int8 tensors at the branch boundary")
+    main, then_, else_ = mb.subgraph("main"), mb.subgraph("then"), mb.subgraph("else")
+    qx, qt, qs = (0.05, 3), (0.1, -2), (0.4, 0)
+    x = mb.tensor(main, [1, 8], "int8", "x", qx)
+    r = mb.tensor(main, [1, 8], "int8", "relu", qx)
+    axes = mb.tensor(main, [2], "int32", "axes", data=[0, 1])
+    s = mb.tensor(main, [], "int8", "sum", qs)
+    zero = mb.tensor(main, [], "int8", "zero", qs, data=0)
+    c = mb.tensor(main, [], "bool", "cond")
+    t = mb.tensor(main, [1, 8], "int8", "if_out", qt)
+    out = mb.tensor(main, [1, 8], "int8", "out", qt)
+    mb.op(main, "RELU", [x], [r])
+    mb.op(main, "SUM", [x, axes], [s], _opts(fb.ReducerOptionsT, keepDims=False))
+    mb.op(main, "GREATER", [s, zero], [c])
+    mb.op(main, "IF", [c, x, r], [t], _opts(fb.IfOptionsT, thenSubgraphIndex=1, elseSubgraphIndex=2))
+    mb.op(main, "ADD", [t, x], [out], fb.AddOptionsT())
+    main.inputs, main.outputs = [x], [out]
+    for sg, op in ((then_, "ADD"), (else_, "SUB")):
+        a = mb.tensor(sg, [1, 8], "int8", f"{sg.name}_x", qx)
+        b = mb.tensor(sg, [1, 8], "int8", f"{sg.name}_relu", qx)
+        o = mb.tensor(sg, [1, 8], "int8", f"{sg.name}_out", qt)
+        mb.op(sg, op, [a, b], [o], fb.AddOptionsT() if op == "ADD" else fb.SubOptionsT())
+        sg.inputs, sg.outputs = [a, b], [o]
+    return mb.finish()
 
-    def op(opcode, ins, outs, opt_type, opt):
-        o = fb.OperatorT()
-        o.opcodeIndex = opcode
-        o.inputs = ins
-        o.outputs = outs
-        o.builtinOptionsType = opt_type
-        o.builtinOptions = opt
-        ops.append(o)
 
-    vh = fb.VarHandleOptionsT()
-    vh.container = ""
-    vh.sharedName = "state"
-    op(0, [], [1], fb.BuiltinOptions.VarHandleOptions, vh)
-    op(1, [1], [2], fb.BuiltinOptions.NONE, None)
-    add = fb.AddOptionsT()
-    op(2, [2, 0], [3], fb.BuiltinOptions.AddOptions, add)
-    op(3, [1, 3], [], fb.BuiltinOptions.NONE, None)
-    sg = fb.SubGraphT()
-    sg.tensors = tensors
-    sg.inputs = [0]
-    sg.outputs = [2, 3]
-    sg.operators = ops
-    sg.name = "main"
-    m = fb.ModelT()
-    m.version = 3
-    m.description = "Kiln control-flow test: READ_VARIABLE before ASSIGN_VARIABLE"
-    m.operatorCodes = [_opcode(n) for n in ("VAR_HANDLE", "READ_VARIABLE", "ADD", "ASSIGN_VARIABLE")]
-    m.subgraphs = [sg]
-    m.buffers = [fb.BufferT()]
-    b = flatbuffers.Builder(1024)
-    b.Finish(m.Pack(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
+WHILE_INT8_Y = (0.125, 0)
+WHILE_INT8_ACC = (0.25, 0)
+WHILE_INT8_THRESHOLD = 2  # 0.25 in y's scale
+
+
+def while_int8_model():
+    """while_data in int8 (the converter cannot quantize a WHILE): main(x: int8[1,8]) ->
+    (n: int32[], y: int8[1,8], acc: int8[1,8]); cond: REDUCE_MAX(ABS(y)) > 0.25;
+    body: n + 1, y * 0.5 (MUL by an int8 constant), acc + y (ADD of two scales)."""
+    mb = Builder("Kiln control-flow test: int8 WHILE with a data-dependent trip count")
+    main, cond, body = mb.subgraph("main"), mb.subgraph("while_cond"), mb.subgraph("while_body")
+
+    def loop_vars(sg, tag):
+        return (mb.tensor(sg, [], "int32", f"n_{tag}"),
+                mb.tensor(sg, [1, 8], "int8", f"y_{tag}", WHILE_INT8_Y),
+                mb.tensor(sg, [1, 8], "int8", f"acc_{tag}", WHILE_INT8_ACC))
+
+    x = mb.tensor(main, [1, 8], "int8", "x", WHILE_INT8_Y)
+    n0 = mb.tensor(main, [], "int32", "n0", data=0)
+    acc0 = mb.tensor(main, [1, 8], "int8", "acc0", WHILE_INT8_ACC, data=np.zeros((1, 8)))
+    outs = loop_vars(main, "out")
+    mb.op(main, "WHILE", [n0, x, acc0], outs,
+          _opts(fb.WhileOptionsT, condSubgraphIndex=1, bodySubgraphIndex=2))
+    main.inputs, main.outputs = [x], list(outs)
+
+    cin = loop_vars(cond, "in")
+    a = mb.tensor(cond, [1, 8], "int8", "abs", WHILE_INT8_Y)
+    axes = mb.tensor(cond, [2], "int32", "axes", data=[0, 1])
+    mx = mb.tensor(cond, [], "int8", "max", WHILE_INT8_Y)
+    thr = mb.tensor(cond, [], "int8", "threshold", WHILE_INT8_Y, data=WHILE_INT8_THRESHOLD)
+    go = mb.tensor(cond, [], "bool", "go")
+    mb.op(cond, "ABS", [cin[1]], [a])
+    mb.op(cond, "REDUCE_MAX", [a, axes], [mx], _opts(fb.ReducerOptionsT, keepDims=False))
+    mb.op(cond, "GREATER", [mx, thr], [go])
+    cond.inputs, cond.outputs = list(cin), [go]
+
+    bin_ = loop_vars(body, "in")
+    one = mb.tensor(body, [], "int32", "one", data=1)
+    half = mb.tensor(body, [], "int8", "half", (1.0 / 128, 0), data=64)
+    bout = loop_vars(body, "out")
+    mb.op(body, "ADD", [bin_[0], one], [bout[0]], fb.AddOptionsT())
+    mb.op(body, "MUL", [bin_[1], half], [bout[1]], fb.MulOptionsT())
+    mb.op(body, "ADD", [bin_[2], bin_[1]], [bout[2]], fb.AddOptionsT())
+    body.inputs, body.outputs = list(bin_), list(bout)
+    return mb.finish()
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,9 +405,9 @@ def _dequantize(x, d):
     return ((x.astype(np.float32) - q["zero_point"][0]) * q["scale"][0]).astype(np.float32)
 
 
-def if_inputs(ins, rng):
+def if_inputs(ins, rng, margin=0.1):
     """Branch pattern then, else, else, then, then, else | reset | then, else; the predicate
-    sum(x) > 0 is kept at least 0.1 away from 0 (after quantization) so it is unambiguous."""
+    sum(x) > 0 is kept at least `margin` away from 0 (after quantization) so it is unambiguous."""
     (d,) = ins
     calls = []
     for want in (True, False, False, True, True, False, True, False):
@@ -283,7 +417,7 @@ def if_inputs(ins, rng):
                 v = -v
             x = _quantize(v, d)
             s = float(_dequantize(x, d).sum())
-            if abs(s) > 0.1 and (s > 0) == want:
+            if abs(s) > margin and (s > 0) == want:
                 break
         calls.append(([x], f"sum(x) = {s:.4f}: {'then' if want else 'else'} branch"))
     return calls
@@ -311,6 +445,16 @@ def while_data_inputs(ins, rng):
     return calls
 
 
+def while_int8_inputs(ins, rng):
+    """x = u * 2^k in y's scale (int8, saturating): 0 to 6 trips."""
+    (d,) = ins
+    calls = []
+    for k in (2, -3, 4, 0, 5, 1, 3, -2):
+        v = rng.uniform(-1.0, 1.0, size=d["shape"]) * float(2.0**k)
+        calls.append(([_quantize(v, d)], ""))
+    return calls
+
+
 def plain_inputs(ins, rng):
     calls = []
     for _ in range(CALLS_BEFORE_RESET + CALLS_AFTER_RESET):
@@ -329,6 +473,9 @@ INPUTS = {
     "if_int8": if_inputs,
     "while_counted": while_counted_inputs,
     "while_data": while_data_inputs,
+    "while_int8": while_int8_inputs,
+    "if_int8_direct": lambda ins, rng: if_inputs(ins, rng, margin=0.5),
+    "while_if_float": plain_inputs,
     "call_once_var": plain_inputs,
     "call_once_var_float": plain_inputs,
     "var_read_first_int8": plain_inputs,
@@ -377,6 +524,10 @@ def golden(name, data, seed):
         ys = [np.array(it.get_output(i)) for i in range(len(outs))]
         for y, d in zip(ys, outs):
             assert y.nbytes == d["bytes"], (name, k, y.nbytes, d)
+        if name == "while_int8":
+            note = f"max|x| = {int(np.abs(xs[0].astype(np.int32)).max())}: {int(ys[0].reshape(-1)[0])} trips (TFLM)"
+        if name == "while_if_float":
+            note = f"IF branches over the 4 trips: {_while_if_replay(xs[0])[1]}"
         if name == "while_data":
             note += f" (TFLM: {int(ys[0].reshape(-1)[0])})"
             assert note.split(": ")[1].split(" ")[0] == str(int(ys[0].reshape(-1)[0])), note
@@ -500,6 +651,54 @@ def check_while_data(g):
             "(calls 1 and 7) the outputs are the WHILE node's inputs (x and the constant zeros)")
 
 
+def check_while_int8(g):
+    """Integer replay of the trip count and y (MUL by 64 * 2^-7: y / 2 rounded half away from
+    zero, TFLM's MultiplyByQuantizedMultiplier), and 0 trips = the inputs."""
+    d_x, d_n, d_y, d_acc = g["inputs"][0], *g["outputs"]
+    trips = set()
+    for k, c in enumerate(g["calls"]):
+        x = _unhex(c["inputs"][0], d_x).astype(np.int32)
+        y, n = x.copy(), 0
+        while np.abs(y).max() > WHILE_INT8_THRESHOLD:
+            y, n = np.sign(y) * ((np.abs(y) + 1) // 2), n + 1
+        assert int(_unhex(c["outputs"][0], d_n)) == n, (k, n)
+        assert (_unhex(c["outputs"][1], d_y) == y).all(), (k, y)
+        if n == 0:
+            assert (_unhex(c["outputs"][2], d_acc) == 0).all(), k
+        trips.add(n)
+    assert 0 in trips and len(trips) >= 5, trips
+    return ("while_int8: trip counts " + ", ".join(map(str, sorted(trips)))
+            + "; n and y equal an integer replay (y / 2 rounded half away from zero); with 0 "
+            "trips acc is the constant zeros input")
+
+
+def _while_if_replay(x):
+    """float32 replay of while_if_float; returns (y, branch string). SUM accumulates in order
+    from 0, as TFLM's reference reduce does."""
+    y, taken = x.astype(np.float32).copy(), ""
+    for _ in range(4):
+        acc = np.float32(0.0)
+        for v in y.reshape(-1):
+            acc = np.float32(acc + v)
+        if acc > np.float32(0.0):
+            y, taken = (y * np.float32(0.5) - np.float32(0.25)).astype(np.float32), taken + "T"
+        else:
+            y, taken = (y.reshape(-1)[::-1].reshape(1, 8) + np.float32(0.125)).astype(np.float32), taken + "F"
+    return y, taken
+
+
+def check_while_if(g):
+    seen = set()
+    for k, c in enumerate(g["calls"]):
+        y, taken = _while_if_replay(_unhex(c["inputs"][0], g["inputs"][0]))
+        assert y.tobytes().hex() == c["outputs"][0], k
+        assert c["note"] == f"IF branches over the 4 trips: {taken}", (k, c["note"], taken)
+        seen |= set(taken)
+    assert seen == {"T", "F"}
+    return ("while_if_float: every output equals a float32 replay (4 trips, the IF inside the "
+            "body taking the branches given in each call's note)")
+
+
 def check_while_counted(g):
     for k, c in enumerate(g["calls"]):
         assert _unhex(c["outputs"][0], g["outputs"][0]).tolist() == 5, k
@@ -535,8 +734,11 @@ def check_facts(models, goldens):
     return [
         check_if_branches("if_float", models["if_float"], goldens["if_float"]),
         check_if_branches("if_int8", models["if_int8"], goldens["if_int8"]),
+        check_if_branches("if_int8_direct", models["if_int8_direct"], goldens["if_int8_direct"]),
         check_while_counted(goldens["while_counted"]),
         check_while_data(goldens["while_data"]),
+        check_while_int8(goldens["while_int8"]),
+        check_while_if(goldens["while_if_float"]),
         check_call_once_float(models["call_once_var_float"], goldens["call_once_var_float"]),
         check_reset_is_not_fresh("call_once_var", models["call_once_var"], goldens["call_once_var"]),
         check_reset_is_not_fresh(
@@ -628,13 +830,16 @@ def main():
     models = {}
     models.update(if_models(tf))
     models.update(while_models(tf))
+    models.update(nested_model(tf))
     models.update(call_once_models(tf))
+    models["if_int8_direct"] = if_int8_direct_model()
+    models["while_int8"] = while_int8_model()
     models["var_read_first_int8"] = var_read_first_model()
     OUT.mkdir(parents=True, exist_ok=True)
     sections, goldens = [], {}
-    for k, (name, data) in enumerate(models.items()):
+    for name, data in models.items():
         (OUT / f"{name}.tflite").write_bytes(data)
-        g = goldens[name] = golden(name, data, SEED + 100 + k)
+        g = goldens[name] = golden(name, data, SEED + zlib.crc32(name.encode()))
         (OUT / f"{name}.json").write_text(json.dumps(g, indent=1) + "\n")
         sections += dump(name, data, g)
         print(f"{name}: {len(data)} B, {len(g['calls'])} calls, arena {g['arena']}", flush=True)
