@@ -5,6 +5,7 @@
 //! `include_bytes!` (byte-string literals when no file is given). The output is
 //! deterministic: names come from indices, and items are emitted in plan order.
 
+use crate::control::Program;
 use crate::lower::{self, Operand, PerChannel, Step};
 use crate::{Header, KernelUse, Options};
 use kiln_planner::alias::OpMode;
@@ -16,6 +17,8 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+mod control;
 
 /// Lowers and emits a planned graph, with a reproducibility header that does not know the
 /// model's bytes (its sha256 reads `unknown`); [`crate::compile_tokens`] uses [`emit_with`].
@@ -33,7 +36,14 @@ pub fn emit(
         plan_variant: "as given".to_string(),
         kernel_variants: Vec::new(),
     };
-    emit_with(graph, plan, steps, options, &mut header)
+    emit_with(
+        graph,
+        plan,
+        steps,
+        options,
+        &mut header,
+        &Program::default(),
+    )
 }
 
 /// Lowers and emits a planned graph; fills `header.kernel_variants` with the kernel
@@ -49,6 +59,7 @@ pub fn emit_with(
     steps: Vec<Step>,
     options: &Options,
     header: &mut Header,
+    program: &Program,
 ) -> Result<TokenStream> {
     // The steps as lowered (any order), in plan order.
     let mut by_op: Vec<Option<Step>> = (0..graph.ops.len()).map(|_| None).collect();
@@ -83,6 +94,12 @@ pub fn emit_with(
         weight_bytes: 0,
         places: places(graph, plan),
         kernel_uses: Vec::new(),
+        program,
+        subgraph: 0,
+        arena_base: 0,
+        item_prefix: String::new(),
+        emitted_subgraphs: Vec::new(),
+        main: graph,
     };
     for step in &steps {
         e.step(step)?;
@@ -146,6 +163,17 @@ struct Emitter<'a> {
     places: Vec<Option<(usize, usize)>>,
     /// The kernel functions called so far, each with its operators, in order of first call.
     kernel_uses: Vec<KernelUse>,
+    /// The subgraphs control flow runs and the model's persistent layout.
+    program: &'a Program,
+    /// The subgraph being emitted (0: the main one) and where its arena starts in the
+    /// model's (a control flow step's scratch); its items' names start with `item_prefix`.
+    subgraph: usize,
+    arena_base: usize,
+    item_prefix: String,
+    /// Subgraphs whose items (parameters, tables) are emitted already.
+    emitted_subgraphs: Vec<usize>,
+    /// The main graph (which holds the others).
+    main: &'a Graph,
 }
 
 /// Where each tensor lives in the arena ([`Plan::tensor_places`]); a tensor without elements
@@ -262,7 +290,7 @@ pub struct Call<'e, 'a> {
 impl Call<'_, '_> {
     /// Emits `const OP<k>: <ty> = <p>;` (from `p`'s `Debug` form) and returns `&OP<k>`.
     pub fn params_as(&mut self, ty: TokenStream, p: &impl std::fmt::Debug) -> TokenStream {
-        let name = format_ident!("OP{}", self.k);
+        let name = format_ident!("{}OP{}", self.emitter.item_prefix, self.k);
         let value = debug_expr(&ty, &format!("{p:?}"));
         let doc = format!(" Parameters of op {} ({}).", self.k, self.op_name);
         self.emitter.items.push(quote! {
@@ -302,7 +330,7 @@ impl Call<'_, '_> {
 
     /// Emits `const OP<k>_BROADCAST` and returns `&OP<k>_BROADCAST`.
     pub fn broadcast(&mut self, b: &kiln_kernels::broadcast::Broadcast) -> TokenStream {
-        let name = format_ident!("OP{}_BROADCAST", self.k);
+        let name = format_ident!("{}OP{}_BROADCAST", self.emitter.item_prefix, self.k);
         let ty = quote!(::kiln::kernels::broadcast::Broadcast);
         let value = debug_expr(&ty, &format!("{b:?}"));
         self.emitter.items.push(quote! {
@@ -512,7 +540,7 @@ impl<'a> Emitter<'a> {
     /// Emits `static OP<k>_<WHAT>: [T; N]` (per-channel or lookup table, in flash) and
     /// returns `&OP<k>_<WHAT>`.
     fn table<T: Copy + Into<i64>>(&mut self, k: usize, what: &str, values: &[T]) -> TokenStream {
-        let name = format_ident!("OP{}_{}", k, what);
+        let name = format_ident!("{}OP{}_{}", self.item_prefix, k, what);
         let n = u(values.len());
         let ty = Ident::new(std::any::type_name::<T>(), Span::call_site());
         self.constant_bytes += std::mem::size_of_val(values);
@@ -523,12 +551,12 @@ impl<'a> Emitter<'a> {
         quote!(&#name)
     }
 
+    /// Where variable `t` lives in the model's persistent region, and its size.
     fn persistent_of(&self, t: TensorId) -> Result<(usize, usize)> {
-        self.plan
-            .persistent
-            .iter()
-            .find(|p| p.tensor == t)
-            .map(|p| (p.offset, p.size))
+        let size = self.tensor(t).bytes();
+        self.program
+            .state_offset(self.subgraph, self.graph, self.plan, t)
+            .map(|o| (o, size))
             .ok_or_else(|| {
                 Diagnostic::new(
                     ErrorKind::InvalidPlan,
@@ -539,17 +567,26 @@ impl<'a> Emitter<'a> {
 
     /// Where tensor `t` lives in the arena (its own buffer or its place in another's).
     fn buffer_of(&self, t: TensorId) -> Result<(usize, usize)> {
-        self.places.get(t.0).copied().flatten().ok_or_else(|| {
-            Diagnostic::new(
-                ErrorKind::InvalidPlan,
-                format!("tensor {} has no buffer", t.0),
-            )
-        })
+        let base = self.arena_base;
+        self.places
+            .get(t.0)
+            .copied()
+            .flatten()
+            .map(|(o, n)| (base + o, n))
+            .ok_or_else(|| {
+                Diagnostic::new(
+                    ErrorKind::InvalidPlan,
+                    format!("tensor {} has no buffer", t.0),
+                )
+            })
     }
 
     /// Emits one kernel call: binds its operands to arena slices (or weight statics), asks
     /// the kernel for its statement, and wraps it in a block.
     fn step(&mut self, step: &Step) -> Result<()> {
+        if let Some(control) = step.control {
+            return self.control(step, control);
+        }
         let op = self.graph.op(step.op);
         let k = step.op.0;
         let mode = self.plan.mode(step.op);
@@ -671,7 +708,7 @@ impl<'a> Emitter<'a> {
             .buffers
             .iter()
             .find(|b| b.owner == BufferOwner::Scratch(step.op))
-            .map(|b| (b.offset, b.size));
+            .map(|b| (self.arena_base + b.offset, b.size));
         let call = {
             let mut call = Call {
                 emitter: self,
@@ -921,7 +958,7 @@ impl<'a> Emitter<'a> {
         }
         let items = &self.items;
         let body = &self.body;
-        let model_items = model_items(options, plan, g, &align)?;
+        let model_items = model_items(options, plan, g, &align, self.program)?;
         let mut with_arena_doc = vec![
             " The model over `arena`, a buffer of the caller's: at least [`ARENA_BYTES`] long,",
             " aligned at least like [`Arena`] ([`ARENA_ALIGN`] bytes); both are checked when the",
@@ -1255,7 +1292,13 @@ struct ModelItems {
 /// The arena and state statics (in `options.link_section` if given: their bytes in that
 /// section, zeroed when taken, the take-once flags in ordinary RAM), the `State` type of a
 /// stateful model, and the state's part of `ModelIn`.
-fn model_items(options: &Options, plan: &Plan, g: &Graph, align: &Ident) -> Result<ModelItems> {
+fn model_items(
+    options: &Options,
+    plan: &Plan,
+    g: &Graph,
+    align: &Ident,
+    program: &Program,
+) -> Result<ModelItems> {
     let a = quote!(::kiln::runtime::align::#align);
     let section = match options.link_section.as_deref() {
         Some(s) if s.trim().is_empty() || s.contains(char::is_whitespace) => {
@@ -1299,6 +1342,12 @@ fn model_items(options: &Options, plan: &Plan, g: &Graph, align: &Ident) -> Resu
                 Literal::u8_unsuffixed(lower::reset_byte(g, p.tensor)),
             )
         })
+        .chain(
+            program
+                .fills
+                .iter()
+                .map(|&(o, n, v)| (u(o), u(o + n), Literal::u8_unsuffixed(v))),
+        )
         .collect();
     let resets = fills
         .iter()

@@ -17,6 +17,7 @@
 //! `kiln::include_model!` calls the same [`compile_tokens`], so both front ends emit the same
 //! tokens for the same model and options.
 
+pub mod control;
 pub mod emit;
 #[cfg(feature = "exec")]
 pub mod exec;
@@ -218,8 +219,12 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
              `ram_budget` too (the RAM of the whole device)",
         ));
     }
-    let steps = lower::lower_all(&graph)?;
-    let (plan, smallest_arena_bytes, variant) = choose_plan(&graph, &steps, options)?;
+    // The subgraphs control flow runs, planned first: their arenas are their callers' scratch.
+    let mut program = control::compile_callees(&graph, options)?;
+    let mut steps = lower::lower_all(&graph)?;
+    control::prepare_calls(&graph, &mut steps, &graph, &program)?;
+    let (mut plan, smallest_arena_bytes, variant) = choose_plan(&graph, &steps, options)?;
+    plan.persistent_bytes = control::layout_persistent(&graph, &plan, &mut program);
     let mut header = Header {
         model_sha256: sha256_hex(bytes),
         kiln_version: KILN_VERSION.to_string(),
@@ -228,7 +233,7 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
         plan_variant: PLAN_VARIANTS[variant].to_string(),
         kernel_variants: Vec::new(),
     };
-    let tokens = emit::emit_with(&graph, &plan, steps, options, &mut header)?;
+    let tokens = emit::emit_with(&graph, &plan, steps, options, &mut header, &program)?;
     Ok(Compiled {
         tokens,
         graph,

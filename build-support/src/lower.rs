@@ -157,6 +157,54 @@ pub struct Step {
     /// A smaller scratch the kernel also runs with, more slowly (a fast convolution without
     /// its widened pixels): planned only when the RAM budget needs it (`compile_tokens`).
     pub lean_scratch_bytes: Option<usize>,
+    /// Control flow or a resource variable access: written by the emitter itself
+    /// (`emit::control`), not by a kernel; `kernel` is then [`ControlKernel`].
+    pub control: Option<Control>,
+}
+
+/// What a control flow or resource variable step does (see `crate::control`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Runs one of two subgraphs on the condition (input 0); the scratch holds either's arena.
+    If {
+        then_subgraph: usize,
+        else_subgraph: usize,
+    },
+    /// Runs `body` while `cond` says so; the loop variables live in the outputs, the scratch
+    /// holds either subgraph's arena.
+    While { cond: usize, body: usize },
+    /// Runs `init` once, at the first `invoke()` after a reset.
+    CallOnce { init: usize },
+    /// Names a resource variable: no code.
+    VarHandle,
+    /// Copies a resource variable (the state) to the output.
+    ReadVariable,
+    /// Copies the input to a resource variable (the state).
+    AssignVariable,
+}
+
+/// The kernel of a [`Control`] step. Such steps are written by the emitter (control flow
+/// runs other subgraphs' steps, which no kernel knows) and only run in generated code:
+/// the host executor runs single subgraphs.
+#[derive(Debug)]
+pub struct ControlKernel;
+
+impl Kernel for ControlKernel {
+    fn emit(&self, _call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        Err(Diagnostic::new(
+            ErrorKind::InvalidPlan,
+            "a control flow step is written by the emitter's control flow path, not as a \
+             kernel call",
+        ))
+    }
+
+    #[cfg(feature = "exec")]
+    fn run(&self, _io: &mut Io<'_>) {
+        panic!(
+            "control flow and resource variables run only in generated code: the host \
+             executor runs single subgraphs"
+        );
+    }
 }
 
 /// The byte a variable tensor is reset to: TFLM fills int8 state with its zero point and
@@ -575,6 +623,29 @@ impl<'a> Cx<'a> {
             outputs: vec![output],
             slow_in_place: false,
             lean_scratch_bytes: None,
+            control: None,
+        }
+    }
+
+    /// A control flow or resource variable step (written by the emitter).
+    pub(crate) fn control_step(
+        &self,
+        control: Control,
+        inputs: Vec<Operand>,
+        states: Vec<TensorId>,
+        outputs: Vec<TensorId>,
+    ) -> Step {
+        Step {
+            op: self.op.id,
+            kernel: Box::new(ControlKernel),
+            scratch_bytes: 0,
+            abilities: Abilities::default(),
+            inputs,
+            states,
+            outputs,
+            slow_in_place: false,
+            lean_scratch_bytes: None,
+            control: Some(control),
         }
     }
 

@@ -104,6 +104,15 @@ impl Diagnostic {
         self
     }
 
+    /// Says the diagnostic concerns the model's subgraph `index` (a control flow body; the
+    /// main subgraph, 0, goes unsaid).
+    pub fn in_subgraph(mut self, index: usize) -> Self {
+        if index > 0 && !self.message.starts_with("in subgraph ") {
+            self.message = format!("in subgraph {index}: {}", self.message);
+        }
+        self
+    }
+
     /// Says what was expected and what was found.
     pub fn expected_found(mut self, expected: impl Into<String>, found: impl Into<String>) -> Self {
         self.expected = Some(expected.into());

@@ -39,6 +39,9 @@ pub enum DType {
     U16,
     U32,
     U64,
+    /// A resource handle (the output of VAR_HANDLE): no bytes at run time, the variable it
+    /// names is resolved at build time.
+    Resource,
 }
 
 impl DType {
@@ -49,6 +52,7 @@ impl DType {
             DType::I16 | DType::U16 => 2,
             DType::F32 | DType::I32 | DType::U32 => 4,
             DType::I64 | DType::U64 => 8,
+            DType::Resource => 0,
         }
     }
 
@@ -65,6 +69,7 @@ impl DType {
             DType::U16 => "UINT16",
             DType::U32 => "UINT32",
             DType::U64 => "UINT64",
+            DType::Resource => "RESOURCE",
         }
     }
 }
@@ -377,6 +382,36 @@ pub enum OpKind {
         adj_y: bool,
         asymmetric_quantize_inputs: bool,
     },
+    /// Runs subgraph `then_subgraph` if the condition (input 0) is true, else `else_subgraph`;
+    /// the other inputs are the branch's inputs, the outputs the branch's outputs.
+    If {
+        then_subgraph: usize,
+        else_subgraph: usize,
+    },
+    /// Runs `body_subgraph` while `cond_subgraph` is true; inputs, outputs and both
+    /// subgraphs' inputs (and the body's outputs) are the loop variables.
+    While {
+        cond_subgraph: usize,
+        body_subgraph: usize,
+    },
+    /// Runs `init_subgraph` at the first `invoke()` (and after a reset).
+    CallOnce {
+        init_subgraph: usize,
+    },
+    /// Names resource variable `resource` (an index into [`Graph::resources`]).
+    VarHandle {
+        resource: usize,
+    },
+    /// Reads resource variable `resource` (input 0 is its handle; the reader appends the
+    /// variable tensor holding it as input 1).
+    ReadVariable {
+        resource: usize,
+    },
+    /// Writes input 1 to resource variable `resource` (input 0 is its handle; the reader
+    /// appends the variable tensor holding it as input 2).
+    AssignVariable {
+        resource: usize,
+    },
     /// A builtin without options. Planned like any other operator; the operator modules
     /// dispatch it by name (and refuse it if Kiln has no kernel).
     Other {
@@ -485,6 +520,12 @@ impl OpKind {
             OpKind::DepthToSpace { .. } => "DEPTH_TO_SPACE",
             OpKind::MirrorPad { .. } => "MIRROR_PAD",
             OpKind::BatchMatMul { .. } => "BATCH_MATMUL",
+            OpKind::If { .. } => "IF",
+            OpKind::While { .. } => "WHILE",
+            OpKind::CallOnce { .. } => "CALL_ONCE",
+            OpKind::VarHandle { .. } => "VAR_HANDLE",
+            OpKind::ReadVariable { .. } => "READ_VARIABLE",
+            OpKind::AssignVariable { .. } => "ASSIGN_VARIABLE",
             OpKind::Other { name } | OpKind::Custom { name, .. } => name,
         }
     }
@@ -523,9 +564,23 @@ pub struct Graph {
     pub ops: Vec<Op>,
     pub inputs: Vec<TensorId>,
     pub outputs: Vec<TensorId>,
+    /// The model's other subgraphs, which control flow operators run: `subgraphs[i - 1]` is
+    /// the model's subgraph `i` (see [`Graph::subgraph`]). Empty in those subgraphs.
+    pub subgraphs: Vec<Graph>,
+    /// The model's resource variables (`container/shared_name` of their VAR_HANDLE), in
+    /// order of first appearance; only in the main graph.
+    pub resources: Vec<String>,
+    /// Per resource variable this subgraph reads or writes: the variable tensor the reader
+    /// added for it (its bytes are the model's one copy, shared by all subgraphs).
+    pub resource_vars: Vec<(usize, TensorId)>,
 }
 
 impl Graph {
+    /// The model's subgraph `i` (1 and up), called by a control flow operator.
+    pub fn subgraph(&self, i: usize) -> Option<&Graph> {
+        i.checked_sub(1).and_then(|i| self.subgraphs.get(i))
+    }
+
     /// The tensor with this id.
     pub fn tensor(&self, id: TensorId) -> &Tensor {
         &self.tensors[id.0]

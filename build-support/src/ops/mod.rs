@@ -23,6 +23,7 @@ mod broadcast_to;
 mod cast;
 mod comparisons;
 mod concatenation;
+mod control_flow;
 mod conv_2d;
 mod cumsum;
 mod depthwise_conv_2d;
@@ -91,11 +92,13 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("ADD_N", add_n::lower),
     ("ARG_MAX", arg_min_max::lower_max),
     ("ARG_MIN", arg_min_max::lower_min),
+    ("ASSIGN_VARIABLE", control_flow::lower_assign_variable),
     ("AVERAGE_POOL_2D", pooling::lower_average),
     ("BATCH_MATMUL", batch_matmul::lower),
     ("BATCH_TO_SPACE_ND", space_to_batch_nd::lower_batch_to_space),
     ("BROADCAST_ARGS", fill::lower_broadcast_args),
     ("BROADCAST_TO", broadcast_to::lower),
+    ("CALL_ONCE", control_flow::lower_call_once),
     ("CAST", cast::lower),
     ("CEIL", elementwise::lower_ceil),
     ("CONCATENATION", concatenation::lower),
@@ -122,6 +125,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("GREATER", comparisons::lower_greater),
     ("GREATER_EQUAL", comparisons::lower_greater_equal),
     ("HARD_SWISH", hard_swish::lower),
+    ("IF", control_flow::lower_if),
     ("L2_NORMALIZATION", l2_normalization::lower),
     ("L2_POOL_2D", pooling::lower_l2),
     ("LEAKY_RELU", leaky_relu::lower),
@@ -146,6 +150,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("PADV2", pad::lower),
     ("PRELU", prelu::lower),
     ("QUANTIZE", quantize::lower),
+    ("READ_VARIABLE", control_flow::lower_read_variable),
     ("REDUCE_ALL", reduce::lower_all),
     ("REDUCE_MAX", reduce::lower_max),
     ("REDUCE_MIN", reduce::lower_min),
@@ -195,6 +200,8 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("TRANSPOSE_CONV", transpose_conv::lower),
     ("UNIDIRECTIONAL_SEQUENCE_LSTM", lstm::lower),
     ("UNPACK", split::lower),
+    ("VAR_HANDLE", control_flow::lower_var_handle),
+    ("WHILE", control_flow::lower_while),
     ("ZEROS_LIKE", fill::lower_zeros_like),
 ];
 

@@ -1,7 +1,7 @@
 //! Reader: `.tflite` bytes to a validated [`Graph`].
 //!
-//! The flatbuffers verifier runs first, then Kiln's own checks (one subgraph, indices in
-//! range, buffer lengths, dtypes, quantization arrays, operator codes, options). Flatbuffer
+//! The flatbuffers verifier runs first, then Kiln's own checks (subgraphs and the calls
+//! between them, resource variables, indices in range, buffer lengths, dtypes, quantization arrays, operator codes, options). Flatbuffer
 //! types never leave this module: everything returned is [`crate::ir`].
 //!
 //! The schema is Kiln's own subset of TensorFlow Lite's (`planner/schema/tflite_subset.fbs`);
@@ -20,12 +20,16 @@
 #[rustfmt::skip]
 mod tflite_generated;
 
+mod control;
 mod flexbuffers;
 mod opcodes;
 
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::ir::*;
 use tflite_generated::tflite as fb;
+
+/// The most subgraphs a model may have (control flow bodies; real models have a handful).
+const MAX_SUBGRAPHS: usize = 1024;
 
 /// The TensorFlow Lite file identifier, bytes 4..8 of every model.
 const FILE_IDENTIFIER: &[u8; 4] = b"TFL3";
@@ -124,6 +128,7 @@ fn tensor_type(t: fb::TensorType) -> Option<DType> {
         fb::TensorType::UINT16 => DType::U16,
         fb::TensorType::UINT32 => DType::U32,
         fb::TensorType::UINT64 => DType::U64,
+        fb::TensorType::RESOURCE => DType::Resource,
         _ => return None,
     })
 }
@@ -153,19 +158,48 @@ fn activation(a: fb::ActivationFunctionType) -> Result<Activation> {
 }
 
 impl<'a> Reader<'a> {
+    /// The main subgraph, with the model's other subgraphs (control flow bodies) and
+    /// resource variables.
     fn graph(&self) -> Result<Graph> {
         let subgraphs = self
             .model
             .subgraphs()
+            .filter(|s| !s.is_empty())
             .ok_or_else(|| Diagnostic::malformed("the model has no subgraphs"))?;
-        if subgraphs.len() != 1 {
-            return Err(Diagnostic::unsupported(
-                "Kiln compiles models with exactly one subgraph (control flow such as IF/WHILE is not supported)",
-            )
-            .expected_found("1 subgraph", format!("{} subgraphs", subgraphs.len())));
+        if subgraphs.len() > MAX_SUBGRAPHS {
+            return Err(Diagnostic::unsupported("the model has too many subgraphs")
+                .expected_found(
+                    format!("at most {MAX_SUBGRAPHS}"),
+                    subgraphs.len().to_string(),
+                ));
         }
-        let sg = subgraphs.get(0);
-        let tensors = self.tensors(&sg)?;
+        let codes = self.operator_codes()?;
+        let mut resources = Vec::new();
+        let mut graphs = Vec::with_capacity(subgraphs.len());
+        for (s, sg) in subgraphs.iter().enumerate() {
+            let g = self
+                .subgraph(&sg, &codes, &mut resources)
+                .map_err(|d| d.in_subgraph(s))?;
+            graphs.push(g);
+        }
+        control::check_calls(&graphs)?;
+        control::link_resources(&mut graphs);
+        control::check_resources(&graphs, &resources)?;
+        control::resource_defaults(&mut graphs, &resources)?;
+        let mut main = graphs.remove(0);
+        main.subgraphs = graphs;
+        main.resources = resources;
+        Ok(main)
+    }
+
+    /// One subgraph, validated; `resources` collects the resource variables it names.
+    fn subgraph(
+        &self,
+        sg: &fb::SubGraph<'a>,
+        codes: &[OpCode],
+        resources: &mut Vec<String>,
+    ) -> Result<Graph> {
+        let tensors = self.tensors(sg)?;
         let index = |what: &str, i: i32| -> Result<TensorId> {
             usize::try_from(i)
                 .ok()
@@ -186,11 +220,10 @@ impl<'a> Reader<'a> {
             .map(|v| v.iter().map(|i| index("a subgraph output", i)).collect())
             .transpose()?
             .unwrap_or_default();
-        let codes = self.operator_codes()?;
         let mut ops = Vec::new();
         if let Some(fops) = sg.operators() {
             for (i, op) in fops.iter().enumerate() {
-                ops.push(self.op(i, &op, &codes, &index)?);
+                ops.push(self.op(i, &op, codes, &index, resources)?);
             }
         }
         let mut graph = Graph {
@@ -198,8 +231,12 @@ impl<'a> Reader<'a> {
             ops,
             inputs,
             outputs,
+            subgraphs: Vec::new(),
+            resources: Vec::new(),
+            resource_vars: Vec::new(),
         };
         add_kernel_state(&mut graph);
+        control::add_resource_vars(&mut graph)?;
         crate::validate::validate(&graph)?;
         Ok(graph)
     }
@@ -265,7 +302,7 @@ impl<'a> Reader<'a> {
                         .unwrap_or("an unknown type")
                         .to_string();
                     at(Diagnostic::unsupported("unsupported tensor type").expected_found(
-                    "FLOAT32, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64 or BOOL",
+                    "FLOAT32, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, BOOL or RESOURCE",
                     found,
                 ))
                 })?;
@@ -485,6 +522,7 @@ impl<'a> Reader<'a> {
         op: &fb::Operator<'a>,
         codes: &[OpCode],
         index: &dyn Fn(&str, i32) -> Result<TensorId>,
+        resources: &mut Vec<String>,
     ) -> Result<Op> {
         let code = codes.get(op.opcode_index() as usize).ok_or_else(|| {
             Diagnostic::malformed("the operator names an operator code that does not exist")
@@ -520,7 +558,7 @@ impl<'a> Reader<'a> {
                     None => Some(CustomOptions::default()),
                 },
             },
-            OpCode::Builtin(c, name) => self.kind(*c, name, op).map_err(at)?,
+            OpCode::Builtin(c, name) => self.kind(*c, name, op, resources).map_err(at)?,
         };
         Ok(Op {
             id: OpId(i),
@@ -532,7 +570,13 @@ impl<'a> Reader<'a> {
     }
 
     /// Decodes an operator's builtin options into its [`OpKind`].
-    fn kind(&self, code: i32, name: &str, op: &fb::Operator<'a>) -> Result<OpKind> {
+    fn kind(
+        &self,
+        code: i32,
+        name: &str,
+        op: &fb::Operator<'a>,
+        resources: &mut Vec<String>,
+    ) -> Result<OpKind> {
         use fb::BuiltinOptions as O;
         use opcodes as c;
         let ty = op.builtin_options_type();
@@ -898,11 +942,73 @@ impl<'a> Reader<'a> {
                     asymmetric_quantize_inputs: o.is_some_and(|o| o.asymmetric_quantize_inputs()),
                 }
             }
+            c::IF => {
+                expect(O::IfOptions)?;
+                let o = op
+                    .builtin_options_as_if_options()
+                    .ok_or_else(missing_options)?;
+                OpKind::If {
+                    then_subgraph: subgraph_index("then_subgraph_index", o.then_subgraph_index())?,
+                    else_subgraph: subgraph_index("else_subgraph_index", o.else_subgraph_index())?,
+                }
+            }
+            c::WHILE => {
+                expect(O::WhileOptions)?;
+                let o = op
+                    .builtin_options_as_while_options()
+                    .ok_or_else(missing_options)?;
+                OpKind::While {
+                    cond_subgraph: subgraph_index("cond_subgraph_index", o.cond_subgraph_index())?,
+                    body_subgraph: subgraph_index("body_subgraph_index", o.body_subgraph_index())?,
+                }
+            }
+            c::CALL_ONCE => {
+                expect(O::CallOnceOptions)?;
+                let o = op
+                    .builtin_options_as_call_once_options()
+                    .ok_or_else(missing_options)?;
+                OpKind::CallOnce {
+                    init_subgraph: subgraph_index("init_subgraph_index", o.init_subgraph_index())?,
+                }
+            }
+            c::VAR_HANDLE => {
+                expect(O::VarHandleOptions)?;
+                let o = op.builtin_options_as_var_handle_options();
+                let name = format!(
+                    "{}/{}",
+                    o.and_then(|o| o.container()).unwrap_or(""),
+                    o.and_then(|o| o.shared_name()).unwrap_or("")
+                );
+                let resource = match resources.iter().position(|r| *r == name) {
+                    Some(r) => r,
+                    None => {
+                        resources.push(name);
+                        resources.len() - 1
+                    }
+                };
+                OpKind::VarHandle { resource }
+            }
+            // The variable is resolved from the handle's VAR_HANDLE by `control`.
+            c::READ_VARIABLE => OpKind::ReadVariable {
+                resource: usize::MAX,
+            },
+            c::ASSIGN_VARIABLE => OpKind::AssignVariable {
+                resource: usize::MAX,
+            },
             _ => OpKind::Other {
                 name: name.to_string(),
             },
         })
     }
+}
+
+/// A subgraph index of a control flow operator's options (checked against the model's
+/// subgraphs by `control::check_calls`).
+fn subgraph_index(what: &str, i: i32) -> Result<usize> {
+    usize::try_from(i).map_err(|_| {
+        Diagnostic::malformed(format!("the operator's {what} is negative"))
+            .expected_found("a subgraph index >= 1", i.to_string())
+    })
 }
 
 fn missing_options() -> Diagnostic {

@@ -51,6 +51,12 @@ pub const QUANTIZE: i32 = 114;
 pub const HARD_SWISH: i32 = 117;
 pub const BATCH_MATMUL: i32 = 126;
 pub const CUMSUM: i32 = 128;
+pub const IF: i32 = 118;
+pub const WHILE: i32 = 119;
+pub const CALL_ONCE: i32 = 129;
+pub const VAR_HANDLE: i32 = 142;
+pub const READ_VARIABLE: i32 = 143;
+pub const ASSIGN_VARIABLE: i32 = 144;
 
 /// The largest builtin code this version of the format defines.
 pub const REDUCE_ALL: i32 = 140;

@@ -1,0 +1,321 @@
+//! The emitter's control flow path: IF as `if`, WHILE as `loop`, CALL_ONCE behind a has-run
+//! byte of the state, resource variables as copies to and from the state; a called
+//! subgraph's steps are written inline, at its arena's place in the caller's (the step's
+//! scratch). Copies between the caller's tensors and the callee's inputs and outputs are
+//! `copy_within` on the arena (or from a weight static): TFLM copies the same bytes.
+
+use super::{Emitter, u};
+use crate::lower::{Control, Step};
+use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
+use kiln_planner::ir::{Graph, TensorId};
+use kiln_planner::lifetimes::BufferOwner;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+fn invalid(message: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(ErrorKind::InvalidPlan, message)
+}
+
+/// Where a tensor's bytes are: in the arena (offset, size) or a weight static.
+enum Place {
+    Arena(usize, usize),
+    Weights(TokenStream, usize),
+    /// No bytes (a tensor nothing reads: its copy is skipped).
+    Nowhere,
+}
+
+impl<'a> Emitter<'a> {
+    /// A tensor of the subgraph being emitted.
+    fn place(&mut self, t: TensorId) -> Result<Place> {
+        let tensor = self.tensor(t);
+        if tensor.is_constant() {
+            let name = self.weight_static(t)?;
+            return Ok(Place::Weights(quote!(#name.bytes()), tensor.bytes()));
+        }
+        Ok(match self.places.get(t.0).copied().flatten() {
+            Some((_, 0)) | None => Place::Nowhere,
+            Some((o, n)) => Place::Arena(self.arena_base + o, n),
+        })
+    }
+
+    /// The statement copying `from`'s bytes to the arena at `to` (`to` of `n` bytes).
+    fn copy(from: &Place, to: (usize, usize)) -> Result<TokenStream> {
+        let (dst, n) = to;
+        Ok(match *from {
+            Place::Arena(src, m) => {
+                if m != n {
+                    return Err(invalid("a control flow copy between tensors of two sizes"));
+                }
+                if src == dst {
+                    quote!()
+                } else {
+                    let (a, b, d) = (u(src), u(src + n), u(dst));
+                    quote!(arena.copy_within(#a..#b, #d);)
+                }
+            }
+            Place::Weights(ref w, m) => {
+                if m != n {
+                    return Err(invalid("a control flow copy between tensors of two sizes"));
+                }
+                let (a, b) = (u(dst), u(dst + n));
+                quote!(arena[#a..#b].copy_from_slice(#w);)
+            }
+            Place::Nowhere => quote!(),
+        })
+    }
+
+    /// The callee's tensors' places (at `base`): its inputs or outputs.
+    fn callee_places(&self, s: usize, base: usize, list: &[TensorId]) -> Result<Vec<Place>> {
+        let (g, c) = self.callee(s)?;
+        let places = super::places(g, &c.plan);
+        list.iter()
+            .map(|&t| {
+                let tensor = g.tensor(t);
+                if tensor.is_constant() {
+                    return Err(Diagnostic::unsupported(
+                        "a subgraph input or output that is a constant is not supported",
+                    )
+                    .at_tensor(t.0, tensor.name.clone())
+                    .in_subgraph(s));
+                }
+                Ok(match places.get(t.0).copied().flatten() {
+                    Some((_, 0)) | None => Place::Nowhere,
+                    Some((o, n)) => Place::Arena(base + o, n),
+                })
+            })
+            .collect()
+    }
+
+    fn callee(&self, s: usize) -> Result<(&'a Graph, &'a crate::control::Callee)> {
+        let (program, main) = (self.program, self.main);
+        match (main.subgraph(s), program.callee(s)) {
+            (Some(g), Some(c)) => Ok((g, c)),
+            _ => Err(invalid(format!("subgraph {s} was not compiled"))),
+        }
+    }
+
+    /// The statements of subgraph `s`'s steps with its arena at `base`.
+    fn callee_body(&mut self, s: usize, base: usize) -> Result<TokenStream> {
+        let (g, c) = self.callee(s)?;
+        let mut sub = Emitter {
+            graph: g,
+            plan: &c.plan,
+            model_file: self.model_file.clone(),
+            items: std::mem::take(&mut self.items),
+            body: Vec::new(),
+            body_ops: Vec::new(),
+            weights: std::mem::take(&mut self.weights),
+            constant_bytes: self.constant_bytes,
+            weight_bytes: self.weight_bytes,
+            places: super::places(g, &c.plan),
+            kernel_uses: std::mem::take(&mut self.kernel_uses),
+            program: self.program,
+            subgraph: s,
+            arena_base: base,
+            item_prefix: format!("SG{s}_"),
+            emitted_subgraphs: std::mem::take(&mut self.emitted_subgraphs),
+            main: self.main,
+        };
+        // A subgraph emitted before (called from two places) has its items already: the
+        // second emission's are the same and are dropped.
+        let again = sub.emitted_subgraphs.contains(&s);
+        let (items_before, constants_before) = (sub.items.len(), sub.constant_bytes);
+        let result = c.steps.iter().try_for_each(|st| sub.step(st));
+        if again {
+            sub.items.truncate(items_before);
+            sub.constant_bytes = constants_before;
+        } else {
+            sub.emitted_subgraphs.push(s);
+        }
+        self.items = sub.items;
+        self.weights = sub.weights;
+        self.constant_bytes = sub.constant_bytes;
+        self.weight_bytes = sub.weight_bytes;
+        self.kernel_uses = sub.kernel_uses;
+        self.emitted_subgraphs = sub.emitted_subgraphs;
+        result?;
+        let body = sub.body;
+        Ok(quote!(#(#body)*))
+    }
+
+    /// Runs subgraph `s` at `base` on the caller's `inputs`, then copies its outputs to the
+    /// caller's `outputs` (either list may be empty).
+    fn call(
+        &mut self,
+        s: usize,
+        base: usize,
+        inputs: &[Place],
+        outputs: &[(usize, usize)],
+    ) -> Result<TokenStream> {
+        let (g, _) = self.callee(s)?;
+        let mut code = Vec::new();
+        let to = self.callee_places(s, base, &g.inputs)?;
+        for (from, to) in inputs.iter().zip(&to) {
+            if let Place::Arena(o, n) = *to {
+                code.push(Self::copy(from, (o, n))?);
+            }
+        }
+        code.push(self.callee_body(s, base)?);
+        let from = self.callee_places(s, base, &g.outputs)?;
+        for (from, &to) in from.iter().zip(outputs) {
+            code.push(Self::copy(from, to)?);
+        }
+        Ok(quote!(#(#code)*))
+    }
+
+    /// The arena bytes a `bool` lives at, as a condition (`arena[o] != 0`).
+    fn condition(place: &Place) -> Result<TokenStream> {
+        Ok(match place {
+            Place::Arena(o, _) => {
+                let o = u(*o);
+                quote!(arena[#o] != 0)
+            }
+            Place::Weights(w, _) => quote!(#w[0] != 0),
+            Place::Nowhere => return Err(invalid("a condition without bytes")),
+        })
+    }
+
+    /// Writes a control flow or resource variable step.
+    pub(super) fn control(&mut self, step: &Step, control: Control) -> Result<()> {
+        let op = self.graph.op(step.op);
+        let k = step.op.0;
+        let scratch = self
+            .plan
+            .buffers
+            .iter()
+            .find(|b| b.owner == BufferOwner::Scratch(step.op))
+            .map_or(0, |b| self.arena_base + b.offset);
+        let mut inputs = Vec::new();
+        for o in &step.inputs {
+            let t = o
+                .tensor()
+                .ok_or_else(|| invalid("a control flow operand is missing"))?;
+            inputs.push(self.place(t)?);
+        }
+        let mut outputs = Vec::new();
+        for &t in &step.outputs {
+            outputs.push(match self.place(t)? {
+                Place::Arena(o, n) => (o, n),
+                _ => (0, 0),
+            });
+        }
+        let state = |e: &Self, i: usize| -> Result<(usize, usize)> {
+            let t = *step
+                .states
+                .get(i)
+                .ok_or_else(|| invalid("a variable is missing"))?;
+            e.persistent_of(t)
+        };
+        let code = match control {
+            Control::VarHandle => return Ok(()),
+            Control::ReadVariable => {
+                let (s, n) = state(self, 0)?;
+                let (o, m) = outputs[0];
+                if m != n {
+                    return Err(invalid(
+                        "READ_VARIABLE's output and variable differ in size",
+                    ));
+                }
+                let (a, b, c, d) = (u(o), u(o + n), u(s), u(s + n));
+                quote!(arena[#a..#b].copy_from_slice(&self.state[#c..#d]);)
+            }
+            Control::AssignVariable => {
+                let (s, n) = state(self, 0)?;
+                let (c, d) = (u(s), u(s + n));
+                match &inputs[0] {
+                    Place::Arena(o, m) if *m == n => {
+                        let (a, b) = (u(*o), u(o + n));
+                        quote!(self.state[#c..#d].copy_from_slice(&arena[#a..#b]);)
+                    }
+                    Place::Weights(w, m) if *m == n => {
+                        quote!(self.state[#c..#d].copy_from_slice(#w);)
+                    }
+                    _ => {
+                        return Err(invalid(
+                            "ASSIGN_VARIABLE's value and variable differ in size",
+                        ));
+                    }
+                }
+            }
+            Control::If {
+                then_subgraph,
+                else_subgraph,
+            } => {
+                let cond = Self::condition(&inputs[0])?;
+                let yes = self.call(then_subgraph, scratch, &inputs[1..], &outputs)?;
+                let no = self.call(else_subgraph, scratch, &inputs[1..], &outputs)?;
+                quote!(if #cond { #yes } else { #no })
+            }
+            Control::While { cond, body } => {
+                // The loop variables live in the outputs: inputs first, then each round
+                // the condition and the body read them and the body's outputs replace them.
+                let mut init = Vec::new();
+                for (from, &to) in inputs.iter().zip(&outputs) {
+                    init.push(Self::copy(from, to)?);
+                }
+                let vars: Vec<Place> = outputs
+                    .iter()
+                    .map(|&(o, n)| {
+                        if n == 0 {
+                            Place::Nowhere
+                        } else {
+                            Place::Arena(o, n)
+                        }
+                    })
+                    .collect();
+                let run_cond = self.call(cond, scratch, &vars, &[])?;
+                let (cg, _) = self.callee(cond)?;
+                let flag = self.callee_places(cond, scratch, &cg.outputs)?;
+                let go = Self::condition(&flag[0])?;
+                let run_body = self.call(body, scratch, &vars, &outputs)?;
+                quote! {
+                    #(#init)*
+                    loop {
+                        #run_cond
+                        if !(#go) {
+                            break;
+                        }
+                        #run_body
+                    }
+                }
+            }
+            Control::CallOnce { init } => {
+                let flag = self
+                    .program
+                    .once_flags
+                    .iter()
+                    .find(|f| f.0 == (self.subgraph, step.op))
+                    .map(|f| u(f.1))
+                    .ok_or_else(|| invalid("CALL_ONCE has no has-run byte"))?;
+                let run = self.call(init, scratch, &[], &[])?;
+                quote! {
+                    if self.state[#flag] == 0 {
+                        #run
+                        self.state[#flag] = 1;
+                    }
+                }
+            }
+        };
+        let comment = format!(
+            " op {k}: {} ({} -> {})",
+            op.kind.name(),
+            op.present_inputs()
+                .map(|t| format!("t{}", t.0))
+                .collect::<Vec<_>>()
+                .join(", "),
+            op.outputs
+                .iter()
+                .map(|t| format!("t{}", t.0))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        self.body_ops.push((k, op.kind.name()));
+        self.body.push(quote! {
+            #[doc = #comment]
+            {
+                #code
+            }
+        });
+        Ok(())
+    }
+}
