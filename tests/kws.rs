@@ -21,6 +21,8 @@ static CLIP: &[u8; 32000] = include_bytes!("../examples/kws/golden/clip.bin");
 static FEATURES: &[u8; 1960] = include_bytes!("../examples/kws/golden/features.bin");
 /// TFLM's micro_speech scores: silence, unknown, yes, no.
 static SCORES: &[u8; 4] = include_bytes!("../examples/kws/golden/scores.bin");
+/// What `tools/gen_kws_golden.py` recorded: the labels, TFLM's top category, the scores.
+static GOLDEN_JSON: &str = include_str!("../examples/kws/golden/golden.json");
 
 /// 30 ms windows at a stride of 20 ms (16 kHz), 49 of them, 40 features each.
 const WINDOW: usize = 480;
@@ -92,7 +94,8 @@ fn preprocessor_then_micro_speech_on_one_buffer_match_tflm() {
     );
     let scores = scores_of(&mut buf, &features);
     assert_eq!(&scores, SCORES, "micro_speech scores");
-    // The top category as micro_speech_test.cc picks it (the first largest score).
+    // The top category as micro_speech_test.cc picks it (the first largest score), as the
+    // generator recorded it.
     let top = (0..4).fold(0, |t, i| {
         if (scores[i] as i8) > (scores[t] as i8) {
             i
@@ -100,7 +103,10 @@ fn preprocessor_then_micro_speech_on_one_buffer_match_tflm() {
             t
         }
     });
-    assert_eq!(top, 1, "TFLM's top category for the clip is `unknown`");
+    let json: serde_json::Value = serde_json::from_str(GOLDEN_JSON).unwrap();
+    assert_eq!(json["labels"][top], json["top"], "the top category");
+    let recorded: Vec<i64> = SCORES.iter().map(|&s| i64::from(s as i8)).collect();
+    assert_eq!(json["scores"], serde_json::json!(recorded));
 
     // Run again from a reset state over the same buffer (micro_speech's bytes now in it):
     // the same features and scores.
