@@ -350,3 +350,41 @@ pub fn layout_persistent(main: &Graph, plan: &Plan, program: &mut Program) -> us
     program.persistent_bytes = total;
     total
 }
+
+/// Per subgraph (by index): where its arena starts in the model's, and the name of the
+/// control flow step (of the main subgraph or of another callee) whose scratch holds it.
+pub fn arena_places(main: &Graph, plan: &Plan, program: &Program) -> Vec<Option<(usize, String)>> {
+    let n = program.callees.len();
+    let mut at: Vec<Option<(usize, String)>> = vec![None; n];
+    // Breadth first from the main subgraph (base 0).
+    let mut queue = vec![(0usize, 0usize)];
+    while let Some((s, base)) = queue.pop() {
+        let (g, p) = if s == 0 {
+            (main, plan)
+        } else {
+            match (main.subgraph(s), program.callee(s)) {
+                (Some(g), Some(c)) => (g, &c.plan),
+                _ => continue,
+            }
+        };
+        for b in &p.buffers {
+            let kiln_planner::lifetimes::BufferOwner::Scratch(op) = b.owner else {
+                continue;
+            };
+            let Some(control) = lower::lower_op(g, g.op(op)).ok().and_then(|st| st.control) else {
+                continue;
+            };
+            for c in calls(&control) {
+                if c < n && at[c].is_none() {
+                    let mut name = kiln_planner::report::buffer_name(g, b.owner);
+                    if s > 0 {
+                        name = format!("{name} of subgraph {s}");
+                    }
+                    at[c] = Some((base + b.offset, name));
+                    queue.push((c, base + b.offset));
+                }
+            }
+        }
+    }
+    at
+}

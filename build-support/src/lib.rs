@@ -71,6 +71,8 @@ pub struct Compiled {
     /// The reproducibility header (model sha256, Kiln's version, options, kernel variants),
     /// also in the generated module's docs.
     pub header: Header,
+    /// The subgraphs control flow runs, each with its plan, and the persistent layout.
+    pub program: control::Program,
 }
 
 impl Compiled {
@@ -84,7 +86,35 @@ impl Compiled {
                  takes them only when the RAM budget needs them: --ram-budget {n}\n"
             ));
         }
+        for (i, g, c, at) in self.callees() {
+            s.push_str(&format!(
+                "\n## Subgraph {i}: {}\n\n",
+                at.map_or("not called".to_string(), |(o, n)| format!(
+                    "its arena is at offset {o} of the model's, in the scratch of {n}"
+                ))
+            ));
+            s.push_str(&kiln_planner::report::text(
+                g,
+                &c.plan,
+                &format!("subgraph {i}"),
+            ));
+        }
         s
+    }
+
+    /// The called subgraphs: index, graph, plan, and where their arena is (its offset in
+    /// the model's arena and the control flow step whose scratch holds it).
+    fn callees(&self) -> Vec<CalleeReport<'_>> {
+        let at = control::arena_places(&self.graph, &self.plan, &self.program);
+        self.program
+            .callees
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let (c, g) = (c.as_ref()?, self.graph.subgraph(i)?);
+                Some((i, g, c, at.get(i).cloned().flatten()))
+            })
+            .collect()
     }
 
     /// The JSON report (`<name>.plan.json`, `kiln plan --json`), with the header and
@@ -101,6 +131,22 @@ impl Compiled {
                 "smallest_arena_bytes".into(),
                 self.smallest_arena_bytes.into(),
             );
+            let subgraphs: Vec<serde_json::Value> = self
+                .callees()
+                .into_iter()
+                .map(|(i, g, c, at)| {
+                    serde_json::json!({
+                        "subgraph": i,
+                        "arena_offset": at.as_ref().map(|a| a.0),
+                        "in_scratch_of": at.map(|a| a.1),
+                        "state_base": c.state_base,
+                        "plan": kiln_planner::report::json(g, &c.plan),
+                    })
+                })
+                .collect();
+            if !subgraphs.is_empty() {
+                obj.insert("subgraphs".into(), subgraphs.into());
+            }
         }
         let mut s = serde_json::to_string_pretty(&v).expect("the report serializes");
         s.push('\n');
@@ -135,6 +181,15 @@ impl Compiled {
         Ok(paths.try_into().expect("three reports"))
     }
 }
+
+/// A called subgraph for the reports: index, graph, plan, and its arena's offset and the
+/// step whose scratch holds it.
+type CalleeReport<'a> = (
+    usize,
+    &'a Graph,
+    &'a control::Callee,
+    Option<(usize, String)>,
+);
 
 /// Writes `text` to `path` unless it holds it already (so dependants do not rebuild).
 fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
@@ -240,6 +295,7 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
         plan,
         smallest_arena_bytes,
         header,
+        program,
     })
 }
 

@@ -5,7 +5,7 @@
 //! version, the options, the alignment and the kernel variants.
 
 use crate::alias::OpMode;
-use crate::ir::{Graph, TensorId};
+use crate::ir::{Graph, OpKind, TensorId};
 use crate::lifetimes::BufferOwner;
 use crate::plan::Plan;
 use serde::Serialize;
@@ -313,8 +313,26 @@ fn group_labels(plan: &Plan) -> std::collections::HashMap<TensorId, String> {
         .collect()
 }
 
-/// A buffer's display name: the tensor's name, or `scratch(op N)`.
+/// A buffer's display name: the tensor's name, or `scratch(op N)` (a control flow
+/// operator's scratch holds the subgraphs it runs: `subgraphs 1, 2 (op N IF)`).
 pub fn buffer_name(graph: &Graph, owner: BufferOwner) -> String {
+    if let BufferOwner::Scratch(op) = owner {
+        let called = match graph.op(op).kind {
+            OpKind::If {
+                then_subgraph,
+                else_subgraph,
+            } => format!("subgraphs {then_subgraph}, {else_subgraph}"),
+            OpKind::While {
+                cond_subgraph,
+                body_subgraph,
+            } => format!("subgraphs {cond_subgraph}, {body_subgraph}"),
+            OpKind::CallOnce { init_subgraph } => format!("subgraph {init_subgraph}"),
+            _ => String::new(),
+        };
+        if !called.is_empty() {
+            return format!("{called} (op {} {})", op.0, graph.op(op).kind.name());
+        }
+    }
     match owner {
         BufferOwner::Tensor(t) => {
             let n = &graph.tensor(t).name;
