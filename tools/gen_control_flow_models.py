@@ -730,6 +730,122 @@ def check_if_branches(name, data, g):
             f"{''.join('T' if b else 'F' for b in taken)} over the calls, as intended")
 
 
+def _in_child(fn):
+    """Runs fn() in a forked child (TFLM may crash on the malformed models below); returns
+    ("ok", value), ("error", message) or ("crash", signal)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            with tc.captured_stderr() as log:
+                try:
+                    res = ("ok", fn())
+                except Exception as e:  # noqa: BLE001
+                    res = ("error", str(e))
+            if res[0] == "error":
+                res = ("error", res[1] + " " + log["text"])
+            with os.fdopen(w, "w") as f:
+                f.write(json.dumps(res))
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        text = f.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return ("crash", os.WTERMSIG(status))
+    return tuple(json.loads(text))
+
+
+def _probe_model(extra):
+    """main(x: float32[1,4]) -> ADD(x, x), plus whatever extra(mb, main, x, y) adds."""
+    mb = Builder("Kiln control-flow probe")
+    main = mb.subgraph("main")
+    x = mb.tensor(main, [1, 4], "float32", "x")
+    y = mb.tensor(main, [1, 4], "float32", "y")
+    mb.op(main, "ADD", [x, x], [y], fb.AddOptionsT())
+    main.inputs, main.outputs = [x], [y]
+    extra(mb, main, x, y)
+    return mb.finish()
+
+
+def _invoke_all(data, xs):
+    it = tc.make_interpreter(data, ARENA)
+    outs = []
+    for x in xs:
+        it.set_input(x, 0)
+        it.invoke()
+        outs.append(np.array(it.get_output(0)).tolist())
+    return outs
+
+
+def check_probes():
+    """Throwaway models (not committed) for what the committed ones cannot show."""
+    ones = np.ones((1, 4), np.float32)
+    facts = []
+
+    def unused(bad):
+        def extra(mb, main, x, y):
+            u = mb.subgraph("unused")
+            a = mb.tensor(u, [1, 4], "float32", "a")
+            o = mb.tensor(u, [1, 4], "float32", "o")
+            mb.op(u, "ADD", [a, a], [o], fb.AddOptionsT())
+            if bad:
+                mb.op(u, "CALL_ONCE", [], [], _opts(fb.CallOnceOptionsT, initSubgraphIndex=99))
+            u.inputs, u.outputs = [a], [o]
+        return _probe_model(extra)
+
+    ok = _in_child(lambda: _invoke_all(unused(False), [ones]))
+    assert ok == ("ok", [[[2.0] * 4]]), ok
+    bad = _in_child(lambda: _invoke_all(unused(True), [ones]))
+    assert bad[0] == "error" and "failed to prepare" in bad[1], bad
+    facts.append("a subgraph no operator invokes is still prepared: a model whose unused "
+                 "subgraph holds a CALL_ONCE with init index 99 fails to load (\"Node CALL_ONCE "
+                 "(number 1) failed to prepare\"); with a valid unused subgraph the model runs")
+
+    def if_arity(else_inputs):
+        def extra(mb, main, x, y):
+            main.operators.clear()
+            c = mb.tensor(main, [], "bool", "c")
+            s_ = mb.tensor(main, [], "float32", "s")
+            zero = mb.tensor(main, [], "float32", "zero", data=0.0)
+            axes = mb.tensor(main, [2], "int32", "axes", data=[0, 1])
+            mb.op(main, "SUM", [x, axes], [s_], _opts(fb.ReducerOptionsT, keepDims=False))
+            mb.op(main, "GREATER", [s_, zero], [c])
+            mb.op(main, "IF", [c, x], [y], _opts(fb.IfOptionsT, thenSubgraphIndex=1, elseSubgraphIndex=2))
+            for name, n in (("then", 1), ("else", else_inputs)):
+                sg = mb.subgraph(name)
+                ins = [mb.tensor(sg, [1, 4], "float32", f"a{i}") for i in range(n)]
+                o = mb.tensor(sg, [1, 4], "float32", "o")
+                mb.op(sg, "ADD", [ins[0], ins[0]], [o], fb.AddOptionsT())
+                sg.inputs, sg.outputs = ins, [o]
+        return _probe_model(extra)
+
+    then_ok = _in_child(lambda: _invoke_all(if_arity(2), [ones]))
+    assert then_ok == ("ok", [[[2.0] * 4]]), then_ok
+    else_bad = _in_child(lambda: _invoke_all(if_arity(2), [-ones]))
+    assert else_bad[0] == "error", else_bad
+    facts.append("IF's Prepare checks the input/output counts against the then subgraph only: "
+                 "an else subgraph with 2 inputs (the node passes 1) loads, runs the then "
+                 "branch, and fails only when the else branch is invoked")
+
+    def read_only(mb, main, x, y):
+        main.operators.clear()
+        h = mb.tensor(main, [], "resource", "handle")
+        old = mb.tensor(main, [1, 4], "float32", "old")
+        mb.op(main, "VAR_HANDLE", [], [h], _opts(fb.VarHandleOptionsT, container="", sharedName="v"))
+        mb.op(main, "READ_VARIABLE", [h], [old])
+        mb.op(main, "ADD", [old, x], [y], fb.AddOptionsT())
+
+    never = _in_child(lambda: _invoke_all(_probe_model(read_only), [ones, 2 * ones]))
+    assert never[0] == "ok", never
+    facts.append("READ_VARIABLE of a variable no ASSIGN_VARIABLE ever writes loads and runs "
+                 "without an error (the variable has 0 bytes; the READ output keeps whatever "
+                 "the arena held)")
+    return facts
+
+
 def check_facts(models, goldens):
     return [
         check_if_branches("if_float", models["if_float"], goldens["if_float"]),
@@ -744,7 +860,7 @@ def check_facts(models, goldens):
         check_reset_is_not_fresh(
             "call_once_var_float", models["call_once_var_float"], goldens["call_once_var_float"]),
         check_read_first(goldens["var_read_first_int8"]),
-    ]
+    ] + check_probes()
 
 
 # --------------------------------------------------------------------------------------------
