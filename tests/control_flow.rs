@@ -3,31 +3,35 @@
 //! over TFLM's sequence of calls (state carried over, then `reset()`, then more calls), every
 //! output byte for byte. Models and goldens: `tests/control_flow/` (made by
 //! `tools/gen_control_flow_models.py` with the pinned TFLM wheel; its README says what each
-//! model exercises and TFLM's semantics).
+//! model exercises and TFLM's semantics). Also run under Miri (`.ci/miri.sh`).
 
 use serde_json::Value;
 
 macro_rules! models {
-    ($($name:ident: $path:literal),* $(,)?) => {
+    ($($name:ident: $path:literal, $golden:literal;)*) => {
         $(
             mod $name {
                 kiln::include_model!($path);
+                /// TFLM's calls (compiled in: the test also runs under Miri, without files).
+                pub const GOLDEN: &str = include_str!($golden);
             }
         )*
     };
 }
 
 models!(
-    if_float: "control_flow/if_float.tflite",
-    if_int8: "control_flow/if_int8.tflite",
-    if_int8_direct: "control_flow/if_int8_direct.tflite",
-    while_counted: "control_flow/while_counted.tflite",
-    while_data: "control_flow/while_data.tflite",
-    while_int8: "control_flow/while_int8.tflite",
-    while_if_float: "control_flow/while_if_float.tflite",
-    call_once_var: "control_flow/call_once_var.tflite",
-    call_once_var_float: "control_flow/call_once_var_float.tflite",
-    var_read_first_int8: "control_flow/var_read_first_int8.tflite",
+    if_float: "control_flow/if_float.tflite", "control_flow/if_float.json";
+    if_int8: "control_flow/if_int8.tflite", "control_flow/if_int8.json";
+    if_int8_direct: "control_flow/if_int8_direct.tflite", "control_flow/if_int8_direct.json";
+    while_counted: "control_flow/while_counted.tflite", "control_flow/while_counted.json";
+    while_data: "control_flow/while_data.tflite", "control_flow/while_data.json";
+    while_int8: "control_flow/while_int8.tflite", "control_flow/while_int8.json";
+    while_if_float: "control_flow/while_if_float.tflite", "control_flow/while_if_float.json";
+    call_once_var: "control_flow/call_once_var.tflite", "control_flow/call_once_var.json";
+    call_once_var_float:
+        "control_flow/call_once_var_float.tflite", "control_flow/call_once_var_float.json";
+    var_read_first_int8:
+        "control_flow/var_read_first_int8.tflite", "control_flow/var_read_first_int8.json";
 );
 
 fn hex(s: &str) -> Vec<u8> {
@@ -41,17 +45,13 @@ fn hex(s: &str) -> Vec<u8> {
 /// read output `i`, reset), checking every output; returns the outputs of all calls.
 fn check(
     name: &str,
+    golden: &str,
     mut set_input: impl FnMut(usize, &[u8]),
     mut invoke: impl FnMut(),
     mut output: impl FnMut(usize) -> Vec<u8>,
     mut reset: impl FnMut(),
 ) -> Vec<Vec<Vec<u8>>> {
-    let path = format!(
-        "{}/tests/control_flow/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let golden: Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).expect("golden")).expect("json");
+    let golden: Value = serde_json::from_str(golden).expect("json");
     let calls = golden["calls"].as_array().expect("calls");
     assert!(calls.len() >= 6, "{name}: a sequence of calls");
     let mut all = Vec::new();
@@ -95,6 +95,7 @@ macro_rules! run {
         let m = std::cell::RefCell::new(&mut m);
         check(
             stringify!($name),
+            $name::GOLDEN,
             |i, b| m.borrow_mut().input_bytes_mut(i).copy_from_slice(b),
             || m.borrow_mut().invoke(),
             |i| m.borrow().output_bytes(i).to_vec(),
