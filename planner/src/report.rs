@@ -57,6 +57,15 @@ pub struct JsonAlias {
 }
 
 /// The JSON report (`kiln plan --json`).
+/// One variable of the persistent region.
+#[derive(Serialize)]
+pub struct JsonPersistent {
+    pub tensor: usize,
+    pub name: String,
+    pub offset: usize,
+    pub size: usize,
+}
+
 #[derive(Serialize)]
 pub struct JsonReport {
     pub ops: usize,
@@ -81,6 +90,9 @@ pub struct JsonReport {
     /// Whether `order` differs from `stored_order`.
     pub reordered: bool,
     pub persistent_bytes: usize,
+    /// The persistent region's variables (LSTM/SVDF state, Signal operators' kernel state,
+    /// resource variables).
+    pub persistent: Vec<JsonPersistent>,
     pub weights_bytes: usize,
     pub alignment: usize,
     /// The operator at the step with the most live bytes (index in the model), its name and
@@ -313,6 +325,19 @@ fn group_labels(plan: &Plan) -> std::collections::HashMap<TensorId, String> {
         .collect()
 }
 
+/// ` (name n B, ...)` of the persistent region's variables, or nothing.
+fn persistent_names(graph: &Graph, plan: &Plan) -> String {
+    if plan.persistent.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = plan
+        .persistent
+        .iter()
+        .map(|p| format!("{} {} B", graph.tensor(p.tensor).name, p.size))
+        .collect();
+    format!(" ({})", names.join(", "))
+}
+
 /// A buffer's display name: the tensor's name, or `scratch(op N)` (a control flow
 /// operator's scratch holds the subgraphs it runs: `subgraphs 1, 2 (op N IF)`).
 pub fn buffer_name(graph: &Graph, owner: BufferOwner) -> String {
@@ -363,6 +388,16 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
         order_search: plan.order_search.to_string(),
         reordered: plan.reordered(),
         persistent_bytes: plan.persistent_bytes,
+        persistent: plan
+            .persistent
+            .iter()
+            .map(|p| JsonPersistent {
+                tensor: p.tensor.0,
+                name: graph.tensor(p.tensor).name.clone(),
+                offset: p.offset,
+                size: p.size,
+            })
+            .collect(),
         weights_bytes: graph.weights_bytes(),
         alignment: plan.alignment,
         peak_op: plan.peak_step().map(|s| plan.order[s].0),
@@ -500,6 +535,16 @@ pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
         let _ = writeln!(s, "stored order     {}", ids(&mut (0..graph.ops.len())));
     }
     let _ = writeln!(s, "persistent bytes {}", plan.persistent_bytes);
+    for p in &plan.persistent {
+        let _ = writeln!(
+            s,
+            "persistent       t{} `{}`: {} B at +{}",
+            p.tensor.0,
+            graph.tensor(p.tensor).name,
+            p.size,
+            p.offset
+        );
+    }
     if plan.aliases.is_empty() {
         let _ = writeln!(s, "aliases          none (every tensor has its own buffer)");
     }
@@ -702,7 +747,7 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
     let _ = writeln!(s, r##"<rect width="100%" height="100%" fill="#fff"/>"##);
     let _ = writeln!(
         s,
-        r#"<text x="{left}" y="16" font-size="14">{}: arena {} B, lower bound {} B (gap {} B{}), persistent {} B</text>"#,
+        r#"<text x="{left}" y="16" font-size="14">{}: arena {} B, lower bound {} B (gap {} B{}), persistent {} B{}</text>"#,
         escape(title),
         plan.arena_bytes,
         plan.lower_bound_bytes,
@@ -712,7 +757,8 @@ pub fn svg(graph: &Graph, plan: &Plan, title: &str) -> String {
         } else {
             ""
         },
-        plan.persistent_bytes
+        plan.persistent_bytes,
+        escape(&persistent_names(graph, plan))
     );
     let _ = writeln!(
         s,

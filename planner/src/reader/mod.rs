@@ -353,6 +353,11 @@ impl<'a> Reader<'a> {
                         "variable tensors with initial values are not supported",
                     )));
                 }
+                (Some(_), false) if dtype == DType::Resource => {
+                    return Err(at(Diagnostic::malformed(
+                        "a RESOURCE tensor (a variable's handle) cannot hold data",
+                    )));
+                }
                 (Some((offset, d)), false) => {
                     if d.len() != bytes {
                         return Err(at(Diagnostic::malformed(
