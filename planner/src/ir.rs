@@ -120,15 +120,11 @@ pub struct Tensor {
 }
 
 /// The end of the name of a variable tensor the reader adds for a kernel's own state (TFLM
-/// keeps it outside the model's tensors; see `reader::add_kernel_state`).
+/// keeps it outside the model's tensors; see `reader::add_kernel_state`). Only for reading:
+/// [`Graph::kernel_state`] is what tells these tensors apart.
 pub const KERNEL_STATE_SUFFIX: &str = " (kernel state)";
 
 impl Tensor {
-    /// Whether the reader added this tensor for a kernel's state (it is not in the model).
-    pub fn is_kernel_state(&self) -> bool {
-        self.kind == TensorKind::Variable && self.name.ends_with(KERNEL_STATE_SUFFIX)
-    }
-
     /// Number of elements (1 for a scalar).
     pub fn elements(&self) -> usize {
         self.shape.iter().product()
@@ -523,9 +519,17 @@ pub struct Graph {
     pub ops: Vec<Op>,
     pub inputs: Vec<TensorId>,
     pub outputs: Vec<TensorId>,
+    /// The variable tensors the reader added for kernels' own state (TFLM keeps it outside the
+    /// model's tensors; see `reader::add_kernel_state`), in the order added.
+    pub kernel_state: Vec<TensorId>,
 }
 
 impl Graph {
+    /// Whether the reader added tensor `id` for a kernel's state (it is not in the model).
+    pub fn is_kernel_state(&self, id: TensorId) -> bool {
+        self.kernel_state.contains(&id)
+    }
+
     /// The tensor with this id.
     pub fn tensor(&self, id: TensorId) -> &Tensor {
         &self.tensors[id.0]
