@@ -78,6 +78,64 @@ mod tests {
     use super::*;
     use std::vec;
 
+    /// TFLM's `delay_test.cc` vectors (delays 3 and 5, rows of 8, 3 and 4 samples), each run
+    /// twice with the state zeroed in between (its reset tests).
+    #[test]
+    fn tflm_delay_test_vectors() {
+        let vectors: [(i64, &[usize], &[i16], &[i16]); 4] = [
+            (
+                3,
+                &[8],
+                &[1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0, 0],
+                &[0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0],
+            ),
+            (
+                5,
+                &[3],
+                &[1, 2, 3, 4, 0, 0, 0, 0, 0],
+                &[0, 0, 0, 0, 0, 1, 2, 3, 4],
+            ),
+            (
+                3,
+                &[4, 4],
+                &[
+                    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                    0, 0, 0, 0, 0, 0, 0, 0,
+                ],
+                &[
+                    0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 9, 0, 0, 0, 13, 2, 3, 4, 0, 6, 7, 8, 0, 10,
+                    11, 12, 0, 14, 15, 0, 0,
+                ],
+            ),
+            (
+                5,
+                &[4, 4],
+                &[
+                    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                ],
+                &[
+                    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 0, 5, 6, 7, 0, 9,
+                    10, 11, 0, 13, 14, 15, 4, 0, 0, 0, 8, 0, 0, 0, 12, 0, 0, 0, 0, 0, 0, 0,
+                ],
+            ),
+        ];
+        for (delay, shape, input, golden) in vectors {
+            let n: usize = shape.iter().product();
+            let frame = shape[shape.len() - 1];
+            let p = prepare(delay, frame, n / frame).unwrap();
+            let mut s = vec![0; state_len(&p)];
+            for _ in 0..2 {
+                s.fill(0);
+                let mut out = vec![0; n];
+                for (x, want) in input.chunks_exact(n).zip(golden.chunks_exact(n)) {
+                    signal_delay(&p, x, &mut s, &mut out);
+                    assert_eq!(out, want, "delay {delay}, shape {shape:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn delays_each_row() {
         let p = prepare(3, 2, 2).unwrap();

@@ -182,6 +182,44 @@ mod tests {
         assert_eq!(run(&p, &mut s, &[9]), (vec![5, 7, 9], true));
     }
 
+    /// TFLM's `framer_test.cc` loop: feeds `golden[latency + i..]` in steps of the input
+    /// size (to every row) and expects frame `f` of every row to be `golden[i + f * step..]`
+    /// once ready (from the first invoke with prefill, else from `i >= latency`); twice,
+    /// zeroing the state in between (TFLM's `TestReset`).
+    fn tflm_vector(size: i64, step: i64, prefill: bool, input: usize, rows: usize, golden: &[i16]) {
+        let p = prepare(size, step, prefill, input, rows).unwrap();
+        let latency = (size - step) as usize;
+        let mut s = vec![0; state_len(&p)];
+        for _ in 0..2 {
+            s.fill(0);
+            let mut i = 0;
+            while i < golden.len() - latency {
+                let x: Vec<i16> = (0..rows)
+                    .flat_map(|_| golden[latency + i..latency + i + input].iter().copied())
+                    .collect();
+                let (out, ok) = run(&p, &mut s, &x);
+                assert_eq!(ok, i >= latency || prefill, "ready at {i}");
+                if ok {
+                    for (k, frame) in out.chunks_exact(p.frame_size).enumerate() {
+                        let at = i + (k % p.n_frames) * p.frame_step;
+                        assert_eq!(frame, &golden[at..at + p.frame_size], "frame {k} at {i}");
+                    }
+                }
+                i += input;
+            }
+        }
+    }
+
+    #[test]
+    fn tflm_framer_test_vectors() {
+        let golden = [0x0, 0x0, 0x1234, 0x5678, 0x4321, 0x7777];
+        tflm_vector(3, 1, false, 1, 1, &golden);
+        let golden = [0x0, 0x0, 0x0, 0x1010, 0x0202, 0x7070, 0x0606];
+        tflm_vector(5, 2, true, 2, 1, &golden);
+        tflm_vector(5, 2, true, 4, 1, &golden);
+        tflm_vector(5, 2, true, 4, 4, &golden);
+    }
+
     #[test]
     fn refuses_where_tflm_is_undefined() {
         assert_eq!(prepare(4, 0, false, 4, 1), None);

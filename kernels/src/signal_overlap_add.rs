@@ -92,6 +92,46 @@ pub fn signal_overlap_add_f32(p: &Params, input: &[f32], state: &mut [f32], outp
 mod tests {
     use super::*;
 
+    /// TFLM's `overlap_add_test.cc` vectors (frame_size 3, frame_step 1): one frame per
+    /// invoke, four per invoke, four per invoke on 2x2 rows, and float32; each run twice with
+    /// the state zeroed in between (its reset test).
+    #[test]
+    fn tflm_overlap_add_test_vectors() {
+        let input: [i16; 12] = [125, -12, -895, 1000, 65, -212, 63, 71, 52, 1, -17, 32];
+        let golden: [i16; 4] = [125, 988, -767, -140];
+        for (n_frames, rows) in [(1, 1), (4, 1), (4, 4)] {
+            let p = prepare(1, 3, n_frames, rows).unwrap();
+            let mut s = [0i16; 12];
+            let s = &mut s[..state_len(&p)];
+            for _ in 0..2 {
+                s.fill(0);
+                for (x, want) in input
+                    .chunks_exact(3 * n_frames)
+                    .zip(golden.chunks_exact(n_frames))
+                {
+                    let x: std::vec::Vec<i16> = (0..rows).flat_map(|_| x.iter().copied()).collect();
+                    let mut out = [0i16; 16];
+                    let out = &mut out[..output_len(&p)];
+                    signal_overlap_add_s16(&p, &x, s, out);
+                    for row in out.chunks_exact(n_frames) {
+                        assert_eq!(row, want, "{n_frames} frames, {rows} rows");
+                    }
+                }
+            }
+        }
+        let input: [f32; 12] = [
+            12.5, -1.2, -89.5, 100.0, 6.5, -21.2, 6.3, 7.1, 5.2, 0.1, -1.7, 3.2,
+        ];
+        let golden: [f32; 4] = [12.5, 98.8, -76.7, -14.0];
+        let p = prepare(1, 3, 1, 1).unwrap();
+        let mut s = [0f32; 3];
+        for (x, want) in input.chunks_exact(3).zip(golden) {
+            let mut out = [0f32];
+            signal_overlap_add_f32(&p, x, &mut s, &mut out);
+            assert_eq!(out[0].to_bits(), want.to_bits());
+        }
+    }
+
     #[test]
     fn adds_overlapping_frames() {
         // frame_size 3, frame_step 2, two frames per invocation.

@@ -114,7 +114,7 @@ pub fn signal_stacker(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::vec;
+    use std::{vec, vec::Vec};
 
     #[test]
     fn pads_the_first_frame_and_steps() {
@@ -140,6 +140,27 @@ mod tests {
         ] {
             signal_stacker(&p, &[x], &mut s, &mut out, &mut v);
             assert_eq!((out, v), (want, [ok]));
+        }
+    }
+
+    /// TFLM's `stacker_test.cc` vectors (left context 1, right 0: the first frame padded is
+    /// a full stack), each run twice with the state zeroed in between (its reset tests).
+    #[test]
+    fn tflm_stacker_test_vectors() {
+        let three: [i16; 3] = [0x1234, 0x5678, 0x4321];
+        let ten1: [i16; 10] = [252, 477, 1071, 166, 1022, 312, 1171, 1586, 1491, 145];
+        let ten2: [i16; 10] = [1060, 200, 69, 1519, 883, 1317, 182, 724, 143, 334];
+        for (x, step) in [(&three[..], 1), (&ten1[..], 2), (&ten2[..], 2)] {
+            let p = prepare(x.len() as i64, 1, 0, step).unwrap();
+            let mut s = vec![0; state_len(&p)];
+            let golden: Vec<i16> = x.iter().chain(x).copied().collect();
+            for _ in 0..2 {
+                s.fill(0);
+                let mut out = vec![0; output_len(&p)];
+                let mut v = [0];
+                signal_stacker(&p, x, &mut s, &mut out, &mut v);
+                assert_eq!((out, v), (golden.clone(), [1]));
+            }
         }
     }
 
