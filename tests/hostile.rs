@@ -409,7 +409,11 @@ const CASES: &[(&str, Expect)] = &[
             U,
             Some((0, "SignalOverlapAdd")),
             None,
-            &["`T` option must name the tensors' type", "T 7 (INT16)", "T 0"],
+            &[
+                "`T` option must name the tensors' type",
+                "T 7 (INT16)",
+                "T 0",
+            ],
         ),
     ),
 ];
