@@ -82,7 +82,8 @@ mod tests {
     /// twice with the state zeroed in between (its reset tests).
     #[test]
     fn tflm_delay_test_vectors() {
-        let vectors: [(i64, &[usize], &[i16], &[i16]); 4] = [
+        type Vector<'a> = (i64, &'a [usize], &'a [i16], &'a [i16]);
+        let vectors: [Vector<'_>; 4] = [
             (
                 3,
                 &[8],

@@ -81,6 +81,9 @@ macro_rules! check_golden {
     }};
 }
 
+/// The tensors of one invoke: inputs or outputs, each as raw bytes.
+pub type Tensors = Vec<Vec<u8>>;
+
 /// One single-operator case of a kernel-case bundle (`tests/kernel_cases/*.kcase`): the
 /// inputs and TFLM's outputs of the first invoke after `reset()`, and for a KCASE2 case (a
 /// stateful streaming operator) those of the invokes after it, the state carried over.
@@ -89,14 +92,14 @@ pub struct Case {
     pub inputs: Vec<Vec<u8>>,
     pub outputs: Vec<Vec<u8>>,
     /// (inputs, outputs) of each further invoke, in order (empty for KCASE1 bundles).
-    pub later: Vec<(Vec<Vec<u8>>, Vec<Vec<u8>>)>,
+    pub later: Vec<(Tensors, Tensors)>,
 }
 
 impl Case {
     /// (inputs, outputs) of every invoke, the first one included.
-    pub fn invokes(&self) -> Vec<(&[Vec<u8>], &[Vec<u8>])> {
-        std::iter::once((self.inputs.as_slice(), self.outputs.as_slice()))
-            .chain(self.later.iter().map(|(i, o)| (i.as_slice(), o.as_slice())))
+    pub fn invokes(&self) -> Vec<(&Tensors, &Tensors)> {
+        std::iter::once((&self.inputs, &self.outputs))
+            .chain(self.later.iter().map(|(i, o)| (i, o)))
             .collect()
     }
 }
