@@ -107,10 +107,11 @@ pub fn signal_framer(
     debug_assert_eq!(state.len(), state_len(p));
     let (history, count) = state.split_at_mut(state.len() - 2);
     let stored = count[0] as u16 as usize | (count[1] as u16 as usize) << 16;
+    // Without prefill the count is a multiple of frame_step up to `history` (itself one).
     let held0 = if p.prefill {
         hist_len
     } else {
-        stored.min(hist_len)
+        stored.min(hist_len) / step * step
     };
     let mut all = true;
     let mut held_end = held0;
