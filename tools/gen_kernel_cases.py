@@ -1222,8 +1222,8 @@ class Sequence:
 
 def make_sequence(g, model, xs_seq):
     """Runs `xs_seq` in TFLM as one sequence. Where TFLM leaves an output unwritten (a
-    streaming operator that has not produced a frame yet: the bytes are whatever its arena
-    held, not reproducible), the graph's `unwritten(k, ys)` hook gives the outputs with those
+    streaming operator that produces no frame in this invoke: the bytes are whatever its
+    arena held, garbage or an earlier output), the graph's `unwritten(k, ys)` hook gives the outputs with those
     bytes as zeros, which is what Kiln writes there."""
     outs = [g.tensors[i] for i in g.outputs]
     ys_seq = run_tflm(model, xs_seq, len(g.outputs), seq=True)
@@ -1439,7 +1439,7 @@ SignalFramer, SignalStacker, SignalDelay, SignalOverlapAdd) are sequences: magic
 `"KCASE2\\0\\0"`, and per case, after the model, a u32 invoke count followed, per invoke, by
 the input and output lists as above. TFLM ran them after one `reset()`, invoke after invoke
 with the state carried over; every output of every invoke must match. Where TFLM leaves an
-output unwritten (a framer or stacker before its first frame, with `output_valid` false: the
+output unwritten (a framer or stacker producing no frame, with `output_valid` false: the
 bytes are whatever its arena held) the bundle holds zeros, which is what Kiln writes there.
 
 - Inputs are the subgraph inputs in order; constants (weights, bias, shape, axis, paddings,

@@ -17,8 +17,9 @@ and checked against TFLM's output_valid.
 SignalStacker (bundle signal_stacker_int16; options num_channels, stacker_left_context,
 stacker_right_context, stacker_step): num_channels 1-64 (40 in 20% of the cases, as the
 preprocessor's), contexts 0-6, stacker_step 1..left + right + 1; left + right + 2 * step + 2
-invokes (at most 16). An invoke that stacks nothing (output_valid false) leaves the output
-unwritten in TFLM: stored as zeros.
+invokes (at most 16). An invoke that stacks nothing (output_valid false: before the first
+stack, and between stacks when stacker_step > 1) leaves the output unwritten in TFLM (the
+arena's bytes, or the previous stack): stored as zeros.
 
 SignalDelay (bundle signal_delay_int16; option delay_length): rows of rank 1-3 with 1-64
 samples (160 in 20% of the cases), delay_length 0-200; enough invokes for the first samples

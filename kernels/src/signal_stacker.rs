@@ -11,8 +11,9 @@
 //! followed by a count in the last two values (a `u32`, low half first: 0 after reset, else
 //! 1 + the frames held), so that a zeroed state is TFLM's reset state.
 //!
-//! When no stacked frame is produced TFLM leaves the output unwritten (its bytes are whatever
-//! its arena held); Kiln writes zeros there, so the output is defined.
+//! When no stacked frame is produced (before the first, and between stacks when `step > 1`)
+//! TFLM leaves the output unwritten (its bytes are whatever its arena held, garbage or the
+//! previous stack); Kiln writes zeros there, so the output is defined.
 
 /// Constant parameters of a SignalStacker node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,8 @@
 //! `stacker_step` outside `1..=left + right + 1`, an input of other than `num_channels`
 //! values or an output of other than `num_channels * (left + right + 1)` (TFLM reads and
 //! writes that many whatever the tensors' sizes). When no stacked output is produced TFLM
-//! leaves the output unwritten (whatever its arena held); it is zeros here.
+//! leaves the output unwritten (whatever its arena held: garbage or the previous stack); it is
+//! zeros here.
 
 use super::signal_energy::{check_tensor, int_options};
 use super::signal_framer::{emit_stateful2, kernel_state};
