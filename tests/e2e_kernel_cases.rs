@@ -27,28 +27,31 @@ macro_rules! check_case {
         let c = &cases[$case];
         m.reset();
         let at = concat!($bundle, " case ", $case);
-        assert_eq!(c.inputs.len(), $module::INPUTS, "{at}: inputs");
-        for (i, bytes) in c.inputs.iter().enumerate() {
-            let dst = m.input_bytes_mut(i);
-            assert_eq!(dst.len(), bytes.len(), "{at}: input {i} length");
-            dst.copy_from_slice(bytes);
-        }
-        m.invoke();
-        assert_eq!(c.outputs.len(), $module::OUTPUTS, "{at}: outputs");
-        let mut bad = Vec::new();
-        for (i, want) in c.outputs.iter().enumerate() {
-            let got = m.output_bytes(i);
-            assert_eq!(got.len(), want.len(), "{at}: output {i} length");
-            if let Some(at) = got.iter().zip(want).position(|(a, b)| a != b) {
-                bad.push(format!(
-                    "output {i} differs from TFLM at byte {at} of {} (got {:#04x}, want {:#04x})",
-                    want.len(),
-                    got[at],
-                    want[at]
-                ));
+        // Every invoke of the case after one reset (a sequence carries the state over).
+        for (k, (inputs, outputs)) in c.invokes().into_iter().enumerate() {
+            assert_eq!(inputs.len(), $module::INPUTS, "{at}: inputs");
+            for (i, bytes) in inputs.iter().enumerate() {
+                let dst = m.input_bytes_mut(i);
+                assert_eq!(dst.len(), bytes.len(), "{at}: input {i} length");
+                dst.copy_from_slice(bytes);
             }
+            m.invoke();
+            assert_eq!(outputs.len(), $module::OUTPUTS, "{at}: outputs");
+            let mut bad = Vec::new();
+            for (i, want) in outputs.iter().enumerate() {
+                let got = m.output_bytes(i);
+                assert_eq!(got.len(), want.len(), "{at}: output {i} length");
+                if let Some(at) = got.iter().zip(want).position(|(a, b)| a != b) {
+                    bad.push(format!(
+                        "output {i} differs from TFLM at byte {at} of {} (got {:#04x}, want {:#04x})",
+                        want.len(),
+                        got[at],
+                        want[at]
+                    ));
+                }
+            }
+            assert!(bad.is_empty(), "{at} invoke {k}: {}", bad.join("; "));
         }
-        assert!(bad.is_empty(), "{at}: {}", bad.join("; "));
     }};
 }
 

@@ -168,7 +168,7 @@ const CASES: &[(&str, Expect)] = &[
             None,
             &[
                 "2 operators of the model cannot be compiled",
-                "op 2 (SignalStacker, INT8 -> INT8)",
+                "op 2 (MyOtherCustomOp, INT8 -> INT8)",
             ],
         ),
     ),
@@ -333,6 +333,87 @@ const CASES: &[(&str, Expect)] = &[
             Some((0, "SignalIrfft")),
             Some(0),
             &["fft_length / 2 + 1 complex values in", "[1, 18]", "[1, 8]"],
+        ),
+    ),
+    // The streaming operators. TFLM divides by a zero frame_step, and writes a negative
+    // count of zeros (prefill with frame_size < frame_step, a negative delay) as a huge
+    // size_t: it crashes.
+    (
+        "signal_framer_step_0",
+        refused(
+            U,
+            Some((0, "SignalFramer")),
+            Some(0),
+            &["frame_step >= 1", "frame_step 0"],
+        ),
+    ),
+    (
+        "signal_framer_prefill_step_past_frame",
+        refused(
+            U,
+            Some((0, "SignalFramer")),
+            Some(0),
+            &[
+                "frame_size >= frame_step with prefill",
+                "frame_size 2, frame_step 8, prefill true",
+            ],
+        ),
+    ),
+    // TFLM runs these three, but a stacker step of 0 overfills its buffer, one beyond the
+    // stack discards frames it does not hold, and a short input is read past its end.
+    (
+        "signal_stacker_step_0",
+        refused(
+            U,
+            Some((0, "SignalStacker")),
+            None,
+            &["stacker_step in 1..=left + right + 1", "stacker_step 0"],
+        ),
+    ),
+    (
+        "signal_stacker_step_past_stack",
+        refused(
+            U,
+            Some((0, "SignalStacker")),
+            None,
+            &["stacker_step in 1..=left + right + 1", "stacker_step 4"],
+        ),
+    ),
+    (
+        "signal_stacker_input_short",
+        refused(U, Some((0, "SignalStacker")), Some(0), &["[8]", "[4]"]),
+    ),
+    (
+        "signal_delay_negative",
+        refused(
+            U,
+            Some((0, "SignalDelay")),
+            Some(0),
+            &["delay_length >= 0", "delay_length -3"],
+        ),
+    ),
+    // TFLM moves a negative number of bytes (frame_step 6 > frame_size 4) and crashes, and
+    // refuses a `T` of FLOAT32 on int16 tensors.
+    (
+        "signal_overlap_add_step_past_frame",
+        refused(
+            U,
+            Some((0, "SignalOverlapAdd")),
+            Some(0),
+            &["1 <= frame_step <= 4", "frame_step 6"],
+        ),
+    ),
+    (
+        "signal_overlap_add_t_float32",
+        refused(
+            U,
+            Some((0, "SignalOverlapAdd")),
+            None,
+            &[
+                "`T` option must name the tensors' type",
+                "T 7 (INT16)",
+                "T 0",
+            ],
         ),
     ),
 ];

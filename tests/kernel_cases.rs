@@ -6,6 +6,9 @@
 //! be byte-identical; float32 outputs must be bit-identical too (the kernels perform TFLM's
 //! reference float operations in the same order).
 //!
+//! A KCASE2 case (a stateful streaming operator) is a sequence of invokes after one reset,
+//! the state carried over: every output of every invoke must match.
+//!
 //! Every bundle whose operator and types Kiln compiles must pass completely. A bundle is
 //! pending (listed, not silently skipped) only if the code generator rejects every one of its
 //! cases as unsupported; a bundle it accepts only in part fails.
@@ -47,18 +50,32 @@ fn run_case(case: &Case) -> Result<(), Outcome> {
             fail(format!("lower: {d}"))
         }
     })?;
-    let inputs: Vec<&[u8]> = case.inputs.iter().map(Vec::as_slice).collect();
-    let tensors = kiln_build::exec::run(&graph, &steps, &inputs);
-    for (i, (&t, want)) in graph.outputs.iter().zip(&case.outputs).enumerate() {
-        let got = tensors[t.0].bytes();
-        if got != want.as_slice() {
-            let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+    // Every invoke of the case (one, or a sequence with the state carried over).
+    let invokes = case.invokes();
+    let inputs: Vec<Vec<&[u8]>> = invokes
+        .iter()
+        .map(|(xs, _)| xs.iter().map(Vec::as_slice).collect())
+        .collect();
+    let runs = kiln_build::exec::run_sequence(&graph, &steps, &inputs);
+    for (k, (tensors, (_, wants))) in runs.iter().zip(&invokes).enumerate() {
+        if wants.len() != graph.outputs.len() {
             return Err(fail(format!(
-                "output {i} differs at byte {at} of {} (got {:#04x}, want {:#04x})",
-                want.len(),
-                got.get(at).copied().unwrap_or(0),
-                want[at]
+                "invoke {k}: {} golden outputs, the model has {}",
+                wants.len(),
+                graph.outputs.len()
             )));
+        }
+        for (i, (&t, want)) in graph.outputs.iter().zip(wants.iter()).enumerate() {
+            let got = tensors[t.0].bytes();
+            if got != want.as_slice() {
+                let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+                return Err(fail(format!(
+                    "invoke {k}: output {i} differs at byte {at} of {} (got {:#04x}, want {:#04x})",
+                    want.len(),
+                    got.get(at).copied().unwrap_or(0),
+                    want.get(at).copied().unwrap_or(0)
+                )));
+            }
         }
     }
     Ok(())

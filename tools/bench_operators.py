@@ -74,7 +74,9 @@ cast_int16_int32 cast_int16_float32 cast_int32_int8 cast_int32_int16 cast_int32_
 cast_float32_int8 cast_float32_int16 cast_float32_int32 neg_float32 leaky_relu_scales_int8
 leaky_relu_scales_int16
 """.split())
-STATEFUL = ("SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "SignalFilterBankSpectralSubtraction")
+STATEFUL = ("SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "SignalFilterBankSpectralSubtraction",
+            # the streaming Signal operators (KCASE2 sequences, kernel state)
+            "SignalFramer", "SignalStacker", "SignalDelay", "SignalOverlapAdd")
 
 
 def log(*a):

@@ -49,8 +49,10 @@ EXCEPTIONS = {}
 
 
 def parse_kcase(data):
-    """The cases of a bundle as (model, inputs, outputs) (format in tests/kernel_cases/README.md)."""
-    assert data[:8] == b"KCASE1\0\0", "bad magic"
+    """The cases of a bundle as (model, inputs, outputs) (format in tests/kernel_cases/README.md;
+    of a KCASE2 case, a sequence of invokes, those of its first invoke)."""
+    assert data[:8] in (b"KCASE1\0\0", b"KCASE2\0\0"), "bad magic"
+    seq = data[:8] == b"KCASE2\0\0"
     at = 8
 
     def u32():
@@ -69,9 +71,12 @@ def parse_kcase(data):
     cases = []
     for _ in range(u32()):
         model = blob()
-        inputs = [blob() for _ in range(u32())]
-        outputs = [blob() for _ in range(u32())]
-        cases.append((model, inputs, outputs))
+        steps = []
+        for _ in range(u32() if seq else 1):
+            inputs = [blob() for _ in range(u32())]
+            outputs = [blob() for _ in range(u32())]
+            steps.append((inputs, outputs))
+        cases.append((model, *steps[0]))
     assert at == len(data), "trailing bytes"
     return cases
 

@@ -172,8 +172,8 @@ def custom_op():
 
 
 def several_unsupported_ops():
-    """Two operators Kiln has no kernel for around one it has: a custom operator unknown to
-    both, ADD, and one of TFLM's Signal operators Kiln lacks (SignalStacker)."""
+    """Two operators Kiln has no kernel for around one it has: two custom operators unknown
+    to both (MyCustomOp, MyOtherCustomOp), around an ADD."""
     m = Model()
     x = m.add(tensor([1, 8], "int8", "input", 0.05, 0))
     a = m.add(tensor([1, 8], "int8", "custom_out", 0.05, 0))
@@ -181,10 +181,47 @@ def several_unsupported_ops():
     c = m.add(tensor([1, 8], "int8", "output", 0.05, 0))
     m.op(None, [x], [a], custom="MyCustomOp")
     m.op("ADD", [a, a], [b], options=("AddOptions", fb.AddOptionsT()))
-    m.op(None, [b], [c], custom="SignalStacker",
-         custom_options=flex({"num_channels": 8, "stacker_left_context": 1,
-                              "stacker_right_context": 0, "stacker_step": 1}))
+    m.op(None, [b], [c], custom="MyOtherCustomOp")
     return m.bytes([x], [c])
+
+
+def signal_framer(options, n=8, out=(1, 4)):
+    """TFLM's SignalFramer (custom) on int16 [1, n] -> [1, *out] frames and a bool."""
+    m = Model()
+    x = m.add(tensor([1, n], "int16", "input"))
+    y = m.add(tensor([1, *out], "int16", "frames"))
+    v = m.add(tensor([], "bool", "output_valid"))
+    m.op(None, [x], [y, v], custom="SignalFramer", custom_options=flex(options))
+    return m.bytes([x], [y, v])
+
+
+def signal_stacker(options, n=8, out=24):
+    """TFLM's SignalStacker (custom) on int16 [n] -> [out] and a bool."""
+    m = Model()
+    x = m.add(tensor([n], "int16", "input"))
+    y = m.add(tensor([out], "int16", "stacked"))
+    v = m.add(tensor([], "bool", "output_valid"))
+    m.op(None, [x], [y, v], custom="SignalStacker", custom_options=flex(options))
+    return m.bytes([x], [y, v])
+
+
+def signal_delay(delay_length):
+    """TFLM's SignalDelay (custom) on int16 [2, 8]."""
+    m = Model()
+    x = m.add(tensor([2, 8], "int16", "input"))
+    y = m.add(tensor([2, 8], "int16", "output"))
+    m.op(None, [x], [y], custom="SignalDelay", custom_options=flex({"delay_length": delay_length}))
+    return m.bytes([x], [y])
+
+
+def signal_overlap_add(t, frame_step, frame_size=4, dtype="int16"):
+    """TFLM's SignalOverlapAdd (custom) on [2, frame_size] frames -> [2 * frame_step]."""
+    m = Model()
+    x = m.add(tensor([2, frame_size], dtype, "frames"))
+    y = m.add(tensor([2 * frame_step], dtype, "output"))
+    m.op(None, [x], [y], custom="SignalOverlapAdd",
+         custom_options=flex({"T": t, "frame_step": frame_step}))
+    return m.bytes([x], [y])
 
 
 def signal_window(custom_options, n=8):
@@ -359,6 +396,25 @@ MODELS = {
     "signal_spectral_subtraction_channels_4": lambda: signal_spectral_subtraction(num_channels=4),
     # SignalIrfft: TFLM reads 9 complex values per frame from an input frame of 8 values
     "signal_irfft_input_short": lambda: signal_irfft(16, 8, 16),
+    # The streaming operators: TFLM divides by a zero frame_step, writes a negative count of
+    # prefill zeros (frame_size < frame_step) or of delay zeros as a huge size_t, reads past a
+    # stacker input shorter than num_channels, discards frames a stacker does not hold
+    # (stacker_step beyond the stack) or never any (0), moves a negative number of bytes
+    # (overlap-add frame_step beyond the frame), and refuses a `T` naming another type
+    "signal_framer_step_0":
+        lambda: signal_framer({"frame_size": 4, "frame_step": 0, "prefill": False}),
+    "signal_framer_prefill_step_past_frame":
+        lambda: signal_framer({"frame_size": 2, "frame_step": 8, "prefill": True}, out=(1, 2)),
+    "signal_stacker_step_0": lambda: signal_stacker(
+        {"num_channels": 8, "stacker_left_context": 1, "stacker_right_context": 1, "stacker_step": 0}),
+    "signal_stacker_step_past_stack": lambda: signal_stacker(
+        {"num_channels": 8, "stacker_left_context": 1, "stacker_right_context": 1, "stacker_step": 4}),
+    "signal_stacker_input_short": lambda: signal_stacker(
+        {"num_channels": 8, "stacker_left_context": 1, "stacker_right_context": 1, "stacker_step": 1},
+        n=4),
+    "signal_delay_negative": lambda: signal_delay(-3),
+    "signal_overlap_add_step_past_frame": lambda: signal_overlap_add(7, 6),
+    "signal_overlap_add_t_float32": lambda: signal_overlap_add(0, 2),
 }
 
 

@@ -16,6 +16,10 @@ Bundle format (all integers u32 little-endian, no compression, no padding):
       u32 length + that many bytes of .tflite model (one subgraph, exactly one operator)
       u32 input count;  per input:  u32 length + raw tensor bytes (little-endian, row-major)
       u32 output count; per output: u32 length + raw tensor bytes
+A generator whose graph sets `invokes` (> 1) makes sequences (class Sequence): such bundles
+start with b"KCASE2\\0\\0" and hold, per case after the model, a u32 invoke count and per
+invoke the input and output lists as above (reset() once, the state carried over; the graph's
+`unwritten(k, outputs)` hook zeroes what TFLM leaves unwritten).
 Inputs are the subgraph's inputs in order (constants such as weights, bias, shape, axis,
 paddings and perm are in the model); outputs are TFLM's outputs for them after reset() and one
 invoke(). integer outputs must match byte for byte. Model bytes are not aligned inside the bundle:
@@ -95,6 +99,7 @@ from tflite_common import schema_fb as fb
 
 OUT = tc.REPO / "tests" / "kernel_cases"
 MAGIC = b"KCASE1\0\0"
+MAGIC_SEQ = b"KCASE2\0\0"  # cases of several invocations (Sequence)
 BASE_SEED = 7100
 N_CASES = 200
 ARENA = 256 * 1024
@@ -253,26 +258,37 @@ def opts(cls, **kw):
 # Running TFLM
 
 
-def _run_tflm_here(model, xs, n_out):
+def _run_tflm_here(model, xs, n_out, seq=False):
     it = tc.make_interpreter(model, ARENA)
     with tc.captured_stderr() as log:
         try:
-            return tc.run_tflm(it, xs, n_out)
+            if not seq:
+                return tc.run_tflm(it, xs, n_out)
+            # A sequence: reset() once, then one invoke per input set, the state carried over.
+            it.reset()
+            ys = []
+            for step in xs:
+                for i, x in enumerate(step):
+                    it.set_input(x, i)
+                it.invoke()
+                ys.append([np.array(it.get_output(i)) for i in range(n_out)])
+            return ys
         except RuntimeError as e:
             err = e
     raise RuntimeError(f"{err} {log['text']}".strip())
 
 
-def run_tflm(model, xs, n_out):
+def run_tflm(model, xs, n_out, seq=False):
     """Runs one model in TFLM in a forked child (TFLM segfaults on some models it does not
-    support, e.g. DEPTHWISE_CONV_2D without bias); raises RuntimeError if it fails."""
+    support, e.g. DEPTHWISE_CONV_2D without bias); raises RuntimeError if it fails. With
+    `seq`, `xs` is a list of input sets run in order after one reset() (outputs per invoke)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         try:
             try:
-                res = ("ok", _run_tflm_here(model, xs, n_out))
+                res = ("ok", _run_tflm_here(model, xs, n_out, seq))
             except Exception as e:  # noqa: BLE001
                 res = ("err", str(e))
             with os.fdopen(w, "wb") as f:
@@ -1179,6 +1195,9 @@ def make_case(op, gen, rng, dt):
     m = tc.load_model(model)
     if tc.op_names(m) not in ([op], [f"CUSTOM:{op}"]):
         raise SystemExit(f"{op}: model holds {tc.op_names(m)}")
+    invokes = getattr(g, "invokes", 1)
+    if invokes > 1:
+        return make_sequence(g, model, [xs] + [draw_inputs(g, rng) for _ in range(invokes - 1)])
     ys = run_tflm(model, xs, len(g.outputs))
     for y, t in zip(ys, outs):
         if list(y.shape) != t.shape or y.dtype != np.dtype(NP[t.dtype]):
@@ -1192,32 +1211,70 @@ def make_case(op, gen, rng, dt):
     return model, xs, ys
 
 
+class Sequence:
+    """A case of several invocations after one reset(), the operator's state carried over:
+    `steps` holds (inputs, outputs) per invoke. Written as a KCASE2 bundle."""
+
+    def __init__(self, model, steps):
+        self.model = model
+        self.steps = steps
+
+
+def make_sequence(g, model, xs_seq):
+    """Runs `xs_seq` in TFLM as one sequence. Where TFLM leaves an output unwritten (a
+    streaming operator that produces no frame in this invoke: the bytes are whatever its
+    arena held, garbage or an earlier output), the graph's `unwritten(k, ys)` hook gives the outputs with those
+    bytes as zeros, which is what Kiln writes there."""
+    outs = [g.tensors[i] for i in g.outputs]
+    ys_seq = run_tflm(model, xs_seq, len(g.outputs), seq=True)
+    steps = []
+    for k, (xs, ys) in enumerate(zip(xs_seq, ys_seq)):
+        for y, t in zip(ys, outs):
+            if list(y.shape) != t.shape or y.dtype != np.dtype(NP[t.dtype]):
+                raise RuntimeError(f"output {y.shape} {y.dtype}, declared {t.shape} {t.dtype}")
+        hook = getattr(g, "unwritten", None)
+        steps.append((xs, hook(k, ys) if hook is not None else ys))
+    return Sequence(model, steps)
+
+
 def le_bytes(a):
     a = np.ascontiguousarray(a)
     return a.astype(a.dtype.newbyteorder("<")).tobytes()
 
 
+def _tensors(arrays):
+    parts = [struct.pack("<I", len(arrays))]
+    for a in arrays:
+        b = le_bytes(a)
+        parts += [struct.pack("<I", len(b)), b]
+    return parts
+
+
 def write_bundle(path, cases):
-    parts = [MAGIC, struct.pack("<I", len(cases))]
-    for model, xs, ys in cases:
-        parts += [struct.pack("<I", len(model)), model, struct.pack("<I", len(xs))]
-        for x in xs:
-            b = le_bytes(x)
-            parts += [struct.pack("<I", len(b)), b]
-        parts.append(struct.pack("<I", len(ys)))
-        for y in ys:
-            b = le_bytes(y)
-            parts += [struct.pack("<I", len(b)), b]
+    """KCASE1, or KCASE2 (invocation counts) if any case is a Sequence."""
+    seq = any(isinstance(c, Sequence) for c in cases)
+    parts = [MAGIC_SEQ if seq else MAGIC, struct.pack("<I", len(cases))]
+    for c in cases:
+        if not seq:
+            model, xs, ys = c
+            parts += [struct.pack("<I", len(model)), model] + _tensors(xs) + _tensors(ys)
+            continue
+        model, steps = (c.model, c.steps) if isinstance(c, Sequence) else (c[0], [c[1:]])
+        parts += [struct.pack("<I", len(model)), model, struct.pack("<I", len(steps))]
+        for xs, ys in steps:
+            parts += _tensors(xs) + _tensors(ys)
     data = b"".join(parts)
     path.write_bytes(data)
     return len(data)
 
 
 def read_bundle(path):
-    """Yields (model bytes, [input bytes], [output bytes]) per case."""
+    """Yields (model bytes, [input bytes], [output bytes]) per case (of a KCASE2 case, its
+    first invocation)."""
     data = path.read_bytes()
-    if data[:8] != MAGIC:
+    if data[:8] not in (MAGIC, MAGIC_SEQ):
         raise ValueError(f"{path}: bad magic")
+    seq = data[:8] == MAGIC_SEQ
     (n,), pos = struct.unpack_from("<I", data, 8), 12
 
     def take():
@@ -1235,9 +1292,12 @@ def read_bundle(path):
 
     for _ in range(n):
         model = take()
-        xs = [take() for _ in range(count())]
-        ys = [take() for _ in range(count())]
-        yield model, xs, ys
+        steps = []
+        for _ in range(count() if seq else 1):
+            xs = [take() for _ in range(count())]
+            ys = [take() for _ in range(count())]
+            steps.append((xs, ys))
+        yield model, steps[0][0], steps[0][1]
     if pos != len(data):
         raise ValueError(f"{path}: {len(data) - pos} trailing bytes")
 
@@ -1279,7 +1339,7 @@ def gen_bundle(index, prefix, op, gen, dt, n, dtypes=()):
             raise SystemExit(f"{prefix}_{dt}: TFLM refused too many models: {errors}")
     path = OUT / f"{prefix}_{dt}.kcase"
     size = write_bundle(path, cases)
-    m0 = tc.load_model(cases[0][0])
+    m0 = tc.load_model(cases[0].model if isinstance(cases[0], Sequence) else cases[0][0])
     in_dt = tc.TYPE_NAMES[m0.subgraphs[0].tensors[m0.subgraphs[0].inputs[0]].type]
     out_dt = tc.TYPE_NAMES[m0.subgraphs[0].tensors[m0.subgraphs[0].outputs[0]].type]
     print(f"{path.name:36s} {len(cases):4d} cases {size:7d} B  {time.time() - t0:5.1f} s"
@@ -1373,6 +1433,14 @@ per case:
   u32 input count;  per input:  u32 length, then the raw tensor bytes
   u32 output count; per output: u32 length, then the raw tensor bytes
 ```
+
+Bundles of stateful streaming operators (the `tools/kcases_signal_stream.py` family:
+SignalFramer, SignalStacker, SignalDelay, SignalOverlapAdd) are sequences: magic
+`"KCASE2\\0\\0"`, and per case, after the model, a u32 invoke count followed, per invoke, by
+the input and output lists as above. TFLM ran them after one `reset()`, invoke after invoke
+with the state carried over; every output of every invoke must match. Where TFLM leaves an
+output unwritten (a framer or stacker producing no frame, with `output_valid` false: the
+bytes are whatever its arena held) the bundle holds zeros, which is what Kiln writes there.
 
 - Inputs are the subgraph inputs in order; constants (weights, bias, shape, axis, paddings,
   perm, begin/end/strides, size) are inside the model.

@@ -45,6 +45,28 @@ impl Buffer {
 /// Runs `steps` of `graph` with the given graph inputs; returns every tensor's bytes
 /// (constants, inputs, and everything the steps wrote), indexed by tensor.
 pub fn run(graph: &Graph, steps: &[Step], inputs: &[&[u8]]) -> Vec<Buffer> {
+    let mut t = reset(graph);
+    invoke(graph, steps, &mut t, inputs);
+    t
+}
+
+/// Runs `steps` of `graph` once per input set, as consecutive `invoke()` calls after one
+/// `reset()`: the variable tensors (operators' state) carry over from one to the next.
+/// Returns every tensor's bytes after each invoke.
+pub fn run_sequence(graph: &Graph, steps: &[Step], inputs: &[Vec<&[u8]>]) -> Vec<Vec<Buffer>> {
+    let mut t = reset(graph);
+    inputs
+        .iter()
+        .map(|xs| {
+            invoke(graph, steps, &mut t, xs);
+            t.clone()
+        })
+        .collect()
+}
+
+/// Every tensor's buffer as after `reset()`: constants, zeroed activations, variables filled
+/// with their reset byte.
+fn reset(graph: &Graph) -> Vec<Buffer> {
     let mut t: Vec<Buffer> = graph
         .tensors
         .iter()
@@ -59,6 +81,11 @@ pub fn run(graph: &Graph, steps: &[Step], inputs: &[&[u8]]) -> Vec<Buffer> {
                 .fill(crate::lower::reset_byte(graph, TensorId(i)));
         }
     }
+    t
+}
+
+/// One `invoke()`: writes the graph inputs, then runs every step.
+fn invoke(graph: &Graph, steps: &[Step], t: &mut [Buffer], inputs: &[&[u8]]) {
     for (&id, bytes) in graph.inputs.iter().zip(inputs) {
         t[id.0].bytes_mut().copy_from_slice(bytes);
     }
@@ -74,7 +101,7 @@ pub fn run(graph: &Graph, steps: &[Step], inputs: &[&[u8]]) -> Vec<Buffer> {
             .iter()
             .map(|s| std::mem::take(&mut t[s.0]))
             .collect();
-        run_step_outputs(step, &t, &mut states, out.bytes_mut(), &mut more);
+        run_step_outputs(step, t, &mut states, out.bytes_mut(), &mut more);
         for (s, b) in step.states.iter().zip(states) {
             t[s.0] = b;
         }
@@ -83,7 +110,6 @@ pub fn run(graph: &Graph, steps: &[Step], inputs: &[&[u8]]) -> Vec<Buffer> {
         }
         t[out_id.0] = out;
     }
-    t
 }
 
 /// The operands of one kernel call on the host: its inputs' bytes, its state buffers and

@@ -125,15 +125,11 @@ pub struct Tensor {
 }
 
 /// The end of the name of a variable tensor the reader adds for a kernel's own state (TFLM
-/// keeps it outside the model's tensors; see `reader::add_kernel_state`).
+/// keeps it outside the model's tensors; see `reader::add_kernel_state`). Only for reading:
+/// [`Graph::kernel_state`] is what tells these tensors apart.
 pub const KERNEL_STATE_SUFFIX: &str = " (kernel state)";
 
 impl Tensor {
-    /// Whether the reader added this tensor for a kernel's state (it is not in the model).
-    pub fn is_kernel_state(&self) -> bool {
-        self.kind == TensorKind::Variable && self.name.ends_with(KERNEL_STATE_SUFFIX)
-    }
-
     /// Number of elements (1 for a scalar).
     pub fn elements(&self) -> usize {
         self.shape.iter().product()
@@ -573,12 +569,20 @@ pub struct Graph {
     /// Per resource variable this subgraph reads or writes: the variable tensor the reader
     /// added for it (its bytes are the model's one copy, shared by all subgraphs).
     pub resource_vars: Vec<(usize, TensorId)>,
+    /// The variable tensors the reader added for kernels' own state (TFLM keeps it outside the
+    /// model's tensors; see `reader::add_kernel_state`), in the order added.
+    pub kernel_state: Vec<TensorId>,
 }
 
 impl Graph {
     /// The model's subgraph `i` (1 and up), called by a control flow operator.
     pub fn subgraph(&self, i: usize) -> Option<&Graph> {
         i.checked_sub(1).and_then(|i| self.subgraphs.get(i))
+    }
+
+    /// Whether the reader added tensor `id` for a kernel's state (it is not in the model).
+    pub fn is_kernel_state(&self, id: TensorId) -> bool {
+        self.kernel_state.contains(&id)
     }
 
     /// The tensor with this id.

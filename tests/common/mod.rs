@@ -81,16 +81,37 @@ macro_rules! check_golden {
     }};
 }
 
-/// One single-operator case of a kernel-case bundle (`tests/kernel_cases/*.kcase`).
+/// The tensors of one invoke: inputs or outputs, each as raw bytes.
+pub type Tensors = Vec<Vec<u8>>;
+
+/// One single-operator case of a kernel-case bundle (`tests/kernel_cases/*.kcase`): the
+/// inputs and TFLM's outputs of the first invoke after `reset()`, and for a KCASE2 case (a
+/// stateful streaming operator) those of the invokes after it, the state carried over.
 pub struct Case {
     pub model: Vec<u8>,
     pub inputs: Vec<Vec<u8>>,
     pub outputs: Vec<Vec<u8>>,
+    /// (inputs, outputs) of each further invoke, in order (empty for KCASE1 bundles).
+    pub later: Vec<(Tensors, Tensors)>,
 }
 
-/// Parses a `.kcase` bundle (format in `tests/kernel_cases/README.md`).
+impl Case {
+    /// (inputs, outputs) of every invoke, the first one included.
+    pub fn invokes(&self) -> Vec<(&Tensors, &Tensors)> {
+        std::iter::once((&self.inputs, &self.outputs))
+            .chain(self.later.iter().map(|(i, o)| (i, o)))
+            .collect()
+    }
+}
+
+/// Parses a `.kcase` bundle (format in `tests/kernel_cases/README.md`): KCASE1 (one invoke
+/// per case) or KCASE2 (an invocation count per case).
 pub fn parse_kcase(bytes: &[u8]) -> Vec<Case> {
-    assert_eq!(&bytes[..8], b"KCASE1\0\0", "bad magic");
+    let seq = match &bytes[..8] {
+        b"KCASE1\0\0" => false,
+        b"KCASE2\0\0" => true,
+        _ => panic!("bad magic"),
+    };
     let mut at = 8;
     let u32_at = |at: &mut usize| {
         let v = u32::from_le_bytes(bytes[*at..*at + 4].try_into().unwrap()) as usize;
@@ -107,14 +128,23 @@ pub fn parse_kcase(bytes: &[u8]) -> Vec<Case> {
     let mut cases = Vec::with_capacity(count);
     for _ in 0..count {
         let model = blob(&mut at);
-        let n_in = u32_at(&mut at);
-        let inputs = (0..n_in).map(|_| blob(&mut at)).collect();
-        let n_out = u32_at(&mut at);
-        let outputs = (0..n_out).map(|_| blob(&mut at)).collect();
+        let invokes = if seq { u32_at(&mut at) } else { 1 };
+        assert!(invokes >= 1, "a case without invokes");
+        let mut steps = Vec::with_capacity(invokes);
+        for _ in 0..invokes {
+            let n_in = u32_at(&mut at);
+            let inputs: Vec<Vec<u8>> = (0..n_in).map(|_| blob(&mut at)).collect();
+            let n_out = u32_at(&mut at);
+            let outputs: Vec<Vec<u8>> = (0..n_out).map(|_| blob(&mut at)).collect();
+            steps.push((inputs, outputs));
+        }
+        let mut steps = steps.into_iter();
+        let (inputs, outputs) = steps.next().unwrap();
         cases.push(Case {
             model,
             inputs,
             outputs,
+            later: steps.collect(),
         });
     }
     assert_eq!(at, bytes.len(), "trailing bytes");

@@ -383,6 +383,11 @@ kcases! {
     elu_float32 = ("elu_float32", 0, "tests/kernel_cases/models/elu_float32.tflite"),
     elu_int8 = ("elu_int8", 0, "tests/kernel_cases/models/elu_int8.tflite"),
     elu_int8_case4 = ("elu_int8", 4, "tests/kernel_cases/models/elu_int8_case4.tflite"),
+    signal_framer_int16 = ("signal_framer_int16", 0, "tests/kernel_cases/models/signal_framer_int16.tflite"),
+    signal_stacker_int16 = ("signal_stacker_int16", 0, "tests/kernel_cases/models/signal_stacker_int16.tflite"),
+    signal_delay_int16 = ("signal_delay_int16", 0, "tests/kernel_cases/models/signal_delay_int16.tflite"),
+    signal_overlap_add_int16 = ("signal_overlap_add_int16", 0, "tests/kernel_cases/models/signal_overlap_add_int16.tflite"),
+    signal_overlap_add_float32 = ("signal_overlap_add_float32", 0, "tests/kernel_cases/models/signal_overlap_add_float32.tflite"),
 }
 
 /// Bundles without a line: (bundle, reason).

@@ -59,15 +59,19 @@ mod resize_bilinear;
 mod resize_nearest_neighbor;
 mod reverse;
 mod select;
+mod signal_delay;
 mod signal_energy;
 mod signal_fft_auto_scale;
 mod signal_filter_bank;
 mod signal_filter_bank_log;
 mod signal_filter_bank_spectral_subtraction;
 mod signal_filter_bank_square_root;
+mod signal_framer;
 mod signal_irfft;
+mod signal_overlap_add;
 mod signal_pcan;
 mod signal_rfft;
+mod signal_stacker;
 mod signal_window;
 mod slice;
 mod softmax;
@@ -179,6 +183,7 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("SUB", sub::lower),
     ("SUM", reduce::lower_sum),
     ("SVDF", svdf::lower),
+    ("SignalDelay", signal_delay::lower),
     ("SignalEnergy", signal_energy::lower),
     ("SignalFftAutoScale", signal_fft_auto_scale::lower),
     ("SignalFilterBank", signal_filter_bank::lower),
@@ -191,9 +196,12 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
         "SignalFilterBankSquareRoot",
         signal_filter_bank_square_root::lower,
     ),
+    ("SignalFramer", signal_framer::lower),
     ("SignalIrfft", signal_irfft::lower),
+    ("SignalOverlapAdd", signal_overlap_add::lower),
     ("SignalPCAN", signal_pcan::lower),
     ("SignalRfft", signal_rfft::lower),
+    ("SignalStacker", signal_stacker::lower),
     ("SignalWindow", signal_window::lower),
     ("TANH", tanh::lower),
     ("TRANSPOSE", transpose::lower),

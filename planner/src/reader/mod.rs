@@ -76,38 +76,100 @@ pub fn read_model(bytes: &[u8]) -> Result<Graph> {
 }
 
 /// Custom operators whose TFLM kernel keeps state outside the model's tensors (allocated in
-/// `Init`, zeroed by `Reset`) get it as one more input, a variable tensor appended to the
-/// graph's tensors, so that the planner places it in the persistent region and `reset()`
-/// zeroes it as TFLM does: SignalFilterBankSpectralSubtraction's noise estimate (`uint32`,
-/// `num_channels` values, when that option matches its input's size; otherwise nothing is
-/// added and the operator module refuses the options).
+/// `Init`/`Prepare`, zeroed by `Reset`) get it as one more input, a variable tensor appended to
+/// the graph's tensors and listed in [`Graph::kernel_state`], so that the planner places it in
+/// the persistent region and `reset()` zeroes it as TFLM does. The state is added only when
+/// the options and the input give it a size; otherwise nothing is added and the operator
+/// module refuses the options (it checks the state's size against its kernel's).
+///
+/// - SignalFilterBankSpectralSubtraction: the noise estimate (`uint32`, `num_channels`
+///   values, when that option matches its input's size).
+/// - SignalFramer, SignalStacker, SignalDelay: their circular buffers as int16 histories
+///   (`kiln_kernels::signal_framer::state_len` and the others give the sizes used here).
+/// - SignalOverlapAdd: one frame-sized buffer per row, of the input's type.
 fn add_kernel_state(graph: &mut Graph) {
     for i in 0..graph.ops.len() {
         let op = &graph.ops[i];
         let OpKind::Custom { name, options } = &op.kind else {
             continue;
         };
-        if name != "SignalFilterBankSpectralSubtraction" || op.inputs.len() != 1 {
+        if op.inputs.len() != 1 {
             continue;
         }
-        let channels = options.as_ref().and_then(|o| o.int("num_channels"));
-        let input = op.inputs[0].map(|t| graph.tensors[t.0].elements());
-        let Some(n) = channels
-            .and_then(|c| usize::try_from(c).ok())
-            .filter(|&c| c > 0 && Some(c) == input)
-        else {
+        let Some(input) = op.inputs[0].map(|t| &graph.tensors[t.0]) else {
+            continue;
+        };
+        let int = |k: &str| options.as_ref().and_then(|o| o.int(k));
+        let shape = &input.shape;
+        let elements = input.elements();
+        let innermost = shape.last().copied().filter(|&n| n > 0);
+        let rows = innermost.map(|n| elements / n);
+        let state = match name.as_str() {
+            "SignalFilterBankSpectralSubtraction" => int("num_channels")
+                .and_then(|c| usize::try_from(c).ok())
+                .filter(|&c| c > 0 && c == elements)
+                .map(|c| ("noise estimate", DType::U32, c)),
+            "SignalFramer" => (|| {
+                let size = usize::try_from(int("frame_size")?)
+                    .ok()
+                    .filter(|&s| s > 0)?;
+                let step = usize::try_from(int("frame_step")?)
+                    .ok()
+                    .filter(|&s| s > 0)?;
+                let prefill = match options.as_ref()?.get("prefill")? {
+                    crate::ir::CustomValue::Bool(b) => b,
+                    crate::ir::CustomValue::Int(v) => v != 0,
+                    crate::ir::CustomValue::UInt(v) => v != 0,
+                    crate::ir::CustomValue::Float(_) => return None,
+                };
+                let history = if prefill {
+                    size.checked_sub(step)?
+                } else {
+                    size.div_ceil(step).checked_mul(step)? - step
+                };
+                let n = rows?.checked_mul(history)?.checked_add(2)?;
+                Some(("framer history", DType::I16, n))
+            })(),
+            "SignalStacker" => (|| {
+                let nc = usize::try_from(int("num_channels")?)
+                    .ok()
+                    .filter(|&n| n > 0)?;
+                let left = usize::try_from(int("stacker_left_context")?).ok()?;
+                let right = usize::try_from(int("stacker_right_context")?).ok()?;
+                let n = nc.checked_mul(left.checked_add(right)?)?.checked_add(2)?;
+                Some(("stacker history", DType::I16, n))
+            })(),
+            "SignalDelay" => (|| {
+                let delay = usize::try_from(int("delay_length")?).ok()?;
+                let n = rows?.checked_mul(delay)?.max(1);
+                Some(("delay history", DType::I16, n))
+            })(),
+            "SignalOverlapAdd" => (|| {
+                let n_frames = shape
+                    .len()
+                    .checked_sub(2)
+                    .map(|d| shape[d])
+                    .filter(|&n| n > 0)?;
+                innermost?;
+                matches!(input.dtype, DType::I16 | DType::F32)
+                    .then(|| ("overlap-add buffer", input.dtype, elements / n_frames))
+            })(),
+            _ => None,
+        };
+        let Some((what, dtype, n)) = state.filter(|s| s.2 > 0) else {
             continue;
         };
         let id = TensorId(graph.tensors.len());
         graph.tensors.push(crate::ir::Tensor {
             id,
-            name: format!("op {i} noise estimate{KERNEL_STATE_SUFFIX}"),
+            name: format!("op {i} {what}{KERNEL_STATE_SUFFIX}"),
             shape: vec![n],
-            dtype: DType::U32,
+            dtype,
             quant: crate::ir::Quantization::None,
             kind: TensorKind::Variable,
         });
         graph.ops[i].inputs.push(Some(id));
+        graph.kernel_state.push(id);
     }
 }
 
@@ -234,6 +296,7 @@ impl<'a> Reader<'a> {
             subgraphs: Vec::new(),
             resources: Vec::new(),
             resource_vars: Vec::new(),
+            kernel_state: Vec::new(),
         };
         add_kernel_state(&mut graph);
         control::add_resource_vars(&mut graph)?;
