@@ -4,56 +4,102 @@
 //!
 //! Every public model Kiln compiles (the list of `tests/e2e_shared.rs`) is compiled here with
 //! `kiln::include_model!`; its outputs for golden sample 1 must equal TFLM's, then `invoke()`
-//! is timed. TFLM's time for the same models is measured in the same run by
-//! `tools/bench_tflm_invoke.py --serve` (the pinned tflite-micro in `.venv/`), whose calls
-//! alternate with Kiln's; without the venv the benchmark says so and writes Kiln's numbers
-//! only.
+//! is timed. So is every multi-subgraph model of `tests/control_flow/` (IF, WHILE, CALL_ONCE
+//! with resource variables), on the inputs of its golden's first call (checked against that
+//! call's outputs, and the golden's first call after a `reset()` against its outputs). TFLM's
+//! time for the same models is measured in the same run by `tools/bench_tflm_invoke.py
+//! --serve` (the pinned tflite-micro in `.venv/`), whose calls alternate with Kiln's, and the
+//! outputs of a timed call of each must be equal; without the venv the benchmark says so and
+//! writes Kiln's numbers only.
 
 mod common;
 
 use common::{
-    CLOCK, Tflm, batch_mean, batch_size, machine, median, shared, us, with_tflm, write_section,
+    CLOCK, Tflm, batch_mean, batch_size, machine, median, root, shared, us, with_tflm,
+    write_section,
 };
 use std::hint::black_box;
 
+/// Where a model and its reference data come from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `../shared/models/<stem>.tflite`, golden sample 1 of `../shared/models/golden/<stem>/`.
+    Public,
+    /// `tests/control_flow/<stem>.tflite`, the first call of `tests/control_flow/<stem>.json`.
+    ControlFlow,
+}
+
+/// What a bench's closure does.
+#[derive(Clone, Copy)]
+enum Step {
+    /// `reset()` and write the inputs.
+    SetUp,
+    /// `reset()`, write the inputs and `invoke()`.
+    Invoke,
+    /// Return the outputs' bytes (nothing else).
+    Outputs,
+}
+
 macro_rules! models {
-    ($($m:ident: $file:literal, $stem:literal;)*) => {
+    ($($m:ident: $kind:ident $file:literal, $stem:literal;)*) => {
         $(mod $m {
             kiln::include_model!($file);
         })*
 
-        /// Every compiled model, checked against its golden sample and ready to time.
+        /// Every compiled model, checked against its reference data and ready to time.
         fn benches() -> Vec<Bench> {
             vec![$({
+                let kind = Kind::$kind;
                 let mut model = $m::Model::take().expect("taken once");
-                let (inputs, outputs) = golden($stem);
-                assert_eq!(inputs.len(), $m::INPUTS, "{}", $stem);
-                assert_eq!(outputs.len(), $m::OUTPUTS, "{}", $stem);
-                model.reset();
-                for (i, b) in inputs.iter().enumerate() {
-                    model.input_bytes_mut(i).copy_from_slice(b);
+                let r = reference(kind, $stem);
+                assert_eq!(r.inputs.len(), $m::INPUTS, "{}", $stem);
+                assert_eq!(r.outputs.len(), $m::OUTPUTS, "{}", $stem);
+                // The public goldens reset the state before each sample; a control-flow
+                // golden's first call is on a fresh interpreter (as `take()`'s model is),
+                // its later calls follow the protocol of `tests/control_flow/README.md`.
+                let mut checks = vec![(kind == Kind::Public, "the golden", &r.inputs, &r.outputs)];
+                if let Some((xs, ys)) = &r.after_reset {
+                    checks.push((true, "the golden's first call after reset()", xs, ys));
                 }
-                model.invoke();
-                for (i, want) in outputs.iter().enumerate() {
-                    assert!(
-                        model.output_bytes(i) == want.as_slice(),
-                        "{}: output {i} differs from TFLM's golden output",
-                        $stem
-                    );
+                for (reset, what, xs, ys) in checks {
+                    if reset {
+                        model.reset();
+                    }
+                    for (i, b) in xs.iter().enumerate() {
+                        model.input_bytes_mut(i).copy_from_slice(b);
+                    }
+                    model.invoke();
+                    for (i, want) in ys.iter().enumerate() {
+                        assert!(
+                            model.output_bytes(i) == want.as_slice(),
+                            "{}: output {i} differs from TFLM's golden output ({what})",
+                            $stem
+                        );
+                    }
                 }
+                let inputs = r.inputs;
                 Bench {
                     stem: $stem,
+                    kind,
+                    note: r.note,
                     arena: $m::ARENA_BYTES,
+                    persistent: $m::PERSISTENT_BYTES,
                     // Reset, write the sample's inputs and (if asked) invoke, as the Python
                     // script does.
-                    call: Box::new(move |invoke: bool| {
+                    call: Box::new(move |step: Step| {
+                        if let Step::Outputs = step {
+                            return (0..$m::OUTPUTS)
+                                .map(|i| model.output_bytes(i).to_vec())
+                                .collect();
+                        }
                         model.reset();
                         for (i, b) in inputs.iter().enumerate() {
                             model.input_bytes_mut(i).copy_from_slice(black_box(b));
                         }
-                        if invoke {
+                        if let Step::Invoke = step {
                             model.invoke();
                         }
+                        Vec::new()
                     }),
                     n: 0,
                     times: Vec::new(),
@@ -64,18 +110,29 @@ macro_rules! models {
 }
 
 models! {
-    hello_world_int8: "../../shared/models/tflm_hello_world_int8.tflite", "tflm_hello_world_int8";
-    hello_world_float: "../../shared/models/tflm_hello_world_float.tflite", "tflm_hello_world_float";
-    person_detect: "../../shared/models/tflm_person_detect_int8.tflite", "tflm_person_detect_int8";
-    vww: "../../shared/models/mlperf_tiny_vww_mobilenetv1_025_96_int8.tflite", "mlperf_tiny_vww_mobilenetv1_025_96_int8";
-    kws_dscnn: "../../shared/models/mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_kws_dscnn_int8";
-    ic_resnet8: "../../shared/models/mlperf_tiny_ic_resnet8_int8.tflite", "mlperf_tiny_ic_resnet8_int8";
-    ad_autoencoder: "../../shared/models/mlperf_tiny_ad_autoencoder_int8.tflite", "mlperf_tiny_ad_autoencoder_int8";
-    micro_speech: "../../shared/models/tflm_micro_speech_int8.tflite", "tflm_micro_speech_int8";
-    simple_add: "../../shared/models/tflm_simple_add.tflite", "tflm_simple_add";
-    sww: "../../shared/models/mlperf_tiny_sww_int8.tflite", "mlperf_tiny_sww_int8";
-    mnist_lstm: "../../shared/models/tflm_mnist_lstm_int8.tflite", "tflm_mnist_lstm_int8";
-    dtln: "../../shared/models/tflm_dtln_noise_suppression.tflite", "tflm_dtln_noise_suppression";
+    hello_world_int8: Public "../../shared/models/tflm_hello_world_int8.tflite", "tflm_hello_world_int8";
+    hello_world_float: Public "../../shared/models/tflm_hello_world_float.tflite", "tflm_hello_world_float";
+    person_detect: Public "../../shared/models/tflm_person_detect_int8.tflite", "tflm_person_detect_int8";
+    vww: Public "../../shared/models/mlperf_tiny_vww_mobilenetv1_025_96_int8.tflite", "mlperf_tiny_vww_mobilenetv1_025_96_int8";
+    kws_dscnn: Public "../../shared/models/mlperf_tiny_kws_dscnn_int8.tflite", "mlperf_tiny_kws_dscnn_int8";
+    ic_resnet8: Public "../../shared/models/mlperf_tiny_ic_resnet8_int8.tflite", "mlperf_tiny_ic_resnet8_int8";
+    ad_autoencoder: Public "../../shared/models/mlperf_tiny_ad_autoencoder_int8.tflite", "mlperf_tiny_ad_autoencoder_int8";
+    micro_speech: Public "../../shared/models/tflm_micro_speech_int8.tflite", "tflm_micro_speech_int8";
+    simple_add: Public "../../shared/models/tflm_simple_add.tflite", "tflm_simple_add";
+    sww: Public "../../shared/models/mlperf_tiny_sww_int8.tflite", "mlperf_tiny_sww_int8";
+    mnist_lstm: Public "../../shared/models/tflm_mnist_lstm_int8.tflite", "tflm_mnist_lstm_int8";
+    dtln: Public "../../shared/models/tflm_dtln_noise_suppression.tflite", "tflm_dtln_noise_suppression";
+    audio_preprocessor: Public "../../shared/models/tflm_audio_preprocessor_int8.tflite", "tflm_audio_preprocessor_int8";
+    if_float: ControlFlow "../tests/control_flow/if_float.tflite", "if_float";
+    if_int8: ControlFlow "../tests/control_flow/if_int8.tflite", "if_int8";
+    if_int8_direct: ControlFlow "../tests/control_flow/if_int8_direct.tflite", "if_int8_direct";
+    while_counted: ControlFlow "../tests/control_flow/while_counted.tflite", "while_counted";
+    while_data: ControlFlow "../tests/control_flow/while_data.tflite", "while_data";
+    while_int8: ControlFlow "../tests/control_flow/while_int8.tflite", "while_int8";
+    while_if_float: ControlFlow "../tests/control_flow/while_if_float.tflite", "while_if_float";
+    call_once_var: ControlFlow "../tests/control_flow/call_once_var.tflite", "call_once_var";
+    call_once_var_float: ControlFlow "../tests/control_flow/call_once_var_float.tflite", "call_once_var_float";
+    var_read_first_int8: ControlFlow "../tests/control_flow/var_read_first_int8.tflite", "var_read_first_int8";
 }
 
 const ROUNDS: usize = 30;
@@ -84,8 +141,12 @@ const BATCH_S: f64 = 0.002;
 
 struct Bench {
     stem: &'static str,
+    kind: Kind,
+    /// What the timed call does (the control-flow golden's note on its first call).
+    note: String,
     arena: usize,
-    call: Box<dyn FnMut(bool)>,
+    persistent: usize,
+    call: Box<dyn FnMut(Step) -> Tensors>,
     /// Calls per batch.
     n: usize,
     /// Per round: seconds per invoke.
@@ -97,10 +158,55 @@ impl Bench {
     fn rounds(&mut self, k: usize) {
         let call = &mut self.call;
         for _ in 0..k {
-            let a = batch_mean(&mut || call(true), self.n);
-            let b = batch_mean(&mut || call(false), self.n);
+            let a = batch_mean(&mut || drop(call(Step::Invoke)), self.n);
+            let b = batch_mean(&mut || drop(call(Step::SetUp)), self.n);
             self.times.push(a - b);
         }
+    }
+
+    /// The model's name for `tools/bench_tflm_invoke.py`.
+    fn key(&self) -> String {
+        match self.kind {
+            Kind::Public => self.stem.to_string(),
+            Kind::ControlFlow => format!("control_flow/{}", self.stem),
+        }
+    }
+
+    /// The model file.
+    fn path(&self) -> std::path::PathBuf {
+        match self.kind {
+            Kind::Public => shared()
+                .join("models")
+                .join(format!("{}.tflite", self.stem)),
+            Kind::ControlFlow => control_flow_dir().join(format!("{}.tflite", self.stem)),
+        }
+    }
+}
+
+/// The bytes of a call's input or output tensors, in order.
+type Tensors = Vec<Vec<u8>>;
+
+/// A model's reference data: the timed call's inputs and TFLM's outputs for them, and (for
+/// the control-flow models) the golden's first call after a `reset()`.
+struct Reference {
+    inputs: Tensors,
+    outputs: Tensors,
+    after_reset: Option<(Tensors, Tensors)>,
+    note: String,
+}
+
+fn reference(kind: Kind, stem: &str) -> Reference {
+    match kind {
+        Kind::Public => {
+            let (inputs, outputs) = golden(stem);
+            Reference {
+                inputs,
+                outputs,
+                after_reset: None,
+                note: String::new(),
+            }
+        }
+        Kind::ControlFlow => control_flow_golden(stem),
     }
 }
 
@@ -118,6 +224,58 @@ fn golden(stem: &str) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
             .collect()
     };
     (read(&s["inputs"]), read(&s["outputs"]))
+}
+
+fn control_flow_dir() -> std::path::PathBuf {
+    root().join("tests/control_flow")
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    assert!(s.len().is_multiple_of(2), "odd number of hex digits");
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+fn hex_list(v: &serde_json::Value) -> Tensors {
+    v.as_array()
+        .expect("a list of hex strings")
+        .iter()
+        .map(|x| hex(x.as_str().expect("hex")))
+        .collect()
+}
+
+/// The first call of `tests/control_flow/<stem>.json` (on a fresh interpreter), and its first
+/// call after a `reset()` (format: `tests/control_flow/README.md`).
+fn control_flow_golden(stem: &str) -> Reference {
+    let path = control_flow_dir().join(format!("{stem}.json"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let calls = json["calls"].as_array().expect("calls");
+    let first = &calls[0];
+    assert!(
+        first["reset_before"].as_bool() != Some(true),
+        "{stem}: the golden's first call follows a reset()"
+    );
+    let after = calls
+        .iter()
+        .find(|c| c["reset_before"].as_bool() == Some(true))
+        .unwrap_or_else(|| panic!("{stem}: the golden has no call after a reset()"));
+    Reference {
+        inputs: hex_list(&first["inputs"]),
+        outputs: hex_list(&first["outputs"]),
+        after_reset: Some((hex_list(&after["inputs"]), hex_list(&after["outputs"]))),
+        note: first["note"].as_str().unwrap_or("").to_string(),
+    }
+}
+
+/// TFLM's arena head (x86-64, `print_allocations`) as recorded in the control-flow golden.
+fn control_flow_tflm_head(stem: &str) -> Option<u64> {
+    let path = control_flow_dir().join(format!("{stem}.json"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    json["arena"]["head"].as_u64()
 }
 
 /// The `shared-arena` section: person detection and keyword spotting, run one after another
@@ -166,10 +324,10 @@ fn main() {
     write_section("shared-arena", &shared_section);
     print!("{shared_section}");
     let mut benches = benches();
-    let stems: Vec<&str> = benches.iter().map(|b| b.stem).collect();
+    let keys: Vec<String> = benches.iter().map(Bench::key).collect();
     let passes = PASSES.to_string();
     let mut args = vec!["--serve", "--passes", &passes];
-    args.extend(&stems);
+    args.extend(keys.iter().map(String::as_str));
     eprintln!("starting TFLM: tools/bench_tflm_invoke.py --serve ...");
     let mut server = Tflm::start("bench_tflm_invoke.py", &args);
     // ROUNDS rounds per model spread over PASSES passes through all models (the same rule
@@ -177,15 +335,15 @@ fn main() {
     // TFLM's (interleaved in time, so that the load of the shared machine affects both alike).
     for b in &mut benches {
         for _ in 0..3 {
-            (b.call)(true);
+            (b.call)(Step::Invoke);
         }
         let call = &mut b.call;
-        b.n = batch_size(&mut || call(true), BATCH_S);
+        b.n = batch_size(&mut || drop(call(Step::Invoke)), BATCH_S);
     }
     for p in 0..PASSES {
         for b in &mut benches {
             b.rounds(ROUNDS * (p + 1) / PASSES - ROUNDS * p / PASSES);
-            let line = format!("part {} {p}", b.stem);
+            let line = format!("part {} {p}", b.key());
             with_tflm(&mut server, |t| t.request(&line));
         }
     }
@@ -193,9 +351,29 @@ fn main() {
     if let Err(e) = &tflm {
         eprintln!("no TFLM numbers: {e}");
     }
-    let mut table = String::from(
-        "| model | ops | Kiln arena B | TFLM µs | Kiln µs | Kiln / TFLM | Kiln / (TFLM − empty invoke) |\n\
-         |---|--:|--:|--:|--:|--:|--:|\n",
+    // A timed call of Kiln's and of TFLM's compute the same outputs from the same state.
+    if let Ok(j) = &tflm {
+        for b in &mut benches {
+            let key = b.key();
+            let want = hex_list(&j["models"][&key]["timed_outputs"]);
+            (b.call)(Step::Invoke);
+            let got = (b.call)(Step::Outputs);
+            assert!(
+                got == want,
+                "{key}: Kiln's outputs of a timed call differ from TFLM's"
+            );
+        }
+    }
+    let mut public = String::from(
+        "| model | ops | Kiln arena B | Kiln persistent B | TFLM µs | Kiln µs | Kiln / TFLM | \
+         Kiln / (TFLM − empty invoke) |\n\
+         |---|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    let mut control = String::from(
+        "| model | subgraphs | ops | timed call (golden's note) | Kiln arena B | \
+         Kiln persistent B | TFLM arena head B (x86-64) | TFLM µs | Kiln µs | Kiln / TFLM | \
+         Kiln / (TFLM − empty invoke) |\n\
+         |---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     let floor = tflm
         .as_ref()
@@ -205,13 +383,13 @@ fn main() {
     let mut parity = Vec::new();
     for b in &mut benches {
         let kiln = median(&mut b.times) * 1e6;
-        let bytes =
-            std::fs::read(shared().join("models").join(format!("{}.tflite", b.stem))).unwrap();
-        let ops = kiln_planner::read_model(&bytes).unwrap().ops.len();
+        let bytes = std::fs::read(b.path()).unwrap();
+        let graph = kiln_planner::read_model(&bytes).unwrap();
+        let ops = graph.ops.len() + graph.subgraphs.iter().map(|g| g.ops.len()).sum::<usize>();
         let t = tflm
             .as_ref()
             .ok()
-            .and_then(|j| j["models"][b.stem]["invoke_us"].as_f64());
+            .and_then(|j| j["models"][b.key().as_str()]["invoke_us"].as_f64());
         let (tf, ratio, net) = match t {
             Some(t) => {
                 let net = floor
@@ -226,13 +404,36 @@ fn main() {
             }
             None => ("n/a".into(), "n/a".into(), "n/a".into()),
         };
-        eprintln!("{:42} Kiln {:>10} us  TFLM {:>10} us", b.stem, us(kiln), tf);
-        table.push_str(&format!(
-            "| {} | {ops} | {} | {tf} | {} | {ratio} | {net} |\n",
-            b.stem,
-            b.arena,
-            us(kiln)
-        ));
+        eprintln!(
+            "{:42} Kiln {:>10} us  TFLM {:>10} us",
+            b.key(),
+            us(kiln),
+            tf
+        );
+        match b.kind {
+            Kind::Public => public.push_str(&format!(
+                "| {} | {ops} | {} | {} | {tf} | {} | {ratio} | {net} |\n",
+                b.stem,
+                b.arena,
+                b.persistent,
+                us(kiln)
+            )),
+            Kind::ControlFlow => control.push_str(&format!(
+                "| {} | {} | {ops} | {} | {} | {} | {} | {tf} | {} | {ratio} | {net} |\n",
+                b.stem,
+                1 + graph.subgraphs.len(),
+                // A `|` in the note (as in `max|x|`) would end the table cell.
+                if b.note.is_empty() {
+                    "-".to_string()
+                } else {
+                    b.note.replace('|', "\\|")
+                },
+                b.arena,
+                b.persistent,
+                control_flow_tflm_head(b.stem).map_or("n/a".into(), |h| h.to_string()),
+                us(kiln)
+            )),
+        }
     }
     let tflm_text = match &tflm {
         Ok(j) => format!(
@@ -240,7 +441,8 @@ fn main() {
              wheel) running the same model, timed in the same run by \
              `tools/bench_tflm_invoke.py --serve` the same way (same clock, batches, rounds and \
              statistic; each slice of TFLM's rounds right after Kiln's slice for the same \
-             model); it includes the cost of calling `invoke()` from Python: `invoke()` of a \
+             model), and the outputs of one more timed call of each are equal byte for byte; \
+             it includes the cost of calling `invoke()` from Python: `invoke()` of a \
              model without operators takes {} µs in this run (last column: the ratio with that \
              floor subtracted from TFLM's time, which favours TFLM).",
             j["tflite_micro"].as_str().unwrap_or("?"),
@@ -275,8 +477,30 @@ fn main() {
          `invoke()` on the same inputs every time, without the set-up or the clock's cost. \
          The rounds are spread over {PASSES} passes through all models. {tflm_text} \
          Kiln / TFLM < 1 means Kiln is faster.\n\n\
+         State: every timed call starts from the state `reset()` leaves, the same in every \
+         call and for Kiln and TFLM alike. That matters for the stateful models \
+         (Kiln persistent B > 0, bytes of `State` besides the arena): the LSTM's and DTLN's \
+         state, and the audio preprocessor's PCAN and spectral-subtraction noise estimates, \
+         so its timed call is always the first frame after a reset.\n\n\
          Machine: {}. Medians from one run; the 2 cores are shared with other builds, so \
-         single rows can be off by tens of percent.\n\n{verdict}{table}\n",
+         single rows can be off by tens of percent.\n\n{verdict}{public}\n\
+         ### Control-flow models\n\n\
+         The multi-subgraph models of `tests/control_flow/` (IF, WHILE, CALL_ONCE with \
+         resource variables; what each exercises: `tests/control_flow/README.md`), timed the \
+         same way on the inputs of the first call of their TFLM golden \
+         (`tests/control_flow/<model>.json`). Before timing, Kiln (from `Model::take()`) and \
+         TFLM (a fresh interpreter) must give that call's outputs, then, after `reset()`, the \
+         outputs of the golden's first call after a reset. Neither Kiln's `reset()` nor \
+         TFLM's re-arms CALL_ONCE (its has-run byte is kept), so in every timed call \
+         CALL_ONCE's init subgraph is skipped and the resource variables start from their \
+         fill value (0, or the int8 zero point), in both; what is timed is subgraph 0 and the \
+         subgraphs it runs (the IF branch or WHILE trips in the note column; \
+         `while_counted`'s 5 trips every call). ops = operators over all subgraphs. Kiln \
+         arena B = `ARENA_BYTES`, the maximum over the subgraphs active at the same time; \
+         Kiln persistent B = `PERSISTENT_BYTES` (resource variables and CALL_ONCE's has-run \
+         byte); TFLM arena head B = the wheel's planned non-persistent bytes from the golden \
+         (64-bit pointers; TFLM keeps IF's copy buffers and the variables in its tail).\n\n\
+         {control}\n",
         machine()
     );
     write_section("invoke", &body);

@@ -7,6 +7,12 @@ root with the pinned environment:
 
 For each ../shared/models/<STEM>.tflite: the pinned TFLM interpreter (arena 8 MiB) runs
 sample 1 of ../shared/models/golden/<STEM>/ and its outputs must equal the golden outputs.
+A STEM `control_flow/<NAME>` is the multi-subgraph model tests/control_flow/<NAME>.tflite
+(IF, WHILE, CALL_ONCE, resource variables; the wheel counts the VAR_HANDLE variables
+itself): on a fresh interpreter, its golden's first call (tests/control_flow/<NAME>.json)
+must give that call's outputs; then reset() and the golden's first call after a reset must
+give its outputs too (reset() fills the resource variables and does not re-arm CALL_ONCE,
+the state every timed call below starts from); the first call's inputs are then timed.
 Then each round times two batches of the same n calls (n: about 2 ms of calls, at least 1),
 in CPU time of the calling thread (bench_common.now_ns: TFLM runs in the caller's thread,
 and time while descheduled by other jobs does not count):
@@ -20,7 +26,9 @@ operators: the floor of invoke() from Python (pybind call and TFLM's invoke loop
 every model, print `ready`, then run the requests `part <stem> <p>` (the p-th of the P
 slices of that model's rounds) read from stdin, answering `ok` to each, until `done`, then
 time the model without operators and print the JSON; the Rust benchmark uses it to
-interleave TFLM's rounds with its own in time.
+interleave TFLM's rounds with its own in time. The JSON also holds, per model, the outputs
+(hex) of one more timed call (reset(), inputs, invoke()), which the Rust benchmark compares
+with Kiln's: both time the same computation from the same state.
 """
 
 import argparse
@@ -42,15 +50,24 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
+def _check(name, what, ys, want):
+    for i, (y, w) in enumerate(zip(ys, want)):
+        if np.ascontiguousarray(y).tobytes() != w:
+            raise SystemExit(f"{name}: TFLM output {i} differs from the golden output ({what})")
+
+
 class Timed:
-    def __init__(self, name, data, xs, want):
+    def __init__(self, name, data, xs, want, after_reset=None):
+        """`after_reset`: (inputs, outputs) of a golden call made right after a reset(),
+        checked after the first call."""
         self.name = name
         self.it = tc.make_interpreter(data, ARENA)
         self.xs = xs
-        ys = tc.run_tflm(self.it, xs, len(want))
-        for i, (y, w) in enumerate(zip(ys, want)):
-            if np.ascontiguousarray(y).tobytes() != w:
-                raise SystemExit(f"{name}: TFLM output {i} differs from the golden output")
+        self.n_out = len(want)
+        _check(name, "first call", tc.run_tflm(self.it, xs, len(want)), want)
+        if after_reset is not None:
+            rxs, rys = after_reset
+            _check(name, "after reset()", tc.run_tflm(self.it, rxs, len(rys)), rys)
         for _ in range(3):
             self.with_invoke()
         self.n = bc.batch_size(self.with_invoke, BATCH_S)
@@ -75,6 +92,12 @@ class Timed:
     def median_us(self):
         return statistics.median(self.times) * 1e6
 
+    def timed_outputs(self):
+        """Outputs (hex) of one more timed call."""
+        self.with_invoke()
+        return [np.ascontiguousarray(self.it.get_output(i)).tobytes().hex()
+                for i in range(self.n_out)]
+
 
 def golden_sample(stem):
     """Inputs (numpy) and outputs (bytes) of sample 1 of ../shared/models/golden/<stem>."""
@@ -89,6 +112,32 @@ def golden_sample(stem):
     return xs, ys
 
 
+CONTROL_FLOW = "control_flow/"
+
+
+def _tensor(det, hexbytes):
+    a = np.frombuffer(bytes.fromhex(hexbytes), dtype=tc.NP_DTYPES[det["dtype"]])
+    return a.reshape(det["shape"])
+
+
+def control_flow_case(name):
+    """Model bytes, the first call's inputs (numpy) and outputs (bytes), and the first call
+    after a reset() as (inputs, outputs), of tests/control_flow/<name>.{tflite,json}."""
+    d = tc.REPO / "tests" / "control_flow"
+    g = json.loads((d / f"{name}.json").read_text())
+
+    def call(c):
+        xs = [_tensor(det, h) for det, h in zip(g["inputs"], c["inputs"])]
+        return xs, [bytes.fromhex(h) for h in c["outputs"]]
+
+    calls = g["calls"]
+    if calls[0]["reset_before"]:
+        raise SystemExit(f"{name}: the golden's first call follows a reset()")
+    after = next(call(c) for c in calls if c["reset_before"])
+    xs, ys = call(calls[0])
+    return (d / f"{name}.tflite").read_bytes(), xs, ys, after
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("stems", nargs="+", help="model file stems in ../shared/models")
@@ -101,9 +150,13 @@ def main():
     t_start = time.time()
     models = {}
     for stem in args.stems:
-        data = (tc.SHARED_MODELS / f"{stem}.tflite").read_bytes()
-        xs, ys = golden_sample(stem)
-        models[stem] = Timed(stem, data, xs, ys)
+        if stem.startswith(CONTROL_FLOW):
+            data, xs, ys, after = control_flow_case(stem[len(CONTROL_FLOW):])
+            models[stem] = Timed(stem, data, xs, ys, after)
+        else:
+            data = (tc.SHARED_MODELS / f"{stem}.tflite").read_bytes()
+            xs, ys = golden_sample(stem)
+            models[stem] = Timed(stem, data, xs, ys)
     empty = Timed("(empty)", bc.empty_model(), [np.zeros([1], np.int8)], [b"\0"])
 
     def part(m, p):
@@ -120,7 +173,8 @@ def main():
         part(empty, p)
     res = {}
     for m in models.values():
-        res[m.name] = {"invoke_us": m.median_us(), "rounds": len(m.times), "batch": m.n}
+        res[m.name] = {"invoke_us": m.median_us(), "rounds": len(m.times), "batch": m.n,
+                       "timed_outputs": m.timed_outputs()}
         log(f"{m.name:42s} TFLM invoke {m.median_us():12.3f} us  (batch {m.n})")
     floor = empty.median_us()
     log(f"empty-model invoke {floor:.3f} us; {time.time() - t_start:.1f} s")
