@@ -1022,7 +1022,15 @@ impl<'a> Emitter<'a> {
         } else {
             quote!(let arena = &mut self.arena[..];)
         };
-        let model_docs = model_docs(g, plan, options, header, self.weight_bytes, flash_bytes);
+        let model_docs = model_docs(
+            g,
+            plan,
+            options,
+            header,
+            self.weight_bytes,
+            flash_bytes,
+            self.program,
+        );
         let module = quote! {
             #(#[doc = #model_docs])*
             pub struct ModelIn<'a> {
@@ -1166,6 +1174,7 @@ fn model_docs(
     header: &Header,
     weights: usize,
     flash: usize,
+    program: &Program,
 ) -> Vec<String> {
     let mut d: Vec<String> = [
         " The compiled model over an arena it borrows for `'a`: its own static one",
@@ -1204,6 +1213,22 @@ fn model_docs(
          ([`WEIGHTS_BYTES`]), {flash} bytes of flash with Kiln's tables",
         plan.persistent_bytes
     ));
+    let called: Vec<String> = (1..=g.subgraphs.len())
+        .filter_map(|s| {
+            let c = program.callee(s)?;
+            Some(format!(
+                "{s} ({} ops, arena {} B)",
+                c.steps.len(),
+                c.plan.arena_bytes
+            ))
+        })
+        .collect();
+    if !called.is_empty() {
+        d.push(format!(
+            " - subgraphs run by control flow, each in its caller's scratch: {}",
+            called.join(", ")
+        ));
+    }
     let ram = plan.arena_bytes + plan.persistent_bytes;
     match (&options.ram_budget, &options.reserved_ram) {
         (Some(Budget::Bytes(b)), Some(Budget::Bytes(r))) => d.push(format!(
