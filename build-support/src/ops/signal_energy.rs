@@ -2,7 +2,7 @@
 //! rank 1 (interleaved real and imaginary parts) to the uint32 energy of its bins
 //! `start_index..end_index` (`kiln_kernels::signal_energy`).
 //!
-//! Also the checks the Signal operators of this family share ([`int_options`],
+//! Also the checks the Signal operators of this family share ([`int_options`], [`options`],
 //! [`check_tensor`]).
 
 use crate::emit::Call;
@@ -11,24 +11,38 @@ use crate::exec::Io;
 use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_energy;
 use kiln_planner::diag::Result;
-use kiln_planner::ir::{DType, OpKind, TensorId};
+use kiln_planner::ir::{CustomValue, DType, OpKind, TensorId};
 use proc_macro2::TokenStream;
 
 /// The integer options `keys` of a Signal operator, in `i32`. TFLM reads its options by
 /// position in the key-sorted flexbuffer map, so the map must hold exactly these keys
 /// (`keys` sorted): another key would shift what TFLM reads.
 pub(super) fn int_options<const N: usize>(cx: &Cx<'_>, keys: [&str; N]) -> Result<[i64; N]> {
+    options(cx, keys, &[])
+}
+
+/// The options `keys` (exactly those, in order, as [`int_options`]), each an integer within
+/// int32, or a bool where `bools` names it (TFLM's `ElementAsBool` also takes an integer:
+/// nonzero is true), as 0 or 1.
+pub(super) fn options<const N: usize>(
+    cx: &Cx<'_>,
+    keys: [&str; N],
+    bools: &[&str],
+) -> Result<[i64; N]> {
     let name = cx.op.kind.name();
     let want = keys.join(", ");
     let OpKind::Custom { options, .. } = &cx.op.kind else {
         return Err(unsupported(format!("{name} must be a custom operator")));
     };
     let Some(options) = options else {
+        let what = if bools.is_empty() {
+            "integer options"
+        } else {
+            "options"
+        };
         return Err(
-            unsupported(format!("{name} needs a flexbuffer map of its options")).expected_found(
-                format!("the integer options {want}"),
-                "no flexbuffer options",
-            ),
+            unsupported(format!("{name} needs a flexbuffer map of its options"))
+                .expected_found(format!("the {what} {want}"), "no flexbuffer options"),
         );
     };
     let found: Vec<&str> = options.entries.iter().map(|(k, _)| k.as_str()).collect();
@@ -40,16 +54,27 @@ pub(super) fn int_options<const N: usize>(cx: &Cx<'_>, keys: [&str; N]) -> Resul
     }
     let mut values = [0i64; N];
     for (v, key) in values.iter_mut().zip(keys) {
-        *v = options
-            .int(key)
-            .filter(|v| i32::try_from(*v).is_ok())
-            .ok_or_else(|| {
-                unsupported(format!("{name}'s option `{key}` must be a 32-bit integer"))
-                    .expected_found(
-                        format!("an integer `{key}`"),
-                        format!("{key} = {:?}", options.get(key)),
-                    )
-            })?;
+        let value = options.get(key);
+        let is_bool = bools.contains(&key);
+        let got = if is_bool {
+            match value {
+                Some(CustomValue::Bool(b)) => Some(i64::from(b)),
+                Some(CustomValue::Int(x)) => Some(i64::from(x != 0)),
+                Some(CustomValue::UInt(x)) => Some(i64::from(x != 0)),
+                _ => None,
+            }
+        } else {
+            options.int(key).filter(|v| i32::try_from(*v).is_ok())
+        };
+        *v = got.ok_or_else(|| {
+            let (kind, want) = if is_bool {
+                ("a bool", format!("a bool `{key}`"))
+            } else {
+                ("a 32-bit integer", format!("an integer `{key}`"))
+            };
+            unsupported(format!("{name}'s option `{key}` must be {kind}"))
+                .expected_found(want, format!("{key} = {value:?}"))
+        })?;
     }
     Ok(values)
 }

@@ -13,14 +13,14 @@
 //! output's size). Frames TFLM leaves unwritten (before the stream holds enough samples;
 //! their bytes are whatever its arena held) are zeros here.
 
-use super::signal_energy::{check_tensor, int_options};
+use super::signal_energy::{check_tensor, options};
 use crate::emit::Call;
 #[cfg(feature = "exec")]
 use crate::exec::Io;
 use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_framer;
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
-use kiln_planner::ir::{CustomValue, DType, OpKind, TensorId};
+use kiln_planner::ir::{DType, TensorId};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -29,65 +29,6 @@ use quote::quote;
 struct Framer(signal_framer::Params);
 
 const NAME: &str = "SignalFramer";
-
-/// The options `keys` (exactly those, in order), each an integer within int32, or a bool
-/// where `bools` names it (TFLM's `ElementAsBool` also takes an integer: nonzero is true).
-pub(super) fn options<const N: usize>(
-    cx: &Cx<'_>,
-    keys: [&str; N],
-    bools: &[&str],
-) -> Result<[i64; N]> {
-    let ints: Vec<&str> = keys
-        .iter()
-        .copied()
-        .filter(|k| !bools.contains(k))
-        .collect();
-    if bools.is_empty() {
-        return int_options(cx, keys);
-    }
-    let name = cx.op.kind.name();
-    let want = keys.join(", ");
-    let OpKind::Custom {
-        options: Some(o), ..
-    } = &cx.op.kind
-    else {
-        return Err(
-            unsupported(format!("{name} needs a flexbuffer map of its options"))
-                .expected_found(format!("the options {want}"), "no flexbuffer options"),
-        );
-    };
-    let found: Vec<&str> = o.entries.iter().map(|(k, _)| k.as_str()).collect();
-    if found != keys {
-        return Err(unsupported(format!(
-            "{name}'s options must be exactly {want} (TFLM reads them by position)"
-        ))
-        .expected_found(want, format!("keys [{}]", found.join(", "))));
-    }
-    let mut values = [0i64; N];
-    for (v, key) in values.iter_mut().zip(keys) {
-        let value = o.get(key);
-        let got = if ints.contains(&key) {
-            o.int(key).filter(|v| i32::try_from(*v).is_ok())
-        } else {
-            match value {
-                Some(CustomValue::Bool(b)) => Some(i64::from(b)),
-                Some(CustomValue::Int(x)) => Some(i64::from(x != 0)),
-                Some(CustomValue::UInt(x)) => Some(i64::from(x != 0)),
-                _ => None,
-            }
-        };
-        *v = got.ok_or_else(|| {
-            let kind = if ints.contains(&key) {
-                "a 32-bit integer"
-            } else {
-                "a bool"
-            };
-            unsupported(format!("{name}'s option `{key}` must be {kind}"))
-                .expected_found(format!("{kind} `{key}`"), format!("{key} = {value:?}"))
-        })?;
-    }
-    Ok(values)
-}
 
 /// The kernel state the reader added as the operator's last input (`inputs` model inputs
 /// before it), checked against the kernel's size for the prepared parameters.
