@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Kiln on Cortex-M under QEMU: builds examples/firmware (its own cargo workspace) per model and
 # target, runs it with semihosting and fails unless every output equals TFLM's golden bytes.
-#   Cortex-M4F  (thumbv7em-none-eabihf,      mps2-an386): every public model Kiln compiles
-#               ($KILN_MODELS/*.tflite but EXCLUDED: the audio preprocessor's custom Signal
-#               ops), final outputs (golden/<stem>/) and every layer (all_outputs/<stem>.tflite
+#   Cortex-M4F  (thumbv7em-none-eabihf,      mps2-an386): every public model
+#               ($KILN_MODELS/*.tflite; EXCLUDED is empty), final outputs (golden/<stem>/) and every layer (all_outputs/<stem>.tflite
 #               against golden_all/<stem>/: a mismatch names the output index, i.e. the layer,
 #               and the byte; this script adds the tensor's name from golden.json)
 #   Cortex-M0   (thumbv6m-none-eabi,         microbit):   hello_world (16 KB RAM)
