@@ -100,6 +100,8 @@ pub fn emit_with(
         item_prefix: String::new(),
         emitted_subgraphs: Vec::new(),
         main: graph,
+        state_expr: quote!(self.state),
+        has_state: plan.persistent_bytes > 0,
     };
     for step in &steps {
         e.step(step)?;
@@ -174,6 +176,10 @@ struct Emitter<'a> {
     emitted_subgraphs: Vec<usize>,
     /// The main graph (which holds the others).
     main: &'a Graph,
+    /// The persistent region in statements: `self.state` in `invoke()`, `state` in a
+    /// subgraph's function; whether the model has one.
+    state_expr: TokenStream,
+    has_state: bool,
 }
 
 /// Where each tensor lives in the arena ([`Plan::tensor_places`]); a tensor without elements
@@ -691,11 +697,12 @@ impl<'a> Emitter<'a> {
             state_spans.push((u(p.0), u(p.0 + p.1), u(p.1)));
             state_views.push(quote!(::kiln::runtime::#view(#name)));
         }
+        let st = &self.state_expr;
         let state_binding = match state_spans.as_slice() {
             [] => quote!(),
-            [(a, b, _)] => quote!(let state0 = &mut self.state[#a..#b];),
+            [(a, b, _)] => quote!(let state0 = &mut #st[#a..#b];),
             [(a, _, la), (c, _, lc)] => quote! {
-                let ([], state0, state1) = ::kiln::runtime::split2(&mut self.state[..], [], [(#a, #la), (#c, #lc)]);
+                let ([], state0, state1) = ::kiln::runtime::split2(&mut #st[..], [], [(#a, #la), (#c, #lc)]);
             },
             _ => {
                 return Err(unsupported(

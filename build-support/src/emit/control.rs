@@ -1,16 +1,18 @@
 //! The emitter's control flow path: IF as `if`, WHILE as `loop`, CALL_ONCE behind a has-run
-//! byte of the state, resource variables as copies to and from the state; a called
-//! subgraph's steps are written inline, at its arena's place in the caller's (the step's
-//! scratch). Copies between the caller's tensors and the callee's inputs and outputs are
-//! `copy_within` on the arena (or from a weight static): TFLM copies the same bytes.
+//! byte of the state, resource variables as copies to and from the state. A called subgraph
+//! is one function, `subgraph_<s>(arena, state)`, written once however many places call it:
+//! its steps over its own arena (offsets from 0), which a caller passes as the slice of its
+//! arena the step's scratch is. Copies between the caller's tensors and the callee's inputs
+//! and outputs are `copy_within` on the caller's arena (or from a weight static) around the
+//! call: TFLM copies the same bytes.
 
 use super::{Emitter, u};
 use crate::lower::{Control, Step};
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::{Graph, TensorId};
 use kiln_planner::lifetimes::BufferOwner;
-use proc_macro2::TokenStream;
-use quote::quote;
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
 
 fn invalid(message: impl Into<String>) -> Diagnostic {
     Diagnostic::new(ErrorKind::InvalidPlan, message)
@@ -94,8 +96,13 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// The statements of subgraph `s`'s steps with its arena at `base`.
-    fn callee_body(&mut self, s: usize, base: usize) -> Result<TokenStream> {
+    /// The function running subgraph `s`'s steps, written into the module the first time.
+    fn callee_fn(&mut self, s: usize) -> Result<Ident> {
+        let name = format_ident!("subgraph_{}", s);
+        if self.emitted_subgraphs.contains(&s) {
+            return Ok(name);
+        }
+        self.emitted_subgraphs.push(s);
         let (g, c) = self.callee(s)?;
         let mut sub = Emitter {
             graph: g,
@@ -111,35 +118,45 @@ impl<'a> Emitter<'a> {
             kernel_uses: std::mem::take(&mut self.kernel_uses),
             program: self.program,
             subgraph: s,
-            arena_base: base,
+            arena_base: 0,
             item_prefix: format!("SG{s}_"),
             emitted_subgraphs: std::mem::take(&mut self.emitted_subgraphs),
             main: self.main,
+            state_expr: quote!(state),
+            has_state: self.has_state,
         };
-        // A subgraph emitted before (called from two places) has its items already: the
-        // second emission's are the same and are dropped.
-        let again = sub.emitted_subgraphs.contains(&s);
-        let (items_before, constants_before) = (sub.items.len(), sub.constant_bytes);
         let result = c.steps.iter().try_for_each(|st| sub.step(st));
-        if again {
-            sub.items.truncate(items_before);
-            sub.constant_bytes = constants_before;
-        } else {
-            sub.emitted_subgraphs.push(s);
-        }
-        self.items = sub.items;
-        self.weights = sub.weights;
+        self.items = std::mem::take(&mut sub.items);
+        self.weights = std::mem::take(&mut sub.weights);
         self.constant_bytes = sub.constant_bytes;
         self.weight_bytes = sub.weight_bytes;
-        self.kernel_uses = sub.kernel_uses;
-        self.emitted_subgraphs = sub.emitted_subgraphs;
+        self.kernel_uses = std::mem::take(&mut sub.kernel_uses);
+        self.emitted_subgraphs = std::mem::take(&mut sub.emitted_subgraphs);
         result?;
         let body = sub.body;
-        Ok(quote!(#(#body)*))
+        let doc = format!(
+            " Subgraph {s} ({} operators): its arena ({} bytes) is the scratch of the step \
+             that calls it.",
+            g.ops.len(),
+            c.plan.arena_bytes
+        );
+        let state = if self.has_state {
+            quote!(, state: &mut [u8])
+        } else {
+            quote!()
+        };
+        self.items.push(quote! {
+            #[doc = #doc]
+            #[allow(unused_variables, unused_doc_comments)]
+            fn #name(arena: &mut [u8] #state) {
+                #(#body)*
+            }
+        });
+        Ok(name)
     }
 
-    /// Runs subgraph `s` at `base` on the caller's `inputs`, then copies its outputs to the
-    /// caller's `outputs` (either list may be empty).
+    /// Runs subgraph `s` with its arena at `base` of the caller's on the caller's `inputs`,
+    /// then copies its outputs to the caller's `outputs` (either list may be empty).
     fn call(
         &mut self,
         s: usize,
@@ -147,7 +164,7 @@ impl<'a> Emitter<'a> {
         inputs: &[Place],
         outputs: &[(usize, usize)],
     ) -> Result<TokenStream> {
-        let (g, _) = self.callee(s)?;
+        let (g, c) = self.callee(s)?;
         let mut code = Vec::new();
         let to = self.callee_places(s, base, &g.inputs)?;
         for (from, to) in inputs.iter().zip(&to) {
@@ -155,7 +172,14 @@ impl<'a> Emitter<'a> {
                 code.push(Self::copy(from, (o, n))?);
             }
         }
-        code.push(self.callee_body(s, base)?);
+        let f = self.callee_fn(s)?;
+        let (a, b) = (u(base), u(base + c.plan.arena_bytes));
+        let st = &self.state_expr;
+        code.push(if self.has_state {
+            quote!(#f(&mut arena[#a..#b], &mut #st[..]);)
+        } else {
+            quote!(#f(&mut arena[#a..#b]);)
+        });
         let from = self.callee_places(s, base, &g.outputs)?;
         for (from, &to) in from.iter().zip(outputs) {
             code.push(Self::copy(from, to)?);
@@ -217,18 +241,20 @@ impl<'a> Emitter<'a> {
                     ));
                 }
                 let (a, b, c, d) = (u(o), u(o + n), u(s), u(s + n));
-                quote!(arena[#a..#b].copy_from_slice(&self.state[#c..#d]);)
+                let st = &self.state_expr;
+                quote!(arena[#a..#b].copy_from_slice(&#st[#c..#d]);)
             }
             Control::AssignVariable => {
                 let (s, n) = state(self, 0)?;
                 let (c, d) = (u(s), u(s + n));
+                let st = &self.state_expr;
                 match &inputs[0] {
                     Place::Arena(o, m) if *m == n => {
                         let (a, b) = (u(*o), u(o + n));
-                        quote!(self.state[#c..#d].copy_from_slice(&arena[#a..#b]);)
+                        quote!(#st[#c..#d].copy_from_slice(&arena[#a..#b]);)
                     }
                     Place::Weights(w, m) if *m == n => {
-                        quote!(self.state[#c..#d].copy_from_slice(#w);)
+                        quote!(#st[#c..#d].copy_from_slice(#w);)
                     }
                     _ => {
                         return Err(invalid(
@@ -288,10 +314,11 @@ impl<'a> Emitter<'a> {
                     .map(|f| u(f.1))
                     .ok_or_else(|| invalid("CALL_ONCE has no has-run byte"))?;
                 let run = self.call(init, scratch, &[], &[])?;
+                let st = &self.state_expr;
                 quote! {
-                    if self.state[#flag] == 0 {
+                    if #st[#flag] == 0 {
                         #run
-                        self.state[#flag] = 1;
+                        #st[#flag] = 1;
                     }
                 }
             }
