@@ -710,6 +710,21 @@ const CASES: &[(&str, Expect)] = &[
         ),
     ),
     ("cf_nested_if_32", CompilesCalls),
+    // IFs 24 deep, both branches the same next subgraph: TFLM runs each subgraph once per
+    // level; Kiln writes a callee at each call (2^25 - 2 copies), and refuses more than
+    // MAX_INLINED_OPS (4096) operators so written (16 levels took 32 s before the limit).
+    (
+        "cf_if_branches_share_next_24",
+        refused(
+            U,
+            Some((0, "IF")),
+            None,
+            &[
+                "the calls would write 33554430 operators of called subgraphs",
+                "expected at most 4096 operators in called subgraphs, found 33554430",
+            ],
+        ),
+    ),
 ];
 
 fn options() -> kiln_build::Options {

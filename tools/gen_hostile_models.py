@@ -518,6 +518,22 @@ def nested_if_chain(depth):
     return m.bytes()
 
 
+def doubled_if_chain(depth):
+    """main(c, x) -> IF(c, c, x) with both branches subgraph 1; subgraph k < depth: IF(c, c,
+    x), both branches k + 1; subgraph depth: x + x. Small for TFLM (each subgraph once), but
+    a compiler writing a callee at each call writes 2^depth copies of the last one."""
+    m = Cf(f"{depth} IFs calling the next subgraph from both branches", depth + 1)
+    for s in range(depth):
+        c, x, y = m.t(s, "c", [], "bool"), m.t(s, "x"), m.t(s, "y")
+        m.op(s, "IF", [c, c, x], [y], _cf_opts("IfOptions", thenSubgraphIndex=s + 1,
+                                               elseSubgraphIndex=s + 1))
+        m.io(s, [c, x], [y])
+    c, x, y = m.t(depth, "c", [], "bool"), m.t(depth, "x"), m.t(depth, "y")
+    m.op(depth, "ADD", [x, x], [y], fb.AddOptionsT())
+    m.io(depth, [c, x], [y])
+    return m.bytes()
+
+
 def variable_model(init_value=("float32", [1, 4]), read=("float32", [1, 4]), assign=True,
                    same_subgraph=False, handle_from_input=None):
     """Resource variable "v": CALL_ONCE's init (subgraph 1) assigns it a constant of
@@ -612,12 +628,15 @@ CF_MODELS = {
     # outputs as TFLM's)
     "cf_nested_if_200": lambda: nested_if_chain(200),
     "cf_nested_if_32": lambda: nested_if_chain(32),
+    # IFs 24 deep whose two branches are the same next subgraph: 2^25 - 2 calls in Kiln's
+    # inlined code (over planner::reader::control::MAX_INLINED_OPS), one subgraph each in TFLM
+    "cf_if_branches_share_next_24": lambda: doubled_if_chain(24),
 }
 
 # Multi-subgraph models Kiln compiles (their golden data is written).
 CF_GOLDEN = {"cf_nested_if_32"}
 # Models over 2 KB (one subgraph per nesting level).
-LARGE = {"cf_nested_if_200", "cf_nested_if_32"}
+LARGE = {"cf_nested_if_200", "cf_nested_if_32", "cf_if_branches_share_next_24"}
 # How long TFLM may take on one model before it is killed (a recursion that never ends).
 TFLM_TIMEOUT_S = 20
 
