@@ -426,18 +426,18 @@ def if_model(then_=1, else_=2, cond=([], "bool"), n_in=1, n_out=1, branch_in=1, 
 
 
 def while_model(cond_=1, body_=2, cond_out=([], "bool"), n_out=None, body_shape=F4[0]):
-    """main(n: int32[], x) -> WHILE(n, x) (loop while n < 3; the body adds 1 to n and x to
-    x); `cond_out` is the condition's output (None: it has none), `n_out` the WHILE's output
+    """main(x) -> WHILE(n = 0, x) (loop while n < 3; the body adds 1 to n and x to x);
+    `cond_out` is the condition's output (None: it has none), `n_out` the WHILE's output
     count (2), `body_shape` the shape of the body's x output."""
     m = Cf("WHILE", 3)
-    n = m.t(0, "n", [], "int32")
+    n = m.t(0, "n", [], "int32", data=0)
     x = m.t(0, "x")
     outs = [m.t(0, "n_out", [], "int32"), m.t(0, "x_out")][: 2 if n_out is None else n_out]
     if n_out is not None and n_out > 2:
         outs += [m.t(0, f"extra{i}") for i in range(n_out - 2)]
     m.op(0, "WHILE", [n, x], outs, _cf_opts("WhileOptions", condSubgraphIndex=cond_,
                                             bodySubgraphIndex=body_))
-    m.io(0, [n, x], outs)
+    m.io(0, [x], outs)
     cn, cx = m.t(1, "n", [], "int32"), m.t(1, "x")
     three = m.t(1, "three", [], "int32", data=3)
     if cond_out is None:
