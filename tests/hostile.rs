@@ -26,7 +26,7 @@ enum Expect {
     /// Compiles; the host executor reproduces TFLM's golden outputs (when it has inputs).
     Compiles,
     /// A multi-subgraph model that compiles (the host executor runs one subgraph: its golden
-    /// is checked through `include_model!`, in `nested_calls_at_the_limit_run_as_in_tflm`).
+    /// is checked through `include_model!`, in `multi_subgraph_models_run_as_in_tflm`).
     CompilesCalls,
     /// Refused: kind, operator (index and name), tensor index, and words the message (with
     /// the expected/found values) must contain.
@@ -710,6 +710,12 @@ const CASES: &[(&str, Expect)] = &[
         ),
     ),
     ("cf_nested_if_32", CompilesCalls),
+    // Odd but valid subgraphs (a branch without operators, one tensor listed as two inputs
+    // or two outputs, loop variables passed through): compiled, outputs as TFLM's.
+    ("cf_if_branch_passes_input_through", CompilesCalls),
+    ("cf_if_branch_lists_input_twice", CompilesCalls),
+    ("cf_while_body_passes_variables_through", CompilesCalls),
+    ("cf_while_body_lists_output_twice", CompilesCalls),
     // IFs 24 deep, both branches the same next subgraph: TFLM runs each subgraph once per
     // level; Kiln writes a callee at each call (2^25 - 2 copies), and refuses more than
     // MAX_INLINED_OPS (4096) operators so written (16 levels took 32 s before the limit).
@@ -839,19 +845,52 @@ mod empty_identity {
 mod no_tensors {
     kiln::include_model!("hostile/no_tensors.tflite");
 }
-mod cf_nested_if_32 {
-    kiln::include_model!("hostile/cf_nested_if_32.tflite");
+
+/// The multi-subgraph models of `CASES` that compile (`CompilesCalls`), each run against
+/// TFLM's golden outputs.
+macro_rules! compiled_calls {
+    ($($name:ident: $path:literal),* $(,)?) => {
+        $(
+            mod $name {
+                kiln::include_model!($path);
+            }
+        )*
+        const COMPILED_CALLS: &[&str] = &[$(stringify!($name)),*];
+
+        #[test]
+        fn multi_subgraph_models_run_as_in_tflm() {
+            $(
+                check_golden!(
+                    $name,
+                    common::repo_root().join(concat!("tests/hostile/golden/", stringify!($name)))
+                );
+            )*
+        }
+    };
 }
 
-/// IFs nested 32 deep (Kiln's limit): 33 subgraphs active at once when the condition is
-/// true (x + x at the bottom), x - x when false; outputs as TFLM's (seeds 1 to 3 take both).
+// cf_nested_if_32: IFs nested 32 deep (Kiln's limit), 33 subgraphs active at once when the
+// condition is true (x + x at the bottom), x - x when false. The IF models' seeds 1 to 3
+// take both branches; the WHILE models run 3 trips.
+compiled_calls!(
+    cf_nested_if_32: "hostile/cf_nested_if_32.tflite",
+    cf_if_branch_passes_input_through: "hostile/cf_if_branch_passes_input_through.tflite",
+    cf_if_branch_lists_input_twice: "hostile/cf_if_branch_lists_input_twice.tflite",
+    cf_while_body_passes_variables_through: "hostile/cf_while_body_passes_variables_through.tflite",
+    cf_while_body_lists_output_twice: "hostile/cf_while_body_lists_output_twice.tflite",
+);
+
 #[test]
-fn nested_calls_at_the_limit_run_as_in_tflm() {
-    check_golden!(
-        cf_nested_if_32,
-        common::repo_root().join("tests/hostile/golden/cf_nested_if_32")
-    );
-    const { assert!(cf_nested_if_32::INPUTS == 2 && cf_nested_if_32::OUTPUTS == 1) };
+fn every_compiled_multi_subgraph_model_runs_against_tflm() {
+    let mut listed: Vec<&str> = CASES
+        .iter()
+        .filter(|(_, e)| matches!(e, CompilesCalls))
+        .map(|(n, _)| *n)
+        .collect();
+    listed.sort_unstable();
+    let mut run = COMPILED_CALLS.to_vec();
+    run.sort_unstable();
+    assert_eq!(listed, run);
 }
 
 #[test]

@@ -534,6 +534,52 @@ def doubled_if_chain(depth):
     return m.bytes()
 
 
+def if_branch_odd(kind):
+    """main(c, x, z) -> IF(c, x, z) 1 / 2 where subgraph 1 is odd but valid: "through" has
+    no operators (its output is its input x, z unused), "twice" lists one tensor as both its
+    inputs (x + x of the second one copied). Subgraph 2: x + x."""
+    m = Cf(f"IF branch: {kind}", 3)
+    c, x, z, y = m.t(0, "c", [], "bool"), m.t(0, "x"), m.t(0, "z"), m.t(0, "y")
+    m.op(0, "IF", [c, x, z], [y], _cf_opts("IfOptions", thenSubgraphIndex=1, elseSubgraphIndex=2))
+    m.io(0, [c, x, z], [y])
+    t = m.t(1, "x")
+    if kind == "through":
+        m.io(1, [t, m.t(1, "z")], [t])
+    else:
+        o = m.t(1, "y")
+        m.op(1, "ADD", [t, t], [o], fb.AddOptionsT())
+        m.io(1, [t, t], [o])
+    m.add_leaf(2, 2)
+    return m.bytes()
+
+
+def while_body_odd(kind):
+    """main(x) -> WHILE(n = 0, x, k = 5) while n < 3; the body's n + 1 is odd but valid:
+    "through": x and k are passed through (output = input tensor); "twice": the body lists
+    n + 1 as both its n and k outputs."""
+    m = Cf(f"WHILE body: {kind}", 3)
+    n, x = m.t(0, "n", [], "int32", data=0), m.t(0, "x")
+    k = m.t(0, "k", [], "int32", data=5)
+    outs = [m.t(0, "n_out", [], "int32"), m.t(0, "x_out"), m.t(0, "k_out", [], "int32")]
+    m.op(0, "WHILE", [n, x, k], outs, _cf_opts("WhileOptions", condSubgraphIndex=1,
+                                               bodySubgraphIndex=2))
+    m.io(0, [x], outs)
+    cn, cx, ck = m.t(1, "n", [], "int32"), m.t(1, "x"), m.t(1, "k", [], "int32")
+    three, go = m.t(1, "three", [], "int32", data=3), m.t(1, "go", [], "bool")
+    m.op(1, "LESS", [cn, three], [go])
+    m.io(1, [cn, cx, ck], [go])
+    bn, bx, bk = m.t(2, "n", [], "int32"), m.t(2, "x"), m.t(2, "k", [], "int32")
+    one, n2 = m.t(2, "one", [], "int32", data=1), m.t(2, "n_next", [], "int32")
+    m.op(2, "ADD", [bn, one], [n2], fb.AddOptionsT())
+    if kind == "through":
+        m.io(2, [bn, bx, bk], [n2, bx, bk])
+    else:
+        x2 = m.t(2, "x_next")
+        m.op(2, "ADD", [bx, bx], [x2], fb.AddOptionsT())
+        m.io(2, [bn, bx, bk], [n2, x2, n2])
+    return m.bytes()
+
+
 def variable_model(init_value=("float32", [1, 4]), read=("float32", [1, 4]), assign=True,
                    same_subgraph=False, handle_from_input=None):
     """Resource variable "v": CALL_ONCE's init (subgraph 1) assigns it a constant of
@@ -628,13 +674,20 @@ CF_MODELS = {
     # outputs as TFLM's)
     "cf_nested_if_200": lambda: nested_if_chain(200),
     "cf_nested_if_32": lambda: nested_if_chain(32),
+    # odd but valid subgraphs: compile, outputs as TFLM's
+    "cf_if_branch_passes_input_through": lambda: if_branch_odd("through"),
+    "cf_if_branch_lists_input_twice": lambda: if_branch_odd("twice"),
+    "cf_while_body_passes_variables_through": lambda: while_body_odd("through"),
+    "cf_while_body_lists_output_twice": lambda: while_body_odd("twice"),
     # IFs 24 deep whose two branches are the same next subgraph: 2^25 - 2 calls in Kiln's
     # inlined code (over planner::reader::control::MAX_INLINED_OPS), one subgraph each in TFLM
     "cf_if_branches_share_next_24": lambda: doubled_if_chain(24),
 }
 
 # Multi-subgraph models Kiln compiles (their golden data is written).
-CF_GOLDEN = {"cf_nested_if_32"}
+CF_GOLDEN = {"cf_nested_if_32", "cf_if_branch_passes_input_through",
+             "cf_if_branch_lists_input_twice", "cf_while_body_passes_variables_through",
+             "cf_while_body_lists_output_twice"}
 # Models over 2 KB (one subgraph per nesting level).
 LARGE = {"cf_nested_if_200", "cf_nested_if_32", "cf_if_branches_share_next_24"}
 # How long TFLM may take on one model before it is killed (a recursion that never ends).
