@@ -26,8 +26,8 @@ models (LARGE: one subgraph per level, up to 47 KB).
 Run from the repository root:  .venv/bin/python tools/gen_hostile_models.py   (about 30 s: TFLM
 never finishes cf_while_cond_no_output, killed after TFLM_TIMEOUT_S). TFLM's outputs for
 signal_energy_extra_option and signal_filter_bank_past_input change from run to run (it
-reads past their tensors); Kiln refuses both, so their golden files are unused: keep the
-committed ones (git checkout) rather than commit the churn.
+reads past an input or leaves output bytes unwritten); Kiln refuses both, so their golden
+files are unused: keep the committed ones (git checkout) rather than commit the churn.
 """
 
 import json
