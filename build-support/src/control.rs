@@ -198,6 +198,9 @@ fn check_list(
     }
     for (i, (&a, &b)) in mine.iter().zip(theirs).enumerate() {
         let (ta, tb) = (caller.tensor(a), callee.tensor(b));
+        if tb.is_constant() {
+            return Err(constant_boundary(callee, b, &format!("{side} {i}"), s));
+        }
         if !same(ta, tb) {
             return Err(lower::unsupported(format!(
                 "the operator's {what} {i} has another type or shape than subgraph {s}'s {side} {i}"
@@ -213,6 +216,21 @@ fn check_list(
         }
     }
     Ok(())
+}
+
+/// A callee's input or output that is a constant: Kiln copies the bytes of subgraph inputs
+/// and outputs within the arena (TFLM copies into or out of the constant's buffer).
+fn constant_boundary(callee: &Graph, t: TensorId, what: &str, s: usize) -> Diagnostic {
+    let x = callee.tensor(t);
+    lower::unsupported(format!(
+        "subgraph {s}'s {what} is a constant (tensor {} `{}`): subgraph inputs and outputs \
+         must be tensors of the arena",
+        t.0, x.name
+    ))
+    .expected_found(
+        "a tensor written at run time",
+        format!("a constant {} {:?}", x.dtype, x.shape),
+    )
 }
 
 /// Checks each control flow step of `graph` against the subgraphs it calls and sets its
@@ -260,6 +278,11 @@ pub fn prepare_calls(
                 check_list(graph, &ins, c, i, "loop variable", cond).map_err(at)?;
                 check_list(graph, &ins, b, i, "loop variable", body).map_err(at)?;
                 check_list(graph, &ins, b, o, "loop variable", body).map_err(at)?;
+                if let [t] = c.outputs.as_slice()
+                    && c.tensor(*t).is_constant()
+                {
+                    return Err(at(constant_boundary(c, *t, "output 0", cond)));
+                }
                 let found = match c.outputs.as_slice() {
                     [t] => {
                         let x = c.tensor(*t);
