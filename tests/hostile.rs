@@ -716,6 +716,51 @@ const CASES: &[(&str, Expect)] = &[
     ("cf_if_branch_lists_input_twice", CompilesCalls),
     ("cf_while_body_passes_variables_through", CompilesCalls),
     ("cf_while_body_lists_output_twice", CompilesCalls),
+    ("cf_if_constant_condition", CompilesCalls),
+    ("cf_while_condition_is_loop_variable", CompilesCalls),
+    // An IF without operands (TFLM's Prepare refuses it); subgraphs outputting or reading a
+    // tensor nothing writes (TFLM copies or adds whatever bytes the arena holds there);
+    // a WHILE condition that is a constant (TFLM runs it; Kiln keeps subgraph inputs and
+    // outputs in the arena).
+    (
+        "cf_if_no_inputs",
+        refused(
+            U,
+            Some((0, "IF")),
+            None,
+            &["IF needs its condition as input 0", "found 0 inputs"],
+        ),
+    ),
+    (
+        "cf_if_branch_output_unwritten",
+        refused(
+            M,
+            None,
+            Some(1),
+            &["in subgraph 1: a graph output is never produced"],
+        ),
+    ),
+    (
+        "cf_if_branch_reads_unwritten",
+        refused(
+            M,
+            Some((0, "ADD")),
+            Some(1),
+            &["in subgraph 1: reads a tensor that no operator produces"],
+        ),
+    ),
+    (
+        "cf_while_constant_condition",
+        refused(
+            U,
+            Some((0, "WHILE")),
+            None,
+            &[
+                "subgraph 1's output 0 is a constant (tensor 0 `false`)",
+                "expected a tensor written at run time, found a constant BOOL []",
+            ],
+        ),
+    ),
     // IFs 24 deep, both branches the same next subgraph: TFLM runs each subgraph once per
     // level; Kiln writes a callee at each call (2^25 - 2 copies), and refuses more than
     // MAX_INLINED_OPS (4096) operators so written (16 levels took 32 s before the limit).
@@ -878,6 +923,8 @@ compiled_calls!(
     cf_if_branch_lists_input_twice: "hostile/cf_if_branch_lists_input_twice.tflite",
     cf_while_body_passes_variables_through: "hostile/cf_while_body_passes_variables_through.tflite",
     cf_while_body_lists_output_twice: "hostile/cf_while_body_lists_output_twice.tflite",
+    cf_if_constant_condition: "hostile/cf_if_constant_condition.tflite",
+    cf_while_condition_is_loop_variable: "hostile/cf_while_condition_is_loop_variable.tflite",
 );
 
 #[test]

@@ -593,6 +593,66 @@ def while_body_odd(kind):
     return m.bytes()
 
 
+def if_edge(kind):
+    """IF forms TFLM runs or refuses: "no_inputs" (no condition), "constant_condition" (a
+    constant true), "branch_output_unwritten" (subgraph 1's output is nothing's),
+    "branch_reads_unwritten" (subgraph 1 adds a tensor nothing writes)."""
+    m = Cf(f"IF: {kind}", 3)
+    x, y = m.t(0, "x"), m.t(0, "y")
+    opts = _cf_opts("IfOptions", thenSubgraphIndex=1, elseSubgraphIndex=2)
+    if kind == "no_inputs":
+        m.op(0, "IF", [], [y], opts)
+        m.io(0, [x], [y])
+    elif kind == "constant_condition":
+        c = m.t(0, "c", [], "bool", data=True)
+        m.op(0, "IF", [c, x], [y], opts)
+        m.io(0, [x], [y])
+    else:
+        c = m.t(0, "c", [], "bool")
+        m.op(0, "IF", [c, x], [y], opts)
+        m.io(0, [c, x], [y])
+    t = m.t(1, "x")
+    if kind == "branch_output_unwritten":
+        m.io(1, [t], [m.t(1, "never_written")])
+    elif kind == "branch_reads_unwritten":
+        u, o = m.t(1, "unwritten"), m.t(1, "y")
+        m.op(1, "ADD", [t, u], [o], fb.AddOptionsT())
+        m.io(1, [t], [o])
+    else:
+        o = m.t(1, "y")
+        m.op(1, "ADD", [t, t], [o], fb.AddOptionsT())
+        m.io(1, [t], [o])
+    m.add_leaf(2, op="SUB")
+    return m.bytes()
+
+
+def while_edge(kind):
+    """WHILE forms: "condition_is_loop_variable" (main(b, x) -> WHILE(b, x); the condition
+    outputs its BOOL input, the body negates it and doubles x: 0 or 1 trips),
+    "constant_condition" (no loop variables; the condition outputs a constant false)."""
+    m = Cf(f"WHILE: {kind}", 3)
+    opts = _cf_opts("WhileOptions", condSubgraphIndex=1, bodySubgraphIndex=2)
+    if kind == "constant_condition":
+        x, y = m.t(0, "x"), m.t(0, "y")
+        m.op(0, "WHILE", [], [], opts)
+        m.op(0, "ADD", [x, x], [y], fb.AddOptionsT())
+        m.io(0, [x], [y])
+        m.io(1, [], [m.t(1, "false", [], "bool", data=False)])
+        m.io(2, [], [])
+        return m.bytes()
+    b, x = m.t(0, "b", [], "bool"), m.t(0, "x")
+    ob, ox = m.t(0, "b_out", [], "bool"), m.t(0, "x_out")
+    m.op(0, "WHILE", [b, x], [ob, ox], opts)
+    m.io(0, [b, x], [ob, ox])
+    cb, cx = m.t(1, "b", [], "bool"), m.t(1, "x")
+    m.io(1, [cb, cx], [cb])
+    bb, bx, nb, x2 = m.t(2, "b", [], "bool"), m.t(2, "x"), m.t(2, "not_b", [], "bool"), m.t(2, "x2")
+    m.op(2, "LOGICAL_NOT", [bb], [nb])
+    m.op(2, "ADD", [bx, bx], [x2], fb.AddOptionsT())
+    m.io(2, [bb, bx], [nb, x2])
+    return m.bytes()
+
+
 def variable_model(init_value=("float32", [1, 4]), read=("float32", [1, 4]), assign=True,
                    same_subgraph=False, handle_from_input=None):
     """Resource variable "v": CALL_ONCE's init (subgraph 1) assigns it a constant of
@@ -692,6 +752,14 @@ CF_MODELS = {
     "cf_if_branch_lists_input_twice": lambda: if_branch_odd("twice"),
     "cf_while_body_passes_variables_through": lambda: while_body_odd("through"),
     "cf_while_body_lists_output_twice": lambda: while_body_odd("twice"),
+    "cf_if_constant_condition": lambda: if_edge("constant_condition"),
+    "cf_while_condition_is_loop_variable": lambda: while_edge("condition_is_loop_variable"),
+    # an IF without operands, subgraphs reading or outputting tensors nothing writes, a
+    # WHILE condition that is a constant
+    "cf_if_no_inputs": lambda: if_edge("no_inputs"),
+    "cf_if_branch_output_unwritten": lambda: if_edge("branch_output_unwritten"),
+    "cf_if_branch_reads_unwritten": lambda: if_edge("branch_reads_unwritten"),
+    "cf_while_constant_condition": lambda: while_edge("constant_condition"),
     # IFs 24 deep whose two branches are the same next subgraph: 2^25 - 2 calls in Kiln's
     # inlined code (over planner::reader::control::MAX_INLINED_OPS), one subgraph each in TFLM
     "cf_if_branches_share_next_24": lambda: doubled_if_chain(24),
@@ -700,7 +768,8 @@ CF_MODELS = {
 # Multi-subgraph models Kiln compiles (their golden data is written).
 CF_GOLDEN = {"cf_nested_if_32", "cf_if_branch_passes_input_through",
              "cf_if_branch_lists_input_twice", "cf_while_body_passes_variables_through",
-             "cf_while_body_lists_output_twice"}
+             "cf_while_body_lists_output_twice", "cf_if_constant_condition",
+             "cf_while_condition_is_loop_variable"}
 # Models over 2 KB (one subgraph per nesting level).
 LARGE = {"cf_nested_if_200", "cf_nested_if_32", "cf_if_branches_share_next_24"}
 # How long TFLM may take on one model before it is killed (a recursion that never ends).
