@@ -4,7 +4,9 @@
 //! TFLM wheel does with each; Kiln refuses everything TFLM refuses, and refuses on purpose a
 //! few models TFLM runs (multipliers no kernel can apply, zero points outside their type,
 //! weight zero points TFLM's kernels ignore, zero strides, wrong output shapes), each listed
-//! below with its reason.
+//! below with its reason. The `cf_` models have several subgraphs (IF, WHILE, CALL_ONCE,
+//! resource variables): calls that cannot run, recursion, operands that do not match the
+//! called subgraph, variables misused, and calls nested deeper than Kiln's limit.
 
 mod common;
 
@@ -23,6 +25,9 @@ fn tflm_verdicts() -> serde_json::Value {
 enum Expect {
     /// Compiles; the host executor reproduces TFLM's golden outputs (when it has inputs).
     Compiles,
+    /// A multi-subgraph model that compiles (the host executor runs one subgraph: its golden
+    /// is checked through `include_model!`, in `multi_subgraph_models_run_as_in_tflm`).
+    CompilesCalls,
     /// Refused: kind, operator (index and name), tensor index, and words the message (with
     /// the expected/found values) must contain.
     Refused {
@@ -416,6 +421,442 @@ const CASES: &[(&str, Expect)] = &[
             ],
         ),
     ),
+    // Multi-subgraph models. Calls naming the main subgraph, a negative index or one past the
+    // end: TFLM refuses the ones its Prepare checks and crashes on the others (an index it
+    // does not check, the main subgraph run inside itself).
+    (
+        "cf_if_then_subgraph_0",
+        refused(
+            M,
+            Some((0, "IF")),
+            None,
+            &["then_subgraph_index names the main subgraph", "found 0"],
+        ),
+    ),
+    (
+        "cf_if_else_negative",
+        refused(
+            M,
+            Some((0, "IF")),
+            None,
+            &["else_subgraph_index is negative", "found -1"],
+        ),
+    ),
+    (
+        "cf_if_then_past_end",
+        refused(
+            M,
+            Some((0, "IF")),
+            None,
+            &[
+                "then_subgraph_index names a subgraph that does not exist",
+                "1..3, found 3",
+            ],
+        ),
+    ),
+    (
+        "cf_while_body_subgraph_0",
+        refused(
+            M,
+            Some((0, "WHILE")),
+            None,
+            &["body_subgraph_index names the main subgraph", "found 0"],
+        ),
+    ),
+    (
+        "cf_while_cond_negative",
+        refused(
+            M,
+            Some((0, "WHILE")),
+            None,
+            &["cond_subgraph_index is negative", "found -2"],
+        ),
+    ),
+    (
+        "cf_while_body_past_end",
+        refused(
+            M,
+            Some((0, "WHILE")),
+            None,
+            &[
+                "body_subgraph_index names a subgraph that does not exist",
+                "1..3, found 7",
+            ],
+        ),
+    ),
+    (
+        "cf_call_once_subgraph_0",
+        refused(
+            M,
+            Some((0, "CALL_ONCE")),
+            None,
+            &["init_subgraph_index names the main subgraph", "found 0"],
+        ),
+    ),
+    (
+        "cf_call_once_negative",
+        refused(
+            M,
+            Some((0, "CALL_ONCE")),
+            None,
+            &["init_subgraph_index is negative", "found -1"],
+        ),
+    ),
+    (
+        "cf_call_once_past_end",
+        refused(
+            M,
+            Some((0, "CALL_ONCE")),
+            None,
+            &[
+                "init_subgraph_index names a subgraph that does not exist",
+                "1..2, found 2",
+            ],
+        ),
+    ),
+    // Recursion: TFLM overflows its stack (signal 11) on both.
+    (
+        "cf_call_once_calls_itself",
+        refused(
+            U,
+            Some((0, "CALL_ONCE")),
+            None,
+            &[
+                "op 0 (CALL_ONCE): in subgraph 1: the operator calls subgraph 1, which is already running",
+                "found subgraph 1 -> 1",
+            ],
+        ),
+    ),
+    (
+        "cf_if_branches_call_each_other",
+        refused(
+            U,
+            Some((0, "IF")),
+            None,
+            &[
+                "calls subgraph 1, which is already running",
+                "found subgraph 1 -> 2 -> 1",
+            ],
+        ),
+    ),
+    // IF: TFLM's Prepare refuses the condition and the counts; it copies a branch input of
+    // another type byte for byte (INT32 read as FLOAT32), and fails in Eval on another shape.
+    (
+        "cf_if_condition_float",
+        refused(
+            U,
+            Some((0, "IF")),
+            Some(0),
+            &["condition must be one BOOL", "found FLOAT32 of shape []"],
+        ),
+    ),
+    (
+        "cf_if_condition_two_bools",
+        refused(
+            U,
+            Some((0, "IF")),
+            Some(0),
+            &["condition must be one BOOL", "found BOOL of shape [2]"],
+        ),
+    ),
+    (
+        "cf_if_fewer_inputs_than_branch",
+        refused(
+            U,
+            Some((0, "IF")),
+            None,
+            &[
+                "the operator has 1 branch inputs, subgraph 1 has 2 inputs",
+                "found 1",
+            ],
+        ),
+    ),
+    (
+        "cf_if_more_inputs_than_branch",
+        refused(
+            U,
+            Some((0, "IF")),
+            None,
+            &["has 2 branch inputs, subgraph 1 has 1 inputs", "found 2"],
+        ),
+    ),
+    (
+        "cf_if_more_outputs_than_branch",
+        refused(
+            U,
+            Some((0, "IF")),
+            None,
+            &["has 2 outputs, subgraph 1 has 1 outputs", "found 2"],
+        ),
+    ),
+    (
+        "cf_if_fewer_outputs_than_branch",
+        refused(
+            U,
+            Some((0, "IF")),
+            None,
+            &["has 1 outputs, subgraph 1 has 2 outputs", "found 1"],
+        ),
+    ),
+    (
+        "cf_if_branch_input_int32",
+        refused(
+            U,
+            Some((0, "IF")),
+            Some(1),
+            &[
+                "branch input 0 has another type or shape than subgraph 1's input 0",
+                "expected INT32 [1, 4] (subgraph 1's tensor 0 `in0`), found FLOAT32 [1, 4]",
+            ],
+        ),
+    ),
+    (
+        "cf_if_branch_input_shape",
+        refused(
+            U,
+            Some((0, "IF")),
+            Some(1),
+            &[
+                "branch input 0 has another type or shape",
+                "expected FLOAT32 [1, 8]",
+                "found FLOAT32 [1, 4]",
+            ],
+        ),
+    ),
+    // WHILE: TFLM loops forever without a condition output, reads an INT32 condition as a
+    // bool, fails in Eval on a body output of another shape, and refuses the counts.
+    (
+        "cf_while_cond_no_output",
+        refused(
+            U,
+            Some((0, "WHILE")),
+            None,
+            &[
+                "condition (subgraph 1) must have one output",
+                "found 0 outputs",
+            ],
+        ),
+    ),
+    (
+        "cf_while_cond_output_int32",
+        refused(
+            U,
+            Some((0, "WHILE")),
+            None,
+            &[
+                "condition (subgraph 1) must have one output, one BOOL",
+                "found INT32 of shape [] (tensor 3 `go`)",
+            ],
+        ),
+    ),
+    (
+        "cf_while_body_output_shape",
+        refused(
+            U,
+            Some((0, "WHILE")),
+            Some(1),
+            &[
+                "loop variable 1 has another type or shape than subgraph 2's output 1",
+                "expected FLOAT32 [1, 8] (subgraph 2's tensor 4 `x_next`), found FLOAT32 [1, 4]",
+            ],
+        ),
+    ),
+    (
+        "cf_while_more_outputs_than_inputs",
+        refused(
+            U,
+            Some((0, "WHILE")),
+            None,
+            &[
+                "as many outputs as loop variables",
+                "expected 2 outputs, found 3",
+            ],
+        ),
+    ),
+    (
+        "cf_while_fewer_outputs_than_inputs",
+        refused(
+            U,
+            Some((0, "WHILE")),
+            None,
+            &[
+                "as many outputs as loop variables",
+                "expected 2 outputs, found 1",
+            ],
+        ),
+    ),
+    // CALL_ONCE: TFLM runs an init subgraph with inputs (leaving them unset).
+    (
+        "cf_call_once_init_has_inputs",
+        refused(
+            U,
+            Some((0, "CALL_ONCE")),
+            None,
+            &[
+                "subgraph 1 must have no inputs",
+                "found 1 inputs, 1 outputs",
+            ],
+        ),
+    ),
+    // Resource variables: TFLM returns stale bytes for a variable never assigned, copies
+    // bytes between a variable's two types or shapes, and cannot take a handle as an input
+    // of the main subgraph (its Python wrapper refuses it); an IF branch assigning through a
+    // handle it is given runs.
+    (
+        "cf_read_variable_never_assigned",
+        refused(
+            U,
+            Some((2, "READ_VARIABLE")),
+            Some(1),
+            &["resource variable `/v` is read but never assigned"],
+        ),
+    ),
+    (
+        "cf_variable_two_shapes",
+        refused(
+            U,
+            Some((1, "ASSIGN_VARIABLE")),
+            Some(0),
+            &[
+                "in subgraph 1",
+                "resource variable `/v` is used with two types or shapes",
+                "expected FLOAT32 [1, 4] (subgraph 0), found FLOAT32 [1, 8] (subgraph 1)",
+            ],
+        ),
+    ),
+    (
+        "cf_variable_two_dtypes",
+        refused(
+            U,
+            Some((1, "ASSIGN_VARIABLE")),
+            Some(0),
+            &[
+                "resource variable `/v` is used with two types or shapes",
+                "expected FLOAT32 [1, 4] (subgraph 0), found INT32 [1, 4] (subgraph 1)",
+            ],
+        ),
+    ),
+    (
+        "cf_assign_dtype_differs_from_read",
+        refused(
+            U,
+            Some((3, "READ_VARIABLE")),
+            Some(1),
+            &[
+                "used with two types or shapes",
+                "expected INT32 [1, 4]",
+                "found FLOAT32 [1, 4]",
+            ],
+        ),
+    ),
+    (
+        "cf_read_variable_handle_is_input",
+        refused(
+            U,
+            Some((1, "READ_VARIABLE")),
+            Some(3),
+            &[
+                "must come from a VAR_HANDLE",
+                "expected the output of a VAR_HANDLE, found an input of the subgraph",
+            ],
+        ),
+    ),
+    (
+        "cf_assign_variable_handle_is_input",
+        refused(
+            U,
+            Some((0, "ASSIGN_VARIABLE")),
+            Some(0),
+            &[
+                "in subgraph 2",
+                "must come from a VAR_HANDLE",
+                "found an input of the subgraph",
+            ],
+        ),
+    ),
+    // Calls nested 200 deep: TFLM runs them; Kiln's emitter recurses once per level, so it
+    // refuses more than MAX_CALL_DEPTH (32) and compiles 32 (this test's thread has the
+    // default 2 MB stack: 64 levels overflowed it before the limit).
+    (
+        "cf_nested_if_200",
+        refused(
+            U,
+            Some((0, "IF")),
+            None,
+            &[
+                "op 0 (IF): in subgraph 32: calls nest 200 deep below the main subgraph",
+                "call of subgraph 33 is level 33",
+                "expected at most 32 nested calls, found 200 nested calls (subgraph 0 -> 1 -> 2 -> ...)",
+            ],
+        ),
+    ),
+    ("cf_nested_if_32", CompilesCalls),
+    // Odd but valid subgraphs (a branch without operators, one tensor listed as two inputs
+    // or two outputs, loop variables passed through): compiled, outputs as TFLM's.
+    ("cf_if_branch_passes_input_through", CompilesCalls),
+    ("cf_if_branch_lists_input_twice", CompilesCalls),
+    ("cf_while_body_passes_variables_through", CompilesCalls),
+    ("cf_while_body_lists_output_twice", CompilesCalls),
+    ("cf_if_constant_condition", CompilesCalls),
+    ("cf_while_condition_is_loop_variable", CompilesCalls),
+    // An IF without operands (TFLM's Prepare refuses it); subgraphs outputting or reading a
+    // tensor nothing writes (TFLM copies or adds whatever bytes the arena holds there);
+    // a WHILE condition that is a constant (TFLM runs it; Kiln keeps subgraph inputs and
+    // outputs in the arena).
+    (
+        "cf_if_no_inputs",
+        refused(
+            U,
+            Some((0, "IF")),
+            None,
+            &["IF needs its condition as input 0", "found 0 inputs"],
+        ),
+    ),
+    (
+        "cf_if_branch_output_unwritten",
+        refused(
+            M,
+            None,
+            Some(1),
+            &["in subgraph 1: a graph output is never produced"],
+        ),
+    ),
+    (
+        "cf_if_branch_reads_unwritten",
+        refused(
+            M,
+            Some((0, "ADD")),
+            Some(1),
+            &["in subgraph 1: reads a tensor that no operator produces"],
+        ),
+    ),
+    (
+        "cf_while_constant_condition",
+        refused(
+            U,
+            Some((0, "WHILE")),
+            None,
+            &[
+                "subgraph 1's output 0 is a constant (tensor 0 `false`)",
+                "expected a tensor written at run time, found a constant BOOL []",
+            ],
+        ),
+    ),
+    // IFs 24 deep, both branches the same next subgraph: TFLM runs each subgraph once per
+    // level; Kiln writes a callee at each call (2^25 - 2 copies), and refuses more than
+    // MAX_INLINED_OPS (4096) operators so written (16 levels took 32 s before the limit).
+    (
+        "cf_if_branches_share_next_24",
+        refused(
+            U,
+            Some((0, "IF")),
+            None,
+            &[
+                "the calls would write 33554430 operators of called subgraphs",
+                "expected at most 4096 operators in called subgraphs, found 33554430",
+            ],
+        ),
+    ),
 ];
 
 fn options() -> kiln_build::Options {
@@ -484,7 +925,14 @@ fn hostile_models_are_refused_with_a_diagnostic_or_match_tflm() {
                     }
                 }
             }
-            (Compiles, Err(d)) => failures.push(format!("{name}: refused: {d}")),
+            (CompilesCalls, Ok((c, text, _))) => {
+                assert!(text.contains("pub fn invoke"), "{name}");
+                assert!(!c.graph.subgraphs.is_empty(), "{name}: one subgraph");
+                if !tflm_ok {
+                    failures.push(format!("{name}: compiles, but TFLM refuses it"));
+                }
+            }
+            (Compiles | CompilesCalls, Err(d)) => failures.push(format!("{name}: refused: {d}")),
             (Refused { .. }, Ok(_)) => failures.push(format!("{name}: compiles")),
             (
                 Refused {
@@ -522,6 +970,55 @@ mod empty_identity {
 }
 mod no_tensors {
     kiln::include_model!("hostile/no_tensors.tflite");
+}
+
+/// The multi-subgraph models of `CASES` that compile (`CompilesCalls`), each run against
+/// TFLM's golden outputs.
+macro_rules! compiled_calls {
+    ($($name:ident: $path:literal),* $(,)?) => {
+        $(
+            mod $name {
+                kiln::include_model!($path);
+            }
+        )*
+        const COMPILED_CALLS: &[&str] = &[$(stringify!($name)),*];
+
+        #[test]
+        fn multi_subgraph_models_run_as_in_tflm() {
+            $(
+                check_golden!(
+                    $name,
+                    common::repo_root().join(concat!("tests/hostile/golden/", stringify!($name)))
+                );
+            )*
+        }
+    };
+}
+
+// cf_nested_if_32: IFs nested 32 deep (Kiln's limit), 33 subgraphs active at once when the
+// condition is true (x + x at the bottom), x - x when false. The IF models' seeds 1 to 3
+// take both branches; the WHILE models run 3 trips.
+compiled_calls!(
+    cf_nested_if_32: "hostile/cf_nested_if_32.tflite",
+    cf_if_branch_passes_input_through: "hostile/cf_if_branch_passes_input_through.tflite",
+    cf_if_branch_lists_input_twice: "hostile/cf_if_branch_lists_input_twice.tflite",
+    cf_while_body_passes_variables_through: "hostile/cf_while_body_passes_variables_through.tflite",
+    cf_while_body_lists_output_twice: "hostile/cf_while_body_lists_output_twice.tflite",
+    cf_if_constant_condition: "hostile/cf_if_constant_condition.tflite",
+    cf_while_condition_is_loop_variable: "hostile/cf_while_condition_is_loop_variable.tflite",
+);
+
+#[test]
+fn every_compiled_multi_subgraph_model_runs_against_tflm() {
+    let mut listed: Vec<&str> = CASES
+        .iter()
+        .filter(|(_, e)| matches!(e, CompilesCalls))
+        .map(|(n, _)| *n)
+        .collect();
+    listed.sort_unstable();
+    let mut run = COMPILED_CALLS.to_vec();
+    run.sort_unstable();
+    assert_eq!(listed, run);
 }
 
 #[test]

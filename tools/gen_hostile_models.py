@@ -4,17 +4,30 @@ Writes (paths relative to the repository root):
   tests/hostile/<name>.tflite     small models an attacker (or a broken converter) could
                                   produce: no operators, no tensors, extreme scales, sizes no
                                   32-bit core can address, out-of-range zero points, zero
-                                  strides, wrong output shapes, unknown custom operators
+                                  strides, wrong output shapes, unknown custom operators;
+                                  cf_*: several subgraphs (IF, WHILE, CALL_ONCE, resource
+                                  variables) with calls that cannot run, recursion, operands
+                                  that do not match the callee, misused variables, calls
+                                  nested or repeated past Kiln's limits, and odd but valid
+                                  subgraphs
   tests/hostile/tflm.json         per model: whether the pinned TFLM wheel accepts it
-                                  ("ok") or refuses it (its error, first line), so the Rust
-                                  tests can check that Kiln refuses what TFLM refuses
-  tests/hostile/golden/<name>/    for the models TFLM runs: golden data (seeds 1, 2, 3),
-                                  same format and protocol as ../shared/models/golden
+                                  ("ok") or refuses it (its error, first line; for cf_*
+                                  also TFLM's log line, and which BOOL inputs failed), so
+                                  the Rust tests can check that Kiln refuses what TFLM
+                                  refuses
+  tests/hostile/golden/<name>/    for the models TFLM runs (of the cf_ models, those Kiln
+                                  compiles: CF_GOLDEN): golden data (seeds 1, 2, 3), same
+                                  format and protocol as ../shared/models/golden
 
 The expected Kiln diagnostics are in tests/hostile.rs, not here. Every model is built with
-the schema object API shipped in tflite-micro and stays under 2 KB.
+the schema object API shipped in tflite-micro and stays under 2 KB, but the nested-call
+models (LARGE: one subgraph per level, up to 47 KB).
 
-Run from the repository root:  .venv/bin/python tools/gen_hostile_models.py   (a few seconds)
+Run from the repository root:  .venv/bin/python tools/gen_hostile_models.py   (about 30 s: TFLM
+never finishes cf_while_cond_no_output, killed after TFLM_TIMEOUT_S). TFLM's outputs for
+signal_energy_extra_option and signal_filter_bank_past_input change from run to run (it
+reads past an input or leaves output bytes unwritten); Kiln refuses both, so their golden
+files are unused: keep the committed ones (git checkout) rather than commit the churn.
 """
 
 import json
@@ -30,6 +43,7 @@ from gen_kernel_cases import opts, run_tflm
 fb = tc.schema_fb
 OUT = tc.REPO / "tests" / "hostile"
 ARENA = 64 * 1024
+ARENA_LARGE = 1024 * 1024  # the nested-call models (TFLM plans every subgraph at once)
 
 
 def tensor(shape, dtype, name, scale=None, zero_point=0, buffer=0, per_channel=None):
@@ -418,6 +432,472 @@ MODELS = {
 }
 
 
+# --------------------------------------------------------------------------------------------
+# Multi-subgraph models (IF, WHILE, CALL_ONCE, resource variables), built like
+# tests/control_flow's (gen_control_flow_models.Builder): calls naming subgraphs that do not
+# exist, are the main one or call each other, operands that do not match the called
+# subgraph's inputs and outputs, and resource variables read but never assigned, used with
+# two types or shapes, or reached through a handle that is no VAR_HANDLE's.
+
+F4 = ([1, 4], "float32")
+
+
+class Cf:
+    """A multi-subgraph model: `Builder` with float32 [1, 4] defaults."""
+
+    def __init__(self, what, n):
+        from gen_control_flow_models import Builder
+
+        self.b = Builder(f"Kiln hostile model: {what}")
+        self.sg = [self.b.subgraph("main" if i == 0 else f"sg{i}") for i in range(n)]
+
+    def t(self, s, name, shape=F4[0], dtype=F4[1], data=None):
+        return self.b.tensor(self.sg[s], shape, dtype, name, data=data)
+
+    def op(self, s, name, ins, outs, options=None):
+        self.b.op(self.sg[s], name, ins, outs, options)
+
+    def io(self, s, ins, outs):
+        self.sg[s].inputs, self.sg[s].outputs = list(ins), list(outs)
+
+    def add_leaf(self, s, n_in=1, n_out=1, shape=F4[0], dtype=F4[1], op="ADD"):
+        """Subgraph s: n_in inputs, each output ADD (or SUB) of input 0 with itself."""
+        ins = [self.t(s, f"in{i}", shape, dtype) for i in range(n_in)]
+        outs = [self.t(s, f"out{i}", shape, dtype) for i in range(n_out)]
+        for o in outs:
+            self.op(s, op, [ins[0], ins[0]], [o], fb.AddOptionsT() if op == "ADD" else fb.SubOptionsT())
+        self.io(s, ins, outs)
+
+    def bytes(self):
+        return self.b.finish()
+
+
+def _cf_opts(kind, **fields):
+    from gen_control_flow_models import _opts
+
+    return _opts(getattr(fb, kind + "T"), **fields)
+
+
+def if_model(then_=1, else_=2, cond=([], "bool"), n_in=1, n_out=1, branch_in=1, branch_out=1,
+             branch_shape=F4[0], branch_dtype=F4[1]):
+    """main(c, x...) -> IF(c, x...) with then/else subgraphs `then_`, `else_` (leaves taking
+    `branch_in` inputs and giving `branch_out` outputs of `branch_dtype` `branch_shape`)."""
+    m = Cf("IF", 3)
+    c = m.t(0, "cond", cond[0], cond[1])
+    xs = [m.t(0, f"x{i}") for i in range(n_in)]
+    ys = [m.t(0, f"y{i}") for i in range(n_out)]
+    m.op(0, "IF", [c] + xs, ys, _cf_opts("IfOptions", thenSubgraphIndex=then_,
+                                         elseSubgraphIndex=else_))
+    m.io(0, [c] + xs, ys)
+    m.add_leaf(1, branch_in, branch_out, branch_shape, branch_dtype)
+    m.add_leaf(2, branch_in, branch_out, branch_shape, branch_dtype, op="SUB")
+    return m.bytes()
+
+
+def while_model(cond_=1, body_=2, cond_out=([], "bool"), n_out=None, body_shape=F4[0]):
+    """main(x) -> WHILE(n = 0, x) (loop while n < 3; the body adds 1 to n and x to x);
+    `cond_out` is the condition's output (None: it has none), `n_out` the WHILE's output
+    count (2), `body_shape` the shape of the body's x output."""
+    m = Cf("WHILE", 3)
+    n = m.t(0, "n", [], "int32", data=0)
+    x = m.t(0, "x")
+    outs = [m.t(0, "n_out", [], "int32"), m.t(0, "x_out")][: 2 if n_out is None else n_out]
+    if n_out is not None and n_out > 2:
+        outs += [m.t(0, f"extra{i}") for i in range(n_out - 2)]
+    m.op(0, "WHILE", [n, x], outs, _cf_opts("WhileOptions", condSubgraphIndex=cond_,
+                                            bodySubgraphIndex=body_))
+    m.io(0, [x], outs)
+    cn, cx = m.t(1, "n", [], "int32"), m.t(1, "x")
+    three = m.t(1, "three", [], "int32", data=3)
+    if cond_out is None:
+        m.io(1, [cn, cx], [])
+    else:
+        go = m.t(1, "go", cond_out[0], cond_out[1])
+        if cond_out[1] == "bool":
+            m.op(1, "LESS", [cn, three], [go])
+        else:
+            m.op(1, "SUB", [three, cn], [go], fb.SubOptionsT())
+        m.io(1, [cn, cx], [go])
+    bn, bx = m.t(2, "n", [], "int32"), m.t(2, "x")
+    one = m.t(2, "one", [], "int32", data=1)
+    bn2, bx2 = m.t(2, "n_next", [], "int32"), m.t(2, "x_next", body_shape)
+    m.op(2, "ADD", [bn, one], [bn2], fb.AddOptionsT())
+    if body_shape == F4[0]:
+        m.op(2, "ADD", [bx, bx], [bx2], fb.AddOptionsT())
+    else:
+        m.op(2, "CONCATENATION", [bx, bx], [bx2], _cf_opts("ConcatenationOptions", axis=1))
+    m.io(2, [bn, bx], [bn2, bx2])
+    return m.bytes()
+
+
+def call_once_model(init=1, init_inputs=0):
+    """main(x) -> ADD(x, x) after CALL_ONCE(init); subgraph 1 (the init) takes `init_inputs`
+    float inputs (the schema allows them; a CALL_ONCE has no operands to give them)."""
+    m = Cf("CALL_ONCE", 2)
+    x, y = m.t(0, "x"), m.t(0, "y")
+    m.op(0, "CALL_ONCE", [], [], _cf_opts("CallOnceOptions", initSubgraphIndex=init))
+    m.op(0, "ADD", [x, x], [y], fb.AddOptionsT())
+    m.io(0, [x], [y])
+    if init_inputs:
+        m.add_leaf(1, init_inputs, 1)
+    return m.bytes()
+
+
+def call_once_calls_itself():
+    """main: CALL_ONCE(1), ADD; subgraph 1: CALL_ONCE(1) (its has-run flag is set only after
+    the init subgraph returns)."""
+    m = Cf("CALL_ONCE recursion", 2)
+    x, y = m.t(0, "x"), m.t(0, "y")
+    m.op(0, "CALL_ONCE", [], [], _cf_opts("CallOnceOptions", initSubgraphIndex=1))
+    m.op(0, "ADD", [x, x], [y], fb.AddOptionsT())
+    m.io(0, [x], [y])
+    m.op(1, "CALL_ONCE", [], [], _cf_opts("CallOnceOptions", initSubgraphIndex=1))
+    return m.bytes()
+
+
+def if_branches_call_each_other():
+    """main(c, x): IF(c, c, x) 1 / 3; subgraph 1(c, x): IF(c, c, x) 2 / 3; subgraph 2(c, x):
+    IF(c, c, x) 1 / 3; subgraph 3: x + x. With c true, 1 and 2 call each other forever."""
+    m = Cf("IF recursion", 4)
+    for s, then_ in ((0, 1), (1, 2), (2, 1)):
+        c, x, y = m.t(s, "c", [], "bool"), m.t(s, "x"), m.t(s, "y")
+        m.op(s, "IF", [c, c, x], [y], _cf_opts("IfOptions", thenSubgraphIndex=then_,
+                                               elseSubgraphIndex=3))
+        m.io(s, [c, x], [y])
+    c, x, y = m.t(3, "c", [], "bool"), m.t(3, "x"), m.t(3, "y")
+    m.op(3, "ADD", [x, x], [y], fb.AddOptionsT())
+    m.io(3, [c, x], [y])
+    return m.bytes()
+
+
+def nested_if_chain(depth):
+    """main(c, x) -> IF(c, c, x) 1 / depth + 1; subgraph k < depth: IF(c, c, x) k + 1 /
+    depth + 1; subgraph depth: x + x; subgraph depth + 1: x - x. With c true, `depth` + 1
+    subgraphs are active at once (x + x), else x - x (zeros)."""
+    m = Cf(f"{depth} nested IFs", depth + 2)
+    for s in range(depth):
+        c, x, y = m.t(s, "c", [], "bool"), m.t(s, "x"), m.t(s, "y")
+        m.op(s, "IF", [c, c, x], [y], _cf_opts("IfOptions", thenSubgraphIndex=s + 1,
+                                               elseSubgraphIndex=depth + 1))
+        m.io(s, [c, x], [y])
+    for s, op in ((depth, "ADD"), (depth + 1, "SUB")):
+        c, x, y = m.t(s, "c", [], "bool"), m.t(s, "x"), m.t(s, "y")
+        m.op(s, op, [x, x], [y], fb.AddOptionsT() if op == "ADD" else fb.SubOptionsT())
+        m.io(s, [c, x], [y])
+    return m.bytes()
+
+
+def doubled_if_chain(depth):
+    """main(c, x) -> IF(c, c, x) with both branches subgraph 1; subgraph k < depth: IF(c, c,
+    x), both branches k + 1; subgraph depth: x + x. Small for TFLM (each subgraph once), but
+    a compiler writing a callee at each call writes 2^depth copies of the last one."""
+    m = Cf(f"{depth} IFs calling the next subgraph from both branches", depth + 1)
+    for s in range(depth):
+        c, x, y = m.t(s, "c", [], "bool"), m.t(s, "x"), m.t(s, "y")
+        m.op(s, "IF", [c, c, x], [y], _cf_opts("IfOptions", thenSubgraphIndex=s + 1,
+                                               elseSubgraphIndex=s + 1))
+        m.io(s, [c, x], [y])
+    c, x, y = m.t(depth, "c", [], "bool"), m.t(depth, "x"), m.t(depth, "y")
+    m.op(depth, "ADD", [x, x], [y], fb.AddOptionsT())
+    m.io(depth, [c, x], [y])
+    return m.bytes()
+
+
+def if_branch_odd(kind):
+    """main(c, x, z) -> IF(c, x, z) 1 / 2 where subgraph 1 is odd but valid: "through" has
+    no operators (its output is its input x, z unused), "twice" lists one tensor as both its
+    inputs (x + x of the second one copied). Subgraph 2: x + x."""
+    m = Cf(f"IF branch: {kind}", 3)
+    c, x, z, y = m.t(0, "c", [], "bool"), m.t(0, "x"), m.t(0, "z"), m.t(0, "y")
+    m.op(0, "IF", [c, x, z], [y], _cf_opts("IfOptions", thenSubgraphIndex=1, elseSubgraphIndex=2))
+    m.io(0, [c, x, z], [y])
+    t = m.t(1, "x")
+    if kind == "through":
+        m.io(1, [t, m.t(1, "z")], [t])
+    else:
+        o = m.t(1, "y")
+        m.op(1, "ADD", [t, t], [o], fb.AddOptionsT())
+        m.io(1, [t, t], [o])
+    m.add_leaf(2, 2)
+    return m.bytes()
+
+
+def while_body_odd(kind):
+    """main(x) -> WHILE(n = 0, x, k = 5) while n < 3; the body's n + 1 is odd but valid:
+    "through": x and k are passed through (output = input tensor); "twice": the body lists
+    n + 1 as both its n and k outputs."""
+    m = Cf(f"WHILE body: {kind}", 3)
+    n, x = m.t(0, "n", [], "int32", data=0), m.t(0, "x")
+    k = m.t(0, "k", [], "int32", data=5)
+    outs = [m.t(0, "n_out", [], "int32"), m.t(0, "x_out"), m.t(0, "k_out", [], "int32")]
+    m.op(0, "WHILE", [n, x, k], outs, _cf_opts("WhileOptions", condSubgraphIndex=1,
+                                               bodySubgraphIndex=2))
+    m.io(0, [x], outs)
+    cn, cx, ck = m.t(1, "n", [], "int32"), m.t(1, "x"), m.t(1, "k", [], "int32")
+    three, go = m.t(1, "three", [], "int32", data=3), m.t(1, "go", [], "bool")
+    m.op(1, "LESS", [cn, three], [go])
+    m.io(1, [cn, cx, ck], [go])
+    bn, bx, bk = m.t(2, "n", [], "int32"), m.t(2, "x"), m.t(2, "k", [], "int32")
+    one, n2 = m.t(2, "one", [], "int32", data=1), m.t(2, "n_next", [], "int32")
+    m.op(2, "ADD", [bn, one], [n2], fb.AddOptionsT())
+    if kind == "through":
+        m.io(2, [bn, bx, bk], [n2, bx, bk])
+    else:
+        x2 = m.t(2, "x_next")
+        m.op(2, "ADD", [bx, bx], [x2], fb.AddOptionsT())
+        m.io(2, [bn, bx, bk], [n2, x2, n2])
+    return m.bytes()
+
+
+def if_edge(kind):
+    """IF forms TFLM runs or refuses: "no_inputs" (no condition), "constant_condition" (a
+    constant true), "branch_output_unwritten" (subgraph 1's output is nothing's),
+    "branch_reads_unwritten" (subgraph 1 adds a tensor nothing writes)."""
+    m = Cf(f"IF: {kind}", 3)
+    x, y = m.t(0, "x"), m.t(0, "y")
+    opts = _cf_opts("IfOptions", thenSubgraphIndex=1, elseSubgraphIndex=2)
+    if kind == "no_inputs":
+        m.op(0, "IF", [], [y], opts)
+        m.io(0, [x], [y])
+    elif kind == "constant_condition":
+        c = m.t(0, "c", [], "bool", data=True)
+        m.op(0, "IF", [c, x], [y], opts)
+        m.io(0, [x], [y])
+    else:
+        c = m.t(0, "c", [], "bool")
+        m.op(0, "IF", [c, x], [y], opts)
+        m.io(0, [c, x], [y])
+    t = m.t(1, "x")
+    if kind == "branch_output_unwritten":
+        m.io(1, [t], [m.t(1, "never_written")])
+    elif kind == "branch_reads_unwritten":
+        u, o = m.t(1, "unwritten"), m.t(1, "y")
+        m.op(1, "ADD", [t, u], [o], fb.AddOptionsT())
+        m.io(1, [t], [o])
+    else:
+        o = m.t(1, "y")
+        m.op(1, "ADD", [t, t], [o], fb.AddOptionsT())
+        m.io(1, [t], [o])
+    m.add_leaf(2, op="SUB")
+    return m.bytes()
+
+
+def while_edge(kind):
+    """WHILE forms: "condition_is_loop_variable" (main(b, x) -> WHILE(b, x); the condition
+    outputs its BOOL input, the body negates it and doubles x: 0 or 1 trips),
+    "constant_condition" (no loop variables; the condition outputs a constant false)."""
+    m = Cf(f"WHILE: {kind}", 3)
+    opts = _cf_opts("WhileOptions", condSubgraphIndex=1, bodySubgraphIndex=2)
+    if kind == "constant_condition":
+        x, y = m.t(0, "x"), m.t(0, "y")
+        m.op(0, "WHILE", [], [], opts)
+        m.op(0, "ADD", [x, x], [y], fb.AddOptionsT())
+        m.io(0, [x], [y])
+        m.io(1, [], [m.t(1, "false", [], "bool", data=False)])
+        m.io(2, [], [])
+        return m.bytes()
+    b, x = m.t(0, "b", [], "bool"), m.t(0, "x")
+    ob, ox = m.t(0, "b_out", [], "bool"), m.t(0, "x_out")
+    m.op(0, "WHILE", [b, x], [ob, ox], opts)
+    m.io(0, [b, x], [ob, ox])
+    cb, cx = m.t(1, "b", [], "bool"), m.t(1, "x")
+    m.io(1, [cb, cx], [cb])
+    bb, bx, nb, x2 = m.t(2, "b", [], "bool"), m.t(2, "x"), m.t(2, "not_b", [], "bool"), m.t(2, "x2")
+    m.op(2, "LOGICAL_NOT", [bb], [nb])
+    m.op(2, "ADD", [bx, bx], [x2], fb.AddOptionsT())
+    m.io(2, [bb, bx], [nb, x2])
+    return m.bytes()
+
+
+def variable_model(init_value=("float32", [1, 4]), read=("float32", [1, 4]), assign=True,
+                   same_subgraph=False, handle_from_input=None):
+    """Resource variable "v": CALL_ONCE's init (subgraph 1) assigns it a constant of
+    `init_value` (dtype, shape) -- or main does, before reading, if `same_subgraph` -- and
+    main reads it as `read` and outputs x + the value. `assign=False`: nothing assigns it.
+    `handle_from_input`: "read" or "assign", that operator's handle is a subgraph input (of
+    main for "read", of an IF branch for "assign") instead of a VAR_HANDLE's output."""
+    m = Cf("resource variable", 3 if handle_from_input == "assign" else 2)
+    x = m.t(0, "x", read[1], read[0])
+    val = m.t(0, "value", read[1], read[0])
+    y = m.t(0, "y", read[1], read[0])
+    ins = [x]
+    if handle_from_input == "read":
+        h = m.t(0, "handle_input", [], "resource")
+        ins.append(h)
+    else:
+        h = m.t(0, "handle", [], "resource")
+    m.op(0, "CALL_ONCE", [], [], _cf_opts("CallOnceOptions", initSubgraphIndex=1))
+    if handle_from_input != "read":
+        m.op(0, "VAR_HANDLE", [], [h], _cf_opts("VarHandleOptions", container="", sharedName="v"))
+    s_init = 0 if same_subgraph else 1
+    if assign:
+        dt, shape = init_value
+        k = m.t(s_init, "init", shape, dt, data=np.full(shape, 3, tc.NP_DTYPES[dt]))
+        if same_subgraph:
+            m.op(0, "ASSIGN_VARIABLE", [h, k], [])
+        else:
+            hi = m.t(1, "handle", [], "resource")
+            m.op(1, "VAR_HANDLE", [], [hi], _cf_opts("VarHandleOptions", container="",
+                                                     sharedName="v"))
+            m.op(1, "ASSIGN_VARIABLE", [hi, k], [])
+    m.op(0, "READ_VARIABLE", [h], [val])
+    m.op(0, "ADD", [x, val], [y], fb.AddOptionsT())
+    if handle_from_input == "assign":
+        # main: IF(c, handle, x) whose branches assign x to the handle they are given.
+        c, z = m.t(0, "c", [], "bool"), m.t(0, "if_out")
+        m.op(0, "IF", [c, h, x], [z], _cf_opts("IfOptions", thenSubgraphIndex=2,
+                                               elseSubgraphIndex=2))
+        ins.append(c)
+        bh, bx, by = m.t(2, "handle_input", [], "resource"), m.t(2, "x"), m.t(2, "y")
+        m.op(2, "ASSIGN_VARIABLE", [bh, bx], [])
+        m.op(2, "ADD", [bx, bx], [by], fb.AddOptionsT())
+        m.io(2, [bh, bx], [by])
+        m.io(0, ins, [y, z])
+    else:
+        m.io(0, ins, [y])
+    return m.bytes()
+
+
+CF_MODELS = {
+    # calls naming the main subgraph (TFLM would run it inside itself), a negative index
+    # and one past the end
+    "cf_if_then_subgraph_0": lambda: if_model(then_=0),
+    "cf_if_else_negative": lambda: if_model(else_=-1),
+    "cf_if_then_past_end": lambda: if_model(then_=3),
+    "cf_while_body_subgraph_0": lambda: while_model(body_=0),
+    "cf_while_cond_negative": lambda: while_model(cond_=-2),
+    "cf_while_body_past_end": lambda: while_model(body_=7),
+    "cf_call_once_subgraph_0": lambda: call_once_model(init=0),
+    "cf_call_once_negative": lambda: call_once_model(init=-1),
+    "cf_call_once_past_end": lambda: call_once_model(init=2),
+    # recursion: a subgraph calling itself, two calling each other
+    "cf_call_once_calls_itself": call_once_calls_itself,
+    "cf_if_branches_call_each_other": if_branches_call_each_other,
+    # IF: the condition, operand counts, a branch input's type and shape
+    "cf_if_condition_float": lambda: if_model(cond=([], "float32")),
+    "cf_if_condition_two_bools": lambda: if_model(cond=([2], "bool")),
+    "cf_if_fewer_inputs_than_branch": lambda: if_model(n_in=1, branch_in=2),
+    "cf_if_more_inputs_than_branch": lambda: if_model(n_in=2, branch_in=1),
+    "cf_if_more_outputs_than_branch": lambda: if_model(n_out=2, branch_out=1),
+    "cf_if_fewer_outputs_than_branch": lambda: if_model(n_out=1, branch_out=2),
+    "cf_if_branch_input_int32": lambda: if_model(branch_dtype="int32"),
+    "cf_if_branch_input_shape": lambda: if_model(branch_shape=[1, 8]),
+    # WHILE: the condition's output, the body's outputs, the loop variables' count
+    "cf_while_cond_no_output": lambda: while_model(cond_out=None),
+    "cf_while_cond_output_int32": lambda: while_model(cond_out=([], "int32")),
+    "cf_while_body_output_shape": lambda: while_model(body_shape=[1, 8]),
+    "cf_while_more_outputs_than_inputs": lambda: while_model(n_out=3),
+    "cf_while_fewer_outputs_than_inputs": lambda: while_model(n_out=1),
+    # CALL_ONCE whose init subgraph has inputs
+    "cf_call_once_init_has_inputs": lambda: call_once_model(init_inputs=1),
+    # resource variables
+    "cf_read_variable_never_assigned": lambda: variable_model(assign=False),
+    "cf_variable_two_shapes": lambda: variable_model(init_value=("float32", [1, 8])),
+    "cf_variable_two_dtypes": lambda: variable_model(init_value=("int32", [1, 4])),
+    "cf_assign_dtype_differs_from_read": lambda: variable_model(init_value=("int32", [1, 4]),
+                                                                same_subgraph=True),
+    "cf_read_variable_handle_is_input": lambda: variable_model(handle_from_input="read"),
+    "cf_assign_variable_handle_is_input": lambda: variable_model(handle_from_input="assign"),
+    # calls nested 200 deep (201 subgraphs active at once; TFLM runs it, Kiln refuses more
+    # than planner::reader::control::MAX_CALL_DEPTH), and 32 deep (at that limit: compiles,
+    # outputs as TFLM's)
+    "cf_nested_if_200": lambda: nested_if_chain(200),
+    "cf_nested_if_32": lambda: nested_if_chain(32),
+    # odd but valid subgraphs: compile, outputs as TFLM's
+    "cf_if_branch_passes_input_through": lambda: if_branch_odd("through"),
+    "cf_if_branch_lists_input_twice": lambda: if_branch_odd("twice"),
+    "cf_while_body_passes_variables_through": lambda: while_body_odd("through"),
+    "cf_while_body_lists_output_twice": lambda: while_body_odd("twice"),
+    "cf_if_constant_condition": lambda: if_edge("constant_condition"),
+    "cf_while_condition_is_loop_variable": lambda: while_edge("condition_is_loop_variable"),
+    # an IF without operands, subgraphs reading or outputting tensors nothing writes, a
+    # WHILE condition that is a constant
+    "cf_if_no_inputs": lambda: if_edge("no_inputs"),
+    "cf_if_branch_output_unwritten": lambda: if_edge("branch_output_unwritten"),
+    "cf_if_branch_reads_unwritten": lambda: if_edge("branch_reads_unwritten"),
+    "cf_while_constant_condition": lambda: while_edge("constant_condition"),
+    # IFs 24 deep whose two branches are the same next subgraph: 2^25 - 2 calls in Kiln's
+    # inlined code (over planner::reader::control::MAX_INLINED_OPS), one subgraph each in TFLM
+    "cf_if_branches_share_next_24": lambda: doubled_if_chain(24),
+}
+
+# Multi-subgraph models Kiln compiles (their golden data is written).
+CF_GOLDEN = {"cf_nested_if_32", "cf_if_branch_passes_input_through",
+             "cf_if_branch_lists_input_twice", "cf_while_body_passes_variables_through",
+             "cf_while_body_lists_output_twice", "cf_if_constant_condition",
+             "cf_while_condition_is_loop_variable"}
+# Models over 2 KB (one subgraph per nesting level).
+LARGE = {"cf_nested_if_200", "cf_nested_if_32", "cf_if_branches_share_next_24"}
+# How long TFLM may take on one model before it is killed (a recursion that never ends).
+TFLM_TIMEOUT_S = 20
+
+
+def tflm_verdict_cf(data):
+    """tflm_verdict for a multi-subgraph model, run twice if it has BOOL inputs: all true
+    (the branch that calls on), then all false; "ok" if both runs are, else the first failure ("with
+    BOOL inputs true/false: ..."). TFLM runs in a forked child killed after TFLM_TIMEOUT_S;
+    an error keeps TFLM's first log line after its exception's (which check failed)."""
+    sg = tc.load_model(data).subgraphs[0]
+    if not any(sg.tensors[t].type == fb.TensorType.BOOL for t in _ids(sg.inputs)):
+        verdict = _tflm_run_cf(data, True)
+        return verdict if verdict == "ok" else f"error: {verdict}"
+    for flag in (True, False):
+        verdict = _tflm_run_cf(data, flag)
+        if verdict != "ok":
+            return f"error: with BOOL inputs {str(flag).lower()}: {verdict}"
+    return "ok"
+
+
+def _tflm_run_cf(data, flag):
+    from gen_kernel_cases import _run_tflm_here
+    import os
+    import pickle
+    import signal
+
+    model = tc.load_model(data)
+    sg = model.subgraphs[0]
+    rng = np.random.default_rng(1)
+    xs = []
+    for t in _ids(sg.inputs):
+        if sg.tensors[t].type == fb.TensorType.RESOURCE:  # a handle: TFLM's is an int32
+            xs.append(np.zeros([], np.int32))
+            continue
+        d = tc.tensor_details(model, t)
+        if d["dtype"] == "bool":
+            xs.append(np.full(d["shape"], flag, np.bool_))
+        else:
+            xs.append(tc.random_input(rng, d["shape"], d["dtype"]))
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            signal.alarm(TFLM_TIMEOUT_S)
+            try:
+                res = ("ok", None)
+                _run_tflm_here(data, xs, len(_ids(sg.outputs)))
+            except Exception as e:  # noqa: BLE001
+                res = ("err", str(e))
+            with os.fdopen(w, "wb") as f:
+                pickle.dump(res, f)
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        out = f.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGALRM:
+            return f"TFLM did not finish within {TFLM_TIMEOUT_S} s (killed)"
+        return f"TFLM crashed (signal {sig})"
+    kind, val = pickle.loads(out)
+    if kind == "ok":
+        return "ok"
+    lines = [ln.strip() for ln in str(val).strip().splitlines() if ln.strip()]
+    return " | ".join(lines[:2]) if lines else "TFLM failed"
+
+
 def _ids(v):
     """A subgraph's input or output list (None or a numpy array in the object API)."""
     return [] if v is None else [int(i) for i in v]
@@ -448,15 +928,19 @@ def main():
         shutil.rmtree(OUT)
     (OUT / "golden").mkdir(parents=True)
     verdicts = {}
-    for name, build in MODELS.items():
+    for name, build in {**MODELS, **CF_MODELS}.items():
         data = build()
-        assert len(data) < 2048, f"{name}: {len(data)} bytes"
+        assert len(data) < 2048 or name in LARGE, f"{name}: {len(data)} bytes"
         path = OUT / f"{name}.tflite"
         path.write_bytes(data)
-        verdict = tflm_verdict(data)
+        verdict = tflm_verdict_cf(data) if name in CF_MODELS else tflm_verdict(data)
         verdicts[name] = verdict
-        if verdict == "ok" and _ids(tc.load_model(data).subgraphs[0].inputs):
-            tc.write_golden(path, OUT / "golden" / name, arena_size=ARENA)
+        # Golden data of the multi-subgraph models Kiln compiles only: the others may crash
+        # TFLM on some inputs (their verdict's runs are forked, write_golden's are not).
+        golden = name not in CF_MODELS or name in CF_GOLDEN
+        if verdict == "ok" and golden and _ids(tc.load_model(data).subgraphs[0].inputs):
+            tc.write_golden(path, OUT / "golden" / name,
+                            arena_size=ARENA_LARGE if name in LARGE else ARENA)
         print(f"{name:36} {len(data):5} B  TFLM: {verdict}", file=sys.stderr)
     (OUT / "tflm.json").write_text(json.dumps(verdicts, indent=1, sort_keys=True) + "\n")
 

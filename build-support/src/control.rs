@@ -164,42 +164,73 @@ fn same(a: &Tensor, b: &Tensor) -> bool {
     a.dtype == b.dtype && a.shape == b.shape
 }
 
-/// Checks a list of the caller's tensors against a callee's inputs or outputs (count, type,
-/// shape): the bytes are copied between them.
+/// Which of a callee's lists a caller's operands are checked against.
+#[derive(Clone, Copy)]
+enum Side {
+    Inputs,
+    Outputs,
+}
+
+/// Checks a list of the caller's tensors (`what`: the operands, e.g. "branch input") against
+/// a callee's inputs or outputs (count, type, shape): the bytes are copied between them.
 fn check_list(
     caller: &Graph,
     mine: &[TensorId],
     callee: &Graph,
-    theirs: &[TensorId],
+    side: Side,
     what: &str,
     s: usize,
 ) -> Result<()> {
+    let (theirs, side) = match side {
+        Side::Inputs => (&callee.inputs, "input"),
+        Side::Outputs => (&callee.outputs, "output"),
+    };
     if mine.len() != theirs.len() {
         return Err(lower::unsupported(format!(
-            "the operator's {what} do not match subgraph {s}'s"
+            "the operator has {} {what}s, subgraph {s} has {} {side}s",
+            mine.len(),
+            theirs.len()
         ))
         .expected_found(
-            format!("{} (subgraph {s})", theirs.len()),
+            format!("{} {what}s (subgraph {s}'s {side}s)", theirs.len()),
             mine.len().to_string(),
         ));
     }
     for (i, (&a, &b)) in mine.iter().zip(theirs).enumerate() {
         let (ta, tb) = (caller.tensor(a), callee.tensor(b));
+        if tb.is_constant() {
+            return Err(constant_boundary(callee, b, &format!("{side} {i}"), s));
+        }
         if !same(ta, tb) {
             return Err(lower::unsupported(format!(
-                "the operator's {what} {i} does not match subgraph {s}'s"
+                "the operator's {what} {i} has another type or shape than subgraph {s}'s {side} {i}"
             ))
             .at_tensor(a.0, ta.name.clone())
             .expected_found(
                 format!(
-                    "{} {:?} (subgraph {s}'s tensor {})",
-                    tb.dtype, tb.shape, b.0
+                    "{} {:?} (subgraph {s}'s tensor {} `{}`)",
+                    tb.dtype, tb.shape, b.0, tb.name
                 ),
                 format!("{} {:?}", ta.dtype, ta.shape),
             ));
         }
     }
     Ok(())
+}
+
+/// A callee's input or output that is a constant: Kiln copies the bytes of subgraph inputs
+/// and outputs within the arena (TFLM copies into or out of the constant's buffer).
+fn constant_boundary(callee: &Graph, t: TensorId, what: &str, s: usize) -> Diagnostic {
+    let x = callee.tensor(t);
+    lower::unsupported(format!(
+        "subgraph {s}'s {what} is a constant (tensor {} `{}`): subgraph inputs and outputs \
+         must be tensors of the arena",
+        t.0, x.name
+    ))
+    .expected_found(
+        "a tensor written at run time",
+        format!("a constant {} {:?}", x.dtype, x.shape),
+    )
 }
 
 /// Checks each control flow step of `graph` against the subgraphs it calls and sets its
@@ -233,8 +264,9 @@ pub fn prepare_calls(
                 let mut bytes = 0;
                 for s in [then_subgraph, else_subgraph] {
                     let (g, arena) = sub(s).map_err(at)?;
-                    check_list(graph, &ins[1..], g, &g.inputs, "inputs", s).map_err(at)?;
-                    check_list(graph, &step.outputs, g, &g.outputs, "outputs", s).map_err(at)?;
+                    let (i, o) = (Side::Inputs, Side::Outputs);
+                    check_list(graph, &ins[1..], g, i, "branch input", s).map_err(at)?;
+                    check_list(graph, &step.outputs, g, o, "output", s).map_err(at)?;
                     bytes = bytes.max(arena);
                 }
                 bytes
@@ -242,20 +274,32 @@ pub fn prepare_calls(
             Control::While { cond, body } => {
                 let (c, ca) = sub(cond).map_err(at)?;
                 let (b, ba) = sub(body).map_err(at)?;
-                check_list(graph, &ins, c, &c.inputs, "loop variables", cond).map_err(at)?;
-                check_list(graph, &ins, b, &b.inputs, "loop variables", body).map_err(at)?;
-                check_list(graph, &ins, b, &b.outputs, "loop variables", body).map_err(at)?;
-                let ok = match c.outputs.as_slice() {
+                let (i, o) = (Side::Inputs, Side::Outputs);
+                check_list(graph, &ins, c, i, "loop variable", cond).map_err(at)?;
+                check_list(graph, &ins, b, i, "loop variable", body).map_err(at)?;
+                check_list(graph, &ins, b, o, "loop variable", body).map_err(at)?;
+                if let [t] = c.outputs.as_slice()
+                    && c.tensor(*t).is_constant()
+                {
+                    return Err(at(constant_boundary(c, *t, "output 0", cond)));
+                }
+                let found = match c.outputs.as_slice() {
                     [t] => {
-                        let t = c.tensor(*t);
-                        t.dtype == DType::Bool && t.elements() == 1
+                        let x = c.tensor(*t);
+                        (x.dtype != DType::Bool || x.elements() != 1).then(|| {
+                            format!(
+                                "{} of shape {:?} (tensor {} `{}`)",
+                                x.dtype, x.shape, t.0, x.name
+                            )
+                        })
                     }
-                    _ => false,
+                    list => Some(format!("{} outputs", list.len())),
                 };
-                if !ok {
+                if let Some(found) = found {
                     return Err(at(lower::unsupported(format!(
                         "WHILE's condition (subgraph {cond}) must have one output, one BOOL"
-                    ))));
+                    ))
+                    .expected_found("one output: BOOL, 1 element", found)));
                 }
                 ca.max(ba)
             }

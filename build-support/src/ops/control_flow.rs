@@ -46,7 +46,8 @@ pub fn lower_if(cx: &Cx<'_>) -> Result<Step> {
     };
     let (inputs, states) = operands(cx)?;
     let Some(cond) = inputs.first().and_then(|o| o.tensor()) else {
-        return Err(unsupported("IF needs its condition as input 0"));
+        return Err(unsupported("IF needs its condition as input 0")
+            .expected_found("a BOOL condition, then the branch inputs", "0 inputs"));
     };
     let c = cx.tensor(cond);
     if c.dtype != DType::Bool || c.elements() != 1 {

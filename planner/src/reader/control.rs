@@ -2,70 +2,190 @@
 //! variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE).
 //!
 //! A call names a subgraph by index: it must exist, not be the main one, and no subgraph may
-//! call itself, directly or not (TFLM would recurse without end). A resource variable is named
-//! by its VAR_HANDLE's `container/shared_name`; each subgraph that reads or writes it gets a
-//! variable tensor for it (appended, as an extra input of READ_VARIABLE / ASSIGN_VARIABLE),
-//! and all of them are the model's one copy of its bytes: they must agree on type and shape.
+//! call itself, directly or not (TFLM would recurse without end). Calls nest at most
+//! [`MAX_CALL_DEPTH`] deep (Kiln's emitter recurses once per level) and write at most
+//! [`MAX_INLINED_OPS`] operators of called subgraphs (it writes a callee at each call).
+//! A resource variable is named by its VAR_HANDLE's `container/shared_name`; each subgraph
+//! that reads or writes it gets a variable tensor for it (appended, as an extra input of
+//! READ_VARIABLE / ASSIGN_VARIABLE), and all of them are the model's one copy of its bytes:
+//! they must agree on type and shape.
 
 use crate::diag::{Diagnostic, Result};
 use crate::ir::{DType, Graph, OpKind, Quantization, Tensor, TensorId, TensorKind};
 
-/// The subgraphs each operator of `g` calls.
-fn callees(g: &Graph) -> impl Iterator<Item = (usize, usize)> + '_ {
-    g.ops
-        .iter()
-        .flat_map(|op| callees_of(&op.kind).into_iter().map(move |c| (op.id.0, c)))
+/// How deep calls may nest: subgraphs active at once beyond the main one. Kiln's emitter
+/// writes a called subgraph's code inside its caller's, one level of (native) recursion per
+/// nesting level, 32 to 43 KB of stack each in a debug build (measured: 48 levels compile
+/// in a 2 MB test thread, 64 overflow it). TFLM runs deeper chains (200 levels in a 1 MB
+/// arena: tests/hostile/cf_nested_if_200); converted models nest a few levels.
+pub const MAX_CALL_DEPTH: usize = 32;
+
+/// How many operators of called subgraphs Kiln writes at most, counting a subgraph once per
+/// place it is called from (the emitter writes a callee's code inline at each call, so
+/// subgraphs calling the same next one from two places double the code at every level:
+/// 16 such levels took 32 s and 81 MB of tokens, 24 would never finish). Converted models
+/// call a few subgraphs of a few dozen operators.
+pub const MAX_INLINED_OPS: u64 = 4096;
+
+/// The subgraphs each operator of `g` calls: (operator, option field, subgraph).
+fn callees(g: &Graph) -> impl Iterator<Item = (usize, &'static str, usize)> + '_ {
+    g.ops.iter().flat_map(|op| {
+        callees_of(&op.kind)
+            .into_iter()
+            .map(move |(field, c)| (op.id.0, field, c))
+    })
 }
 
-/// Every call names an existing subgraph other than the main one, and the calls have no cycle.
+/// Every call names an existing subgraph other than the main one, the calls have no cycle,
+/// and they nest at most [`MAX_CALL_DEPTH`] deep below the main subgraph.
 pub(super) fn check_calls(graphs: &[Graph]) -> Result<()> {
     let n = graphs.len();
     for (s, g) in graphs.iter().enumerate() {
-        for (op, c) in callees(g) {
+        for (op, field, c) in callees(g) {
             if c == 0 || c >= n {
                 let name = g.ops[op].kind.name().to_string();
-                return Err(Diagnostic::malformed(
-                    "the operator names a subgraph that does not exist or is the main one",
-                )
-                .at_op(op, name)
-                .expected_found(format!("a subgraph index in 1..{n}"), c.to_string())
-                .in_subgraph(s));
+                let why = if c == 0 {
+                    "names the main subgraph (0), which would run inside itself".to_string()
+                } else {
+                    format!("names a subgraph that does not exist (the model has {n})")
+                };
+                return Err(
+                    Diagnostic::malformed(format!("the operator's {field} {why}"))
+                        .at_op(op, name)
+                        .expected_found(format!("a subgraph index in 1..{n}"), c.to_string())
+                        .in_subgraph(s),
+                );
             }
         }
     }
     // Depth-first from every subgraph, iteratively (a hostile model may nest deeply).
-    // 0: not seen, 1: on the current path, 2: done.
+    // 0: not seen, 1: on the current path, 2: done. `depth[s]`: the longest chain of calls
+    // below s, known once s is done (callees are done first).
     let mut state = vec![0u8; n];
+    let mut depth = vec![0usize; n];
+    // `inlined[s]`: the operators the calls below s write (see MAX_INLINED_OPS), saturating.
+    let mut inlined = vec![0u64; n];
+    let written =
+        |c: usize, inlined: &[u64]| (graphs[c].ops.len() as u64).saturating_add(inlined[c]);
+    let calls_of = |s: usize| -> Vec<(usize, usize)> {
+        callees(&graphs[s]).map(|(op, _, c)| (op, c)).collect()
+    };
     for root in 0..n {
         if state[root] != 0 {
             continue;
         }
-        let mut stack: Vec<(usize, Vec<usize>)> =
-            vec![(root, callees(&graphs[root]).map(|c| c.1).collect())];
+        let mut stack: Vec<(usize, Vec<(usize, usize)>)> = vec![(root, calls_of(root))];
         state[root] = 1;
         while let Some((s, next)) = stack.last_mut() {
             let s = *s;
             match next.pop() {
-                Some(c) if state[c] == 1 => {
-                    return Err(Diagnostic::unsupported(
-                        "the model's subgraphs call each other in a cycle (recursion)",
-                    )
+                Some((op, c)) if state[c] == 1 => {
+                    // The cycle: from c's place on the path to s, then back to c.
+                    let from = stack.iter().position(|e| e.0 == c).unwrap_or(0);
+                    let mut path: Vec<String> =
+                        stack[from..].iter().map(|e| e.0.to_string()).collect();
+                    path.push(c.to_string());
+                    let name = graphs[s].ops[op].kind.name().to_string();
+                    return Err(Diagnostic::unsupported(format!(
+                        "the operator calls subgraph {c}, which is already running: the \
+                         subgraphs call each other in a cycle (TFLM recurses until its stack \
+                         overflows)"
+                    ))
+                    .at_op(op, name)
                     .expected_found(
                         "calls between subgraphs without a cycle",
-                        format!("subgraph {s} calls subgraph {c}, which is already running"),
-                    ));
+                        format!("subgraph {}", path.join(" -> ")),
+                    )
+                    .in_subgraph(s));
                 }
-                Some(c) if state[c] == 0 => {
+                Some((_, c)) if state[c] == 0 => {
                     state[c] = 1;
-                    stack.push((c, callees(&graphs[c]).map(|c| c.1).collect()));
+                    stack.push((c, calls_of(c)));
                 }
                 Some(_) => {}
                 None => {
                     state[s] = 2;
+                    depth[s] = calls_of(s)
+                        .iter()
+                        .map(|&(_, c)| depth[c] + 1)
+                        .max()
+                        .unwrap_or(0);
+                    inlined[s] = calls_of(s)
+                        .iter()
+                        .fold(0u64, |a, &(_, c)| a.saturating_add(written(c, &inlined)));
                     stack.pop();
                 }
             }
         }
+    }
+    if n > 0 && depth[0] > MAX_CALL_DEPTH {
+        // Follow the deepest chain from the main subgraph to the call one level too deep.
+        let (mut s, mut path) = (0, vec!["0".to_string()]);
+        for level in 1.. {
+            let Some((op, c)) = calls_of(s)
+                .into_iter()
+                .max_by_key(|&(op, c)| (depth[c], std::cmp::Reverse(op)))
+            else {
+                break;
+            };
+            path.push(c.to_string());
+            if level > MAX_CALL_DEPTH {
+                let name = graphs[s].ops[op].kind.name().to_string();
+                return Err(Diagnostic::unsupported(format!(
+                    "calls nest {} deep below the main subgraph; this operator's call of \
+                     subgraph {c} is level {level}",
+                    depth[0]
+                ))
+                .at_op(op, name)
+                .expected_found(
+                    format!("at most {MAX_CALL_DEPTH} nested calls"),
+                    format!(
+                        "{} nested calls (subgraph {} -> ...)",
+                        depth[0],
+                        path.iter()
+                            .take(3)
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(" -> ")
+                    ),
+                )
+                .in_subgraph(s));
+            }
+            s = c;
+        }
+    }
+    if n > 0 && inlined[0] > MAX_INLINED_OPS {
+        // The main subgraph's operator whose calls write the most.
+        let (op, most) = graphs[0]
+            .ops
+            .iter()
+            .map(|o| {
+                let w = callees_of(&o.kind)
+                    .iter()
+                    .fold(0u64, |a, &(_, c)| a.saturating_add(written(c, &inlined)));
+                (o.id.0, w)
+            })
+            .max_by_key(|&(op, w)| (w, std::cmp::Reverse(op)))
+            .unwrap_or((0, 0));
+        let total = if inlined[0] == u64::MAX {
+            "more than 2^64".to_string()
+        } else {
+            inlined[0].to_string()
+        };
+        return Err(Diagnostic::unsupported(format!(
+            "the calls would write {total} operators of called subgraphs (a subgraph's code \
+             is written at each place it is called from); this operator's calls write {}",
+            if most == u64::MAX {
+                "more than 2^64".to_string()
+            } else {
+                most.to_string()
+            }
+        ))
+        .at_op(op, graphs[0].ops[op].kind.name())
+        .expected_found(
+            format!("at most {MAX_INLINED_OPS} operators in called subgraphs"),
+            total,
+        ));
     }
     Ok(())
 }
@@ -108,10 +228,16 @@ pub(super) fn add_resource_vars(g: &mut Graph) -> Result<()> {
             _ => None,
         }) else {
             let t = g.tensor(handle);
+            let found = match made_by {
+                Some(p) => format!("the output of op {} ({})", p.id.0, p.kind.name()),
+                None if g.inputs.contains(&handle) => "an input of the subgraph".to_string(),
+                None => format!("a {} tensor no earlier operator writes", t.dtype),
+            };
             return Err(at(Diagnostic::unsupported(
                 "a resource handle must come from a VAR_HANDLE earlier in the same subgraph",
             )
-            .at_tensor(handle.0, t.name.clone())));
+            .at_tensor(handle.0, t.name.clone())
+            .expected_found("the output of a VAR_HANDLE", found)));
         };
         let v = g.tensor(value).clone();
         if v.dtype == DType::Resource || v.is_constant() && reading {
@@ -180,7 +306,7 @@ pub(super) fn link_resources(graphs: &mut [Graph]) {
                 stack.pop();
                 continue;
             }
-            let calls: Vec<usize> = callees(&graphs[s]).map(|c| c.1).collect();
+            let calls: Vec<usize> = callees(&graphs[s]).map(|c| c.2).collect();
             if let Some(&c) = calls.iter().find(|&&c| uses[c].is_none()) {
                 stack.push(c);
                 continue;
@@ -208,7 +334,7 @@ pub(super) fn link_resources(graphs: &mut [Graph]) {
         for i in 0..g.ops.len() {
             let mut need: Vec<usize> = callees_of(&g.ops[i].kind)
                 .iter()
-                .flat_map(|&c| uses[c].iter().flatten().copied())
+                .flat_map(|&(_, c)| uses[c].iter().flatten().copied())
                 .collect();
             need.sort_unstable();
             need.dedup();
@@ -233,18 +359,24 @@ pub(super) fn link_resources(graphs: &mut [Graph]) {
     }
 }
 
-/// The subgraphs an operator calls.
-fn callees_of(kind: &OpKind) -> Vec<usize> {
+/// The subgraphs an operator calls, with the option field naming each.
+fn callees_of(kind: &OpKind) -> Vec<(&'static str, usize)> {
     match *kind {
         OpKind::If {
             then_subgraph,
             else_subgraph,
-        } => vec![then_subgraph, else_subgraph],
+        } => vec![
+            ("then_subgraph_index", then_subgraph),
+            ("else_subgraph_index", else_subgraph),
+        ],
         OpKind::While {
             cond_subgraph,
             body_subgraph,
-        } => vec![cond_subgraph, body_subgraph],
-        OpKind::CallOnce { init_subgraph } => vec![init_subgraph],
+        } => vec![
+            ("cond_subgraph_index", cond_subgraph),
+            ("body_subgraph_index", body_subgraph),
+        ],
+        OpKind::CallOnce { init_subgraph } => vec![("init_subgraph_index", init_subgraph)],
         _ => vec![],
     }
 }
@@ -309,13 +441,28 @@ pub(super) fn check_resources(graphs: &[Graph], resources: &[String]) -> Result<
                 match first {
                     None => first = Some((s, t)),
                     Some((s0, t0)) if t0.dtype != t.dtype || t0.shape != t.shape => {
-                        return Err(Diagnostic::unsupported(format!(
+                        let mut d = Diagnostic::unsupported(format!(
                             "resource variable `{name}` is used with two types or shapes"
                         ))
                         .expected_found(
                             format!("{} {:?} (subgraph {s0})", t0.dtype, t0.shape),
                             format!("{} {:?} (subgraph {s})", t.dtype, t.shape),
-                        ));
+                        );
+                        // The operator of subgraph s reading or writing it, and the value.
+                        if let Some(op) = g.ops.iter().find(|o| o.inputs.contains(&Some(var))) {
+                            d = d.at_op(op.id.0, op.kind.name());
+                            let value = match op.kind {
+                                OpKind::ReadVariable { .. } => op.outputs.first().copied(),
+                                OpKind::AssignVariable { .. } => {
+                                    op.inputs.get(1).copied().flatten()
+                                }
+                                _ => None,
+                            };
+                            if let Some(v) = value {
+                                d = d.at_tensor(v.0, g.tensor(v).name.clone());
+                            }
+                        }
+                        return Err(d.in_subgraph(s));
                     }
                     Some(_) => {}
                 }
