@@ -842,21 +842,10 @@ const CASES: &[(&str, Expect)] = &[
             ],
         ),
     ),
-    // IFs 24 deep, both branches the same next subgraph: TFLM runs each subgraph once per
-    // level; Kiln writes a callee at each call (2^25 - 2 copies), and refuses more than
-    // MAX_INLINED_OPS (4096) operators so written (16 levels took 32 s before the limit).
-    (
-        "cf_if_branches_share_next_24",
-        refused(
-            U,
-            Some((0, "IF")),
-            None,
-            &[
-                "the calls would write 33554430 operators of called subgraphs",
-                "expected at most 4096 operators in called subgraphs, found 33554430",
-            ],
-        ),
-    ),
+    // IFs 24 deep, both branches the same next subgraph: TFLM runs one subgraph per level;
+    // Kiln writes each subgraph once, as a function both branches call (code linear in the
+    // model, not 2^25 - 2 copies).
+    ("cf_if_branches_share_next_24", CompilesCalls),
 ];
 
 fn options() -> kiln_build::Options {
@@ -997,7 +986,8 @@ macro_rules! compiled_calls {
 
 // cf_nested_if_32: IFs nested 32 deep (Kiln's limit), 33 subgraphs active at once when the
 // condition is true (x + x at the bottom), x - x when false. The IF models' seeds 1 to 3
-// take both branches; the WHILE models run 3 trips.
+// take both branches; the WHILE models run 3 trips. cf_if_branches_share_next_24: 24 levels
+// of IFs whose branches call the same next subgraph (one function each in Kiln's code).
 compiled_calls!(
     cf_nested_if_32: "hostile/cf_nested_if_32.tflite",
     cf_if_branch_passes_input_through: "hostile/cf_if_branch_passes_input_through.tflite",
@@ -1006,6 +996,7 @@ compiled_calls!(
     cf_while_body_lists_output_twice: "hostile/cf_while_body_lists_output_twice.tflite",
     cf_if_constant_condition: "hostile/cf_if_constant_condition.tflite",
     cf_while_condition_is_loop_variable: "hostile/cf_while_condition_is_loop_variable.tflite",
+    cf_if_branches_share_next_24: "hostile/cf_if_branches_share_next_24.tflite",
 );
 
 #[test]

@@ -825,7 +825,7 @@ CF_MODELS = {
 CF_GOLDEN = {"cf_nested_if_32", "cf_if_branch_passes_input_through",
              "cf_if_branch_lists_input_twice", "cf_while_body_passes_variables_through",
              "cf_while_body_lists_output_twice", "cf_if_constant_condition",
-             "cf_while_condition_is_loop_variable"}
+             "cf_while_condition_is_loop_variable", "cf_if_branches_share_next_24"}
 # Models over 2 KB (one subgraph per nesting level).
 LARGE = {"cf_nested_if_200", "cf_nested_if_32", "cf_if_branches_share_next_24"}
 # How long TFLM may take on one model before it is killed (a recursion that never ends).

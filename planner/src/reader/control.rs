@@ -3,8 +3,7 @@
 //!
 //! A call names a subgraph by index: it must exist, not be the main one, and no subgraph may
 //! call itself, directly or not (TFLM would recurse without end). Calls nest at most
-//! [`MAX_CALL_DEPTH`] deep (Kiln's emitter recurses once per level) and write at most
-//! [`MAX_INLINED_OPS`] operators of called subgraphs (it writes a callee at each call).
+//! [`MAX_CALL_DEPTH`] deep (Kiln's emitter recurses once per level).
 //! A resource variable is named by its VAR_HANDLE's `container/shared_name`; each subgraph
 //! that reads or writes it gets a variable tensor for it (appended, as an extra input of
 //! READ_VARIABLE / ASSIGN_VARIABLE), and all of them are the model's one copy of its bytes:
@@ -14,18 +13,11 @@ use crate::diag::{Diagnostic, Result};
 use crate::ir::{DType, Graph, OpKind, Quantization, Tensor, TensorId, TensorKind};
 
 /// How deep calls may nest: subgraphs active at once beyond the main one. Kiln's emitter
-/// writes a called subgraph's code inside its caller's, one level of (native) recursion per
-/// nesting level, 32 to 43 KB of stack each in a debug build (measured: 48 levels compile
+/// writes a called subgraph's function while it writes its caller's, one level of (native)
+/// recursion per nesting level, 32 to 43 KB of stack each in a debug build (measured: 48 levels compile
 /// in a 2 MB test thread, 64 overflow it). TFLM runs deeper chains (200 levels in a 1 MB
 /// arena: tests/hostile/cf_nested_if_200); converted models nest a few levels.
 pub const MAX_CALL_DEPTH: usize = 32;
-
-/// How many operators of called subgraphs Kiln writes at most, counting a subgraph once per
-/// place it is called from (the emitter writes a callee's code inline at each call, so
-/// subgraphs calling the same next one from two places double the code at every level:
-/// 16 such levels took 32 s and 81 MB of tokens, 24 would never finish). Converted models
-/// call a few subgraphs of a few dozen operators.
-pub const MAX_INLINED_OPS: u64 = 4096;
 
 /// The subgraphs each operator of `g` calls: (operator, option field, subgraph).
 fn callees(g: &Graph) -> impl Iterator<Item = (usize, &'static str, usize)> + '_ {
@@ -63,10 +55,6 @@ pub(super) fn check_calls(graphs: &[Graph]) -> Result<()> {
     // below s, known once s is done (callees are done first).
     let mut state = vec![0u8; n];
     let mut depth = vec![0usize; n];
-    // `inlined[s]`: the operators the calls below s write (see MAX_INLINED_OPS), saturating.
-    let mut inlined = vec![0u64; n];
-    let written =
-        |c: usize, inlined: &[u64]| (graphs[c].ops.len() as u64).saturating_add(inlined[c]);
     let calls_of = |s: usize| -> Vec<(usize, usize)> {
         callees(&graphs[s]).map(|(op, _, c)| (op, c)).collect()
     };
@@ -110,9 +98,6 @@ pub(super) fn check_calls(graphs: &[Graph]) -> Result<()> {
                         .map(|&(_, c)| depth[c] + 1)
                         .max()
                         .unwrap_or(0);
-                    inlined[s] = calls_of(s)
-                        .iter()
-                        .fold(0u64, |a, &(_, c)| a.saturating_add(written(c, &inlined)));
                     stack.pop();
                 }
             }
@@ -153,39 +138,6 @@ pub(super) fn check_calls(graphs: &[Graph]) -> Result<()> {
             }
             s = c;
         }
-    }
-    if n > 0 && inlined[0] > MAX_INLINED_OPS {
-        // The main subgraph's operator whose calls write the most.
-        let (op, most) = graphs[0]
-            .ops
-            .iter()
-            .map(|o| {
-                let w = callees_of(&o.kind)
-                    .iter()
-                    .fold(0u64, |a, &(_, c)| a.saturating_add(written(c, &inlined)));
-                (o.id.0, w)
-            })
-            .max_by_key(|&(op, w)| (w, std::cmp::Reverse(op)))
-            .unwrap_or((0, 0));
-        let total = if inlined[0] == u64::MAX {
-            "more than 2^64".to_string()
-        } else {
-            inlined[0].to_string()
-        };
-        return Err(Diagnostic::unsupported(format!(
-            "the calls would write {total} operators of called subgraphs (a subgraph's code \
-             is written at each place it is called from); this operator's calls write {}",
-            if most == u64::MAX {
-                "more than 2^64".to_string()
-            } else {
-                most.to_string()
-            }
-        ))
-        .at_op(op, graphs[0].ops[op].kind.name())
-        .expected_found(
-            format!("at most {MAX_INLINED_OPS} operators in called subgraphs"),
-            total,
-        ));
     }
     Ok(())
 }
