@@ -292,3 +292,499 @@ pub(crate) fn requantize4(
         );
     }
 }
+
+/// The taps of a depthwise window as byte offsets from its first tap (`(fy * dh * iw + fx *
+/// dw) * C` for tap `fy * kw + fx`), with the largest one: what [`dw_block4`] needs to check
+/// a block's reads once. Built per layer by [`DwTaps::new`] (the only constructor, so the
+/// largest offset is always the table's).
+pub(crate) struct DwTaps {
+    off: [u32; super::MAX_TAPS],
+    n: usize,
+    reach: usize,
+}
+
+impl DwTaps {
+    /// The taps of a `kh x kw` window with dilations `dh`, `dw` over an input `iw` pixels wide
+    /// of `c` channels, or `None` if there are none, more than `MAX_TAPS` or an offset
+    /// overflows.
+    pub(crate) fn new(
+        kh: usize,
+        kw: usize,
+        dh: usize,
+        dw: usize,
+        iw: usize,
+        c: usize,
+    ) -> Option<Self> {
+        let n = kh.checked_mul(kw)?;
+        if n == 0 || n > super::MAX_TAPS {
+            return None;
+        }
+        let mut off = [0u32; super::MAX_TAPS];
+        let mut reach = 0usize;
+        for fy in 0..kh {
+            for fx in 0..kw {
+                let o = fy
+                    .checked_mul(dh)?
+                    .checked_mul(iw)?
+                    .checked_add(fx.checked_mul(dw)?)?
+                    .checked_mul(c)?;
+                *off.get_mut(fy * kw + fx)? = u32::try_from(o).ok()?;
+                reach = reach.max(o);
+            }
+        }
+        Some(DwTaps { off, n, reach })
+    }
+}
+
+/// The requantization of four pixels' accumulators `q0`-`q3` (four channels each) into
+/// bytes at `r0`, `r0 + c`, `r0 + 2c`, `r0 + 3c`, as [`requantize4`] per lane, with `q4` the
+/// multipliers, `q5` the right shifts negated, `r1` the output offset, `r2` the lower clamp,
+/// `r3` the upper one and `r5` the pixel stride `c`; changes `q6`, `q7` and `r0`.
+macro_rules! requantize_4x4 {
+    () => {
+        concat!(
+            "vdup.32 q6, r2\n",
+            "vqrdmulh.s32 q0, q0, q4\n",
+            "vshr.s32 q7, q0, #31\n",
+            "vadd.i32 q0, q0, q7\n",
+            "vrshl.s32 q0, q0, q5\n",
+            "vadd.i32 q0, q0, r1\n",
+            "vmax.s32 q0, q0, q6\n",
+            "vdup.32 q7, r3\n",
+            "vmin.s32 q0, q0, q7\n",
+            "vstrb.32 q0, [r0]\n",
+            "add r0, r0, r5\n",
+            "vqrdmulh.s32 q1, q1, q4\n",
+            "vshr.s32 q7, q1, #31\n",
+            "vadd.i32 q1, q1, q7\n",
+            "vrshl.s32 q1, q1, q5\n",
+            "vadd.i32 q1, q1, r1\n",
+            "vmax.s32 q1, q1, q6\n",
+            "vdup.32 q7, r3\n",
+            "vmin.s32 q1, q1, q7\n",
+            "vstrb.32 q1, [r0]\n",
+            "add r0, r0, r5\n",
+            "vqrdmulh.s32 q2, q2, q4\n",
+            "vshr.s32 q7, q2, #31\n",
+            "vadd.i32 q2, q2, q7\n",
+            "vrshl.s32 q2, q2, q5\n",
+            "vadd.i32 q2, q2, r1\n",
+            "vmax.s32 q2, q2, q6\n",
+            "vdup.32 q7, r3\n",
+            "vmin.s32 q2, q2, q7\n",
+            "vstrb.32 q2, [r0]\n",
+            "add r0, r0, r5\n",
+            "vqrdmulh.s32 q3, q3, q4\n",
+            "vshr.s32 q7, q3, #31\n",
+            "vadd.i32 q3, q3, q7\n",
+            "vrshl.s32 q3, q3, q5\n",
+            "vadd.i32 q3, q3, r1\n",
+            "vmax.s32 q3, q3, q6\n",
+            "vdup.32 q7, r3\n",
+            "vmin.s32 q3, q3, q7\n",
+            "vstrb.32 q3, [r0]\n",
+        )
+    };
+}
+
+/// The start of a four-pixel depthwise block: the bias (at `r1`) into the four accumulators
+/// `q0`-`q3`, the multipliers (at `r2`) into `q4`, the right shifts (at `r3`) negated into
+/// `q5`, and the tap loop's counter (`lr`) set.
+macro_rules! block_start {
+    () => {
+        concat!(
+            "vldrw.u32 q0, [r1]\n",
+            "vldrw.u32 q4, [r2]\n",
+            "vldrw.u32 q5, [r3]\n",
+            "vmov q1, q0\n",
+            "vmov q2, q0\n",
+            "vmov q3, q0\n",
+            "vneg.s32 q5, q5\n",
+            "dls lr, lr\n",
+        )
+    };
+}
+
+/// The checked slices of a four-pixel depthwise block of `c` channels (`c % 4 == 0`) and `t`
+/// taps: the weights (`c * t`), the bias, multipliers and shifts (`c` each) and the four
+/// pixels' outputs (`4c`), or `None`.
+#[allow(clippy::type_complexity)]
+#[inline(always)]
+fn block_slices<'a>(
+    t: usize,
+    c: usize,
+    w: &'a [i8],
+    bias: &'a [i32],
+    m: &'a [i32],
+    e: &'a [i32],
+    out: &'a mut [i8],
+) -> Option<(&'a [i8], &'a [i32], &'a [i32], &'a [i32], &'a mut [i8])> {
+    if t == 0 || t > super::MAX_TAPS || !c.is_multiple_of(4) {
+        return None;
+    }
+    Some((
+        w.get(..c.checked_mul(t)?)?,
+        bias.get(..c)?,
+        m.get(..c)?,
+        e.get(..c)?,
+        out.get_mut(..c.checked_mul(4)?)?,
+    ))
+}
+
+/// Four output pixels of a depth-multiplier-1 DEPTHWISE_CONV_2D whose windows lie wholly inside
+/// the input, all `c` channels (`c % 4 == 0`), four channels per step: pixel `j`'s tap `t`
+/// of channel `ch` is `image[start + j * step + taps.off[t] + ch]`; its accumulator starts
+/// from `bias[ch]`, adds the tap products with the weights `w[(ch / 4 * T + t) * 4 + ch % 4]`
+/// (the layout of `depthwise_conv_2d::fast`) and is requantized as [`requantize4`] does
+/// into `out[j * c + ch]`. Per tap one `VLDRB.S32` of the four weights serves the four
+/// pixels (`VLDRB.S32` of each pixel's four input bytes, `VMUL` + `VADD`: Helium has no
+/// lane-wise integer multiply-accumulate), and the requantization (`m`, `e` loaded once)
+/// runs on the four accumulators in registers. Nothing is written unless every slice
+/// covers the block.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn dw_block4(
+    image: &[i8],
+    start: usize,
+    step: usize,
+    taps: &DwTaps,
+    c: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let t = taps.n;
+    // One past the last byte read: `start + 3 * step + reach + c`.
+    let end = step
+        .checked_mul(3)
+        .and_then(|s| s.checked_add(start))
+        .and_then(|s| s.checked_add(taps.reach))
+        .and_then(|s| s.checked_add(c));
+    let (Some(end), Some((w, bias, m, e, out))) = (end, block_slices(t, c, w, bias, m, e, out))
+    else {
+        return;
+    };
+    if end > image.len() {
+        return;
+    }
+    // The constants the requantization loads in one `LDM`: offset, min, max, pixel stride.
+    let consts = [q.offset, q.min, q.max, c as i32];
+    let base = image.as_ptr().wrapping_add(start);
+    let mut pw = w.as_ptr();
+    for g in 0..c / 4 {
+        let at = 4 * g;
+        // SAFETY: see the module documentation. Reads: for tap `i < t` (`taps.off[..t]`
+        // initialised by `DwTaps::new`, each at most `taps.reach`) and pixel `j < 4`, the 4
+        // bytes at `start + at + j * step + off[i]` of `image`, the last of which is below
+        // `start + 3 * step + reach + c = end <= image.len()` since `at + 4 <= c`; the
+        // weights `pw .. pw + 4t`, inside `w` (`c * t` bytes, group `g` at `4tg`); 4 `i32`s
+        // (aligned) of `bias`, `m`, `e` at `at` (`at + 4 <= c`); `consts`, 4 `i32`s. Writes:
+        // 4 bytes at `at + j * c` of `out` for `j < 4`, below `4c`, its length. The loop
+        // runs `t > 0` times.
+        unsafe {
+            asm!(
+                block_start!(),
+                "2:",
+                "ldr r0, [r5], #4",
+                "add r0, r0, {img}",
+                "add r1, r0, {step}",
+                "add r2, r1, {step}",
+                "add r3, r2, {step}",
+                "vldrb.s32 q6, [r4], #4",
+                "vldrb.s32 q7, [r0]",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q0, q0, q7",
+                "vldrb.s32 q7, [r1]",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q1, q1, q7",
+                "vldrb.s32 q7, [r2]",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q2, q2, q7",
+                "vldrb.s32 q7, [r3]",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q3, q3, q7",
+                "le lr, 2b",
+                // offset, min, max, c.
+                "ldm {qc}, {{r1, r2, r3, r5}}",
+                "mov r0, {po}",
+                requantize_4x4!(),
+                img = in(reg) base.wrapping_add(at),
+                step = in(reg) step,
+                po = in(reg) out.as_mut_ptr().wrapping_add(at),
+                qc = in(reg) consts.as_ptr(),
+                out("r0") _,
+                inout("r1") bias.as_ptr().wrapping_add(at) => _,
+                inout("r2") m.as_ptr().wrapping_add(at) => _,
+                inout("r3") e.as_ptr().wrapping_add(at) => _,
+                inout("r4") pw,
+                inout("r5") taps.off.as_ptr() => _,
+                inout("lr") t => _,
+                out("q0") _,
+                out("q1") _,
+                out("q2") _,
+                out("q3") _,
+                out("q4") _,
+                out("q5") _,
+                out("q6") _,
+                out("q7") _,
+                options(nostack),
+            );
+        }
+    }
+}
+
+/// [`dw_block4`] for any four pixels, from their taps: `taps[4 * i + j]` is pixel `j`'s tap
+/// `i` (a slice of at least `c` bytes from the tap's first channel: the input, or a row of
+/// the zero point for a tap outside it), `taps.len() = 4T`; outputs at `out[j * c + ch]`.
+/// The taps' pointers are copied into a table that the loop reads four at a time (`LDM`)
+/// and writes back advanced to the next group's channels (`STM`), so a tap costs two
+/// scalar instructions per group.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn dw_block4_taps(
+    taps: &[&[i8]],
+    c: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let t = taps.len() / 4;
+    let Some((w, bias, m, e, out)) = block_slices(t, c, w, bias, m, e, out) else {
+        return;
+    };
+    // The table: uninitialised beyond the `4t` entries written (zeroing all `4 * MAX_TAPS`
+    // would cost more than a small layer's block).
+    let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
+    let pt = table.as_mut_ptr().cast::<*const i8>();
+    let Some(taps) = taps.get(..4 * t) else {
+        return;
+    };
+    for (i, x) in taps.iter().enumerate() {
+        if x.len() < c {
+            return;
+        }
+        // SAFETY: `i < 4t <= 4 * MAX_TAPS`, so `pt + i` is inside `table`; `write` does not
+        // read the uninitialised slot.
+        unsafe { pt.add(i).write(x.as_ptr()) };
+    }
+    let consts = [q.offset, q.min, q.max, c as i32];
+    let mut pw = w.as_ptr();
+    for g in 0..c / 4 {
+        let at = 4 * g;
+        // SAFETY: see the module documentation. `table[..4t]` holds the taps' pointers
+        // (initialised above, `4t <= 4 * MAX_TAPS`), each advanced by `4g` (the loop's
+        // write-back, 4 per group): the block reads 4 bytes at each, `[4g, 4g + 4)` of a
+        // slice of at least `c` bytes, and writes the 4t table entries back (the only other
+        // memory written: 4 bytes at `at + j * c` of `out`, below `4c`, its length). The
+        // weights `pw .. pw + 4t` lie inside `w` (`c * t` bytes, group `g` at `4tg`); `bias`,
+        // `m`, `e` have 4 aligned `i32`s at `at`; `consts` 4 `i32`s. The loop runs `t > 0`
+        // times.
+        unsafe {
+            asm!(
+                block_start!(),
+                "2:",
+                "ldm r5, {{r0, r1, r2, r3}}",
+                "vldrb.s32 q6, [r4], #4",
+                "vldrb.s32 q7, [r0], #4",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q0, q0, q7",
+                "vldrb.s32 q7, [r1], #4",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q1, q1, q7",
+                "vldrb.s32 q7, [r2], #4",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q2, q2, q7",
+                "vldrb.s32 q7, [r3], #4",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q3, q3, q7",
+                "stm r5!, {{r0, r1, r2, r3}}",
+                "le lr, 2b",
+                "ldm {qc}, {{r1, r2, r3, r5}}",
+                "mov r0, {po}",
+                requantize_4x4!(),
+                po = in(reg) out.as_mut_ptr().wrapping_add(at),
+                qc = in(reg) consts.as_ptr(),
+                out("r0") _,
+                inout("r1") bias.as_ptr().wrapping_add(at) => _,
+                inout("r2") m.as_ptr().wrapping_add(at) => _,
+                inout("r3") e.as_ptr().wrapping_add(at) => _,
+                inout("r4") pw,
+                inout("r5") pt => _,
+                inout("lr") t => _,
+                out("q0") _,
+                out("q1") _,
+                out("q2") _,
+                out("q3") _,
+                out("q4") _,
+                out("q5") _,
+                out("q6") _,
+                out("q7") _,
+                options(nostack),
+            );
+        }
+    }
+}
+
+/// [`dw_block4_taps`] for an input of one channel (depth multiplier `c`, `c % 4 == 0`):
+/// every tap is one input byte (`taps[4 * i + j][0]`), shared by all `c` output channels,
+/// so it is loaded as a scalar (`LDRSB`) and multiplied into the four channels' lanes with
+/// one vector-by-scalar multiply-accumulate (`VMLA.I32`); the pointers stay where they are
+/// from group to group. Weights, bias and outputs as [`dw_block4_taps`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn dw1_block4_taps(
+    taps: &[&[i8]],
+    c: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let t = taps.len() / 4;
+    let Some((w, bias, m, e, out)) = block_slices(t, c, w, bias, m, e, out) else {
+        return;
+    };
+    let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
+    let pt = table.as_mut_ptr().cast::<*const i8>();
+    let Some(taps) = taps.get(..4 * t) else {
+        return;
+    };
+    for (i, x) in taps.iter().enumerate() {
+        if x.is_empty() {
+            return;
+        }
+        // SAFETY: `i < 4t <= 4 * MAX_TAPS`, so `pt + i` is inside `table`; `write` does not
+        // read the uninitialised slot.
+        unsafe { pt.add(i).write(x.as_ptr()) };
+    }
+    // SAFETY: `pt[..4t]` was written above, each pointer to at least one byte; the slices
+    // are those `block_slices` checked.
+    unsafe { dw1_block4_table(pt, t, c, w, bias, m, e, q, out) };
+}
+
+/// [`dw1_block4_taps`] for four pixels of one output row whose windows lie wholly inside
+/// the input: pixel `j`'s tap `i` is `image[start + j * step + taps.off[i]]` (`taps` built
+/// for one channel), checked once for the block.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn dw1_block4(
+    image: &[i8],
+    start: usize,
+    step: usize,
+    taps: &DwTaps,
+    c: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let t = taps.n;
+    // One past the last byte read: `start + 3 * step + reach + 1`.
+    let end = step
+        .checked_mul(3)
+        .and_then(|s| s.checked_add(start))
+        .and_then(|s| s.checked_add(taps.reach))
+        .and_then(|s| s.checked_add(1));
+    let (Some(end), Some((w, bias, m, e, out))) = (end, block_slices(t, c, w, bias, m, e, out))
+    else {
+        return;
+    };
+    if end > image.len() {
+        return;
+    }
+    let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
+    let pt = table.as_mut_ptr().cast::<*const i8>();
+    let base = image.as_ptr().wrapping_add(start);
+    for (i, &o) in taps.off.iter().take(t).enumerate() {
+        let x = base.wrapping_add(o as usize);
+        for j in 0..4 {
+            // SAFETY: `4i + j < 4t <= 4 * MAX_TAPS`, so the slot is inside `table`; `write`
+            // does not read the uninitialised slot.
+            unsafe { pt.add(4 * i + j).write(x.wrapping_add(j * step)) };
+        }
+    }
+    // SAFETY: `pt[..4t]` was written above: pixel `j`'s tap `i` at `start + j * step +
+    // off[i] < end <= image.len()` (`off[i] <= reach`, `j <= 3`), so each points to a byte
+    // of `image`; the slices are those `block_slices` checked.
+    unsafe { dw1_block4_table(pt, t, c, w, bias, m, e, q, out) };
+}
+
+/// The loop of [`dw1_block4_taps`] and [`dw1_block4`] over a table of the taps' pointers.
+///
+/// # Safety
+///
+/// `pt[..4t]` are initialised pointers, each to a readable byte; `0 < t <= MAX_TAPS`;
+/// `c % 4 == 0`; `w` holds `c * t` bytes, `bias`, `m`, `e` `c` values, `out` `4c` bytes
+/// (as `block_slices` returns them).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn dw1_block4_table(
+    pt: *const *const i8,
+    t: usize,
+    c: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let consts = [q.offset, q.min, q.max, c as i32];
+    let mut pw = w.as_ptr();
+    for g in 0..c / 4 {
+        let at = 4 * g;
+        // SAFETY: see the module documentation and the function's contract: the block reads
+        // `pt[..4t]` and the one byte at each; the weights `pw .. pw + 4t`, inside `w`
+        // (`c * t` bytes, group `g` at `4tg`); 4 aligned `i32`s of `bias`, `m`, `e` at `at`
+        // (`at + 4 <= c`); `consts`, 4 `i32`s. Writes: 4 bytes at `at + j * c` of `out`
+        // for `j < 4`, below `4c`, its length. The loop runs `t > 0` times.
+        unsafe {
+            asm!(
+                block_start!(),
+                "2:",
+                "ldm r5!, {{r0, r1, r2, r3}}",
+                "vldrb.s32 q6, [r4], #4",
+                "ldrsb r0, [r0]",
+                "ldrsb r1, [r1]",
+                "ldrsb r2, [r2]",
+                "ldrsb r3, [r3]",
+                "vmla.i32 q0, q6, r0",
+                "vmla.i32 q1, q6, r1",
+                "vmla.i32 q2, q6, r2",
+                "vmla.i32 q3, q6, r3",
+                "le lr, 2b",
+                "ldm {qc}, {{r1, r2, r3, r5}}",
+                "mov r0, {po}",
+                requantize_4x4!(),
+                po = in(reg) out.as_mut_ptr().wrapping_add(at),
+                qc = in(reg) consts.as_ptr(),
+                out("r0") _,
+                inout("r1") bias.as_ptr().wrapping_add(at) => _,
+                inout("r2") m.as_ptr().wrapping_add(at) => _,
+                inout("r3") e.as_ptr().wrapping_add(at) => _,
+                inout("r4") pw,
+                inout("r5") pt => _,
+                inout("lr") t => _,
+                out("q0") _,
+                out("q1") _,
+                out("q2") _,
+                out("q3") _,
+                out("q4") _,
+                out("q5") _,
+                out("q6") _,
+                out("q7") _,
+                options(nostack),
+            );
+        }
+    }
+}
