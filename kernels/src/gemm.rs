@@ -520,6 +520,12 @@ fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
 /// `dst.fill(v)`, without the call for the short or empty runs of an im2col row.
 #[inline(always)]
 fn fill(dst: &mut [i8], v: i8) {
+    // Helium: 16 bytes per store, no call.
+    #[cfg(kiln_arch = "mve")]
+    if cfg!(kiln_arch = "mve") {
+        arch::fill_bytes(dst, v);
+        return;
+    }
     if dst.len() > 16 {
         dst.fill(v);
     } else {
@@ -533,6 +539,12 @@ fn fill(dst: &mut [i8], v: i8) {
 /// with no panic path).
 #[inline(always)]
 fn copy(dst: &mut [i8], src: &[i8]) {
+    // Helium: 16 bytes per load and store, no call.
+    #[cfg(kiln_arch = "mve")]
+    if cfg!(kiln_arch = "mve") {
+        arch::copy_bytes(dst, src);
+        return;
+    }
     let n = dst.len().min(src.len());
     if let ([d0, d1, d2], [s0, s1, s2, ..]) = (&mut *dst, src) {
         // Three bytes (a row of a 3x3 one-channel window): moved one by one, not by a

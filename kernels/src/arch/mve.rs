@@ -788,3 +788,59 @@ unsafe fn dw1_block4_table(
         }
     }
 }
+
+/// Copies the first `min(dst.len(), src.len())` bytes of `src` into `dst`: a
+/// tail-predicated loop of 16-byte loads and stores (`VLDRB.U8`, `VSTRB.8`), for the short
+/// runs of an im2col row, where a `memcpy` call costs more than the copy.
+#[inline(always)]
+pub(crate) fn copy_bytes(dst: &mut [i8], src: &[i8]) {
+    let n = dst.len().min(src.len());
+    if n == 0 {
+        return;
+    }
+    // SAFETY: see the module documentation: the loop reads `[0, n)` of `src` and writes
+    // `[0, n)` of `dst` (tail predication disables the lanes past `n`; a disabled lane
+    // accesses no memory), both at least `n` long; `n > 0`.
+    unsafe {
+        asm!(
+            "dlstp.8 lr, {n}",
+            "2:",
+            "vldrb.u8 q0, [{s}], #16",
+            "vstrb.8 q0, [{d}], #16",
+            "letp lr, 2b",
+            n = in(reg) n,
+            s = inout(reg) src.as_ptr() => _,
+            d = inout(reg) dst.as_mut_ptr() => _,
+            out("lr") _,
+            out("q0") _,
+            options(nostack),
+        );
+    }
+}
+
+/// Sets every byte of `dst` to `v`: a tail-predicated loop of 16-byte stores (`VSTRB.8` of
+/// `VDUP.8 v`).
+#[inline(always)]
+pub(crate) fn fill_bytes(dst: &mut [i8], v: i8) {
+    let n = dst.len();
+    if n == 0 {
+        return;
+    }
+    // SAFETY: see the module documentation: the loop writes `[0, n)` of `dst` (tail
+    // predication disables the lanes past `n`), `n > 0`.
+    unsafe {
+        asm!(
+            "vdup.8 q0, {v}",
+            "dlstp.8 lr, {n}",
+            "2:",
+            "vstrb.8 q0, [{d}], #16",
+            "letp lr, 2b",
+            n = in(reg) n,
+            v = in(reg) v as i32,
+            d = inout(reg) dst.as_mut_ptr() => _,
+            out("lr") _,
+            out("q0") _,
+            options(nostack),
+        );
+    }
+}
