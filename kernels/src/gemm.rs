@@ -32,8 +32,9 @@
 //! ([`widen_pays`]); the loops come in two instances, for a full-range clamp (one
 //! saturation) and for another, chosen once per layer. With Helium (`kiln_arch = "mve"`) a
 //! 16-byte load feeds a whole dot product step, so the loops take one pixel and four output
-//! channels at a time (`arch::mac_1x4`) and requantize the four at once
-//! (`arch::requantize4`, the same arithmetic per lane).
+//! channels at a time and requantize the four at once (`arch::one_pixel_by4`, which loops
+//! over the channel groups itself; the same arithmetic per lane), and the im2col copies
+//! its runs 16 bytes at a time (`arch::copy_bytes`, `arch::fill_bytes`).
 
 use crate::arch;
 
@@ -274,18 +275,16 @@ fn one_pixel<const F: bool>(
     ) else {
         return;
     };
-    let mut o = 0;
-    let mut rows = w;
-    // Helium: four channels per step, requantized at once.
+    // Helium: four channels per step, requantized at once, the loop over them in the
+    // microkernel; the rest below.
     #[cfg(kiln_arch = "mve")]
-    while o + 3 < n {
-        let acc = arch::mac_1x4(k, x, rows, [b[o], b[o + 1], b[o + 2], b[o + 3]]);
-        if let (Some(m), Some(e), Some(out)) = (m.get(o..), e.get(o..), out.get_mut(o..)) {
-            arch::requantize4(acc, m, e, q, out);
-        }
-        rows = rows.get(4 * k..).unwrap_or(&[]);
-        o += 4;
-    }
+    let mut o = arch::one_pixel_by4(k, x, w, b, m, e, q, out);
+    #[cfg(kiln_arch = "mve")]
+    let mut rows = w.get(o * k..).unwrap_or(&[]);
+    #[cfg(not(kiln_arch = "mve"))]
+    let mut o = 0;
+    #[cfg(not(kiln_arch = "mve"))]
+    let mut rows = w;
     while o + 1 < n {
         let acc = arch::mac_1x2(k, x, rows, [b[o], b[o + 1]]);
         out[o] = requantize::<F>(acc[0], m[o], e[o], half(e[o]), q);

@@ -2,18 +2,25 @@
 //! instructions (`smmulr`, `ssat8`, `asr`) and the pixel widening are the DSP extension's,
 //! which these cores also have.
 //!
-//! * The dot products, `mac_1x4` (one pixel, four channels: the form the `gemm` drivers take
-//!   on Helium instead of the two-pixel ones), `mac_1x2` and `mac_1x1`: one `asm!` block
-//!   each, a tail-predicated low-overhead loop (`DLSTP.8 lr, k` ... `LETP lr`) whose body
-//!   loads 16 bytes of the pixel and of each weight row (`VLDRB.U8` with post-increment)
-//!   and adds their 16 products to a scalar accumulator with one `VMLADAVA.S8` per row. The
-//!   loop's last iteration predicates off the lanes past `k`, so any `k` runs without a
-//!   scalar tail. `VMLADAVA` sums the products of int8 lanes into its 32-bit accumulator,
-//!   wrapping like the reference kernels' `int32_t` sums (the callers prove at build time
-//!   that they never wrap).
-//! * The depthwise taps, `mac_taps4`: four channels in int32 lanes per tap.
+//! * The dot products, `one_pixel_by4` (one pixel times all channels, four at a time,
+//!   each group requantized and stored before the next: the form the `gemm` drivers take
+//!   on Helium instead of the two-pixel ones), `mac_1x2` and `mac_1x1`: a tail-predicated
+//!   low-overhead loop (`DLSTP.8 lr, k` ... `LETP lr`) whose body loads 16 bytes of the
+//!   pixel and of each weight row (`VLDRB.U8` with post-increment) and adds their 16
+//!   products to a scalar accumulator with one `VMLADAVA.S8` per row. The loop's last
+//!   iteration predicates off the lanes past `k`, so any `k` runs without a scalar tail.
+//!   `VMLADAVA` sums the products of int8 lanes into its 32-bit accumulator, wrapping like
+//!   the reference kernels' `int32_t` sums (the callers prove at build time that they never
+//!   wrap).
+//! * The depthwise blocks, `dw_block4` (four output pixels inside the input, taps by
+//!   offset), `dw_block4_taps` (any four pixels, from a table of their taps) and
+//!   `dw1_block4`/`dw1_block4_taps` (input depth 1): four pixels times four channels in
+//!   int32 lanes per weight load, `VLDRB.S32` widening loads, `VMUL` + `VADD` (or `VMLA`
+//!   by a scalar input byte), the four accumulators requantized in registers. The older
+//!   per-pixel form `mac_taps4` serves layers of fewer than four output pixels.
 //! * `requantize4`: four accumulators requantized and stored at once, exactly
-//!   `gemm::requantize` per lane.
+//!   `gemm::requantize` per lane (the blocks above inline the same instructions).
+//! * `copy_bytes`, `fill_bytes`: the im2col's runs, 16 bytes per tail-predicated step.
 //!
 //! # Why the blocks are sound
 //!
@@ -42,57 +49,6 @@ use core::arch::asm;
 
 // The rest of the contract: the DSP extension's forms.
 pub(crate) use super::dsp::{asr, smmulr, ssat8, widen_2};
-
-/// One pixel times four channels (Helium only: the drivers in `gemm` take this form with
-/// [`requantize4`]): `w` holds the four weight rows, `4k` bytes.
-#[inline(always)]
-pub(crate) fn mac_1x4(k: usize, x: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
-    let (Some(x), Some(w)) = (x.get(..k), w.get(..4 * k)) else {
-        return acc;
-    };
-    let [mut a0, mut a1, mut a2, mut a3] = acc;
-    if k > 0 {
-        // SAFETY: see the module documentation: `x` holds `k` bytes, `w` `4k`; the loop reads
-        // `[0, k)` of `x` and `[jk, (j + 1)k)` of `w` for `j` in 0..4 (rows 1 to 3 start at
-        // `w + jk`, computed in the block, the last in `k`'s register once `DLSTP` has read it).
-        unsafe {
-            asm!(
-                "add {w1}, {w0}, {k}",
-                "add {w2}, {w1}, {k}",
-                "dlstp.8 lr, {k}",
-                "add {k}, {w2}, {k}",
-                "2:",
-                "vldrb.u8 q0, [{x0}], #16",
-                "vldrb.u8 q1, [{w0}], #16",
-                "vldrb.u8 q2, [{w1}], #16",
-                "vldrb.u8 q3, [{w2}], #16",
-                "vldrb.u8 q4, [{k}], #16",
-                "vmladava.s8 r0, q0, q1",
-                "vmladava.s8 r2, q0, q2",
-                "vmladava.s8 r4, q0, q3",
-                "vmladava.s8 r8, q0, q4",
-                "letp lr, 2b",
-                k = inout(reg) k => _,
-                x0 = inout(reg) x.as_ptr() => _,
-                w0 = inout(reg) w.as_ptr() => _,
-                w1 = out(reg) _,
-                w2 = out(reg) _,
-                inout("r0") a0,
-                inout("r2") a1,
-                inout("r4") a2,
-                inout("r8") a3,
-                out("lr") _,
-                out("q0") _,
-                out("q1") _,
-                out("q2") _,
-                out("q3") _,
-                out("q4") _,
-                options(nostack, readonly),
-            );
-        }
-    }
-    [a0, a1, a2, a3]
-}
 
 /// One pixel times two channels.
 #[inline(always)]
@@ -843,4 +799,118 @@ pub(crate) fn fill_bytes(dst: &mut [i8], v: i8) {
             options(nostack),
         );
     }
+}
+
+/// One pixel times `4g` channels, requantized and stored, the loop over the channel groups
+/// in the block: the first `4g` of `out` (`g = min(out.len(), bias.len(), ...) / 4`)
+/// become `requantize(x . w_o + bias[o])` for the rows `w_o = w[ok..(o + 1)k]`, as
+/// a four-row dot product then [`requantize4`] per group, without leaving the registers between the
+/// groups (the pointers that do not fit live in a small state table, loaded and stored by
+/// one `LDM`/`STM` per group). Returns the channels done, `4g` (0 if a slice is short or
+/// `k == 0`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn one_pixel_by4(
+    k: usize,
+    x: &[i8],
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) -> usize {
+    let n4 = out.len().min(bias.len()).min(m.len()).min(e.len()) / 4 * 4;
+    let (Some(x), Some(w)) = (x.get(..k), w.get(..n4.saturating_mul(k))) else {
+        return 0;
+    };
+    if k == 0 || n4 == 0 || w.len() != n4 * k {
+        return 0;
+    }
+    // x, the group's weights, bias, multipliers, shifts, output; the output's end.
+    let mut state: [usize; 7] = [
+        x.as_ptr() as usize,
+        w.as_ptr() as usize,
+        bias.as_ptr() as usize,
+        m.as_ptr() as usize,
+        e.as_ptr() as usize,
+        out.as_mut_ptr() as usize,
+        out.as_mut_ptr().wrapping_add(n4) as usize,
+    ];
+    // SAFETY: see the module documentation. Per group `j < n4 / 4` (the loop ends when the
+    // output pointer reaches `out + n4`, after at least one group since `n4 >= 4`) the block
+    // reads `x[..k]` (`k > 0`, `x` is `k` long), the four rows `w[(4j + i)k..(4j + i + 1)k]`
+    // (inside `w`, `n4 * k` long), 4 aligned `i32`s at `4j` of `bias`, `m`, `e` (each at
+    // least `n4` long), and writes the 4 bytes at `4j` of `out` (`n4 <= out.len()`) and
+    // the state table (`state`, 7 words, the block's own).
+    unsafe {
+        asm!(
+            "vdup.32 q5, r0",
+            "vdup.32 q6, r2",
+            "vdup.32 q7, r4",
+            "3:",
+            "ldm r12, {{r1, r3, r5}}",
+            "ldrd r0, r2, [r5]",
+            "ldrd r4, r8, [r5, #8]",
+            "add r5, r3, r11",
+            "add r9, r5, r11",
+            "add r10, r9, r11",
+            "dlstp.8 lr, r11",
+            "2:",
+            "vldrb.u8 q0, [r1], #16",
+            "vldrb.u8 q1, [r3], #16",
+            "vldrb.u8 q2, [r5], #16",
+            "vldrb.u8 q3, [r9], #16",
+            "vldrb.u8 q4, [r10], #16",
+            "vmladava.s8 r0, q0, q1",
+            "vmladava.s8 r2, q0, q2",
+            "vmladava.s8 r4, q0, q3",
+            "vmladava.s8 r8, q0, q4",
+            "letp lr, 2b",
+            "vmov.32 q0[0], r0",
+            "vmov.32 q0[1], r2",
+            "vmov.32 q0[2], r4",
+            "vmov.32 q0[3], r8",
+            "ldm r12, {{r0, r1, r2, r3, r4, r5}}",
+            "add.w r1, r1, r11, lsl #2",
+            "adds r2, #16",
+            "vldrw.u32 q1, [r3], #16",
+            "vldrw.u32 q2, [r4], #16",
+            "vqrdmulh.s32 q0, q0, q1",
+            "vneg.s32 q2, q2",
+            "vshr.s32 q3, q0, #31",
+            "vadd.i32 q0, q0, q3",
+            "vrshl.s32 q0, q0, q2",
+            "vadd.i32 q0, q0, q5",
+            "vmax.s32 q0, q0, q6",
+            "vmin.s32 q0, q0, q7",
+            "vstrb.32 q0, [r5], #4",
+            "stm r12, {{r0, r1, r2, r3, r4, r5}}",
+            "ldr r0, [r12, #24]",
+            "cmp r5, r0",
+            "bne 3b",
+            inout("r0") q.offset => _,
+            out("r1") _,
+            inout("r2") q.min => _,
+            out("r3") _,
+            inout("r4") q.max => _,
+            out("r5") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            in("r11") k,
+            in("r12") state.as_mut_ptr(),
+            out("lr") _,
+            out("q0") _,
+            out("q1") _,
+            out("q2") _,
+            out("q3") _,
+            out("q4") _,
+            out("q5") _,
+            out("q6") _,
+            out("q7") _,
+            options(nostack),
+        );
+    }
+    n4
 }
