@@ -13,8 +13,8 @@
 //!   the reference kernels' `int32_t` sums (the callers prove at build time that they never
 //!   wrap).
 //! * The depthwise blocks, `dw_block4` (four output pixels inside the input, taps by
-//!   offset), `dw_block4_taps` (any four pixels, from a table of their taps) and
-//!   `dw1_block4`/`dw1_block4_taps` (input depth 1): four pixels times four channels in
+//!   offset), `dw_block4_offs` (any four pixels, from a table of their taps) and
+//!   `dw1_block4`/`dw1_block4_offs` (input depth 1): four pixels times four channels in
 //!   int32 lanes per weight load, `VLDRB.S32` widening loads, `VMUL` + `VADD` (or `VMLA`
 //!   by a scalar input byte), the four accumulators requantized in registers. The older
 //!   per-pixel form `mac_taps4` serves layers of fewer than four output pixels.
@@ -290,6 +290,11 @@ impl DwTaps {
         }
         Some(DwTaps { off, n, reach })
     }
+
+    /// The taps' offsets from the first.
+    pub(crate) fn offsets(&self) -> &[u32] {
+        self.off.get(..self.n).unwrap_or(&[])
+    }
 }
 
 /// The requantization of four pixels' accumulators `q0`-`q3` (four channels each) into
@@ -492,16 +497,59 @@ pub(crate) fn dw_block4(
     }
 }
 
-/// [`dw_block4`] for any four pixels, from their taps: `taps[4 * i + j]` is pixel `j`'s tap
-/// `i` (a slice of at least `c` bytes from the tap's first channel: the input, or a row of
-/// the zero point for a tap outside it), `taps.len() = 4T`; outputs at `out[j * c + ch]`.
-/// The taps' pointers are copied into a table that the loop reads four at a time (`LDM`)
-/// and writes back advanced to the next group's channels (`STM`), so a tap costs two
-/// scalar instructions per group.
+/// A value of the offset tables of [`dw_block4_offs`] and [`dw1_block4_offs`]: a tap outside
+/// the input, which reads the zero point row.
+pub(crate) const OUTSIDE: u32 = u32::MAX;
+
+/// Writes into `pt[..4t]` the pointers of a block's taps: `image + offs[i]`, or `zero_row`
+/// for [`OUTSIDE`]; `false` (the table unusable) unless `offs` has `4t` entries and each
+/// pointer has `need` readable bytes (`offs[i] + need <= image.len()`, `zero_row.len() >=
+/// need`).
+#[inline(always)]
+fn fill_table(
+    pt: &mut core::mem::MaybeUninit<[*const i8; 4 * super::MAX_TAPS]>,
+    t: usize,
+    image: &[i8],
+    zero_row: &[i8],
+    offs: &[u32],
+    need: usize,
+) -> bool {
+    let Some(offs) = offs.get(..4 * t) else {
+        return false;
+    };
+    if t > super::MAX_TAPS || zero_row.len() < need || image.len() < need {
+        return false;
+    }
+    let last = image.len() - need;
+    let p = pt.as_mut_ptr().cast::<*const i8>();
+    for (i, &o) in offs.iter().enumerate() {
+        let x = if o == OUTSIDE {
+            zero_row.as_ptr()
+        } else if o as usize <= last {
+            image.as_ptr().wrapping_add(o as usize)
+        } else {
+            return false;
+        };
+        // SAFETY: `i < 4t <= 4 * MAX_TAPS`, so `p + i` is inside the table; `write` does not
+        // read the uninitialised slot.
+        unsafe { p.add(i).write(x) };
+    }
+    true
+}
+
+/// [`dw_block4`] for any four pixels (the padded edges, a block across output rows), from
+/// a table of their taps: `offs[4 * i + j]` is the offset in `image` of pixel `j`'s tap `i`
+/// (its first channel), or [`OUTSIDE`] for a tap outside the input, which reads `zero_row`
+/// (at least `c` bytes of the zero point); outputs at `out[j * c + ch]`. The taps'
+/// pointers go into a table that the loop reads four at a time (`LDM`) and writes back
+/// advanced to the next group's channels (`STM`), so a tap costs two scalar instructions
+/// per group.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) fn dw_block4_taps(
-    taps: &[&[i8]],
+pub(crate) fn dw_block4_offs(
+    image: &[i8],
+    zero_row: &[i8],
+    offs: &[u32],
     c: usize,
     w: &[i8],
     bias: &[i32],
@@ -510,37 +558,27 @@ pub(crate) fn dw_block4_taps(
     q: &crate::gemm::Output,
     out: &mut [i8],
 ) {
-    let t = taps.len() / 4;
+    let t = offs.len() / 4;
     let Some((w, bias, m, e, out)) = block_slices(t, c, w, bias, m, e, out) else {
         return;
     };
-    // The table: uninitialised beyond the `4t` entries written (zeroing all `4 * MAX_TAPS`
-    // would cost more than a small layer's block).
     let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
-    let pt = table.as_mut_ptr().cast::<*const i8>();
-    let Some(taps) = taps.get(..4 * t) else {
+    if !fill_table(&mut table, t, image, zero_row, offs, c) {
         return;
-    };
-    for (i, x) in taps.iter().enumerate() {
-        if x.len() < c {
-            return;
-        }
-        // SAFETY: `i < 4t <= 4 * MAX_TAPS`, so `pt + i` is inside `table`; `write` does not
-        // read the uninitialised slot.
-        unsafe { pt.add(i).write(x.as_ptr()) };
     }
     let consts = [q.offset, q.min, q.max, c as i32];
     let mut pw = w.as_ptr();
+    let pt = table.as_mut_ptr().cast::<*const i8>();
     for g in 0..c / 4 {
         let at = 4 * g;
         // SAFETY: see the module documentation. `table[..4t]` holds the taps' pointers
-        // (initialised above, `4t <= 4 * MAX_TAPS`), each advanced by `4g` (the loop's
-        // write-back, 4 per group): the block reads 4 bytes at each, `[4g, 4g + 4)` of a
-        // slice of at least `c` bytes, and writes the 4t table entries back (the only other
-        // memory written: 4 bytes at `at + j * c` of `out`, below `4c`, its length). The
-        // weights `pw .. pw + 4t` lie inside `w` (`c * t` bytes, group `g` at `4tg`); `bias`,
-        // `m`, `e` have 4 aligned `i32`s at `at`; `consts` 4 `i32`s. The loop runs `t > 0`
-        // times.
+        // (`fill_table`: each to at least `c` readable bytes; `4t <= 4 * MAX_TAPS`), each
+        // advanced by `4g` (the loop's write-back, 4 per group): the block reads 4 bytes at
+        // each, `[4g, 4g + 4)` of those `c`, and writes the 4t table entries back (the only
+        // other memory written: 4 bytes at `at + j * c` of `out`, below `4c`, its length).
+        // The weights `pw .. pw + 4t` lie inside `w` (`c * t` bytes, group `g` at `4tg`);
+        // `bias`, `m`, `e` have 4 aligned `i32`s at `at`; `consts` 4 `i32`s. The loop runs
+        // `t > 0` times.
         unsafe {
             asm!(
                 block_start!(),
@@ -587,15 +625,18 @@ pub(crate) fn dw_block4_taps(
     }
 }
 
-/// [`dw_block4_taps`] for an input of one channel (depth multiplier `c`, `c % 4 == 0`):
-/// every tap is one input byte (`taps[4 * i + j][0]`), shared by all `c` output channels,
-/// so it is loaded as a scalar (`LDRSB`) and multiplied into the four channels' lanes with
-/// one vector-by-scalar multiply-accumulate (`VMLA.I32`); the pointers stay where they are
-/// from group to group. Weights, bias and outputs as [`dw_block4_taps`].
+/// [`dw_block4_offs`] for an input of one channel (depth multiplier `c`, `c % 4 == 0`):
+/// every tap is one input byte, shared by all `c` output channels, so it is loaded as a
+/// scalar (`LDRSB`) and multiplied into the four channels' lanes with one vector-by-scalar
+/// multiply-accumulate (`VMLA.I32`); the pointers stay where they are from group to
+/// group. `zero_row` holds at least one byte; weights, bias and outputs as
+/// [`dw_block4_offs`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) fn dw1_block4_taps(
-    taps: &[&[i8]],
+pub(crate) fn dw1_block4_offs(
+    image: &[i8],
+    zero_row: &[i8],
+    offs: &[u32],
     c: usize,
     w: &[i8],
     bias: &[i32],
@@ -604,29 +645,21 @@ pub(crate) fn dw1_block4_taps(
     q: &crate::gemm::Output,
     out: &mut [i8],
 ) {
-    let t = taps.len() / 4;
+    let t = offs.len() / 4;
     let Some((w, bias, m, e, out)) = block_slices(t, c, w, bias, m, e, out) else {
         return;
     };
     let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
-    let pt = table.as_mut_ptr().cast::<*const i8>();
-    let Some(taps) = taps.get(..4 * t) else {
+    if !fill_table(&mut table, t, image, zero_row, offs, 1) {
         return;
-    };
-    for (i, x) in taps.iter().enumerate() {
-        if x.is_empty() {
-            return;
-        }
-        // SAFETY: `i < 4t <= 4 * MAX_TAPS`, so `pt + i` is inside `table`; `write` does not
-        // read the uninitialised slot.
-        unsafe { pt.add(i).write(x.as_ptr()) };
     }
-    // SAFETY: `pt[..4t]` was written above, each pointer to at least one byte; the slices
-    // are those `block_slices` checked.
+    let pt = table.as_ptr().cast::<*const i8>();
+    // SAFETY: `fill_table` wrote `pt[..4t]`, each pointer to at least one readable byte;
+    // the slices are those `block_slices` checked.
     unsafe { dw1_block4_table(pt, t, c, w, bias, m, e, q, out) };
 }
 
-/// [`dw1_block4_taps`] for four pixels of one output row whose windows lie wholly inside
+/// [`dw1_block4_offs`] for four pixels of one output row whose windows lie wholly inside
 /// the input: pixel `j`'s tap `i` is `image[start + j * step + taps.off[i]]` (`taps` built
 /// for one channel), checked once for the block.
 #[allow(clippy::too_many_arguments)]
@@ -675,7 +708,7 @@ pub(crate) fn dw1_block4(
     unsafe { dw1_block4_table(pt, t, c, w, bias, m, e, q, out) };
 }
 
-/// The loop of [`dw1_block4_taps`] and [`dw1_block4`] over a table of the taps' pointers.
+/// The loop of [`dw1_block4_offs`] and [`dw1_block4`] over a table of the taps' pointers.
 ///
 /// # Safety
 ///

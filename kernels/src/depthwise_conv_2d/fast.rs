@@ -203,17 +203,17 @@ fn fast_by<const F: bool>(
 
 /// The depth-multiplier-1 form with Helium: the output pixels four at a time in raster
 /// order (the last block overlaps the one before it when the pixels are not a multiple of
-/// 4: it writes the same bytes again), all channels of a block per call. A block of four
-/// pixels of one output row whose windows lie inside the input takes its taps as offsets
-/// ([`dw_block4`](crate::arch::dw_block4)); any other block (the padded edges, a block
-/// across rows) takes a table of its taps' slices, the zero point row for taps outside the
-/// input ([`dw_block4_taps`](crate::arch::dw_block4_taps)). Images of fewer than four
-/// output pixels run [`by_taps`].
+/// 4: it writes the same bytes again), all channels of a block per call. A block of one output row whose windows lie
+/// inside the input takes its taps as offsets ([`dw_block4`](crate::arch::dw_block4)); any
+/// other block (the padded edges, a block across rows) takes a table of its taps' offsets,
+/// [`OUTSIDE`](crate::arch::OUTSIDE) for taps outside the input, which read the zero point
+/// row ([`dw_block4_offs`](crate::arch::dw_block4_offs)). Images of fewer than four output
+/// pixels run [`by_taps`].
 ///
 /// `single`: the input-depth-1 form (depth multiplier `output_depth`), with `filter` in the
-/// depth-multiplier-1 layout `[M / 4][kh * kw][4]` ([`by_blocks_single`]): every block
-/// takes the table of its taps, one input byte each
-/// ([`dw1_block4_taps`](crate::arch::dw1_block4_taps)).
+/// depth-multiplier-1 layout `[M / 4][kh * kw][4]` ([`by_blocks_single`]), run by
+/// [`dw1_block4`](crate::arch::dw1_block4) and
+/// [`dw1_block4_offs`](crate::arch::dw1_block4_offs).
 #[cfg(kiln_arch = "mve")]
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
@@ -244,13 +244,16 @@ fn by_blocks<const F: bool>(
     let t = kh * kw;
     let image_len = ih * iw * ci;
     let out_len = pixels * c;
-    let mut taps: [&[i8]; 4 * crate::arch::MAX_TAPS] = [zero_row; 4 * crate::arch::MAX_TAPS];
-    let Some(taps) = taps.get_mut(..4 * t) else {
+    let mut offs = [crate::arch::OUTSIDE; 4 * crate::arch::MAX_TAPS];
+    let Some(offs) = offs.get_mut(..4 * t) else {
         return;
     };
     // The last input position a window starting at 0 reaches.
     let (reach_y, reach_x) = ((kh - 1) * dh, (kw - 1) * dw);
     let step = p.stride_width * ci;
+    // Blocks in raster order over the image (per row, the overlapping last blocks of
+    // narrow rows would cost more than the blocks across rows).
+    let (rows, width) = (1, pixels);
     let batches = input.len() / image_len.max(1);
     for b in 0..batches {
         let (Some(image), Some(out_image)) = (
@@ -259,29 +262,94 @@ fn by_blocks<const F: bool>(
         ) else {
             return;
         };
-        let mut px = 0;
-        while px < pixels {
-            let first = if px + 4 <= pixels { px } else { pixels - 4 };
-            px = first + 4;
-            let Some(out) = out_image.get_mut(first * c..(first + 4) * c) else {
-                return;
-            };
-            let (oy, ox) = (first / ow, first % ow);
-            let y0 = (oy * p.stride_height) as isize - p.padding_height as isize;
-            let x0 = (ox * p.stride_width) as isize - p.padding_width as isize;
-            if ox + 3 < ow
-                && y0 >= 0
-                && y0 as usize + reach_y < ih
-                && x0 >= 0
-                && x0 as usize + 3 * p.stride_width + reach_x < iw
-            {
-                let start = (y0 as usize * iw + x0 as usize) * ci;
+        for r in 0..rows {
+            let mut i = 0;
+            while i < width {
+                let first = r * width + if i + 4 <= width { i } else { width - 4 };
+                i += 4;
+                let Some(out) = out_image.get_mut(first * c..(first + 4) * c) else {
+                    return;
+                };
+                let (oy, ox) = (first / ow, first % ow);
+                let y0 = (oy * p.stride_height) as isize - p.padding_height as isize;
+                let x0 = (ox * p.stride_width) as isize - p.padding_width as isize;
+                if ox + 3 < ow
+                    && y0 >= 0
+                    && y0 as usize + reach_y < ih
+                    && x0 >= 0
+                    && x0 as usize + 3 * p.stride_width + reach_x < iw
+                {
+                    let start = (y0 as usize * iw + x0 as usize) * ci;
+                    if single {
+                        crate::arch::dw1_block4(
+                            image,
+                            start,
+                            step,
+                            &dt,
+                            c,
+                            filter,
+                            ch.bias,
+                            ch.multiplier,
+                            ch.right_shift,
+                            q,
+                            out,
+                        );
+                    } else {
+                        crate::arch::dw_block4(
+                            image,
+                            start,
+                            step,
+                            &dt,
+                            c,
+                            filter,
+                            ch.bias,
+                            ch.multiplier,
+                            ch.right_shift,
+                            q,
+                            out,
+                        );
+                    }
+                    continue;
+                }
+                for j in 0..4 {
+                    let (oy, ox) = ((first + j) / ow, (first + j) % ow);
+                    let y0 = (oy * p.stride_height) as isize - p.padding_height as isize;
+                    let x0 = (ox * p.stride_width) as isize - p.padding_width as isize;
+                    // A window inside the input: its first tap plus the taps' offsets.
+                    if y0 >= 0
+                        && y0 as usize + reach_y < ih
+                        && x0 >= 0
+                        && x0 as usize + reach_x < iw
+                    {
+                        let base = ((y0 as usize * iw + x0 as usize) * ci) as u32;
+                        for (slots, &o) in offs.chunks_exact_mut(4).zip(dt.offsets()) {
+                            if let Some(slot) = slots.get_mut(j) {
+                                *slot = base.wrapping_add(o);
+                            }
+                        }
+                        continue;
+                    }
+                    for fy in 0..kh {
+                        let iy = y0 + (fy * dh) as isize;
+                        let row_in = iy >= 0 && (iy as usize) < ih;
+                        for fx in 0..kw {
+                            let ix = x0 + (fx * dw) as isize;
+                            let o = if row_in && ix >= 0 && (ix as usize) < iw {
+                                ((iy as usize * iw + ix as usize) * ci) as u32
+                            } else {
+                                crate::arch::OUTSIDE
+                            };
+                            if let Some(slot) = offs.get_mut(4 * (fy * kw + fx) + j) {
+                                *slot = o;
+                            }
+                        }
+                    }
+                }
                 if single {
-                    crate::arch::dw1_block4(
+                    crate::arch::dw1_block4_offs(
                         image,
-                        start,
-                        step,
-                        &dt,
+                        zero_row,
+                        offs,
                         c,
                         filter,
                         ch.bias,
@@ -291,11 +359,10 @@ fn by_blocks<const F: bool>(
                         out,
                     );
                 } else {
-                    crate::arch::dw_block4(
+                    crate::arch::dw_block4_offs(
                         image,
-                        start,
-                        step,
-                        &dt,
+                        zero_row,
+                        offs,
                         c,
                         filter,
                         ch.bias,
@@ -305,52 +372,6 @@ fn by_blocks<const F: bool>(
                         out,
                     );
                 }
-                continue;
-            }
-            for j in 0..4 {
-                let (oy, ox) = ((first + j) / ow, (first + j) % ow);
-                let y0 = (oy * p.stride_height) as isize - p.padding_height as isize;
-                let x0 = (ox * p.stride_width) as isize - p.padding_width as isize;
-                for fy in 0..kh {
-                    let iy = y0 + (fy * dh) as isize;
-                    for fx in 0..kw {
-                        let ix = x0 + (fx * dw) as isize;
-                        let valid = iy >= 0 && ix >= 0 && (iy as usize) < ih && (ix as usize) < iw;
-                        let tap = if valid {
-                            image
-                                .get((iy as usize * iw + ix as usize) * ci..)
-                                .unwrap_or(zero_row)
-                        } else {
-                            zero_row
-                        };
-                        if let Some(slot) = taps.get_mut(4 * (fy * kw + fx) + j) {
-                            *slot = tap;
-                        }
-                    }
-                }
-            }
-            if single {
-                crate::arch::dw1_block4_taps(
-                    taps,
-                    c,
-                    filter,
-                    ch.bias,
-                    ch.multiplier,
-                    ch.right_shift,
-                    q,
-                    out,
-                );
-            } else {
-                crate::arch::dw_block4_taps(
-                    taps,
-                    c,
-                    filter,
-                    ch.bias,
-                    ch.multiplier,
-                    ch.right_shift,
-                    q,
-                    out,
-                );
             }
         }
     }
