@@ -475,6 +475,12 @@ fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
     // A window wholly inside the input, without dilation: `kh` runs of `kw * c` bytes.
     if dw == 1 && g.dilation[0] == 1 && fx0 == 0 && fx1 == kw && y0 >= 0 && y0 as usize + kh <= ih {
         let start = (y0 as usize * iw + x0 as usize) * c;
+        // Helium: the `kh` runs in one block.
+        #[cfg(kiln_arch = "mve")]
+        if let Some(src) = image.get(start..) {
+            arch::copy_rows(col, src, kh, row_len, iw * c);
+            return;
+        }
         for fy in 0..kh {
             if let (Some(dst), Some(src)) = (
                 col.get_mut(fy * row_len..(fy + 1) * row_len),
@@ -618,6 +624,9 @@ pub(crate) fn windowed<const F: bool>(
         return;
     };
     let mut wide = rest.get_mut(..4 * k).filter(|s| widen(k, n, s));
+    // Helium: the windows inside the input are copied directly (see below).
+    #[cfg(kiln_arch = "mve")]
+    let (kh, kw, plain) = (g.filter[0], g.filter[1], g.dilation == [1, 1] && k_taps > 0);
     let image_len = ih * iw * c;
     let out_len = oh * ow * n;
     let batches = input.len() / image_len.max(1);
@@ -637,6 +646,27 @@ pub(crate) fn windowed<const F: bool>(
                 };
                 let half = if pending.is_none() { col0 } else { col1 };
                 if let Some(half) = half.get_mut(..k_taps) {
+                    // Helium: a window inside the input (no dilation) is `kh` runs of
+                    // `kw * c` bytes, copied in one block without `im2col`'s set-up.
+                    #[cfg(kiln_arch = "mve")]
+                    if plain {
+                        let y0 = oy * g.stride[0];
+                        let x0 = ox * g.stride[1];
+                        if y0 >= g.padding[0]
+                            && x0 >= g.padding[1]
+                            && y0 - g.padding[0] + kh <= ih
+                            && x0 - g.padding[1] + kw <= iw
+                            && let Some(src) =
+                                image.get(((y0 - g.padding[0]) * iw + x0 - g.padding[1]) * c..)
+                        {
+                            arch::copy_rows(half, src, kh, kw * c, iw * c);
+                        } else {
+                            im2col(g, image, oy, ox, half);
+                        }
+                    } else {
+                        im2col(g, image, oy, ox, half);
+                    }
+                    #[cfg(not(kiln_arch = "mve"))]
                     im2col(g, image, oy, ox, half);
                 }
                 match pending.take() {

@@ -947,3 +947,52 @@ pub(crate) fn one_pixel_by4(
     }
     n4
 }
+
+/// Copies `rows` runs of `len` bytes, run `r` from `src[r * stride..]` to
+/// `dst[r * len..]` (an im2col window inside the input: `kh` rows of `kw * c` bytes), in
+/// one block of tail-predicated 16-byte loops. Nothing is copied unless `src` and `dst`
+/// hold them all.
+#[inline(always)]
+pub(crate) fn copy_rows(dst: &mut [i8], src: &[i8], rows: usize, len: usize, stride: usize) {
+    let src_end = rows
+        .checked_sub(1)
+        .and_then(|r| r.checked_mul(stride))
+        .and_then(|s| s.checked_add(len));
+    let dst_end = rows.checked_mul(len);
+    let (Some(src_end), Some(dst_end)) = (src_end, dst_end) else {
+        return;
+    };
+    if len == 0 || src_end > src.len() || dst_end > dst.len() {
+        return;
+    }
+    // SAFETY: see the module documentation: for row `r < rows` (`rows > 0`) the loop reads
+    // `[r * stride, r * stride + len)` of `src`, the last ending at `src_end <= src.len()`,
+    // and writes `[r * len, (r + 1) * len)` of `dst`, below `dst_end <= dst.len()` (tail
+    // predication disables the lanes past `len`); `len > 0`.
+    unsafe {
+        asm!(
+            "3:",
+            "mov {sw}, {s}",
+            "mov {dw}, {d}",
+            "dlstp.8 lr, {len}",
+            "2:",
+            "vldrb.u8 q0, [{sw}], #16",
+            "vstrb.8 q0, [{dw}], #16",
+            "letp lr, 2b",
+            "add {s}, {s}, {stride}",
+            "add {d}, {d}, {len}",
+            "subs {rows}, #1",
+            "bne 3b",
+            s = inout(reg) src.as_ptr() => _,
+            d = inout(reg) dst.as_mut_ptr() => _,
+            sw = out(reg) _,
+            dw = out(reg) _,
+            len = in(reg) len,
+            stride = in(reg) stride,
+            rows = inout(reg) rows => _,
+            out("lr") _,
+            out("q0") _,
+            options(nostack),
+        );
+    }
+}
