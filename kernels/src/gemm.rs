@@ -198,12 +198,19 @@ fn two_pixels<const F: bool>(
     out0: &mut [i8],
     out1: &mut [i8],
 ) {
-    // Helium: one pixel at a time, four channels per step (the widened pairs are not used).
+    // Helium: both pixels four channels per step, the loop over the groups in the
+    // microkernel (the widened pairs are not used); the channels past the last group of
+    // four pixel by pixel.
     #[cfg(kiln_arch = "mve")]
     {
         let _ = wide;
-        one_pixel::<F>(k, x, w, ch, q, out0);
-        one_pixel::<F>(k, x.get(k..).unwrap_or(&[]), w, ch, q, out1);
+        let x1 = x.get(k..).unwrap_or(&[]);
+        let (b, m, e) = (ch.bias, ch.multiplier, ch.right_shift);
+        let o = arch::two_pixels_by4(k, x, x1, w, b, m, e, q, out0, out1);
+        if o < out0.len() {
+            one_pixel_from::<F>(k, x, w, ch, q, out0, o);
+            one_pixel_from::<F>(k, x1, w, ch, q, out1, o);
+        }
     }
     #[cfg(not(kiln_arch = "mve"))]
     two_pixels_by_pairs::<F>(k, x, wide, w, ch, q, out0, out1);
@@ -267,6 +274,24 @@ fn one_pixel<const F: bool>(
     q: &Output,
     out: &mut [i8],
 ) {
+    #[cfg(kiln_arch = "mve")]
+    one_pixel_from::<F>(k, x, w, ch, q, out, 0);
+    #[cfg(not(kiln_arch = "mve"))]
+    one_pixel_from::<F>(k, x, w, ch, q, out);
+}
+
+/// [`one_pixel`]'s channels from `from` on (Helium: `from` is 0, or a multiple of 4 at
+/// which the four-channel groups of `arch::two_pixels_by4` stopped).
+#[inline(always)]
+fn one_pixel_from<const F: bool>(
+    k: usize,
+    x: &[i8],
+    w: &[i8],
+    ch: &Channels<'_>,
+    q: &Output,
+    out: &mut [i8],
+    #[cfg(kiln_arch = "mve")] from: usize,
+) {
     let n = out.len();
     let (Some(b), Some(m), Some(e)) = (
         ch.bias.get(..n),
@@ -278,7 +303,11 @@ fn one_pixel<const F: bool>(
     // Helium: four channels per step, requantized at once, the loop over them in the
     // microkernel; the rest below.
     #[cfg(kiln_arch = "mve")]
-    let mut o = arch::one_pixel_by4(k, x, w, b, m, e, q, out);
+    let mut o = if from == 0 {
+        arch::one_pixel_by4(k, x, w, b, m, e, q, out)
+    } else {
+        from
+    };
     #[cfg(kiln_arch = "mve")]
     let mut rows = w.get(o * k..).unwrap_or(&[]);
     #[cfg(not(kiln_arch = "mve"))]
