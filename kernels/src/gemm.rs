@@ -277,11 +277,35 @@ fn one_pixel<const F: bool>(
     #[cfg(kiln_arch = "mve")]
     one_pixel_from::<F>(k, x, w, ch, q, out, 0);
     #[cfg(not(kiln_arch = "mve"))]
-    one_pixel_from::<F>(k, x, w, ch, q, out);
+    {
+        let n = out.len();
+        let (Some(b), Some(m), Some(e)) = (
+            ch.bias.get(..n),
+            ch.multiplier.get(..n),
+            ch.right_shift.get(..n),
+        ) else {
+            return;
+        };
+        let mut o = 0;
+        let mut rows = w;
+        while o + 1 < n {
+            let acc = arch::mac_1x2(k, x, rows, [b[o], b[o + 1]]);
+            out[o] = requantize::<F>(acc[0], m[o], e[o], half(e[o]), q);
+            out[o + 1] = requantize::<F>(acc[1], m[o + 1], e[o + 1], half(e[o + 1]), q);
+            rows = rows.get(2 * k..).unwrap_or(&[]);
+            o += 2;
+        }
+        if o < n {
+            let acc = arch::mac_1x1(k, x, rows, b[o]);
+            out[o] = requantize::<F>(acc, m[o], e[o], half(e[o]), q);
+        }
+    }
 }
 
-/// [`one_pixel`]'s channels from `from` on (Helium: `from` is 0, or a multiple of 4 at
-/// which the four-channel groups of `arch::two_pixels_by4` stopped).
+/// [`one_pixel`] with Helium, its channels from `from` on: `from` is 0 (all, four at a
+/// time by `arch::one_pixel_by4`, then the rest), or a multiple of 4 at which the
+/// four-channel groups of `arch::two_pixels_by4` stopped.
+#[cfg(kiln_arch = "mve")]
 #[inline(always)]
 fn one_pixel_from<const F: bool>(
     k: usize,
@@ -290,7 +314,7 @@ fn one_pixel_from<const F: bool>(
     ch: &Channels<'_>,
     q: &Output,
     out: &mut [i8],
-    #[cfg(kiln_arch = "mve")] from: usize,
+    from: usize,
 ) {
     let n = out.len();
     let (Some(b), Some(m), Some(e)) = (
@@ -302,18 +326,12 @@ fn one_pixel_from<const F: bool>(
     };
     // Helium: four channels per step, requantized at once, the loop over them in the
     // microkernel; the rest below.
-    #[cfg(kiln_arch = "mve")]
     let mut o = if from == 0 {
         arch::one_pixel_by4(k, x, w, b, m, e, q, out)
     } else {
         from
     };
-    #[cfg(kiln_arch = "mve")]
     let mut rows = w.get(o * k..).unwrap_or(&[]);
-    #[cfg(not(kiln_arch = "mve"))]
-    let mut o = 0;
-    #[cfg(not(kiln_arch = "mve"))]
-    let mut rows = w;
     while o + 1 < n {
         let acc = arch::mac_1x2(k, x, rows, [b[o], b[o + 1]]);
         out[o] = requantize::<F>(acc[0], m[o], e[o], half(e[o]), q);

@@ -27,16 +27,29 @@
 //! * Memory: every pointer is taken from a slice whose length was checked to cover the
 //!   contract (`k` bytes a row, rows `k` apart), and a loop reads exactly `k` bytes from
 //!   the start of each row: tail predication disables the lanes past the remaining count,
-//!   and a disabled lane of a predicated load accesses no memory. The blocks only read
-//!   (`readonly`; `requantize4` writes its four output bytes), never touch the stack
-//!   (`nostack`) and declare every register they change (pointers as `inout ... => _`,
-//!   `lr`, the vector registers).
+//!   and a disabled lane of a predicated load accesses no memory. The dot products only
+//!   read (`readonly`); the blocks that write (the requantizing ones, the copies, and the
+//!   depthwise and gemm blocks' own pointer tables and state tables, locals of the calling
+//!   function) state each byte they write in their `SAFETY` comment. Every depthwise
+//!   block's reads are checked once per block: the tap offsets' largest value (`DwTaps`,
+//!   whose only constructor computes it) or each table entry (`fill_table`) against the
+//!   input's length. No block touches the stack (`nostack`) and each declares every
+//!   register it changes (pointers as `inout ... => _`, `lr`, the vector registers).
+//! * Pointer tables: `LDM`/`STM` of four tap pointers at once, and `LDM`/`STM` of a state
+//!   table of the pointers that do not fit in registers (`one_pixel_by4`,
+//!   `two_pixels_by4`: all twelve usable registers hold the loop's accumulators and
+//!   pointers); the tables hold only pointers derived from checked slices.
 //! * Registers: a widening load or narrowing store (`VLDRB.S32`, `VSTRB.32`) takes a low
 //!   register (`r0`-`r7`) as its base, so those bases are fixed registers.
 //! * Alignment: `VLDRB`/`VSTRB` access bytes, which need no alignment; `VLDRW` reads only
 //!   `i32` slices, aligned by their type.
 //! * The loop count: `DLSTP` and `DLS` run their body at least once, so the blocks run only
-//!   for `k > 0` (taps: `t > 0`). `VMLADAVA`'s accumulator must be an even register, hence the fixed registers.
+//!   for `k > 0` (taps: `t > 0`; the group loops, at least one group of four channels).
+//!   `VMLADAVA`'s accumulator must be an even register, hence the fixed registers.
+//! * Requantization: the vector form of `gemm::requantize` (`VQRDMULH`, the `y >> 31`
+//!   fixup, `VRSHL` by the negated shift, offset, clamp), correct under
+//!   `gemm::prepare_layer`'s conditions (accumulators within `2^30`, shifts 1..=31) as
+//!   argued at `requantize4`.
 //! * Lanes move one at a time (`VMOV.32 Qd[i], Rt` and back), whose lane numbering is
 //!   unambiguous; the two-lane `VMOV` form is avoided (QEMU 7.2 and the syntax as we read it
 //!   disagree on which register goes to which lane).
