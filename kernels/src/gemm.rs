@@ -32,8 +32,9 @@
 //! ([`widen_pays`]); the loops come in two instances, for a full-range clamp (one
 //! saturation) and for another, chosen once per layer. With Helium (`kiln_arch = "mve"`) a
 //! 16-byte load feeds a whole dot product step, so the loops take one pixel and four output
-//! channels at a time (`arch::mac_1x4`) and requantize the four at once
-//! (`arch::requantize4`, the same arithmetic per lane).
+//! channels at a time and requantize the four at once (`arch::one_pixel_by4`, which loops
+//! over the channel groups itself; the same arithmetic per lane), and the im2col copies
+//! its runs 16 bytes at a time (`arch::copy_bytes`, `arch::fill_bytes`).
 
 use crate::arch;
 
@@ -197,12 +198,19 @@ fn two_pixels<const F: bool>(
     out0: &mut [i8],
     out1: &mut [i8],
 ) {
-    // Helium: one pixel at a time, four channels per step (the widened pairs are not used).
+    // Helium: both pixels four channels per step, the loop over the groups in the
+    // microkernel (the widened pairs are not used); the channels past the last group of
+    // four pixel by pixel.
     #[cfg(kiln_arch = "mve")]
     {
         let _ = wide;
-        one_pixel::<F>(k, x, w, ch, q, out0);
-        one_pixel::<F>(k, x.get(k..).unwrap_or(&[]), w, ch, q, out1);
+        let x1 = x.get(k..).unwrap_or(&[]);
+        let (b, m, e) = (ch.bias, ch.multiplier, ch.right_shift);
+        let o = arch::two_pixels_by4(k, x, x1, w, b, m, e, q, out0, out1);
+        if o < out0.len() {
+            one_pixel_from::<F>(k, x, w, ch, q, out0, o);
+            one_pixel_from::<F>(k, x1, w, ch, q, out1, o);
+        }
     }
     #[cfg(not(kiln_arch = "mve"))]
     two_pixels_by_pairs::<F>(k, x, wide, w, ch, q, out0, out1);
@@ -266,6 +274,48 @@ fn one_pixel<const F: bool>(
     q: &Output,
     out: &mut [i8],
 ) {
+    #[cfg(kiln_arch = "mve")]
+    one_pixel_from::<F>(k, x, w, ch, q, out, 0);
+    #[cfg(not(kiln_arch = "mve"))]
+    {
+        let n = out.len();
+        let (Some(b), Some(m), Some(e)) = (
+            ch.bias.get(..n),
+            ch.multiplier.get(..n),
+            ch.right_shift.get(..n),
+        ) else {
+            return;
+        };
+        let mut o = 0;
+        let mut rows = w;
+        while o + 1 < n {
+            let acc = arch::mac_1x2(k, x, rows, [b[o], b[o + 1]]);
+            out[o] = requantize::<F>(acc[0], m[o], e[o], half(e[o]), q);
+            out[o + 1] = requantize::<F>(acc[1], m[o + 1], e[o + 1], half(e[o + 1]), q);
+            rows = rows.get(2 * k..).unwrap_or(&[]);
+            o += 2;
+        }
+        if o < n {
+            let acc = arch::mac_1x1(k, x, rows, b[o]);
+            out[o] = requantize::<F>(acc, m[o], e[o], half(e[o]), q);
+        }
+    }
+}
+
+/// [`one_pixel`] with Helium, its channels from `from` on: `from` is 0 (all, four at a
+/// time by `arch::one_pixel_by4`, then the rest), or a multiple of 4 at which the
+/// four-channel groups of `arch::two_pixels_by4` stopped.
+#[cfg(kiln_arch = "mve")]
+#[inline(always)]
+fn one_pixel_from<const F: bool>(
+    k: usize,
+    x: &[i8],
+    w: &[i8],
+    ch: &Channels<'_>,
+    q: &Output,
+    out: &mut [i8],
+    from: usize,
+) {
     let n = out.len();
     let (Some(b), Some(m), Some(e)) = (
         ch.bias.get(..n),
@@ -274,18 +324,14 @@ fn one_pixel<const F: bool>(
     ) else {
         return;
     };
-    let mut o = 0;
-    let mut rows = w;
-    // Helium: four channels per step, requantized at once.
-    #[cfg(kiln_arch = "mve")]
-    while o + 3 < n {
-        let acc = arch::mac_1x4(k, x, rows, [b[o], b[o + 1], b[o + 2], b[o + 3]]);
-        if let (Some(m), Some(e), Some(out)) = (m.get(o..), e.get(o..), out.get_mut(o..)) {
-            arch::requantize4(acc, m, e, q, out);
-        }
-        rows = rows.get(4 * k..).unwrap_or(&[]);
-        o += 4;
-    }
+    // Helium: four channels per step, requantized at once, the loop over them in the
+    // microkernel; the rest below.
+    let mut o = if from == 0 {
+        arch::one_pixel_by4(k, x, w, b, m, e, q, out)
+    } else {
+        from
+    };
+    let mut rows = w.get(o * k..).unwrap_or(&[]);
     while o + 1 < n {
         let acc = arch::mac_1x2(k, x, rows, [b[o], b[o + 1]]);
         out[o] = requantize::<F>(acc[0], m[o], e[o], half(e[o]), q);
@@ -476,6 +522,12 @@ fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
     // A window wholly inside the input, without dilation: `kh` runs of `kw * c` bytes.
     if dw == 1 && g.dilation[0] == 1 && fx0 == 0 && fx1 == kw && y0 >= 0 && y0 as usize + kh <= ih {
         let start = (y0 as usize * iw + x0 as usize) * c;
+        // Helium: the `kh` runs in one block.
+        #[cfg(kiln_arch = "mve")]
+        if let Some(src) = image.get(start..) {
+            arch::copy_rows(col, src, kh, row_len, iw * c);
+            return;
+        }
         for fy in 0..kh {
             if let (Some(dst), Some(src)) = (
                 col.get_mut(fy * row_len..(fy + 1) * row_len),
@@ -520,6 +572,12 @@ fn im2col(g: &Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
 /// `dst.fill(v)`, without the call for the short or empty runs of an im2col row.
 #[inline(always)]
 fn fill(dst: &mut [i8], v: i8) {
+    // Helium: 16 bytes per store, no call.
+    #[cfg(kiln_arch = "mve")]
+    if cfg!(kiln_arch = "mve") {
+        arch::fill_bytes(dst, v);
+        return;
+    }
     if dst.len() > 16 {
         dst.fill(v);
     } else {
@@ -533,6 +591,12 @@ fn fill(dst: &mut [i8], v: i8) {
 /// with no panic path).
 #[inline(always)]
 fn copy(dst: &mut [i8], src: &[i8]) {
+    // Helium: 16 bytes per load and store, no call.
+    #[cfg(kiln_arch = "mve")]
+    if cfg!(kiln_arch = "mve") {
+        arch::copy_bytes(dst, src);
+        return;
+    }
     let n = dst.len().min(src.len());
     if let ([d0, d1, d2], [s0, s1, s2, ..]) = (&mut *dst, src) {
         // Three bytes (a row of a 3x3 one-channel window): moved one by one, not by a
@@ -607,6 +671,9 @@ pub(crate) fn windowed<const F: bool>(
         return;
     };
     let mut wide = rest.get_mut(..4 * k).filter(|s| widen(k, n, s));
+    // Helium: the windows inside the input are copied directly (see below).
+    #[cfg(kiln_arch = "mve")]
+    let (kh, kw, plain) = (g.filter[0], g.filter[1], g.dilation == [1, 1] && k_taps > 0);
     let image_len = ih * iw * c;
     let out_len = oh * ow * n;
     let batches = input.len() / image_len.max(1);
@@ -626,6 +693,27 @@ pub(crate) fn windowed<const F: bool>(
                 };
                 let half = if pending.is_none() { col0 } else { col1 };
                 if let Some(half) = half.get_mut(..k_taps) {
+                    // Helium: a window inside the input (no dilation) is `kh` runs of
+                    // `kw * c` bytes, copied in one block without `im2col`'s set-up.
+                    #[cfg(kiln_arch = "mve")]
+                    if plain {
+                        let y0 = oy * g.stride[0];
+                        let x0 = ox * g.stride[1];
+                        if y0 >= g.padding[0]
+                            && x0 >= g.padding[1]
+                            && y0 - g.padding[0] + kh <= ih
+                            && x0 - g.padding[1] + kw <= iw
+                            && let Some(src) =
+                                image.get(((y0 - g.padding[0]) * iw + x0 - g.padding[1]) * c..)
+                        {
+                            arch::copy_rows(half, src, kh, kw * c, iw * c);
+                        } else {
+                            im2col(g, image, oy, ox, half);
+                        }
+                    } else {
+                        im2col(g, image, oy, ox, half);
+                    }
+                    #[cfg(not(kiln_arch = "mve"))]
                     im2col(g, image, oy, ox, half);
                 }
                 match pending.take() {

@@ -10,10 +10,12 @@
 //!   its argument.
 //! * [`mve`](self) (`kiln_arch = "mve"`: Cortex-M55/M85): Helium's 16-lane int8
 //!   multiply-accumulates (`VMLADAVA.S8`) in tail-predicated loops for the dot products,
-//!   depthwise taps in int32 lanes, and two functions of its own that the drivers call
-//!   under `cfg(kiln_arch = "mve")`: `mac_1x4` (one pixel, four channels, instead of the
-//!   two-pixel forms) and `requantize4` (four channels requantized at once); the single
-//!   instructions are `dsp`'s. Also argued `unsafe` code.
+//!   depthwise taps in int32 lanes, and functions of its own that the drivers call
+//!   under `cfg(kiln_arch = "mve")`: `one_pixel_by4` (one pixel, all channels four at a
+//!   time, requantized, instead of the two-pixel forms), the four-pixel depthwise blocks
+//!   (`dw_block4` and its forms), `requantize4` (four channels requantized at once) and the
+//!   im2col's `copy_bytes`/`fill_bytes`; the single instructions are `dsp`'s. Also argued
+//!   `unsafe` code.
 //! * `portable` (everything else: the host, Cortex-M0/M0+/M3): the same functions in plain
 //!   Rust. On x86-64 (the host) `x86` adds `sqrtss` for the float square root,
 //!   bit-identical with the software form, and the fused multiply-add where the CPU has FMA3

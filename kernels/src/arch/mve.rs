@@ -2,34 +2,54 @@
 //! instructions (`smmulr`, `ssat8`, `asr`) and the pixel widening are the DSP extension's,
 //! which these cores also have.
 //!
-//! * The dot products, `mac_1x4` (one pixel, four channels: the form the `gemm` drivers take
-//!   on Helium instead of the two-pixel ones), `mac_1x2` and `mac_1x1`: one `asm!` block
-//!   each, a tail-predicated low-overhead loop (`DLSTP.8 lr, k` ... `LETP lr`) whose body
-//!   loads 16 bytes of the pixel and of each weight row (`VLDRB.U8` with post-increment)
-//!   and adds their 16 products to a scalar accumulator with one `VMLADAVA.S8` per row. The
-//!   loop's last iteration predicates off the lanes past `k`, so any `k` runs without a
-//!   scalar tail. `VMLADAVA` sums the products of int8 lanes into its 32-bit accumulator,
-//!   wrapping like the reference kernels' `int32_t` sums (the callers prove at build time
-//!   that they never wrap).
-//! * The depthwise taps, `mac_taps4`: four channels in int32 lanes per tap.
+//! * The dot products, `one_pixel_by4` (one pixel times all channels, four at a time,
+//!   each group requantized and stored before the next: the form the `gemm` drivers take
+//!   on Helium instead of the two-pixel ones), `mac_1x2` and `mac_1x1`: a tail-predicated
+//!   low-overhead loop (`DLSTP.8 lr, k` ... `LETP lr`) whose body loads 16 bytes of the
+//!   pixel and of each weight row (`VLDRB.U8` with post-increment) and adds their 16
+//!   products to a scalar accumulator with one `VMLADAVA.S8` per row. The loop's last
+//!   iteration predicates off the lanes past `k`, so any `k` runs without a scalar tail.
+//!   `VMLADAVA` sums the products of int8 lanes into its 32-bit accumulator, wrapping like
+//!   the reference kernels' `int32_t` sums (the callers prove at build time that they never
+//!   wrap).
+//! * The depthwise blocks, `dw_block4` (four output pixels inside the input, taps by
+//!   offset), `dw_block4_offs` (any four pixels, from a table of their taps) and
+//!   `dw1_block4`/`dw1_block4_offs` (input depth 1): four pixels times four channels in
+//!   int32 lanes per weight load, `VLDRB.S32` widening loads, `VMUL` + `VADD` (or `VMLA`
+//!   by a scalar input byte), the four accumulators requantized in registers. The older
+//!   per-pixel form `mac_taps4` serves layers of fewer than four output pixels.
 //! * `requantize4`: four accumulators requantized and stored at once, exactly
-//!   `gemm::requantize` per lane.
+//!   `gemm::requantize` per lane (the blocks above inline the same instructions).
+//! * `copy_bytes`, `fill_bytes`: the im2col's runs, 16 bytes per tail-predicated step.
 //!
 //! # Why the blocks are sound
 //!
 //! * Memory: every pointer is taken from a slice whose length was checked to cover the
 //!   contract (`k` bytes a row, rows `k` apart), and a loop reads exactly `k` bytes from
 //!   the start of each row: tail predication disables the lanes past the remaining count,
-//!   and a disabled lane of a predicated load accesses no memory. The blocks only read
-//!   (`readonly`; `requantize4` writes its four output bytes), never touch the stack
-//!   (`nostack`) and declare every register they change (pointers as `inout ... => _`,
-//!   `lr`, the vector registers).
+//!   and a disabled lane of a predicated load accesses no memory. The dot products only
+//!   read (`readonly`); the blocks that write (the requantizing ones, the copies, and the
+//!   depthwise and gemm blocks' own pointer tables and state tables, locals of the calling
+//!   function) state each byte they write in their `SAFETY` comment. Every depthwise
+//!   block's reads are checked once per block: the tap offsets' largest value (`DwTaps`,
+//!   whose only constructor computes it) or each table entry (`fill_table`) against the
+//!   input's length. No block touches the stack (`nostack`) and each declares every
+//!   register it changes (pointers as `inout ... => _`, `lr`, the vector registers).
+//! * Pointer tables: `LDM`/`STM` of four tap pointers at once, and `LDM`/`STM` of a state
+//!   table of the pointers that do not fit in registers (`one_pixel_by4`,
+//!   `two_pixels_by4`: all twelve usable registers hold the loop's accumulators and
+//!   pointers); the tables hold only pointers derived from checked slices.
 //! * Registers: a widening load or narrowing store (`VLDRB.S32`, `VSTRB.32`) takes a low
 //!   register (`r0`-`r7`) as its base, so those bases are fixed registers.
 //! * Alignment: `VLDRB`/`VSTRB` access bytes, which need no alignment; `VLDRW` reads only
 //!   `i32` slices, aligned by their type.
 //! * The loop count: `DLSTP` and `DLS` run their body at least once, so the blocks run only
-//!   for `k > 0` (taps: `t > 0`). `VMLADAVA`'s accumulator must be an even register, hence the fixed registers.
+//!   for `k > 0` (taps: `t > 0`; the group loops, at least one group of four channels).
+//!   `VMLADAVA`'s accumulator must be an even register, hence the fixed registers.
+//! * Requantization: the vector form of `gemm::requantize` (`VQRDMULH`, the `y >> 31`
+//!   fixup, `VRSHL` by the negated shift, offset, clamp), correct under
+//!   `gemm::prepare_layer`'s conditions (accumulators within `2^30`, shifts 1..=31) as
+//!   argued at `requantize4`.
 //! * Lanes move one at a time (`VMOV.32 Qd[i], Rt` and back), whose lane numbering is
 //!   unambiguous; the two-lane `VMOV` form is avoided (QEMU 7.2 and the syntax as we read it
 //!   disagree on which register goes to which lane).
@@ -42,57 +62,6 @@ use core::arch::asm;
 
 // The rest of the contract: the DSP extension's forms.
 pub(crate) use super::dsp::{asr, smmulr, ssat8, widen_2};
-
-/// One pixel times four channels (Helium only: the drivers in `gemm` take this form with
-/// [`requantize4`]): `w` holds the four weight rows, `4k` bytes.
-#[inline(always)]
-pub(crate) fn mac_1x4(k: usize, x: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
-    let (Some(x), Some(w)) = (x.get(..k), w.get(..4 * k)) else {
-        return acc;
-    };
-    let [mut a0, mut a1, mut a2, mut a3] = acc;
-    if k > 0 {
-        // SAFETY: see the module documentation: `x` holds `k` bytes, `w` `4k`; the loop reads
-        // `[0, k)` of `x` and `[jk, (j + 1)k)` of `w` for `j` in 0..4 (rows 1 to 3 start at
-        // `w + jk`, computed in the block, the last in `k`'s register once `DLSTP` has read it).
-        unsafe {
-            asm!(
-                "add {w1}, {w0}, {k}",
-                "add {w2}, {w1}, {k}",
-                "dlstp.8 lr, {k}",
-                "add {k}, {w2}, {k}",
-                "2:",
-                "vldrb.u8 q0, [{x0}], #16",
-                "vldrb.u8 q1, [{w0}], #16",
-                "vldrb.u8 q2, [{w1}], #16",
-                "vldrb.u8 q3, [{w2}], #16",
-                "vldrb.u8 q4, [{k}], #16",
-                "vmladava.s8 r0, q0, q1",
-                "vmladava.s8 r2, q0, q2",
-                "vmladava.s8 r4, q0, q3",
-                "vmladava.s8 r8, q0, q4",
-                "letp lr, 2b",
-                k = inout(reg) k => _,
-                x0 = inout(reg) x.as_ptr() => _,
-                w0 = inout(reg) w.as_ptr() => _,
-                w1 = out(reg) _,
-                w2 = out(reg) _,
-                inout("r0") a0,
-                inout("r2") a1,
-                inout("r4") a2,
-                inout("r8") a3,
-                out("lr") _,
-                out("q0") _,
-                out("q1") _,
-                out("q2") _,
-                out("q3") _,
-                out("q4") _,
-                options(nostack, readonly),
-            );
-        }
-    }
-    [a0, a1, a2, a3]
-}
 
 /// One pixel times two channels.
 #[inline(always)]
@@ -291,4 +260,913 @@ pub(crate) fn requantize4(
             options(nostack),
         );
     }
+}
+
+/// The taps of a depthwise window as byte offsets from its first tap (`(fy * dh * iw + fx *
+/// dw) * C` for tap `fy * kw + fx`), with the largest one: what [`dw_block4`] needs to check
+/// a block's reads once. Built per layer by [`DwTaps::new`] (the only constructor, so the
+/// largest offset is always the table's).
+pub(crate) struct DwTaps {
+    off: [u32; super::MAX_TAPS],
+    n: usize,
+    reach: usize,
+}
+
+impl DwTaps {
+    /// The taps of a `kh x kw` window with dilations `dh`, `dw` over an input `iw` pixels wide
+    /// of `c` channels, or `None` if there are none, more than `MAX_TAPS` or an offset
+    /// overflows.
+    pub(crate) fn new(
+        kh: usize,
+        kw: usize,
+        dh: usize,
+        dw: usize,
+        iw: usize,
+        c: usize,
+    ) -> Option<Self> {
+        let n = kh.checked_mul(kw)?;
+        if n == 0 || n > super::MAX_TAPS {
+            return None;
+        }
+        let mut off = [0u32; super::MAX_TAPS];
+        let mut reach = 0usize;
+        for fy in 0..kh {
+            for fx in 0..kw {
+                let o = fy
+                    .checked_mul(dh)?
+                    .checked_mul(iw)?
+                    .checked_add(fx.checked_mul(dw)?)?
+                    .checked_mul(c)?;
+                *off.get_mut(fy * kw + fx)? = u32::try_from(o).ok()?;
+                reach = reach.max(o);
+            }
+        }
+        Some(DwTaps { off, n, reach })
+    }
+
+    /// The taps' offsets from the first.
+    pub(crate) fn offsets(&self) -> &[u32] {
+        self.off.get(..self.n).unwrap_or(&[])
+    }
+}
+
+/// The requantization of four pixels' accumulators `q0`-`q3` (four channels each) into
+/// bytes at `r0`, `r0 + c`, `r0 + 2c`, `r0 + 3c`, as [`requantize4`] per lane, with `q4` the
+/// multipliers, `q5` the right shifts negated, `r1` the output offset, `r2` the lower clamp,
+/// `r3` the upper one and `r5` the pixel stride `c`; changes `q6`, `q7` and `r0`.
+macro_rules! requantize_4x4 {
+    () => {
+        concat!(
+            "vdup.32 q6, r2\n",
+            "vqrdmulh.s32 q0, q0, q4\n",
+            "vshr.s32 q7, q0, #31\n",
+            "vadd.i32 q0, q0, q7\n",
+            "vrshl.s32 q0, q0, q5\n",
+            "vadd.i32 q0, q0, r1\n",
+            "vmax.s32 q0, q0, q6\n",
+            "vdup.32 q7, r3\n",
+            "vmin.s32 q0, q0, q7\n",
+            "vstrb.32 q0, [r0]\n",
+            "add r0, r0, r5\n",
+            "vqrdmulh.s32 q1, q1, q4\n",
+            "vshr.s32 q7, q1, #31\n",
+            "vadd.i32 q1, q1, q7\n",
+            "vrshl.s32 q1, q1, q5\n",
+            "vadd.i32 q1, q1, r1\n",
+            "vmax.s32 q1, q1, q6\n",
+            "vdup.32 q7, r3\n",
+            "vmin.s32 q1, q1, q7\n",
+            "vstrb.32 q1, [r0]\n",
+            "add r0, r0, r5\n",
+            "vqrdmulh.s32 q2, q2, q4\n",
+            "vshr.s32 q7, q2, #31\n",
+            "vadd.i32 q2, q2, q7\n",
+            "vrshl.s32 q2, q2, q5\n",
+            "vadd.i32 q2, q2, r1\n",
+            "vmax.s32 q2, q2, q6\n",
+            "vdup.32 q7, r3\n",
+            "vmin.s32 q2, q2, q7\n",
+            "vstrb.32 q2, [r0]\n",
+            "add r0, r0, r5\n",
+            "vqrdmulh.s32 q3, q3, q4\n",
+            "vshr.s32 q7, q3, #31\n",
+            "vadd.i32 q3, q3, q7\n",
+            "vrshl.s32 q3, q3, q5\n",
+            "vadd.i32 q3, q3, r1\n",
+            "vmax.s32 q3, q3, q6\n",
+            "vdup.32 q7, r3\n",
+            "vmin.s32 q3, q3, q7\n",
+            "vstrb.32 q3, [r0]\n",
+        )
+    };
+}
+
+/// The start of a four-pixel depthwise block: the bias (at `r1`) into the four accumulators
+/// `q0`-`q3`, the multipliers (at `r2`) into `q4`, the right shifts (at `r3`) negated into
+/// `q5`, and the tap loop's counter (`lr`) set.
+macro_rules! block_start {
+    () => {
+        concat!(
+            "vldrw.u32 q0, [r1]\n",
+            "vldrw.u32 q4, [r2]\n",
+            "vldrw.u32 q5, [r3]\n",
+            "vmov q1, q0\n",
+            "vmov q2, q0\n",
+            "vmov q3, q0\n",
+            "vneg.s32 q5, q5\n",
+            "dls lr, lr\n",
+        )
+    };
+}
+
+/// The checked slices of a four-pixel depthwise block of `c` channels (`c % 4 == 0`) and `t`
+/// taps: the weights (`c * t`), the bias, multipliers and shifts (`c` each) and the four
+/// pixels' outputs (`4c`), or `None`.
+#[allow(clippy::type_complexity)]
+#[inline(always)]
+fn block_slices<'a>(
+    t: usize,
+    c: usize,
+    w: &'a [i8],
+    bias: &'a [i32],
+    m: &'a [i32],
+    e: &'a [i32],
+    out: &'a mut [i8],
+) -> Option<(&'a [i8], &'a [i32], &'a [i32], &'a [i32], &'a mut [i8])> {
+    if t == 0 || t > super::MAX_TAPS || !c.is_multiple_of(4) {
+        return None;
+    }
+    Some((
+        w.get(..c.checked_mul(t)?)?,
+        bias.get(..c)?,
+        m.get(..c)?,
+        e.get(..c)?,
+        out.get_mut(..c.checked_mul(4)?)?,
+    ))
+}
+
+/// Four output pixels of a depth-multiplier-1 DEPTHWISE_CONV_2D whose windows lie wholly inside
+/// the input, all `c` channels (`c % 4 == 0`), four channels per step: pixel `j`'s tap `t`
+/// of channel `ch` is `image[start + j * step + taps.off[t] + ch]`; its accumulator starts
+/// from `bias[ch]`, adds the tap products with the weights `w[(ch / 4 * T + t) * 4 + ch % 4]`
+/// (the layout of `depthwise_conv_2d::fast`) and is requantized as [`requantize4`] does
+/// into `out[j * c + ch]`. Per tap one `VLDRB.S32` of the four weights serves the four
+/// pixels (`VLDRB.S32` of each pixel's four input bytes, `VMUL` + `VADD`: Helium has no
+/// lane-wise integer multiply-accumulate), and the requantization (`m`, `e` loaded once)
+/// runs on the four accumulators in registers. Nothing is written unless every slice
+/// covers the block.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn dw_block4(
+    image: &[i8],
+    start: usize,
+    step: usize,
+    taps: &DwTaps,
+    c: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let t = taps.n;
+    // One past the last byte read: `start + 3 * step + reach + c`.
+    let end = step
+        .checked_mul(3)
+        .and_then(|s| s.checked_add(start))
+        .and_then(|s| s.checked_add(taps.reach))
+        .and_then(|s| s.checked_add(c));
+    let (Some(end), Some((w, bias, m, e, out))) = (end, block_slices(t, c, w, bias, m, e, out))
+    else {
+        return;
+    };
+    if end > image.len() {
+        return;
+    }
+    // The constants the requantization loads in one `LDM`: offset, min, max, pixel stride.
+    let consts = [q.offset, q.min, q.max, c as i32];
+    let base = image.as_ptr().wrapping_add(start);
+    let mut pw = w.as_ptr();
+    for g in 0..c / 4 {
+        let at = 4 * g;
+        // SAFETY: see the module documentation. Reads: for tap `i < t` (`taps.off[..t]`
+        // initialised by `DwTaps::new`, each at most `taps.reach`) and pixel `j < 4`, the 4
+        // bytes at `start + at + j * step + off[i]` of `image`, the last of which is below
+        // `start + 3 * step + reach + c = end <= image.len()` since `at + 4 <= c`; the
+        // weights `pw .. pw + 4t`, inside `w` (`c * t` bytes, group `g` at `4tg`); 4 `i32`s
+        // (aligned) of `bias`, `m`, `e` at `at` (`at + 4 <= c`); `consts`, 4 `i32`s. Writes:
+        // 4 bytes at `at + j * c` of `out` for `j < 4`, below `4c`, its length. The loop
+        // runs `t > 0` times.
+        unsafe {
+            asm!(
+                block_start!(),
+                "2:",
+                "ldr r0, [r5], #4",
+                "add r0, r0, {img}",
+                "add r1, r0, {step}",
+                "add r2, r1, {step}",
+                "add r3, r2, {step}",
+                "vldrb.s32 q6, [r4], #4",
+                "vldrb.s32 q7, [r0]",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q0, q0, q7",
+                "vldrb.s32 q7, [r1]",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q1, q1, q7",
+                "vldrb.s32 q7, [r2]",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q2, q2, q7",
+                "vldrb.s32 q7, [r3]",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q3, q3, q7",
+                "le lr, 2b",
+                // offset, min, max, c.
+                "ldm {qc}, {{r1, r2, r3, r5}}",
+                "mov r0, {po}",
+                requantize_4x4!(),
+                img = in(reg) base.wrapping_add(at),
+                step = in(reg) step,
+                po = in(reg) out.as_mut_ptr().wrapping_add(at),
+                qc = in(reg) consts.as_ptr(),
+                out("r0") _,
+                inout("r1") bias.as_ptr().wrapping_add(at) => _,
+                inout("r2") m.as_ptr().wrapping_add(at) => _,
+                inout("r3") e.as_ptr().wrapping_add(at) => _,
+                inout("r4") pw,
+                inout("r5") taps.off.as_ptr() => _,
+                inout("lr") t => _,
+                out("q0") _,
+                out("q1") _,
+                out("q2") _,
+                out("q3") _,
+                out("q4") _,
+                out("q5") _,
+                out("q6") _,
+                out("q7") _,
+                options(nostack),
+            );
+        }
+    }
+}
+
+/// A value of the offset tables of [`dw_block4_offs`] and [`dw1_block4_offs`]: a tap outside
+/// the input, which reads the zero point row.
+pub(crate) const OUTSIDE: u32 = u32::MAX;
+
+/// Writes into `pt[..4t]` the pointers of a block's taps: `image + offs[i]`, or `zero_row`
+/// for [`OUTSIDE`]; `false` (the table unusable) unless `offs` has `4t` entries and each
+/// pointer has `need` readable bytes (`offs[i] + need <= image.len()`, `zero_row.len() >=
+/// need`).
+#[inline(always)]
+fn fill_table(
+    pt: &mut core::mem::MaybeUninit<[*const i8; 4 * super::MAX_TAPS]>,
+    t: usize,
+    image: &[i8],
+    zero_row: &[i8],
+    offs: &[u32],
+    need: usize,
+) -> bool {
+    let Some(offs) = offs.get(..4 * t) else {
+        return false;
+    };
+    if t > super::MAX_TAPS || zero_row.len() < need || image.len() < need {
+        return false;
+    }
+    let last = image.len() - need;
+    let p = pt.as_mut_ptr().cast::<*const i8>();
+    for (i, &o) in offs.iter().enumerate() {
+        let x = if o == OUTSIDE {
+            zero_row.as_ptr()
+        } else if o as usize <= last {
+            image.as_ptr().wrapping_add(o as usize)
+        } else {
+            return false;
+        };
+        // SAFETY: `i < 4t <= 4 * MAX_TAPS`, so `p + i` is inside the table; `write` does not
+        // read the uninitialised slot.
+        unsafe { p.add(i).write(x) };
+    }
+    true
+}
+
+/// [`dw_block4`] for any four pixels (the padded edges, a block across output rows), from
+/// a table of their taps: `offs[4 * i + j]` is the offset in `image` of pixel `j`'s tap `i`
+/// (its first channel), or [`OUTSIDE`] for a tap outside the input, which reads `zero_row`
+/// (at least `c` bytes of the zero point); outputs at `out[j * c + ch]`. The taps'
+/// pointers go into a table that the loop reads four at a time (`LDM`) and writes back
+/// advanced to the next group's channels (`STM`), so a tap costs two scalar instructions
+/// per group.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn dw_block4_offs(
+    image: &[i8],
+    zero_row: &[i8],
+    offs: &[u32],
+    c: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let t = offs.len() / 4;
+    let Some((w, bias, m, e, out)) = block_slices(t, c, w, bias, m, e, out) else {
+        return;
+    };
+    let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
+    if !fill_table(&mut table, t, image, zero_row, offs, c) {
+        return;
+    }
+    let consts = [q.offset, q.min, q.max, c as i32];
+    let mut pw = w.as_ptr();
+    let pt = table.as_mut_ptr().cast::<*const i8>();
+    for g in 0..c / 4 {
+        let at = 4 * g;
+        // SAFETY: see the module documentation. `table[..4t]` holds the taps' pointers
+        // (`fill_table`: each to at least `c` readable bytes; `4t <= 4 * MAX_TAPS`), each
+        // advanced by `4g` (the loop's write-back, 4 per group): the block reads 4 bytes at
+        // each, `[4g, 4g + 4)` of those `c`, and writes the 4t table entries back (the only
+        // other memory written: 4 bytes at `at + j * c` of `out`, below `4c`, its length).
+        // The weights `pw .. pw + 4t` lie inside `w` (`c * t` bytes, group `g` at `4tg`);
+        // `bias`, `m`, `e` have 4 aligned `i32`s at `at`; `consts` 4 `i32`s. The loop runs
+        // `t > 0` times.
+        unsafe {
+            asm!(
+                block_start!(),
+                "2:",
+                "ldm r5, {{r0, r1, r2, r3}}",
+                "vldrb.s32 q6, [r4], #4",
+                "vldrb.s32 q7, [r0], #4",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q0, q0, q7",
+                "vldrb.s32 q7, [r1], #4",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q1, q1, q7",
+                "vldrb.s32 q7, [r2], #4",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q2, q2, q7",
+                "vldrb.s32 q7, [r3], #4",
+                "vmul.i32 q7, q7, q6",
+                "vadd.i32 q3, q3, q7",
+                "stm r5!, {{r0, r1, r2, r3}}",
+                "le lr, 2b",
+                "ldm {qc}, {{r1, r2, r3, r5}}",
+                "mov r0, {po}",
+                requantize_4x4!(),
+                po = in(reg) out.as_mut_ptr().wrapping_add(at),
+                qc = in(reg) consts.as_ptr(),
+                out("r0") _,
+                inout("r1") bias.as_ptr().wrapping_add(at) => _,
+                inout("r2") m.as_ptr().wrapping_add(at) => _,
+                inout("r3") e.as_ptr().wrapping_add(at) => _,
+                inout("r4") pw,
+                inout("r5") pt => _,
+                inout("lr") t => _,
+                out("q0") _,
+                out("q1") _,
+                out("q2") _,
+                out("q3") _,
+                out("q4") _,
+                out("q5") _,
+                out("q6") _,
+                out("q7") _,
+                options(nostack),
+            );
+        }
+    }
+}
+
+/// [`dw_block4_offs`] for an input of one channel (depth multiplier `c`, `c % 4 == 0`):
+/// every tap is one input byte, shared by all `c` output channels, so it is loaded as a
+/// scalar (`LDRSB`) and multiplied into the four channels' lanes with one vector-by-scalar
+/// multiply-accumulate (`VMLA.I32`); the pointers stay where they are from group to
+/// group. `zero_row` holds at least one byte; weights, bias and outputs as
+/// [`dw_block4_offs`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn dw1_block4_offs(
+    image: &[i8],
+    zero_row: &[i8],
+    offs: &[u32],
+    c: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let t = offs.len() / 4;
+    let Some((w, bias, m, e, out)) = block_slices(t, c, w, bias, m, e, out) else {
+        return;
+    };
+    let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
+    if !fill_table(&mut table, t, image, zero_row, offs, 1) {
+        return;
+    }
+    let pt = table.as_ptr().cast::<*const i8>();
+    // SAFETY: `fill_table` wrote `pt[..4t]`, each pointer to at least one readable byte;
+    // the slices are those `block_slices` checked.
+    unsafe { dw1_block4_table(pt, t, c, w, bias, m, e, q, out) };
+}
+
+/// [`dw1_block4_offs`] for four pixels of one output row whose windows lie wholly inside
+/// the input: pixel `j`'s tap `i` is `image[start + j * step + taps.off[i]]` (`taps` built
+/// for one channel), checked once for the block.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn dw1_block4(
+    image: &[i8],
+    start: usize,
+    step: usize,
+    taps: &DwTaps,
+    c: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let t = taps.n;
+    // One past the last byte read: `start + 3 * step + reach + 1`.
+    let end = step
+        .checked_mul(3)
+        .and_then(|s| s.checked_add(start))
+        .and_then(|s| s.checked_add(taps.reach))
+        .and_then(|s| s.checked_add(1));
+    let (Some(end), Some((w, bias, m, e, out))) = (end, block_slices(t, c, w, bias, m, e, out))
+    else {
+        return;
+    };
+    if end > image.len() {
+        return;
+    }
+    let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
+    let pt = table.as_mut_ptr().cast::<*const i8>();
+    let base = image.as_ptr().wrapping_add(start);
+    for (i, &o) in taps.off.iter().take(t).enumerate() {
+        let x = base.wrapping_add(o as usize);
+        for j in 0..4 {
+            // SAFETY: `4i + j < 4t <= 4 * MAX_TAPS`, so the slot is inside `table`; `write`
+            // does not read the uninitialised slot.
+            unsafe { pt.add(4 * i + j).write(x.wrapping_add(j * step)) };
+        }
+    }
+    // SAFETY: `pt[..4t]` was written above: pixel `j`'s tap `i` at `start + j * step +
+    // off[i] < end <= image.len()` (`off[i] <= reach`, `j <= 3`), so each points to a byte
+    // of `image`; the slices are those `block_slices` checked.
+    unsafe { dw1_block4_table(pt, t, c, w, bias, m, e, q, out) };
+}
+
+/// The loop of [`dw1_block4_offs`] and [`dw1_block4`] over a table of the taps' pointers.
+///
+/// # Safety
+///
+/// `pt[..4t]` are initialised pointers, each to a readable byte; `0 < t <= MAX_TAPS`;
+/// `c % 4 == 0`; `w` holds `c * t` bytes, `bias`, `m`, `e` `c` values, `out` `4c` bytes
+/// (as `block_slices` returns them).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn dw1_block4_table(
+    pt: *const *const i8,
+    t: usize,
+    c: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let consts = [q.offset, q.min, q.max, c as i32];
+    let mut pw = w.as_ptr();
+    for g in 0..c / 4 {
+        let at = 4 * g;
+        // SAFETY: see the module documentation and the function's contract: the block reads
+        // `pt[..4t]` and the one byte at each; the weights `pw .. pw + 4t`, inside `w`
+        // (`c * t` bytes, group `g` at `4tg`); 4 aligned `i32`s of `bias`, `m`, `e` at `at`
+        // (`at + 4 <= c`); `consts`, 4 `i32`s. Writes: 4 bytes at `at + j * c` of `out`
+        // for `j < 4`, below `4c`, its length. The loop runs `t > 0` times.
+        unsafe {
+            asm!(
+                block_start!(),
+                "2:",
+                "ldm r5!, {{r0, r1, r2, r3}}",
+                "vldrb.s32 q6, [r4], #4",
+                "ldrsb r0, [r0]",
+                "ldrsb r1, [r1]",
+                "ldrsb r2, [r2]",
+                "ldrsb r3, [r3]",
+                "vmla.i32 q0, q6, r0",
+                "vmla.i32 q1, q6, r1",
+                "vmla.i32 q2, q6, r2",
+                "vmla.i32 q3, q6, r3",
+                "le lr, 2b",
+                "ldm {qc}, {{r1, r2, r3, r5}}",
+                "mov r0, {po}",
+                requantize_4x4!(),
+                po = in(reg) out.as_mut_ptr().wrapping_add(at),
+                qc = in(reg) consts.as_ptr(),
+                out("r0") _,
+                inout("r1") bias.as_ptr().wrapping_add(at) => _,
+                inout("r2") m.as_ptr().wrapping_add(at) => _,
+                inout("r3") e.as_ptr().wrapping_add(at) => _,
+                inout("r4") pw,
+                inout("r5") pt => _,
+                inout("lr") t => _,
+                out("q0") _,
+                out("q1") _,
+                out("q2") _,
+                out("q3") _,
+                out("q4") _,
+                out("q5") _,
+                out("q6") _,
+                out("q7") _,
+                options(nostack),
+            );
+        }
+    }
+}
+
+/// Copies the first `min(dst.len(), src.len())` bytes of `src` into `dst`: a
+/// tail-predicated loop of 16-byte loads and stores (`VLDRB.U8`, `VSTRB.8`), for the short
+/// runs of an im2col row, where a `memcpy` call costs more than the copy.
+#[inline(always)]
+pub(crate) fn copy_bytes(dst: &mut [i8], src: &[i8]) {
+    let n = dst.len().min(src.len());
+    if n == 0 {
+        return;
+    }
+    // SAFETY: see the module documentation: the loop reads `[0, n)` of `src` and writes
+    // `[0, n)` of `dst` (tail predication disables the lanes past `n`; a disabled lane
+    // accesses no memory), both at least `n` long; `n > 0`.
+    unsafe {
+        asm!(
+            "dlstp.8 lr, {n}",
+            "2:",
+            "vldrb.u8 q0, [{s}], #16",
+            "vstrb.8 q0, [{d}], #16",
+            "letp lr, 2b",
+            n = in(reg) n,
+            s = inout(reg) src.as_ptr() => _,
+            d = inout(reg) dst.as_mut_ptr() => _,
+            out("lr") _,
+            out("q0") _,
+            options(nostack),
+        );
+    }
+}
+
+/// Sets every byte of `dst` to `v`: a tail-predicated loop of 16-byte stores (`VSTRB.8` of
+/// `VDUP.8 v`).
+#[inline(always)]
+pub(crate) fn fill_bytes(dst: &mut [i8], v: i8) {
+    let n = dst.len();
+    if n == 0 {
+        return;
+    }
+    // SAFETY: see the module documentation: the loop writes `[0, n)` of `dst` (tail
+    // predication disables the lanes past `n`), `n > 0`.
+    unsafe {
+        asm!(
+            "vdup.8 q0, {v}",
+            "dlstp.8 lr, {n}",
+            "2:",
+            "vstrb.8 q0, [{d}], #16",
+            "letp lr, 2b",
+            n = in(reg) n,
+            v = in(reg) v as i32,
+            d = inout(reg) dst.as_mut_ptr() => _,
+            out("lr") _,
+            out("q0") _,
+            options(nostack),
+        );
+    }
+}
+
+/// One pixel times `4g` channels, requantized and stored, the loop over the channel groups
+/// in the block: the first `4g` of `out` (`g = min(out.len(), bias.len(), ...) / 4`)
+/// become `requantize(x . w_o + bias[o])` for the rows `w_o = w[ok..(o + 1)k]`, as
+/// a four-row dot product then [`requantize4`] per group, without leaving the registers between the
+/// groups (the pointers that do not fit live in a small state table, loaded and stored by
+/// one `LDM`/`STM` per group). Returns the channels done, `4g` (0 if a slice is short or
+/// `k == 0`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn one_pixel_by4(
+    k: usize,
+    x: &[i8],
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) -> usize {
+    let n4 = out.len().min(bias.len()).min(m.len()).min(e.len()) / 4 * 4;
+    let (Some(x), Some(w)) = (x.get(..k), w.get(..n4.saturating_mul(k))) else {
+        return 0;
+    };
+    if k == 0 || n4 == 0 || w.len() != n4 * k {
+        return 0;
+    }
+    // x, the group's weights, bias, multipliers, shifts, output; the output's end.
+    let mut state: [usize; 7] = [
+        x.as_ptr() as usize,
+        w.as_ptr() as usize,
+        bias.as_ptr() as usize,
+        m.as_ptr() as usize,
+        e.as_ptr() as usize,
+        out.as_mut_ptr() as usize,
+        out.as_mut_ptr().wrapping_add(n4) as usize,
+    ];
+    // SAFETY: see the module documentation. Per group `j < n4 / 4` (the loop ends when the
+    // output pointer reaches `out + n4`, after at least one group since `n4 >= 4`) the block
+    // reads `x[..k]` (`k > 0`, `x` is `k` long), the four rows `w[(4j + i)k..(4j + i + 1)k]`
+    // (inside `w`, `n4 * k` long), 4 aligned `i32`s at `4j` of `bias`, `m`, `e` (each at
+    // least `n4` long), and writes the 4 bytes at `4j` of `out` (`n4 <= out.len()`) and
+    // the state table (`state`, 7 words, the block's own).
+    unsafe {
+        asm!(
+            "vdup.32 q5, r0",
+            "vdup.32 q6, r2",
+            "vdup.32 q7, r4",
+            "3:",
+            "ldm r12, {{r1, r3, r5}}",
+            "ldrd r0, r2, [r5]",
+            "ldrd r4, r8, [r5, #8]",
+            "add r5, r3, r11",
+            "add r9, r5, r11",
+            "add r10, r9, r11",
+            "dlstp.8 lr, r11",
+            "2:",
+            "vldrb.u8 q0, [r1], #16",
+            "vldrb.u8 q1, [r3], #16",
+            "vldrb.u8 q2, [r5], #16",
+            "vldrb.u8 q3, [r9], #16",
+            "vldrb.u8 q4, [r10], #16",
+            "vmladava.s8 r0, q0, q1",
+            "vmladava.s8 r2, q0, q2",
+            "vmladava.s8 r4, q0, q3",
+            "vmladava.s8 r8, q0, q4",
+            "letp lr, 2b",
+            "vmov.32 q0[0], r0",
+            "vmov.32 q0[1], r2",
+            "vmov.32 q0[2], r4",
+            "vmov.32 q0[3], r8",
+            "ldm r12, {{r0, r1, r2, r3, r4, r5}}",
+            "add.w r1, r1, r11, lsl #2",
+            "adds r2, #16",
+            "vldrw.u32 q1, [r3], #16",
+            "vldrw.u32 q2, [r4], #16",
+            "vqrdmulh.s32 q0, q0, q1",
+            "vneg.s32 q2, q2",
+            "vshr.s32 q3, q0, #31",
+            "vadd.i32 q0, q0, q3",
+            "vrshl.s32 q0, q0, q2",
+            "vadd.i32 q0, q0, q5",
+            "vmax.s32 q0, q0, q6",
+            "vmin.s32 q0, q0, q7",
+            "vstrb.32 q0, [r5], #4",
+            "stm r12, {{r0, r1, r2, r3, r4, r5}}",
+            "ldr r0, [r12, #24]",
+            "cmp r5, r0",
+            "bne 3b",
+            inout("r0") q.offset => _,
+            out("r1") _,
+            inout("r2") q.min => _,
+            out("r3") _,
+            inout("r4") q.max => _,
+            out("r5") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            in("r11") k,
+            in("r12") state.as_mut_ptr(),
+            out("lr") _,
+            out("q0") _,
+            out("q1") _,
+            out("q2") _,
+            out("q3") _,
+            out("q4") _,
+            out("q5") _,
+            out("q6") _,
+            out("q7") _,
+            options(nostack),
+        );
+    }
+    n4
+}
+
+/// Copies `rows` runs of `len` bytes, run `r` from `src[r * stride..]` to
+/// `dst[r * len..]` (an im2col window inside the input: `kh` rows of `kw * c` bytes), in
+/// one block of tail-predicated 16-byte loops. Nothing is copied unless `src` and `dst`
+/// hold them all.
+#[inline(always)]
+pub(crate) fn copy_rows(dst: &mut [i8], src: &[i8], rows: usize, len: usize, stride: usize) {
+    let src_end = rows
+        .checked_sub(1)
+        .and_then(|r| r.checked_mul(stride))
+        .and_then(|s| s.checked_add(len));
+    let dst_end = rows.checked_mul(len);
+    let (Some(src_end), Some(dst_end)) = (src_end, dst_end) else {
+        return;
+    };
+    if len == 0 || src_end > src.len() || dst_end > dst.len() {
+        return;
+    }
+    // SAFETY: see the module documentation: for row `r < rows` (`rows > 0`) the loop reads
+    // `[r * stride, r * stride + len)` of `src`, the last ending at `src_end <= src.len()`,
+    // and writes `[r * len, (r + 1) * len)` of `dst`, below `dst_end <= dst.len()` (tail
+    // predication disables the lanes past `len`); `len > 0`.
+    unsafe {
+        asm!(
+            "3:",
+            "mov {sw}, {s}",
+            "mov {dw}, {d}",
+            "dlstp.8 lr, {len}",
+            "2:",
+            "vldrb.u8 q0, [{sw}], #16",
+            "vstrb.8 q0, [{dw}], #16",
+            "letp lr, 2b",
+            "add {s}, {s}, {stride}",
+            "add {d}, {d}, {len}",
+            "subs {rows}, #1",
+            "bne 3b",
+            s = inout(reg) src.as_ptr() => _,
+            d = inout(reg) dst.as_mut_ptr() => _,
+            sw = out(reg) _,
+            dw = out(reg) _,
+            len = in(reg) len,
+            stride = in(reg) stride,
+            rows = inout(reg) rows => _,
+            out("lr") _,
+            out("q0") _,
+            options(nostack),
+        );
+    }
+}
+
+/// [`one_pixel_by4`] for two pixels at once (`x0`, `x1`, `k` bytes each, into `out0`,
+/// `out1`): per group of four channels both dot products, then both requantized with the
+/// group's multipliers and shifts loaded once. Returns the channels done, `4g` (0 if a
+/// slice is short or `k == 0`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn two_pixels_by4(
+    k: usize,
+    x0: &[i8],
+    x1: &[i8],
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out0: &mut [i8],
+    out1: &mut [i8],
+) -> usize {
+    let n4 = out0
+        .len()
+        .min(out1.len())
+        .min(bias.len())
+        .min(m.len())
+        .min(e.len())
+        / 4
+        * 4;
+    let (Some(x0), Some(x1), Some(w)) = (x0.get(..k), x1.get(..k), w.get(..n4.saturating_mul(k)))
+    else {
+        return 0;
+    };
+    if k == 0 || n4 == 0 || w.len() != n4 * k {
+        return 0;
+    }
+    // x0, x1, the group's weights, out0, out1, bias, multipliers, shifts; out0's end.
+    let mut state: [usize; 9] = [
+        x0.as_ptr() as usize,
+        x1.as_ptr() as usize,
+        w.as_ptr() as usize,
+        out0.as_mut_ptr() as usize,
+        out1.as_mut_ptr() as usize,
+        bias.as_ptr() as usize,
+        m.as_ptr() as usize,
+        e.as_ptr() as usize,
+        out0.as_mut_ptr().wrapping_add(n4) as usize,
+    ];
+    // SAFETY: see the module documentation. Per group `j < n4 / 4` (the loop ends when the
+    // first output pointer reaches `out0 + n4`, after at least one group since `n4 >= 4`)
+    // the block reads `x0[..k]` and `x1[..k]` (`k > 0`, both `k` long), the four rows
+    // `w[(4j + i)k..(4j + i + 1)k]` (inside `w`, `n4 * k` long), 4 aligned `i32`s at `4j`
+    // of `bias`, `m`, `e` (each at least `n4` long), and writes the 4 bytes at `4j` of
+    // `out0` and of `out1` (both at least `n4` long) and the state table (`state`, 9
+    // words, the block's own).
+    unsafe {
+        asm!(
+            "vdup.32 q5, r0",
+            "vdup.32 q6, r2",
+            "vdup.32 q7, r4",
+            "3:",
+            // Pixel 0: the accumulators from the bias, the rows from the group's weights.
+            "ldr r3, [r12, #8]",
+            "ldr r5, [r12, #20]",
+            "ldrd r0, r2, [r5]",
+            "ldrd r4, r8, [r5, #8]",
+            "ldr r1, [r12]",
+            "add r5, r3, r11",
+            "add r9, r5, r11",
+            "add r10, r9, r11",
+            "dlstp.8 lr, r11",
+            "2:",
+            "vldrb.u8 q0, [r1], #16",
+            "vldrb.u8 q1, [r3], #16",
+            "vmladava.s8 r0, q0, q1",
+            "vldrb.u8 q1, [r5], #16",
+            "vmladava.s8 r2, q0, q1",
+            "vldrb.u8 q1, [r9], #16",
+            "vmladava.s8 r4, q0, q1",
+            "vldrb.u8 q1, [r10], #16",
+            "vmladava.s8 r8, q0, q1",
+            "letp lr, 2b",
+            "vmov.32 q2[0], r0",
+            "vmov.32 q2[1], r2",
+            "vmov.32 q2[2], r4",
+            "vmov.32 q2[3], r8",
+            // Pixel 1, the same rows.
+            "ldr r3, [r12, #8]",
+            "ldr r5, [r12, #20]",
+            "ldrd r0, r2, [r5]",
+            "ldrd r4, r8, [r5, #8]",
+            "ldr r1, [r12, #4]",
+            "add r5, r3, r11",
+            "add r9, r5, r11",
+            "add r10, r9, r11",
+            "dlstp.8 lr, r11",
+            "2:",
+            "vldrb.u8 q0, [r1], #16",
+            "vldrb.u8 q1, [r3], #16",
+            "vmladava.s8 r0, q0, q1",
+            "vldrb.u8 q1, [r5], #16",
+            "vmladava.s8 r2, q0, q1",
+            "vldrb.u8 q1, [r9], #16",
+            "vmladava.s8 r4, q0, q1",
+            "vldrb.u8 q1, [r10], #16",
+            "vmladava.s8 r8, q0, q1",
+            "letp lr, 2b",
+            "vmov.32 q3[0], r0",
+            "vmov.32 q3[1], r2",
+            "vmov.32 q3[2], r4",
+            "vmov.32 q3[3], r8",
+            // weights, out0, out1, bias, m, e, end.
+            "add r0, r12, #8",
+            "ldm r0, {{r1, r2, r3, r4, r5, r8, r9}}",
+            "add.w r1, r1, r11, lsl #2",
+            "adds r4, #16",
+            "vldrw.u32 q1, [r5], #16",
+            "vldrw.u32 q0, [r8], #16",
+            "vneg.s32 q0, q0",
+            "vqrdmulh.s32 q2, q2, q1",
+            "vqrdmulh.s32 q3, q3, q1",
+            "vshr.s32 q4, q2, #31",
+            "vadd.i32 q2, q2, q4",
+            "vshr.s32 q4, q3, #31",
+            "vadd.i32 q3, q3, q4",
+            "vrshl.s32 q2, q2, q0",
+            "vrshl.s32 q3, q3, q0",
+            "vadd.i32 q2, q2, q5",
+            "vadd.i32 q3, q3, q5",
+            "vmax.s32 q2, q2, q6",
+            "vmax.s32 q3, q3, q6",
+            "vmin.s32 q2, q2, q7",
+            "vmin.s32 q3, q3, q7",
+            "vstrb.32 q2, [r2], #4",
+            "vstrb.32 q3, [r3], #4",
+            "stm r0, {{r1, r2, r3, r4, r5, r8, r9}}",
+            "cmp r2, r9",
+            "bne 3b",
+            inout("r0") q.offset => _,
+            out("r1") _,
+            inout("r2") q.min => _,
+            out("r3") _,
+            inout("r4") q.max => _,
+            out("r5") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            in("r11") k,
+            in("r12") state.as_mut_ptr(),
+            out("lr") _,
+            out("q0") _,
+            out("q1") _,
+            out("q2") _,
+            out("q3") _,
+            out("q4") _,
+            out("q5") _,
+            out("q6") _,
+            out("q7") _,
+            options(nostack),
+        );
+    }
+    n4
 }

@@ -186,10 +186,241 @@ fn fast_by<const F: bool>(
             padding: [p.padding_height, p.padding_width],
             zero_point: (-p.input_offset) as i8,
         };
+        // Helium: four pixels per block where the weights' table fits (see `by_blocks`).
+        #[cfg(kiln_arch = "mve")]
+        if by_blocks_single::<F>(p, &ch, &q, zero_row, filter, input, output) {
+            return;
+        }
         gemm::windowed::<F>(&g, input, filter, &ch, &q, output, scratch);
     } else {
+        // Helium: four pixels per block.
+        #[cfg(kiln_arch = "mve")]
+        by_blocks::<F>(p, &ch, &q, zero_row, filter, input, output, false);
+        #[cfg(not(kiln_arch = "mve"))]
         by_taps::<F>(p, &ch, &q, zero_row, filter, input, output);
     }
+}
+
+/// The depth-multiplier-1 form with Helium: the output pixels four at a time in raster
+/// order (the last block overlaps the one before it when the pixels are not a multiple of
+/// 4: it writes the same bytes again), all channels of a block per call. A block of one output row whose windows lie
+/// inside the input takes its taps as offsets ([`dw_block4`](crate::arch::dw_block4)); any
+/// other block (the padded edges, a block across rows) takes a table of its taps' offsets,
+/// [`OUTSIDE`](crate::arch::OUTSIDE) for taps outside the input, which read the zero point
+/// row ([`dw_block4_offs`](crate::arch::dw_block4_offs)). Images of fewer than four output
+/// pixels run [`by_taps`].
+///
+/// `single`: the input-depth-1 form (depth multiplier `output_depth`), with `filter` in the
+/// depth-multiplier-1 layout `[M / 4][kh * kw][4]` ([`by_blocks_single`]), run by
+/// [`dw1_block4`](crate::arch::dw1_block4) and
+/// [`dw1_block4_offs`](crate::arch::dw1_block4_offs).
+#[cfg(kiln_arch = "mve")]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn by_blocks<const F: bool>(
+    p: &Params,
+    ch: &gemm::Channels<'_>,
+    q: &gemm::Output,
+    zero_row: &[i8],
+    filter: &[i8],
+    input: &[i8],
+    output: &mut [i8],
+    single: bool,
+) {
+    // Input channels per pixel (`ci`) and output channels (`c`).
+    let (ci, c) = (p.input_depth, p.output_depth);
+    let (kh, kw) = (p.filter_height, p.filter_width);
+    let (ih, iw) = (p.input_height, p.input_width);
+    let (dh, dw) = (p.dilation_height_factor, p.dilation_width_factor);
+    let (oh, ow) = (p.output_height, p.output_width);
+    let pixels = oh * ow;
+    let block_taps = crate::arch::DwTaps::new(kh, kw, dh, dw, iw, ci);
+    let Some(dt) = block_taps.filter(|_| pixels >= 4 && (single || ci == c)) else {
+        if !single {
+            by_taps::<F>(p, ch, q, zero_row, filter, input, output);
+        }
+        return;
+    };
+    let t = kh * kw;
+    let image_len = ih * iw * ci;
+    let out_len = pixels * c;
+    let mut offs = [crate::arch::OUTSIDE; 4 * crate::arch::MAX_TAPS];
+    let Some(offs) = offs.get_mut(..4 * t) else {
+        return;
+    };
+    // The last input position a window starting at 0 reaches.
+    let (reach_y, reach_x) = ((kh - 1) * dh, (kw - 1) * dw);
+    let step = p.stride_width * ci;
+    // Blocks in raster order over the image (per row, the overlapping last blocks of
+    // narrow rows would cost more than the blocks across rows).
+    let (rows, width) = (1, pixels);
+    let batches = input.len() / image_len.max(1);
+    for b in 0..batches {
+        let (Some(image), Some(out_image)) = (
+            input.get(b * image_len..(b + 1) * image_len),
+            output.get_mut(b * out_len..(b + 1) * out_len),
+        ) else {
+            return;
+        };
+        for r in 0..rows {
+            let mut i = 0;
+            while i < width {
+                let first = r * width + if i + 4 <= width { i } else { width - 4 };
+                i += 4;
+                let Some(out) = out_image.get_mut(first * c..(first + 4) * c) else {
+                    return;
+                };
+                let (oy, ox) = (first / ow, first % ow);
+                let y0 = (oy * p.stride_height) as isize - p.padding_height as isize;
+                let x0 = (ox * p.stride_width) as isize - p.padding_width as isize;
+                if ox + 3 < ow
+                    && y0 >= 0
+                    && y0 as usize + reach_y < ih
+                    && x0 >= 0
+                    && x0 as usize + 3 * p.stride_width + reach_x < iw
+                {
+                    let start = (y0 as usize * iw + x0 as usize) * ci;
+                    if single {
+                        crate::arch::dw1_block4(
+                            image,
+                            start,
+                            step,
+                            &dt,
+                            c,
+                            filter,
+                            ch.bias,
+                            ch.multiplier,
+                            ch.right_shift,
+                            q,
+                            out,
+                        );
+                    } else {
+                        crate::arch::dw_block4(
+                            image,
+                            start,
+                            step,
+                            &dt,
+                            c,
+                            filter,
+                            ch.bias,
+                            ch.multiplier,
+                            ch.right_shift,
+                            q,
+                            out,
+                        );
+                    }
+                    continue;
+                }
+                for j in 0..4 {
+                    let (oy, ox) = ((first + j) / ow, (first + j) % ow);
+                    let y0 = (oy * p.stride_height) as isize - p.padding_height as isize;
+                    let x0 = (ox * p.stride_width) as isize - p.padding_width as isize;
+                    // A window inside the input: its first tap plus the taps' offsets.
+                    if y0 >= 0
+                        && y0 as usize + reach_y < ih
+                        && x0 >= 0
+                        && x0 as usize + reach_x < iw
+                    {
+                        let base = ((y0 as usize * iw + x0 as usize) * ci) as u32;
+                        for (slots, &o) in offs.chunks_exact_mut(4).zip(dt.offsets()) {
+                            if let Some(slot) = slots.get_mut(j) {
+                                *slot = base.wrapping_add(o);
+                            }
+                        }
+                        continue;
+                    }
+                    for fy in 0..kh {
+                        let iy = y0 + (fy * dh) as isize;
+                        let row_in = iy >= 0 && (iy as usize) < ih;
+                        for fx in 0..kw {
+                            let ix = x0 + (fx * dw) as isize;
+                            let o = if row_in && ix >= 0 && (ix as usize) < iw {
+                                ((iy as usize * iw + ix as usize) * ci) as u32
+                            } else {
+                                crate::arch::OUTSIDE
+                            };
+                            if let Some(slot) = offs.get_mut(4 * (fy * kw + fx) + j) {
+                                *slot = o;
+                            }
+                        }
+                    }
+                }
+                if single {
+                    crate::arch::dw1_block4_offs(
+                        image,
+                        zero_row,
+                        offs,
+                        c,
+                        filter,
+                        ch.bias,
+                        ch.multiplier,
+                        ch.right_shift,
+                        q,
+                        out,
+                    );
+                } else {
+                    crate::arch::dw_block4_offs(
+                        image,
+                        zero_row,
+                        offs,
+                        c,
+                        filter,
+                        ch.bias,
+                        ch.multiplier,
+                        ch.right_shift,
+                        q,
+                        out,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The most weights of the input-depth-1 form [`by_blocks_single`] takes (its table on the
+/// stack).
+#[cfg(kiln_arch = "mve")]
+const SINGLE_MAX_WEIGHTS: usize = 256;
+
+/// The input-depth-1 form with Helium, if it applies (depth multiplier a multiple of 4, at
+/// most [`SINGLE_MAX_WEIGHTS`] weights, at least four output pixels; else `false` and
+/// nothing is written): the build-time filter `[M][padded(kh * kw)]` (the im2col form's)
+/// is rearranged on the stack into `[M / 4][kh * kw][4]` and [`by_blocks`] runs on it.
+#[cfg(kiln_arch = "mve")]
+#[inline(never)]
+fn by_blocks_single<const F: bool>(
+    p: &Params,
+    ch: &gemm::Channels<'_>,
+    q: &gemm::Output,
+    zero_row: &[i8],
+    filter: &[i8],
+    input: &[i8],
+    output: &mut [i8],
+) -> bool {
+    let m = p.output_depth;
+    let taps = p.filter_height * p.filter_width;
+    let kp = gemm::padded(taps);
+    if !m.is_multiple_of(4)
+        || taps > crate::arch::MAX_TAPS
+        || m * taps > SINGLE_MAX_WEIGHTS
+        || p.output_height * p.output_width < 4
+        || filter.len() < m * kp
+    {
+        return false;
+    }
+    let mut w = [0i8; SINGLE_MAX_WEIGHTS];
+    for o in 0..m {
+        for t in 0..taps {
+            if let (Some(d), Some(&v)) = (
+                w.get_mut(((o / 4) * taps + t) * 4 + o % 4),
+                filter.get(o * kp + t),
+            ) {
+                *d = v;
+            }
+        }
+    }
+    by_blocks::<F>(p, ch, q, zero_row, &w, input, output, true);
+    true
 }
 
 /// The depth-multiplier-1 form (`F`: full-range clamp, see `gemm::requantize`).
