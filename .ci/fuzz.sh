@@ -23,7 +23,8 @@ cargo fuzz build "${flags[@]}" compile
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/new" "$scratch/seeds"
-cp tests/fuzz_regressions/*.tflite tests/models/*.tflite tests/ui/fixtures/*.tflite "$scratch/seeds/"
+cp tests/fuzz_regressions/*.tflite tests/models/*.tflite tests/ui/fixtures/*.tflite \
+  tests/control_flow/*.tflite "$scratch/seeds/"
 shared="${KILN_SHARED:-../shared}/models"
 if [ -d "$shared" ]; then
   cp "$shared"/*.tflite "$scratch/seeds/"

@@ -47,7 +47,13 @@ fn ten_thousand_random_byte_changes_per_model_never_panic() {
     const FLIPS: usize = 10_000;
     let mut errors = 0usize;
     let mut total = 0usize;
-    for (m, path) in shared_models().into_iter().enumerate() {
+    // The public models, and three multi-subgraph ones (calls, nesting, resource variables).
+    let control_flow = control_flow_models().into_iter().filter(|p| {
+        ["while_if_float", "call_once_var", "if_int8"].contains(&stem(p).as_str())
+    });
+    let models: Vec<_> = shared_models().into_iter().chain(control_flow).collect();
+    assert!(models.len() >= 17, "the control flow models are found");
+    for (m, path) in models.into_iter().enumerate() {
         let original = std::fs::read(&path).unwrap();
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (m as u64 + 1));
         let mut bytes = original.clone();

@@ -51,6 +51,13 @@ pub fn own_models() -> Vec<PathBuf> {
     tflite_files(&repo_root().join("tests/models"))
 }
 
+/// Kiln's multi-subgraph test models (`tests/control_flow`): IF, WHILE, CALL_ONCE and
+/// resource variables.
+#[allow(dead_code)]
+pub fn control_flow_models() -> Vec<PathBuf> {
+    tflite_files(&repo_root().join("tests/control_flow"))
+}
+
 /// A model file's stem, e.g. `tflm_hello_world_int8`.
 pub fn stem(p: &Path) -> String {
     p.file_stem().unwrap().to_string_lossy().into_owned()
