@@ -1,7 +1,8 @@
 //! The fuzz regression corpus: every file in `tests/fuzz_regressions/` (minimized inputs that
 //! crashed the `compile` fuzz target, and a `cargo fuzz cmin` covering set of small inputs)
 //! goes through the fuzz target's own function, `fuzz/src/compile_all.rs` (read, both plans,
-//! reports, lowering, emission, formatting, the host executor), and must not panic.
+//! reports, lowering, emission, formatting, the host executor), and must not panic; so do
+//! the multi-subgraph models of `tests/control_flow/`.
 //! Errors are fine; a panic fails the test with the file's name and message.
 
 #[path = "../fuzz/src/compile_all.rs"]
@@ -22,6 +23,16 @@ fn no_regression_input_panics() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "{}: no inputs", dir.display());
+    // The multi-subgraph models (control flow, resource variables) too: compile_all takes
+    // them through compile_tokens whole.
+    let control_flow = common::repo_root().join("tests/control_flow");
+    let mut more: Vec<_> = std::fs::read_dir(&control_flow)
+        .unwrap_or_else(|e| panic!("{}: {e}", control_flow.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tflite"))
+        .collect();
+    more.sort();
+    files.extend(more);
     // Keep each panic's location for the report (the default hook prints it as well).
     let location = Arc::new(Mutex::new(String::new()));
     let default_hook = panic::take_hook();

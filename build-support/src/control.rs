@@ -53,16 +53,18 @@ impl Program {
         self.callees.get(s).and_then(Option::as_ref)
     }
 
-    /// Where a variable tensor of subgraph `s` (`graph`) lives in the persistent region:
-    /// the model's place of a resource variable, else its plan's offset past the subgraph's
-    /// base.
+    /// Where a variable tensor of subgraph `s` (`graph`) lives in the persistent region: in
+    /// a called subgraph, the model's place of a resource variable, else its plan's offset
+    /// past the subgraph's base; in the main subgraph, its plan's offset.
     pub fn state_offset(&self, s: usize, graph: &Graph, plan: &Plan, t: TensorId) -> Option<usize> {
-        if let Some(&(r, _)) = graph.resource_vars.iter().find(|v| v.1 == t) {
-            return self.resource_at.get(r).copied();
-        }
+        // The main subgraph's variables are where its plan put them (its resource variables'
+        // places are the model's, by construction).
         let base = if s == 0 {
             0
         } else {
+            if let Some(&(r, _)) = graph.resource_vars.iter().find(|v| v.1 == t) {
+                return self.resource_at.get(r).copied();
+            }
             self.callee(s)?.state_base
         };
         plan.persistent

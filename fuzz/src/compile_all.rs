@@ -49,6 +49,9 @@ pub fn compile_all(data: &[u8]) -> Outcome {
         return outcome;
     };
     outcome.read = true;
+    if has_control(&graph) {
+        return compile_control(data, outcome);
+    }
     let unoptimised = PlanOptions {
         alignment: 1 << (data.len() % 7),
         ..PlanOptions::unoptimised()
@@ -84,6 +87,59 @@ pub fn compile_all(data: &[u8]) -> Outcome {
             a == b,
             "the default and the unoptimised plan give different outputs"
         );
+    }
+    outcome
+}
+
+/// Whether the model has control flow or resource variables: their steps are written by the
+/// emitter over the subgraphs `compile_tokens` plans (the caller's scratch holds them), so
+/// they go through it whole, and the host executor does not run them.
+fn has_control(graph: &Graph) -> bool {
+    graph.ops.iter().any(|o| {
+        matches!(
+            o.kind,
+            OpKind::If { .. }
+                | OpKind::While { .. }
+                | OpKind::CallOnce { .. }
+                | OpKind::VarHandle { .. }
+                | OpKind::ReadVariable { .. }
+                | OpKind::AssignVariable { .. }
+        )
+    })
+}
+
+/// [`compile_all`] for a model with control flow: `compile_tokens` with the default and the
+/// unoptimised plan options, with and without budgets, and formatting.
+fn compile_control(data: &[u8], mut outcome: Outcome) -> Outcome {
+    let unoptimised = PlanOptions {
+        alignment: 1 << (data.len() % 7),
+        ..PlanOptions::unoptimised()
+    };
+    for plan in [PlanOptions::default(), unoptimised] {
+        let free = Options {
+            plan,
+            model_name: Some("fuzz.tflite".into()),
+            ..Options::default()
+        };
+        match kiln_build::compile_tokens(data, &free) {
+            Ok(c) => {
+                outcome.planned += 1;
+                outcome.compiled += 1;
+                let file = kiln_build::format_file(&c.tokens, "fuzz.tflite");
+                assert!(file.starts_with("// @generated"));
+                let (text, json) = (c.report_text("fuzz.tflite"), c.report_json());
+                assert!(!text.is_empty() && !json.is_empty());
+            }
+            Err(d) => not_a_bug(&d, "compile"),
+        }
+        let budgeted = Options {
+            ram_budget: Some(Budget::Expr("64 * 1024".parse().expect("an expression"))),
+            flash_budget: Some(Budget::Bytes(data.len() / 2)),
+            ..free
+        };
+        if let Err(d) = kiln_build::compile_tokens(data, &budgeted) {
+            not_a_bug(&d, "compile with budgets");
+        }
     }
     outcome
 }

@@ -48,9 +48,9 @@ fn ten_thousand_random_byte_changes_per_model_never_panic() {
     let mut errors = 0usize;
     let mut total = 0usize;
     // The public models, and three multi-subgraph ones (calls, nesting, resource variables).
-    let control_flow = control_flow_models().into_iter().filter(|p| {
-        ["while_if_float", "call_once_var", "if_int8"].contains(&stem(p).as_str())
-    });
+    let control_flow = control_flow_models()
+        .into_iter()
+        .filter(|p| ["while_if_float", "call_once_var", "if_int8"].contains(&stem(p).as_str()));
     let models: Vec<_> = shared_models().into_iter().chain(control_flow).collect();
     assert!(models.len() >= 17, "the control flow models are found");
     for (m, path) in models.into_iter().enumerate() {
