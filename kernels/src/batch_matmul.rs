@@ -247,31 +247,76 @@ pub fn batch_matmul_s8(p: &Params, lhs: &[i8], rhs: &[i8], output: &mut [i8]) {
 }
 
 /// Int16 BATCH_MATMUL (int64 accumulators, zero points 0).
+///
+/// Integer sums do not depend on the order of their terms, so where the RHS rows are
+/// contiguous (`rhs_n_stride == 1`, no `adj_y`) a block of up to [`S16_BLOCK`] outputs of one
+/// LHS row is accumulated at once, `k` outermost, over contiguous RHS row slices (no index
+/// arithmetic or bounds check per product); otherwise each output is one strided dot product.
 pub fn batch_matmul_s16(p: &Params, lhs: &[i16], rhs: &[i16], output: &mut [i16]) {
     debug_assert_eq!(lhs.len(), p.lhs_size);
     debug_assert_eq!(rhs.len(), p.rhs_size);
     debug_assert_eq!(output.len(), p.output_size());
+    let (input_offset, weights_offset) = (p.input_offset as i64, p.weights_offset as i64);
+    let zero_offsets = p.input_offset == 0 && p.weights_offset == 0;
+    let finish = |total: i64| -> i16 {
+        let v = multiply_by_quantized_multiplier_i64(total, p.output_multiplier, p.output_shift)
+            .wrapping_add(p.output_offset);
+        v.clamp(-32768, 32767) as i16
+    };
+    if p.n == 0 {
+        return;
+    }
     for_each_batch(p, |lb, rb, ob| {
-        for m in 0..p.m {
-            for n in 0..p.n {
-                let mut total = 0i64;
-                for k in 0..p.k {
-                    let l = lhs[lb + m * p.lhs_m_stride + k * p.lhs_k_stride] as i64;
-                    let r = rhs[rb + k * p.rhs_k_stride + n * p.rhs_n_stride] as i64;
-                    total = total
-                        .wrapping_add((r + p.weights_offset as i64) * (l + p.input_offset as i64));
+        let Some(out) = output.get_mut(ob..ob + p.m * p.n) else {
+            return;
+        };
+        for (m, orow) in out.chunks_exact_mut(p.n).enumerate() {
+            let lbase = lb + m * p.lhs_m_stride;
+            if p.rhs_n_stride == 1 {
+                for (blk, oblk) in orow.chunks_mut(S16_BLOCK).enumerate() {
+                    let n0 = blk * S16_BLOCK;
+                    let mut acc = [0i64; S16_BLOCK];
+                    let acc = &mut acc[..oblk.len()];
+                    for k in 0..p.k {
+                        let l = lhs[lbase + k * p.lhs_k_stride];
+                        let start = rb + k * p.rhs_k_stride + n0;
+                        let Some(rrow) = rhs.get(start..start + acc.len()) else {
+                            return;
+                        };
+                        if zero_offsets {
+                            // |r * l| <= 2^30: the product fits an i32.
+                            let l = l as i32;
+                            for (a, &r) in acc.iter_mut().zip(rrow) {
+                                *a = a.wrapping_add((r as i32 * l) as i64);
+                            }
+                        } else {
+                            let l = l as i64 + input_offset;
+                            for (a, &r) in acc.iter_mut().zip(rrow) {
+                                *a = a.wrapping_add((r as i64 + weights_offset) * l);
+                            }
+                        }
+                    }
+                    for (o, &a) in oblk.iter_mut().zip(acc.iter()) {
+                        *o = finish(a);
+                    }
                 }
-                let v = multiply_by_quantized_multiplier_i64(
-                    total,
-                    p.output_multiplier,
-                    p.output_shift,
-                )
-                .wrapping_add(p.output_offset);
-                output[ob + m * p.n + n] = v.clamp(-32768, 32767) as i16;
+            } else {
+                for (n, o) in orow.iter_mut().enumerate() {
+                    let mut total = 0i64;
+                    for k in 0..p.k {
+                        let l = lhs[lbase + k * p.lhs_k_stride] as i64;
+                        let r = rhs[rb + k * p.rhs_k_stride + n * p.rhs_n_stride] as i64;
+                        total = total.wrapping_add((r + weights_offset) * (l + input_offset));
+                    }
+                    *o = finish(total);
+                }
             }
         }
     });
 }
+
+/// Outputs of one LHS row accumulated together by [`batch_matmul_s16`].
+const S16_BLOCK: usize = 16;
 
 #[cfg(test)]
 mod tests {

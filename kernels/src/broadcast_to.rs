@@ -56,7 +56,41 @@ pub fn prepare(input: &[usize], target: &[usize]) -> Result<Params, PrepareError
             stride *= d;
         }
     }
-    Ok(p)
+    Ok(collapse(p))
+}
+
+/// Merges neighbouring dimensions the kernel walks alike (the same output, fewer and longer
+/// steps): extents of 1 are dropped, two broadcast dimensions (stride 0) become one, and so
+/// do two the input is read along in step (`outer stride == inner stride * inner extent`).
+/// The result is right-aligned again.
+fn collapse(p: Params) -> Params {
+    let (mut dims, mut strides) = ([1usize; MAX_DIMS], [0usize; MAX_DIMS]);
+    let mut len = 0;
+    for j in 0..MAX_DIMS {
+        let (d, st) = (p.output_dims[j], p.input_strides[j]);
+        if d == 1 {
+            continue;
+        }
+        if len > 0 {
+            let (pd, ps) = (dims[len - 1], strides[len - 1]);
+            if (ps == 0 && st == 0) || (st != 0 && ps == st * d) {
+                dims[len - 1] = pd * d;
+                strides[len - 1] = st;
+                continue;
+            }
+        }
+        dims[len] = d;
+        strides[len] = st;
+        len += 1;
+    }
+    let mut q = Params {
+        output_dims: [1; MAX_DIMS],
+        input_strides: [0; MAX_DIMS],
+        input_size: p.input_size,
+    };
+    q.output_dims[MAX_DIMS - len..].copy_from_slice(&dims[..len]);
+    q.input_strides[MAX_DIMS - len..].copy_from_slice(&strides[..len]);
+    q
 }
 
 /// BROADCAST_TO: `output` in row-major order, each element read through `input_strides`.
@@ -81,7 +115,9 @@ pub fn broadcast_to<T: Copy>(p: &Params, input: &[T], output: &mut [T]) {
     let Some(out) = output.get_mut(..sizes[0] * d[0]) else {
         return;
     };
-    fill(d, s, &sizes, k, 0, 0, input, out);
+    // Leading extents of 1 are no step.
+    let j0 = d[..k].iter().position(|&e| e != 1).unwrap_or(k);
+    fill(d, s, &sizes, k, j0, 0, input, out);
 }
 
 /// Writes `out`, the output's elements of dimensions `j..` at input offset `base`.
@@ -103,6 +139,22 @@ fn fill<T: Copy>(
         return;
     }
     let sz = sizes[j];
+    if j + 1 == k {
+        // The last dimension walked: each step is one contiguous block of the input.
+        let mut rest = out;
+        for r in 0..d[j] {
+            let Some((o, more)) = rest.split_at_mut_checked(sz) else {
+                return;
+            };
+            let at = base + r * s[j];
+            let Some(src) = input.get(at..at + sz) else {
+                return;
+            };
+            copy(o, src);
+            rest = more;
+        }
+        return;
+    }
     if s[j] == 0 {
         let Some((first, mut rest)) = out.split_at_mut_checked(sz) else {
             return;

@@ -144,6 +144,13 @@ pub fn gather<T: Copy + Default>(p: &Params, input: &[T], positions: &[i32], out
     debug_assert_eq!(input.len(), p.input_size());
     debug_assert_eq!(positions.len(), p.positions());
     debug_assert_eq!(output.len(), p.output_size());
+    match p.inner {
+        1 => return gather_rows::<T, 1>(p, input, positions, output),
+        2 => return gather_rows::<T, 2>(p, input, positions, output),
+        3 => return gather_rows::<T, 3>(p, input, positions, output),
+        4 => return gather_rows::<T, 4>(p, input, positions, output),
+        _ => {}
+    }
     let inner = p.inner;
     // The output walked as a shrinking slice (`chunks_exact_mut` would divide to size itself,
     // as much as copying a few rows costs).
@@ -160,6 +167,40 @@ pub fn gather<T: Copy + Default>(p: &Params, input: &[T], positions: &[i32], out
                 rest = tail;
                 let pos = ids.get(c).copied().unwrap_or(-1);
                 copy_or_zero(input, pos, p.axis_size, |i| (row + i) * inner, dst);
+            }
+        }
+    }
+}
+
+/// [`gather`] for rows of `N` (`inner == N`) elements: input and output viewed as arrays of
+/// `[T; N]`, so each row is one bounds-checked array copy of a known size (short rows, where
+/// a copy of a run-time length costs more than the copy itself).
+#[inline(always)]
+fn gather_rows<T: Copy + Default, const N: usize>(
+    p: &Params,
+    input: &[T],
+    positions: &[i32],
+    output: &mut [T],
+) {
+    let rows = input.as_chunks::<N>().0;
+    let mut out = output.as_chunks_mut::<N>().0.iter_mut();
+    for b in 0..p.batch {
+        let ids = positions.get(b * p.coord_size..).unwrap_or(&[]);
+        for o in 0..p.outer {
+            let row = (b * p.outer + o) * p.axis_size;
+            for c in 0..p.coord_size {
+                let Some(dst) = out.next() else {
+                    return;
+                };
+                let pos = ids.get(c).copied().unwrap_or(-1);
+                let src = usize::try_from(pos)
+                    .ok()
+                    .filter(|&i| i < p.axis_size)
+                    .and_then(|i| rows.get(row + i));
+                *dst = match src {
+                    Some(r) => *r,
+                    None => [T::default(); N],
+                };
             }
         }
     }

@@ -10,7 +10,9 @@
 //! would overflow).
 
 use crate::broadcast::{Broadcast, broadcast_binary};
-use crate::fixed_point::multiply_by_quantized_multiplier_smaller_than_one_exp;
+use crate::fixed_point::{
+    multiply_by_quantized_multiplier_smaller_than_one_exp, rounding_divide_by_pot,
+};
 use crate::quant::{
     Activation, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
     activation_range_i16, quantize_multiplier_smaller_than_one_exp,
@@ -119,13 +121,8 @@ fn sub_func(p: &Params, x: i8, y: i8) -> i8 {
     sub_quantized(p, x as i32, y as i32) as i8
 }
 
-#[inline]
-fn sub_func16(p: &Params, x: i16, y: i16) -> i16 {
-    sub_quantized(p, x as i32, y as i32) as i16
-}
-
 /// TFLM's quantized `SubFunc` on widened inputs (int8 and int16), clamped.
-#[inline]
+#[inline(always)]
 fn sub_quantized(p: &Params, x: i32, y: i32) -> i32 {
     let a = p
         .input1_offset
@@ -173,11 +170,64 @@ pub fn sub_broadcast_s8(
     broadcast_binary(b, input1, input2, output, |x, y| sub_func(p, x, y));
 }
 
+/// Whether [`sub_s16_fast`] applies: `left_shift = 15` (as [`prepare_s16`] sets), input
+/// offsets of int16 zero points and non-negative input multipliers.
+fn s16_fast_ok(p: &Params) -> bool {
+    let offset_ok = |o: i32| (-32768..=32768).contains(&o);
+    p.left_shift == 15
+        && offset_ok(p.input1_offset)
+        && offset_ok(p.input2_offset)
+        && p.input1_multiplier >= 0
+        && p.input2_multiplier >= 0
+}
+
+/// `MultiplyByQuantizedMultiplierSmallerThanOne((v << 15), m, s)` for `-2^16 <= v < 2^16`,
+/// `m >= 0`. `a = v * 2^15` is then exact and never `i32::MIN * i32::MIN`, and
+/// `SaturatingRoundingDoublingHighMul(a, m)` — `(a * m + 2^30) / 2^31` for `a * m >= 0`,
+/// `(a * m + 1 - 2^30) / 2^31` else, `/` truncating — is `(v * m + 2^15) >> 16` (floor) in
+/// both cases: for `a * m >= 0` both sides are the floor of `(v * m + 2^15) / 2^16`; for
+/// `a * m < 0`, with `W = 2^15 - v * m > 0`, the truncated quotient is
+/// `-floor((2^15 W - 1) / 2^31) = -floor((W - 1) / 2^16) = floor((v * m + 2^15) / 2^16)`.
+#[inline(always)]
+fn scale_s16_input(v: i32, m: i32, s: i32) -> i32 {
+    let high = ((v as i64 * m as i64 + (1 << 15)) >> 16) as i32;
+    rounding_divide_by_pot(high, -s)
+}
+
+/// [`sub_quantized`] for int16 when [`s16_fast_ok`] (same values).
+#[inline(always)]
+fn sub_s16_fast(p: &Params, x: i16, y: i16) -> i16 {
+    let a = scale_s16_input(
+        p.input1_offset + x as i32,
+        p.input1_multiplier,
+        p.input1_shift,
+    );
+    let b = scale_s16_input(
+        p.input2_offset + y as i32,
+        p.input2_multiplier,
+        p.input2_shift,
+    );
+    let raw = multiply_by_quantized_multiplier_smaller_than_one_exp(
+        a.wrapping_sub(b),
+        p.output_multiplier,
+        p.output_shift,
+    )
+    .wrapping_add(p.output_offset);
+    clamp_i32(raw, p.quantized_activation_min, p.quantized_activation_max) as i16
+}
+
 /// Int16 SUB of two same-shaped tensors.
 pub fn sub_s16(p: &Params, input1: &[i16], input2: &[i16], output: &mut [i16]) {
     debug_assert!(input1.len() == output.len() && input2.len() == output.len());
-    for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
-        *o = sub_func16(p, x, y);
+    let p = *p;
+    if s16_fast_ok(&p) {
+        for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+            *o = sub_s16_fast(&p, x, y);
+        }
+    } else {
+        for ((o, &x), &y) in output.iter_mut().zip(input1).zip(input2) {
+            *o = sub_quantized(&p, x as i32, y as i32) as i16;
+        }
     }
 }
 
@@ -189,7 +239,14 @@ pub fn sub_broadcast_s16(
     input2: &[i16],
     output: &mut [i16],
 ) {
-    broadcast_binary(b, input1, input2, output, |x, y| sub_func16(p, x, y));
+    let p = *p;
+    if s16_fast_ok(&p) {
+        broadcast_binary(b, input1, input2, output, |x, y| sub_s16_fast(&p, x, y));
+    } else {
+        broadcast_binary(b, input1, input2, output, |x, y| {
+            sub_quantized(&p, x as i32, y as i32) as i16
+        });
+    }
 }
 
 #[inline]
@@ -244,6 +301,32 @@ pub fn sub_broadcast_f32(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn int16_input_scaling_is_the_general_one() {
+        let multipliers = [
+            0,
+            1,
+            12345,
+            1 << 29,
+            1 << 30,
+            1_518_500_250,
+            i32::MAX - 1,
+            i32::MAX,
+        ];
+        for m in multipliers {
+            for s in [0, -1, -2, -7, -15, -16, -30, -31] {
+                for v in -65536i32..65536 {
+                    let want = multiply_by_quantized_multiplier_smaller_than_one_exp(
+                        v.wrapping_mul(1 << 15),
+                        m,
+                        s,
+                    );
+                    assert_eq!(scale_s16_input(v, m, s), want, "v {v} m {m} s {s}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn int16_and_int32_sub() {

@@ -512,6 +512,60 @@ pub fn transpose_conv_s16_bias16(
     );
 }
 
+/// The float accumulation of [`scatter`]'s taps, `output[o] += input[i] * filter[f]`, with
+/// the loops over the filter position outside the one over the input channel. For one output
+/// element and one input pixel only one filter position is in bounds (`filter_y = out_y -
+/// in_y * stride + pad`), so each output element still receives its products in TFLM's order
+/// (input pixel, then input channel), now as one running sum per output channel over the
+/// contiguous input channels and filter row: the same `f32` operations in the same order, with
+/// the bounds tests once per filter position instead of once per input channel.
+fn scatter_f32(p: &Params, input: &[f32], filter: &[f32], output: &mut [f32]) {
+    let (ih, iw, id) = (p.input_height, p.input_width, p.input_depth);
+    let (oh, ow, od) = (p.output_height, p.output_width, p.output_depth);
+    let (fh, fw) = (p.filter_height, p.filter_width);
+    let filter_stride = fh * fw * id;
+    for batch in 0..p.batches {
+        for in_y in 0..ih {
+            let out_y_origin = (in_y * p.stride_height) as isize - p.padding_height as isize;
+            for in_x in 0..iw {
+                let out_x_origin = (in_x * p.stride_width) as isize - p.padding_width as isize;
+                let at = ((batch * ih + in_y) * iw + in_x) * id;
+                let Some(xs) = input.get(at..at + id) else {
+                    return;
+                };
+                for filter_y in 0..fh {
+                    let out_y = out_y_origin + filter_y as isize;
+                    if out_y < 0 || out_y >= oh as isize {
+                        continue;
+                    }
+                    for filter_x in 0..fw {
+                        let out_x = out_x_origin + filter_x as isize;
+                        if out_x < 0 || out_x >= ow as isize {
+                            continue;
+                        }
+                        let out_base = ((batch * oh + out_y as usize) * ow + out_x as usize) * od;
+                        let Some(pixel) = output.get_mut(out_base..out_base + od) else {
+                            return;
+                        };
+                        let tap = (filter_y * fw + filter_x) * id;
+                        for (oc, o) in pixel.iter_mut().enumerate() {
+                            let f = oc * filter_stride + tap;
+                            let Some(ws) = filter.get(f..f + id) else {
+                                return;
+                            };
+                            let mut acc = *o;
+                            for (&x, &w) in xs.iter().zip(ws) {
+                                acc += x * w;
+                            }
+                            *o = acc;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Float TRANSPOSE_CONV (`reference_ops::TransposeConv`): the output is zeroed, every tap
 /// adds `input * filter` to its output element in scatter order, then each element gets
 /// `+ bias[o]` (only when there is a bias) and is clamped.
@@ -530,7 +584,7 @@ pub fn transpose_conv_f32(
     debug_assert!(bias.is_none_or(|b| b.len() == p.output_depth));
     debug_assert_eq!(output.len(), p.output_size());
     output.fill(0.0);
-    scatter(p, |o, i, f| output[o] += input[i] * filter[f]);
+    scatter_f32(p, input, filter, output);
     if p.output_depth == 0 {
         return;
     }
@@ -592,6 +646,49 @@ mod tests {
         );
         // (x + 1) * w + 10: x=0 -> 13, 9; x=2 -> 19, 7
         assert_eq!(out, [13, 9, 19, 7]);
+    }
+
+    #[test]
+    fn f32_sums_equal_tflm_scatter_order() {
+        // scatter_f32 against the float adds in TFLM's scatter order, bit for bit (values of
+        // mixed magnitude, so a different order of the adds would round differently).
+        let mut seed = 11u32;
+        let mut next = move || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let m = (seed >> 9) as f32 / (1 << 23) as f32 - 0.5;
+            m * [1.0e-3f32, 1.0, 1.0e3][(seed & 3) as usize % 3]
+        };
+        for (pad, sh, sw, kh, kw) in [
+            (Padding::Valid, 2, 2, 3, 3),
+            (Padding::Same, 2, 1, 4, 2),
+            (Padding::Same, 3, 3, 2, 1),
+            (Padding::Same, 1, 2, 3, 5),
+            (Padding::Valid, 3, 1, 5, 2),
+            (Padding::Same, 2, 4, 5, 3),
+            (Padding::Valid, 1, 1, 2, 2),
+        ] {
+            let o = Options {
+                padding: pad,
+                stride_height: sh,
+                stride_width: sw,
+                activation: Activation::None,
+            };
+            let (n, h, w, ci, co) = (2, 3, 2, 5, 3);
+            let (oh, ow) = match pad {
+                Padding::Same => (h * sh, w * sw),
+                Padding::Valid => ((h - 1) * sh + kh, (w - 1) * sw + kw),
+            };
+            let p = prepare_f32([n, h, w, ci], [co, kh, kw, ci], [n, oh, ow, co], &o).unwrap();
+            let input: std::vec::Vec<f32> = (0..p.input_size()).map(|_| next()).collect();
+            let filter: std::vec::Vec<f32> = (0..co * kh * kw * ci).map(|_| next()).collect();
+            let mut want = std::vec![0.0f32; p.output_size()];
+            scatter(&p, |o, i, f| want[o] += input[i] * filter[f]);
+            let mut got = std::vec![1.0f32; p.output_size()];
+            got.fill(0.0);
+            scatter_f32(&p, &input, &filter, &mut got);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<std::vec::Vec<_>>();
+            assert_eq!(bits(&got), bits(&want));
+        }
     }
 
     #[test]
