@@ -251,24 +251,23 @@ impl Sample for f32 {
     }
 }
 
+/// A complex value as stored (interleaved): `[re, im]`.
+type Stored<T> = [T; 2];
+
 /// A complex table entry.
-fn ld_table<T: Sample>(s: &[T::Table], k: usize) -> C<T> {
+fn ld_table<T: Sample>(s: &Stored<T::Table>) -> C<T> {
     C {
-        r: T::from_table(s[2 * k]),
-        i: T::from_table(s[2 * k + 1]),
+        r: T::from_table(s[0]),
+        i: T::from_table(s[1]),
     }
 }
 
-fn ld<T: Sample>(s: &[T], k: usize) -> C<T> {
-    C {
-        r: s[2 * k],
-        i: s[2 * k + 1],
-    }
+fn ld<T: Sample>(s: &Stored<T>) -> C<T> {
+    C { r: s[0], i: s[1] }
 }
 
-fn st<T: Sample>(s: &mut [T], k: usize, c: C<T>) {
-    s[2 * k] = c.r;
-    s[2 * k + 1] = c.i;
+fn st<T: Sample>(s: &mut Stored<T>, c: C<T>) {
+    *s = [c.r, c.i];
 }
 
 fn cmul<T: Sample>(a: C<T>, b: C<T>) -> C<T> {
@@ -301,78 +300,86 @@ fn csub<T: Sample>(a: C<T>, b: C<T>) -> C<T> {
 
 /// The tables and sizes one complex FFT stage needs.
 struct Fft<'a, T: Sample> {
-    twiddles: &'a [T::Table],
+    /// `kiss_fft_alloc`'s `n` twiddles.
+    twiddles: &'a [Stored<T::Table>],
     n: usize,
     /// The inverse transform's state (`kiss_fftr_alloc(.., 1, ..)`): only radix 4 differs
     /// beyond the tables.
     inverse: bool,
 }
 
-impl<T: Sample> Fft<'_, T> {
-    fn tw(&self, k: usize) -> C<T> {
-        ld_table(self.twiddles, k)
-    }
+/// The twiddles `tw[0], tw[step], tw[2 * step], ...` of a butterfly stage (`step` is
+/// `j * fstride` for the `j`-th input of the butterfly: every index `j * u * fstride` with
+/// `u < m`, `j < p` is below `p * m * fstride = n`, so the iterator yields at least `m`).
+fn strided<'a, T: Sample + 'a>(
+    tw: &'a [Stored<T::Table>],
+    step: usize,
+) -> impl Iterator<Item = C<T>> + 'a {
+    tw.iter().step_by(step).map(ld_table::<T>)
+}
 
-    /// `kf_work`: the FFT of `input[f], input[f + fstride], ...` into `out[o..o + p * m]`
-    /// (radix 2, 3, 4 or 5: [`prepare`] refuses the others).
-    fn work(
-        &self,
-        out: &mut [T],
-        o: usize,
-        input: &[T],
-        f: usize,
-        fstride: usize,
-        factors: &[u32],
-    ) {
+impl<T: Sample> Fft<'_, T> {
+    /// `kf_work`: the FFT of `input[0], input[fstride], ...` into `out` (`p * m` values of
+    /// the stage `factors[0..2] = (p, m)`; radix 2, 3, 4 or 5: [`prepare`] refuses the
+    /// others). Each sub-FFT reads `input[q * fstride..]` at the stride `fstride * p`.
+    fn work(&self, out: &mut [Stored<T>], input: &[Stored<T>], fstride: usize, factors: &[u32]) {
         let (p, m) = (factors[0] as usize, factors[1] as usize);
-        for q in 0..p {
-            if m == 1 {
-                st(out, o + q, ld(input, f + q * fstride));
-            } else {
-                self.work(
-                    out,
-                    o + q * m,
-                    input,
-                    f + q * fstride,
-                    fstride * p,
-                    &factors[2..],
-                );
+        let out = &mut out[..p * m];
+        if m == 1 {
+            for (o, x) in out.iter_mut().zip(input.iter().step_by(fstride)) {
+                *o = *x;
+            }
+        } else {
+            let sub = fstride * p;
+            for (q, chunk) in out.chunks_exact_mut(m).enumerate() {
+                self.work(chunk, &input[q * fstride..], sub, &factors[2..]);
             }
         }
         match p {
-            2 => self.bfly2(out, o, fstride, m),
-            3 => self.bfly3(out, o, fstride, m),
-            4 => self.bfly4(out, o, fstride, m),
-            _ => self.bfly5(out, o, fstride, m),
+            2 => self.bfly2(out, fstride, m),
+            3 => self.bfly3(out, fstride, m),
+            4 => self.bfly4(out, fstride, m),
+            _ => self.bfly5(out, fstride, m),
         }
     }
 
-    fn bfly2(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
-        for u in 0..m {
-            let a = cdiv(ld(out, o + u), 2);
-            let b = cdiv(ld(out, o + u + m), 2);
-            let t = cmul(b, self.tw(u * fstride));
-            st(out, o + u + m, csub(a, t));
-            st(out, o + u, cadd(a, t));
+    fn bfly2(&self, out: &mut [Stored<T>], fstride: usize, m: usize) {
+        let (a, b) = out.split_at_mut(m);
+        let tw = strided::<T>(self.twiddles, fstride);
+        for ((a, b), tw) in a.iter_mut().zip(b.iter_mut()).zip(tw) {
+            let x = cdiv(ld(a), 2);
+            let t = cmul(cdiv(ld(b), 2), tw);
+            st(b, csub(x, t));
+            st(a, cadd(x, t));
         }
     }
 
-    fn bfly4(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
-        for u in 0..m {
-            let k = o + u;
-            let f0 = cdiv(ld(out, k), 4);
-            let f1 = cdiv(ld(out, k + m), 4);
-            let f2 = cdiv(ld(out, k + 2 * m), 4);
-            let f3 = cdiv(ld(out, k + 3 * m), 4);
-            let s0 = cmul(f1, self.tw(u * fstride));
-            let s1 = cmul(f2, self.tw(2 * u * fstride));
-            let s2 = cmul(f3, self.tw(3 * u * fstride));
+    fn bfly4(&self, out: &mut [Stored<T>], fstride: usize, m: usize) {
+        let (a, rest) = out.split_at_mut(m);
+        let (b, rest) = rest.split_at_mut(m);
+        let (c, d) = rest.split_at_mut(m);
+        let tws = strided::<T>(self.twiddles, fstride)
+            .zip(strided::<T>(self.twiddles, 2 * fstride))
+            .zip(strided::<T>(self.twiddles, 3 * fstride));
+        let quads = a
+            .iter_mut()
+            .zip(b.iter_mut())
+            .zip(c.iter_mut())
+            .zip(d.iter_mut());
+        for ((((a, b), c), d), ((t1, t2), t3)) in quads.zip(tws) {
+            let f0 = cdiv(ld(a), 4);
+            let f1 = cdiv(ld(b), 4);
+            let f2 = cdiv(ld(c), 4);
+            let f3 = cdiv(ld(d), 4);
+            let s0 = cmul(f1, t1);
+            let s1 = cmul(f2, t2);
+            let s2 = cmul(f3, t3);
             let s5 = csub(f0, s1);
             let f0 = cadd(f0, s1);
             let s3 = cadd(s0, s2);
             let s4 = csub(s0, s2);
-            st(out, k + 2 * m, csub(f0, s3));
-            st(out, k, cadd(f0, s3));
+            st(c, csub(f0, s3));
+            st(a, cadd(f0, s3));
             let (plus, minus) = (
                 C {
                     r: T::add(s5.r, s4.i),
@@ -388,20 +395,24 @@ impl<T: Sample> Fft<'_, T> {
             } else {
                 (plus, minus)
             };
-            st(out, k + m, r1);
-            st(out, k + 3 * m, r3);
+            st(b, r1);
+            st(d, r3);
         }
     }
 
-    fn bfly3(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
-        let epi3 = self.tw(fstride * m);
-        for u in 0..m {
-            let k = o + u;
-            let f0 = cdiv(ld(out, k), 3);
-            let f1 = cdiv(ld(out, k + m), 3);
-            let f2 = cdiv(ld(out, k + 2 * m), 3);
-            let s1 = cmul(f1, self.tw(u * fstride));
-            let s2 = cmul(f2, self.tw(2 * u * fstride));
+    fn bfly3(&self, out: &mut [Stored<T>], fstride: usize, m: usize) {
+        let epi3 = ld_table::<T>(&self.twiddles[fstride * m]);
+        let (a, rest) = out.split_at_mut(m);
+        let (b, c) = rest.split_at_mut(m);
+        let tws =
+            strided::<T>(self.twiddles, fstride).zip(strided::<T>(self.twiddles, 2 * fstride));
+        let triples = a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut());
+        for (((a, b), c), (t1, t2)) in triples.zip(tws) {
+            let f0 = cdiv(ld(a), 3);
+            let f1 = cdiv(ld(b), 3);
+            let f2 = cdiv(ld(c), 3);
+            let s1 = cmul(f1, t1);
+            let s2 = cmul(f2, t2);
             let s3 = cadd(s1, s2);
             let s0 = csub(s1, s2);
             let g1 = C {
@@ -412,18 +423,16 @@ impl<T: Sample> Fft<'_, T> {
                 r: T::s_mul(s0.r, epi3.i),
                 i: T::s_mul(s0.i, epi3.i),
             };
-            st(out, k, cadd(f0, s3));
+            st(a, cadd(f0, s3));
             st(
-                out,
-                k + 2 * m,
+                c,
                 C {
                     r: T::add(g1.r, s0.i),
                     i: T::sub(g1.i, s0.r),
                 },
             );
             st(
-                out,
-                k + m,
+                b,
                 C {
                     r: T::sub(g1.r, s0.i),
                     i: T::add(g1.i, s0.r),
@@ -432,27 +441,39 @@ impl<T: Sample> Fft<'_, T> {
         }
     }
 
-    fn bfly5(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
-        let (ya, yb) = (self.tw(fstride * m), self.tw(fstride * 2 * m));
+    fn bfly5(&self, out: &mut [Stored<T>], fstride: usize, m: usize) {
+        let ya = ld_table::<T>(&self.twiddles[fstride * m]);
+        let yb = ld_table::<T>(&self.twiddles[fstride * 2 * m]);
         let sm = T::s_mul;
-        for u in 0..m {
-            let k = o + u;
-            let f: [C<T>; 5] = core::array::from_fn(|j| cdiv(ld(out, k + j * m), 5));
-            let s0 = f[0];
-            let s1 = cmul(f[1], self.tw(u * fstride));
-            let s2 = cmul(f[2], self.tw(2 * u * fstride));
-            let s3 = cmul(f[3], self.tw(3 * u * fstride));
-            let s4 = cmul(f[4], self.tw(4 * u * fstride));
+        let (a, rest) = out.split_at_mut(m);
+        let (b, rest) = rest.split_at_mut(m);
+        let (c, rest) = rest.split_at_mut(m);
+        let (d, e) = rest.split_at_mut(m);
+        let tws = strided::<T>(self.twiddles, fstride)
+            .zip(strided::<T>(self.twiddles, 2 * fstride))
+            .zip(strided::<T>(self.twiddles, 3 * fstride))
+            .zip(strided::<T>(self.twiddles, 4 * fstride));
+        let fives = a
+            .iter_mut()
+            .zip(b.iter_mut())
+            .zip(c.iter_mut())
+            .zip(d.iter_mut())
+            .zip(e.iter_mut());
+        for (((((a, b), c), d), e), (((t1, t2), t3), t4)) in fives.zip(tws) {
+            let s0 = cdiv(ld(a), 5);
+            let s1 = cmul(cdiv(ld(b), 5), t1);
+            let s2 = cmul(cdiv(ld(c), 5), t2);
+            let s3 = cmul(cdiv(ld(d), 5), t3);
+            let s4 = cmul(cdiv(ld(e), 5), t4);
             let s7 = cadd(s1, s4);
             let s10 = csub(s1, s4);
             let s8 = cadd(s2, s3);
             let s9 = csub(s2, s3);
             st(
-                out,
-                k,
+                a,
                 C {
-                    r: T::add(f[0].r, T::add(s7.r, s8.r)),
-                    i: T::add(f[0].i, T::add(s7.i, s8.i)),
+                    r: T::add(s0.r, T::add(s7.r, s8.r)),
+                    i: T::add(s0.i, T::add(s7.i, s8.i)),
                 },
             );
             let s5 = C {
@@ -463,8 +484,8 @@ impl<T: Sample> Fft<'_, T> {
                 r: T::add(sm(s10.i, ya.i), sm(s9.i, yb.i)),
                 i: T::sub(T::neg(sm(s10.r, ya.i)), sm(s9.r, yb.i)),
             };
-            st(out, k + m, csub(s5, s6));
-            st(out, k + 4 * m, cadd(s5, s6));
+            st(b, csub(s5, s6));
+            st(e, cadd(s5, s6));
             let s11 = C {
                 r: T::add(T::add(s0.r, sm(s7.r, yb.r)), sm(s8.r, ya.r)),
                 i: T::add(T::add(s0.i, sm(s7.i, yb.r)), sm(s8.i, ya.r)),
@@ -473,9 +494,35 @@ impl<T: Sample> Fft<'_, T> {
                 r: T::add(T::neg(sm(s10.i, yb.i)), sm(s9.i, ya.i)),
                 i: T::sub(sm(s10.r, yb.i), sm(s9.r, ya.i)),
             };
-            st(out, k + 2 * m, cadd(s11, s12));
-            st(out, k + 3 * m, csub(s11, s12));
+            st(c, cadd(s11, s12));
+            st(d, csub(s11, s12));
         }
+    }
+}
+
+/// The pairs `(k, ncfft - k)` for `k` in `1..=ncfft / 2` that the real-FFT split steps
+/// visit: `f(k, a, b, tw)` gets value `k`, value `ncfft - k` and super twiddle `k - 1`, and
+/// (reading both before writing) stores the new values; for `k = ncfft - k` (even `ncfft`),
+/// both are the same value, written second as `ncfft - k` as in the C.
+fn split_pairs<T: Sample>(
+    values: &mut [Stored<T>],
+    ncfft: usize,
+    super_twiddles: &[Stored<T::Table>],
+    f: impl Fn(C<T>, C<T>, C<T>) -> (C<T>, C<T>),
+) {
+    let pairs = (ncfft - 1) / 2;
+    let (head, tail) = values[..ncfft].split_at_mut(pairs + 1);
+    let (mid, back) = tail.split_at_mut(tail.len() - pairs);
+    let fronts = head[1..].iter_mut().zip(back.iter_mut().rev());
+    for ((a, b), tw) in fronts.zip(super_twiddles) {
+        let (x, y) = f(ld(a), ld(b), ld_table(tw));
+        st(a, x);
+        st(b, y);
+    }
+    if let ([m], Some(tw)) = (mid, super_twiddles.get(pairs)) {
+        let v = ld(m);
+        let (_, y) = f(v, v, ld_table(tw));
+        st(m, y);
     }
 }
 
@@ -488,32 +535,17 @@ impl<T: Sample> Fft<'_, T> {
 fn fftr<T: Sample>(
     fft: &Fft<'_, T>,
     factors: &[u32],
-    super_twiddles: &[T::Table],
-    time: &[T],
-    freq: &mut [T],
+    super_twiddles: &[Stored<T::Table>],
+    time: &[Stored<T>],
+    freq: &mut [Stored<T>],
 ) {
     let ncfft = fft.n;
-    fft.work(freq, 0, time, 0, 1, factors);
-    let tdc = cdiv(ld(freq, 0), 2);
-    st(
-        freq,
-        0,
-        C {
-            r: T::add(tdc.r, tdc.i),
-            i: T::default(),
-        },
-    );
-    st(
-        freq,
-        ncfft,
-        C {
-            r: T::sub(tdc.r, tdc.i),
-            i: T::default(),
-        },
-    );
-    for k in 1..=ncfft / 2 {
-        let fpk = cdiv(ld(freq, k), 2);
-        let nk = ld(freq, ncfft - k);
+    fft.work(freq, time, 1, factors);
+    let tdc = cdiv(ld(&freq[0]), 2);
+    freq[0] = [T::add(tdc.r, tdc.i), T::default()];
+    freq[ncfft] = [T::sub(tdc.r, tdc.i), T::default()];
+    split_pairs(freq, ncfft, super_twiddles, |k, nk, stw| {
+        let fpk = cdiv(k, 2);
         let fpnk = cdiv(
             C {
                 r: nk.r,
@@ -523,41 +555,37 @@ fn fftr<T: Sample>(
         );
         let f1k = cadd(fpk, fpnk);
         let f2k = csub(fpk, fpnk);
-        let tw = cmul(f2k, ld_table(super_twiddles, k - 1));
-        st(
-            freq,
-            k,
+        let tw = cmul(f2k, stw);
+        (
             C {
                 r: T::half_sum(f1k.r, tw.r),
                 i: T::half_sum(f1k.i, tw.i),
             },
-        );
-        st(
-            freq,
-            ncfft - k,
             C {
                 r: T::half_diff(f1k.r, tw.r),
                 i: T::half_diff(tw.i, f1k.i),
             },
-        );
-    }
+        )
+    });
 }
 
 /// One `kiss_fftri` of `freq` (`fft_length / 2 + 1` complex values) into `time`
-/// (`fft_length` samples), with `tmp` (`fft_length` samples) as scratch.
+/// (`fft_length` samples), with `tmp` (`fft_length` samples) as scratch: `tmp` takes the
+/// inputs (value `0` and the pairs `k`, `ncfft - k`) and then the complex FFT reads it.
 fn fftri<T: Sample>(
     fft: &Fft<'_, T>,
     factors: &[u32],
-    super_twiddles: &[T::Table],
-    freq: &[T],
-    time: &mut [T],
-    tmp: &mut [T],
+    super_twiddles: &[Stored<T::Table>],
+    freq: &[Stored<T>],
+    time: &mut [Stored<T>],
+    tmp: &mut [Stored<T>],
 ) {
     let ncfft = fft.n;
-    let (f0, fn_) = (ld(freq, 0), ld(freq, ncfft));
+    let tmp = &mut tmp[..ncfft];
+    tmp.copy_from_slice(&freq[..ncfft]);
+    let (f0, fn_) = (ld(&freq[0]), ld(&freq[ncfft]));
     st(
-        tmp,
-        0,
+        &mut tmp[0],
         cdiv(
             C {
                 r: T::add(f0.r, fn_.r),
@@ -566,9 +594,8 @@ fn fftri<T: Sample>(
             2,
         ),
     );
-    for k in 1..=ncfft / 2 {
-        let fk = cdiv(ld(freq, k), 2);
-        let nk = ld(freq, ncfft - k);
+    split_pairs(tmp, ncfft, super_twiddles, |k, nk, stw| {
+        let fk = cdiv(k, 2);
         let fnkc = cdiv(
             C {
                 r: nk.r,
@@ -577,19 +604,17 @@ fn fftri<T: Sample>(
             2,
         );
         let fek = cadd(fk, fnkc);
-        let fok = cmul(csub(fk, fnkc), ld_table(super_twiddles, k - 1));
-        st(tmp, k, cadd(fek, fok));
+        let fok = cmul(csub(fk, fnkc), stw);
         let d = csub(fek, fok);
-        st(
-            tmp,
-            ncfft - k,
+        (
+            cadd(fek, fok),
             C {
                 r: d.r,
                 i: T::neg(d.i),
             },
-        );
-    }
-    fft.work(time, 0, tmp, 0, 1, factors);
+        )
+    });
+    fft.work(time, tmp, 1, factors);
 }
 
 /// The inverse real FFT of every frame: `input` holds `frames * (fft_length + 2)` values
@@ -608,12 +633,21 @@ pub fn signal_irfft<T: Sample>(
     debug_assert_eq!(input.len(), p.frames * (n + 2));
     debug_assert_eq!(output.len(), p.frames * n);
     let fft = Fft {
-        twiddles,
+        twiddles: twiddles.as_chunks().0,
         n: n / 2,
         inverse: true,
     };
+    let super_twiddles = super_twiddles.as_chunks().0;
+    let tmp = scratch[..n].as_chunks_mut().0;
     for (x, y) in input.chunks_exact(n + 2).zip(output.chunks_exact_mut(n)) {
-        fftri(&fft, factors, super_twiddles, x, y, &mut scratch[..n]);
+        fftri(
+            &fft,
+            factors,
+            super_twiddles,
+            x.as_chunks().0,
+            y.as_chunks_mut().0,
+            tmp,
+        );
     }
 }
 
@@ -679,17 +713,24 @@ pub fn signal_rfft<T: Sample>(
     debug_assert_eq!(output.len(), p.frames * (n + 2));
     let time = &mut scratch[..n];
     let fft = Fft {
-        twiddles,
+        twiddles: twiddles.as_chunks().0,
         n: n / 2,
         inverse: false,
     };
+    let super_twiddles = super_twiddles.as_chunks().0;
     for (x, y) in input
         .chunks_exact(p.input_length)
         .zip(output.chunks_exact_mut(n + 2))
     {
         time[..p.input_length].copy_from_slice(x);
         time[p.input_length..].fill(T::default());
-        fftr(&fft, factors, super_twiddles, time, y);
+        fftr(
+            &fft,
+            factors,
+            super_twiddles,
+            time.as_chunks().0,
+            y.as_chunks_mut().0,
+        );
     }
 }
 
