@@ -11,7 +11,12 @@
 //!
 //! The twiddle tables are computed at build time (`cos`/`sin` in double precision, as
 //! `kiss_fft_alloc` and `kiss_fftr_alloc` do; the kernel crate has no `libm`), and passed
-//! interleaved (`re, im, re, im, ...`) with the factors (`p, m` pairs of `kf_factor`).
+//! interleaved (`re, im, re, im, ...`) with the factors (`p, m` pairs of `kf_factor`); the
+//! complex FFT's twiddles in the order its butterflies read them ([`stage_twiddles`]).
+//!
+//! The complex FFT runs KISS FFT's recursion as loops: the input copies of the innermost
+//! sub-FFTs first, then the butterflies stage by stage from the innermost outwards (each
+//! butterfly sees the same inputs as in the recursion; see `Fft::run`).
 
 /// Constant parameters of a SignalRfft node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -298,9 +303,63 @@ fn csub<T: Sample>(a: C<T>, b: C<T>) -> C<T> {
     }
 }
 
-/// The tables and sizes one complex FFT stage needs.
+/// Complex values a stage of radix `p` keeps before its `(p - 1) * m` twiddles: the
+/// constants `bfly3` (`epi3`) and `bfly5` (`ya`, `yb`) read.
+const fn stage_constants(p: usize) -> usize {
+    match p {
+        3 => 1,
+        5 => 2,
+        _ => 0,
+    }
+}
+
+/// Complex values of the stage-ordered twiddle table ([`stage_twiddles`]) of `factors`.
+pub fn stage_twiddles_len(factors: &[u32]) -> usize {
+    factors
+        .chunks_exact(2)
+        .map(|f| {
+            let (p, m) = (f[0] as usize, f[1] as usize);
+            stage_constants(p) + (p - 1) * m
+        })
+        .sum()
+}
+
+/// Reorders `kiss_fft_alloc`'s twiddles (`twiddles`, `ncfft` complex values) by stage, as
+/// the butterflies read them: for each stage `(p, m)` of `factors` in order (`fstride` the
+/// product of the radixes before it), its constants (`twiddles[fstride * m]`, and for radix
+/// 5 also `twiddles[2 * fstride * m]`), then for `u` in `0..m` the twiddles
+/// `twiddles[j * u * fstride]`, `j` in `1..p`. Every value is one of `twiddles`' (the
+/// arithmetic is unchanged, only the walk through the table is sequential). `None` if
+/// `out` does not hold [`stage_twiddles_len`] values or `twiddles` is too short.
+pub fn stage_twiddles<X: Copy>(
+    twiddles: &[[X; 2]],
+    factors: &[u32],
+    out: &mut [[X; 2]],
+) -> Option<()> {
+    if out.len() != stage_twiddles_len(factors) {
+        return None;
+    }
+    let (mut fstride, mut k) = (1usize, 0usize);
+    for f in factors.chunks_exact(2) {
+        let (p, m) = (f[0] as usize, f[1] as usize);
+        for c in 1..=stage_constants(p) {
+            out[k] = *twiddles.get(c * fstride * m)?;
+            k += 1;
+        }
+        for u in 0..m {
+            for j in 1..p {
+                out[k] = *twiddles.get(j * u * fstride)?;
+                k += 1;
+            }
+        }
+        fstride *= p;
+    }
+    Some(())
+}
+
+/// The tables and sizes one complex FFT needs.
 struct Fft<'a, T: Sample> {
-    /// `kiss_fft_alloc`'s `n` twiddles.
+    /// The stage-ordered twiddles ([`stage_twiddles`]).
     twiddles: &'a [Stored<T::Table>],
     n: usize,
     /// The inverse transform's state (`kiss_fftr_alloc(.., 1, ..)`): only radix 4 differs
@@ -308,72 +367,96 @@ struct Fft<'a, T: Sample> {
     inverse: bool,
 }
 
-/// The twiddles `tw[0], tw[step], tw[2 * step], ...` of a butterfly stage (`step` is
-/// `j * fstride` for the `j`-th input of the butterfly: every index `j * u * fstride` with
-/// `u < m`, `j < p` is below `p * m * fstride = n`, so the iterator yields at least `m`).
-fn strided<'a, T: Sample + 'a>(
-    tw: &'a [Stored<T::Table>],
-    step: usize,
-) -> impl Iterator<Item = C<T>> + 'a {
-    tw.iter().step_by(step).map(ld_table::<T>)
-}
-
 impl<T: Sample> Fft<'_, T> {
-    /// `kf_work`: the FFT of `input[0], input[fstride], ...` into `out` (`p * m` values of
-    /// the stage `factors[0..2] = (p, m)`; radix 2, 3, 4 or 5: [`prepare`] refuses the
-    /// others). Each sub-FFT reads `input[q * fstride..]` at the stride `fstride * p`.
-    fn work(&self, out: &mut [Stored<T>], input: &[Stored<T>], fstride: usize, factors: &[u32]) {
-        let (p, m) = (factors[0] as usize, factors[1] as usize);
-        let out = &mut out[..p * m];
-        if m == 1 {
-            for (o, x) in out.iter_mut().zip(input.iter().step_by(fstride)) {
-                *o = *x;
+    /// `kf_work(out, input, 1, 1, factors)`: the complex FFT of `input` (`n` values) into
+    /// `out`. KISS FFT recurses: each stage `(p, m)` first runs its `p` sub-FFTs of `m`
+    /// points (the innermost ones copy their inputs), then its butterflies over its `p * m`
+    /// values. A butterfly reads and writes only its own block, which its sub-FFTs have
+    /// finished, so running the copies first, then every block of the innermost stage, and
+    /// so on outwards, computes each butterfly from the same values: the same result, without
+    /// the recursion's calls.
+    fn run(&self, out: &mut [Stored<T>], input: &[Stored<T>], factors: &[u32]) {
+        let n = self.n;
+        let out = &mut out[..n];
+        self.gather(out, input, factors);
+        let mut end = self.twiddles.len();
+        for f in factors.chunks_exact(2).rev() {
+            let (p, m) = (f[0] as usize, f[1] as usize);
+            let start = end - (stage_constants(p) + (p - 1) * m);
+            let tw = &self.twiddles[start..end];
+            end = start;
+            let blocks = out.chunks_exact_mut(p * m);
+            match (p, self.inverse) {
+                (2, _) => blocks.for_each(|b| Self::bfly2(b, m, tw)),
+                (3, _) => blocks.for_each(|b| Self::bfly3(b, m, tw)),
+                (4, false) => blocks.for_each(|b| Self::bfly4::<false>(b, m, tw)),
+                (4, true) => blocks.for_each(|b| Self::bfly4::<true>(b, m, tw)),
+                _ => blocks.for_each(|b| Self::bfly5(b, m, tw)),
             }
-        } else {
-            let sub = fstride * p;
-            for (q, chunk) in out.chunks_exact_mut(m).enumerate() {
-                self.work(chunk, &input[q * fstride..], sub, &factors[2..]);
-            }
-        }
-        match p {
-            2 => self.bfly2(out, fstride, m),
-            3 => self.bfly3(out, fstride, m),
-            4 => self.bfly4(out, fstride, m),
-            _ => self.bfly5(out, fstride, m),
         }
     }
 
-    fn bfly2(&self, out: &mut [Stored<T>], fstride: usize, m: usize) {
+    /// The copies of the innermost sub-FFTs: output value `o`, whose mixed-radix digits
+    /// (most significant first, stage by stage) are `q_0, q_1, ...`, is input value
+    /// `q_0 + q_1 * p_0 + q_2 * p_0 * p_1 + ...` (the sub-FFT `q_s` of stage `s` reads from
+    /// `q_s * fstride_s` on, at the stride `fstride_s * p_s`). The last stage's digit runs
+    /// fastest; the others are counted like an odometer.
+    fn gather(&self, out: &mut [Stored<T>], input: &[Stored<T>], factors: &[u32]) {
+        let stages = factors.len() / 2;
+        let (outer, last) = factors.split_at(2 * (stages - 1));
+        let p_last = last[0] as usize;
+        let last_stride = self.n / p_last;
+        let mut digits = [0u32; 32];
+        let mut base = 0usize;
+        for block in out.chunks_exact_mut(p_last) {
+            let from = input.get(base..).unwrap_or_default();
+            for (o, x) in block.iter_mut().zip(from.iter().step_by(last_stride)) {
+                *o = *x;
+            }
+            // The next block: increment the digits of the outer stages, last first.
+            let mut fstride = last_stride;
+            for (f, d) in outer.chunks_exact(2).rev().zip(digits.iter_mut().rev()) {
+                let p = f[0];
+                fstride /= p as usize;
+                *d += 1;
+                base += fstride;
+                if *d < p {
+                    break;
+                }
+                *d = 0;
+                base -= p as usize * fstride;
+            }
+        }
+    }
+
+    fn bfly2(out: &mut [Stored<T>], m: usize, tw: &[Stored<T::Table>]) {
         let (a, b) = out.split_at_mut(m);
-        let tw = strided::<T>(self.twiddles, fstride);
         for ((a, b), tw) in a.iter_mut().zip(b.iter_mut()).zip(tw) {
             let x = cdiv(ld(a), 2);
-            let t = cmul(cdiv(ld(b), 2), tw);
+            let t = cmul(cdiv(ld(b), 2), ld_table(tw));
             st(b, csub(x, t));
             st(a, cadd(x, t));
         }
     }
 
-    fn bfly4(&self, out: &mut [Stored<T>], fstride: usize, m: usize) {
+    fn bfly4<const INVERSE: bool>(out: &mut [Stored<T>], m: usize, tw: &[Stored<T::Table>]) {
         let (a, rest) = out.split_at_mut(m);
         let (b, rest) = rest.split_at_mut(m);
         let (c, d) = rest.split_at_mut(m);
-        let tws = strided::<T>(self.twiddles, fstride)
-            .zip(strided::<T>(self.twiddles, 2 * fstride))
-            .zip(strided::<T>(self.twiddles, 3 * fstride));
+        let tws = tw.as_chunks::<3>().0;
         let quads = a
             .iter_mut()
             .zip(b.iter_mut())
             .zip(c.iter_mut())
             .zip(d.iter_mut());
-        for ((((a, b), c), d), ((t1, t2), t3)) in quads.zip(tws) {
+        for ((((a, b), c), d), t) in quads.zip(tws) {
             let f0 = cdiv(ld(a), 4);
             let f1 = cdiv(ld(b), 4);
             let f2 = cdiv(ld(c), 4);
             let f3 = cdiv(ld(d), 4);
-            let s0 = cmul(f1, t1);
-            let s1 = cmul(f2, t2);
-            let s2 = cmul(f3, t3);
+            let s0 = cmul(f1, ld_table(&t[0]));
+            let s1 = cmul(f2, ld_table(&t[1]));
+            let s2 = cmul(f3, ld_table(&t[2]));
             let s5 = csub(f0, s1);
             let f0 = cadd(f0, s1);
             let s3 = cadd(s0, s2);
@@ -390,7 +473,7 @@ impl<T: Sample> Fft<'_, T> {
                     i: T::add(s5.i, s4.r),
                 },
             );
-            let (r1, r3) = if self.inverse {
+            let (r1, r3) = if INVERSE {
                 (minus, plus)
             } else {
                 (plus, minus)
@@ -400,19 +483,18 @@ impl<T: Sample> Fft<'_, T> {
         }
     }
 
-    fn bfly3(&self, out: &mut [Stored<T>], fstride: usize, m: usize) {
-        let epi3 = ld_table::<T>(&self.twiddles[fstride * m]);
+    fn bfly3(out: &mut [Stored<T>], m: usize, tw: &[Stored<T::Table>]) {
+        let (epi3, tw) = tw.split_at(1);
+        let epi3 = ld_table::<T>(&epi3[0]);
         let (a, rest) = out.split_at_mut(m);
         let (b, c) = rest.split_at_mut(m);
-        let tws =
-            strided::<T>(self.twiddles, fstride).zip(strided::<T>(self.twiddles, 2 * fstride));
         let triples = a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut());
-        for (((a, b), c), (t1, t2)) in triples.zip(tws) {
+        for (((a, b), c), t) in triples.zip(tw.as_chunks::<2>().0) {
             let f0 = cdiv(ld(a), 3);
             let f1 = cdiv(ld(b), 3);
             let f2 = cdiv(ld(c), 3);
-            let s1 = cmul(f1, t1);
-            let s2 = cmul(f2, t2);
+            let s1 = cmul(f1, ld_table(&t[0]));
+            let s2 = cmul(f2, ld_table(&t[1]));
             let s3 = cadd(s1, s2);
             let s0 = csub(s1, s2);
             let g1 = C {
@@ -441,30 +523,26 @@ impl<T: Sample> Fft<'_, T> {
         }
     }
 
-    fn bfly5(&self, out: &mut [Stored<T>], fstride: usize, m: usize) {
-        let ya = ld_table::<T>(&self.twiddles[fstride * m]);
-        let yb = ld_table::<T>(&self.twiddles[fstride * 2 * m]);
+    fn bfly5(out: &mut [Stored<T>], m: usize, tw: &[Stored<T::Table>]) {
+        let (y, tw) = tw.split_at(2);
+        let (ya, yb) = (ld_table::<T>(&y[0]), ld_table::<T>(&y[1]));
         let sm = T::s_mul;
         let (a, rest) = out.split_at_mut(m);
         let (b, rest) = rest.split_at_mut(m);
         let (c, rest) = rest.split_at_mut(m);
         let (d, e) = rest.split_at_mut(m);
-        let tws = strided::<T>(self.twiddles, fstride)
-            .zip(strided::<T>(self.twiddles, 2 * fstride))
-            .zip(strided::<T>(self.twiddles, 3 * fstride))
-            .zip(strided::<T>(self.twiddles, 4 * fstride));
         let fives = a
             .iter_mut()
             .zip(b.iter_mut())
             .zip(c.iter_mut())
             .zip(d.iter_mut())
             .zip(e.iter_mut());
-        for (((((a, b), c), d), e), (((t1, t2), t3), t4)) in fives.zip(tws) {
+        for (((((a, b), c), d), e), t) in fives.zip(tw.as_chunks::<4>().0) {
             let s0 = cdiv(ld(a), 5);
-            let s1 = cmul(cdiv(ld(b), 5), t1);
-            let s2 = cmul(cdiv(ld(c), 5), t2);
-            let s3 = cmul(cdiv(ld(d), 5), t3);
-            let s4 = cmul(cdiv(ld(e), 5), t4);
+            let s1 = cmul(cdiv(ld(b), 5), ld_table(&t[0]));
+            let s2 = cmul(cdiv(ld(c), 5), ld_table(&t[1]));
+            let s3 = cmul(cdiv(ld(d), 5), ld_table(&t[2]));
+            let s4 = cmul(cdiv(ld(e), 5), ld_table(&t[3]));
             let s7 = cadd(s1, s4);
             let s10 = csub(s1, s4);
             let s8 = cadd(s2, s3);
@@ -540,7 +618,7 @@ fn fftr<T: Sample>(
     freq: &mut [Stored<T>],
 ) {
     let ncfft = fft.n;
-    fft.work(freq, time, 1, factors);
+    fft.run(freq, time, factors);
     let tdc = cdiv(ld(&freq[0]), 2);
     freq[0] = [T::add(tdc.r, tdc.i), T::default()];
     freq[ncfft] = [T::sub(tdc.r, tdc.i), T::default()];
@@ -614,7 +692,7 @@ fn fftri<T: Sample>(
             },
         )
     });
-    fft.work(time, tmp, 1, factors);
+    fft.run(time, tmp, factors);
 }
 
 /// The inverse real FFT of every frame: `input` holds `frames * (fft_length + 2)` values
@@ -697,8 +775,8 @@ pub fn signal_irfft_f32(
 
 /// The real FFT of every frame: `input` holds `frames * input_length` samples, `output`
 /// `frames * (fft_length + 2)` (interleaved complex values); `factors`, `twiddles`
-/// (`fft_length / 2` complex values) and `super_twiddles` (`fft_length / 4`) from the
-/// build-time tables; `scratch` of [`scratch_elements`].
+/// (`kiss_fft_alloc`'s `fft_length / 2` complex values ordered by [`stage_twiddles`]) and
+/// `super_twiddles` (`fft_length / 4`) from the build-time tables; `scratch` of [`scratch_elements`].
 pub fn signal_rfft<T: Sample>(
     p: &Params,
     factors: &[u32],
