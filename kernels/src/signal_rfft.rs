@@ -378,13 +378,27 @@ impl<T: Sample> Fft<'_, T> {
     fn run(&self, out: &mut [Stored<T>], input: &[Stored<T>], factors: &[u32]) {
         let n = self.n;
         let out = &mut out[..n];
-        self.gather(out, input, factors);
         let mut end = self.twiddles.len();
-        for f in factors.chunks_exact(2).rev() {
+        for (s, f) in factors.chunks_exact(2).enumerate().rev() {
             let (p, m) = (f[0] as usize, f[1] as usize);
             let start = end - (stage_constants(p) + (p - 1) * m);
             let tw = &self.twiddles[start..end];
             end = start;
+            if s + 1 == factors.len() / 2 {
+                // The innermost stage (m = 1): each block right after its copies.
+                match (p, self.inverse) {
+                    (2, _) => self.gather(out, input, factors, |b| Self::bfly2(b, 1, tw)),
+                    (3, _) => self.gather(out, input, factors, |b| Self::bfly3(b, 1, tw)),
+                    (4, false) => {
+                        self.gather(out, input, factors, |b| Self::bfly4::<false>(b, 1, tw))
+                    }
+                    (4, true) => {
+                        self.gather(out, input, factors, |b| Self::bfly4::<true>(b, 1, tw))
+                    }
+                    _ => self.gather(out, input, factors, |b| Self::bfly5(b, 1, tw)),
+                }
+                continue;
+            }
             let blocks = out.chunks_exact_mut(p * m);
             match (p, self.inverse) {
                 (2, _) => blocks.for_each(|b| Self::bfly2(b, m, tw)),
@@ -396,35 +410,48 @@ impl<T: Sample> Fft<'_, T> {
         }
     }
 
-    /// The copies of the innermost sub-FFTs: output value `o`, whose mixed-radix digits
-    /// (most significant first, stage by stage) are `q_0, q_1, ...`, is input value
-    /// `q_0 + q_1 * p_0 + q_2 * p_0 * p_1 + ...` (the sub-FFT `q_s` of stage `s` reads from
-    /// `q_s * fstride_s` on, at the stride `fstride_s * p_s`). The last stage's digit runs
-    /// fastest; the others are counted like an odometer.
-    fn gather(&self, out: &mut [Stored<T>], input: &[Stored<T>], factors: &[u32]) {
+    /// The copies of the innermost sub-FFTs, each block of the innermost stage then passed
+    /// to `leaf`: output value `o`, whose mixed-radix digits (most significant first, stage
+    /// by stage) are `q_0, q_1, ...`, is input value `q_0 + q_1 * p_0 + q_2 * p_0 * p_1 +
+    /// ...` (the sub-FFT `q_s` of stage `s` reads from `q_s * fstride_s` on, at the stride
+    /// `fstride_s * p_s`). The last stage's digit runs fastest; the others are counted like
+    /// an odometer.
+    fn gather(
+        &self,
+        out: &mut [Stored<T>],
+        input: &[Stored<T>],
+        factors: &[u32],
+        leaf: impl Fn(&mut [Stored<T>]),
+    ) {
         let stages = factors.len() / 2;
         let (outer, last) = factors.split_at(2 * (stages - 1));
         let p_last = last[0] as usize;
         let last_stride = self.n / p_last;
-        let mut digits = [0u32; 32];
+        // Per outer stage (innermost first): its radix and fstride, and its digit.
+        let mut odometer = [(0usize, 0usize, 0usize); 32];
+        let mut fstride = last_stride;
+        for (f, o) in outer.chunks_exact(2).rev().zip(odometer.iter_mut()) {
+            let p = f[0] as usize;
+            fstride /= p;
+            *o = (p, fstride, 0);
+        }
+        let odometer = &mut odometer[..stages - 1];
         let mut base = 0usize;
         for block in out.chunks_exact_mut(p_last) {
             let from = input.get(base..).unwrap_or_default();
             for (o, x) in block.iter_mut().zip(from.iter().step_by(last_stride)) {
                 *o = *x;
             }
-            // The next block: increment the digits of the outer stages, last first.
-            let mut fstride = last_stride;
-            for (f, d) in outer.chunks_exact(2).rev().zip(digits.iter_mut().rev()) {
-                let p = f[0];
-                fstride /= p as usize;
-                *d += 1;
-                base += fstride;
-                if *d < p {
+            leaf(block);
+            // The next block: increment the digits of the outer stages, innermost first.
+            for (p, fstride, digit) in odometer.iter_mut() {
+                *digit += 1;
+                base += *fstride;
+                if *digit < *p {
                     break;
                 }
-                *d = 0;
-                base -= p as usize * fstride;
+                *digit = 0;
+                base -= *p * *fstride;
             }
         }
     }
