@@ -114,6 +114,9 @@ pub trait Sample: Copy + Default {
     /// How the twiddle tables store a value (the sample itself; `f32` as its bits, since
     /// generated tables are integers).
     type Table: Copy;
+    /// Whether radix 4 runs [`LANES`] butterflies side by side (faster on the host for
+    /// `f32`; the integer forms' widening products are faster one by one).
+    const SIDE_BY_SIDE: bool = false;
     /// A table entry as a sample.
     fn from_table(t: Self::Table) -> Self;
     /// `sround(smul(a, b))`.
@@ -221,6 +224,7 @@ impl Sample for i32 {
 /// products and sums in `f32` in the C's order, `HALF_OF(x)` as `x * 0.5`.
 impl Sample for f32 {
     type Table = u32;
+    const SIDE_BY_SIDE: bool = true;
     fn from_table(t: u32) -> f32 {
         f32::from_bits(t)
     }
@@ -301,6 +305,96 @@ fn csub<T: Sample>(a: C<T>, b: C<T>) -> C<T> {
         r: T::sub(a.r, b.r),
         i: T::sub(a.i, b.i),
     }
+}
+
+/// Butterflies computed side by side by [`Fft::bfly4`].
+const LANES: usize = 4;
+
+/// [`LANES`] samples, each lane computed exactly as a sample alone: the butterflies of
+/// `LANES` consecutive `u` at once, in a form the compiler can run in SIMD registers.
+type Lanes<T> = [T; LANES];
+
+impl<T: Sample> Sample for Lanes<T> {
+    type Table = [T::Table; LANES];
+    fn from_table(t: Self::Table) -> Self {
+        t.map(T::from_table)
+    }
+    fn s_mul(a: Self, b: Self) -> Self {
+        core::array::from_fn(|l| T::s_mul(a[l], b[l]))
+    }
+    fn mul_diff(ar: Self, br: Self, ai: Self, bi: Self) -> Self {
+        core::array::from_fn(|l| T::mul_diff(ar[l], br[l], ai[l], bi[l]))
+    }
+    fn mul_sum(ar: Self, bi: Self, ai: Self, br: Self) -> Self {
+        core::array::from_fn(|l| T::mul_sum(ar[l], bi[l], ai[l], br[l]))
+    }
+    fn div(x: Self, k: usize) -> Self {
+        x.map(|v| T::div(v, k))
+    }
+    fn add(a: Self, b: Self) -> Self {
+        core::array::from_fn(|l| T::add(a[l], b[l]))
+    }
+    fn sub(a: Self, b: Self) -> Self {
+        core::array::from_fn(|l| T::sub(a[l], b[l]))
+    }
+    fn neg(a: Self) -> Self {
+        a.map(T::neg)
+    }
+    fn half(a: Self) -> Self {
+        a.map(T::half)
+    }
+    fn half_sum(a: Self, b: Self) -> Self {
+        core::array::from_fn(|l| T::half_sum(a[l], b[l]))
+    }
+    fn half_diff(a: Self, b: Self) -> Self {
+        core::array::from_fn(|l| T::half_diff(a[l], b[l]))
+    }
+}
+
+/// [`LANES`] consecutive complex values as one complex value of lanes.
+fn lanes_ld<T: Sample>(x: &[Stored<T>; LANES]) -> C<Lanes<T>> {
+    C {
+        r: core::array::from_fn(|l| x[l][0]),
+        i: core::array::from_fn(|l| x[l][1]),
+    }
+}
+
+fn lanes_st<T: Sample>(x: &mut [Stored<T>; LANES], c: C<Lanes<T>>) {
+    for (l, x) in x.iter_mut().enumerate() {
+        *x = [c.r[l], c.i[l]];
+    }
+}
+
+/// One radix-4 butterfly (`kf_bfly4`'s loop body): inputs `f`, twiddles `t` of `u`,
+/// `2u`, `3u` (times `fstride`); returns the values for `u`, `u + m`, `u + 2m`, `u + 3m`.
+fn bfly4_one<S: Sample, const INVERSE: bool>(f: [C<S>; 4], t: [C<S>; 3]) -> [C<S>; 4] {
+    let f0 = cdiv(f[0], 4);
+    let f1 = cdiv(f[1], 4);
+    let f2 = cdiv(f[2], 4);
+    let f3 = cdiv(f[3], 4);
+    let s0 = cmul(f1, t[0]);
+    let s1 = cmul(f2, t[1]);
+    let s2 = cmul(f3, t[2]);
+    let s5 = csub(f0, s1);
+    let f0 = cadd(f0, s1);
+    let s3 = cadd(s0, s2);
+    let s4 = csub(s0, s2);
+    let (plus, minus) = (
+        C {
+            r: S::add(s5.r, s4.i),
+            i: S::sub(s5.i, s4.r),
+        },
+        C {
+            r: S::sub(s5.r, s4.i),
+            i: S::add(s5.i, s4.r),
+        },
+    );
+    let (r1, r3) = if INVERSE {
+        (minus, plus)
+    } else {
+        (plus, minus)
+    };
+    [cadd(f0, s3), r1, csub(f0, s3), r3]
 }
 
 /// Complex values a stage of radix `p` keeps before its `(p - 1) * m` twiddles: the
@@ -466,47 +560,58 @@ impl<T: Sample> Fft<'_, T> {
         }
     }
 
+    /// Radix 4 over `m` butterflies: four at a time through [`Lanes`] (each lane the same
+    /// operations as one butterfly alone), the rest one by one.
     fn bfly4<const INVERSE: bool>(out: &mut [Stored<T>], m: usize, tw: &[Stored<T::Table>]) {
         let (a, rest) = out.split_at_mut(m);
         let (b, rest) = rest.split_at_mut(m);
         let (c, d) = rest.split_at_mut(m);
         let tws = tw.as_chunks::<3>().0;
+        let side = if T::SIDE_BY_SIDE {
+            m / LANES * LANES
+        } else {
+            0
+        };
+        let (a4, a) = a.split_at_mut(side);
+        let (b4, b) = b.split_at_mut(side);
+        let (c4, c) = c.split_at_mut(side);
+        let (d4, d) = d.split_at_mut(side);
+        let (t4, tws) = tws.split_at(side.min(tws.len()));
+        let quads = a4
+            .as_chunks_mut::<LANES>()
+            .0
+            .iter_mut()
+            .zip(b4.as_chunks_mut::<LANES>().0.iter_mut())
+            .zip(c4.as_chunks_mut::<LANES>().0.iter_mut())
+            .zip(d4.as_chunks_mut::<LANES>().0.iter_mut());
+        for ((((a, b), c), d), t) in quads.zip(t4.as_chunks::<LANES>().0) {
+            let tw = |j: usize| {
+                ld_table::<Lanes<T>>(&[
+                    core::array::from_fn(|l| t[l][j][0]),
+                    core::array::from_fn(|l| t[l][j][1]),
+                ])
+            };
+            let y = bfly4_one::<Lanes<T>, INVERSE>(
+                [lanes_ld(a), lanes_ld(b), lanes_ld(c), lanes_ld(d)],
+                [tw(0), tw(1), tw(2)],
+            );
+            for (x, y) in [a, b, c, d].into_iter().zip(y) {
+                lanes_st(x, y);
+            }
+        }
         let quads = a
             .iter_mut()
             .zip(b.iter_mut())
             .zip(c.iter_mut())
             .zip(d.iter_mut());
         for ((((a, b), c), d), t) in quads.zip(tws) {
-            let f0 = cdiv(ld(a), 4);
-            let f1 = cdiv(ld(b), 4);
-            let f2 = cdiv(ld(c), 4);
-            let f3 = cdiv(ld(d), 4);
-            let s0 = cmul(f1, ld_table(&t[0]));
-            let s1 = cmul(f2, ld_table(&t[1]));
-            let s2 = cmul(f3, ld_table(&t[2]));
-            let s5 = csub(f0, s1);
-            let f0 = cadd(f0, s1);
-            let s3 = cadd(s0, s2);
-            let s4 = csub(s0, s2);
-            st(c, csub(f0, s3));
-            st(a, cadd(f0, s3));
-            let (plus, minus) = (
-                C {
-                    r: T::add(s5.r, s4.i),
-                    i: T::sub(s5.i, s4.r),
-                },
-                C {
-                    r: T::sub(s5.r, s4.i),
-                    i: T::add(s5.i, s4.r),
-                },
+            let y = bfly4_one::<T, INVERSE>(
+                [ld(a), ld(b), ld(c), ld(d)],
+                [ld_table(&t[0]), ld_table(&t[1]), ld_table(&t[2])],
             );
-            let (r1, r3) = if INVERSE {
-                (minus, plus)
-            } else {
-                (plus, minus)
-            };
-            st(b, r1);
-            st(d, r3);
+            for (x, y) in [a, b, c, d].into_iter().zip(y) {
+                st(x, y);
+            }
         }
     }
 
