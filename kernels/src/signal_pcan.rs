@@ -64,37 +64,12 @@ pub fn shrink(x: u32) -> u32 {
     }
 }
 
-/// [`gain`] with a table of full length: the interval's base is at most `4 * 32 - 6 = 122`,
-/// so every read is inside the array (no per-read check).
-fn gain_full(x: u32, lut: &[i16; GAIN_LUT_LEN]) -> i16 {
-    if x <= 2 {
-        return lut[x as usize];
-    }
-    let interval = 32 - x.leading_zeros();
-    let base = (4 * interval as usize - 6).min(GAIN_LUT_LEN - 3);
-    let [c0, c1, c2] = [lut[base], lut[base + 1], lut[base + 2]].map(i32::from);
-    let frac = if interval < 11 {
-        x << (11 - interval)
-    } else {
-        x >> (interval - 11)
-    } & 0x3FF;
-    let frac = frac as i32;
-    let mut r = (c2 * frac) >> 5;
-    r += c1 * 32;
-    r *= frac;
-    r = (r + (1 << 14)) >> 15;
-    r += c0;
-    r as i16
-}
-
 /// `output[i] = shrink((input[i] · gain(noise[i])) >> snr_shift)`.
 pub fn signal_pcan(p: &Params, input: &[u32], noise: &[u32], lut: &[i16], output: &mut [u32]) {
-    let shift = p.snr_shift & 63;
-    let apply = |x: u32, g: i16| shrink(((x as u64 * g as i32 as u32 as u64) >> shift) as u32);
-    let values = output.iter_mut().zip(input).zip(noise);
-    match lut.first_chunk::<GAIN_LUT_LEN>() {
-        Some(lut) => values.for_each(|((o, &x), &n)| *o = apply(x, gain_full(n, lut))),
-        None => values.for_each(|((o, &x), &n)| *o = apply(x, gain(n, lut))),
+    for ((o, &x), &n) in output.iter_mut().zip(input).zip(noise) {
+        let g = gain(n, lut) as i32 as u32;
+        let snr = ((x as u64 * g as u64) >> p.snr_shift) as u32;
+        *o = shrink(snr);
     }
 }
 
@@ -162,40 +137,6 @@ mod tests {
         let (c0, c1, c2) = (6200, 6300, 6400);
         let r = ((((c2 * 1023) >> 5) + c1 * 32) * 1023 + (1 << 14)) >> 15;
         assert_eq!(gain(u32::MAX, &lut) as i32, (r + c0) as i16 as i32);
-    }
-
-    /// The full-table path computes [`gain`] for every estimate (each interval's ends and
-    /// pseudo-random values between, on a table of extreme and mixed coefficients).
-    #[test]
-    fn full_table_gain_is_gain() {
-        let mut state = 0x2545_f491_u32;
-        let lut: [i16; GAIN_LUT_LEN] = core::array::from_fn(|i| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            match i % 5 {
-                0 => i16::MIN,
-                1 => i16::MAX,
-                _ => state as i16,
-            }
-        });
-        let mut xs: [u32; 4096] = core::array::from_fn(|i| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state >> (i % 32)
-        });
-        xs[..33]
-            .iter_mut()
-            .enumerate()
-            .for_each(|(b, x)| *x = (1u64 << b) as u32);
-        xs[33..66]
-            .iter_mut()
-            .enumerate()
-            .for_each(|(b, x)| *x = ((1u64 << b) - 1) as u32);
-        for x in xs.into_iter().chain(0..=2048) {
-            assert_eq!(gain_full(x, &lut), gain(x, &lut), "estimate {x}");
-        }
     }
 
     #[test]
