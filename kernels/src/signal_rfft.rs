@@ -1005,4 +1005,21 @@ mod tests {
         assert_eq!(prepare(2, 2, 1), None);
         assert!(prepare(30, 30, 1).is_some());
     }
+
+    /// The stage order of `kiss_fft_alloc(12)`'s twiddles: radix 4 (m = 3, fstride 1), then
+    /// radix 3 (m = 1, fstride 4) with its constant `epi3 = twiddles[4]` first.
+    #[test]
+    fn stage_twiddle_order() {
+        let mut f = [0u32; 64];
+        let len = factors(12, &mut f).unwrap();
+        let tw: [[i32; 2]; 12] = core::array::from_fn(|i| [i as i32, -(i as i32)]);
+        assert_eq!(stage_twiddles_len(&f[..len]), 12);
+        let mut out = [[0i32; 2]; 12];
+        stage_twiddles(&tw, &f[..len], &mut out).unwrap();
+        let index: [i32; 12] = core::array::from_fn(|k| out[k][0]);
+        assert_eq!(index, [0, 0, 0, 1, 2, 3, 2, 4, 6, 4, 0, 0]);
+        assert!(out.iter().all(|v| v[1] == -v[0]));
+        assert_eq!(stage_twiddles(&tw, &f[..len], &mut out[..11]), None);
+        assert_eq!(stage_twiddles(&tw[..6], &f[..len], &mut out), None);
+    }
 }
