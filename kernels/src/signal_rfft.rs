@@ -11,7 +11,12 @@
 //!
 //! The twiddle tables are computed at build time (`cos`/`sin` in double precision, as
 //! `kiss_fft_alloc` and `kiss_fftr_alloc` do; the kernel crate has no `libm`), and passed
-//! interleaved (`re, im, re, im, ...`) with the factors (`p, m` pairs of `kf_factor`).
+//! interleaved (`re, im, re, im, ...`) with the factors (`p, m` pairs of `kf_factor`); the
+//! complex FFT's twiddles in the order its butterflies read them ([`stage_twiddles`]).
+//!
+//! The complex FFT runs KISS FFT's recursion as loops: the input copies of the innermost
+//! sub-FFTs first, then the butterflies stage by stage from the innermost outwards (each
+//! butterfly sees the same inputs as in the recursion; see `Fft::run`).
 
 /// Constant parameters of a SignalRfft node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +114,9 @@ pub trait Sample: Copy + Default {
     /// How the twiddle tables store a value (the sample itself; `f32` as its bits, since
     /// generated tables are integers).
     type Table: Copy;
+    /// Whether radix 4 runs [`LANES`] butterflies side by side (faster on the host for
+    /// `f32`; the integer forms' widening products are faster one by one).
+    const SIDE_BY_SIDE: bool = false;
     /// A table entry as a sample.
     fn from_table(t: Self::Table) -> Self;
     /// `sround(smul(a, b))`.
@@ -216,6 +224,7 @@ impl Sample for i32 {
 /// products and sums in `f32` in the C's order, `HALF_OF(x)` as `x * 0.5`.
 impl Sample for f32 {
     type Table = u32;
+    const SIDE_BY_SIDE: bool = true;
     fn from_table(t: u32) -> f32 {
         f32::from_bits(t)
     }
@@ -251,24 +260,23 @@ impl Sample for f32 {
     }
 }
 
+/// A complex value as stored (interleaved): `[re, im]`.
+type Stored<T> = [T; 2];
+
 /// A complex table entry.
-fn ld_table<T: Sample>(s: &[T::Table], k: usize) -> C<T> {
+fn ld_table<T: Sample>(s: &Stored<T::Table>) -> C<T> {
     C {
-        r: T::from_table(s[2 * k]),
-        i: T::from_table(s[2 * k + 1]),
+        r: T::from_table(s[0]),
+        i: T::from_table(s[1]),
     }
 }
 
-fn ld<T: Sample>(s: &[T], k: usize) -> C<T> {
-    C {
-        r: s[2 * k],
-        i: s[2 * k + 1],
-    }
+fn ld<T: Sample>(s: &Stored<T>) -> C<T> {
+    C { r: s[0], i: s[1] }
 }
 
-fn st<T: Sample>(s: &mut [T], k: usize, c: C<T>) {
-    s[2 * k] = c.r;
-    s[2 * k + 1] = c.i;
+fn st<T: Sample>(s: &mut Stored<T>, c: C<T>) {
+    *s = [c.r, c.i];
 }
 
 fn cmul<T: Sample>(a: C<T>, b: C<T>) -> C<T> {
@@ -299,9 +307,154 @@ fn csub<T: Sample>(a: C<T>, b: C<T>) -> C<T> {
     }
 }
 
-/// The tables and sizes one complex FFT stage needs.
+/// Butterflies computed side by side by [`Fft::bfly4`].
+const LANES: usize = 4;
+
+/// [`LANES`] samples, each lane computed exactly as a sample alone: the butterflies of
+/// `LANES` consecutive `u` at once, in a form the compiler can run in SIMD registers.
+type Lanes<T> = [T; LANES];
+
+impl<T: Sample> Sample for Lanes<T> {
+    type Table = [T::Table; LANES];
+    fn from_table(t: Self::Table) -> Self {
+        t.map(T::from_table)
+    }
+    fn s_mul(a: Self, b: Self) -> Self {
+        core::array::from_fn(|l| T::s_mul(a[l], b[l]))
+    }
+    fn mul_diff(ar: Self, br: Self, ai: Self, bi: Self) -> Self {
+        core::array::from_fn(|l| T::mul_diff(ar[l], br[l], ai[l], bi[l]))
+    }
+    fn mul_sum(ar: Self, bi: Self, ai: Self, br: Self) -> Self {
+        core::array::from_fn(|l| T::mul_sum(ar[l], bi[l], ai[l], br[l]))
+    }
+    fn div(x: Self, k: usize) -> Self {
+        x.map(|v| T::div(v, k))
+    }
+    fn add(a: Self, b: Self) -> Self {
+        core::array::from_fn(|l| T::add(a[l], b[l]))
+    }
+    fn sub(a: Self, b: Self) -> Self {
+        core::array::from_fn(|l| T::sub(a[l], b[l]))
+    }
+    fn neg(a: Self) -> Self {
+        a.map(T::neg)
+    }
+    fn half(a: Self) -> Self {
+        a.map(T::half)
+    }
+    fn half_sum(a: Self, b: Self) -> Self {
+        core::array::from_fn(|l| T::half_sum(a[l], b[l]))
+    }
+    fn half_diff(a: Self, b: Self) -> Self {
+        core::array::from_fn(|l| T::half_diff(a[l], b[l]))
+    }
+}
+
+/// [`LANES`] consecutive complex values as one complex value of lanes.
+fn lanes_ld<T: Sample>(x: &[Stored<T>; LANES]) -> C<Lanes<T>> {
+    C {
+        r: core::array::from_fn(|l| x[l][0]),
+        i: core::array::from_fn(|l| x[l][1]),
+    }
+}
+
+fn lanes_st<T: Sample>(x: &mut [Stored<T>; LANES], c: C<Lanes<T>>) {
+    for (l, x) in x.iter_mut().enumerate() {
+        *x = [c.r[l], c.i[l]];
+    }
+}
+
+/// One radix-4 butterfly (`kf_bfly4`'s loop body): inputs `f`, twiddles `t` of `u`,
+/// `2u`, `3u` (times `fstride`); returns the values for `u`, `u + m`, `u + 2m`, `u + 3m`.
+fn bfly4_one<S: Sample, const INVERSE: bool>(f: [C<S>; 4], t: [C<S>; 3]) -> [C<S>; 4] {
+    let f0 = cdiv(f[0], 4);
+    let f1 = cdiv(f[1], 4);
+    let f2 = cdiv(f[2], 4);
+    let f3 = cdiv(f[3], 4);
+    let s0 = cmul(f1, t[0]);
+    let s1 = cmul(f2, t[1]);
+    let s2 = cmul(f3, t[2]);
+    let s5 = csub(f0, s1);
+    let f0 = cadd(f0, s1);
+    let s3 = cadd(s0, s2);
+    let s4 = csub(s0, s2);
+    let (plus, minus) = (
+        C {
+            r: S::add(s5.r, s4.i),
+            i: S::sub(s5.i, s4.r),
+        },
+        C {
+            r: S::sub(s5.r, s4.i),
+            i: S::add(s5.i, s4.r),
+        },
+    );
+    let (r1, r3) = if INVERSE {
+        (minus, plus)
+    } else {
+        (plus, minus)
+    };
+    [cadd(f0, s3), r1, csub(f0, s3), r3]
+}
+
+/// Complex values a stage of radix `p` keeps before its `(p - 1) * m` twiddles: the
+/// constants `bfly3` (`epi3`) and `bfly5` (`ya`, `yb`) read.
+const fn stage_constants(p: usize) -> usize {
+    match p {
+        3 => 1,
+        5 => 2,
+        _ => 0,
+    }
+}
+
+/// Complex values of the stage-ordered twiddle table ([`stage_twiddles`]) of `factors`.
+pub fn stage_twiddles_len(factors: &[u32]) -> usize {
+    factors
+        .chunks_exact(2)
+        .map(|f| {
+            let (p, m) = (f[0] as usize, f[1] as usize);
+            stage_constants(p) + (p - 1) * m
+        })
+        .sum()
+}
+
+/// Reorders `kiss_fft_alloc`'s twiddles (`twiddles`, `ncfft` complex values) by stage, as
+/// the butterflies read them: for each stage `(p, m)` of `factors` in order (`fstride` the
+/// product of the radixes before it), its constants (`twiddles[fstride * m]`, and for radix
+/// 5 also `twiddles[2 * fstride * m]`), then for `u` in `0..m` the twiddles
+/// `twiddles[j * u * fstride]`, `j` in `1..p`. Every value is one of `twiddles`' (the
+/// arithmetic is unchanged, only the walk through the table is sequential). `None` if
+/// `out` does not hold [`stage_twiddles_len`] values or `twiddles` is too short.
+pub fn stage_twiddles<X: Copy>(
+    twiddles: &[[X; 2]],
+    factors: &[u32],
+    out: &mut [[X; 2]],
+) -> Option<()> {
+    if out.len() != stage_twiddles_len(factors) {
+        return None;
+    }
+    let (mut fstride, mut k) = (1usize, 0usize);
+    for f in factors.chunks_exact(2) {
+        let (p, m) = (f[0] as usize, f[1] as usize);
+        for c in 1..=stage_constants(p) {
+            out[k] = *twiddles.get(c * fstride * m)?;
+            k += 1;
+        }
+        for u in 0..m {
+            for j in 1..p {
+                out[k] = *twiddles.get(j * u * fstride)?;
+                k += 1;
+            }
+        }
+        fstride *= p;
+    }
+    Some(())
+}
+
+/// The tables and sizes one complex FFT needs.
 struct Fft<'a, T: Sample> {
-    twiddles: &'a [T::Table],
+    /// The stage-ordered twiddles ([`stage_twiddles`]).
+    twiddles: &'a [Stored<T::Table>],
     n: usize,
     /// The inverse transform's state (`kiss_fftr_alloc(.., 1, ..)`): only radix 4 differs
     /// beyond the tables.
@@ -309,99 +462,171 @@ struct Fft<'a, T: Sample> {
 }
 
 impl<T: Sample> Fft<'_, T> {
-    fn tw(&self, k: usize) -> C<T> {
-        ld_table(self.twiddles, k)
-    }
-
-    /// `kf_work`: the FFT of `input[f], input[f + fstride], ...` into `out[o..o + p * m]`
-    /// (radix 2, 3, 4 or 5: [`prepare`] refuses the others).
-    fn work(
-        &self,
-        out: &mut [T],
-        o: usize,
-        input: &[T],
-        f: usize,
-        fstride: usize,
-        factors: &[u32],
-    ) {
-        let (p, m) = (factors[0] as usize, factors[1] as usize);
-        for q in 0..p {
-            if m == 1 {
-                st(out, o + q, ld(input, f + q * fstride));
-            } else {
-                self.work(
-                    out,
-                    o + q * m,
-                    input,
-                    f + q * fstride,
-                    fstride * p,
-                    &factors[2..],
-                );
+    /// `kf_work(out, input, 1, 1, factors)`: the complex FFT of `input` (`n` values) into
+    /// `out`. KISS FFT recurses: each stage `(p, m)` first runs its `p` sub-FFTs of `m`
+    /// points (the innermost ones copy their inputs), then its butterflies over its `p * m`
+    /// values. A butterfly reads and writes only its own block, which its sub-FFTs have
+    /// finished, so running the copies first, then every block of the innermost stage, and
+    /// so on outwards, computes each butterfly from the same values: the same result, without
+    /// the recursion's calls.
+    fn run(&self, out: &mut [Stored<T>], input: &[Stored<T>], factors: &[u32]) {
+        let n = self.n;
+        let out = &mut out[..n];
+        let mut end = self.twiddles.len();
+        for (s, f) in factors.chunks_exact(2).enumerate().rev() {
+            let (p, m) = (f[0] as usize, f[1] as usize);
+            let start = end - (stage_constants(p) + (p - 1) * m);
+            let tw = &self.twiddles[start..end];
+            end = start;
+            if s + 1 == factors.len() / 2 {
+                // The innermost stage (m = 1): each block right after its copies.
+                match (p, self.inverse) {
+                    (2, _) => self.gather(out, input, factors, |b| Self::bfly2(b, 1, tw)),
+                    (3, _) => self.gather(out, input, factors, |b| Self::bfly3(b, 1, tw)),
+                    (4, false) => {
+                        self.gather(out, input, factors, |b| Self::bfly4::<false>(b, 1, tw))
+                    }
+                    (4, true) => {
+                        self.gather(out, input, factors, |b| Self::bfly4::<true>(b, 1, tw))
+                    }
+                    _ => self.gather(out, input, factors, |b| Self::bfly5(b, 1, tw)),
+                }
+                continue;
+            }
+            let blocks = out.chunks_exact_mut(p * m);
+            match (p, self.inverse) {
+                (2, _) => blocks.for_each(|b| Self::bfly2(b, m, tw)),
+                (3, _) => blocks.for_each(|b| Self::bfly3(b, m, tw)),
+                (4, false) => blocks.for_each(|b| Self::bfly4::<false>(b, m, tw)),
+                (4, true) => blocks.for_each(|b| Self::bfly4::<true>(b, m, tw)),
+                _ => blocks.for_each(|b| Self::bfly5(b, m, tw)),
             }
         }
-        match p {
-            2 => self.bfly2(out, o, fstride, m),
-            3 => self.bfly3(out, o, fstride, m),
-            4 => self.bfly4(out, o, fstride, m),
-            _ => self.bfly5(out, o, fstride, m),
+    }
+
+    /// The copies of the innermost sub-FFTs, each block of the innermost stage then passed
+    /// to `leaf`: output value `o`, whose mixed-radix digits (most significant first, stage
+    /// by stage) are `q_0, q_1, ...`, is input value `q_0 + q_1 * p_0 + q_2 * p_0 * p_1 +
+    /// ...` (the sub-FFT `q_s` of stage `s` reads from `q_s * fstride_s` on, at the stride
+    /// `fstride_s * p_s`). The last stage's digit runs fastest; the others are counted like
+    /// an odometer.
+    fn gather(
+        &self,
+        out: &mut [Stored<T>],
+        input: &[Stored<T>],
+        factors: &[u32],
+        leaf: impl Fn(&mut [Stored<T>]),
+    ) {
+        let stages = factors.len() / 2;
+        let (outer, last) = factors.split_at(2 * (stages - 1));
+        let p_last = last[0] as usize;
+        let last_stride = self.n / p_last;
+        // Per outer stage (innermost first): its radix and fstride, and its digit.
+        let mut odometer = [(0usize, 0usize, 0usize); 32];
+        let mut fstride = last_stride;
+        for (f, o) in outer.chunks_exact(2).rev().zip(odometer.iter_mut()) {
+            let p = f[0] as usize;
+            fstride /= p;
+            *o = (p, fstride, 0);
+        }
+        let odometer = &mut odometer[..stages - 1];
+        let mut base = 0usize;
+        for block in out.chunks_exact_mut(p_last) {
+            let from = input.get(base..).unwrap_or_default();
+            for (o, x) in block.iter_mut().zip(from.iter().step_by(last_stride)) {
+                *o = *x;
+            }
+            leaf(block);
+            // The next block: increment the digits of the outer stages, innermost first.
+            for (p, fstride, digit) in odometer.iter_mut() {
+                *digit += 1;
+                base += *fstride;
+                if *digit < *p {
+                    break;
+                }
+                *digit = 0;
+                base -= *p * *fstride;
+            }
         }
     }
 
-    fn bfly2(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
-        for u in 0..m {
-            let a = cdiv(ld(out, o + u), 2);
-            let b = cdiv(ld(out, o + u + m), 2);
-            let t = cmul(b, self.tw(u * fstride));
-            st(out, o + u + m, csub(a, t));
-            st(out, o + u, cadd(a, t));
+    fn bfly2(out: &mut [Stored<T>], m: usize, tw: &[Stored<T::Table>]) {
+        let (a, b) = out.split_at_mut(m);
+        for ((a, b), tw) in a.iter_mut().zip(b.iter_mut()).zip(tw) {
+            let x = cdiv(ld(a), 2);
+            let t = cmul(cdiv(ld(b), 2), ld_table(tw));
+            st(b, csub(x, t));
+            st(a, cadd(x, t));
         }
     }
 
-    fn bfly4(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
-        for u in 0..m {
-            let k = o + u;
-            let f0 = cdiv(ld(out, k), 4);
-            let f1 = cdiv(ld(out, k + m), 4);
-            let f2 = cdiv(ld(out, k + 2 * m), 4);
-            let f3 = cdiv(ld(out, k + 3 * m), 4);
-            let s0 = cmul(f1, self.tw(u * fstride));
-            let s1 = cmul(f2, self.tw(2 * u * fstride));
-            let s2 = cmul(f3, self.tw(3 * u * fstride));
-            let s5 = csub(f0, s1);
-            let f0 = cadd(f0, s1);
-            let s3 = cadd(s0, s2);
-            let s4 = csub(s0, s2);
-            st(out, k + 2 * m, csub(f0, s3));
-            st(out, k, cadd(f0, s3));
-            let (plus, minus) = (
-                C {
-                    r: T::add(s5.r, s4.i),
-                    i: T::sub(s5.i, s4.r),
-                },
-                C {
-                    r: T::sub(s5.r, s4.i),
-                    i: T::add(s5.i, s4.r),
-                },
-            );
-            let (r1, r3) = if self.inverse {
-                (minus, plus)
-            } else {
-                (plus, minus)
+    /// Radix 4 over `m` butterflies: four at a time through [`Lanes`] (each lane the same
+    /// operations as one butterfly alone), the rest one by one.
+    fn bfly4<const INVERSE: bool>(out: &mut [Stored<T>], m: usize, tw: &[Stored<T::Table>]) {
+        let (a, rest) = out.split_at_mut(m);
+        let (b, rest) = rest.split_at_mut(m);
+        let (c, d) = rest.split_at_mut(m);
+        let tws = tw.as_chunks::<3>().0;
+        let side = if T::SIDE_BY_SIDE {
+            m / LANES * LANES
+        } else {
+            0
+        };
+        let (a4, a) = a.split_at_mut(side);
+        let (b4, b) = b.split_at_mut(side);
+        let (c4, c) = c.split_at_mut(side);
+        let (d4, d) = d.split_at_mut(side);
+        let (t4, tws) = tws.split_at(side.min(tws.len()));
+        let quads = a4
+            .as_chunks_mut::<LANES>()
+            .0
+            .iter_mut()
+            .zip(b4.as_chunks_mut::<LANES>().0.iter_mut())
+            .zip(c4.as_chunks_mut::<LANES>().0.iter_mut())
+            .zip(d4.as_chunks_mut::<LANES>().0.iter_mut());
+        for ((((a, b), c), d), t) in quads.zip(t4.as_chunks::<LANES>().0) {
+            let tw = |j: usize| {
+                ld_table::<Lanes<T>>(&[
+                    core::array::from_fn(|l| t[l][j][0]),
+                    core::array::from_fn(|l| t[l][j][1]),
+                ])
             };
-            st(out, k + m, r1);
-            st(out, k + 3 * m, r3);
+            let y = bfly4_one::<Lanes<T>, INVERSE>(
+                [lanes_ld(a), lanes_ld(b), lanes_ld(c), lanes_ld(d)],
+                [tw(0), tw(1), tw(2)],
+            );
+            for (x, y) in [a, b, c, d].into_iter().zip(y) {
+                lanes_st(x, y);
+            }
+        }
+        let quads = a
+            .iter_mut()
+            .zip(b.iter_mut())
+            .zip(c.iter_mut())
+            .zip(d.iter_mut());
+        for ((((a, b), c), d), t) in quads.zip(tws) {
+            let y = bfly4_one::<T, INVERSE>(
+                [ld(a), ld(b), ld(c), ld(d)],
+                [ld_table(&t[0]), ld_table(&t[1]), ld_table(&t[2])],
+            );
+            for (x, y) in [a, b, c, d].into_iter().zip(y) {
+                st(x, y);
+            }
         }
     }
 
-    fn bfly3(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
-        let epi3 = self.tw(fstride * m);
-        for u in 0..m {
-            let k = o + u;
-            let f0 = cdiv(ld(out, k), 3);
-            let f1 = cdiv(ld(out, k + m), 3);
-            let f2 = cdiv(ld(out, k + 2 * m), 3);
-            let s1 = cmul(f1, self.tw(u * fstride));
-            let s2 = cmul(f2, self.tw(2 * u * fstride));
+    fn bfly3(out: &mut [Stored<T>], m: usize, tw: &[Stored<T::Table>]) {
+        let (epi3, tw) = tw.split_at(1);
+        let epi3 = ld_table::<T>(&epi3[0]);
+        let (a, rest) = out.split_at_mut(m);
+        let (b, c) = rest.split_at_mut(m);
+        let triples = a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut());
+        for (((a, b), c), t) in triples.zip(tw.as_chunks::<2>().0) {
+            let f0 = cdiv(ld(a), 3);
+            let f1 = cdiv(ld(b), 3);
+            let f2 = cdiv(ld(c), 3);
+            let s1 = cmul(f1, ld_table(&t[0]));
+            let s2 = cmul(f2, ld_table(&t[1]));
             let s3 = cadd(s1, s2);
             let s0 = csub(s1, s2);
             let g1 = C {
@@ -412,18 +637,16 @@ impl<T: Sample> Fft<'_, T> {
                 r: T::s_mul(s0.r, epi3.i),
                 i: T::s_mul(s0.i, epi3.i),
             };
-            st(out, k, cadd(f0, s3));
+            st(a, cadd(f0, s3));
             st(
-                out,
-                k + 2 * m,
+                c,
                 C {
                     r: T::add(g1.r, s0.i),
                     i: T::sub(g1.i, s0.r),
                 },
             );
             st(
-                out,
-                k + m,
+                b,
                 C {
                     r: T::sub(g1.r, s0.i),
                     i: T::add(g1.i, s0.r),
@@ -432,27 +655,35 @@ impl<T: Sample> Fft<'_, T> {
         }
     }
 
-    fn bfly5(&self, out: &mut [T], o: usize, fstride: usize, m: usize) {
-        let (ya, yb) = (self.tw(fstride * m), self.tw(fstride * 2 * m));
+    fn bfly5(out: &mut [Stored<T>], m: usize, tw: &[Stored<T::Table>]) {
+        let (y, tw) = tw.split_at(2);
+        let (ya, yb) = (ld_table::<T>(&y[0]), ld_table::<T>(&y[1]));
         let sm = T::s_mul;
-        for u in 0..m {
-            let k = o + u;
-            let f: [C<T>; 5] = core::array::from_fn(|j| cdiv(ld(out, k + j * m), 5));
-            let s0 = f[0];
-            let s1 = cmul(f[1], self.tw(u * fstride));
-            let s2 = cmul(f[2], self.tw(2 * u * fstride));
-            let s3 = cmul(f[3], self.tw(3 * u * fstride));
-            let s4 = cmul(f[4], self.tw(4 * u * fstride));
+        let (a, rest) = out.split_at_mut(m);
+        let (b, rest) = rest.split_at_mut(m);
+        let (c, rest) = rest.split_at_mut(m);
+        let (d, e) = rest.split_at_mut(m);
+        let fives = a
+            .iter_mut()
+            .zip(b.iter_mut())
+            .zip(c.iter_mut())
+            .zip(d.iter_mut())
+            .zip(e.iter_mut());
+        for (((((a, b), c), d), e), t) in fives.zip(tw.as_chunks::<4>().0) {
+            let s0 = cdiv(ld(a), 5);
+            let s1 = cmul(cdiv(ld(b), 5), ld_table(&t[0]));
+            let s2 = cmul(cdiv(ld(c), 5), ld_table(&t[1]));
+            let s3 = cmul(cdiv(ld(d), 5), ld_table(&t[2]));
+            let s4 = cmul(cdiv(ld(e), 5), ld_table(&t[3]));
             let s7 = cadd(s1, s4);
             let s10 = csub(s1, s4);
             let s8 = cadd(s2, s3);
             let s9 = csub(s2, s3);
             st(
-                out,
-                k,
+                a,
                 C {
-                    r: T::add(f[0].r, T::add(s7.r, s8.r)),
-                    i: T::add(f[0].i, T::add(s7.i, s8.i)),
+                    r: T::add(s0.r, T::add(s7.r, s8.r)),
+                    i: T::add(s0.i, T::add(s7.i, s8.i)),
                 },
             );
             let s5 = C {
@@ -463,8 +694,8 @@ impl<T: Sample> Fft<'_, T> {
                 r: T::add(sm(s10.i, ya.i), sm(s9.i, yb.i)),
                 i: T::sub(T::neg(sm(s10.r, ya.i)), sm(s9.r, yb.i)),
             };
-            st(out, k + m, csub(s5, s6));
-            st(out, k + 4 * m, cadd(s5, s6));
+            st(b, csub(s5, s6));
+            st(e, cadd(s5, s6));
             let s11 = C {
                 r: T::add(T::add(s0.r, sm(s7.r, yb.r)), sm(s8.r, ya.r)),
                 i: T::add(T::add(s0.i, sm(s7.i, yb.r)), sm(s8.i, ya.r)),
@@ -473,9 +704,35 @@ impl<T: Sample> Fft<'_, T> {
                 r: T::add(T::neg(sm(s10.i, yb.i)), sm(s9.i, ya.i)),
                 i: T::sub(sm(s10.r, yb.i), sm(s9.r, ya.i)),
             };
-            st(out, k + 2 * m, cadd(s11, s12));
-            st(out, k + 3 * m, csub(s11, s12));
+            st(c, cadd(s11, s12));
+            st(d, csub(s11, s12));
         }
+    }
+}
+
+/// The pairs `(k, ncfft - k)` for `k` in `1..=ncfft / 2` that the real-FFT split steps
+/// visit: `f(k, a, b, tw)` gets value `k`, value `ncfft - k` and super twiddle `k - 1`, and
+/// (reading both before writing) stores the new values; for `k = ncfft - k` (even `ncfft`),
+/// both are the same value, written second as `ncfft - k` as in the C.
+fn split_pairs<T: Sample>(
+    values: &mut [Stored<T>],
+    ncfft: usize,
+    super_twiddles: &[Stored<T::Table>],
+    f: impl Fn(C<T>, C<T>, C<T>) -> (C<T>, C<T>),
+) {
+    let pairs = (ncfft - 1) / 2;
+    let (head, tail) = values[..ncfft].split_at_mut(pairs + 1);
+    let (mid, back) = tail.split_at_mut(tail.len() - pairs);
+    let fronts = head[1..].iter_mut().zip(back.iter_mut().rev());
+    for ((a, b), tw) in fronts.zip(super_twiddles) {
+        let (x, y) = f(ld(a), ld(b), ld_table(tw));
+        st(a, x);
+        st(b, y);
+    }
+    if let ([m], Some(tw)) = (mid, super_twiddles.get(pairs)) {
+        let v = ld(m);
+        let (_, y) = f(v, v, ld_table(tw));
+        st(m, y);
     }
 }
 
@@ -488,32 +745,17 @@ impl<T: Sample> Fft<'_, T> {
 fn fftr<T: Sample>(
     fft: &Fft<'_, T>,
     factors: &[u32],
-    super_twiddles: &[T::Table],
-    time: &[T],
-    freq: &mut [T],
+    super_twiddles: &[Stored<T::Table>],
+    time: &[Stored<T>],
+    freq: &mut [Stored<T>],
 ) {
     let ncfft = fft.n;
-    fft.work(freq, 0, time, 0, 1, factors);
-    let tdc = cdiv(ld(freq, 0), 2);
-    st(
-        freq,
-        0,
-        C {
-            r: T::add(tdc.r, tdc.i),
-            i: T::default(),
-        },
-    );
-    st(
-        freq,
-        ncfft,
-        C {
-            r: T::sub(tdc.r, tdc.i),
-            i: T::default(),
-        },
-    );
-    for k in 1..=ncfft / 2 {
-        let fpk = cdiv(ld(freq, k), 2);
-        let nk = ld(freq, ncfft - k);
+    fft.run(freq, time, factors);
+    let tdc = cdiv(ld(&freq[0]), 2);
+    freq[0] = [T::add(tdc.r, tdc.i), T::default()];
+    freq[ncfft] = [T::sub(tdc.r, tdc.i), T::default()];
+    split_pairs(freq, ncfft, super_twiddles, |k, nk, stw| {
+        let fpk = cdiv(k, 2);
         let fpnk = cdiv(
             C {
                 r: nk.r,
@@ -523,41 +765,37 @@ fn fftr<T: Sample>(
         );
         let f1k = cadd(fpk, fpnk);
         let f2k = csub(fpk, fpnk);
-        let tw = cmul(f2k, ld_table(super_twiddles, k - 1));
-        st(
-            freq,
-            k,
+        let tw = cmul(f2k, stw);
+        (
             C {
                 r: T::half_sum(f1k.r, tw.r),
                 i: T::half_sum(f1k.i, tw.i),
             },
-        );
-        st(
-            freq,
-            ncfft - k,
             C {
                 r: T::half_diff(f1k.r, tw.r),
                 i: T::half_diff(tw.i, f1k.i),
             },
-        );
-    }
+        )
+    });
 }
 
 /// One `kiss_fftri` of `freq` (`fft_length / 2 + 1` complex values) into `time`
-/// (`fft_length` samples), with `tmp` (`fft_length` samples) as scratch.
+/// (`fft_length` samples), with `tmp` (`fft_length` samples) as scratch: `tmp` takes the
+/// inputs (value `0` and the pairs `k`, `ncfft - k`) and then the complex FFT reads it.
 fn fftri<T: Sample>(
     fft: &Fft<'_, T>,
     factors: &[u32],
-    super_twiddles: &[T::Table],
-    freq: &[T],
-    time: &mut [T],
-    tmp: &mut [T],
+    super_twiddles: &[Stored<T::Table>],
+    freq: &[Stored<T>],
+    time: &mut [Stored<T>],
+    tmp: &mut [Stored<T>],
 ) {
     let ncfft = fft.n;
-    let (f0, fn_) = (ld(freq, 0), ld(freq, ncfft));
+    let tmp = &mut tmp[..ncfft];
+    tmp.copy_from_slice(&freq[..ncfft]);
+    let (f0, fn_) = (ld(&freq[0]), ld(&freq[ncfft]));
     st(
-        tmp,
-        0,
+        &mut tmp[0],
         cdiv(
             C {
                 r: T::add(f0.r, fn_.r),
@@ -566,9 +804,8 @@ fn fftri<T: Sample>(
             2,
         ),
     );
-    for k in 1..=ncfft / 2 {
-        let fk = cdiv(ld(freq, k), 2);
-        let nk = ld(freq, ncfft - k);
+    split_pairs(tmp, ncfft, super_twiddles, |k, nk, stw| {
+        let fk = cdiv(k, 2);
         let fnkc = cdiv(
             C {
                 r: nk.r,
@@ -577,19 +814,17 @@ fn fftri<T: Sample>(
             2,
         );
         let fek = cadd(fk, fnkc);
-        let fok = cmul(csub(fk, fnkc), ld_table(super_twiddles, k - 1));
-        st(tmp, k, cadd(fek, fok));
+        let fok = cmul(csub(fk, fnkc), stw);
         let d = csub(fek, fok);
-        st(
-            tmp,
-            ncfft - k,
+        (
+            cadd(fek, fok),
             C {
                 r: d.r,
                 i: T::neg(d.i),
             },
-        );
-    }
-    fft.work(time, 0, tmp, 0, 1, factors);
+        )
+    });
+    fft.run(time, tmp, factors);
 }
 
 /// The inverse real FFT of every frame: `input` holds `frames * (fft_length + 2)` values
@@ -608,12 +843,21 @@ pub fn signal_irfft<T: Sample>(
     debug_assert_eq!(input.len(), p.frames * (n + 2));
     debug_assert_eq!(output.len(), p.frames * n);
     let fft = Fft {
-        twiddles,
+        twiddles: twiddles.as_chunks().0,
         n: n / 2,
         inverse: true,
     };
+    let super_twiddles = super_twiddles.as_chunks().0;
+    let tmp = scratch[..n].as_chunks_mut().0;
     for (x, y) in input.chunks_exact(n + 2).zip(output.chunks_exact_mut(n)) {
-        fftri(&fft, factors, super_twiddles, x, y, &mut scratch[..n]);
+        fftri(
+            &fft,
+            factors,
+            super_twiddles,
+            x.as_chunks().0,
+            y.as_chunks_mut().0,
+            tmp,
+        );
     }
 }
 
@@ -663,8 +907,8 @@ pub fn signal_irfft_f32(
 
 /// The real FFT of every frame: `input` holds `frames * input_length` samples, `output`
 /// `frames * (fft_length + 2)` (interleaved complex values); `factors`, `twiddles`
-/// (`fft_length / 2` complex values) and `super_twiddles` (`fft_length / 4`) from the
-/// build-time tables; `scratch` of [`scratch_elements`].
+/// (`kiss_fft_alloc`'s `fft_length / 2` complex values ordered by [`stage_twiddles`]) and
+/// `super_twiddles` (`fft_length / 4`) from the build-time tables; `scratch` of [`scratch_elements`].
 pub fn signal_rfft<T: Sample>(
     p: &Params,
     factors: &[u32],
@@ -679,17 +923,24 @@ pub fn signal_rfft<T: Sample>(
     debug_assert_eq!(output.len(), p.frames * (n + 2));
     let time = &mut scratch[..n];
     let fft = Fft {
-        twiddles,
+        twiddles: twiddles.as_chunks().0,
         n: n / 2,
         inverse: false,
     };
+    let super_twiddles = super_twiddles.as_chunks().0;
     for (x, y) in input
         .chunks_exact(p.input_length)
         .zip(output.chunks_exact_mut(n + 2))
     {
         time[..p.input_length].copy_from_slice(x);
         time[p.input_length..].fill(T::default());
-        fftr(&fft, factors, super_twiddles, time, y);
+        fftr(
+            &fft,
+            factors,
+            super_twiddles,
+            time.as_chunks().0,
+            y.as_chunks_mut().0,
+        );
     }
 }
 
@@ -753,5 +1004,22 @@ mod tests {
         assert_eq!(prepare(14, 14, 1), None);
         assert_eq!(prepare(2, 2, 1), None);
         assert!(prepare(30, 30, 1).is_some());
+    }
+
+    /// The stage order of `kiss_fft_alloc(12)`'s twiddles: radix 4 (m = 3, fstride 1), then
+    /// radix 3 (m = 1, fstride 4) with its constant `epi3 = twiddles[4]` first.
+    #[test]
+    fn stage_twiddle_order() {
+        let mut f = [0u32; 64];
+        let len = factors(12, &mut f).unwrap();
+        let tw: [[i32; 2]; 12] = core::array::from_fn(|i| [i as i32, -(i as i32)]);
+        assert_eq!(stage_twiddles_len(&f[..len]), 12);
+        let mut out = [[0i32; 2]; 12];
+        stage_twiddles(&tw, &f[..len], &mut out).unwrap();
+        let index: [i32; 12] = core::array::from_fn(|k| out[k][0]);
+        assert_eq!(index, [0, 0, 0, 1, 2, 3, 2, 4, 6, 4, 0, 0]);
+        assert!(out.iter().all(|v| v[1] == -v[0]));
+        assert_eq!(stage_twiddles(&tw, &f[..len], &mut out[..11]), None);
+        assert_eq!(stage_twiddles(&tw[..6], &f[..len], &mut out), None);
     }
 }

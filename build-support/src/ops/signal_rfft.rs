@@ -103,27 +103,39 @@ fn float_twiddles(ncfft: usize, inverse: bool) -> (Vec<f32>, Vec<f32>) {
     )
 }
 
-/// The tables of an `fft_length`-point real transform of `dtype` (forward or inverse).
+/// `kiss_fft_alloc`'s twiddles (interleaved) in the order the kernel's butterflies read
+/// them (`signal_rfft::stage_twiddles`, stage by stage).
+fn by_stage<X: Copy + Default>(tw: Vec<X>, ncfft: usize) -> Vec<X> {
+    let mut f = [0u32; 64];
+    let len = signal_rfft::factors(ncfft, &mut f).expect("checked by prepare");
+    let mut out = vec![[X::default(); 2]; signal_rfft::stage_twiddles_len(&f[..len])];
+    signal_rfft::stage_twiddles(tw.as_chunks().0, &f[..len], &mut out)
+        .expect("a table of ncfft twiddles");
+    out.into_iter().flatten().collect()
+}
+
+/// The tables of an `fft_length`-point real transform of `dtype` (forward or inverse): the
+/// twiddles by stage ([`by_stage`]) and the super twiddles.
 pub(super) fn tables(dtype: DType, n: usize, inverse: bool) -> Tables {
     match dtype {
         DType::I16 => {
             let (tw, stw) = twiddles(n / 2, i16::MAX as f64, inverse);
             Tables::I16 {
-                tw: tw.into_iter().map(|v| v as i16).collect(),
+                tw: by_stage(tw.into_iter().map(|v| v as i16).collect(), n / 2),
                 stw: stw.into_iter().map(|v| v as i16).collect(),
             }
         }
         DType::I32 => {
             let (tw, stw) = twiddles(n / 2, i32::MAX as f64, inverse);
             Tables::I32 {
-                tw: tw.into_iter().map(|v| v as i32).collect(),
+                tw: by_stage(tw.into_iter().map(|v| v as i32).collect(), n / 2),
                 stw: stw.into_iter().map(|v| v as i32).collect(),
             }
         }
         _ => {
             let (tw, stw) = float_twiddles(n / 2, inverse);
             Tables::F32 {
-                tw: tw.into_iter().map(f32::to_bits).collect(),
+                tw: by_stage(tw.into_iter().map(f32::to_bits).collect(), n / 2),
                 stw: stw.into_iter().map(f32::to_bits).collect(),
             }
         }
@@ -336,18 +348,18 @@ mod tests {
         let mut want = [0i32; 66];
         want.iter_mut().step_by(2).for_each(|v| *v = 256);
 
-        let (tw, stw) = twiddles(32, i16::MAX as f64, false);
-        let tw: Vec<i16> = tw.into_iter().map(|v| v as i16).collect();
-        let stw: Vec<i16> = stw.into_iter().map(|v| v as i16).collect();
+        let Tables::I16 { tw, stw } = tables(DType::I16, 64, false) else {
+            unreachable!()
+        };
         let mut x = [0i16; 64];
         x[0] = 16384;
         let (mut y, mut scratch) = ([0i16; 66], [0i16; 128]);
         signal_rfft::signal_rfft_s16(&p, &f[..len], &tw, &stw, &x, &mut y, &mut scratch);
         assert!(y.iter().zip(&want).all(|(&a, &b)| a as i32 == b), "{y:?}");
 
-        let (tw, stw) = twiddles(32, i32::MAX as f64, false);
-        let tw: Vec<i32> = tw.into_iter().map(|v| v as i32).collect();
-        let stw: Vec<i32> = stw.into_iter().map(|v| v as i32).collect();
+        let Tables::I32 { tw, stw } = tables(DType::I32, 64, false) else {
+            unreachable!()
+        };
         let mut x = [0i32; 64];
         x[0] = 16384;
         let (mut y, mut scratch) = ([0i32; 66], [0i32; 128]);
@@ -355,9 +367,9 @@ mod tests {
         assert_eq!(y, want);
 
         // RfftTestSize64Float: in floating point (no scaling) every bin is 16384.
-        let (tw, stw) = float_twiddles(32, false);
-        let tw: Vec<u32> = tw.into_iter().map(f32::to_bits).collect();
-        let stw: Vec<u32> = stw.into_iter().map(f32::to_bits).collect();
+        let Tables::F32 { tw, stw } = tables(DType::F32, 64, false) else {
+            unreachable!()
+        };
         let mut x = [0f32; 64];
         x[0] = 16384.0;
         let (mut y, mut scratch) = ([0f32; 66], [0f32; 128]);
