@@ -172,24 +172,18 @@ pub(crate) fn resolve16(p: &Params16) -> (i32, i32) {
     }
 }
 
-/// The int16 `reference_integer_ops::Logistic` of one element. The saturated case
-/// (`|input| >= 255 * 2^9`) is a select rather than a branch (the table index is clamped to
-/// stay in range and its interpolation discarded), so the element loop has no
-/// data-dependent branch.
-#[inline(always)]
+#[inline]
 fn logistic_s16_op(multiplier: i32, shift: i32, x: i16) -> i16 {
     let round = if shift > 0 { 1i32 << (shift - 1) } else { 0 };
     let input = (x as i32).wrapping_mul(multiplier).wrapping_add(round) >> shift;
     let abs = input.unsigned_abs();
     let uh = abs >> 9;
-    let i = (uh as usize).min(254);
-    let ua = crate::lstm::SIGMOID_TABLE[i] as u32;
-    let ub = crate::lstm::SIGMOID_TABLE[i + 1] as u32;
-    let interpolated = (ua << 9).wrapping_add((abs & 0x1ff).wrapping_mul(ub.wrapping_sub(ua)));
     let result: u32 = if uh >= 255 {
         0x7fff << 10
     } else {
-        interpolated
+        let ua = crate::lstm::SIGMOID_TABLE[uh as usize] as u32;
+        let ub = crate::lstm::SIGMOID_TABLE[uh as usize + 1] as u32;
+        (ua << 9).wrapping_add((abs & 0x1ff).wrapping_mul(ub.wrapping_sub(ua)))
     };
     let result = if input >= 0 {
         result.wrapping_add(1 << 9)
