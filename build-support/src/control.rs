@@ -74,19 +74,6 @@ impl Program {
     }
 }
 
-/// The subgraphs an operator step calls.
-pub fn calls(c: &Control) -> Vec<usize> {
-    match *c {
-        Control::If {
-            then_subgraph,
-            else_subgraph,
-        } => vec![then_subgraph, else_subgraph],
-        Control::While { cond, body } => vec![cond, body],
-        Control::CallOnce { init } => vec![init],
-        _ => Vec::new(),
-    }
-}
-
 /// Lowers and plans every subgraph the main one calls (directly or not), callees first.
 pub fn compile_callees(main: &Graph, options: &Options) -> Result<Program> {
     let n = main.subgraphs.len() + 1;
@@ -104,13 +91,7 @@ pub fn compile_callees(main: &Graph, options: &Options) -> Result<Program> {
             .map(|g| {
                 g.ops
                     .iter()
-                    .flat_map(|op| {
-                        lower::lower_op(g, op)
-                            .ok()
-                            .and_then(|st| st.control)
-                            .map(|c| calls(&c))
-                            .unwrap_or_default()
-                    })
+                    .flat_map(|op| op.kind.called_subgraphs())
                     .collect()
             })
             .unwrap_or_default()
@@ -417,10 +398,7 @@ pub fn arena_places(main: &Graph, plan: &Plan, program: &Program) -> Vec<Option<
             let kiln_planner::lifetimes::BufferOwner::Scratch(op) = b.owner else {
                 continue;
             };
-            let Some(control) = lower::lower_op(g, g.op(op)).ok().and_then(|st| st.control) else {
-                continue;
-            };
-            for c in calls(&control) {
+            for c in g.op(op).kind.called_subgraphs() {
                 if c < n && at[c].is_none() {
                     let mut name = kiln_planner::report::buffer_name(g, b.owner);
                     if s > 0 {

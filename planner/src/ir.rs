@@ -462,6 +462,23 @@ impl CustomOptions {
 }
 
 impl OpKind {
+    /// The subgraphs a control flow operator runs (IF: then, else; WHILE: cond, body;
+    /// CALL_ONCE: init); none for the others.
+    pub fn called_subgraphs(&self) -> Vec<usize> {
+        match *self {
+            OpKind::If {
+                then_subgraph,
+                else_subgraph,
+            } => vec![then_subgraph, else_subgraph],
+            OpKind::While {
+                cond_subgraph,
+                body_subgraph,
+            } => vec![cond_subgraph, body_subgraph],
+            OpKind::CallOnce { init_subgraph } => vec![init_subgraph],
+            _ => Vec::new(),
+        }
+    }
+
     /// TensorFlow Lite's name for the operator (`CONV_2D`, or the custom code).
     pub fn name(&self) -> &str {
         match self {

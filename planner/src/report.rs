@@ -5,7 +5,7 @@
 //! version, the options, the alignment and the kernel variants.
 
 use crate::alias::OpMode;
-use crate::ir::{Graph, OpKind, TensorId};
+use crate::ir::{Graph, TensorId};
 use crate::lifetimes::BufferOwner;
 use crate::plan::Plan;
 use serde::Serialize;
@@ -342,17 +342,17 @@ fn persistent_names(graph: &Graph, plan: &Plan) -> String {
 /// operator's scratch holds the subgraphs it runs: `subgraphs 1, 2 (op N IF)`).
 pub fn buffer_name(graph: &Graph, owner: BufferOwner) -> String {
     if let BufferOwner::Scratch(op) = owner {
-        let called = match graph.op(op).kind {
-            OpKind::If {
-                then_subgraph,
-                else_subgraph,
-            } => format!("subgraphs {then_subgraph}, {else_subgraph}"),
-            OpKind::While {
-                cond_subgraph,
-                body_subgraph,
-            } => format!("subgraphs {cond_subgraph}, {body_subgraph}"),
-            OpKind::CallOnce { init_subgraph } => format!("subgraph {init_subgraph}"),
-            _ => String::new(),
+        let called: Vec<String> = graph
+            .op(op)
+            .kind
+            .called_subgraphs()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let called = match called.len() {
+            0 => String::new(),
+            1 => format!("subgraph {}", called[0]),
+            _ => format!("subgraphs {}", called.join(", ")),
         };
         if !called.is_empty() {
             return format!("{called} (op {} {})", op.0, graph.op(op).kind.name());
