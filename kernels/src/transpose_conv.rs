@@ -683,8 +683,7 @@ mod tests {
             let filter: std::vec::Vec<f32> = (0..co * kh * kw * ci).map(|_| next()).collect();
             let mut want = std::vec![0.0f32; p.output_size()];
             scatter(&p, |o, i, f| want[o] += input[i] * filter[f]);
-            let mut got = std::vec![1.0f32; p.output_size()];
-            got.fill(0.0);
+            let mut got = std::vec![0.0f32; p.output_size()];
             scatter_f32(&p, &input, &filter, &mut got);
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<std::vec::Vec<_>>();
             assert_eq!(bits(&got), bits(&want));
