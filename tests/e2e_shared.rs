@@ -146,3 +146,35 @@ golden_under_budget!(
     "mlperf_tiny_sww_int8",
     4704
 );
+
+// Below the layer-by-layer bound: the first operators run one strip of rows at a time
+// (`kiln_planner::tiling`), chosen because no untiled plan meets the budget; the budgets are
+// `kiln plan --min-ram`'s arenas.
+golden_under_budget!(
+    person_detect_tiled,
+    person_detect_smallest,
+    "../../shared/models/tflm_person_detect_int8.tflite",
+    "tflm_person_detect_int8",
+    21504
+);
+golden_under_budget!(
+    vww_tiled,
+    vww_smallest,
+    "../../shared/models/mlperf_tiny_vww_mobilenetv1_025_96_int8.tflite",
+    "mlperf_tiny_vww_mobilenetv1_025_96_int8",
+    39552
+);
+golden_under_budget!(
+    ic_resnet8_tiled,
+    ic_resnet8,
+    "../../shared/models/mlperf_tiny_ic_resnet8_int8.tflite",
+    "mlperf_tiny_ic_resnet8_int8",
+    31840
+);
+golden_under_budget!(
+    sww_tiled,
+    sww_smallest,
+    "../../shared/models/mlperf_tiny_sww_int8.tflite",
+    "mlperf_tiny_sww_int8",
+    3712
+);

@@ -99,6 +99,7 @@ pub fn emit_with(
         arena_base: 0,
         item_prefix: String::new(),
         emitted_subgraphs: Vec::new(),
+        tables: BTreeMap::new(),
         main: graph,
         state_expr: quote!(self.state),
         has_state: plan.persistent_bytes > 0,
@@ -174,6 +175,9 @@ struct Emitter<'a> {
     item_prefix: String,
     /// Subgraphs whose items (parameters, tables) are emitted already.
     emitted_subgraphs: Vec<usize>,
+    /// Tables emitted so far, by element type and values: an equal table is emitted once
+    /// (a tiled model's strips of one operator share their tables).
+    tables: BTreeMap<(&'static str, Vec<i64>), TokenStream>,
     /// The main graph (which holds the others).
     main: &'a Graph,
     /// The persistent region in statements: `self.state` in `invoke()`, `state` in a
@@ -546,14 +550,22 @@ impl<'a> Emitter<'a> {
     /// Emits `static OP<k>_<WHAT>: [T; N]` (per-channel or lookup table, in flash) and
     /// returns `&OP<k>_<WHAT>`.
     fn table<T: Copy + Into<i64>>(&mut self, k: usize, what: &str, values: &[T]) -> TokenStream {
+        let key = (
+            std::any::type_name::<T>(),
+            values.iter().map(|&v| v.into()).collect::<Vec<i64>>(),
+        );
+        if let Some(name) = self.tables.get(&key) {
+            return name.clone();
+        }
         let name = format_ident!("{}OP{}_{}", self.item_prefix, k, what);
         let n = u(values.len());
-        let ty = Ident::new(std::any::type_name::<T>(), Span::call_site());
+        let ty = Ident::new(key.0, Span::call_site());
         self.constant_bytes += std::mem::size_of_val(values);
-        let values = ints(values);
+        let literals = ints(values);
         self.items.push(quote! {
-            static #name: [#ty; #n] = [#(#values),*];
+            static #name: [#ty; #n] = [#(#literals),*];
         });
+        self.tables.insert(key, quote!(&#name));
         quote!(&#name)
     }
 
@@ -1460,7 +1472,16 @@ fn budget_checks(
         .model_name
         .as_ref()
         .map_or(String::new(), |n| format!("{n}: "));
-    let peak = peak_summary(plan, graph);
+    let mut peak = peak_summary(plan, graph);
+    if !graph.row_windows.is_empty() {
+        // The smallest plan Kiln found is tiled: say so, and how much recomputation it
+        // allowed itself.
+        peak = format!(
+            "the smallest plan within {} % extra MACs, with the first operators run in strips \
+             of rows; {peak}",
+            options.tiling.max_extra_macs_percent
+        );
+    }
     // RAM: arena, state and what the firmware reserves, against a budget.
     if let Some(budget) = &options.ram_budget {
         ram_check(options, plan, budget, &prefix, &peak, &mut out)?;

@@ -58,6 +58,48 @@ pub struct Options {
     /// instead of `.bss`. The section need not be initialised by the startup code: `take()`
     /// zeroes the bytes; its take-once flags stay in `.bss`.
     pub link_section: Option<String>,
+    /// Patch-based execution: when and how far the first operators may run in strips.
+    pub tiling: TilingOptions,
+}
+
+/// When [`compile_tokens`] runs the model's first operators one strip of rows at a time
+/// (`kiln_planner::tiling`): only when a RAM budget (in bytes) is not met otherwise, or
+/// for the smallest arena (`min_ram`), and never for more than `max_extra_macs_percent` %
+/// more multiply-accumulates than the model has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TilingOptions {
+    /// Whether tiling may be used at all (`tile = false` in the macro).
+    pub enabled: bool,
+    /// The most recomputation a tiling may cost, in percent of the model's MACs.
+    pub max_extra_macs_percent: u32,
+    /// Plan for the smallest arena (untiled or tiled within the cap) rather than the
+    /// fastest plan that fits (`kiln plan --min-ram`).
+    pub min_ram: bool,
+}
+
+impl Default for TilingOptions {
+    fn default() -> Self {
+        TilingOptions {
+            enabled: true,
+            max_extra_macs_percent: 20,
+            min_ram: false,
+        }
+    }
+}
+
+/// How a compiled model was tiled: its first `ops` operators (of the model's stored order)
+/// run as `patches` strips of rows of tensor `cut`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TilingReport {
+    pub ops: usize,
+    pub patches: usize,
+    /// The tensor assembled from the strips (the model's index) and its name.
+    pub cut: usize,
+    pub cut_name: String,
+    /// The cut's rows of each strip.
+    pub strips: Vec<(usize, usize)>,
+    /// Multiply-accumulates computed again for the strips' halos.
+    pub extra_macs: u64,
 }
 
 /// A model compiled to tokens, with the graph and plan that produced them.
@@ -73,6 +115,11 @@ pub struct Compiled {
     pub header: Header,
     /// The subgraphs control flow runs, each with its plan, and the persistent layout.
     pub program: control::Program,
+    /// Multiply-accumulates of one `invoke()` of the model (untiled).
+    pub macs: u64,
+    /// The tiling, if the plan runs the first operators in strips (`graph` is then the
+    /// tiled graph).
+    pub tiling: Option<TilingReport>,
 }
 
 impl Compiled {
@@ -86,6 +133,7 @@ impl Compiled {
                  takes them only when the RAM budget needs them: --ram-budget {n}\n"
             ));
         }
+        s.push_str(&self.tiling_text());
         for (i, g, c, at) in self.callees() {
             s.push_str(&format!(
                 "\n## Subgraph {i}: {}\n\n",
@@ -98,6 +146,31 @@ impl Compiled {
                 &c.plan,
                 &format!("subgraph {i}"),
             ));
+        }
+        s
+    }
+
+    /// The MAC count and, if the model runs tiled, which operators and strips (the text
+    /// report's lines).
+    fn tiling_text(&self) -> String {
+        let mut s = format!("\nMACs: {} per invoke()", self.macs);
+        match &self.tiling {
+            None => s.push_str(", not tiled\n"),
+            Some(t) => {
+                let strips: Vec<String> =
+                    t.strips.iter().map(|(a, b)| format!("{a}..{b}")).collect();
+                s.push_str(&format!(
+                    "; tiled: the model's first {} operators run as {} strips of rows of `{}` \
+                     (t{}; rows {}), {} MACs computed again for the halos ({:.1} %)\n",
+                    t.ops,
+                    t.patches,
+                    t.cut_name,
+                    t.cut,
+                    strips.join(", "),
+                    t.extra_macs,
+                    100.0 * t.extra_macs as f64 / self.macs.max(1) as f64
+                ));
+            }
         }
         s
     }
@@ -131,6 +204,23 @@ impl Compiled {
                 "smallest_arena_bytes".into(),
                 self.smallest_arena_bytes.into(),
             );
+            obj.insert("macs".into(), self.macs.into());
+            obj.insert(
+                "extra_macs".into(),
+                self.tiling.as_ref().map_or(0, |t| t.extra_macs).into(),
+            );
+            obj.insert(
+                "tiling".into(),
+                self.tiling.as_ref().map_or(serde_json::Value::Null, |t| {
+                    serde_json::json!({
+                        "ops": t.ops,
+                        "patches": t.patches,
+                        "cut": t.cut,
+                        "cut_name": t.cut_name,
+                        "strips": t.strips,
+                    })
+                }),
+            );
             let subgraphs: Vec<serde_json::Value> = self
                 .callees()
                 .into_iter()
@@ -155,7 +245,14 @@ impl Compiled {
 
     /// The SVG of the arena over time (`<name>.plan.svg`, `kiln plan --svg`).
     pub fn report_svg(&self, title: &str) -> String {
-        kiln_planner::report::svg(&self.graph, &self.plan, title)
+        let title = match &self.tiling {
+            Some(t) => format!(
+                "{title} (first {} operators in {} strips of rows)",
+                t.ops, t.patches
+            ),
+            None => title.to_string(),
+        };
+        kiln_planner::report::svg(&self.graph, &self.plan, &title)
     }
 
     /// Writes `<name>.plan.txt`, `.plan.svg` and `.plan.json` into `dir` (created if
@@ -278,7 +375,13 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
     let mut program = control::compile_callees(&graph, options)?;
     let mut steps = lower::lower_all(&graph)?;
     control::prepare_calls(&graph, &mut steps, &graph, &program)?;
-    let (mut plan, smallest_arena_bytes, variant) = choose_plan(&graph, &steps, options)?;
+    let macs = kiln_planner::tiling::macs(&graph);
+    let plans = plan_variants(&graph, &steps, options)?;
+    let (graph, steps, plans, tiling) = match tile_if_needed(&graph, &plans, options, macs)? {
+        Some((tiled, steps, tiled_plans, report)) => (tiled, steps, tiled_plans, Some(report)),
+        None => (graph, steps, plans, None),
+    };
+    let (mut plan, smallest_arena_bytes, variant) = choose_plan(plans, options);
     plan.persistent_bytes = control::layout_persistent(&graph, &plan, &mut program);
     let mut header = Header {
         model_sha256: sha256_hex(bytes),
@@ -296,24 +399,18 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
         smallest_arena_bytes,
         header,
         program,
+        macs,
+        tiling,
     })
 }
 
-/// The plan to emit, the arena of the smallest plan if that one is smaller, and which of
-/// [`PLAN_VARIANTS`] it is.
-///
-/// The fast int8 convolution kernels trade RAM for speed twice: they widen pixels into a
-/// larger scratch than they need (`Step::lean_scratch_bytes`), and their forms in place over
-/// their input (which lower the arena) work one pixel or channel plane at a time, several
-/// times slower (`Step::slow_in_place`). So up to three plans are made, fastest first: as
-/// declared; with the lean scratch; with the lean scratch and in place. The first that
-/// meets a RAM budget given in bytes is taken (without a budget, the fastest; with a budget
-/// given as a constant expression, unknown here, the smallest).
-fn choose_plan(
+/// The plans a model can have, fastest first, each smaller than the one before, with their
+/// [`PLAN_VARIANTS`] index (see [`choose_plan`]).
+fn plan_variants(
     graph: &Graph,
     steps: &[lower::Step],
     options: &Options,
-) -> Result<(Plan, Option<usize>, usize), Diagnostic> {
+) -> Result<Vec<(Plan, usize)>, Diagnostic> {
     // The three declarations: `fast` without the slow in-place forms, `lean` also with the
     // lean scratch, `small` with the lean scratch and the in-place forms.
     let small = lower::declared(steps);
@@ -350,18 +447,111 @@ fn choose_plan(
             plans.push((p, i));
         }
     }
-    let smallest = plans.iter().map(|(p, _)| p.arena_bytes).min().unwrap_or(0);
+    Ok(plans)
+}
+
+/// Whether `plan` meets a RAM budget given in bytes (`None`: no such budget).
+fn fits_budget(plan: &Plan, options: &Options) -> Option<bool> {
     let reserved = match &options.reserved_ram {
-        None => Some(0),
-        Some(Budget::Bytes(r)) => Some(*r),
-        Some(Budget::Expr(_)) => None,
+        None => 0,
+        Some(Budget::Bytes(r)) => *r,
+        Some(Budget::Expr(_)) => return None,
     };
-    let fits = |(p, _): &(Plan, usize)| match (&options.ram_budget, reserved) {
-        (None, _) => true,
-        (Some(Budget::Bytes(b)), Some(r)) => {
-            (p.arena_bytes + p.persistent_bytes).saturating_add(r) <= *b
+    match &options.ram_budget {
+        Some(Budget::Bytes(b)) => {
+            Some((plan.arena_bytes + plan.persistent_bytes).saturating_add(reserved) <= *b)
         }
-        _ => p.arena_bytes == smallest,
+        _ => None,
+    }
+}
+
+/// A tiled graph with its steps, plans and report.
+type TiledPlans = (Graph, Vec<lower::Step>, Vec<(Plan, usize)>, TilingReport);
+
+/// Patch-based execution, where it is needed and allowed: with a RAM budget in bytes that
+/// no untiled plan meets, the tiling with the fewest extra MACs (then the fewest strips)
+/// whose plans meet it; with `min_ram`, the tiling with the smallest arena if it is smaller
+/// than the untiled one's. Tilings over the MAC cap are not tried. `None`: no tiling.
+///
+/// Tiling is not used with debug mode (every tensor keeps its bytes) or control flow.
+fn tile_if_needed(
+    graph: &Graph,
+    untiled: &[(Plan, usize)],
+    options: &Options,
+    macs: u64,
+) -> Result<Option<TiledPlans>, Diagnostic> {
+    use kiln_planner::tiling;
+    let t = &options.tiling;
+    let budget_unmet = untiled
+        .iter()
+        .all(|(p, _)| fits_budget(p, options) == Some(false));
+    if !t.enabled
+        || !(t.min_ram || budget_unmet)
+        || options.plan.preserve_all_tensors
+        || options.plan.preserve_inputs
+        || !graph.subgraphs.is_empty()
+    {
+        return Ok(None);
+    }
+    let cap = macs.saturating_mul(u64::from(t.max_extra_macs_percent)) / 100;
+    let mut candidates: Vec<(u64, tiling::Tiled)> = Vec::new();
+    for c in tiling::candidates(graph) {
+        let tiled = tiling::tile(graph, c)?;
+        let extra = tiling::macs(&tiled.graph).saturating_sub(macs);
+        if extra <= cap {
+            candidates.push((extra, tiled));
+        }
+    }
+    candidates.sort_by_key(|(extra, t)| (*extra, t.tiling.patches, t.tiling.ops));
+    let smallest = |plans: &[(Plan, usize)]| plans.iter().map(|(p, _)| p.arena_bytes).min();
+    let mut best: Option<(usize, TiledPlans)> = None;
+    let floor = smallest(untiled).unwrap_or(0);
+    for (extra, tiled) in candidates {
+        let steps = lower::lower_all(&tiled.graph)?;
+        let plans = plan_variants(&tiled.graph, &steps, options)?;
+        let arena = smallest(&plans).unwrap_or(usize::MAX);
+        let report = TilingReport {
+            ops: tiled.tiling.ops,
+            patches: tiled.tiling.patches,
+            cut: tiled.cut.0,
+            cut_name: graph.tensor(tiled.cut).name.clone(),
+            strips: tiled.strips.clone(),
+            extra_macs: extra,
+        };
+        let fits = plans
+            .iter()
+            .any(|(p, _)| fits_budget(p, options) == Some(true));
+        let entry = (tiled.graph, steps, plans, report);
+        if !t.min_ram && fits {
+            return Ok(Some(entry));
+        }
+        if arena < floor && best.as_ref().is_none_or(|(b, _)| arena < *b) {
+            best = Some((arena, entry));
+        }
+    }
+    // With a budget no tiling meets either, the smallest plan, whose budget error says what
+    // Kiln can do at least.
+    Ok(best.map(|(_, entry)| entry))
+}
+
+/// The plan to emit among `plans` (see [`plan_variants`]), the arena of the smallest plan if
+/// that one is smaller, and which of [`PLAN_VARIANTS`] it is.
+///
+/// The fast int8 convolution kernels trade RAM for speed twice: they widen pixels into a
+/// larger scratch than they need (`Step::lean_scratch_bytes`), and their forms in place over
+/// their input (which lower the arena) work one pixel or channel plane at a time, several
+/// times slower (`Step::slow_in_place`). So up to three plans are made, fastest first: as
+/// declared; with the lean scratch; with the lean scratch and in place. The first that
+/// meets a RAM budget given in bytes is taken (without a budget, the fastest; with a budget
+/// given as a constant expression, unknown here, the smallest; with `min_ram`, the
+/// smallest).
+fn choose_plan(mut plans: Vec<(Plan, usize)>, options: &Options) -> (Plan, Option<usize>, usize) {
+    let smallest = plans.iter().map(|(p, _)| p.arena_bytes).min().unwrap_or(0);
+    let fits = |(p, _): &(Plan, usize)| match (&options.ram_budget, fits_budget(p, options)) {
+        _ if options.tiling.min_ram => p.arena_bytes == smallest,
+        (None, _) => true,
+        (Some(_), Some(fits)) => fits,
+        (Some(_), None) => p.arena_bytes == smallest,
     };
     // The fastest plan that fits, else the smallest (whose budget error says what Kiln can
     // do at least).
@@ -373,7 +563,7 @@ fn choose_plan(
     });
     let (plan, variant) = plans.swap_remove(chosen);
     let smaller = (smallest < plan.arena_bytes).then_some(smallest);
-    Ok((plan, smaller, variant))
+    (plan, smaller, variant)
 }
 
 /// Formats emitted tokens as a Rust file with a `// @generated` first line.
@@ -536,6 +726,23 @@ impl Model {
         self.options.plan.alignment = alignment;
         self.options.plan.preserve_all_tensors = preserve_all_tensors;
         self.options.plan.preserve_inputs = preserve_inputs;
+        self.options.tiling.enabled = on;
+        self
+    }
+
+    /// With `false`, never run the first operators in strips of rows (patch-based execution,
+    /// which Kiln uses only when the RAM budget is not met otherwise).
+    #[must_use]
+    pub fn tile(mut self, on: bool) -> Self {
+        self.options.tiling.enabled = on;
+        self
+    }
+
+    /// The most recomputation a tiling may cost, in percent of the model's multiply-
+    /// accumulates (default 20).
+    #[must_use]
+    pub fn max_extra_macs(mut self, percent: u32) -> Self {
+        self.options.tiling.max_extra_macs_percent = percent;
         self
     }
 

@@ -586,6 +586,66 @@ impl<'a> Cx<'a> {
         })
     }
 
+    /// The shape of image input `t` (NHWC) as the operator's parameters see it: the whole
+    /// image's, also where the graph was tiled and `t` holds a strip of its rows.
+    pub(crate) fn image_shape4(&self, t: TensorId) -> Result<[usize; 4]> {
+        let mut shape = self.shape4(t)?;
+        if let Some(w) = self.graph.row_window(self.op.id) {
+            shape[1] = w.input_height;
+        }
+        Ok(shape)
+    }
+
+    /// Restricts a convolution's or pooling's parameters, computed for the whole image, to
+    /// the strip of rows it runs on where the graph was tiled ([`ir::RowWindow`]): the
+    /// strip's heights, and the padding rows before the strip's first row. The kernel then
+    /// reads the same input rows and treats the same rows as padding as over the whole
+    /// image, so it computes the same sums. Refuses (a Kiln bug: the tiling is wrong) a strip
+    /// that lacks a row the output rows read, or whose first row is not their first real one.
+    pub(crate) fn strip_rows(
+        &self,
+        [input_height, output_height, padding_height]: [&mut usize; 3],
+        stride: usize,
+        filter_extent: usize,
+    ) -> Result<()> {
+        let Some(w) = self.graph.row_window(self.op.id) else {
+            return Ok(());
+        };
+        let (input, output) = (self.input(0)?, self.output()?);
+        let (h_in, h_out) = (self.shape4(input)?[1], self.shape4(output)?[1]);
+        let first = (w.output_row * stride).saturating_sub(*padding_height);
+        let end = ((w.output_row + h_out).saturating_sub(1) * stride + filter_extent)
+            .saturating_sub(*padding_height)
+            .min(w.input_height);
+        let ok = *input_height == w.input_height
+            && *output_height == w.output_height
+            && h_out > 0
+            && w.output_row + h_out <= w.output_height
+            && w.input_row == first
+            && w.input_row + h_in <= w.input_height
+            && w.input_row + h_in >= end;
+        if !ok {
+            return Err(Diagnostic::new(
+                ErrorKind::InvalidPlan,
+                format!(
+                    "the strip of rows of op {} does not hold the rows it reads: input rows \
+                     {}..{} of {}, output rows {}..{} of {} (it reads rows {first}..{end})",
+                    self.op.id.0,
+                    w.input_row,
+                    w.input_row + h_in,
+                    w.input_height,
+                    w.output_row,
+                    w.output_row + h_out,
+                    w.output_height,
+                ),
+            ));
+        }
+        *padding_height = *padding_height + w.input_row - w.output_row * stride;
+        *input_height = h_in;
+        *output_height = h_out;
+        Ok(())
+    }
+
     pub(crate) fn check_shape(&self, t: TensorId, want: &[usize]) -> Result<()> {
         let tensor = self.tensor(t);
         if tensor.shape == want {

@@ -77,6 +77,16 @@ enum Command {
         /// Fail if weights + constants exceed this many bytes (`flash_budget`).
         #[arg(long, value_name = "BYTES")]
         flash_budget: Option<usize>,
+        /// Plan for the smallest arena Kiln can reach: the smallest plan, with the first
+        /// operators run in strips of rows where that is smaller (within --max-extra-macs).
+        #[arg(long)]
+        min_ram: bool,
+        /// Never run the first operators in strips of rows (patch-based execution).
+        #[arg(long, conflicts_with = "min_ram")]
+        no_tile: bool,
+        /// The most recomputation a tiling may cost, in percent of the model's MACs.
+        #[arg(long, value_name = "PERCENT", default_value_t = 20)]
+        max_extra_macs: u32,
     },
 }
 
@@ -101,6 +111,9 @@ fn main() -> ExitCode {
             ram_budget,
             reserved_ram,
             flash_budget,
+            min_ram,
+            no_tile,
+            max_extra_macs,
         } => {
             let mut options = if unoptimised {
                 PlanOptions::unoptimised()
@@ -130,6 +143,11 @@ fn main() -> ExitCode {
                 plan: options,
                 model_name: None,
                 model_file: None,
+                tiling: kiln_build::TilingOptions {
+                    enabled: !no_tile && !unoptimised,
+                    max_extra_macs_percent: max_extra_macs,
+                    min_ram,
+                },
                 ..Options::default()
             };
             // The compile path of `include_model!`, lowering and emission included.

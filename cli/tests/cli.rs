@@ -203,6 +203,7 @@ fn reserved_ram_counts_against_the_budget() {
         "60000",
         "--reserved-ram",
         "30000",
+        "--no-tile",
     ]);
     assert!(!out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
@@ -216,6 +217,19 @@ fn reserved_ram_counts_against_the_budget() {
     // Without a budget there is nothing to reserve from.
     let out = kiln(&["plan", model, "--reserved-ram", "1024"]);
     assert!(!out.status.success());
+    // With tiling allowed (the default), the first operators run in strips of rows and the
+    // model fits beside the reserved RAM.
+    let out = kiln(&[
+        "plan",
+        model,
+        "--ram-budget",
+        "60000",
+        "--reserved-ram",
+        "30000",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("; tiled: the model's first "), "{text}");
 }
 
 /// The SVG reads as a picture: operator names on the x axis, KiB on the y axis, and each

@@ -42,7 +42,10 @@ use syn::{Expr, Ident, LitStr, Token};
 /// need writing once), `report = "target/kiln"` (also write the plan reports
 /// `<model>.plan.txt`, `.plan.svg` and `.plan.json` into that folder, relative to
 /// `CARGO_MANIFEST_DIR`). A relative model path is resolved from the file that calls the
-/// macro, else from `CARGO_MANIFEST_DIR`.
+/// macro, else from `CARGO_MANIFEST_DIR`. `tile = false` (never run the first operators in
+/// strips of rows; by default Kiln does so only when a `ram_budget` in bytes is not met
+/// otherwise), `max_extra_macs = <percent>` (the most recomputation such a tiling may cost,
+/// default 20).
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {
     let args = syn::parse_macro_input!(input as Args);
@@ -56,11 +59,12 @@ const USAGE: &str = "usage: `include_model!(\"model.tflite\", ram_budget = <byte
                      reserved_ram = <bytes>, flash_budget = <bytes>, align = <power of two>, \
                      optimize = <bool>, reorder = <bool>, alias = <bool>, \
                      link_section = \"<section>\", preserve_all_tensors = <bool>, \
-                     preserve_inputs = <bool>, report = \"<folder>\")`";
+                     preserve_inputs = <bool>, report = \"<folder>\", tile = <bool>, \
+                     max_extra_macs = <percent>)`";
 
 const OPTIONS: &str = "`ram_budget`, `reserved_ram`, `flash_budget`, `align`, `optimize`, \
                        `reorder`, `alias`, `link_section`, `preserve_all_tensors`, \
-                       `preserve_inputs` or `report`";
+                       `preserve_inputs`, `report`, `tile` or `max_extra_macs`";
 
 /// The largest arena alignment the runtime has a type for.
 const MAX_ALIGN: usize = 64;
@@ -78,6 +82,8 @@ struct Args {
     preserve_inputs: Option<bool>,
     reserved_ram: Option<(Ident, Expr)>,
     report: Option<LitStr>,
+    tile: Option<bool>,
+    max_extra_macs: Option<usize>,
 }
 
 impl Parse for Args {
@@ -110,6 +116,8 @@ impl Parse for Args {
             preserve_inputs: None,
             reserved_ram: None,
             report: None,
+            tile: None,
+            max_extra_macs: None,
         };
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
@@ -133,6 +141,8 @@ impl Parse for Args {
                     | "preserve_inputs"
                     | "reserved_ram"
                     | "report"
+                    | "tile"
+                    | "max_extra_macs"
             ) {
                 return Err(syn::Error::new(
                     key.span(),
@@ -158,6 +168,8 @@ impl Parse for Args {
                 "preserve_inputs" => args.preserve_inputs.is_some(),
                 "reserved_ram" => args.reserved_ram.is_some(),
                 "report" => args.report.is_some(),
+                "tile" => args.tile.is_some(),
+                "max_extra_macs" => args.max_extra_macs.is_some(),
                 _ => args.align.is_some(),
             };
             if given {
@@ -179,6 +191,8 @@ impl Parse for Args {
                 "preserve_inputs" => args.preserve_inputs = Some(boolean(&name, &value)?),
                 "reserved_ram" => args.reserved_ram = Some((key, value)),
                 "report" => args.report = Some(folder(&value)?),
+                "tile" => args.tile = Some(boolean(&name, &value)?),
+                "max_extra_macs" => args.max_extra_macs = Some(percent(&value)?),
                 _ => args.align = Some(alignment(&value)?),
             }
         }
@@ -285,6 +299,21 @@ fn alignment(e: &Expr) -> syn::Result<usize> {
     Ok(n)
 }
 
+/// The value of `max_extra_macs = 20`: an integer literal, a percentage.
+fn percent(e: &Expr) -> syn::Result<usize> {
+    literal_value(e)
+        .filter(|&n| n <= u32::MAX as usize)
+        .ok_or_else(|| {
+            syn::Error::new_spanned(
+                e,
+                format!(
+                    "`max_extra_macs` must be an integer literal, a percentage (found `{}`)",
+                    e.to_token_stream()
+                ),
+            )
+        })
+}
+
 fn budget(e: &Option<Expr>) -> Option<Budget> {
     e.as_ref().map(|e| match literal_value(e) {
         Some(n) => Budget::Bytes(n),
@@ -364,6 +393,13 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
         model_name: Some(name.clone()),
         model_file: Some(path.canonicalize().unwrap_or_else(|_| path.clone())),
         link_section: args.link_section.clone(),
+        tiling: kiln_build::TilingOptions {
+            enabled: args.tile != Some(false) && args.optimize != Some(false),
+            max_extra_macs_percent: args
+                .max_extra_macs
+                .map_or(20, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+            min_ram: false,
+        },
     };
     // A bug in Kiln must still be a compile error, not a proc-macro panic.
     let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -589,6 +589,23 @@ pub struct Graph {
     /// The variable tensors the reader added for kernels' own state (TFLM keeps it outside the
     /// model's tensors; see `reader::add_kernel_state`), in the order added.
     pub kernel_state: Vec<TensorId>,
+    /// Operators that run on a strip of rows of their image ([`crate::tiling`]): a
+    /// convolution or pooling whose input and output tensors hold rows of larger images.
+    /// Empty unless the graph was tiled.
+    pub row_windows: Vec<(OpId, RowWindow)>,
+}
+
+/// Where the strips of rows a tiled convolution or pooling reads and writes sit in the
+/// images of the untiled graph (NHWC, batch 1): its input tensor holds rows
+/// `input_row..input_row + h` of an image `input_height` rows high, its output rows
+/// `output_row..` of one `output_height` rows high. Padding, strides and the kernel's
+/// bounds are those of the whole image, so the strip computes the same sums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RowWindow {
+    pub input_row: usize,
+    pub input_height: usize,
+    pub output_row: usize,
+    pub output_height: usize,
 }
 
 impl Graph {
@@ -600,6 +617,14 @@ impl Graph {
     /// Whether the reader added tensor `id` for a kernel's state (it is not in the model).
     pub fn is_kernel_state(&self, id: TensorId) -> bool {
         self.kernel_state.contains(&id)
+    }
+
+    /// The strip of rows operator `op` runs on, if the graph was tiled there.
+    pub fn row_window(&self, op: OpId) -> Option<RowWindow> {
+        self.row_windows
+            .iter()
+            .find(|(o, _)| *o == op)
+            .map(|&(_, w)| w)
     }
 
     /// The tensor with this id.

@@ -12,6 +12,9 @@
 //! 6. [`verify`]: an independent check of the plan, run on every plan;
 //! 7. [`report`]: the plan as text, JSON and SVG.
 //!
+//! [`tiling`] rewrites a graph so that its first, high-resolution operators run one strip of
+//! rows at a time (patch-based execution), for plans below the layer-by-layer bound.
+//!
 //! [`plan()`] runs stages 3 to 6 for the kernels a [`Kernels`] declares ([`kernels`]: their
 //! scratch and aliasing abilities, from `kiln-build`'s operator modules; the planner knows no
 //! operator by name). Every search has a work budget counted in steps, never wall time, and
@@ -30,6 +33,7 @@ pub mod reader;
 pub mod report;
 pub mod schedule;
 pub mod synthetic;
+pub mod tiling;
 pub mod validate;
 pub mod verify;
 

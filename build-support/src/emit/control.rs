@@ -121,6 +121,7 @@ impl<'a> Emitter<'a> {
             arena_base: 0,
             item_prefix: format!("SG{s}_"),
             emitted_subgraphs: std::mem::take(&mut self.emitted_subgraphs),
+            tables: std::mem::take(&mut self.tables),
             main: self.main,
             state_expr: quote!(state),
             has_state: self.has_state,
@@ -132,6 +133,7 @@ impl<'a> Emitter<'a> {
         self.weight_bytes = sub.weight_bytes;
         self.kernel_uses = std::mem::take(&mut sub.kernel_uses);
         self.emitted_subgraphs = std::mem::take(&mut sub.emitted_subgraphs);
+        self.tables = std::mem::take(&mut sub.tables);
         result?;
         let body = sub.body;
         let doc = format!(

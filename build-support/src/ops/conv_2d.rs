@@ -42,8 +42,8 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         dilation_width_factor: positive(o.dilation_w, "dilation")?,
         activation: activation(o.activation),
     };
-    let (is, fs) = (cx.shape4(input)?, cx.shape4(filter)?);
-    let kernel = match (cx.dtype(input), cx.dtype(filter), cx.dtype(output)) {
+    let (is, fs) = (cx.image_shape4(input)?, cx.shape4(filter)?);
+    let mut kernel = match (cx.dtype(input), cx.dtype(filter), cx.dtype(output)) {
         (DType::I8, DType::I8, DType::I8) => {
             let scales = cx.scales(filter, fs[0])?;
             let q_input = cx.quant(input)?;
@@ -81,6 +81,17 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             ));
         }
     };
+    let p = kernel.params_mut();
+    let extent = (p.filter_height - 1) * p.dilation_height_factor + 1;
+    cx.strip_rows(
+        [
+            &mut p.input_height,
+            &mut p.output_height,
+            &mut p.padding_height,
+        ],
+        p.stride_height,
+        extent,
+    )?;
     let p = kernel.params();
     cx.check_shape(
         output,
@@ -153,6 +164,16 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
 
 impl Conv2d {
     fn params(&self) -> &conv::Params {
+        match self {
+            Conv2d::S8(p, _)
+            | Conv2d::S8Fast(p, ..)
+            | Conv2d::F32(p)
+            | Conv2d::S16(p, _)
+            | Conv2d::S16Bias32(p, _) => p,
+        }
+    }
+
+    fn params_mut(&mut self) -> &mut conv::Params {
         match self {
             Conv2d::S8(p, _)
             | Conv2d::S8Fast(p, ..)

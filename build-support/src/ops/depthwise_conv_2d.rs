@@ -42,8 +42,8 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         depth_multiplier: positive(o.depth_multiplier, "depth multiplier")?,
         activation: activation(o.activation),
     };
-    let (is, fs) = (cx.shape4(input)?, cx.shape4(filter)?);
-    let kernel = match (cx.dtype(input), cx.dtype(filter), cx.dtype(output)) {
+    let (is, fs) = (cx.image_shape4(input)?, cx.shape4(filter)?);
+    let mut kernel = match (cx.dtype(input), cx.dtype(filter), cx.dtype(output)) {
         (DType::I8, DType::I8, DType::I8) => {
             let channels = fs[3];
             let scales = cx.scales(filter, channels)?;
@@ -80,6 +80,17 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             );
         }
     };
+    let p = kernel.params_mut();
+    let extent = (p.filter_height - 1) * p.dilation_height_factor + 1;
+    cx.strip_rows(
+        [
+            &mut p.input_height,
+            &mut p.output_height,
+            &mut p.padding_height,
+        ],
+        p.stride_height,
+        extent,
+    )?;
     let p = kernel.params();
     cx.check_shape(
         output,
@@ -155,6 +166,15 @@ fn fast(
 
 impl DepthwiseConv2d {
     fn params(&self) -> &dw::Params {
+        match self {
+            DepthwiseConv2d::S8(p, _)
+            | DepthwiseConv2d::S8Fast(p, ..)
+            | DepthwiseConv2d::S16(p, _)
+            | DepthwiseConv2d::F32(p) => p,
+        }
+    }
+
+    fn params_mut(&mut self) -> &mut dw::Params {
         match self {
             DepthwiseConv2d::S8(p, _)
             | DepthwiseConv2d::S8Fast(p, ..)

@@ -55,9 +55,9 @@ fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
         filter_width: positive(o.filter_w, "filter width")?,
         activation: activation(o.activation),
     };
-    let is = cx.shape4(input)?;
+    let is = cx.image_shape4(input)?;
     let dtype = cx.dtype(input);
-    let p = match (kind, dtype, cx.dtype(output)) {
+    let mut p = match (kind, dtype, cx.dtype(output)) {
         (Kind::Average | Kind::Max, DType::I8, DType::I8) => {
             pool::prepare_s8(is, &opts, cx.quant(input)?, cx.quant(output)?)
                 .map_err(prepare_error)?
@@ -76,6 +76,15 @@ fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
                 .expected_found("INT8, INT16 or FLOAT32", types(a, b)));
         }
     };
+    cx.strip_rows(
+        [
+            &mut p.input_height,
+            &mut p.output_height,
+            &mut p.padding_height,
+        ],
+        p.stride_height,
+        p.filter_height,
+    )?;
     cx.check_shape(
         output,
         &[p.batches, p.output_height, p.output_width, p.depth],

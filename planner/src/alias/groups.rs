@@ -145,8 +145,10 @@ impl<'a> Groups<'a> {
             OpMode::InPlace { input } => self.graph.op(p).input(input),
             _ => None,
         };
-        let overwritten =
-            in_place_input.is_some_and(|a| offset_of(a.0) == Some(on) && self.bytes(a.0) == sn);
+        // Only the input the operator overwrites (another input on the same bytes, e.g. a
+        // second view of them, would be read after being overwritten).
+        let overwritten = in_place_input
+            .is_some_and(|a| a.0 == n && offset_of(a.0) == Some(on) && self.bytes(a.0) == sn);
         overwritten && self.times.read[n] == w && !self.times.kept[n]
     }
 

@@ -297,6 +297,7 @@ impl<'a> Reader<'a> {
             resources: Vec::new(),
             resource_vars: Vec::new(),
             kernel_state: Vec::new(),
+            row_windows: Vec::new(),
         };
         add_kernel_state(&mut graph);
         control::add_resource_vars(&mut graph)?;

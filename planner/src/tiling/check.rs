@@ -1,0 +1,282 @@
+//! The independent check of a tiling (it shares no code with the rewrite in [`super`]):
+//! from the untiled graph, the tiled one and the origins the rewrite claims, that every
+//! tensor of the tiled graph holds the rows of the model's tensor it claims to, and that the
+//! cut is assembled from strips covering each of its rows exactly once.
+//!
+//! By induction over the tiled graph's operators: a strip operator reads tensors holding
+//! rows of its original operator's inputs, which (its window recomputed here from the
+//! original operator's options) hold every row its output rows read, starting at their first
+//! real row (so the kernel's padding is the whole image's); a SLICE takes rows it holds; the
+//! model's other operators are unchanged and read only tensors the tiled graph produces as
+//! the model does (or the assembled cut).
+
+use super::{Origin, Tiled};
+use crate::ir::{Graph, OpKind, Padding, TensorId, TensorKind};
+
+/// `(stride, padding rows before, extent)` of a windowed operator's rows, recomputed.
+fn window(
+    graph: &Graph,
+    kind: &OpKind,
+    input: TensorId,
+    filter: Option<TensorId>,
+) -> Option<[usize; 3]> {
+    let (padding, stride, filter_h, dilation) = match kind {
+        OpKind::Conv2d(o) => (
+            o.padding,
+            o.stride_h,
+            *graph.tensor(filter?).shape.get(1)? as i32,
+            o.dilation_h,
+        ),
+        OpKind::DepthwiseConv2d(o) => (
+            o.padding,
+            o.stride_h,
+            *graph.tensor(filter?).shape.get(1)? as i32,
+            o.dilation_h,
+        ),
+        OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) => (o.padding, o.stride_h, o.filter_h, 1),
+        _ => return None,
+    };
+    let (s, f, d) = (stride as usize, filter_h as usize, dilation as usize);
+    let extent = f.checked_sub(1)? * d + 1;
+    let h = *graph.tensor(input).shape.get(1)?;
+    let out = if padding == Padding::Same {
+        h.div_ceil(s)
+    } else {
+        (h + s).checked_sub(extent)? / s
+    };
+    let needed = (out.checked_sub(1)? * s + extent).saturating_sub(h);
+    Some([s, needed / 2, extent])
+}
+
+/// Checks `tiled` against `source`; the error says what is wrong.
+pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
+    let g = &tiled.graph;
+    crate::validate::validate(g).map_err(|e| e.to_string())?;
+    let n0 = source.tensors.len();
+    if tiled.tensor_origin.len() != g.tensors.len() || tiled.op_origin.len() != g.ops.len() {
+        return Err("the origins do not match the graph".into());
+    }
+    if g.tensors[..n0] != source.tensors[..]
+        || g.inputs != source.inputs
+        || g.outputs != source.outputs
+    {
+        return Err("the model's tensors, inputs or outputs changed".into());
+    }
+    // Rows of which tensor each tensor holds (the model's: all of their own).
+    let mut rows: Vec<(TensorId, usize, usize)> = Vec::with_capacity(g.tensors.len());
+    for (t, o) in g.tensors.iter().zip(&tiled.tensor_origin) {
+        let whole = (t.id, 0, t.shape.get(1).copied().unwrap_or(0));
+        if t.id.0 < n0 || t.is_constant() {
+            if *o != Origin::Rows(t.id, 0) {
+                return Err(format!(
+                    "tensor {} is the model's but has another origin",
+                    t.id.0
+                ));
+            }
+            rows.push(whole);
+            continue;
+        }
+        let Origin::Rows(m, r) = *o else {
+            return Err(format!("tensor {} has no rows", t.id.0));
+        };
+        let Some(model) = source.tensors.get(m.0) else {
+            return Err(format!("tensor {} claims a tensor the model lacks", t.id.0));
+        };
+        let (s, ms) = (&t.shape, &model.shape);
+        let same_but_rows = s.len() == 4
+            && ms.len() == 4
+            && s[0] == ms[0]
+            && s[2..] == ms[2..]
+            && s[1] > 0
+            && r + s[1] <= ms[1];
+        if !same_but_rows
+            || t.dtype != model.dtype
+            || t.quant != model.quant
+            || t.kind != TensorKind::Activation
+        {
+            return Err(format!(
+                "tensor {} is not rows {r}.. of tensor {}",
+                t.id.0, m.0
+            ));
+        }
+        rows.push((m, r, s[1]));
+    }
+    let mut producer = vec![None; g.tensors.len()];
+    for op in &g.ops {
+        for &t in &op.outputs {
+            producer[t.0] = Some(op.id);
+        }
+    }
+    let mut source_producer = vec![None; n0];
+    for op in &source.ops {
+        for &t in &op.outputs {
+            source_producer[t.0] = Some(op.id);
+        }
+    }
+    let mut seen = vec![0usize; source.ops.len()];
+    let mut assembled = 0;
+    for (op, origin) in g.ops.iter().zip(&tiled.op_origin) {
+        let bad = |why: &str| Err(format!("op {} ({}): {why}", op.id.0, op.kind.name()));
+        let window_of = g.row_window(op.id);
+        match *origin {
+            Origin::Op(m) => {
+                let Some(model) = source.ops.get(m.0) else {
+                    return bad("claims an operator the model lacks");
+                };
+                seen[m.0] += 1;
+                if op.kind != model.kind
+                    || op.inputs != model.inputs
+                    || op.outputs != model.outputs
+                    || window_of.is_some()
+                {
+                    return bad("differs from the model's operator");
+                }
+                // It reads what the model's operator reads: the model's tensors, produced
+                // by their own operators (or the cut, assembled).
+                for t in op.present_inputs() {
+                    let Some(p) = producer[t.0] else { continue };
+                    let by = tiled.op_origin[p.0];
+                    let ok = match by {
+                        Origin::Op(q) => Some(q) == source_producer[t.0],
+                        Origin::Assemble => t == tiled.cut,
+                        _ => false,
+                    };
+                    if !ok {
+                        return bad("reads a tensor the model's operator does not produce");
+                    }
+                }
+            }
+            Origin::Strip(m) => {
+                let Some(model) = source.ops.get(m.0) else {
+                    return bad("claims an operator the model lacks");
+                };
+                seen[m.0] += 1;
+                if op.kind != model.kind
+                    || op.inputs.len() != model.inputs.len()
+                    || op.outputs.len() != 1
+                    || model.outputs.len() != 1
+                {
+                    return bad("is not a strip of its operator");
+                }
+                let (mo, a, h) = rows[op.outputs[0].0];
+                if mo != model.outputs[0] || op.outputs[0].0 < n0 {
+                    return bad("writes rows of another tensor");
+                }
+                let mut image_rows = Vec::new();
+                for (slot, (t, mt)) in op.inputs.iter().zip(&model.inputs).enumerate() {
+                    match (t, mt) {
+                        (None, None) => {}
+                        (Some(t), Some(mt)) if source.tensor(*mt).is_constant() => {
+                            if t != mt {
+                                return bad("reads another constant");
+                            }
+                        }
+                        (Some(t), Some(mt)) => {
+                            let (m_in, r, hi) = rows[t.0];
+                            if m_in != *mt {
+                                return bad("reads rows of another tensor");
+                            }
+                            image_rows.push((slot, r, hi));
+                        }
+                        _ => return bad("its operands differ"),
+                    }
+                }
+                match window(
+                    source,
+                    &model.kind,
+                    model.inputs[0].unwrap_or(TensorId(0)),
+                    model.input(1),
+                ) {
+                    Some([s, pad, extent]) => {
+                        let [(0, r, hi)] = image_rows[..] else {
+                            return bad("a window over more than its image input");
+                        };
+                        let full_in =
+                            source.tensor(model.inputs[0].unwrap_or(TensorId(0))).shape[1];
+                        let first = (a * s).saturating_sub(pad);
+                        let end = ((a + h - 1) * s + extent).saturating_sub(pad).min(full_in);
+                        let full_out = source.tensor(model.outputs[0]).shape[1];
+                        let want = crate::ir::RowWindow {
+                            input_row: r,
+                            input_height: full_in,
+                            output_row: a,
+                            output_height: full_out,
+                        };
+                        if r != first || r + hi < end || window_of != Some(want) {
+                            return bad("its strip does not hold the rows its output rows read");
+                        }
+                    }
+                    None => {
+                        if window_of.is_some()
+                            || image_rows.is_empty()
+                            || image_rows.iter().any(|&(_, r, hi)| r != a || hi != h)
+                        {
+                            return bad("an elementwise strip reads other rows than it writes");
+                        }
+                    }
+                }
+            }
+            Origin::Slice => {
+                let ints = |t: Option<TensorId>| -> Option<Vec<i32>> {
+                    let d = g.tensor(t?).data()?;
+                    Some(
+                        d.chunks_exact(4)
+                            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                            .collect(),
+                    )
+                };
+                let (Some(x), [y]) = (op.input(0), &op.outputs[..]) else {
+                    return bad("a slice without its operands");
+                };
+                let ((mx, rx, hx), (my, ry, hy)) = (rows[x.0], rows[y.0]);
+                let w = &g.tensor(*y).shape;
+                let begin = ints(op.input(1));
+                let size = ints(op.input(2));
+                let expect_begin = ry.checked_sub(rx).map(|d| vec![0, d as i32, 0, 0]);
+                let expect_size = vec![1, hy as i32, w[2] as i32, w[3] as i32];
+                if op.kind.name() != "SLICE"
+                    || mx != my
+                    || ry + hy > rx + hx
+                    || begin != expect_begin
+                    || size != Some(expect_size)
+                {
+                    return bad("a slice that does not take the rows it claims");
+                }
+            }
+            Origin::Assemble => {
+                assembled += 1;
+                let OpKind::Concatenation(o) = &op.kind else {
+                    return bad("the cut is not assembled by a concatenation");
+                };
+                if o.axis != 1 || op.outputs != [tiled.cut] {
+                    return bad("the cut is not assembled along its rows");
+                }
+                let mut at = 0;
+                for t in op.present_inputs() {
+                    let (m, r, h) = rows[t.0];
+                    if m != tiled.cut || r != at {
+                        return bad("the strips do not cover the cut's rows once, in order");
+                    }
+                    at += h;
+                }
+                if at != source.tensor(tiled.cut).shape[1] {
+                    return bad("the strips do not cover the cut");
+                }
+            }
+            Origin::Rows(..) => return bad("an operator with a tensor's origin"),
+        }
+    }
+    if assembled != 1 {
+        return Err(format!("the cut is assembled {assembled} times"));
+    }
+    if let Some(m) = seen.iter().position(|&c| c == 0) {
+        return Err(format!("the model's op {m} is missing"));
+    }
+    // Every strip tensor is written by exactly one operator (validate: at most once).
+    for (t, p) in producer.iter().enumerate().skip(n0) {
+        if p.is_none() && !g.tensors[t].is_constant() {
+            return Err(format!("tensor {t} is never written"));
+        }
+    }
+    Ok(())
+}

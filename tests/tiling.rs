@@ -1,0 +1,420 @@
+//! Patch-based execution (`kiln_planner::tiling`): tiled graphs compute the same bytes as
+//! untiled ones, and their plans verify.
+//!
+//! - The public models: for every region Kiln can tile, the fewest and the most strips, run
+//!   on the host executor, give TFLM's golden outputs byte for byte (the generated code of
+//!   the tiled plans Kiln picks under a budget runs in `e2e_shared.rs`).
+//! - Random chains of spatial operators (shapes, strides, dilations, padding modes, pooling,
+//!   activations, ADD, strip counts): tiled and untiled outputs equal byte for byte.
+//! - The independent check (`tiling::check`) rejects wrong tilings.
+
+mod common;
+
+use kiln_planner::ir::{
+    Activation, AddSubOptions, Conv2dOptions, DType, DepthwiseConv2dOptions, Graph, Op, OpId,
+    OpKind, Padding, Pool2dOptions, Quantization, Tensor, TensorId, TensorKind,
+};
+use kiln_planner::tiling::{self, Tiling};
+use proptest::prelude::*;
+
+/// Runs `graph` on the host with `inputs`; the graph outputs' bytes.
+fn run(graph: &Graph, inputs: &[&[u8]]) -> Vec<Vec<u8>> {
+    let steps = kiln_build::lower::lower_all(graph).expect("lowers");
+    let d = kiln_build::lower::declared(&steps);
+    // The plan of every tiled graph passes the verifier (plan() runs it).
+    kiln_planner::plan(graph, &d, &Default::default()).expect("plans and verifies");
+    let out = kiln_build::exec::run(graph, &steps, inputs);
+    graph
+        .outputs
+        .iter()
+        .map(|o| out[o.0].bytes().to_vec())
+        .collect()
+}
+
+#[test]
+fn public_models_tile_byte_identically() {
+    let models = [
+        "tflm_person_detect_int8",
+        "mlperf_tiny_vww_mobilenetv1_025_96_int8",
+        "mlperf_tiny_ic_resnet8_int8",
+        "mlperf_tiny_kws_dscnn_int8",
+        "mlperf_tiny_sww_int8",
+    ];
+    for stem in models {
+        let bytes = std::fs::read(common::shared_models().join(format!("{stem}.tflite"))).unwrap();
+        let graph = kiln_planner::read_model(&bytes).unwrap();
+        let samples = common::samples(&common::shared_models().join("golden").join(stem));
+        let s = &samples[0];
+        let inputs: Vec<&[u8]> = s.inputs.iter().map(Vec::as_slice).collect();
+        let candidates = tiling::candidates(&graph);
+        assert!(!candidates.is_empty(), "{stem} has a region to tile");
+        // Per region, the fewest and the most strips.
+        let mut chosen: Vec<Tiling> = Vec::new();
+        for c in &candidates {
+            let of_region: Vec<&Tiling> = candidates.iter().filter(|t| t.ops == c.ops).collect();
+            for t in [of_region[0], of_region[of_region.len() - 1]] {
+                if !chosen.contains(t) {
+                    chosen.push(*t);
+                }
+            }
+        }
+        for t in chosen {
+            let tiled = tiling::tile(&graph, t).unwrap();
+            assert_eq!(run(&tiled.graph, &inputs), s.outputs, "{stem} {t:?}");
+        }
+    }
+}
+
+/// A random chain's layer.
+#[derive(Clone, Debug)]
+enum Layer {
+    Conv {
+        k: usize,
+        stride: usize,
+        dilation: usize,
+        same: bool,
+        out_c: usize,
+    },
+    Depthwise {
+        k: usize,
+        stride: usize,
+        dilation: usize,
+        same: bool,
+        mult: usize,
+    },
+    Pool {
+        max: bool,
+        k: usize,
+        stride: usize,
+        same: bool,
+    },
+    Relu,
+    /// ADD of the current image and the one `back` layers before, if of one shape (else
+    /// of the current image with itself).
+    Add {
+        back: usize,
+    },
+}
+
+fn layer() -> impl Strategy<Value = Layer> {
+    prop_oneof![
+        (
+            1usize..=3,
+            1usize..=2,
+            1usize..=2,
+            any::<bool>(),
+            1usize..=4
+        )
+            .prop_map(|(k, stride, dilation, same, out_c)| Layer::Conv {
+                k,
+                stride,
+                dilation,
+                same,
+                out_c
+            }),
+        (
+            1usize..=3,
+            1usize..=2,
+            1usize..=2,
+            any::<bool>(),
+            1usize..=2
+        )
+            .prop_map(|(k, stride, dilation, same, mult)| Layer::Depthwise {
+                k,
+                stride,
+                dilation,
+                same,
+                mult
+            }),
+        (any::<bool>(), 1usize..=3, 1usize..=2, any::<bool>()).prop_map(
+            |(max, k, stride, same)| Layer::Pool {
+                max,
+                k,
+                stride,
+                same
+            }
+        ),
+        Just(Layer::Relu),
+        (1usize..=3).prop_map(|back| Layer::Add { back }),
+    ]
+}
+
+/// Builds an int8 graph of `layers` over a `[1, h, w, c]` input (layers whose output would
+/// be empty are left out); weights and biases from `seed`.
+fn chain(h: usize, w: usize, c: usize, layers: &[Layer], seed: u64) -> Graph {
+    let mut g = Graph::default();
+    let mut rng = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = move || {
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (rng >> 33) as u32
+    };
+    let mut buffer = 0;
+    let mut tensor = |g: &mut Graph, shape: Vec<usize>, dtype, quant, data: Option<Vec<u8>>| {
+        let id = TensorId(g.tensors.len());
+        let kind = match data {
+            Some(data) => {
+                buffer += 1;
+                TensorKind::Constant {
+                    buffer,
+                    offset: 0,
+                    data,
+                }
+            }
+            None => TensorKind::Activation,
+        };
+        g.tensors.push(Tensor {
+            id,
+            name: format!("t{}", id.0),
+            shape,
+            dtype,
+            quant,
+            kind,
+        });
+        id
+    };
+    let q = |scale: f32, zero_point: i64| Quantization::PerTensor { scale, zero_point };
+    let x = tensor(&mut g, vec![1, h, w, c], DType::I8, q(0.05, 3), None);
+    g.inputs.push(x);
+    let mut images = vec![x];
+    let out_size = |n: usize, k: usize, s: usize, d: usize, same: bool| {
+        let e = (k - 1) * d + 1;
+        if same {
+            n.div_ceil(s)
+        } else {
+            (n + s).saturating_sub(e) / s
+        }
+    };
+    for (i, l) in layers.iter().enumerate() {
+        let cur = *images.last().unwrap();
+        let shape = g.tensors[cur.0].shape.clone();
+        let quant = g.tensors[cur.0].quant.clone();
+        let (hh, ww, cc) = (shape[1], shape[2], shape[3]);
+        let oq = q(0.04 + 0.01 * (next() % 8) as f32, (next() % 11) as i64 - 5);
+        let padding = |same| if same { Padding::Same } else { Padding::Valid };
+        let (kind, inputs, out_shape, out_quant) = match *l {
+            Layer::Conv {
+                k,
+                stride,
+                dilation,
+                same,
+                out_c,
+            } => {
+                let (oh, ow) = (
+                    out_size(hh, k, stride, dilation, same),
+                    out_size(ww, k, stride, dilation, same),
+                );
+                if oh == 0 || ow == 0 {
+                    continue;
+                }
+                let wdata: Vec<u8> = (0..out_c * k * k * cc).map(|_| next() as u8).collect();
+                let f = tensor(
+                    &mut g,
+                    vec![out_c, k, k, cc],
+                    DType::I8,
+                    q(0.02, 0),
+                    Some(wdata),
+                );
+                let bdata: Vec<u8> = (0..out_c)
+                    .flat_map(|_| ((next() % 2001) as i32 - 1000).to_le_bytes())
+                    .collect();
+                let b = tensor(&mut g, vec![out_c], DType::I32, q(0.001, 0), Some(bdata));
+                let o = Conv2dOptions {
+                    padding: padding(same),
+                    stride_w: stride as i32,
+                    stride_h: stride as i32,
+                    dilation_w: dilation as i32,
+                    dilation_h: dilation as i32,
+                    activation: if i % 2 == 0 {
+                        Activation::Relu6
+                    } else {
+                        Activation::None
+                    },
+                };
+                (
+                    OpKind::Conv2d(o),
+                    vec![Some(cur), Some(f), Some(b)],
+                    vec![1, oh, ow, out_c],
+                    oq,
+                )
+            }
+            Layer::Depthwise {
+                k,
+                stride,
+                dilation,
+                same,
+                mult,
+            } => {
+                let (oh, ow) = (
+                    out_size(hh, k, stride, dilation, same),
+                    out_size(ww, k, stride, dilation, same),
+                );
+                if oh == 0 || ow == 0 {
+                    continue;
+                }
+                let oc = cc * mult;
+                let wdata: Vec<u8> = (0..k * k * oc).map(|_| next() as u8).collect();
+                let f = tensor(
+                    &mut g,
+                    vec![1, k, k, oc],
+                    DType::I8,
+                    q(0.02, 0),
+                    Some(wdata),
+                );
+                let bdata: Vec<u8> = (0..oc)
+                    .flat_map(|_| ((next() % 2001) as i32 - 1000).to_le_bytes())
+                    .collect();
+                let b = tensor(&mut g, vec![oc], DType::I32, q(0.001, 0), Some(bdata));
+                let o = DepthwiseConv2dOptions {
+                    padding: padding(same),
+                    stride_w: stride as i32,
+                    stride_h: stride as i32,
+                    depth_multiplier: mult as i32,
+                    dilation_w: dilation as i32,
+                    dilation_h: dilation as i32,
+                    activation: Activation::None,
+                };
+                (
+                    OpKind::DepthwiseConv2d(o),
+                    vec![Some(cur), Some(f), Some(b)],
+                    vec![1, oh, ow, oc],
+                    oq,
+                )
+            }
+            Layer::Pool {
+                max,
+                k,
+                stride,
+                same,
+            } => {
+                let (oh, ow) = (
+                    out_size(hh, k, stride, 1, same),
+                    out_size(ww, k, stride, 1, same),
+                );
+                if oh == 0 || ow == 0 {
+                    continue;
+                }
+                let o = Pool2dOptions {
+                    padding: padding(same),
+                    stride_w: stride as i32,
+                    stride_h: stride as i32,
+                    filter_w: k as i32,
+                    filter_h: k as i32,
+                    activation: Activation::None,
+                };
+                let kind = if max {
+                    OpKind::MaxPool2d(o)
+                } else {
+                    OpKind::AveragePool2d(o)
+                };
+                (kind, vec![Some(cur)], vec![1, oh, ow, cc], quant)
+            }
+            Layer::Relu => (OpKind::Relu, vec![Some(cur)], shape.clone(), quant),
+            Layer::Add { back } => {
+                let other = images
+                    .iter()
+                    .rev()
+                    .nth(back)
+                    .copied()
+                    .filter(|t| g.tensors[t.0].shape == shape)
+                    .unwrap_or(cur);
+                let o = AddSubOptions {
+                    activation: Activation::None,
+                    pot_scale_int16: false,
+                };
+                (
+                    OpKind::Add(o),
+                    vec![Some(cur), Some(other)],
+                    shape.clone(),
+                    oq,
+                )
+            }
+        };
+        let y = tensor(&mut g, out_shape, DType::I8, out_quant, None);
+        g.ops.push(Op {
+            id: OpId(g.ops.len()),
+            kind,
+            inputs,
+            outputs: vec![y],
+            intermediates: Vec::new(),
+        });
+        images.push(y);
+    }
+    g.outputs.push(*images.last().unwrap());
+    g
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_chains_tile_byte_identically(
+        h in 4usize..=20,
+        w in 1usize..=5,
+        c in 1usize..=3,
+        layers in prop::collection::vec(layer(), 1..=5),
+        seed in any::<u64>(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let g = chain(h, w, c, &layers, seed);
+        prop_assume!(!g.ops.is_empty());
+        // Layers Kiln refuses as they are (e.g. an ADD whose scales no kernel takes) say
+        // nothing about tiling.
+        prop_assume!(kiln_build::lower::lower_all(&g).is_ok());
+        let candidates = tiling::candidates(&g);
+        prop_assume!(!candidates.is_empty());
+        let t = candidates[pick.index(candidates.len())];
+        let input: Vec<u8> = (0..h * w * c).map(|i| ((i as u64 * 7919) ^ seed) as u8).collect();
+        let want = run(&g, &[&input]);
+        let tiled = tiling::tile(&g, t).unwrap();
+        prop_assert_eq!(run(&tiled.graph, &[&input]), want, "{:?}", t);
+    }
+}
+
+/// A tiling whose strips leave out a row, read the wrong rows, or lose the padding is
+/// rejected by the independent check.
+#[test]
+fn the_check_rejects_wrong_tilings() {
+    let layers = [
+        Layer::Conv {
+            k: 3,
+            stride: 1,
+            dilation: 1,
+            same: true,
+            out_c: 2,
+        },
+        Layer::Depthwise {
+            k: 3,
+            stride: 2,
+            dilation: 1,
+            same: true,
+            mult: 1,
+        },
+    ];
+    let g = chain(12, 3, 2, &layers, 7);
+    let t = Tiling { ops: 2, patches: 3 };
+    let good = tiling::tile(&g, t).unwrap();
+    tiling::check::check(&g, &good).unwrap();
+    // A strip's window one row later than the rows its output reads.
+    let mut bad = good.clone();
+    bad.graph.row_windows[1].1.input_row += 1;
+    assert!(tiling::check::check(&g, &bad).is_err());
+    // The cut assembled from two of its three strips.
+    let mut bad = good.clone();
+    let last = bad.graph.ops.len() - 1;
+    bad.graph.ops[last].inputs.pop();
+    assert!(tiling::check::check(&g, &bad).is_err());
+    // A strip claiming rows of another tensor.
+    let mut bad = good.clone();
+    let first_strip = bad
+        .op_origin
+        .iter()
+        .position(|o| matches!(o, tiling::Origin::Strip(_)))
+        .unwrap();
+    let strip = bad.graph.ops[first_strip].outputs[0];
+    bad.tensor_origin[strip.0] = tiling::Origin::Rows(TensorId(0), 0);
+    assert!(tiling::check::check(&g, &bad).is_err());
+}
