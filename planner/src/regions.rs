@@ -16,7 +16,10 @@
 //!    the order given, fastest first) where it fits: at the lowest offset, aligned to the
 //!    region's alignment, where each of its pieces avoids the pieces of that region's buffers
 //!    live at the same steps, ending within the region's size. A buffer never straddles
-//!    regions. If a buffer fits nowhere, the assignment is tried once more with the largest
+//!    regions. Where the first fit fails in a region, the offset search
+//!    ([`crate::offsets::place`]) over the region's buffers and this one is tried (at most
+//!    [`SEARCHES`] times per pass) and its placement taken if it fits. If a buffer fits
+//!    nowhere, the assignment is tried once more with the largest
 //!    buffers first (TFLM's order, which packs tighter); if that fails too, the error names
 //!    the last region, its size, the bytes the buffer would have needed there and the
 //!    overage.
@@ -35,13 +38,16 @@
 //! in a region: it keeps its own static.
 
 use crate::diag::{Diagnostic, ErrorKind, Result};
-use crate::ir::{Graph, TensorKind};
+use crate::ir::Graph;
 use crate::lifetimes::{Buffer, BufferOwner};
 use crate::offsets::{self, PlacementOptions};
 use crate::plan::Plan;
 
 /// Work budget of one assignment pass, in piece visits.
 pub const WORK_BUDGET: usize = 4_000_000;
+
+/// Offset searches one assignment pass may run where a first fit fails.
+pub const SEARCHES: usize = 48;
 
 /// A RAM region the user names: where its bytes go and how many it has.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -132,11 +138,12 @@ fn heat(graph: &Graph, plan: &Plan) -> Vec<usize> {
         .collect()
 }
 
-/// One region while buffers are assigned to it: its buffers' pieces placed so far,
-/// `(first, last, start, end)` in the region.
+/// One region while buffers are assigned to it: its buffers and their offsets, and their
+/// pieces placed so far, `(first, last, start, end)` in the region.
 struct Filling {
     capacity: usize,
     align: usize,
+    members: Vec<(usize, usize)>,
     pieces: Vec<(usize, usize, usize, usize)>,
     end: usize,
 }
@@ -174,12 +181,32 @@ impl Filling {
         Some(at)
     }
 
-    fn add(&mut self, b: &Buffer, at: usize) {
+    fn add(&mut self, i: usize, b: &Buffer, at: usize) {
+        self.members.push((i, at));
         for p in &b.pieces {
             let s = at + p.offset;
             self.pieces.push((p.first, p.last, s, s + p.size));
         }
         self.end = self.end.max(at + b.size);
+    }
+
+    /// Whether the offset search places the region's buffers and `buffers[i]` together
+    /// within its size (where the first fit did not); if so, takes that placement.
+    fn replace_with(&mut self, buffers: &[Buffer], i: usize, placement: &PlacementOptions) -> bool {
+        let mut ids: Vec<usize> = self.members.iter().map(|&(j, _)| j).collect();
+        ids.push(i);
+        let set: Vec<Buffer> = ids.iter().map(|&j| buffers[j].clone()).collect();
+        let p = offsets::place(&set, self.align, placement);
+        if p.arena_bytes > self.capacity {
+            return false;
+        }
+        self.members.clear();
+        self.pieces.clear();
+        self.end = 0;
+        for (&j, &o) in ids.iter().zip(&p.offsets) {
+            self.add(j, &buffers[j], o);
+        }
+        true
     }
 }
 
@@ -194,18 +221,20 @@ fn assign_pass(
     buffers: &[Buffer],
     order: &[usize],
     regions: &[(usize, usize)],
+    placement: &PlacementOptions,
 ) -> std::result::Result<Vec<(usize, usize)>, Misfit> {
     let mut fills: Vec<Filling> = regions
         .iter()
         .map(|&(capacity, align)| Filling {
             capacity,
             align,
+            members: Vec::new(),
             pieces: Vec::new(),
             end: 0,
         })
         .collect();
-    let mut at = vec![(0usize, 0usize); buffers.len()];
     let mut work = 0usize;
+    let mut searches = 0usize;
     let last = regions.len() - 1;
     for &i in order {
         let b = &buffers[i];
@@ -225,10 +254,19 @@ fn assign_pass(
                 }
             };
             if offset + b.size <= fill.capacity {
-                fill.add(b, offset);
-                at[i] = (r, offset);
+                fill.add(i, b, offset);
                 placed = true;
                 break;
+            }
+            // The first fit is no packing: the offset search over the region's buffers and
+            // this one may hold them (a bounded number of times per pass).
+            if work <= WORK_BUDGET && searches < SEARCHES {
+                searches += 1;
+                work += fill.pieces.len() + b.pieces.len();
+                if fill.replace_with(buffers, i, placement) {
+                    placed = true;
+                    break;
+                }
             }
             if r == last {
                 return Err(Misfit {
@@ -238,6 +276,12 @@ fn assign_pass(
             }
         }
         debug_assert!(placed);
+    }
+    let mut at = vec![(0usize, 0usize); buffers.len()];
+    for (r, fill) in fills.iter().enumerate() {
+        for &(i, o) in &fill.members {
+            at[i] = (r, o);
+        }
     }
     Ok(at)
 }
@@ -292,9 +336,9 @@ pub fn assign(
     });
     let mut by_size: Vec<usize> = (0..buffers.len()).collect();
     by_size.sort_by_key(|&i| (std::cmp::Reverse(buffers[i].size), buffers[i].first, i));
-    let at = match assign_pass(&buffers, &by_heat, &caps) {
+    let at = match assign_pass(&buffers, &by_heat, &caps, placement) {
         Ok(at) => at,
-        Err(first) => match assign_pass(&buffers, &by_size, &caps) {
+        Err(first) => match assign_pass(&buffers, &by_size, &caps, placement) {
             Ok(at) => at,
             Err(_) => return Err(misfit(graph, plan, regions, &first)),
         },
@@ -356,14 +400,8 @@ fn misfit(graph: &Graph, plan: &Plan, regions: &[Region], m: &Misfit) -> Diagnos
     let last = &regions[regions.len() - 1];
     let total: usize = regions.iter().map(|r| r.size).sum();
     let what = match b.owner {
-        BufferOwner::Tensor(t) => {
-            let tensor = graph.tensor(t);
-            let kind = match tensor.kind {
-                TensorKind::Activation => "tensor",
-                _ => "buffer",
-            };
-            format!("{kind} {} `{}` ({} bytes)", t.0, tensor.name, b.size)
-        }
+        // The tensor is named in front of the message.
+        BufferOwner::Tensor(_) => format!("this tensor ({} bytes)", b.size),
         BufferOwner::Scratch(op) => format!(
             "the scratch of op {} ({}, {} bytes)",
             op.0,
