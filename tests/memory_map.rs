@@ -2,7 +2,8 @@
 //! per region in its link section, fastest first. Public models compiled with two and three
 //! regions run byte-identical with TFLM's goldens, through `take()` and through
 //! `with_regions` (buffers of the caller's); the regions' statics are in their sections; the
-//! persistent state of a stateful model stays in its own static.
+//! persistent state of a stateful model stays in its own static; debug mode over regions
+//! reads every layer, each equal to TFLM's.
 
 mod common;
 
@@ -23,6 +24,13 @@ mod person {
             ("kiln_mm_sram", 24 * 1024, 32),
             ("kiln_mm_ext", 64 * 1024)
         ]
+    );
+}
+mod kws_debug {
+    kiln::include_model!(
+        "../../shared/models/mlperf_tiny_kws_dscnn_int8.tflite",
+        preserve_all_tensors = true,
+        regions = [("kiln_mm_dbg0", 16 * 1024), ("kiln_mm_dbg1", 256 * 1024)]
     );
 }
 mod person_one {
@@ -149,4 +157,31 @@ fn each_region_is_in_its_section() {
     assert!(state.1 - state.0 >= scrambled::PERSISTENT_BYTES);
     // The sections do not overlap.
     assert!(fast.1 <= slow.0 || slow.1 <= fast.0);
+}
+
+#[test]
+fn debug_mode_over_regions_reads_every_layer_as_tflm() {
+    const { assert!(kws_debug::ARENA0_BYTES > 0 && kws_debug::ARENA1_BYTES > 0) };
+    let stem = "mlperf_tiny_kws_dscnn_int8";
+    let dir = common::shared_models().join("golden_all").join(stem);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("golden.json")).unwrap()).unwrap();
+    let tensors: Vec<usize> = json["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["tensor_index"].as_u64().unwrap() as usize)
+        .collect();
+    assert!(tensors.len() > 5);
+    let mut m = kws_debug::Model::take().expect("taken once");
+    for s in common::samples(&dir) {
+        for (i, bytes) in s.inputs.iter().enumerate() {
+            m.input_bytes_mut(i).copy_from_slice(bytes);
+        }
+        m.invoke();
+        for (t, want) in tensors.iter().zip(&s.outputs) {
+            let got = m.tensor_bytes(*t).expect("an activation");
+            assert!(got == want.as_slice(), "sample {}: tensor {t}", s.seed);
+        }
+    }
 }
