@@ -20,7 +20,8 @@
 //!    ([`crate::offsets::place`]) over the region's buffers and this one is tried (at most
 //!    [`SEARCHES`] times per pass) and its placement taken if it fits. If a buffer fits
 //!    nowhere, the assignment is tried once more with the largest
-//!    buffers first (TFLM's order, which packs tighter); if that fails too, the error names
+//!    buffers first (TFLM's order, which packs tighter), then with the one arena's placement
+//!    whole in the first region that holds it; if that fails too, the error names
 //!    the last region, its size, the bytes the buffer would have needed there and the
 //!    overage.
 //! 3. **Placement**: each region's buffers are then placed on their own by the offset
@@ -340,7 +341,13 @@ pub fn assign(
         Ok(at) => at,
         Err(first) => match assign_pass(&buffers, &by_size, &caps, placement) {
             Ok(at) => at,
-            Err(_) => return Err(misfit(graph, plan, regions, &first)),
+            // Last, the one-arena placement whole in the first region that holds it.
+            Err(_) => match caps.iter().position(|&(size, align)| {
+                size >= plan.arena_bytes && plan.buffers.iter().all(|b| b.offset % align == 0)
+            }) {
+                Some(r) => plan.buffers.iter().map(|b| (r, b.offset)).collect(),
+                None => return Err(misfit(graph, plan, regions, &first)),
+            },
         },
     };
     // Each region on its own by the offset search; kept where no larger.
@@ -581,6 +588,28 @@ mod tests {
             };
             let e = plan_of(&g, &o).unwrap_err();
             assert!(e.to_string().contains(needle), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_region_that_holds_the_one_arena_always_fits() {
+        let graphs = [
+            synthetic::chain(5000, Flavor::Plain, 1),
+            synthetic::dag(200, Flavor::InPlace, 2),
+            synthetic::fan_out(100, Flavor::Plain, 3),
+            synthetic::branches(150, Flavor::InPlace, 4),
+        ];
+        for g in &graphs {
+            let one = plan_of(g, &PlanOptions::default()).unwrap();
+            for fast in [16, one.arena_bytes / 3] {
+                let sizes = [fast, one.arena_bytes];
+                let p = plan_of(
+                    g,
+                    &with_regions(&[(".fast", sizes[0]), (".slow", sizes[1])]),
+                )
+                .unwrap();
+                check_split(&p, &sizes);
+            }
         }
     }
 
