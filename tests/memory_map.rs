@@ -33,6 +33,12 @@ mod kws_debug {
         regions = [("kiln_mm_dbg0", 16 * 1024), ("kiln_mm_dbg1", 256 * 1024)]
     );
 }
+mod hello_unused_region {
+    kiln::include_model!(
+        "../../shared/models/tflm_hello_world_int8.tflite",
+        regions = [("kiln_mm_h0", 4096), ("kiln_mm_h1", 4096)]
+    );
+}
 mod person_one {
     kiln::include_model!("../../shared/models/tflm_person_detect_int8.tflite");
 }
@@ -184,4 +190,28 @@ fn debug_mode_over_regions_reads_every_layer_as_tflm() {
             assert!(got == want.as_slice(), "sample {}: tensor {t}", s.seed);
         }
     }
+}
+
+#[test]
+fn a_region_left_empty_is_a_zero_byte_static() {
+    const { assert!(hello_unused_region::ARENA0_BYTES > 0 && hello_unused_region::ARENA1_BYTES == 0) };
+    let samples = golden("tflm_hello_world_int8");
+    let mut m = hello_unused_region::Model::take().expect("first take");
+    for s in &samples {
+        assert_eq!(
+            run!(m, hello_unused_region, s),
+            s.outputs,
+            "sample {}",
+            s.seed
+        );
+    }
+    let (mut a, mut b) = (
+        hello_unused_region::Arena0::new(),
+        hello_unused_region::Arena1::new(),
+    );
+    let mut m = hello_unused_region::ModelIn::with_regions(&mut a, &mut b);
+    assert_eq!(
+        run!(m, hello_unused_region, &samples[0]),
+        samples[0].outputs
+    );
 }
