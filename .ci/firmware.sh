@@ -13,7 +13,7 @@
 #               (its Helium kernels; the every-layer variant's outputs start with the final ones)
 #   Cortex-M4F and M55: the IF and WHILE models of tests/control_flow/ (two calls each)
 # Runs them all (a build error fails that run only), then lists each run with PASS/FAIL and
-# exits 1 if any failed. About 1.5 minutes for the 43 runs of the public models on the 2-core machine from a clean
+# exits 1 if any failed. About 1.5 minutes for the 43 runs of the public models (and the one memory map run, a few seconds more) on the 2-core machine from a clean
 # target directory (76 s measured in a fresh-clone CI run, 2026-12-02; release builds): the host crates (the planner and the
 # macro) and the firmware's dependencies are built once per target, about 50 s, and shared
 # by all models; each model then costs one compile of the firmware crate (0.5-3 s, fat LTO)
