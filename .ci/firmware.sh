@@ -6,11 +6,14 @@
 #               against golden_all/<stem>/: a mismatch names the output index, i.e. the layer,
 #               and the byte; this script adds the tensor's name from golden.json)
 #   Cortex-M0   (thumbv6m-none-eabi,         microbit):   hello_world (16 KB RAM)
+#   Cortex-M4F  with a memory map (KILN_REGIONS=1): person_detect's arena split over the
+#               mps2-an386's block RAM (16 KB at 0x01000000) and PSRAM (at 0x21000000), the
+#               firmware checking that each region's static lies in its memory
 #   Cortex-M55  (thumbv8m.main-none-eabihf,  mps3-an547): every layer of every model above
 #               (its Helium kernels; the every-layer variant's outputs start with the final ones)
 #   Cortex-M4F and M55: the IF and WHILE models of tests/control_flow/ (two calls each)
 # Runs them all (a build error fails that run only), then lists each run with PASS/FAIL and
-# exits 1 if any failed. About 1.5 minutes for the 43 runs of the public models on the 2-core machine from a clean
+# exits 1 if any failed. About 1.5 minutes for the 43 runs of the public models (and the one memory map run, a few seconds more) on the 2-core machine from a clean
 # target directory (76 s measured in a fresh-clone CI run, 2026-12-02; release builds): the host crates (the planner and the
 # macro) and the firmware's dependencies are built once per target, about 50 s, and shared
 # by all models; each model then costs one compile of the firmware crate (0.5-3 s, fat LTO)
@@ -35,7 +38,7 @@ cd examples/firmware
 # KILN_FIRMWARE_TARGET: another target directory, to run this beside a build in the default.
 export CARGO_TARGET_DIR="${KILN_FIRMWARE_TARGET:-$PWD/target}"
 export KILN_MODELS="${KILN_MODELS:-$root/../shared/models}"
-unset KILN_BOARD KILN_GOLDEN
+unset KILN_BOARD KILN_GOLDEN KILN_REGIONS
 
 # board <target>: the QEMU machine the firmware's memory map is for (as .cargo/config.toml).
 board() {
@@ -81,16 +84,16 @@ for i in map(int, sys.stdin):
 # check <target> <model>: build, run under QEMU (60 s at most), require exit 0 and PASS.
 # <model> is a stem in $KILN_MODELS or all_outputs/<stem> (see examples/firmware/build.rs).
 check() {
-  local target=$1 model=$2 machine log rc t0
+  local target=$1 model=$2 machine log rc t0 map=${KILN_REGIONS:+ (memory map)}
   machine=$(board "$target")
   t0=$(date +%s)
-  step "$model on $target ($machine)"
+  step "$model on $target ($machine)$map"
   rc=0
   KILN_MODEL=$model cargo build --release --target "$target" || rc=$?
   if [ "$rc" -ne 0 ]; then
     echo "FAILED: $model on $target ($machine): build failed"
     failed+=("$model/$target")
-    results+=("FAIL (build)  $model on $target")
+    results+=("FAIL (build)  $model on $target$map")
     return
   fi
   log=$(mktemp)
@@ -101,9 +104,9 @@ check() {
     echo "FAILED: $model on $target ($machine): exit code $rc"
     layers "$model" "$log"
     failed+=("$model/$target")
-    results+=("FAIL          $model on $target ($(( $(date +%s) - t0 ))s)")
+    results+=("FAIL          $model on $target$map ($(( $(date +%s) - t0 ))s)")
   else
-    results+=("PASS          $model on $target ($(( $(date +%s) - t0 ))s)")
+    results+=("PASS          $model on $target$map ($(( $(date +%s) - t0 ))s)")
   fi
   rm -f "$log"
 }
@@ -119,6 +122,10 @@ for model in "${models[@]}"; do
   fi
 done
 check thumbv6m-none-eabi tflm_hello_world_int8
+# The memory map: one run, two memories besides the RAM of .data/.bss/stack.
+export KILN_REGIONS=1
+check thumbv7em-none-eabihf tflm_person_detect_int8
+unset KILN_REGIONS
 for model in "${models[@]}"; do
   check thumbv8m.main-none-eabihf "all_outputs/$model"
 done

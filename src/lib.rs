@@ -53,6 +53,7 @@
 //! | `State` | a stateful model's state (`PERSISTENT_BYTES > 0`), for `ModelIn::with_arena` |
 //! | `ModelIn<'a>` | the compiled model over an arena it borrows: its static one or a buffer of the caller's |
 //! | `Model` | `ModelIn<'static>`, over the model's own static arena |
+//! | with `regions = [...]` (a memory map), instead of `ARENA_ALIGN` and `Arena`: `ARENA0_BYTES`, `ARENA1_BYTES`, ..., `ARENA0_ALIGN`, ..., `Arena0`, ... | per region (fastest first) the bytes the plan uses of it (one static each, in its link section), its alignment and a buffer type; `REGIONS: [(&str, usize, usize); R]` lists (section, bytes used, bytes given); `ARENA_BYTES` is then all of them, laid one after another |
 //!
 //! With several inputs or outputs the names are numbered from 0: `INPUT0_SHAPE`,
 //! `INPUT1_SHAPE`, ..., `OUTPUT0_QUANT`, ... (a model with one input has `INPUT_SHAPE`
@@ -64,6 +65,7 @@
 //! |---|---|
 //! | `Model::take() -> Option<Model>` | the model, the first time only (it owns the static arena), with its state reset |
 //! | `ModelIn::with_arena(&mut Arena)` (`, &mut State` if stateful) | the model over a buffer of the caller's, as often as wanted (one buffer can serve several models run in turn: size it with [`max`]) |
+//! | `ModelIn::with_regions(&mut Arena0, &mut Arena1, ...)` (`, &mut State`) | with a memory map, instead of `with_arena`: one buffer of the caller's per region |
 //! | `invoke_with(&mut self, hook)` | `invoke()`, calling `hook(op, name, Phase)` before and after each operator ([`Phase`]) |
 //! | `tensor_bytes(&self, t) -> Option<&[u8]>` | with `preserve_all_tensors = true` only: any activation's bytes after `invoke()`, by tensor index |
 //! | `reset(&mut self)` | resets the state kept between calls as TFLM does (a no-op for stateless models) |
@@ -98,7 +100,8 @@
 //!
 //! `include_model!("model.tflite", ram_budget = <const expr>, flash_budget = <const expr>,
 //! align = <power of two>, optimize = <bool>, reorder = <bool>, alias = <bool>,
-//! link_section = "<section>", preserve_all_tensors = <bool>, preserve_inputs = <bool>)`: see
+//! link_section = "<section>", preserve_all_tensors = <bool>, preserve_inputs = <bool>,
+//! regions = [("<section>", <bytes>), ...])`: see
 //! [`include_model!`]. A budget over which the model does not fit is a compile error with
 //! the bytes needed, the budget and the overage, also when the budget is a named constant.
 //!

@@ -117,6 +117,8 @@ pub fn compile_callees(main: &Graph, options: &Options) -> Result<Program> {
     let mut plan_options = options.plan.clone();
     plan_options.preserve_all_tensors = false;
     plan_options.preserve_inputs = false;
+    // A memory map is the main graph's (which refuses it with control flow).
+    plan_options.regions.clear();
     for s in order.into_iter().filter(|&s| s != 0) {
         let g = main.subgraph(s).expect("a called subgraph exists");
         let at = |d: Diagnostic| d.in_subgraph(s);

@@ -103,6 +103,7 @@ pub fn emit_with(
         main: graph,
         state_expr: quote!(self.state),
         has_state: plan.persistent_bytes > 0,
+        used_regions: vec![false; plan.regions.len()],
     };
     for step in &steps {
         e.step(step)?;
@@ -184,6 +185,8 @@ struct Emitter<'a> {
     /// subgraph's function; whether the model has one.
     state_expr: TokenStream,
     has_state: bool,
+    /// With a memory map: which regions' arenas the steps bind (`arena0`, `arena1`, ...).
+    used_regions: Vec<bool>,
 }
 
 /// Where each tensor lives in the arena ([`Plan::tensor_places`]); a tensor without elements
@@ -599,6 +602,64 @@ impl<'a> Emitter<'a> {
             })
     }
 
+    /// With a memory map: the region holding `(offset, len)` of the plan's address space
+    /// and the offset in that region.
+    fn locate(&self, span: (usize, usize)) -> Result<(usize, usize)> {
+        locate(self.plan, span)
+    }
+
+    /// With a memory map: binds inputs (shared) and outputs (exclusive, scratch included)
+    /// to slices of their regions' arenas (`arena0`, `arena1`, ...): operands of one region
+    /// as without regions (`split`, `split2`, `split_many`), of several by one `split_many`
+    /// per region.
+    fn region_binding(
+        &mut self,
+        ins: &[(TokenStream, (usize, usize))],
+        outs: &[(TokenStream, (usize, usize))],
+        many: bool,
+    ) -> Result<TokenStream> {
+        type Group = (
+            Vec<TokenStream>,
+            Vec<TokenStream>,
+            Vec<TokenStream>,
+            Vec<TokenStream>,
+        );
+        let mut groups: BTreeMap<usize, Group> = BTreeMap::new();
+        for (i, (name, span)) in ins.iter().chain(outs).enumerate() {
+            let (r, o) = self.locate(*span)?;
+            let g = groups.entry(r).or_default();
+            let spanned = {
+                let (o, n) = (u(o), u(span.1));
+                quote!((#o, #n))
+            };
+            if i < ins.len() {
+                g.0.push(name.clone());
+                g.1.push(spanned);
+            } else {
+                g.2.push(name.clone());
+                g.3.push(spanned);
+            }
+        }
+        let mut out = TokenStream::new();
+        let single = groups.len() == 1;
+        for (r, (in_names, in_spans, out_names, out_spans)) in groups {
+            self.used_regions[r] = true;
+            let arena = format_ident!("arena{}", r);
+            out.extend(match out_names.len() {
+                1 if single && !many => quote! {
+                    let ([#(#in_names),*], #(#out_names)*) = ::kiln::runtime::split(&mut *#arena, [#(#in_spans),*], #(#out_spans)*);
+                },
+                2 if single && !many => quote! {
+                    let ([#(#in_names),*], #(#out_names),*) = ::kiln::runtime::split2(&mut *#arena, [#(#in_spans),*], [#(#out_spans),*]);
+                },
+                _ => quote! {
+                    let ([#(#in_names),*], [#(#out_names),*]) = ::kiln::runtime::split_many(&mut *#arena, [#(#in_spans),*], [#(#out_spans),*]);
+                },
+            });
+        }
+        Ok(out)
+    }
+
     /// Emits one kernel call: binds its operands to arena slices (or weight statics), asks
     /// the kernel for its statement, and wraps it in a block.
     fn step(&mut self, step: &Step) -> Result<()> {
@@ -635,6 +696,7 @@ impl<'a> Emitter<'a> {
         // Operands: constants from flash, the rest from the arena (bound as in0, in1, ...).
         let mut spans = Vec::new();
         let mut names = Vec::new();
+        let mut in_raw = Vec::new();
         let mut raw = Vec::new();
         let mut typed = Vec::new();
         let mut constants = Vec::new();
@@ -657,6 +719,7 @@ impl<'a> Emitter<'a> {
                 quote!(#name.bytes())
             } else {
                 let (off, len) = self.buffer_of(t)?;
+                in_raw.push((off, len));
                 let (off, len) = (u(off), u(len));
                 let name = format_ident!("in{}", names.len());
                 spans.push(quote!((#off, #len)));
@@ -686,6 +749,7 @@ impl<'a> Emitter<'a> {
         let mut outs = Vec::new();
         let mut raw_outs = Vec::new();
         let mut out_spans = Vec::new();
+        let mut out_raw = Vec::new();
         for (j, &t) in step.outputs.iter().enumerate() {
             let (_, _, view) = elem(self.tensor(t).dtype)?;
             let name = if many {
@@ -696,6 +760,7 @@ impl<'a> Emitter<'a> {
             outs.push(quote!(::kiln::runtime::#view(#name)));
             raw_outs.push(quote!(#name));
             let (off, len) = self.buffer_of(t)?;
+            out_raw.push((off, len));
             let (off, len) = (u(off), u(len));
             out_spans.push(quote!((#off, #len)));
         }
@@ -770,7 +835,8 @@ impl<'a> Emitter<'a> {
         let (a0, alen) = self.buffer_of(written)?;
         let (c0, clen) = self.buffer_of(*output)?;
         let start = a0.min(c0);
-        let (off, len) = (u(start), u((a0 + alen).max(c0 + clen) - start));
+        let written_span = (start, (a0 + alen).max(c0 + clen) - start);
+        let (off, len) = (u(written_span.0), u(written_span.1));
         let comment = format!(
             " op {k}: {} ({} -> t{}{})",
             op.kind.name(),
@@ -791,25 +857,46 @@ impl<'a> Emitter<'a> {
                 format!(", in place over t{}", written.0)
             }
         );
-        let binding = match scratch {
-            _ if many => {
-                let mut names_out = raw_outs_names(step.outputs.len());
-                if let Some((so, sl)) = scratch {
-                    let (so, sl) = (u(so), u(sl));
-                    out_spans.push(quote!((#so, #sl)));
-                    names_out.push(quote!(scratch));
-                }
-                quote! {
-                    let ([#(#names),*], [#(#names_out),*]) = ::kiln::runtime::split_many(&mut *arena, [#(#spans),*], [#(#out_spans),*]);
-                }
+        let binding = if !self.plan.regions.is_empty() {
+            // The memory map: each operand from its region's arena.
+            let ins: Vec<(TokenStream, (usize, usize))> = names
+                .iter()
+                .zip(&in_raw)
+                .map(|(n, &span)| (quote!(#n), span))
+                .collect();
+            let mut outs: Vec<(TokenStream, (usize, usize))> = if many {
+                raw_outs_names(step.outputs.len())
+                    .into_iter()
+                    .zip(out_raw)
+                    .collect()
+            } else {
+                vec![(quote!(out), written_span)]
+            };
+            if let Some(span) = scratch {
+                outs.push((quote!(scratch), span));
             }
-            None => quote! {
-                let ([#(#names),*], out) = ::kiln::runtime::split(&mut *arena, [#(#spans),*], (#off, #len));
-            },
-            Some((so, sl)) => {
-                let (so, sl) = (u(so), u(sl));
-                quote! {
-                    let ([#(#names),*], out, scratch) = ::kiln::runtime::split2(&mut *arena, [#(#spans),*], [(#off, #len), (#so, #sl)]);
+            self.region_binding(&ins, &outs, many)?
+        } else {
+            match scratch {
+                _ if many => {
+                    let mut names_out = raw_outs_names(step.outputs.len());
+                    if let Some((so, sl)) = scratch {
+                        let (so, sl) = (u(so), u(sl));
+                        out_spans.push(quote!((#so, #sl)));
+                        names_out.push(quote!(scratch));
+                    }
+                    quote! {
+                        let ([#(#names),*], [#(#names_out),*]) = ::kiln::runtime::split_many(&mut *arena, [#(#spans),*], [#(#out_spans),*]);
+                    }
+                }
+                None => quote! {
+                    let ([#(#names),*], out) = ::kiln::runtime::split(&mut *arena, [#(#spans),*], (#off, #len));
+                },
+                Some((so, sl)) => {
+                    let (so, sl) = (u(so), u(sl));
+                    quote! {
+                        let ([#(#names),*], out, scratch) = ::kiln::runtime::split2(&mut *arena, [#(#spans),*], [(#off, #len), (#so, #sl)]);
+                    }
                 }
             }
         };
@@ -850,7 +937,6 @@ impl<'a> Emitter<'a> {
             return Err(unsupported("alignments above 64 bytes are not supported")
                 .expected_found("at most 64", plan.alignment.to_string()));
         }
-        let align_bytes = u(plan.alignment.next_power_of_two().clamp(4, 64));
         let mut io_items = Vec::new();
         let mut accessors = Vec::new();
         let mut in_arms = Vec::new();
@@ -946,6 +1032,8 @@ impl<'a> Emitter<'a> {
                     });
                 }
                 let lower = prefix.to_lowercase();
+                let (r, off) = locate(plan, (off, len))?;
+                let field = arena_field(plan, r);
                 let (off, end) = (u(off), u(off + len));
                 let index = u(i);
                 if kind == "INPUT" {
@@ -958,26 +1046,38 @@ impl<'a> Emitter<'a> {
                     accessors.push(quote! {
                         #[doc = #doc]
                         pub fn #f(&mut self) -> &mut [#ty; #n] {
-                            ::kiln::runtime::#view_mut(&mut self.arena[#off..#end]).try_into().expect("planned size")
+                            ::kiln::runtime::#view_mut(&mut self.#field[#off..#end]).try_into().expect("planned size")
                         }
                     });
-                    in_arms.push(quote!(#index => &mut self.arena[#off..#end],));
+                    in_arms.push(quote!(#index => &mut self.#field[#off..#end],));
                 } else {
                     let f = format_ident!("{}", lower);
                     let doc = format!(" Output {i}: `{}`, shape {:?}.", tensor.name, tensor.shape);
                     accessors.push(quote! {
                         #[doc = #doc]
                         pub fn #f(&self) -> &[#ty; #n] {
-                            ::kiln::runtime::#view(&self.arena[#off..#end]).try_into().expect("planned size")
+                            ::kiln::runtime::#view(&self.#field[#off..#end]).try_into().expect("planned size")
                         }
                     });
-                    out_arms.push(quote!(#index => &self.arena[#off..#end],));
+                    out_arms.push(quote!(#index => &self.#field[#off..#end],));
                 }
             }
         }
         let items = &self.items;
         let body = &self.body;
         let model_items = model_items(options, plan, g, &align, self.program)?;
+        let take_doc = [
+            " The model over its static arena, the first time only, with its state".to_string(),
+            " reset. (Host tests that make a model in every test, and firmware that".to_string(),
+            format!(
+                " shares one arena between models, use [`ModelIn::{}`].)",
+                if plan.regions.is_empty() {
+                    "with_arena"
+                } else {
+                    "with_regions"
+                }
+            ),
+        ];
         let mut with_arena_doc = vec![
             " The model over `arena`, a buffer of the caller's: at least [`ARENA_BYTES`] long,",
             " aligned at least like [`Arena`] ([`ARENA_ALIGN`] bytes); both are checked when the",
@@ -987,6 +1087,17 @@ impl<'a> Emitter<'a> {
             " `invoke()` calls, so write the inputs after making the model. Works on the host",
             " too, as many times as tests want.",
         ];
+        if !plan.regions.is_empty() {
+            with_arena_doc = vec![
+                " The model over `arena0`, `arena1`, ...: buffers of the caller's, one per region",
+                " of the memory map ([`REGIONS`]), each at least its [`ARENA0_BYTES`], ... long and",
+                " aligned at least as its [`ARENA0_ALIGN`], ... (the [`Arena0`], ... types are),",
+                " checked when the program is built. Which memory each buffer is in is the",
+                " caller's choice (e.g. statics with `#[link_section]`). The arenas hold nothing",
+                " between `invoke()` calls, so write the inputs after making the model. Works on",
+                " the host too, as many times as tests want.",
+            ];
+        }
         if plan.persistent_bytes > 0 {
             with_arena_doc.extend([
                 "",
@@ -1032,15 +1143,26 @@ impl<'a> Emitter<'a> {
         let hook_name: Vec<&str> = self.body_ops.iter().map(|&(_, n)| n).collect();
         let n_ops = u(self.body_ops.len());
         let tensor_bytes = if options.plan.preserve_all_tensors {
-            tensor_bytes_fn(g, plan, &self.places)
+            tensor_bytes_fn(g, plan, &self.places)?
         } else {
             quote!()
         };
         let arena_binding = if body.is_empty() {
             quote!()
-        } else {
+        } else if plan.regions.is_empty() {
             quote!(let arena = &mut self.arena[..];)
+        } else {
+            let used = (0..plan.regions.len()).filter(|&r| self.used_regions[r]);
+            let fields: Vec<Ident> = used.map(|r| format_ident!("arena{}", r)).collect();
+            quote!(#(let #fields = &mut self.#fields[..];)*)
         };
+        let regions = region_items(plan, state_param, state_borrow)?;
+        let RegionItems {
+            fields: arena_fields,
+            consts: arena_consts,
+            take: arena_take,
+            with: with_arena_fn,
+        } = &regions;
         let model_docs = model_docs(
             g,
             plan,
@@ -1053,7 +1175,7 @@ impl<'a> Emitter<'a> {
         let module = quote! {
             #(#[doc = #model_docs])*
             pub struct ModelIn<'a> {
-                arena: &'a mut [u8; ARENA_BYTES],
+                #arena_fields
                 #state_field
             }
 
@@ -1065,11 +1187,7 @@ impl<'a> Emitter<'a> {
             pub const ARENA_BYTES: usize = #arena_bytes;
             /// Bytes of state kept between `invoke()` calls (LSTM/SVDF variables).
             pub const PERSISTENT_BYTES: usize = #persistent_bytes;
-            /// Alignment in bytes of the arena (and of its offsets): the least a buffer
-            /// given to [`ModelIn::with_arena`] needs.
-            pub const ARENA_ALIGN: usize = #align_bytes;
-            /// A buffer for this model's arena, for [`ModelIn::with_arena`].
-            pub type Arena = ::kiln::runtime::Aligned<::kiln::runtime::align::#align, ARENA_BYTES>;
+            #arena_consts
             /// Bytes of the model's constant buffers (weights, biases) in flash, as the
             /// kernels read them; the tables Kiln derives from them (per-channel
             /// multipliers, folded biases, reordered filters) are not included.
@@ -1090,12 +1208,10 @@ impl<'a> Emitter<'a> {
 
 
             impl Model {
-                /// The model over its static arena, the first time only, with its state
-                /// reset. (Host tests that make a model in every test, and firmware that
-                /// shares one arena between models, use [`ModelIn::with_arena`].)
+                #(#[doc = #take_doc])*
                 pub fn take() -> Option<Model> {
                     let mut model = ModelIn {
-                        arena: &mut ARENA.take()?.bytes,
+                        #arena_take
                         #state_take
                     };
                     model.reset();
@@ -1105,15 +1221,7 @@ impl<'a> Emitter<'a> {
 
             impl<'a> ModelIn<'a> {
                 #(#[doc = #with_arena_doc])*
-                pub fn with_arena<A: ::kiln::runtime::Alignment, const N: usize>(
-                    arena: &'a mut ::kiln::runtime::Aligned<A, N>,
-                    #state_param
-                ) -> Self {
-                    ModelIn {
-                        arena: arena.lend::<ARENA_BYTES, ARENA_ALIGN>(),
-                        #state_borrow
-                    }
-                }
+                #with_arena_fn
 
                 /// Resets the state kept between calls, as TFLM does: int8 state to its zero
                 /// point, other state to zero (a no-op for stateless models).
@@ -1206,6 +1314,13 @@ fn model_docs(
     .iter()
     .map(|l| l.to_string())
     .collect();
+    if !plan.regions.is_empty() {
+        d[0] = " The compiled model over arenas it borrows for `'a`, one per region of the memory"
+            .to_string();
+        d[1] = " map: its own static ones ([`Model`], from [`Model::take`]) or buffers of the"
+            .to_string();
+        d[2] = " caller's ([`ModelIn::with_regions`]).".to_string();
+    }
     d.push(format!(
         " - arena: {} bytes ([`ARENA_BYTES`]); lower bound {} bytes (the most bytes live at \
          one step), gap {} bytes{}",
@@ -1218,6 +1333,16 @@ fn model_docs(
             ""
         }
     ));
+    for (r, region) in plan.regions.iter().enumerate() {
+        let n = plan.buffers.iter().filter(|b| b.region == r).count();
+        d.push(format!(
+            " - region {r} `{}`: {} of {} bytes ([`ARENA{r}_BYTES`]), {n} buffer{}",
+            region.section,
+            region.bytes,
+            region.size,
+            if n == 1 { "" } else { "s" }
+        ));
+    }
     if let Some(step) = plan.peak_step() {
         let op = g.op(plan.order[step]);
         d.push(format!(
@@ -1282,16 +1407,68 @@ fn model_docs(
     d
 }
 
+/// The region of `plan`'s memory map holding `(offset, len)` of its address space, and the
+/// offset in that region; without regions, region 0 at the same offset.
+fn locate(plan: &Plan, (off, len): (usize, usize)) -> Result<(usize, usize)> {
+    if plan.regions.is_empty() {
+        return Ok((0, off));
+    }
+    plan.regions
+        .iter()
+        .position(|r| r.base <= off && off + len <= r.base + r.bytes)
+        .map(|r| (r, off - plan.regions[r].base))
+        .ok_or_else(|| {
+            Diagnostic::new(
+                ErrorKind::InvalidPlan,
+                format!("bytes [{off}, {}) lie in no region", off + len),
+            )
+        })
+}
+
+/// The arena field holding region `r`: `arena` without regions, `arena<r>` with them.
+fn arena_field(plan: &Plan, r: usize) -> Ident {
+    if plan.regions.is_empty() {
+        format_ident!("arena")
+    } else {
+        format_ident!("arena{}", r)
+    }
+}
+
+/// The `kiln::runtime::align` type of an alignment (4 to 64 bytes).
+fn align_ident(bytes: usize) -> Ident {
+    format_ident!(
+        "A{}",
+        match bytes {
+            0..=4 => 4usize,
+            5..=8 => 8,
+            9..=16 => 16,
+            17..=32 => 32,
+            _ => 64,
+        }
+    )
+}
+
 /// The module the generated items live in (re-exported into the caller's module).
 pub const MODULE: &str = "kiln_model_put_each_include_model_in_its_own_module";
 
 /// `tensor_bytes(t)` of debug mode (`preserve_all_tensors`): every activation's bytes in the
 /// arena (each its own, kept to the end of the run) and every variable's in the state.
-fn tensor_bytes_fn(g: &Graph, plan: &Plan, places: &[Option<(usize, usize)>]) -> TokenStream {
+fn tensor_bytes_fn(
+    g: &Graph,
+    plan: &Plan,
+    places: &[Option<(usize, usize)>],
+) -> Result<TokenStream> {
     let mut arms = Vec::new();
     for t in &g.tensors {
         let (field, place) = match t.kind {
-            TensorKind::Activation => (quote!(arena), places.get(t.id.0).copied().flatten()),
+            TensorKind::Activation => match places.get(t.id.0).copied().flatten() {
+                Some(span) => {
+                    let (r, off) = locate(plan, span)?;
+                    let field = arena_field(plan, r);
+                    (quote!(#field), Some((off, span.1)))
+                }
+                None => (quote!(arena), None),
+            },
             TensorKind::Variable => (
                 quote!(state),
                 plan.persistent
@@ -1306,7 +1483,7 @@ fn tensor_bytes_fn(g: &Graph, plan: &Plan, places: &[Option<(usize, usize)>]) ->
             arms.push(quote!(#i => Some(&self.#field[#a..#b]),));
         }
     }
-    quote! {
+    Ok(quote! {
         /// The bytes of tensor `t` (its index in the model) after `invoke()`, little-endian:
         /// every activation, each with its own bytes in this debug build
         /// (`preserve_all_tensors`), and the state; `None` for constants and indices the
@@ -1317,7 +1494,122 @@ fn tensor_bytes_fn(g: &Graph, plan: &Plan, places: &[Option<(usize, usize)>]) ->
                 _ => None,
             }
         }
+    })
+}
+
+/// The parts of the generated module that differ with a memory map: `ModelIn`'s arena
+/// fields, the consts and types of the arena (per region with regions), the arena fields'
+/// values in `take()`, and the signature and body of `with_arena` (`with_regions` with
+/// regions, one buffer per region).
+struct RegionItems {
+    fields: TokenStream,
+    consts: TokenStream,
+    take: TokenStream,
+    with: TokenStream,
+}
+
+fn region_items(
+    plan: &Plan,
+    state_param: &TokenStream,
+    state_borrow: &TokenStream,
+) -> Result<RegionItems> {
+    let align = align_ident(plan.alignment);
+    let align_bytes = u(plan.alignment.next_power_of_two().clamp(4, 64));
+    if plan.regions.is_empty() {
+        return Ok(RegionItems {
+            fields: quote!(arena: &'a mut [u8; ARENA_BYTES],),
+            consts: quote! {
+                /// Alignment in bytes of the arena (and of its offsets): the least a buffer
+                /// given to [`ModelIn::with_arena`] needs.
+                pub const ARENA_ALIGN: usize = #align_bytes;
+                /// A buffer for this model's arena, for [`ModelIn::with_arena`].
+                pub type Arena = ::kiln::runtime::Aligned<::kiln::runtime::align::#align, ARENA_BYTES>;
+            },
+            take: quote!(arena: &mut ARENA.take()?.bytes,),
+            with: quote! {
+                pub fn with_arena<A: ::kiln::runtime::Alignment, const N: usize>(
+                    arena: &'a mut ::kiln::runtime::Aligned<A, N>,
+                    #state_param
+                ) -> Self {
+                    ModelIn {
+                        arena: arena.lend::<ARENA_BYTES, ARENA_ALIGN>(),
+                        #state_borrow
+                    }
+                }
+            },
+        });
     }
+    let mut fields = TokenStream::new();
+    let mut consts = TokenStream::new();
+    let mut take = TokenStream::new();
+    let mut params = Vec::new();
+    let mut lends = Vec::new();
+    let mut generics = Vec::new();
+    let mut listed = Vec::new();
+    for (r, region) in plan.regions.iter().enumerate() {
+        if region.align > 64 {
+            return Err(unsupported("alignments above 64 bytes are not supported")
+                .expected_found("at most 64", region.align.to_string()));
+        }
+        let field = format_ident!("arena{}", r);
+        let bytes = format_ident!("ARENA{}_BYTES", r);
+        let align_c = format_ident!("ARENA{}_ALIGN", r);
+        let ty = format_ident!("Arena{}", r);
+        let stat = format_ident!("ARENA{}", r);
+        let (a_ty, n) = (format_ident!("A{}", r), format_ident!("N{}", r));
+        let a = align_ident(region.align);
+        let (used, size, al) = (
+            u(region.bytes),
+            u(region.size),
+            u(region.align.clamp(4, 64)),
+        );
+        let sec = &region.section;
+        let docs = [
+            format!(
+                " Bytes of region {r} (`{sec}`, fastest first) the plan uses, of the {} given.",
+                region.size
+            ),
+            format!(" Alignment in bytes of region {r} (`{sec}`) and of its offsets."),
+            format!(" A buffer for region {r} (`{sec}`), for [`ModelIn::with_regions`]."),
+        ];
+        let [d0, d1, d2] = &docs;
+        fields.extend(quote!(#field: &'a mut [u8; #bytes],));
+        consts.extend(quote! {
+            #[doc = #d0]
+            pub const #bytes: usize = #used;
+            #[doc = #d1]
+            pub const #align_c: usize = #al;
+            #[doc = #d2]
+            pub type #ty = ::kiln::runtime::Aligned<::kiln::runtime::align::#a, #bytes>;
+        });
+        take.extend(quote!(#field: &mut #stat.take()?.bytes,));
+        generics.push(quote!(#a_ty: ::kiln::runtime::Alignment, const #n: usize));
+        params.push(quote!(#field: &'a mut ::kiln::runtime::Aligned<#a_ty, #n>,));
+        lends.push(quote!(#field: #field.lend::<#bytes, #align_c>(),));
+        listed.push(quote!((#sec, #used, #size)));
+    }
+    let n_regions = u(plan.regions.len());
+    consts.extend(quote! {
+        /// The memory map, fastest first: per region its link section, the bytes the plan
+        /// uses of it ([`ARENA0_BYTES`], ...) and the bytes it was given.
+        pub const REGIONS: [(&str, usize, usize); #n_regions] = [#(#listed),*];
+    });
+    Ok(RegionItems {
+        fields,
+        consts,
+        take,
+        with: quote! {
+            pub fn with_regions<#(#generics),*>(
+                #(#params)*
+                #state_param
+            ) -> Self {
+                ModelIn {
+                    #(#lends)*
+                    #state_borrow
+                }
+            }
+        },
+    })
 }
 
 /// The pieces of the generated module that own the arena and the state.
@@ -1351,20 +1643,42 @@ fn model_items(
         }
         s => s,
     };
-    let placed = |name: Ident, size: TokenStream| match section {
-        None => quote! {
-            static #name: ::kiln::runtime::Arena<#a, #size> = ::kiln::runtime::Arena::new();
-        },
-        Some(sec) => quote! {
-            static #name: ::kiln::runtime::PlacedArena<#a, #size> = {
-                #[unsafe(link_section = #sec)]
-                static CELL: ::kiln::runtime::ArenaCell<#a, #size> = ::kiln::runtime::ArenaCell::new();
-                // SAFETY: the one arena over `CELL`, which nothing outside this block names.
-                unsafe { ::kiln::runtime::PlacedArena::new(&CELL) }
-            };
-        },
+    let placed_in = |name: Ident, size: TokenStream, section: Option<&str>, a: &TokenStream| {
+        match section {
+            None => quote! {
+                static #name: ::kiln::runtime::Arena<#a, #size> = ::kiln::runtime::Arena::new();
+            },
+            Some(sec) => quote! {
+                static #name: ::kiln::runtime::PlacedArena<#a, #size> = {
+                    #[unsafe(link_section = #sec)]
+                    static CELL: ::kiln::runtime::ArenaCell<#a, #size> = ::kiln::runtime::ArenaCell::new();
+                    // SAFETY: the one arena over `CELL`, which nothing outside this block names.
+                    unsafe { ::kiln::runtime::PlacedArena::new(&CELL) }
+                };
+            },
+        }
     };
-    let arena = placed(format_ident!("ARENA"), quote!(ARENA_BYTES));
+    let placed = |name: Ident, size: TokenStream| placed_in(name, size, section, &a);
+    // With a memory map, one static per region in its section (`link_section`, if given,
+    // places the state alone).
+    let arena = if plan.regions.is_empty() {
+        placed(format_ident!("ARENA"), quote!(ARENA_BYTES))
+    } else {
+        let mut all = TokenStream::new();
+        for (r, region) in plan.regions.iter().enumerate() {
+            let ra = align_ident(region.align);
+            all.extend(placed_in(
+                format_ident!("ARENA{}", r),
+                {
+                    let bytes = format_ident!("ARENA{}_BYTES", r);
+                    quote!(#bytes)
+                },
+                Some(&region.section),
+                &quote!(::kiln::runtime::align::#ra),
+            ));
+        }
+        all
+    };
     if plan.persistent_bytes == 0 {
         return Ok(ModelItems {
             statics: arena,

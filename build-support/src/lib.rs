@@ -29,6 +29,7 @@ pub use kiln_planner::PlanOptions;
 pub use kiln_planner::alias::AliasOptions;
 use kiln_planner::diag::Diagnostic;
 pub use kiln_planner::diag::ErrorKind;
+pub use kiln_planner::regions::Region;
 pub use kiln_planner::report::{Header, KernelUse, RecordedOptions};
 use kiln_planner::{Graph, Plan};
 use proc_macro2::TokenStream;
@@ -56,7 +57,9 @@ pub struct Options {
     pub model_file: Option<PathBuf>,
     /// The link section of the arena's and the state's bytes (e.g. `.sram2`, `.dtcm`),
     /// instead of `.bss`. The section need not be initialised by the startup code: `take()`
-    /// zeroes the bytes; its take-once flags stay in `.bss`.
+    /// zeroes the bytes; its take-once flags stay in `.bss`. With a memory map
+    /// ([`PlanOptions::regions`], each region's static in its own section) it places the
+    /// persistent state alone.
     pub link_section: Option<String>,
     /// Patch-based execution: when and how far the first operators may run in strips.
     pub tiling: TilingOptions,
@@ -350,6 +353,16 @@ pub fn recorded_options(options: &Options) -> RecordedOptions {
         preserve_all_tensors: p.preserve_all_tensors,
         preserve_inputs: p.preserve_inputs,
         link_section: options.link_section.clone(),
+        regions: (!p.regions.is_empty()).then(|| {
+            p.regions
+                .iter()
+                .map(|r| match r.align {
+                    1 => format!("{}:{}", r.section, r.size),
+                    a => format!("{}:{}:{a}", r.section, r.size),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        }),
     }
 }
 
@@ -434,11 +447,19 @@ fn plan_variants(
         }
     }
     let mut plans = Vec::new();
+    let mut region_misfit = None;
     for (i, d) in [&fast, &lean, &small].into_iter().enumerate() {
         if i > 0 && (d == &fast || (i == 2 && d == &lean)) {
             continue;
         }
-        let p = kiln_planner::plan(graph, d, &options.plan)?;
+        let p = match kiln_planner::plan(graph, d, &options.plan) {
+            // A memory map the faster plan does not fit: the next, smaller plan may.
+            Err(e) if !options.plan.regions.is_empty() && e.kind == ErrorKind::OverRamBudget => {
+                region_misfit = Some(e);
+                continue;
+            }
+            p => p?,
+        };
         // A later plan is worth keeping only if it is smaller.
         if plans
             .last()
@@ -446,6 +467,9 @@ fn plan_variants(
         {
             plans.push((p, i));
         }
+    }
+    if let (true, Some(e)) = (plans.is_empty(), region_misfit) {
+        return Err(e);
     }
     Ok(plans)
 }
@@ -508,7 +532,12 @@ fn tile_if_needed(
     let floor = smallest(untiled).unwrap_or(0);
     for (extra, tiled) in candidates {
         let steps = lower::lower_all(&tiled.graph)?;
-        let plans = plan_variants(&tiled.graph, &steps, options)?;
+        let plans = match plan_variants(&tiled.graph, &steps, options) {
+            Ok(plans) => plans,
+            // A memory map this tiling does not fit.
+            Err(e) if e.kind == ErrorKind::OverRamBudget => continue,
+            Err(e) => return Err(e),
+        };
         let arena = smallest(&plans).unwrap_or(usize::MAX);
         let report = TilingReport {
             ops: tiled.tiling.ops,
@@ -718,6 +747,7 @@ impl Model {
             self.options.plan.preserve_all_tensors,
             self.options.plan.preserve_inputs,
         );
+        let regions = std::mem::take(&mut self.options.plan.regions);
         self.options.plan = if on {
             PlanOptions::default()
         } else {
@@ -726,6 +756,7 @@ impl Model {
         self.options.plan.alignment = alignment;
         self.options.plan.preserve_all_tensors = preserve_all_tensors;
         self.options.plan.preserve_inputs = preserve_inputs;
+        self.options.plan.regions = regions;
         self.options.tiling.enabled = on;
         self
     }
@@ -777,6 +808,33 @@ impl Model {
     #[must_use]
     pub fn link_section(mut self, section: impl Into<String>) -> Self {
         self.options.link_section = Some(section.into());
+        self
+    }
+
+    /// Adds a RAM region to the memory map (`link_section`, size in bytes; call once per
+    /// region, fastest first): the arena's buffers are split over the regions, the hottest
+    /// in the first that holds them, one static per region in its section
+    /// ([`kiln_planner::regions`]). The persistent state stays in its own static
+    /// ([`Model::link_section`] places it).
+    #[must_use]
+    pub fn region(mut self, section: impl Into<String>, bytes: usize) -> Self {
+        let region = kiln_planner::regions::Region::new(section, bytes);
+        self.options.plan.regions.push(region);
+        self
+    }
+
+    /// [`Model::region`] with an alignment for the region's start and offsets (a power of
+    /// two of at most 64 bytes; the plan's alignment when smaller).
+    #[must_use]
+    pub fn region_aligned(
+        mut self,
+        section: impl Into<String>,
+        bytes: usize,
+        align: usize,
+    ) -> Self {
+        let mut region = kiln_planner::regions::Region::new(section, bytes);
+        region.align = align;
+        self.options.plan.regions.push(region);
         self
     }
 

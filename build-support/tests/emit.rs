@@ -54,3 +54,61 @@ fn two_expansions_are_identical() {
         assert_eq!(a, b, "{name}");
     }
 }
+
+/// The memory map's emitted file for hello_world over two regions: one static per region in
+/// its section, operands bound from their regions' arenas.
+#[test]
+fn emitted_hello_world_over_two_regions_matches_the_committed_file() {
+    let path = shared("tflm_hello_world_int8.tflite");
+    let tokens = Model::new(&path)
+        .region(".dtcm", 16)
+        .region_aligned(".sram", 4096, 32)
+        .tokens()
+        .unwrap();
+    let abs = path.canonicalize().unwrap();
+    let text = format_file(&tokens, "tflm_hello_world_int8.tflite").replace(
+        abs.to_str().unwrap(),
+        "$SHARED/models/tflm_hello_world_int8.tflite",
+    );
+    let expected =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expected/hello_world_int8_regions.rs");
+    if std::env::var_os("KILN_BLESS").is_some() {
+        std::fs::write(&expected, &text).unwrap();
+    }
+    let committed = std::fs::read_to_string(&expected).unwrap();
+    assert!(
+        text == committed,
+        "the emitted code changed: run with KILN_BLESS=1 and review the diff"
+    );
+    for needle in [
+        "#[unsafe(link_section = \".dtcm\")]",
+        "#[unsafe(link_section = \".sram\")]",
+        "pub const ARENA0_BYTES: usize",
+        "pub const ARENA1_BYTES: usize",
+        "pub fn with_regions<",
+        "let arena0 = &mut self.arena0[..];",
+        "let arena1 = &mut self.arena1[..];",
+    ] {
+        assert!(text.contains(needle), "{needle}");
+    }
+    // A step whose operands are in both regions binds one slice set from each.
+    let flat: String = text.split_whitespace().collect();
+    assert!(
+        flat.contains("split_many(&mut*arena0,[(") && flat.contains("split_many(&mut*arena1,[],["),
+        "no step spans both regions"
+    );
+}
+
+#[test]
+fn region_expansions_are_identical() {
+    let path = shared("tflm_person_detect_int8.tflite");
+    let model = || {
+        Model::new(&path)
+            .region(".dtcm", 16 * 1024)
+            .region(".sram", 64 * 1024)
+            .tokens()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(model(), model());
+}

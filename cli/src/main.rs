@@ -77,6 +77,10 @@ enum Command {
         /// Fail if weights + constants exceed this many bytes (`flash_budget`).
         #[arg(long, value_name = "BYTES")]
         flash_budget: Option<usize>,
+        /// A RAM region of the memory map, `SECTION:BYTES[:ALIGN]` (e.g. `.dtcm:16384`);
+        /// repeat it for each region, fastest first (`regions`).
+        #[arg(long = "region", value_name = "SECTION:BYTES[:ALIGN]", value_parser = parse_region)]
+        regions: Vec<kiln_build::Region>,
         /// Plan for the smallest arena Kiln can reach: the smallest plan, with the first
         /// operators run in strips of rows where that is smaller (within --max-extra-macs).
         #[arg(long)]
@@ -88,6 +92,24 @@ enum Command {
         #[arg(long, value_name = "PERCENT", default_value_t = 20)]
         max_extra_macs: u32,
     },
+}
+
+/// `--region .dtcm:16384` or `--region .sram:65536:32`.
+fn parse_region(text: &str) -> Result<kiln_build::Region, String> {
+    let usage = || format!("expected SECTION:BYTES[:ALIGN] such as `.dtcm:16384`, found `{text}`");
+    let mut parts = text.split(':');
+    let (Some(section), Some(bytes)) = (parts.next(), parts.next()) else {
+        return Err(usage());
+    };
+    let number = |s: &str| s.trim().parse::<usize>().map_err(|_| usage());
+    let mut region = kiln_build::Region::new(section, number(bytes)?);
+    if let Some(a) = parts.next() {
+        region.align = number(a)?;
+    }
+    if parts.next().is_some() || section.is_empty() || region.size == 0 {
+        return Err(usage());
+    }
+    Ok(region)
 }
 
 fn main() -> ExitCode {
@@ -111,6 +133,7 @@ fn main() -> ExitCode {
             ram_budget,
             reserved_ram,
             flash_budget,
+            regions,
             min_ram,
             no_tile,
             max_extra_macs,
@@ -135,6 +158,7 @@ fn main() -> ExitCode {
             options.aliasing.depthwise &= !(no_alias || no_in_place);
             options.aliasing.pointwise &= !(no_alias || no_in_place);
             options.aliasing.concat &= !(no_alias || no_concat_slices);
+            options.regions = regions;
             let shown = model.display().to_string();
             let options = Options {
                 ram_budget: ram_budget.map(Budget::Bytes),

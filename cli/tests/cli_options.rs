@@ -104,3 +104,58 @@ fn text_report_names_the_bounds_and_the_order() {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
 }
+
+#[test]
+fn region_flags_split_the_arena_and_report_each_region() {
+    let v = plan_json(&["--region", ".dtcm:16384", "--region", ".sram:131072:32"]);
+    let regions = v["regions"].as_array().expect("regions in the JSON");
+    assert_eq!(regions.len(), 2);
+    assert_eq!(regions[0]["section"], ".dtcm");
+    assert_eq!(regions[0]["size"], 16384);
+    assert_eq!(regions[1]["section"], ".sram");
+    assert_eq!(regions[1]["align"], 32);
+    let buffers = v["buffers"].as_array().unwrap();
+    let mut listed = 0;
+    for (r, region) in regions.iter().enumerate() {
+        let bytes = region["bytes"].as_u64().unwrap();
+        assert!(
+            bytes <= region["size"].as_u64().unwrap() && bytes > 0,
+            "region {r}"
+        );
+        for i in region["buffers"].as_array().unwrap() {
+            let b = &buffers[i.as_u64().unwrap() as usize];
+            assert_eq!(b["region"], region["section"]);
+            let end = b["region_offset"].as_u64().unwrap() + b["size"].as_u64().unwrap();
+            assert!(end <= bytes);
+            listed += 1;
+        }
+    }
+    assert_eq!(listed, buffers.len(), "every buffer in one region");
+    assert!(
+        v["header"]["options"]["regions"]
+            .as_str()
+            .is_some_and(|r| r == ".dtcm:16384 .sram:131072:32"),
+        "{}",
+        v["header"]["options"]
+    );
+    // Without the flag: no regions in the report.
+    assert!(plan_json(&[])["regions"].is_null());
+    // A bad flag and a map too small are errors that say so.
+    let model = shared_models_dir().join("mlperf_tiny_vww_mobilenetv1_025_96_int8.tflite");
+    for (flag, needle) in [
+        ("dtcm", "SECTION:BYTES"),
+        (
+            ".dtcm:4096",
+            "does not fit the memory map: region `.dtcm` (4096 bytes)",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .args(["plan", "--region", flag])
+            .arg(&model)
+            .output()
+            .expect("kiln runs");
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{err}");
+    }
+}

@@ -39,7 +39,13 @@ use syn::{Expr, Ident, LitStr, Token};
 /// `.bss`; zeroed by `take()`, so a `NOLOAD` section will do), `preserve_all_tensors = true`
 /// (debug mode, as TFLM's: every tensor its own bytes, kept after `invoke()`, read with
 /// `Model::tensor_bytes(t)`), `preserve_inputs = true` (inputs survive `invoke()`, so they
-/// need writing once), `report = "target/kiln"` (also write the plan reports
+/// need writing once), `regions = [(".dtcm", 16384), (".sram", 65536, 32)]` (a memory map:
+/// RAM regions as `(link section, size in bytes[, alignment])`, fastest first; the arena's
+/// buffers are split over them, the most accessed per byte in the fastest region that holds
+/// them, each region a static of its used size in its section; a model that does not fit is
+/// a compile error naming the region; the persistent state stays in its own static, placed
+/// by `link_section` if given; `Model::with_regions` takes one buffer per region),
+/// `report = "target/kiln"` (also write the plan reports
 /// `<model>.plan.txt`, `.plan.svg` and `.plan.json` into that folder, relative to
 /// `CARGO_MANIFEST_DIR`). A relative model path is resolved from the file that calls the
 /// macro, else from `CARGO_MANIFEST_DIR`. `tile = false` (never run the first operators in
@@ -59,12 +65,12 @@ const USAGE: &str = "usage: `include_model!(\"model.tflite\", ram_budget = <byte
                      reserved_ram = <bytes>, flash_budget = <bytes>, align = <power of two>, \
                      optimize = <bool>, reorder = <bool>, alias = <bool>, \
                      link_section = \"<section>\", preserve_all_tensors = <bool>, \
-                     preserve_inputs = <bool>, report = \"<folder>\", tile = <bool>, \
-                     max_extra_macs = <percent>)`";
+                     preserve_inputs = <bool>, regions = [(\"<section>\", <bytes>), ...], \
+                     report = \"<folder>\", tile = <bool>, max_extra_macs = <percent>)`";
 
 const OPTIONS: &str = "`ram_budget`, `reserved_ram`, `flash_budget`, `align`, `optimize`, \
                        `reorder`, `alias`, `link_section`, `preserve_all_tensors`, \
-                       `preserve_inputs`, `report`, `tile` or `max_extra_macs`";
+                       `preserve_inputs`, `regions`, `report`, `tile` or `max_extra_macs`";
 
 /// The largest arena alignment the runtime has a type for.
 const MAX_ALIGN: usize = 64;
@@ -82,6 +88,7 @@ struct Args {
     preserve_inputs: Option<bool>,
     reserved_ram: Option<(Ident, Expr)>,
     report: Option<LitStr>,
+    regions: Option<(Expr, Vec<kiln_build::Region>)>,
     tile: Option<bool>,
     max_extra_macs: Option<usize>,
 }
@@ -116,6 +123,7 @@ impl Parse for Args {
             preserve_inputs: None,
             reserved_ram: None,
             report: None,
+            regions: None,
             tile: None,
             max_extra_macs: None,
         };
@@ -141,6 +149,7 @@ impl Parse for Args {
                     | "preserve_inputs"
                     | "reserved_ram"
                     | "report"
+                    | "regions"
                     | "tile"
                     | "max_extra_macs"
             ) {
@@ -168,6 +177,7 @@ impl Parse for Args {
                 "preserve_inputs" => args.preserve_inputs.is_some(),
                 "reserved_ram" => args.reserved_ram.is_some(),
                 "report" => args.report.is_some(),
+                "regions" => args.regions.is_some(),
                 "tile" => args.tile.is_some(),
                 "max_extra_macs" => args.max_extra_macs.is_some(),
                 _ => args.align.is_some(),
@@ -191,6 +201,7 @@ impl Parse for Args {
                 "preserve_inputs" => args.preserve_inputs = Some(boolean(&name, &value)?),
                 "reserved_ram" => args.reserved_ram = Some((key, value)),
                 "report" => args.report = Some(folder(&value)?),
+                "regions" => args.regions = Some((value.clone(), regions(&value)?)),
                 "tile" => args.tile = Some(boolean(&name, &value)?),
                 "max_extra_macs" => args.max_extra_macs = Some(percent(&value)?),
                 _ => args.align = Some(alignment(&value)?),
@@ -235,6 +246,83 @@ fn section(e: &Expr) -> syn::Result<String> {
             "`link_section` must be a string literal naming a section, e.g. `\".sram2\"`",
         )),
     }
+}
+
+/// The value of `regions = [(".dtcm", 16384), (".sram", 65536, 32)]`: an array of
+/// `(section, size)` or `(section, size, alignment)` tuples of literals (sizes may be
+/// literal arithmetic such as `64 * 1024`), at least one. The planner needs the numbers
+/// while the macro expands, so they cannot be named constants.
+fn regions(e: &Expr) -> syn::Result<Vec<kiln_build::Region>> {
+    let usage = "`regions` must be an array of `(\"<link section>\", <size in bytes>)` or \
+                 `(\"<link section>\", <size>, <alignment>)` with literal values, fastest first, \
+                 e.g. `[(\".dtcm\", 16384), (\".sram\", 64 * 1024)]`";
+    let Expr::Array(list) = e else {
+        return Err(syn::Error::new_spanned(e, usage));
+    };
+    if list.elems.is_empty() {
+        return Err(syn::Error::new_spanned(e, format!("{usage}: it is empty")));
+    }
+    let mut out: Vec<kiln_build::Region> = Vec::new();
+    for item in &list.elems {
+        let Expr::Tuple(t) = item else {
+            return Err(syn::Error::new_spanned(item, usage));
+        };
+        let parts: Vec<&Expr> = t.elems.iter().collect();
+        let (sec, size, align) = match parts.as_slice() {
+            [s, n] => (*s, *n, None),
+            [s, n, a] => (*s, *n, Some(*a)),
+            _ => return Err(syn::Error::new_spanned(item, usage)),
+        };
+        let section = match sec {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) if !s.value().trim().is_empty() && !s.value().contains(char::is_whitespace) => {
+                s.value()
+            }
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    sec,
+                    "a region's link section must be a string literal naming a section, \
+                     e.g. `\".dtcm\"`",
+                ));
+            }
+        };
+        let Some(bytes) = literal_value(size).filter(|&n| n > 0) else {
+            return Err(syn::Error::new_spanned(
+                size,
+                format!(
+                    "the size of region `{section}` must be a positive integer literal in bytes \
+                     (found `{}`)",
+                    size.to_token_stream()
+                ),
+            ));
+        };
+        let mut region = kiln_build::Region::new(section.clone(), bytes);
+        if let Some(a) = align {
+            match literal_value(a) {
+                Some(n) if n.is_power_of_two() && n <= MAX_ALIGN => region.align = n,
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        a,
+                        format!(
+                            "the alignment of region `{section}` must be a power of two from 1 \
+                             to {MAX_ALIGN} (found `{}`)",
+                            a.to_token_stream()
+                        ),
+                    ));
+                }
+            }
+        }
+        if out.iter().any(|r| r.section == section) {
+            return Err(syn::Error::new_spanned(
+                sec,
+                format!("region `{section}` is given twice"),
+            ));
+        }
+        out.push(region);
+    }
+    Ok(out)
 }
 
 /// The value of `report = "target/kiln"`: a string literal naming a folder.
@@ -385,6 +473,10 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
     }
     plan.preserve_all_tensors = args.preserve_all_tensors == Some(true);
     plan.preserve_inputs = args.preserve_inputs == Some(true);
+    plan.regions = args
+        .regions
+        .as_ref()
+        .map_or_else(Vec::new, |(_, r)| r.clone());
     let options = Options {
         ram_budget: budget(&args.ram_budget),
         reserved_ram: budget(&args.reserved_ram.as_ref().map(|(_, e)| e.clone())),
@@ -417,6 +509,10 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
     .map_err(|d| {
         let message = kiln_build::message(&name, &d);
         let budget = match d.kind {
+            // A memory map that does not fit: on the regions.
+            ErrorKind::OverRamBudget if d.message.contains("memory map") => {
+                args.regions.as_ref().map(|(e, _)| e)
+            }
             // On the reserved bytes when only they are a constant expression.
             ErrorKind::OverRamBudget => match (&args.ram_budget, &args.reserved_ram) {
                 (Some(b), Some((_, r)))

@@ -15,6 +15,11 @@
 //!   (`$KILN_SHARED/models` if `KILN_SHARED` is set, as the host tests).
 //! - `KILN_BOARD`: `mps2-an386`, `microbit` or `mps3-an547`; default from the target
 //!   (thumbv7em -> mps2-an386, thumbv6m -> microbit, thumbv8m.main -> mps3-an547).
+//! - `KILN_REGIONS=1` (mps2-an386 only): the memory map of `memory/mps2-an386-regions.x`:
+//!   `include_model!(..., regions = [(".kiln_bram", 16 KB), (".kiln_psram", 1 MB)])`, the
+//!   arena split over the board's block RAM and PSRAM (two memories apart from the RAM of
+//!   `.data`, `.bss` and the stack); the firmware checks that each region's static lies in
+//!   its memory.
 
 use std::env;
 use std::fmt::Write as _;
@@ -28,6 +33,7 @@ fn main() {
         "KILN_SHARED",
         "KILN_BOARD",
         "KILN_GOLDEN",
+        "KILN_REGIONS",
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
@@ -48,7 +54,16 @@ fn main() {
             "mps2-an386".into()
         }
     });
-    let mem = manifest.join("memory").join(format!("{board}.x"));
+    let regions = env::var("KILN_REGIONS").is_ok_and(|v| !v.is_empty() && v != "0");
+    assert!(
+        !regions || board == "mps2-an386",
+        "KILN_REGIONS: the memory map is for the mps2-an386 (thumbv7em), not {board}"
+    );
+    let mem = manifest.join("memory").join(if regions {
+        format!("{board}-regions.x")
+    } else {
+        format!("{board}.x")
+    });
     let mut memory_x = fs::read_to_string(&mem)
         .unwrap_or_else(|e| panic!("KILN_BOARD={board}: {}: {e}", mem.display()));
     memory_x.push_str(&fs::read_to_string(manifest.join("memory/sections.x")).unwrap());
@@ -119,13 +134,59 @@ fn main() {
         "mps3-an547" => 512 * 1024,
         _ => 4 * 1024 * 1024,
     };
+    // With KILN_REGIONS: the memory map of memory/mps2-an386-regions.x, fastest first, and
+    // `regions()`: each region's section as linked, its memory, and the bytes the model uses.
+    let map = if regions {
+        r#", regions = [(".kiln_bram", 16 * 1024), (".kiln_psram", 1024 * 1024)]"#
+    } else {
+        ""
+    };
     writeln!(
         rs,
-        "kiln::include_model!({}, ram_budget = {});",
+        "kiln::include_model!({}, ram_budget = {}{map});",
         lit(&path),
         ram - 4096
     )
     .unwrap();
+    if regions {
+        rs.push_str(
+            r#"unsafe extern "C" {
+    static __kiln_bram_start: u8;
+    static __kiln_bram_end: u8;
+    static __kiln_psram_start: u8;
+    static __kiln_psram_end: u8;
+}
+/// Per region: name, its section's start and end as linked, its memory (start, length), and
+/// the bytes of the model's arena in it.
+pub fn regions() -> [(&'static str, usize, usize, (usize, usize), usize); 2] {
+    [
+        (
+            "BRAM",
+            &raw const __kiln_bram_start as usize,
+            &raw const __kiln_bram_end as usize,
+            (0x0100_0000, 16 * 1024),
+            ARENA0_BYTES,
+        ),
+        (
+            "PSRAM",
+            &raw const __kiln_psram_start as usize,
+            &raw const __kiln_psram_end as usize,
+            (0x2100_0000, 16 * 1024 * 1024),
+            ARENA1_BYTES,
+        ),
+    ]
+}
+"#,
+        );
+    } else {
+        rs.push_str(
+            "/// No memory map: one arena in RAM.
+             pub fn regions() -> [(&'static str, usize, usize, (usize, usize), usize); 0] {
+    []
+}
+",
+        );
+    }
     writeln!(rs, "pub const NAME: &str = {name:?};").unwrap();
     writeln!(rs, "pub const BOARD: &str = {board:?};").unwrap();
     for (kind, list) in [("IN", &ins), ("OUT", &outs)] {

@@ -2,13 +2,14 @@
 //! `compile` fuzz target (`fuzz/fuzz_targets/compile.rs`) and the regression test
 //! (`tests/fuzz_regressions.rs`, which includes this file by `#[path]`).
 //!
-//! [`compile_all`] reads the bytes, then for two sets of plan options (the default, and
-//! `PlanOptions::unoptimised()` with an alignment picked from the input's length) plans,
+//! [`compile_all`] reads the bytes, then for three sets of plan options (the default,
+//! `PlanOptions::unoptimised()` with an alignment picked from the input's length, and a
+//! memory map of two regions, the first a third of the default plan's arena) plans,
 //! renders the three reports, lowers, emits and formats, i.e. `kiln_build::compile_tokens`
 //! and what the build.rs front end writes. When the model compiles and is small enough to
 //! run quickly, the host executor runs the lowered steps of both plans on deterministic
 //! inputs (zeros, a fixed pseudo-random pattern, the model's own bytes): a panic there is a
-//! panic the generated `invoke()` would hit too. Both plans must give the same outputs.
+//! panic the generated `invoke()` would hit too. All plans must give the same outputs.
 //!
 //! Errors are fine (bad input gives a `Diagnostic`); a panic, a hang or an unbounded
 //! allocation is a bug.
@@ -33,11 +34,11 @@ pub const EXEC_MAX_WORK: u64 = 100_000_000;
 pub struct Outcome {
     /// The reader accepted it.
     pub read: bool,
-    /// Plans made (of two).
+    /// Plans made (of three).
     pub planned: u8,
-    /// Plans emitted and formatted (of two).
+    /// Plans emitted and formatted (of three).
     pub compiled: u8,
-    /// Plans whose steps the executor ran (of two; 0 when the model is too large to run).
+    /// Plans whose steps the executor ran (of three; 0 when the model is too large to run).
     pub executed: u8,
 }
 
@@ -59,7 +60,10 @@ pub fn compile_all(data: &[u8]) -> Outcome {
     let mut results = Vec::new();
     // What the operators that lower declare (the others declare nothing).
     let kernels = kiln_build::lower::kernels(&graph);
-    for options in [PlanOptions::default(), unoptimised] {
+    let mut all = vec![PlanOptions::default(), unoptimised];
+    let mut k = 0;
+    while let Some(options) = all.get(k).cloned() {
+        k += 1;
         let p = match plan(&graph, &kernels, &options) {
             Ok(p) => p,
             Err(d) => {
@@ -67,6 +71,17 @@ pub fn compile_all(data: &[u8]) -> Outcome {
                 continue;
             }
         };
+        if k == 1 {
+            // A memory map: a fast region of a third of this arena, a slow one of all of it.
+            let region = |s: &str, n| kiln_planner::regions::Region::new(s, n);
+            all.push(PlanOptions {
+                regions: vec![
+                    region(".fast", (p.arena_bytes / 3).max(16)),
+                    region(".slow", p.arena_bytes + 64),
+                ],
+                ..PlanOptions::default()
+            });
+        }
         outcome.planned += 1;
         reports(&graph, &p);
         let steps = lower(&graph, &p);
@@ -82,10 +97,10 @@ pub fn compile_all(data: &[u8]) -> Outcome {
             }
         }
     }
-    if let [a, b] = &results[..] {
+    if let [a, rest @ ..] = &results[..] {
         assert!(
-            a == b,
-            "the default and the unoptimised plan give different outputs"
+            rest.iter().all(|b| a == b),
+            "the default, the unoptimised and the memory map's plan give different outputs"
         );
     }
     outcome

@@ -9,6 +9,8 @@
 //!    slices), then [`lifetimes`]: which buffers exist and at which steps they are live;
 //! 5. [`offsets`]: where each buffer sits in the arena (greedy portfolio, hill climbing,
 //!    branch and bound, stopping at the lower bound);
+//!    With a memory map, [`regions`] splits the buffers over the RAM regions named,
+//!    fastest first, and places each region on its own;
 //! 6. [`verify`]: an independent check of the plan, run on every plan;
 //! 7. [`report`]: the plan as text, JSON and SVG.
 //!
@@ -30,6 +32,7 @@ pub mod lifetimes;
 pub mod offsets;
 pub mod plan;
 pub mod reader;
+pub mod regions;
 pub mod report;
 pub mod schedule;
 pub mod synthetic;

@@ -6,6 +6,7 @@ use crate::ir::{Graph, OpId, TensorId};
 use crate::kernels::Kernels;
 use crate::lifetimes::{self, BufferOwner, Piece};
 use crate::offsets::{self, PlacementOptions};
+use crate::regions::{self, Region, RegionPlan};
 use crate::schedule::{self, OrderOptions};
 use crate::verify;
 
@@ -35,6 +36,9 @@ pub struct PlanOptions {
     pub preserve_all_tensors: bool,
     /// The graph inputs keep their bytes to the end of the run (never overwritten).
     pub preserve_inputs: bool,
+    /// The memory map: RAM regions, fastest first, over which the arena's buffers are split
+    /// ([`crate::regions`]). Empty: one arena.
+    pub regions: Vec<Region>,
 }
 
 impl Default for PlanOptions {
@@ -46,6 +50,7 @@ impl Default for PlanOptions {
             aliasing: AliasOptions::default(),
             preserve_all_tensors: false,
             preserve_inputs: false,
+            regions: Vec::new(),
         }
     }
 }
@@ -84,8 +89,11 @@ pub struct PlannedBuffer {
     /// inclusive.
     pub first: usize,
     pub last: usize,
-    /// Byte offset in the arena.
+    /// Byte offset in the arena (with regions: in the address space where the regions lie
+    /// one after another; `offset - regions[region].base` is its offset in its region).
     pub offset: usize,
+    /// Its region in [`Plan::regions`] (0 without regions).
+    pub region: usize,
     /// Its pieces (offsets relative to `offset`), each with its own steps: one, the whole
     /// buffer, unless it holds a group of aliases whose members live at different steps
     /// ([`crate::lifetimes::pieces_of`]). Only the bytes of a live piece are reserved.
@@ -154,6 +162,9 @@ pub struct Plan {
     pub live_bytes: Vec<usize>,
     /// The placement stage whose offsets were kept (e.g. TFLM's greedy rule).
     pub strategy: &'static str,
+    /// The memory map, if regions were given: each region's place and used bytes. Empty:
+    /// one arena.
+    pub regions: Vec<RegionPlan>,
 }
 
 impl Plan {
@@ -283,6 +294,7 @@ pub fn plan(graph: &Graph, kernels: &dyn Kernels, options: &PlanOptions) -> Resu
             first: b.first,
             last: b.last,
             offset,
+            region: 0,
             pieces: b.pieces.clone(),
         })
         .collect();
@@ -298,7 +310,7 @@ pub fn plan(graph: &Graph, kernels: &dyn Kernels, options: &PlanOptions) -> Resu
         });
         end = offset + size;
     }
-    let plan = Plan {
+    let mut plan = Plan {
         order,
         alignment: align,
         buffers,
@@ -316,7 +328,9 @@ pub fn plan(graph: &Graph, kernels: &dyn Kernels, options: &PlanOptions) -> Resu
         persistent_bytes: end,
         live_bytes: lt.live_bytes(),
         strategy: placement.method.name(),
+        regions: Vec::new(),
     };
+    regions::assign(graph, &mut plan, &options.regions, &options.placement)?;
     verify::verify(graph, &plan, kernels)?;
     check_address_space(graph, &plan)?;
     Ok(plan)

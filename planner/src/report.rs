@@ -24,6 +24,12 @@ pub struct JsonBuffer {
     /// First and last operator (by index in the model) at which the buffer is live.
     pub first_op: usize,
     pub last_op: usize,
+    /// With a memory map: the link section of its region and its offset there (`offset`
+    /// is in the address space where the regions lie one after another).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region_offset: Option<usize>,
     /// Its pieces: the parts of its bytes each live at its own steps (one, the whole buffer,
     /// unless it holds aliases live at different steps).
     pub pieces: Vec<JsonPiece>,
@@ -56,7 +62,22 @@ pub struct JsonAlias {
     pub op: Option<usize>,
 }
 
-/// The JSON report (`kiln plan --json`).
+/// A region of the memory map in the JSON report.
+#[derive(Serialize)]
+pub struct JsonRegion {
+    /// Its link section.
+    pub section: String,
+    /// The bytes the user gave it.
+    pub size: usize,
+    /// The bytes its buffers use.
+    pub bytes: usize,
+    pub align: usize,
+    /// Where it starts in the address space of the buffers' `offset`.
+    pub base: usize,
+    /// Its buffers (indices in `buffers`).
+    pub buffers: Vec<usize>,
+}
+
 /// One variable of the persistent region.
 #[derive(Serialize)]
 pub struct JsonPersistent {
@@ -95,6 +116,9 @@ pub struct JsonReport {
     pub persistent: Vec<JsonPersistent>,
     pub weights_bytes: usize,
     pub alignment: usize,
+    /// The memory map, fastest first (absent without regions: one arena).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub regions: Vec<JsonRegion>,
     /// The operator at the step with the most live bytes (index in the model), its name and
     /// that step's live bytes.
     pub peak_op: Option<usize>,
@@ -130,13 +154,17 @@ pub struct RecordedOptions {
     pub preserve_all_tensors: bool,
     pub preserve_inputs: bool,
     pub link_section: Option<String>,
+    /// The memory map, fastest first: `section:size[:align]` each, separated by spaces
+    /// (absent without regions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regions: Option<String>,
 }
 
 impl RecordedOptions {
     /// `name = value` pairs in a fixed order (`none` for an option not given).
     pub fn pairs(&self) -> Vec<(&'static str, String)> {
         let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "none".to_string());
-        vec![
+        let mut pairs = vec![
             ("ram_budget", opt(&self.ram_budget)),
             ("flash_budget", opt(&self.flash_budget)),
             ("reserved_ram", opt(&self.reserved_ram)),
@@ -155,7 +183,12 @@ impl RecordedOptions {
                     .as_ref()
                     .map_or_else(|| "none".to_string(), |s| format!("{s:?}")),
             ),
-        ]
+        ];
+        // Recorded only when given, so that headers without a memory map stay as they were.
+        if let Some(r) = &self.regions {
+            pairs.push(("regions", r.clone()));
+        }
+        pairs
     }
 
     /// The options on one line: `ram_budget = 98304, flash_budget = none, ...`.
@@ -400,6 +433,21 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
             .collect(),
         weights_bytes: graph.weights_bytes(),
         alignment: plan.alignment,
+        regions: plan
+            .regions
+            .iter()
+            .enumerate()
+            .map(|(r, region)| JsonRegion {
+                section: region.section.clone(),
+                size: region.size,
+                bytes: region.bytes,
+                align: region.align,
+                base: region.base,
+                buffers: (0..plan.buffers.len())
+                    .filter(|&i| plan.buffers[i].region == r)
+                    .collect(),
+            })
+            .collect(),
         peak_op: plan.peak_step().map(|s| plan.order[s].0),
         peak_op_name: plan
             .peak_step()
@@ -425,6 +473,8 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
                 size: b.size,
                 first_op: plan.order.get(b.first).map_or(0, |o| o.0),
                 last_op: plan.order.get(b.last).map_or(0, |o| o.0),
+                region: plan.regions.get(b.region).map(|r| r.section.clone()),
+                region_offset: plan.regions.get(b.region).map(|r| b.offset - r.base),
                 pieces: b
                     .pieces
                     .iter()
@@ -468,6 +518,32 @@ pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
         "arena bytes      {} (alignment {}, {})",
         plan.arena_bytes, plan.alignment, plan.strategy
     );
+    for (r, region) in plan.regions.iter().enumerate() {
+        let mine: Vec<String> = plan
+            .buffers
+            .iter()
+            .filter(|b| b.region == r)
+            .map(|b| {
+                let at = b.offset - region.base;
+                match b.owner {
+                    BufferOwner::Tensor(t) => format!("t{} {} B at +{at}", t.0, b.size),
+                    BufferOwner::Scratch(o) => {
+                        format!("scratch of op {} {} B at +{at}", o.0, b.size)
+                    }
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "region {r}         `{}`: {} of {} bytes (alignment {}){}{}",
+            region.section,
+            region.bytes,
+            region.size,
+            region.align,
+            if mine.is_empty() { "" } else { ": " },
+            mine.join(", ")
+        );
+    }
     let _ = writeln!(
         s,
         "lower bound      {} (gap {} bytes, {}; {})",

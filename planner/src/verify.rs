@@ -25,6 +25,8 @@
 //! - every offset is aligned, every buffer lies inside the arena, the arena size is the
 //!   largest end, and no two pieces (of any buffers, one buffer's too) live at a common step
 //!   share a byte;
+//! - with a memory map, each region on its own: aligned, after the region before it, within
+//!   the size the user gave it, its buffers inside its used bytes at aligned offsets;
 //! - variable tensors sit in the persistent region, aligned, without overlap;
 //! - the reported lower bound is the most bytes of pieces live at any step; the bound without aliasing
 //!   is the most bytes live at any step with a buffer per tensor; the reported bound of the
@@ -247,6 +249,7 @@ pub fn verify(graph: &Graph, plan: &Plan, kernels: &dyn Kernels) -> Result<()> {
         return Err(fail("the arena size is not the end of its last buffer")
             .expected_found(max_end.to_string(), plan.arena_bytes.to_string()));
     }
+    check_regions(plan)?;
     // A sweep over the steps: the pieces live at a step, by offset, must not overlap (pieces
     // of one buffer neither); a piece starting is checked against its neighbours there
     // (O(n log n)). Pieces: (first, last, start, end, buffer).
@@ -899,4 +902,97 @@ impl Fenwick {
         }
         sum
     }
+}
+
+/// The memory map, each region on its own: its start aligned to its alignment (a power of
+/// two, at least the plan's) and after the previous region's bytes; every buffer in one
+/// region, at an offset aligned to it, inside the bytes it reports; those bytes the end of
+/// its last buffer and within the size the user gave it. The regions' bytes being disjoint,
+/// the sweep above (no two live pieces share a byte) checks each region on its own too.
+/// Without regions, every buffer is in region 0.
+fn check_regions(plan: &Plan) -> Result<()> {
+    if plan.regions.is_empty() {
+        if let Some(i) = plan.buffers.iter().position(|b| b.region != 0) {
+            return Err(fail(format!(
+                "buffer {i} names region {} of a plan without regions",
+                plan.buffers[i].region
+            )));
+        }
+        return Ok(());
+    }
+    let mut prev_end = 0usize;
+    for (r, region) in plan.regions.iter().enumerate() {
+        let a = region.align;
+        if a == 0 || !a.is_power_of_two() || a % plan.alignment != 0 {
+            return Err(fail(format!(
+                "region {r} `{}` has alignment {a}, not a power of two multiple of {}",
+                region.section, plan.alignment
+            )));
+        }
+        if region.base % a != 0 || region.base < prev_end {
+            return Err(fail(format!(
+                "region {r} `{}` starts at {}, misaligned or inside the region before it",
+                region.section, region.base
+            ))
+            .expected_found(
+                format!("a multiple of {a}, at least {prev_end}"),
+                region.base.to_string(),
+            ));
+        }
+        if region.bytes > region.size {
+            return Err(fail(format!(
+                "region {r} `{}` uses more bytes than it has",
+                region.section
+            ))
+            .expected_found(format!("at most {}", region.size), region.bytes.to_string()));
+        }
+        prev_end = region
+            .base
+            .checked_add(region.bytes)
+            .ok_or_else(|| fail("a region's end overflows"))?;
+    }
+    let mut ends = vec![0usize; plan.regions.len()];
+    for (i, b) in plan.buffers.iter().enumerate() {
+        let Some(region) = plan.regions.get(b.region) else {
+            return Err(fail(format!(
+                "buffer {i} ({}) names region {}, which does not exist",
+                owner_name(b.owner),
+                b.region
+            )));
+        };
+        let Some(local) = b.offset.checked_sub(region.base) else {
+            return Err(fail(format!(
+                "buffer {i} ({}) starts before its region `{}`",
+                owner_name(b.owner),
+                region.section
+            )));
+        };
+        let end = local + b.size;
+        if end > region.bytes {
+            return Err(fail(format!(
+                "buffer {i} ({}) ends outside its region `{}`",
+                owner_name(b.owner),
+                region.section
+            ))
+            .expected_found(format!("end <= {}", region.bytes), end.to_string()));
+        }
+        if local % region.align != 0 {
+            return Err(fail(format!(
+                "buffer {i} ({}) is misaligned in its region `{}`",
+                owner_name(b.owner),
+                region.section
+            ))
+            .expected_found(format!("a multiple of {}", region.align), local.to_string()));
+        }
+        ends[b.region] = ends[b.region].max(end);
+    }
+    for (region, &end) in plan.regions.iter().zip(&ends) {
+        if end != region.bytes {
+            return Err(fail(format!(
+                "region `{}` reports {} bytes, but its last buffer ends at {end}",
+                region.section, region.bytes
+            )));
+        }
+    }
+    Ok(())
 }

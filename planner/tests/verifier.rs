@@ -293,3 +293,81 @@ fn pieces_must_cover_their_members_and_stay_inside() {
     doubled.buffers[s].pieces.push(copy);
     expect_error(&g, &doubled, "overlap");
 }
+
+/// A plan over two regions: a random graph with a first region too small for all of it.
+fn seed_regions() -> (Graph, Plan) {
+    use kiln_planner::synthetic::{Flavor, dag};
+    let g = dag(40, Flavor::Plain, 3);
+    let one = plan(&g, &PlanOptions::default()).unwrap();
+    let o = PlanOptions {
+        regions: vec![
+            kiln_planner::regions::Region::new(".dtcm", one.arena_bytes / 2),
+            kiln_planner::regions::Region::new(".sram", one.arena_bytes),
+        ],
+        ..PlanOptions::default()
+    };
+    let p = plan(&g, &o).unwrap();
+    assert!(p.buffers.iter().any(|b| b.region == 0));
+    assert!(p.buffers.iter().any(|b| b.region == 1));
+    (g, p)
+}
+
+#[test]
+fn the_real_region_plan_passes() {
+    let (g, p) = seed_regions();
+    check(&g, &p).unwrap();
+}
+
+#[test]
+fn region_overlapping_live_buffers() {
+    let (g, mut p) = seed_regions();
+    // Two buffers of one region live at a common step, moved onto one offset.
+    let n = p.buffers.len();
+    let pair = (0..n)
+        .flat_map(|i| (0..n).map(move |j| (i, j)))
+        .find(|&(i, j)| {
+            let (a, b) = (&p.buffers[i], &p.buffers[j]);
+            i != j
+                && a.region == b.region
+                && a.first <= b.last
+                && b.first <= a.last
+                && a.size >= b.size
+                && [a, b].iter().all(|x| {
+                    let r = &p.regions[x.region];
+                    x.offset + x.size < r.base + r.bytes
+                })
+        })
+        .expect("two live buffers in one region");
+    p.buffers[pair.1].offset = p.buffers[pair.0].offset;
+    expect_error(&g, &p, "overlap");
+}
+
+#[test]
+fn region_buffer_past_its_region() {
+    let (g, mut p) = seed_regions();
+    // The region reports fewer bytes than its last buffer needs.
+    p.regions[0].bytes -= 16;
+    expect_error(&g, &p, "outside its region");
+    // The region uses more than the user gave it.
+    let (g, mut p) = seed_regions();
+    p.regions[0].size = p.regions[0].bytes - 1;
+    expect_error(&g, &p, "more bytes than it has");
+    // A buffer moved from region 0 into region 1's bytes without saying so.
+    let (g, mut p) = seed_regions();
+    let i = p.buffers.iter().position(|b| b.region == 0).unwrap();
+    p.buffers[i].region = 1;
+    expect_error(&g, &p, "starts before its region");
+}
+
+#[test]
+fn region_misaligned_or_overlapping_regions() {
+    let (g, mut p) = seed_regions();
+    p.regions[1].base -= 16;
+    expect_error(&g, &p, "inside the region before it");
+    let (g, mut p) = seed_regions();
+    p.regions[1].align = 24;
+    expect_error(&g, &p, "alignment 24");
+    let (g, mut p) = seed_regions();
+    p.buffers[0].region = 7;
+    expect_error(&g, &p, "does not exist");
+}

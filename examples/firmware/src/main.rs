@@ -324,6 +324,26 @@ fn main() -> ! {
         .str(" weights_bytes=")
         .dec(model::WEIGHTS_BYTES)
         .str("\n");
+    // The memory map (KILN_REGIONS): each region's static in its own memory, apart from RAM.
+    let mut ok = true;
+    for (name, start, end, (mem, len), bytes) in model::regions() {
+        let inside = mem <= start && start <= end && end <= mem + len;
+        let holds = bytes > 0 && end - start >= bytes;
+        out.str("region ")
+            .str(name)
+            .str(" section=")
+            .dec(start)
+            .str("..")
+            .dec(end)
+            .str(" arena_bytes=")
+            .dec(bytes)
+            .str(if inside && holds {
+                " in its memory\n"
+            } else {
+                " NOT IN ITS MEMORY (or empty)\n"
+            });
+        ok &= inside && holds;
+    }
 
     // First run, with the stack painted to measure its high-water mark.
     write_inputs(&mut m);
@@ -334,7 +354,7 @@ fn main() -> ! {
     check_stop(stop, 2);
     let (low, overflow) = lowest_touched(sp_call);
     out.str("invoke1: ");
-    let mut ok = check(&mut out, &m);
+    ok &= check(&mut out, &m);
 
     // Second run: the same input must give the same bytes.
     write_inputs(&mut m);
