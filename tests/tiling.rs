@@ -65,6 +65,45 @@ fn public_models_tile_byte_identically() {
     }
 }
 
+/// Every public model compiled with RAM budgets from `--min-ram`'s arena up to the smallest
+/// untiled one: the plan meets the budget (tiled where it must be) and the compiled graph
+/// gives TFLM's golden outputs.
+#[test]
+fn budgets_between_min_ram_and_untiled() {
+    for stem in [
+        "tflm_person_detect_int8",
+        "mlperf_tiny_vww_mobilenetv1_025_96_int8",
+    ] {
+        let bytes = std::fs::read(common::shared_models().join(format!("{stem}.tflite"))).unwrap();
+        let samples = common::samples(&common::shared_models().join("golden").join(stem));
+        let s = &samples[0];
+        let inputs: Vec<&[u8]> = s.inputs.iter().map(Vec::as_slice).collect();
+        let compile =
+            |options: kiln_build::Options| kiln_build::compile_tokens(&bytes, &options).unwrap();
+        let mut min = kiln_build::Options::default();
+        min.tiling.min_ram = true;
+        let min = compile(min).plan.arena_bytes;
+        let untiled = compile(kiln_build::Options::default());
+        let untiled = untiled
+            .smallest_arena_bytes
+            .unwrap_or(untiled.plan.arena_bytes);
+        assert!(min < untiled, "{stem}: {min} < {untiled}");
+        let steps = 4;
+        for i in 0..steps {
+            let budget = min + (untiled - 1 - min) * i / (steps - 1);
+            let c = compile(kiln_build::Options {
+                ram_budget: Some(kiln_build::Budget::Bytes(budget)),
+                ..Default::default()
+            });
+            assert!(c.plan.arena_bytes <= budget, "{stem}: budget {budget}");
+            assert!(c.tiling.is_some(), "{stem}: budget {budget} needs tiling");
+            let extra = c.tiling.as_ref().unwrap().extra_macs;
+            assert!(extra * 100 <= c.macs * 20, "{stem}: {extra} extra MACs");
+            assert_eq!(run(&c.graph, &inputs), s.outputs, "{stem}: budget {budget}");
+        }
+    }
+}
+
 /// A random chain's layer.
 #[derive(Clone, Debug)]
 enum Layer {

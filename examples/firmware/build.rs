@@ -20,6 +20,9 @@
 //!   arena split over the board's block RAM and PSRAM (two memories apart from the RAM of
 //!   `.data`, `.bss` and the stack); the firmware checks that each region's static lies in
 //!   its memory.
+//! - `KILN_RAM_BUDGET`: the RAM budget in bytes instead of the board's RAM less 4 KB (e.g.
+//!   `kiln plan --min-ram`'s arena, which Kiln then meets by running the first operators in
+//!   strips of rows).
 
 use std::env;
 use std::fmt::Write as _;
@@ -34,6 +37,7 @@ fn main() {
         "KILN_BOARD",
         "KILN_GOLDEN",
         "KILN_REGIONS",
+        "KILN_RAM_BUDGET",
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
@@ -141,11 +145,16 @@ fn main() {
     } else {
         ""
     };
+    let budget = match env::var("KILN_RAM_BUDGET") {
+        Ok(b) => b
+            .parse::<usize>()
+            .unwrap_or_else(|e| panic!("KILN_RAM_BUDGET={b}: {e}")),
+        Err(_) => ram - 4096,
+    };
     writeln!(
         rs,
-        "kiln::include_model!({}, ram_budget = {}{map});",
+        "kiln::include_model!({}, ram_budget = {budget}{map});",
         lit(&path),
-        ram - 4096
     )
     .unwrap();
     if regions {

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""RAM below the layer-by-layer bound: writes the `kiln:tiling` section of BENCHMARKS.md.
+
+For each public model, with the `kiln` command of this repository (built here in release):
+the default (fastest) arena, the smallest untiled arena (`kiln plan`'s "RAM or speed" line:
+lean scratch, convolutions in place), and `kiln plan --min-ram` (the smallest arena, with
+the first operators run in strips of rows where that is smaller, at most 20 % extra MACs),
+its extra MACs and tiling, and Kiln's RAM (arena + persistent) over TFLM's minimal arena
+(tools/data/tflm_arena.json, measured by tools/tflm_arena.py), with the geometric mean over
+the models. Then the curve for person_detect and vww: the smallest arena within each cap of
+extra MACs (`--min-ram --max-extra-macs P`). Then on the Cortex-M4 (QEMU mps2-an386,
+examples/firmware, opt-level 3): instructions of one invoke() for person_detect and vww
+compiled untiled (the default plan) and with `ram_budget` at the min-ram arena (tiled),
+counted by ../shared/tools/qemu-insn-count as tools/firmware_bench.py does; each firmware
+run checks its outputs against TFLM's golden ones.
+
+Usage: .venv/bin/python tools/bench_tiling.py [--no-m4]. Needs what tools/firmware_bench.py
+needs for the M4 part. About 5 minutes on the 2-core machine.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+import firmware_bench as fb  # noqa: E402
+
+SHARED = Path(os.environ.get("KILN_SHARED", REPO.parent / "shared"))
+MODELS = SHARED / "models"
+BENCH = REPO / "BENCHMARKS.md"
+BEGIN, END = "<!-- kiln:tiling -->", "<!-- /kiln:tiling -->"
+CURVE = ("tflm_person_detect_int8", "mlperf_tiny_vww_mobilenetv1_025_96_int8")
+CAPS = (0, 1, 2, 5, 10, 15, 20, 30, 50)
+
+
+def kiln_bin():
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "kiln-cli"], cwd=REPO, check=True)
+    return REPO / "target" / "release" / "kiln"
+
+
+def plan(kiln, model, *args):
+    r = subprocess.run([str(kiln), "plan", "--json", str(model), *args],
+                       capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)
+
+
+def m4_insns(stem, budget, plugin):
+    """Instructions of one invoke() (the second) on the M4, opt-level 3, and the arena."""
+    env = dict(os.environ)
+    if budget is None:
+        env.pop("KILN_RAM_BUDGET", None)
+    else:
+        env["KILN_RAM_BUDGET"] = str(budget)
+    old = os.environ.copy()
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        r = fb.measure(stem, fb.M4[0], fb.M4[1], "3", plugin)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    if not r.get("pass"):
+        raise SystemExit(f"{stem} (budget {budget}): firmware failed: {r}")
+    return r["insns2"], r["arena_bytes"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-m4", action="store_true", help="skip the Cortex-M4 runs")
+    args = ap.parse_args()
+    kiln = kiln_bin()
+    tflm = json.loads((REPO / "tools" / "data" / "tflm_arena.json").read_text())
+    rows, ratios, mins = [], [], {}
+    for model in sorted(MODELS.glob("*.tflite")):
+        stem = model.stem
+        default = plan(kiln, model)
+        smallest = default.get("smallest_arena_bytes") or default["arena_bytes"]
+        m = plan(kiln, model, "--min-ram")
+        persistent = m["persistent_bytes"]
+        ram = m["arena_bytes"] + persistent
+        t_min = tflm.get(stem, {}).get("min_arena")
+        ratio = ram / t_min if t_min else None
+        if ratio:
+            ratios.append(ratio)
+        mins[stem] = m["arena_bytes"]
+        t = m.get("tiling")
+        tiling = f"first {t['ops']} ops, {t['patches']} strips" if t else "-"
+        extra = 100.0 * m["extra_macs"] / m["macs"] if m["macs"] else 0.0
+        rows.append(f"| {stem} | {default['arena_bytes']} | {smallest} | {m['arena_bytes']} | "
+                    f"{tiling} | {extra:.1f} % | {persistent} | {t_min or 'n/a'} | "
+                    f"{f'{ratio:.3f}' if ratio else 'n/a'} |")
+    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    curve = []
+    for stem in CURVE:
+        model = MODELS / f"{stem}.tflite"
+        points = []
+        for cap in CAPS:
+            m = plan(kiln, model, "--min-ram", "--max-extra-macs", str(cap))
+            extra = 100.0 * m["extra_macs"] / m["macs"]
+            points.append(f"{cap} % → {m['arena_bytes']} B ({extra:.1f} %)")
+        curve.append(f"| {stem} | " + " | ".join(points) + " |")
+    m4 = []
+    if not args.no_m4:
+        plugin = fb.TARGET_DIR / "qemu-insn-count" / "libfncount.so"
+        if not plugin.exists():
+            fb.run(["bash", str(fb.PLUGIN_SRC / "build.sh"), str(plugin.parent)])
+        for stem in CURVE:
+            base, base_arena = m4_insns(stem, None, plugin)
+            tiled, tiled_arena = m4_insns(stem, mins[stem], plugin)
+            m4.append(f"| {stem} | {base_arena} | {base} | {tiled_arena} | {tiled} | "
+                      f"{tiled / base:.3f} |")
+    text = [
+        "## RAM below the bound: patch-based execution",
+        "",
+        "Written by `.venv/bin/python tools/bench_tiling.py`. Default = the arena Kiln compiles "
+        "to without a budget (the fastest plan); smallest untiled = the smallest plan layer by "
+        "layer (lean scratch, convolutions in place: `kiln plan`'s \"RAM or speed\" line); "
+        "min-ram = `kiln plan --min-ram`: the smallest arena when the model's first operators may "
+        "also run one strip of rows at a time (`kiln_planner::tiling`, at most 20 % extra "
+        "multiply-accumulates, the halos computed again), which `include_model!(..., ram_budget "
+        "= N)` picks when no untiled plan meets N. Extra MACs = MACs computed again / the "
+        "model's MACs. RAM / TFLM = (min-ram arena + persistent) / TFLM's minimal arena "
+        "(`tools/data/tflm_arena.json`, `tools/tflm_arena.py`, x86-64).",
+        "",
+        "| model | default arena B | smallest untiled B | min-ram arena B | tiling | extra MACs | "
+        "persistent B | TFLM min arena B | RAM / TFLM |",
+        "|---|--:|--:|--:|---|--:|--:|--:|--:|",
+        *rows,
+        "",
+        f"Geometric mean of RAM / TFLM's minimal arena over the {len(ratios)} models: "
+        f"**{geo:.3f}**.",
+        "",
+        "Arena against recomputation: the smallest arena with at most P % extra MACs "
+        "(`kiln plan --min-ram --max-extra-macs P`; in brackets the extra MACs it takes).",
+        "",
+        "| model | " + " | ".join(f"P = {c}" for c in CAPS) + " |",
+        "|---|" + "--:|" * len(CAPS),
+        *curve,
+    ]
+    if m4:
+        text += [
+            "",
+            "Cortex-M4 (QEMU mps2-an386, examples/firmware, opt-level 3): instructions of one "
+            "`invoke()`, untiled (no budget: the fastest plan) and tiled (`ram_budget` = the "
+            "min-ram arena, `KILN_RAM_BUDGET`); both match TFLM's golden outputs on the board.",
+            "",
+            "| model | untiled arena B | untiled instructions | tiled arena B | tiled "
+            "instructions | tiled / untiled |",
+            "|---|--:|--:|--:|--:|--:|",
+            *m4,
+        ]
+    block = BEGIN + "\n" + "\n".join(text) + "\n" + END
+    doc = BENCH.read_text()
+    if BEGIN in doc and END in doc:
+        doc = doc[:doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
+    else:
+        doc = doc.rstrip("\n") + "\n" + block + "\n"
+    BENCH.write_text(doc)
+    print(f"wrote {BENCH.relative_to(REPO)} ({BEGIN}); geomean {geo:.3f}")
+
+
+if __name__ == "__main__":
+    main()
