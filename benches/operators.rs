@@ -87,10 +87,15 @@ fn kcase(bytes: &[u8], want: usize) -> KCase {
 }
 
 /// The lowered steps on prepared buffers, each writing its own output buffers: the calls
-/// that are timed (one step for almost every operator).
+/// that are timed (one step for almost every operator), through the executor's entry for
+/// benchmarks, `run_step` (`run_step_outputs` where a step has several outputs).
 fn call(steps: &[Step], t: &[Buffer], outs: &mut [(Buffer, Vec<Buffer>)]) {
     for (step, (out, more)) in steps.iter().zip(outs) {
-        kiln_build::exec::run_step_outputs(step, t, &mut [], out.bytes_mut(), more);
+        if more.is_empty() {
+            kiln_build::exec::run_step(step, t, &mut [], out.bytes_mut());
+        } else {
+            kiln_build::exec::run_step_outputs(step, t, &mut [], out.bytes_mut(), more);
+        }
     }
 }
 
@@ -537,7 +542,8 @@ fn main() {
          warm-up), in {CLOCK}, on both sides; \
          before timing, the output of `kiln_build::exec::run` and of the timed call must equal \
          the bundle's golden output byte for byte (float32 too). The kernel is called with \
-         runtime parameters through the host executor's dispatch (`Kernel::run`); generated \
+         runtime parameters through the host executor's dispatch (`Kernel::run`, entered by \
+         `kiln_build::exec::run_step`, or `run_step_outputs` for several outputs); generated \
          code calls it directly with constants. \
          Of which executor µs = an upper estimate of the host executor's own share of that \
          call (collecting every operand slice for `Kernel::run`, and for several outputs the \
