@@ -274,6 +274,26 @@ mod tests {
                     got, want,
                     "{parts} parts, outer {outer}, cuts {cut_in} {cut_out}"
                 );
+                // PACK of the parts (as cut) back into a row-major buffer, likewise.
+                let ins: Vec<&[u8]> = got.iter().map(Vec::as_slice).collect();
+                let mut y = vec![0x55u8; x.len()];
+                let mut z = y.clone();
+                pack(outer, &chunks, &ins, &mut y);
+                for (j, input) in ins.iter().enumerate() {
+                    for o in 0..outer {
+                        let at = o * row + j * c;
+                        let (Some(src), Some(dst)) =
+                            (input.get(o * c..o * c + c), z.get_mut(at..at + c))
+                        else {
+                            break;
+                        };
+                        dst.copy_from_slice(src);
+                    }
+                }
+                assert_eq!(
+                    y, z,
+                    "PACK: {parts} parts, outer {outer}, cuts {cut_in} {cut_out}"
+                );
             }
         }
     }
