@@ -120,7 +120,9 @@ pub fn signal_filter_bank(
         .zip(weight_starts)
         .zip(widths)
         .take(p.num_channels + 1);
-    for (channel, ((&fs, &ws), &width)) in channels.enumerate() {
+    // Channel 0's sum is dropped; channel `i >= 1` writes output `i - 1`.
+    let mut outs = core::iter::once(None).chain(output.iter_mut().map(Some));
+    for ((&fs, &ws), &width) in channels {
         if width > 0
             && let Some(k) = p.unweights_complement
         {
@@ -152,7 +154,7 @@ pub fn signal_filter_bank(
                 unweighted = unweighted.wrapping_add((u as i64 as u64).wrapping_mul(x as u64));
             }
         }
-        if let Some(o) = channel.checked_sub(1).and_then(|c| output.get_mut(c)) {
+        if let Some(Some(o)) = outs.next() {
             *o = weighted;
         }
         weighted = unweighted;
