@@ -487,17 +487,22 @@ fn main() {
                 .filter(|l| median_of(l) > 1.5)
                 .map(|l| l.what.as_str())
                 .collect();
-            let still: Vec<&str> = slower
+            let still: Vec<String> = slower
                 .iter()
-                .filter(|l| l.net.is_some_and(|x| x >= 1.0))
-                .map(|l| l.short.as_str())
+                .filter_map(|l| {
+                    let net = l.net.filter(|&x| x >= 1.0)?;
+                    Some(format!(
+                        "{} {net:.2}",
+                        l.short.split(' ').next().unwrap_or("")
+                    ))
+                })
                 .collect();
             format!(
                 "**Kiln is slower than TFLM on {} of the {} rows** (median per-round ratio at \
                  or above 1.00; median over all rows {:.2}), worst first: {}; {noise_text}. \
                  Slower by more than 1.5×: {}. With the host executor's own share (column \
-                 \"of which executor µs\") taken off Kiln's time, {} of the slower rows remain \
-                 at or above 1.00: {}.",
+                 \"of which executor µs\") taken off Kiln's median time, {} of the slower rows \
+                 {} at or above 1.00 (ratio of medians): {}.",
                 slower.len(),
                 lines.len(),
                 median(&mut ratios),
@@ -508,6 +513,7 @@ fn main() {
                     much.join("; ")
                 },
                 still.len(),
+                if still.len() == 1 { "stays" } else { "stay" },
                 if still.is_empty() {
                     "none".into()
                 } else {
