@@ -73,6 +73,30 @@ pub fn pack(outer: usize, chunks: &[usize], inputs: &[&[u8]], output: &mut [u8])
     if row == 0 {
         return;
     }
+    // PACK's parts all have one run length: the output is written row by row, front to
+    // back, each run right after the last (no offsets to compute). A run missing from its
+    // input is skipped (the later ones of that input are missing too); the copy ends where
+    // the output does, as below.
+    if let Some(&c) = chunks.first()
+        && c > 16
+        && chunks.iter().all(|&x| x == c)
+    {
+        let mut rest = output;
+        let mut at = 0;
+        for _ in 0..outer {
+            for input in inputs.iter().take(chunks.len()) {
+                let Some((d, tail)) = core::mem::take(&mut rest).split_at_mut_checked(c) else {
+                    return;
+                };
+                rest = tail;
+                if let Some(s) = input.get(at..at + c) {
+                    copy(d, s);
+                }
+            }
+            at += c;
+        }
+        return;
+    }
     let mut off = 0;
     for (input, &c) in inputs.iter().zip(chunks) {
         if c > 0 {
@@ -234,12 +258,13 @@ mod tests {
         }
     }
 
-    /// Parts of one 4- or 8-byte run each (the transposition for 2 to 4 parts), 1 to 5 parts,
-    /// against a plain copy that stops at the first run missing from the input or the output.
+    /// Parts of one 4- or 8-byte run each (the transposition for 2 to 4 parts) or of 24
+    /// bytes (PACK's row by row copy), 1 to 5 parts, against a plain copy that stops at the
+    /// first run missing from the input or the output.
     #[test]
     fn one_run_per_part_matches_a_plain_copy() {
-        let shapes =
-            (1..=5usize).flat_map(|p| (0..9usize).flat_map(move |o| [(p, o, 4), (p, o, 8)]));
+        let shapes = (1..=5usize)
+            .flat_map(|p| (0..9usize).flat_map(move |o| [(p, o, 4), (p, o, 8), (p, o, 24)]));
         for (parts, outer, c) in shapes {
             let chunks = vec![c; parts];
             let row = c * parts;
