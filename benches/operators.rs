@@ -9,8 +9,10 @@
 //! `kiln_build::exec::run` on the case's own inputs, checks every output against the bundle's
 //! golden (TFLM's; the Python side re-checks TFLM on the same model and inputs in the same
 //! run), and times the lowered kernel call(s) on prepared buffers. TFLM is timed in the same
-//! run by `tools/bench_operators.py time --serve`, whose rounds alternate with Kiln's. Without
-//! `.venv/` it says so and writes Kiln's numbers only.
+//! run by `tools/bench_operators.py time --serve`, whose rounds alternate with Kiln's: each
+//! row gets one Kiln / TFLM ratio per round, and its verdict (slower, within noise) comes from
+//! their median and upper quartile (the method is in the text written to BENCHMARKS.md).
+//! Without `.venv/` it says so and writes Kiln's numbers only.
 //!
 //! For work on a kernel, `KILN_BENCH_ROWS=sin_float32,pack_` times only the rows whose bundle
 //! name starts with one of the prefixes and prints them without touching BENCHMARKS.md.
@@ -23,10 +25,25 @@ use kiln_build::lower::{Step, lower};
 use kiln_planner::{PlanOptions, plan, read_model};
 use std::hint::black_box;
 
-const ROUNDS: usize = 40;
-const PASSES: usize = 4;
-const FLOOR_ROUNDS: usize = 20;
+/// Interleaved rounds per row (each: Kiln's batches, the executor's, then TFLM's), spread
+/// over as many passes through all rows; one Kiln / TFLM ratio per round.
+const ROUNDS: usize = 12;
+/// Kiln's timed batches per round.
+const KILN_BATCHES: usize = 3;
+/// TFLM's timed rounds (a batch of the one-operator model and one of the K copies) per round.
+const TFLM_BATCHES: usize = 3;
+/// Batches of the executor's share per round.
+const FLOOR_BATCHES: usize = 2;
 const BATCH_S: f64 = 0.001;
+
+/// The `p`-quantile (`0..=1`) of a sample, linearly interpolated between order statistics
+/// (numpy's default); sorts the sample.
+fn quantile(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let pos = p * (v.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
 
 /// One case of a `.kcase` bundle (format: tests/kernel_cases/README.md).
 struct KCase {
@@ -70,10 +87,15 @@ fn kcase(bytes: &[u8], want: usize) -> KCase {
 }
 
 /// The lowered steps on prepared buffers, each writing its own output buffers: the calls
-/// that are timed (one step for almost every operator).
+/// that are timed (one step for almost every operator), through the executor's entry for
+/// benchmarks, `run_step` (`run_step_outputs` where a step has several outputs).
 fn call(steps: &[Step], t: &[Buffer], outs: &mut [(Buffer, Vec<Buffer>)]) {
     for (step, (out, more)) in steps.iter().zip(outs) {
-        kiln_build::exec::run_step_outputs(step, t, &mut [], out.bytes_mut(), more);
+        if more.is_empty() {
+            kiln_build::exec::run_step(step, t, &mut [], out.bytes_mut());
+        } else {
+            kiln_build::exec::run_step_outputs(step, t, &mut [], out.bytes_mut(), more);
+        }
     }
 }
 
@@ -125,6 +147,7 @@ struct Row {
     outs: Vec<(Buffer, Vec<Buffer>)>,
     batch: usize,
     times: Vec<f64>,
+    ratios: Vec<f64>,
     floor_batch: usize,
     floors: Vec<f64>,
     floor: f64,
@@ -199,6 +222,7 @@ fn prepare(r: &serde_json::Value) -> Row {
         outs,
         batch: 0,
         times: Vec::new(),
+        ratios: Vec::new(),
         floor_batch: 0,
         floors: Vec::new(),
         floor: 0.0,
@@ -229,7 +253,9 @@ fn main() {
         .collect();
     eprintln!("starting TFLM: tools/bench_operators.py time --serve");
     let mut server = Tflm::start("bench_operators.py", &["time", "--serve"]);
-    for _ in 0..PASSES {
+    // Round by round through all rows; in each, a row's Kiln batches are timed right before
+    // its TFLM rounds, and their medians give one ratio.
+    for _ in 0..ROUNDS {
         for r in &mut rows {
             let (steps, tensors, outs) = (&r.steps, &r.tensors, &mut r.outs);
             let mut f = || call(black_box(steps), black_box(tensors), black_box(&mut *outs));
@@ -239,19 +265,25 @@ fn main() {
                 }
                 r.batch = batch_size(&mut f, BATCH_S);
             }
-            for _ in 0..ROUNDS / PASSES {
-                r.times.push(batch_mean(&mut f, r.batch));
-            }
+            let mut kiln: Vec<f64> = (0..KILN_BATCHES)
+                .map(|_| batch_mean(&mut f, r.batch))
+                .collect();
+            r.times.extend_from_slice(&kiln);
+            let kiln = median(&mut kiln) * 1e6;
             let mut g =
                 || executor_floor(black_box(steps), black_box(tensors), black_box(&mut *outs));
             if r.floor_batch == 0 {
                 r.floor_batch = batch_size(&mut g, BATCH_S);
             }
-            for _ in 0..FLOOR_ROUNDS / PASSES {
+            for _ in 0..FLOOR_BATCHES {
                 r.floors.push(batch_mean(&mut g, r.floor_batch));
             }
-            let line = format!("rounds {} {}", r.name, ROUNDS / PASSES);
-            with_tflm(&mut server, |t| t.request(&line));
+            let line = format!("rounds {} {TFLM_BATCHES}", r.name);
+            let ratios = &mut r.ratios;
+            with_tflm(&mut server, |t| {
+                ratios.push(kiln / t.request_value(&line)?);
+                Ok(())
+            });
         }
     }
     let tflm = server.and_then(Tflm::finish);
@@ -261,9 +293,20 @@ fn main() {
     if let Err(e) = &tflm {
         eprintln!("no TFLM numbers: {e}");
     }
+    /// A row's verdict from its per-round ratios.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Verdict {
+        /// Median ratio >= 1.00.
+        Slower,
+        /// Median below 1.00, upper quartile at or above.
+        WithinNoise,
+        Faster,
+    }
     struct Line {
         cells: String,
-        ratio: Option<f64>,
+        /// Median, lower and upper quartile, min and max of the per-round ratios.
+        ratio: Option<[f64; 5]>,
+        verdict: Option<Verdict>,
         net: Option<f64>,
         what: String,
         short: String,
@@ -286,27 +329,53 @@ fn main() {
         } else {
             String::new()
         };
-        let (tf, ratio, net, inv) = match t {
-            Some((inv, kern, _)) => (
-                us(kern),
-                Some(kiln / kern),
-                Some((kiln - r.floor) / kern),
-                us(inv),
-            ),
-            None => ("n/a".into(), None, None, "n/a".into()),
-        };
-        let rc = ratio.map_or("n/a".into(), |x| {
-            format!("{x:.2}{}", if x > 1.0 { " **slower**" } else { "" })
+        let ratio = (t.is_some() && r.ratios.len() == ROUNDS).then(|| {
+            let v = &mut r.ratios;
+            [
+                quantile(v, 0.5),
+                quantile(v, 0.25),
+                quantile(v, 0.75),
+                quantile(v, 0.0),
+                quantile(v, 1.0),
+            ]
         });
+        let verdict = ratio.map(|[m, _, q3, _, _]| {
+            if m >= 1.0 {
+                Verdict::Slower
+            } else if q3 >= 1.0 {
+                Verdict::WithinNoise
+            } else {
+                Verdict::Faster
+            }
+        });
+        let (tf, net, inv) = match t {
+            Some((inv, kern, _)) => (us(kern), Some((kiln - r.floor) / kern), us(inv)),
+            None => ("n/a".into(), None, "n/a".into()),
+        };
+        let (rc, spread) = match (ratio, verdict) {
+            (Some([m, q1, q3, lo, hi]), Some(v)) => (
+                format!(
+                    "{m:.2}{}",
+                    match v {
+                        Verdict::Slower => " **slower**",
+                        Verdict::WithinNoise => " *within noise*",
+                        Verdict::Faster => "",
+                    }
+                ),
+                format!("{q1:.2}–{q3:.2} ({lo:.2}–{hi:.2})"),
+            ),
+            _ => ("n/a".into(), "n/a".into()),
+        };
         eprintln!(
-            "{:36} Kiln {:>9} us  TFLM kernel {:>9} us  {rc}",
+            "{:36} Kiln {:>9} us  TFLM kernel {:>9} us  {rc}  [{spread}]",
             r.name,
             us(kiln),
             tf
         );
+        let m = ratio.map_or(f64::NAN, |x| x[0]);
         lines.push(Line {
             cells: format!(
-                "| {} | {} | {} | {} | {} | {tf} | {}{calls} | {} | {rc} | {inv} |\n",
+                "| {} | {} | {} | {} | {} | {tf} | {}{calls} | {} | {rc} | {spread} | {inv} |\n",
                 s("op"),
                 s("types"),
                 s("shape"),
@@ -316,37 +385,52 @@ fn main() {
                 us(r.floor),
             ),
             ratio,
+            verdict,
             net,
             what: format!(
-                "{} {} ({}): {:.2} (Kiln {} µs, TFLM {tf} µs)",
+                "{} {} ({}): {m:.2} (Kiln {} µs, TFLM {tf} µs)",
                 s("op"),
                 s("types"),
                 s("shape"),
-                ratio.unwrap_or(f64::NAN),
                 us(kiln)
             ),
-            short: format!("{} {:.2}", s("name"), ratio.unwrap_or(f64::NAN)),
+            short: format!(
+                "{} {m:.2} ({:.2}–{:.2})",
+                s("name"),
+                ratio.map_or(f64::NAN, |x| x[1]),
+                ratio.map_or(f64::NAN, |x| x[2])
+            ),
             k: t.map_or(0, |t| t.2),
         });
     }
     let mut table = String::from(
         "| op | types | shapes (inputs → outputs) | I/O bytes | bundle | TFLM µs | Kiln µs | \
-         of which executor µs | Kiln / TFLM | TFLM invoke µs |\n\
-         |---|---|---|--:|---|--:|--:|--:|--:|--:|\n",
+         of which executor µs | Kiln / TFLM | per round: q1–q3 (min–max) | TFLM invoke µs |\n\
+         |---|---|---|--:|---|--:|--:|--:|--:|--:|--:|\n",
     );
     for l in &lines {
         table.push_str(&l.cells);
     }
+    let median_of = |l: &&Line| l.ratio.unwrap()[0];
+    let q3_of = |l: &&Line| l.ratio.unwrap()[2];
     let mut slower: Vec<&Line> = lines
         .iter()
-        .filter(|l| l.ratio.is_some_and(|x| x > 1.0))
+        .filter(|l| l.verdict == Some(Verdict::Slower))
         .collect();
-    slower.sort_by(|a, b| b.ratio.unwrap().total_cmp(&a.ratio.unwrap()));
-    let parity = lines
+    slower.sort_by(|a, b| median_of(b).total_cmp(&median_of(a)));
+    let mut noise: Vec<&Line> = lines
         .iter()
-        .filter(|l| l.ratio.is_some_and(|x| x > 0.9 && x <= 1.0))
-        .count();
-    let mut ratios: Vec<f64> = lines.iter().filter_map(|l| l.ratio).collect();
+        .filter(|l| l.verdict == Some(Verdict::WithinNoise))
+        .collect();
+    noise.sort_by(|a, b| q3_of(b).total_cmp(&q3_of(a)));
+    let mut ratios: Vec<f64> = lines.iter().filter_map(|l| l.ratio.map(|x| x[0])).collect();
+    let largest = |i: usize| {
+        lines
+            .iter()
+            .filter_map(|l| l.ratio.map(|x| x[i]))
+            .fold(0.0, f64::max)
+    };
+    let (largest_median, largest_q3, largest_max) = (largest(0), largest(2), largest(4));
     let ks = lines.iter().filter(|l| l.ratio.is_some()).map(|l| l.k);
     let k_range = (ks.clone().min().unwrap_or(0), ks.max().unwrap_or(0));
     let tflm_text = match &tflm {
@@ -356,64 +440,85 @@ fn main() {
              same model and inputs, after checking that it still produces the golden outputs: \
              TFLM µs is the operator alone, from a second model holding K copies of the \
              operator (K = {}–{}, the copies take about 0.5 ms; same inputs and constants, own \
-             outputs, each checked against the golden), (t_K − t_1)/(K − 1) per round (batches \
-             of about 1 ms), median over {ROUNDS} rounds, each right after Kiln's rounds of the \
-             same row, which removes Python's and the interpreter's per-invoke cost; TFLM \
-             invoke µs is the whole `invoke()` of the one-operator model from Python, for \
-             reference (`invoke()` of a model without operators takes {} µs in this run).",
+             outputs, each checked against the golden), (t_K − t_1)/(K − 1) per TFLM round (a \
+             batch of about 1 ms of each model), median over {} rounds ({TFLM_BATCHES} right \
+             after each of Kiln's rounds of the same row), which removes Python's and the \
+             interpreter's per-invoke cost; TFLM invoke µs is the whole `invoke()` of the \
+             one-operator model from Python, for reference (`invoke()` of a model without \
+             operators takes {} µs in this run).",
             j["tflite_micro"].as_str().unwrap_or("?"),
             k_range.0,
             k_range.1,
+            ROUNDS * TFLM_BATCHES,
             us(j["empty_invoke_us"].as_f64().unwrap_or(f64::NAN)),
         ),
         Err(e) => format!("**No TFLM numbers in this run: {e}.** Kiln's numbers only."),
     };
     let mut verdict = String::new();
     if tflm.is_ok() {
-        verdict = if slower.is_empty() {
-            format!(
-                "Kiln is not slower than TFLM on any of the {} rows (Kiln / TFLM ≤ 1.00; median \
-                 ratio {:.2}, largest {:.2}).",
-                lines.len(),
-                median(&mut ratios),
-                ratios.iter().copied().fold(0.0, f64::max),
-            )
-        } else {
-            let names = |f: &dyn Fn(f64) -> bool| {
-                slower
-                    .iter()
-                    .filter(|l| f(l.ratio.unwrap()))
+        let names = |ls: &[&Line]| {
+            if ls.is_empty() {
+                "none".to_string()
+            } else {
+                ls.iter()
                     .map(|l| l.short.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
-            };
+            }
+        };
+        let noise_text = format!(
+            "**{} more rows within noise** (median below 1.00, upper quartile at or above: \
+             Kiln may be slower there), largest upper quartile first: {}",
+            noise.len(),
+            names(&noise),
+        );
+        verdict = if slower.is_empty() {
+            format!(
+                "Kiln is not slower than TFLM on any of the {} rows (every median per-round \
+                 ratio below 1.00; median over all rows {:.2}, largest {largest_median:.2}); \
+                 {noise_text}. Largest upper quartile {largest_q3:.2}, largest single round \
+                 {largest_max:.2}.",
+                lines.len(),
+                median(&mut ratios),
+            )
+        } else {
             let much: Vec<&str> = slower
                 .iter()
-                .filter(|l| l.ratio.unwrap() > 1.5)
+                .filter(|l| median_of(l) > 1.5)
                 .map(|l| l.what.as_str())
                 .collect();
-            let still: Vec<&str> = slower
+            let still: Vec<String> = slower
                 .iter()
-                .filter(|l| l.net.is_some_and(|x| x > 1.0))
-                .map(|l| l.short.as_str())
+                .filter_map(|l| {
+                    let net = l.net.filter(|&x| x >= 1.0)?;
+                    Some(format!(
+                        "{} {net:.2}",
+                        l.short.split(' ').next().unwrap_or("")
+                    ))
+                })
                 .collect();
             format!(
-                "**Kiln is slower than TFLM on {} of the {} rows** (median ratio over all rows \
-                 {:.2}; {parity} more rows within 10 %, parity within this machine's noise). \
-                 Slower by more than 1.5×, worst first: {}. Slower by up to 1.5×: {}. With the \
-                 host executor's own share (column \"of which executor µs\") taken off Kiln's \
-                 time, {} rows remain slower: {}.",
+                "**Kiln is slower than TFLM on {} of the {} rows** (median per-round ratio at \
+                 or above 1.00; median over all rows {:.2}), worst first: {}; {noise_text}. \
+                 Slower by more than 1.5×: {}. With the host executor's own share (column \
+                 \"of which executor µs\") taken off Kiln's median time, {} of the slower rows \
+                 {} at or above 1.00 (ratio of medians): {}.",
                 slower.len(),
                 lines.len(),
                 median(&mut ratios),
+                names(&slower),
                 if much.is_empty() {
                     "none".into()
                 } else {
                     much.join("; ")
                 },
-                names(&|x| x <= 1.5),
                 still.len(),
-                still.join(", "),
+                if still.len() == 1 { "stays" } else { "stay" },
+                if still.is_empty() {
+                    "none".into()
+                } else {
+                    still.join(", ")
+                },
             )
         };
         verdict.push_str("\n\n");
@@ -439,23 +544,37 @@ fn main() {
          both columns**: they compare the fixed cost of one operator call (argument handling, \
          loop setup) more than throughput. Kiln µs = the lowered kernel call(s) \
          (`kiln_build::lower::lower`, parameters from the kernels' `prepare*`) on prepared \
-         buffers, median over {ROUNDS} batches of about 1 ms (mean per call in a batch; after \
-         warm-up; spread over {PASSES} passes through all rows), in {CLOCK}, on both sides; \
+         buffers, median over {} batches of about 1 ms (mean per call in a batch; after \
+         warm-up), in {CLOCK}, on both sides; \
          before timing, the output of `kiln_build::exec::run` and of the timed call must equal \
          the bundle's golden output byte for byte (float32 too). The kernel is called with \
-         runtime parameters through the host executor's dispatch (`Kernel::run`); generated \
+         runtime parameters through the host executor's dispatch (`Kernel::run`, entered by \
+         `kiln_build::exec::run_step`, or `run_step_outputs` for several outputs); generated \
          code calls it directly with constants. \
          Of which executor µs = an upper estimate of the host executor's own share of that \
          call (collecting every operand slice for `Kernel::run`, and for several outputs the \
          output slices, each in an array of 8 or a `Vec` beyond; the executor itself now \
-         looks each operand up only when the kernel reads it, which costs less; timed alone \
-         right after Kiln's rounds of the row, median of {FLOOR_ROUNDS} batches; rough, and \
+         looks each operand up only when the kernel reads it, which costs less; timed \
+         right after Kiln's batches in each round, median of {} batches; rough, and \
          it can come out a little above Kiln µs): generated \
-         code has none of it, but it is counted in Kiln µs and in the ratio. {tflm_text} \
-         Kiln / TFLM < 1 means Kiln is faster.\n\n\
-         Machine: {}. Medians from one run (this benchmark took {:.0} s); the 2 cores are \
+         code has none of it, but it is counted in Kiln µs and in the ratio. {tflm_text}\n\n\
+         **Noise-aware verdict.** Each row is timed in {ROUNDS} rounds, one per pass through \
+         all rows (so a row's rounds are spread over the whole run): in a round, \
+         {KILN_BATCHES} batches of Kiln, then {TFLM_BATCHES} TFLM rounds, back to back, and the \
+         round's ratio is the median of its Kiln batches over the median of its TFLM rounds \
+         (both sides measured within a few ms of each other, so a load change between rounds \
+         moves both). Kiln / TFLM = the median of the {ROUNDS} per-round ratios (< 1 means \
+         Kiln is faster); per round = their lower and upper quartiles (q1–q3, linear \
+         interpolation) and their minimum and maximum. A row is **slower** when its median \
+         ratio is at or above 1.00, and *within noise* when the median is below 1.00 but the \
+         upper quartile reaches 1.00 (Kiln was at least as slow in a quarter of the rounds); \
+         the summary counts both, and a claim \"not slower\" holds only for rows whose upper \
+         quartile stays below 1.00.\n\n\
+         Machine: {}. One run (this benchmark took {:.0} s); the 2 cores are \
          shared with other builds, so single rows can be off by tens of percent, and rows \
          below 0.1 µs by more.\n\n{verdict}{table}\n",
+        ROUNDS * KILN_BATCHES,
+        ROUNDS * FLOOR_BATCHES,
         machine(),
         t0.elapsed().as_secs_f64(),
     );

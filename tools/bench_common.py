@@ -32,7 +32,8 @@ except ImportError:  # pragma: no cover
 def serve(handlers):
     """Request loop for a benchmark that interleaves its timings with ours: prints `ready`,
     then for each stdin line `<command> <args...>` calls handlers[command](*args) and prints
-    `ok`, until a line `done` (or end of input)."""
+    `ok` (`ok <value>` when the handler returns a value other than None), until a line `done`
+    (or end of input)."""
     print("ready", flush=True)
     for line in sys.stdin:
         words = line.split()
@@ -40,8 +41,8 @@ def serve(handlers):
             continue
         if words[0] == "done":
             return
-        handlers[words[0]](*words[1:])
-        print("ok", flush=True)
+        value = handlers[words[0]](*words[1:])
+        print("ok" if value is None else f"ok {value!r}", flush=True)
 
 
 def machine():

@@ -27,8 +27,10 @@ Subcommands, run from the repository root with the pinned environment:
       inputs and constants, own outputs; K = 8..256, chosen so the copies take about 0.5 ms),
       which removes Python's and the interpreter's per-invoke cost. Batches of about 1 ms, CPU
       time of the calling thread (bench_common.now_ns). --serve: print `ready` after
-      preparing every row, answer `rounds <row> <n>` requests from stdin with `ok` until
-      `done`, then print the JSON (benches/operators.rs interleaves TFLM's rounds with its own).
+      preparing every row, answer `rounds <row> <n>` requests from stdin with `ok <µs>` (the
+      median kernel time of those n rounds) until `done`, then print the JSON
+      (benches/operators.rs interleaves TFLM's rounds with its own and takes a Kiln / TFLM
+      ratio per request).
 """
 
 import argparse
@@ -161,11 +163,16 @@ class Timed:
         self.t1s, self.diffs = [], []
 
     def rounds(self, n):
+        """n rounds; returns their median kernel time in µs (one round of the benchmark's
+        per-round ratios)."""
+        got = []
         for _ in range(n):
             a = bc.batch_mean(self.it1.invoke, self.n1)
             b = bc.batch_mean(self.itk.invoke, self.nk)
             self.t1s.append(a)
-            self.diffs.append((b - a) / (self.k - 1))
+            got.append((b - a) / (self.k - 1))
+        self.diffs.extend(got)
+        return statistics.median(got) * 1e6
 
     def result(self):
         return {

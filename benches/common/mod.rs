@@ -193,6 +193,27 @@ impl Tflm {
         self.expect("ok", line)
     }
 
+    /// Sends one request line and returns the number of its answer `ok <value>`.
+    pub fn request_value(&mut self, line: &str) -> Result<f64, String> {
+        writeln!(self.stdin, "{line}")
+            .and_then(|_| self.stdin.flush())
+            .map_err(|e| format!("tools/bench_*.py at `{line}`: {e}"))?;
+        let mut answer = String::new();
+        match self.stdout.read_line(&mut answer) {
+            Ok(n) if n > 0 => {}
+            Ok(_) => {
+                let status = self.child.wait().map(|s| s.to_string()).unwrap_or_default();
+                return Err(format!("tools/bench_*.py stopped at `{line}` ({status})"));
+            }
+            Err(e) => return Err(format!("tools/bench_*.py at `{line}`: {e}")),
+        }
+        answer
+            .trim()
+            .strip_prefix("ok ")
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("tools/bench_*.py at `{line}`: answered `{}`", answer.trim()))
+    }
+
     /// Ends the requests and returns the script's JSON result.
     pub fn finish(mut self) -> Result<serde_json::Value, String> {
         writeln!(self.stdin, "done").map_err(|e| e.to_string())?;

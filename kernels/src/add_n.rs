@@ -69,8 +69,47 @@ pub fn add_n_f32(inputs: &[&[f32]], output: &mut [f32]) {
 }
 
 /// Int8 ADD_N.
+///
+/// The inputs' rescaling is a multiply by exactly `0.5` in every model ([`prepare_s8`]
+/// quantizes `s / (2 s)`, which is `0.5` in `f64` for every positive finite scale:
+/// multiplier `2^30`, exponent 0). Then `scale(v) = SRDHM(v << 20, 2^30) = v << 19` exactly
+/// for every `v = q - zero_point` in `-255..=255` (`v << 20` fits an `i32`, the doubled
+/// product `v * 2^51` is a multiple of `2^31`, so the rounding nudge never carries), and
+/// since a left shift is a multiplication modulo `2^32`, TFLM's wrapping `i32` sum
+/// `scale(offset) + sum_j scale(offset + q_j)` equals `(offset * (n + 1) + sum_j q_j) << 19`
+/// modulo `2^32`: the inputs are summed as small integers, a block of [`S8_BLOCK`] outputs at
+/// a time, one input after the other (contiguous, vectorizable), and each output rescaled
+/// once. Any other multiplier (not produced by [`prepare_s8`]) takes TFLM's per-term form.
 pub fn add_n_s8(p: &Params, inputs: &[&[i8]], output: &mut [i8]) {
     debug_assert!(inputs.iter().all(|x| x.len() == output.len()));
+    let finish = |acc: i32| -> i8 {
+        let raw = mul_exp(acc, p.output_multiplier, p.output_shift).wrapping_add(p.output_offset);
+        raw.clamp(i8::MIN as i32, i8::MAX as i32) as i8
+    };
+    if p.input_multiplier == 1 << 30 && p.input_shift == 0 && p.left_shift == LEFT_SHIFT {
+        // `offset * (n + 1)`, wrapping as the sum it stands for.
+        let base = p
+            .input_offset
+            .wrapping_mul((inputs.len() as i32).wrapping_add(1));
+        let mut at = 0;
+        for oblk in output.chunks_mut(S8_BLOCK) {
+            let mut acc = [base; S8_BLOCK];
+            let acc = &mut acc[..oblk.len()];
+            for input in inputs {
+                let Some(x) = input.get(at..at + acc.len()) else {
+                    return;
+                };
+                for (a, &q) in acc.iter_mut().zip(x) {
+                    *a = a.wrapping_add(q as i32);
+                }
+            }
+            for (o, &a) in oblk.iter_mut().zip(acc.iter()) {
+                *o = finish(a.wrapping_mul(1 << (LEFT_SHIFT - 1)));
+            }
+            at += oblk.len();
+        }
+        return;
+    }
     let scale = |v: i32| {
         mul_exp(
             v.wrapping_mul(1i32 << p.left_shift),
@@ -84,14 +123,18 @@ pub fn add_n_s8(p: &Params, inputs: &[&[i8]], output: &mut [i8]) {
         for input in inputs {
             acc = acc.wrapping_add(scale(p.input_offset.wrapping_add(input[i] as i32)));
         }
-        let raw = mul_exp(acc, p.output_multiplier, p.output_shift).wrapping_add(p.output_offset);
-        *o = raw.clamp(i8::MIN as i32, i8::MAX as i32) as i8;
+        *o = finish(acc);
     }
 }
+
+/// Outputs summed together by [`add_n_s8`].
+const S8_BLOCK: usize = 64;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec;
+    use std::vec::Vec;
 
     #[test]
     fn sums() {
@@ -107,5 +150,74 @@ mod tests {
         let mut o8 = [0i8; 2];
         add_n_s8(&p, &[&[1, 100], &[2, 100], &[3, -10]], &mut o8);
         assert_eq!(o8, [6, 127]);
+    }
+
+    /// TFLM's per-term form, as `add_n_s8` runs it for other multipliers.
+    fn per_term(p: &Params, inputs: &[&[i8]], output: &mut [i8]) {
+        let scale = |v: i32| {
+            mul_exp(
+                v.wrapping_mul(1 << p.left_shift),
+                p.input_multiplier,
+                p.input_shift,
+            )
+        };
+        for (i, o) in output.iter_mut().enumerate() {
+            let mut acc = scale(p.input_offset);
+            for x in inputs {
+                acc = acc.wrapping_add(scale(p.input_offset.wrapping_add(x[i] as i32)));
+            }
+            let raw =
+                mul_exp(acc, p.output_multiplier, p.output_shift).wrapping_add(p.output_offset);
+            *o = raw.clamp(-128, 127) as i8;
+        }
+    }
+
+    #[test]
+    fn summed_form_equals_per_term_form() {
+        // Every input value against every zero point, with up to 9 inputs and blocks of
+        // several lengths (a partial last block included).
+        let mut seed = 7u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 24) as i8
+        };
+        for (scale_in, scale_out) in [(0.5f32, 0.5f32), (0.013, 0.041), (0.2, 0.0007), (1e-3, 3.0)]
+        {
+            for zp in [-128, -37, 0, 1, 127] {
+                let q_in = QuantParams {
+                    scale: scale_in,
+                    zero_point: zp,
+                };
+                let q_out = QuantParams {
+                    scale: scale_out,
+                    zero_point: -zp / 2,
+                };
+                let p = prepare_s8(q_in, q_out).unwrap();
+                assert_eq!((p.input_multiplier, p.input_shift), (1 << 30, 0));
+                for (n, len) in [(2, 256), (5, 64), (9, 131), (3, 1)] {
+                    let data: Vec<Vec<i8>> = (0..n)
+                        .map(|j| {
+                            (0..len)
+                                .map(|i| {
+                                    if j == 0 {
+                                        (i % 256) as u8 as i8
+                                    } else {
+                                        next()
+                                    }
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    let refs: Vec<&[i8]> = data.iter().map(Vec::as_slice).collect();
+                    let (mut fast, mut slow) = (vec![0i8; len], vec![1i8; len]);
+                    add_n_s8(&p, &refs, &mut fast);
+                    per_term(&p, &refs, &mut slow);
+                    assert_eq!(
+                        fast, slow,
+                        "scales {scale_in}/{scale_out}, zp {zp}, {n} inputs"
+                    );
+                }
+            }
+        }
     }
 }

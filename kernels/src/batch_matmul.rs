@@ -248,10 +248,14 @@ pub fn batch_matmul_s8(p: &Params, lhs: &[i8], rhs: &[i8], output: &mut [i8]) {
 
 /// Int16 BATCH_MATMUL (int64 accumulators, zero points 0).
 ///
-/// Integer sums do not depend on the order of their terms, so where the RHS rows are
-/// contiguous (`rhs_n_stride == 1`, no `adj_y`) a block of up to [`S16_BLOCK`] outputs of one
-/// LHS row is accumulated at once, `k` outermost, over contiguous RHS row slices (no index
-/// arithmetic or bounds check per product); otherwise each output is one strided dot product.
+/// Integer sums do not depend on the order of their terms, so a tile of up to [`S16_ROWS`]
+/// LHS rows by [`S16_BLOCK`] outputs is accumulated at once, `k` outermost: each RHS row
+/// block (contiguous, or gathered through its stride with `adj_y`) is read once per tile and
+/// multiplied by the tile's LHS values. The products are summed exactly in `i32` halves
+/// (each LHS value split into its high and low byte, see the loop) and joined in the `i64`
+/// totals per chunk of [`S16_DEPTH`] depths, so no 64-bit multiply is needed per product.
+/// Nonzero zero points (which TFLM refuses for int16) take one strided `i64` dot product per
+/// output.
 pub fn batch_matmul_s16(p: &Params, lhs: &[i16], rhs: &[i16], output: &mut [i16]) {
     debug_assert_eq!(lhs.len(), p.lhs_size);
     debug_assert_eq!(rhs.len(), p.rhs_size);
@@ -270,53 +274,99 @@ pub fn batch_matmul_s16(p: &Params, lhs: &[i16], rhs: &[i16], output: &mut [i16]
         let Some(out) = output.get_mut(ob..ob + p.m * p.n) else {
             return;
         };
-        for (m, orow) in out.chunks_exact_mut(p.n).enumerate() {
-            let lbase = lb + m * p.lhs_m_stride;
-            if p.rhs_n_stride == 1 {
-                for (blk, oblk) in orow.chunks_mut(S16_BLOCK).enumerate() {
-                    let n0 = blk * S16_BLOCK;
-                    let mut acc = [0i64; S16_BLOCK];
-                    let acc = &mut acc[..oblk.len()];
-                    for k in 0..p.k {
-                        let l = lhs[lbase + k * p.lhs_k_stride];
-                        let start = rb + k * p.rhs_k_stride + n0;
-                        let Some(rrow) = rhs.get(start..start + acc.len()) else {
-                            return;
-                        };
-                        if zero_offsets {
-                            // |r * l| <= 2^30: the product fits an i32.
-                            let l = l as i32;
-                            for (a, &r) in acc.iter_mut().zip(rrow) {
-                                *a = a.wrapping_add((r as i32 * l) as i64);
-                            }
-                        } else {
-                            let l = l as i64 + input_offset;
-                            for (a, &r) in acc.iter_mut().zip(rrow) {
-                                *a = a.wrapping_add((r as i64 + weights_offset) * l);
+        if zero_offsets {
+            for (mt, otile) in out.chunks_mut(S16_ROWS * p.n).enumerate() {
+                let rows = otile.len() / p.n;
+                let lbase = lb + mt * S16_ROWS * p.lhs_m_stride;
+                let mut n0 = 0;
+                while n0 < p.n {
+                    let width = (p.n - n0).min(S16_BLOCK);
+                    let mut acc = [[0i64; S16_BLOCK]; S16_ROWS];
+                    // Each LHS value split as `l = 256 h + u` (`h` in -128..=127, `u` in
+                    // 0..=255): `|r h| <= 2^22` and `|r u| < 2^23`, so up to 256 depths of
+                    // each half sum exactly in an `i32`; the halves are joined as `256 H + U`
+                    // in the `i64` accumulators per chunk of [`S16_DEPTH`] depths.
+                    let mut k0 = 0;
+                    while k0 < p.k {
+                        let depth = (p.k - k0).min(S16_DEPTH);
+                        // The chunk's RHS blocks, `k` by `k`: contiguous rows copied (a
+                        // whole block where the RHS goes on: lanes past `width` are never
+                        // stored), strided ones (`adj_y`) gathered, all before any is read.
+                        let mut tile = [[0i16; S16_BLOCK]; S16_DEPTH];
+                        for (kk, row) in tile[..depth].iter_mut().enumerate() {
+                            let start = rb + (k0 + kk) * p.rhs_k_stride + n0 * p.rhs_n_stride;
+                            if p.rhs_n_stride == 1 {
+                                if let Some(r) = rhs.get(start..).and_then(<[i16]>::first_chunk) {
+                                    *row = *r;
+                                } else {
+                                    let Some(r) = rhs.get(start..start + width) else {
+                                        return;
+                                    };
+                                    row[..width].copy_from_slice(r);
+                                }
+                            } else {
+                                for (j, x) in row[..width].iter_mut().enumerate() {
+                                    let Some(&r) = rhs.get(start + j * p.rhs_n_stride) else {
+                                        return;
+                                    };
+                                    *x = r;
+                                }
                             }
                         }
+                        let mut hi = [[0i32; S16_BLOCK]; S16_ROWS];
+                        let mut lo = [[0i32; S16_BLOCK]; S16_ROWS];
+                        for (kk, r) in tile[..depth].iter().enumerate() {
+                            let at = lbase + (k0 + kk) * p.lhs_k_stride;
+                            for (i, (hi, lo)) in hi[..rows].iter_mut().zip(&mut lo).enumerate() {
+                                let Some(&l) = lhs.get(at + i * p.lhs_m_stride) else {
+                                    return;
+                                };
+                                let (h, u) = ((l >> 8) as i32, (l & 0xFF) as i32);
+                                for ((hi, lo), &x) in hi.iter_mut().zip(lo.iter_mut()).zip(r) {
+                                    *hi += x as i32 * h;
+                                    *lo += x as i32 * u;
+                                }
+                            }
+                        }
+                        for ((a, hi), lo) in acc[..rows].iter_mut().zip(&hi).zip(&lo) {
+                            for ((a, &h), &u) in a.iter_mut().zip(hi).zip(lo) {
+                                *a = a.wrapping_add(((h as i64) << 8) + u as i64);
+                            }
+                        }
+                        k0 += depth;
                     }
-                    for (o, &a) in oblk.iter_mut().zip(acc.iter()) {
-                        *o = finish(a);
+                    for (orow, a) in otile.chunks_exact_mut(p.n).zip(&acc) {
+                        for (o, &a) in orow[n0..n0 + width].iter_mut().zip(a) {
+                            *o = finish(a);
+                        }
                     }
+                    n0 += width;
                 }
-            } else {
-                for (n, o) in orow.iter_mut().enumerate() {
-                    let mut total = 0i64;
-                    for k in 0..p.k {
-                        let l = lhs[lbase + k * p.lhs_k_stride] as i64;
-                        let r = rhs[rb + k * p.rhs_k_stride + n * p.rhs_n_stride] as i64;
-                        total = total.wrapping_add((r + weights_offset) * (l + input_offset));
-                    }
-                    *o = finish(total);
+            }
+            return;
+        }
+        for (m, orow) in out.chunks_exact_mut(p.n).enumerate() {
+            let lbase = lb + m * p.lhs_m_stride;
+            for (n, o) in orow.iter_mut().enumerate() {
+                let mut total = 0i64;
+                for k in 0..p.k {
+                    let l = lhs[lbase + k * p.lhs_k_stride] as i64;
+                    let r = rhs[rb + k * p.rhs_k_stride + n * p.rhs_n_stride] as i64;
+                    total = total.wrapping_add((r + weights_offset) * (l + input_offset));
                 }
+                *o = finish(total);
             }
         }
     });
 }
 
 /// Outputs of one LHS row accumulated together by [`batch_matmul_s16`].
-const S16_BLOCK: usize = 16;
+const S16_BLOCK: usize = 8;
+/// LHS rows accumulated together by [`batch_matmul_s16`].
+const S16_ROWS: usize = 4;
+/// Depths of RHS blocks read, and summed in `i32` halves, at once by [`batch_matmul_s16`]
+/// (at most 256: `256 * 2^23 <= 2^31`).
+const S16_DEPTH: usize = 16;
 
 #[cfg(test)]
 mod tests {
@@ -341,5 +391,79 @@ mod tests {
         assert_eq!(y, z);
         assert!(prepare_f32(&[2, 3], &[2, 3], false, false).is_err());
         assert!(prepare_f32(&[2, 2, 3], &[3, 3, 2], false, false).is_err());
+    }
+
+    /// The int16 tiles against a plain `i64` triple loop, with and without adjoints, for
+    /// shapes with partial row, column and depth chunks, extreme values included.
+    #[test]
+    fn int16_tiles_equal_a_plain_loop() {
+        use crate::fixed_point::multiply_by_quantized_multiplier_i64 as mbqm;
+        use std::vec::Vec;
+        let q = |scale| QuantParams {
+            scale,
+            zero_point: 0,
+        };
+        let mut seed = 3u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            match seed >> 29 {
+                0 => i16::MIN,
+                1 => i16::MAX,
+                _ => (seed >> 16) as i16,
+            }
+        };
+        for (b, m, k, n) in [
+            (1, 1, 1, 1),
+            (2, 3, 6, 6),
+            (1, 9, 5, 17),
+            (3, 4, 40, 8),
+            (1, 5, 3, 9),
+            (1, 3, 600, 5),
+        ] {
+            let lhs: Vec<i16> = (0..b * m * k).map(|_| next()).collect();
+            let rhs: Vec<i16> = (0..k * n).map(|_| next()).collect();
+            for (adj_x, adj_y) in [(false, false), (false, true), (true, false), (true, true)] {
+                let ls = if adj_x { [b, k, m] } else { [b, m, k] };
+                let rs = if adj_y { [n, k] } else { [k, n] };
+                // Element (i, j) of op(x) for a row-major [rows, cols] matrix.
+                let at = |x: &[i16], adj: bool, cols: usize, i: usize, j: usize| {
+                    x[if adj { j * cols + i } else { i * cols + j }] as i64
+                };
+                for out_scale in [1.0e5f32, 3.0e6, 1.0e8] {
+                    let (p, _, _) = prepare_quantized(
+                        &ls,
+                        &rs,
+                        adj_x,
+                        adj_y,
+                        q(1.0),
+                        q(1.0),
+                        q(out_scale),
+                        true,
+                    )
+                    .unwrap();
+                    let mut want = std::vec![0i16; b * m * n];
+                    for bi in 0..b {
+                        let l = &lhs[bi * m * k..(bi + 1) * m * k];
+                        for i in 0..m {
+                            for j in 0..n {
+                                let t: i64 = (0..k)
+                                    .map(|kk| {
+                                        at(l, adj_x, ls[2], i, kk) * at(&rhs, adj_y, rs[1], kk, j)
+                                    })
+                                    .sum();
+                                want[(bi * m + i) * n + j] =
+                                    mbqm(t, p.output_multiplier, p.output_shift)
+                                        .clamp(-32768, 32767)
+                                        as i16;
+                            }
+                        }
+                    }
+                    let mut y = std::vec![1i16; b * m * n];
+                    batch_matmul_s16(&p, &lhs, &rhs, &mut y);
+                    assert_eq!(y, want, "{b}x{m}x{k} by {k}x{n}, adjoints {adj_x} {adj_y}");
+                    assert!(y.iter().any(|&v| v != 0 && v != i16::MIN && v != i16::MAX));
+                }
+            }
+        }
     }
 }

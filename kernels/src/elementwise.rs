@@ -259,39 +259,66 @@ fn srdhm_fast(a: i32, b: i32) -> i32 {
 /// multiplier and an exponent (five Newton-Raphson steps in gemmlowp's Q3.28); `input <= 1`
 /// gives `(i32::MAX, 0)`.
 pub fn inv_sqrt_quantized_multiplier_exp(input: i32, reverse_shift: i32) -> (i32, i32) {
-    if input <= 1 {
-        return (i32::MAX, 0);
+    inv_sqrt_quantized_multiplier_exp_lanes([input], reverse_shift)[0]
+}
+
+/// [`inv_sqrt_quantized_multiplier_exp`] of `N` inputs at once: the Newton steps of the lanes
+/// are independent chains of multiplies, interleaved here so that they overlap (one chain
+/// alone waits on each multiply's latency).
+pub fn inv_sqrt_quantized_multiplier_exp_lanes<const N: usize>(
+    inputs: [i32; N],
+    reverse_shift: i32,
+) -> [(i32, i32); N] {
+    let mut shift = [11i32; N];
+    let mut half_input = [0i32; N];
+    for ((&v, shift), half) in inputs.iter().zip(&mut shift).zip(&mut half_input) {
+        // Inputs <= 1 are answered below; any lane value keeps the others exact.
+        let mut input = v.max(2);
+        while input >= 1 << 29 {
+            input /= 4;
+            *shift += 1;
+        }
+        let max_left_shift_bits = (input as u32).leading_zeros() - 1;
+        let left_shift_bit_pairs = max_left_shift_bits / 2 - 1;
+        *shift -= left_shift_bit_pairs as i32;
+        input <<= 2 * left_shift_bit_pairs;
+        // Q3.28 arithmetic: a product of two Q3 values is Q6, of three Q9.
+        let fixedpoint_input = input >> 1;
+        *half = rounding_divide_by_pot(fixedpoint_input, 1);
     }
-    let mut input = input;
-    let mut shift = 11;
-    while input >= 1 << 29 {
-        input /= 4;
-        shift += 1;
-    }
-    let max_left_shift_bits = (input as u32).leading_zeros() - 1;
-    let left_shift_bit_pairs = max_left_shift_bits / 2 - 1;
-    shift -= left_shift_bit_pairs as i32;
-    input <<= 2 * left_shift_bit_pairs;
-    // Q3.28 arithmetic: a product of two Q3 values is Q6, of three Q9.
-    let fixedpoint_input = input >> 1;
-    let half_input = rounding_divide_by_pot(fixedpoint_input, 1);
     let half_three = (1 << 28) + (1 << 27);
-    let mut x = 1i32 << 28; // 1.0
+    let mut x = [1i32 << 28; N]; // 1.0
     for _ in 0..5 {
-        let x3 = rescale(srdhm_fast(srdhm_fast(x, x), x), 9, 3);
-        x = rescale(
-            srdhm_fast(half_three, x).wrapping_sub(srdhm_fast(half_input, x3)),
-            6,
-            3,
-        );
+        let mut moved = false;
+        for (x, &half_input) in x.iter_mut().zip(&half_input) {
+            let x3 = rescale(srdhm_fast(srdhm_fast(*x, *x), *x), 9, 3);
+            let next = rescale(
+                srdhm_fast(half_three, *x).wrapping_sub(srdhm_fast(half_input, x3)),
+                6,
+                3,
+            );
+            moved |= next != *x;
+            *x = next;
+        }
+        // Each step is the same function of `x` (and the input): once it maps every lane's
+        // `x` to itself, the remaining steps would too, so stopping gives TFLM's result.
+        if !moved {
+            break;
+        }
     }
     let half_sqrt_2 = 1_518_500_250; // sqrt(2) / 2 in Q0.31
-    let mut inv_sqrt = srdhm_fast(x, half_sqrt_2);
-    if shift < 0 {
-        inv_sqrt <<= -shift;
-        shift = 0;
-    }
-    (inv_sqrt, shift * reverse_shift)
+    core::array::from_fn(|i| {
+        if inputs[i] <= 1 {
+            return (i32::MAX, 0);
+        }
+        let mut inv_sqrt = srdhm_fast(x[i], half_sqrt_2);
+        let mut shift = shift[i];
+        if shift < 0 {
+            inv_sqrt <<= -shift;
+            shift = 0;
+        }
+        (inv_sqrt, shift * reverse_shift)
+    })
 }
 
 /// Parameters of an int8 RSQRT (`OpDataAbsRsqrt`).
@@ -436,6 +463,59 @@ mod tests {
         rsqrt_s8_in_place(&p, &mut z);
         for ((&x, &y), &z) in x.iter().zip(&y).zip(&z) {
             assert_eq!((y, z), (rsqrt_s8_op(&p, x), rsqrt_s8_op(&p, x)), "{x}");
+        }
+    }
+
+    #[test]
+    fn inv_sqrt_stops_only_at_a_fixed_point() {
+        // The five steps always taken, as TFLM does.
+        fn five_steps(input: i32, reverse_shift: i32) -> (i32, i32) {
+            if input <= 1 {
+                return (i32::MAX, 0);
+            }
+            let (mut input, mut shift) = (input, 11);
+            while input >= 1 << 29 {
+                input /= 4;
+                shift += 1;
+            }
+            let pairs = ((input as u32).leading_zeros() - 1) / 2 - 1;
+            shift -= pairs as i32;
+            input <<= 2 * pairs;
+            let half_input = rounding_divide_by_pot(input >> 1, 1);
+            let mut x = 1i32 << 28;
+            for _ in 0..5 {
+                let x3 = rescale(srdhm_fast(srdhm_fast(x, x), x), 9, 3);
+                x = rescale(
+                    srdhm_fast((1 << 28) + (1 << 27), x).wrapping_sub(srdhm_fast(half_input, x3)),
+                    6,
+                    3,
+                );
+            }
+            let mut inv_sqrt = srdhm_fast(x, 1_518_500_250);
+            if shift < 0 {
+                inv_sqrt <<= -shift;
+                shift = 0;
+            }
+            (inv_sqrt, shift * reverse_shift)
+        }
+        let mut seed = 5u32;
+        let samples = (-3..1 << 17).chain((0..1 << 16).map(|_| {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 1) as i32
+        }));
+        for v in samples.chain([i32::MAX, (1 << 29) - 1, 1 << 29, 1 << 30]) {
+            for rs in [-1, 1] {
+                assert_eq!(
+                    inv_sqrt_quantized_multiplier_exp(v, rs),
+                    five_steps(v, rs),
+                    "{v}"
+                );
+                let lanes = [v, v / 3, 1, v / 1000, v.wrapping_mul(7)];
+                let got = inv_sqrt_quantized_multiplier_exp_lanes(lanes, rs);
+                for (&l, g) in lanes.iter().zip(got) {
+                    assert_eq!(g, five_steps(l, rs), "{l} among {lanes:?}");
+                }
+            }
         }
     }
 

@@ -7,7 +7,7 @@
 //! each offset requantized to Q0.7 and clamped. TFLM's int8 kernel ignores the output
 //! quantization (the converter writes scale 1/128 and zero point 0).
 
-use crate::elementwise::inv_sqrt_quantized_multiplier_exp;
+use crate::elementwise::inv_sqrt_quantized_multiplier_exp_lanes;
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::libm_f32::sqrtf;
 
@@ -61,25 +61,36 @@ pub fn l2_normalization_f32(p: &Params, input: &[f32], output: &mut [f32]) {
 }
 
 /// Int8 L2_NORMALIZATION.
+///
+/// Rows are taken [`ROWS`] at a time so that their inverse square roots (the bulk of the
+/// work: five Newton steps, each a chain of dependent multiplies) run interleaved.
 pub fn l2_normalization_s8(p: &Params, input: &[i8], output: &mut [i8]) {
     debug_assert_eq!(input.len(), p.outer * p.depth);
     debug_assert_eq!(output.len(), p.outer * p.depth);
-    for (row, out) in input
-        .chunks_exact(p.depth)
-        .zip(output.chunks_exact_mut(p.depth))
-    {
-        let mut acc = 0i32;
-        for &v in row {
-            let d = v as i32 - p.input_zero_point;
-            acc = acc.wrapping_add(d * d);
+    let group = ROWS * p.depth;
+    for (rows, outs) in input.chunks(group).zip(output.chunks_mut(group)) {
+        let mut acc = [0i32; ROWS];
+        for (acc, row) in acc.iter_mut().zip(rows.chunks_exact(p.depth)) {
+            for &v in row {
+                let d = v as i32 - p.input_zero_point;
+                *acc = acc.wrapping_add(d * d);
+            }
         }
-        let (m, s) = inv_sqrt_quantized_multiplier_exp(acc, -1);
-        for (o, &v) in out.iter_mut().zip(row) {
-            let d = v as i32 - p.input_zero_point;
-            *o = multiply_by_quantized_multiplier(d, m, s + 7).clamp(-128, 127) as i8;
+        let inv = inv_sqrt_quantized_multiplier_exp_lanes(acc, -1);
+        let rows = rows
+            .chunks_exact(p.depth)
+            .zip(outs.chunks_exact_mut(p.depth));
+        for ((row, out), (m, s)) in rows.zip(inv) {
+            for (o, &v) in out.iter_mut().zip(row) {
+                let d = v as i32 - p.input_zero_point;
+                *o = multiply_by_quantized_multiplier(d, m, s + 7).clamp(-128, 127) as i8;
+            }
         }
     }
 }
+
+/// Rows whose inverse square roots [`l2_normalization_s8`] computes together.
+const ROWS: usize = 8;
 
 #[cfg(test)]
 mod tests {

@@ -13,6 +13,23 @@
 pub struct Params {
     /// Output channels (`num_channels`); the tables hold `num_channels + 1` entries.
     pub num_channels: usize,
+    /// `Some(k)` when `unweights[j] = k - weights[j]` for every entry (TFLM's generator
+    /// writes `k = 4096`; [`complement`] decides at build time): the kernel then sums
+    /// `weights[j] · x` and `x` per channel, one multiply per bin, and gets the unweighted sum
+    /// as `k · sum(x) - sum(weights · x)`, equal modulo 2^64.
+    pub unweights_complement: Option<i64>,
+}
+
+/// `Some(k)` if the tables have one length and `unweights[j] + weights[j] = k` for every
+/// `j` (the form [`signal_filter_bank`] computes with one multiply per bin).
+pub fn complement(weights: &[i16], unweights: &[i16]) -> Option<i64> {
+    let k = *weights.first()? as i64 + *unweights.first()? as i64;
+    (weights.len() == unweights.len()
+        && weights
+            .iter()
+            .zip(unweights)
+            .all(|(&w, &u)| w as i64 + u as i64 == k))
+    .then_some(k)
 }
 
 /// The kernel needs no scratch memory (TFLM's work area is not needed: each channel's sum
@@ -103,8 +120,27 @@ pub fn signal_filter_bank(
         .zip(weight_starts)
         .zip(widths)
         .take(p.num_channels + 1);
-    for (channel, ((&fs, &ws), &width)) in channels.enumerate() {
-        if width > 0 {
+    // Channel 0's sum is dropped; channel `i >= 1` writes output `i - 1`.
+    let mut outs = core::iter::once(None).chain(output.iter_mut().map(Some));
+    for ((&fs, &ws), &width) in channels {
+        if width > 0
+            && let Some(k) = p.unweights_complement
+        {
+            // (k - w) x summed is k sum(x) - sum(w x), modulo 2^64 (`unweights[j]` as u64
+            // is `k - weights[j]` modulo 2^64).
+            let (fs, ws, width) = (fs as usize, ws as usize, width as usize);
+            let (Some(x), Some(w)) = (input.get(fs..fs + width), weights.get(ws..ws + width))
+            else {
+                return;
+            };
+            let (mut products, mut sum) = (0u64, 0u64);
+            for (&x, &w) in x.iter().zip(w) {
+                products = products.wrapping_add((w as i64 as u64).wrapping_mul(x as u64));
+                sum = sum.wrapping_add(x as u64);
+            }
+            weighted = weighted.wrapping_add(products);
+            unweighted = (k as u64).wrapping_mul(sum).wrapping_sub(products);
+        } else if width > 0 {
             let (fs, ws, width) = (fs as usize, ws as usize, width as usize);
             let (Some(x), Some(w), Some(u)) = (
                 input.get(fs..fs + width),
@@ -118,7 +154,7 @@ pub fn signal_filter_bank(
                 unweighted = unweighted.wrapping_add((u as i64 as u64).wrapping_mul(x as u64));
             }
         }
-        if let Some(o) = channel.checked_sub(1).and_then(|c| output.get_mut(c)) {
+        if let Some(Some(o)) = outs.next() {
             *o = weighted;
         }
         weighted = unweighted;
@@ -134,7 +170,10 @@ mod tests {
     #[test]
     fn two_channels_and_wrapping() {
         // Channel 0 (scratch) over bins 0..2, channel 1 over 1..3, channel 2 over 3..4.
-        let p = Params { num_channels: 2 };
+        let p = Params {
+            num_channels: 2,
+            unweights_complement: None,
+        };
         let (fs, ws, widths) = ([0i16, 1, 3], [0i16, 2, 4], [2i16, 2, 1]);
         check(&p, 4, 5, &fs, &ws, &widths).unwrap();
         let weights = [1i16, 2, 3, 4, 5];
@@ -161,7 +200,10 @@ mod tests {
 
     #[test]
     fn refuses_reads_outside() {
-        let p = Params { num_channels: 1 };
+        let p = Params {
+            num_channels: 1,
+            unweights_complement: None,
+        };
         assert_eq!(
             check(&p, 4, 4, &[0, 3], &[0, 0], &[1, 2]),
             Err(Refusal::Frequencies {
@@ -180,5 +222,50 @@ mod tests {
         );
         assert_eq!(check(&p, 4, 4, &[0], &[0], &[1]), Err(Refusal::ShortTable));
         assert_eq!(check(&p, 4, 4, &[-5, 0], &[-7, 0], &[0, 1]), Ok(()));
+    }
+
+    /// Complementary tables (`unweights = k - weights`) give the same outputs in the
+    /// one-multiply form as in the general one, with wrapping sums (bins near 2^32,
+    /// negative weights), overlapping channels and empty ones.
+    #[test]
+    fn complementary_form_equals_the_general_form() {
+        let mut seed = 11u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            seed
+        };
+        for k in [4096i64, 0, -7, 16000] {
+            let weights: [i16; 40] = core::array::from_fn(|_| (next() >> 16) as i16 / 2);
+            let unweights: [i16; 40] = core::array::from_fn(|j| (k - weights[j] as i64) as i16);
+            assert_eq!(complement(&weights, &unweights), Some(k));
+            let input: [u32; 64] = core::array::from_fn(|j| match j % 5 {
+                0 => u32::MAX - (next() >> 20),
+                _ => next(),
+            });
+            let fs = [0i16, 3, 10, 10, 30, 50, 60];
+            let ws = [0i16, 5, 12, 0, 20, 28, 35];
+            let widths = [4i16, 9, 0, 17, 8, 7, 4];
+            let general = Params {
+                num_channels: 6,
+                unweights_complement: None,
+            };
+            let fast = Params {
+                unweights_complement: Some(k),
+                ..general
+            };
+            check(&general, input.len(), weights.len(), &fs, &ws, &widths).unwrap();
+            let (mut a, mut b) = ([0u64; 6], [1u64; 6]);
+            signal_filter_bank(
+                &general, &input, &weights, &unweights, &fs, &ws, &widths, &mut a,
+            );
+            signal_filter_bank(
+                &fast, &input, &weights, &unweights, &fs, &ws, &widths, &mut b,
+            );
+            assert_eq!(a, b, "k = {k}");
+        }
+        let (w, u) = ([1i16, 2, 3], [9i16, 8, 6]);
+        assert_eq!(complement(&w, &u), None);
+        assert_eq!(complement(&w, &u[..2]), None);
+        assert_eq!(complement(&[], &[]), None);
     }
 }

@@ -22,6 +22,21 @@ pub fn split(outer: usize, chunks: &[usize], input: &[u8], outputs: &mut [&mut [
     if row == 0 {
         return;
     }
+    // Parts of one 4- or 8-byte run each (UNPACK of the last or next-to-last axis of 32-bit
+    // elements), 2 to 4 of them: a transposition whose run size and part count are
+    // constants (the compiler's shuffles instead of one copy per run).
+    match (chunks.first(), chunks.len()) {
+        (Some(&c), 2..=4) if chunks.iter().all(|&x| x == c) => match (c, chunks.len()) {
+            (4, 2) => return transpose::<4, 2>(outer, input, outputs),
+            (4, 3) => return transpose::<4, 3>(outer, input, outputs),
+            (4, 4) => return transpose::<4, 4>(outer, input, outputs),
+            (8, 2) => return transpose::<8, 2>(outer, input, outputs),
+            (8, 3) => return transpose::<8, 3>(outer, input, outputs),
+            (8, 4) => return transpose::<8, 4>(outer, input, outputs),
+            _ => {}
+        },
+        _ => {}
+    }
     let mut off = 0;
     for (out, &c) in outputs.iter_mut().zip(chunks) {
         if c > 0 {
@@ -56,6 +71,30 @@ pub fn split(outer: usize, chunks: &[usize], input: &[u8], outputs: &mut [&mut [
 pub fn pack(outer: usize, chunks: &[usize], inputs: &[&[u8]], output: &mut [u8]) {
     let row: usize = chunks.iter().sum();
     if row == 0 {
+        return;
+    }
+    // PACK's parts all have one run length: the output is written row by row, front to
+    // back, each run right after the last (no offsets to compute). A run missing from its
+    // input is skipped (the later ones of that input are missing too); the copy ends where
+    // the output does, as below.
+    if let Some(&c) = chunks.first()
+        && c > 16
+        && chunks.iter().all(|&x| x == c)
+    {
+        let mut rest = output;
+        let mut at = 0;
+        for _ in 0..outer {
+            for input in inputs.iter().take(chunks.len()) {
+                let Some((d, tail)) = core::mem::take(&mut rest).split_at_mut_checked(c) else {
+                    return;
+                };
+                rest = tail;
+                if let Some(s) = input.get(at..at + c) {
+                    copy(d, s);
+                }
+            }
+            at += c;
+        }
         return;
     }
     let mut off = 0;
@@ -108,6 +147,31 @@ fn gather<const C: usize>(out: &mut [u8], src: &[u8], row: usize, outer: usize) 
         && let (Some(o), Some(a)) = (d.first_chunk_mut::<C>(), run(at))
     {
         o.copy_from_slice(a);
+    }
+}
+
+/// [`split`] into `N` parts of one `C`-byte run each per outer position: `outputs[j]` gets
+/// run `j` of every row of `N` runs. As there, a shorter slice ends a part's copy.
+#[inline(always)]
+fn transpose<const C: usize, const N: usize>(
+    outer: usize,
+    input: &[u8],
+    outputs: &mut [&mut [u8]],
+) {
+    let (rows, rest) = input.as_chunks::<C>().0.as_chunks::<N>();
+    for (j, out) in outputs.iter_mut().take(N).enumerate() {
+        let out = out.as_chunks_mut::<C>().0;
+        let want = outer.min(out.len());
+        let n = want.min(rows.len());
+        for (d, row) in out[..n].iter_mut().zip(&rows[..n]) {
+            *d = row[j];
+        }
+        // A last, partial row (a shorter input) still holds the first parts' runs.
+        if n < want
+            && let Some(x) = rest.get(j)
+        {
+            out[n] = *x;
+        }
     }
 }
 
@@ -191,6 +255,71 @@ mod tests {
             let mut y = vec![0u8; x.len()];
             pack(outer, &chunks, &ins, &mut y);
             assert_eq!(x, y, "run {c}");
+        }
+    }
+
+    /// Parts of one 4- or 8-byte run each (the transposition for 2 to 4 parts) or of 24
+    /// bytes (PACK's row by row copy), 1 to 5 parts, against a plain copy that stops at the
+    /// first run missing from the input or the output.
+    #[test]
+    fn one_run_per_part_matches_a_plain_copy() {
+        let shapes = (1..=5usize)
+            .flat_map(|p| (0..9usize).flat_map(move |o| [(p, o, 4), (p, o, 8), (p, o, 24)]));
+        for (parts, outer, c) in shapes {
+            let chunks = vec![c; parts];
+            let row = c * parts;
+            // Short slices only for the transposition (2 to 4 parts); the pairwise copy of
+            // other part counts may stop a run earlier there.
+            let cuts: &[(usize, usize)] = if (2..=4).contains(&parts) {
+                &[(0, 0), (3, 0), (row + 2, 0), (0, 4), (0, 5)]
+            } else {
+                &[(0, 0)]
+            };
+            for &(cut_in, cut_out) in cuts {
+                let x: Vec<u8> = (0..(outer * row).saturating_sub(cut_in))
+                    .map(|i| (i * 13 + 5) as u8)
+                    .collect();
+                let len = (outer * c).saturating_sub(cut_out);
+                let mut got: Vec<Vec<u8>> = (0..parts).map(|_| vec![0xAA; len]).collect();
+                let mut want = got.clone();
+                let mut refs: Vec<&mut [u8]> = got.iter_mut().map(Vec::as_mut_slice).collect();
+                split(outer, &chunks, &x, &mut refs);
+                for (j, w) in want.iter_mut().enumerate() {
+                    for o in 0..outer {
+                        let at = o * row + j * c;
+                        let (Some(src), Some(dst)) =
+                            (x.get(at..at + c), w.get_mut(o * c..o * c + c))
+                        else {
+                            break;
+                        };
+                        dst.copy_from_slice(src);
+                    }
+                }
+                assert_eq!(
+                    got, want,
+                    "{parts} parts, outer {outer}, cuts {cut_in} {cut_out}"
+                );
+                // PACK of the parts (as cut) back into a row-major buffer, likewise.
+                let ins: Vec<&[u8]> = got.iter().map(Vec::as_slice).collect();
+                let mut y = vec![0x55u8; x.len()];
+                let mut z = y.clone();
+                pack(outer, &chunks, &ins, &mut y);
+                for (j, input) in ins.iter().enumerate() {
+                    for o in 0..outer {
+                        let at = o * row + j * c;
+                        let (Some(src), Some(dst)) =
+                            (input.get(o * c..o * c + c), z.get_mut(at..at + c))
+                        else {
+                            break;
+                        };
+                        dst.copy_from_slice(src);
+                    }
+                }
+                assert_eq!(
+                    y, z,
+                    "PACK: {parts} parts, outer {outer}, cuts {cut_in} {cut_out}"
+                );
+            }
         }
     }
 

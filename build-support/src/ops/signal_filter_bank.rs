@@ -68,8 +68,11 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
                 format!("num_channels {num_channels}"),
             )
         })?;
-    let p = fb::Params { num_channels };
     let (weights, unweights) = (&tables[0], &tables[1]);
+    let p = fb::Params {
+        num_channels,
+        unweights_complement: fb::complement(&weights.1, &unweights.1),
+    };
     let weights_len = weights.1.len().min(unweights.1.len());
     let input_len = cx.tensor(input).elements();
     fb::check(
