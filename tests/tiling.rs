@@ -65,6 +65,37 @@ fn public_models_tile_byte_identically() {
     }
 }
 
+/// A MobileNetV2-style model (inverted residuals with ADD skips, `tools/gen_tiling_models.py`)
+/// compiled by `include_model!` under a budget only a tiling meets (`kiln plan --min-ram`'s
+/// arena; the smallest untiled plan takes 46,656 B): byte-identical with TFLM.
+mod mobilenetv2 {
+    kiln::include_model!("models/tiling/mobilenetv2_int8.tflite", ram_budget = 36048);
+}
+
+#[test]
+fn mobilenetv2_with_residuals_tiles_under_a_budget() {
+    check_golden!(
+        mobilenetv2,
+        common::repo_root().join("tests/models/tiling/golden/mobilenetv2_int8")
+    );
+    assert_eq!(mobilenetv2::ARENA_BYTES, 36048);
+    // Every tiling of it on the host, each byte-identical.
+    let bytes =
+        std::fs::read(common::repo_root().join("tests/models/tiling/mobilenetv2_int8.tflite"))
+            .unwrap();
+    let graph = kiln_planner::read_model(&bytes).unwrap();
+    let samples =
+        common::samples(&common::repo_root().join("tests/models/tiling/golden/mobilenetv2_int8"));
+    let inputs: Vec<&[u8]> = samples[0].inputs.iter().map(Vec::as_slice).collect();
+    let candidates = tiling::candidates(&graph);
+    // The regions reach past both residual ADDs.
+    assert!(candidates.iter().any(|t| t.ops >= 9));
+    for t in candidates.into_iter().filter(|t| t.patches <= 4) {
+        let tiled = tiling::tile(&graph, t).unwrap();
+        assert_eq!(run(&tiled.graph, &inputs), samples[0].outputs, "{t:?}");
+    }
+}
+
 /// Every public model compiled with RAM budgets from `--min-ram`'s arena up to the smallest
 /// untiled one: the plan meets the budget (tiled where it must be) and the compiled graph
 /// gives TFLM's golden outputs.

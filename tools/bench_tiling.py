@@ -7,7 +7,8 @@ lean scratch, convolutions in place), and `kiln plan --min-ram` (the smallest ar
 the first operators run in strips of rows where that is smaller, at most 20 % extra MACs),
 its extra MACs and tiling, and Kiln's RAM (arena + persistent) over TFLM's minimal arena
 (tools/data/tflm_arena.json, measured by tools/tflm_arena.py), with the geometric mean over
-the models. Then the curve for person_detect and vww: the smallest arena within each cap of
+the public models; plus Kiln's MobileNetV2-style test model (tests/models/tiling, inverted
+residuals with ADD skips). Then the curve for person_detect and vww: the smallest arena within each cap of
 extra MACs (`--min-ram --max-extra-macs P`). Then on the Cortex-M4 (QEMU mps2-an386,
 examples/firmware, opt-level 3): instructions of one invoke() for person_detect and vww
 compiled untiled (the default plan) and with `ram_budget` at the min-ram arena (tiled),
@@ -76,7 +77,8 @@ def main():
     kiln = kiln_bin()
     tflm = json.loads((REPO / "tools" / "data" / "tflm_arena.json").read_text())
     rows, ratios, mins = [], [], {}
-    for model in sorted(MODELS.glob("*.tflite")):
+    own = sorted((REPO / "tests" / "models" / "tiling").glob("*.tflite"))
+    for model in sorted(MODELS.glob("*.tflite")) + own:
         stem = model.stem
         default = plan(kiln, model)
         smallest = default.get("smallest_arena_bytes") or default["arena_bytes"]
