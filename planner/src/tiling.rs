@@ -271,12 +271,17 @@ pub fn macs(graph: &Graph) -> u64 {
         .sum()
 }
 
-/// The tilings worth trying: for every prefix that can be tiled, a number of strips from 2
-/// up to the cut's height (at most 64), each at least one row.
+/// The longest region tried, in operators: the large images are at a network's start, and
+/// the candidates stay linear in the graph's size.
+pub const MAX_REGION_OPS: usize = 64;
+
+/// The tilings worth trying: for every prefix of at most [`MAX_REGION_OPS`] operators that
+/// can be tiled, a number of strips from 2 up to the cut's height (at most 48), each at
+/// least one row.
 pub fn candidates(graph: &Graph) -> Vec<Tiling> {
     const PATCHES: [usize; 12] = [2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48];
     let mut out = Vec::new();
-    for k in 1..=graph.ops.len() {
+    for k in 1..=graph.ops.len().min(MAX_REGION_OPS) {
         let Some((_, cut)) = region(graph, k) else {
             continue;
         };
