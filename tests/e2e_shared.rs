@@ -155,21 +155,21 @@ golden_under_budget!(
     person_detect_smallest,
     "../../shared/models/tflm_person_detect_int8.tflite",
     "tflm_person_detect_int8",
-    21504
+    19008
 );
 golden_under_budget!(
     vww_tiled,
     vww_smallest,
     "../../shared/models/mlperf_tiny_vww_mobilenetv1_025_96_int8.tflite",
     "mlperf_tiny_vww_mobilenetv1_025_96_int8",
-    39552
+    36864
 );
 golden_under_budget!(
     ic_resnet8_tiled,
     ic_resnet8,
     "../../shared/models/mlperf_tiny_ic_resnet8_int8.tflite",
     "mlperf_tiny_ic_resnet8_int8",
-    31840
+    30592
 );
 golden_under_budget!(
     sww_tiled,

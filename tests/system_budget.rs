@@ -61,7 +61,7 @@ fn the_builder_refuses_a_model_that_does_not_fit_beside_the_reserved_ram() {
     let fits = kiln_build::Model::new(&path).ram_budget(RAM).tokens();
     assert!(fits.is_ok());
     // Beside 30 KiB of the firmware's own, it fits only with its first operators run in
-    // strips of rows (tiling, 21,504 B); without tiling it is refused with the numbers.
+    // strips of rows (tiling, 19,008 B); without tiling it is refused with the numbers.
     let tiled = kiln_build::Model::new(&path)
         .ram_budget(RAM)
         .reserved_ram(30 * 1024)

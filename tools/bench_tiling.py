@@ -91,7 +91,7 @@ def main():
             ratios.append(ratio)
         mins[stem] = m["arena_bytes"]
         t = m.get("tiling")
-        tiling = f"first {t['ops']} ops, {t['patches']} strips" if t else "-"
+        tiling = f"ops {t['start']}..{t['end']}, {t['patches']} strips" if t else "-"
         extra = 100.0 * m["extra_macs"] / m["macs"] if m["macs"] else 0.0
         rows.append(f"| {stem} | {default['arena_bytes']} | {smallest} | {m['arena_bytes']} | "
                     f"{tiling} | {extra:.1f} % | {persistent} | {t_min or 'n/a'} | "
@@ -122,7 +122,7 @@ def main():
         "Written by `.venv/bin/python tools/bench_tiling.py`. Default = the arena Kiln compiles "
         "to without a budget (the fastest plan); smallest untiled = the smallest plan layer by "
         "layer (lean scratch, convolutions in place: `kiln plan`'s \"RAM or speed\" line); "
-        "min-ram = `kiln plan --min-ram`: the smallest arena when the model's first operators may "
+        "min-ram = `kiln plan --min-ram`: the smallest arena when the model's first operators (a run of them from the start) may "
         "also run one strip of rows at a time (`kiln_planner::tiling`, at most 20 % extra "
         "multiply-accumulates, the halos computed again), which `include_model!(..., ram_budget "
         "= N)` picks when no untiled plan meets N. Extra MACs = MACs computed again / the "

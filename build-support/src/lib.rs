@@ -90,11 +90,12 @@ impl Default for TilingOptions {
     }
 }
 
-/// How a compiled model was tiled: its first `ops` operators (of the model's stored order)
+/// How a compiled model was tiled: its operators `start..end` (of the model's stored order)
 /// run as `patches` strips of rows of tensor `cut`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TilingReport {
-    pub ops: usize,
+    pub start: usize,
+    pub end: usize,
     pub patches: usize,
     /// The tensor assembled from the strips (the model's index) and its name.
     pub cut: usize,
@@ -163,9 +164,10 @@ impl Compiled {
                 let strips: Vec<String> =
                     t.strips.iter().map(|(a, b)| format!("{a}..{b}")).collect();
                 s.push_str(&format!(
-                    "; tiled: the model's first {} operators run as {} strips of rows of `{}` \
+                    "; tiled: the model's operators {}..{} run as {} strips of rows of `{}` \
                      (t{}; rows {}), {} MACs computed again for the halos ({:.1} %)\n",
-                    t.ops,
+                    t.start,
+                    t.end,
                     t.patches,
                     t.cut_name,
                     t.cut,
@@ -216,7 +218,8 @@ impl Compiled {
                 "tiling".into(),
                 self.tiling.as_ref().map_or(serde_json::Value::Null, |t| {
                     serde_json::json!({
-                        "ops": t.ops,
+                        "start": t.start,
+                        "end": t.end,
                         "patches": t.patches,
                         "cut": t.cut,
                         "cut_name": t.cut_name,
@@ -250,8 +253,8 @@ impl Compiled {
     pub fn report_svg(&self, title: &str) -> String {
         let title = match &self.tiling {
             Some(t) => format!(
-                "{title} (first {} operators in {} strips of rows)",
-                t.ops, t.patches
+                "{title} (operators {}..{} in {} strips of rows)",
+                t.start, t.end, t.patches
             ),
             None => title.to_string(),
         };
@@ -534,7 +537,7 @@ fn tile_if_needed(
             candidates.push((extra, tiled));
         }
     }
-    candidates.sort_by_key(|(extra, t)| (*extra, t.tiling.patches, t.tiling.ops));
+    candidates.sort_by_key(|(extra, t)| (*extra, t.tiling.patches, t.tiling.end, t.tiling.start));
     let smallest = |plans: &[(Plan, usize)]| plans.iter().map(|(p, _)| p.arena_bytes).min();
     let mut best: Option<(usize, TiledPlans)> = None;
     let floor = smallest(untiled).unwrap_or(0);
@@ -549,7 +552,8 @@ fn tile_if_needed(
         };
         let arena = smallest(&plans).unwrap_or(usize::MAX);
         let report = TilingReport {
-            ops: tiled.tiling.ops,
+            start: tiled.tiling.start,
+            end: tiled.tiling.end,
             patches: tiled.tiling.patches,
             cut: tiled.cut.0,
             cut_name: graph.tensor(tiled.cut).name.clone(),

@@ -229,7 +229,7 @@ fn reserved_ram_counts_against_the_budget() {
     ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("; tiled: the model's first "), "{text}");
+    assert!(text.contains("; tiled: the model's operators "), "{text}");
 }
 
 /// The SVG reads as a picture: operator names on the x axis, KiB on the y axis, and each

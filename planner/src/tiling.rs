@@ -8,7 +8,8 @@
 //! Tiling is a rewrite of the [`Graph`], so every later stage (lowering, order search,
 //! aliasing, offsets, the verifier, the emitter) treats the strips as ordinary tensors:
 //!
-//! - The *region* is a prefix of the stored order: convolutions, depthwise convolutions,
+//! - The *region* is a run of the stored order (from the first operator, or after a few
+//!   that are not tiled, e.g. a RESHAPE of the input): convolutions, depthwise convolutions,
 //!   pooling and row-wise elementwise operators (activations, ADD/SUB/MUL/MAXIMUM/MINIMUM of
 //!   images of one shape) on NHWC images of batch 1, whose results leave the region through
 //!   one tensor, the *cut*.
@@ -24,8 +25,9 @@
 //!   slices of the cut (each strip written in place).
 //!
 //! Tensor ids of the model are kept (the region's inner tensors stay, unused); operators are
-//! renumbered: the strips' operators first, strip by strip, then the concatenation, then the
-//! rest in their stored order. [`check`] verifies a tiling independently of this module.
+//! renumbered: the operators before the region, the SLICEs of the region's inputs, the
+//! strips' operators strip by strip, the concatenation, then the rest in their stored order.
+//! [`check`] verifies a tiling independently of this module.
 
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::ir::{
@@ -35,11 +37,12 @@ use crate::ir::{
 
 pub mod check;
 
-/// A tiling: the first `ops` operators of the stored order run as `patches` strips of the
+/// A tiling: the operators `start..end` of the stored order run as `patches` strips of the
 /// cut's rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tiling {
-    pub ops: usize,
+    pub start: usize,
+    pub end: usize,
     pub patches: usize,
 }
 
@@ -193,27 +196,27 @@ fn input_rows(rows: Rows, (a, b): (usize, usize), h: usize) -> (usize, usize) {
     }
 }
 
-/// The region of the first `k` operators, if they can be tiled: how each maps rows, and the
-/// cut.
-fn region(graph: &Graph, k: usize) -> Option<(Vec<Rows>, TensorId)> {
-    if k == 0 || k > graph.ops.len() {
+/// The region of operators `j..k`, if they can be tiled: how each maps rows, and the cut.
+fn region(graph: &Graph, j: usize, k: usize) -> Option<(Vec<Rows>, TensorId)> {
+    if j >= k || k > graph.ops.len() {
         return None;
     }
-    let rows: Vec<Rows> = graph.ops[..k]
+    let rows: Vec<Rows> = graph.ops[j..k]
         .iter()
         .map(|op| rows_of(graph, op))
         .collect::<Option<_>>()?;
     let mut produced = vec![false; graph.tensors.len()];
-    for op in &graph.ops[..k] {
+    for op in &graph.ops[j..k] {
         for &t in &op.outputs {
             produced[t.0] = true;
         }
     }
-    // The region's image inputs come from outside: graph inputs only.
-    for op in &graph.ops[..k] {
+    // The region's image inputs come from before it (graph inputs or earlier operators'
+    // outputs, as the stored order is topological), never from state.
+    for op in &graph.ops[j..k] {
         for t in op.present_inputs() {
             let tensor = graph.tensor(t);
-            if !tensor.is_constant() && !produced[t.0] && !graph.inputs.contains(&t) {
+            if !tensor.is_constant() && !produced[t.0] && tensor.kind != TensorKind::Activation {
                 return None;
             }
         }
@@ -275,25 +278,38 @@ pub fn macs(graph: &Graph) -> u64 {
 /// the candidates stay linear in the graph's size.
 pub const MAX_REGION_OPS: usize = 64;
 
-/// The tilings worth trying: for every prefix of at most [`MAX_REGION_OPS`] operators that
-/// can be tiled, a number of strips from 2 up to the cut's height (at most 48), each at
-/// least one row.
+/// The tilings worth trying: regions starting where a run of tileable operators starts
+/// among the first [`MAX_REGION_OPS`] operators (after, e.g., a RESHAPE of the input),
+/// of at most [`MAX_REGION_OPS`] operators; for each, a number of strips from 2 up to the
+/// cut's height (at most 48), each at least one row.
 pub fn candidates(graph: &Graph) -> Vec<Tiling> {
     const PATCHES: [usize; 12] = [2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48];
+    let n = graph.ops.len();
+    let tileable: Vec<bool> = graph.ops[..n.min(2 * MAX_REGION_OPS)]
+        .iter()
+        .map(|op| rows_of(graph, op).is_some())
+        .collect();
     let mut out = Vec::new();
-    for k in 1..=graph.ops.len().min(MAX_REGION_OPS) {
-        let Some((_, cut)) = region(graph, k) else {
+    for start in 0..n.min(MAX_REGION_OPS) {
+        if !tileable[start] || (start > 0 && tileable[start - 1]) {
             continue;
-        };
-        let Some(h) = image_height(graph, cut) else {
-            continue;
-        };
-        out.extend(
-            PATCHES
-                .iter()
-                .filter(|&&n| n <= h)
-                .map(|&patches| Tiling { ops: k, patches }),
-        );
+        }
+        for end in start + 1..=n.min(start + MAX_REGION_OPS) {
+            if !tileable.get(end - 1).copied().unwrap_or(false) {
+                break;
+            }
+            let Some((_, cut)) = region(graph, start, end) else {
+                continue;
+            };
+            let Some(h) = image_height(graph, cut) else {
+                continue;
+            };
+            out.extend(PATCHES.iter().filter(|&&p| p <= h).map(|&patches| Tiling {
+                start,
+                end,
+                patches,
+            }));
+        }
     }
     out
 }
@@ -411,14 +427,15 @@ impl Builder<'_> {
 
 /// Tiles `graph` (a model's main graph, as read) by `tiling`.
 pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
-    let k = tiling.ops;
+    let (j, k) = (tiling.start, tiling.end);
     let refuse = |why: &str| {
         Diagnostic::unsupported(format!(
-            "the first {k} operators cannot run as {} strips of rows: {why}",
+            "operators {j}..{k} cannot run as {} strips of rows: {why}",
             tiling.patches
         ))
     };
-    let (rows, cut) = region(graph, k).ok_or_else(|| refuse("they are not a tileable region"))?;
+    let (rows, cut) =
+        region(graph, j, k).ok_or_else(|| refuse("they are not a tileable region"))?;
     let h_cut = image_height(graph, cut).ok_or_else(|| refuse("the cut is not an image"))?;
     if tiling.patches < 2 || tiling.patches > h_cut {
         return Err(refuse("the cut has fewer rows than strips"));
@@ -450,12 +467,17 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         next_buffer,
         slices: Vec::new(),
     };
+    for op in &graph.ops[..j] {
+        let id = OpId(b.ops.len());
+        b.ops.push(Op { id, ..op.clone() });
+        b.op_origin.push(Origin::Op(op.id));
+    }
     let mut pieces = Vec::with_capacity(strips.len());
     for &(a, z) in &strips {
         // The rows of every tensor this strip needs, from the cut backwards.
         let mut need: Vec<Option<(usize, usize)>> = vec![None; graph.tensors.len()];
         need[cut.0] = Some((a, z));
-        for (op, &r) in graph.ops[..k].iter().zip(&rows).rev() {
+        for (op, &r) in graph.ops[j..k].iter().zip(&rows).rev() {
             let Some(out) = need[op.outputs[0].0] else {
                 continue;
             };
@@ -474,7 +496,7 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         // The strip's tensors, operators forwards.
         b.slices.clear();
         let mut held: Vec<Option<TensorId>> = vec![None; graph.tensors.len()];
-        for (op, &r) in graph.ops[..k].iter().zip(&rows) {
+        for (op, &r) in graph.ops[j..k].iter().zip(&rows) {
             let out_t = op.outputs[0];
             let Some(out_rows) = need[out_t.0] else {
                 continue;
@@ -542,7 +564,33 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         op_origin,
         ..
     } = b;
-    tiled_graph.ops = ops;
+    // The SLICEs of the region's input first: they are views and cost nothing, and the
+    // input then holds its rows for itself only until they are taken, each strip's rows
+    // after that only while the strip reads them (its bytes die strip by strip).
+    let n0 = graph.tensors.len();
+    let front =
+        |i: &usize| op_origin[*i] == Origin::Slice && ops[*i].input(0).is_some_and(|t| t.0 < n0);
+    let order: Vec<usize> = (0..j)
+        .chain((j..ops.len()).filter(front))
+        .chain((j..ops.len()).filter(|i| !front(i)))
+        .collect();
+    let mut new_id = vec![0; ops.len()];
+    for (n, &i) in order.iter().enumerate() {
+        new_id[i] = n;
+    }
+    let op_origin: Vec<Origin> = order.iter().map(|&i| op_origin[i]).collect();
+    let mut ops: Vec<Option<Op>> = ops.into_iter().map(Some).collect();
+    tiled_graph.ops = order
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| Op {
+            id: OpId(n),
+            ..ops[i].take().expect("each operator once")
+        })
+        .collect();
+    for (id, _) in &mut tiled_graph.row_windows {
+        *id = OpId(new_id[id.0]);
+    }
     let tiled = Tiled {
         graph: tiled_graph,
         tiling,
