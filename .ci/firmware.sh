@@ -9,6 +9,8 @@
 #   Cortex-M4F  with a memory map (KILN_REGIONS=1): person_detect's arena split over the
 #               mps2-an386's block RAM (16 KB at 0x01000000) and PSRAM (at 0x21000000), the
 #               firmware checking that each region's static lies in its memory
+#   Cortex-M4F  tiled: person_detect and vww under a RAM budget (KILN_RAM_BUDGET) at their
+#               `kiln plan --min-ram` arenas, their first operators run in strips of rows
 #   Cortex-M55  (thumbv8m.main-none-eabihf,  mps3-an547): every layer of every model above
 #               (its Helium kernels; the every-layer variant's outputs start with the final ones)
 #   Cortex-M4F and M55: the IF and WHILE models of tests/control_flow/ (two calls each)
@@ -38,7 +40,7 @@ cd examples/firmware
 # KILN_FIRMWARE_TARGET: another target directory, to run this beside a build in the default.
 export CARGO_TARGET_DIR="${KILN_FIRMWARE_TARGET:-$PWD/target}"
 export KILN_MODELS="${KILN_MODELS:-$root/../shared/models}"
-unset KILN_BOARD KILN_GOLDEN KILN_REGIONS
+unset KILN_BOARD KILN_GOLDEN KILN_REGIONS KILN_RAM_BUDGET
 
 # board <target>: the QEMU machine the firmware's memory map is for (as .cargo/config.toml).
 board() {
@@ -84,7 +86,8 @@ for i in map(int, sys.stdin):
 # check <target> <model>: build, run under QEMU (60 s at most), require exit 0 and PASS.
 # <model> is a stem in $KILN_MODELS or all_outputs/<stem> (see examples/firmware/build.rs).
 check() {
-  local target=$1 model=$2 machine log rc t0 map=${KILN_REGIONS:+ (memory map)}
+  local target=$1 model=$2 machine log rc t0
+  local map=${KILN_REGIONS:+ (memory map)}${KILN_RAM_BUDGET:+ (ram_budget $KILN_RAM_BUDGET)}
   machine=$(board "$target")
   t0=$(date +%s)
   step "$model on $target ($machine)$map"
@@ -126,6 +129,10 @@ check thumbv6m-none-eabi tflm_hello_world_int8
 export KILN_REGIONS=1
 check thumbv7em-none-eabihf tflm_person_detect_int8
 unset KILN_REGIONS
+# Below the layer-by-layer bound: the MobileNets with the RAM budget at `kiln plan --min-ram`'s
+# arena, which Kiln meets by running their first operators in strips of rows (tiling).
+KILN_RAM_BUDGET=19008 check thumbv7em-none-eabihf tflm_person_detect_int8
+KILN_RAM_BUDGET=36864 check thumbv7em-none-eabihf mlperf_tiny_vww_mobilenetv1_025_96_int8
 for model in "${models[@]}"; do
   check thumbv8m.main-none-eabihf "all_outputs/$model"
 done
