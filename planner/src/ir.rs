@@ -591,7 +591,7 @@ pub struct Graph {
     pub kernel_state: Vec<TensorId>,
     /// Operators that run on a strip of rows of their image ([`crate::tiling`]): a
     /// convolution or pooling whose input and output tensors hold rows of larger images.
-    /// Empty unless the graph was tiled.
+    /// Empty unless the graph was tiled; sorted by operator.
     pub row_windows: Vec<(OpId, RowWindow)>,
 }
 
@@ -621,10 +621,11 @@ impl Graph {
 
     /// The strip of rows operator `op` runs on, if the graph was tiled there.
     pub fn row_window(&self, op: OpId) -> Option<RowWindow> {
+        // Sorted by operator (`tiling::tile` keeps them so): lowering asks for every operator.
         self.row_windows
-            .iter()
-            .find(|(o, _)| *o == op)
-            .map(|&(_, w)| w)
+            .binary_search_by_key(&op, |&(o, _)| o)
+            .ok()
+            .map(|i| self.row_windows[i].1)
     }
 
     /// The tensor with this id.

@@ -591,6 +591,7 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
     for (id, _) in &mut tiled_graph.row_windows {
         *id = OpId(new_id[id.0]);
     }
+    tiled_graph.row_windows.sort_by_key(|&(id, _)| id);
     let tiled = Tiled {
         graph: tiled_graph,
         tiling,
