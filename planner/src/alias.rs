@@ -356,6 +356,80 @@ pub fn view_roots(graph: &Graph, kernels: &dyn Kernels, options: &AliasOptions) 
     root
 }
 
+/// What aliasing can save at each operator's step (by id), for the alias-aware order search
+/// ([`crate::schedule::schedule_aliased`]), over view roots `roots` ([`view_roots`]):
+/// - an elementwise operator in place over a candidate input saves the output's bytes when
+///   it reads that input last;
+/// - a depthwise or pointwise convolution in place saves the smaller of its input's and
+///   output's bytes (less the in-place form's extra scratch) when it reads its input last;
+/// - a concatenation of slices saves its output's bytes in any order.
+///
+/// These are what the kinds can save, not what [`analyse`] takes: it may find a merge unsafe,
+/// or decline a slower convolution that does not lower the bound. Empty when none applies.
+pub fn step_gains(
+    graph: &Graph,
+    kernels: &dyn Kernels,
+    options: &AliasOptions,
+    roots: &[usize],
+) -> Vec<crate::schedule::Gain> {
+    let mut gains = vec![crate::schedule::Gain::default(); graph.ops.len()];
+    let mut any = false;
+    for op in &graph.ops {
+        let Some(&c) = op.outputs.first() else {
+            continue;
+        };
+        if op.outputs.len() != 1 || !is_arena(graph, c) {
+            continue;
+        }
+        let g = &mut gains[op.id.0];
+        let root_of = |slot: usize| op.input(slot).map(|t| roots[t.0]);
+        let alone = |slot: usize| {
+            let r = root_of(slot);
+            (0..op.inputs.len()).all(|j| j == slot || root_of(j) != r)
+        };
+        if options.in_place {
+            for k in in_place_candidates(graph, kernels, op) {
+                if let Some(a) = op.input(k).filter(|&a| is_arena(graph, a))
+                    && alone(k)
+                {
+                    g.if_dies.push((roots[a.0], graph.tensor(c).bytes()));
+                }
+            }
+        }
+        if let Some(conv) = &kernels.abilities(graph, op).conv_in_place {
+            let on = match conv.kind {
+                ConvInPlaceKind::ChannelPlanes => options.depthwise,
+                ConvInPlaceKind::Pixels => options.pointwise,
+            };
+            if let Some(a) = op
+                .input(0)
+                .filter(|&a| on && is_arena(graph, a) && alone(0))
+            {
+                let shared = graph.tensor(a).bytes().min(graph.tensor(c).bytes());
+                let saved =
+                    (shared + kernels.scratch_bytes(graph, op)).saturating_sub(conv.scratch_bytes);
+                if saved > 0 {
+                    g.if_dies.push((roots[a.0], saved));
+                }
+            }
+        }
+        if options.concat && concat_slices(graph, kernels, op).is_some() {
+            let mut seen = BTreeSet::new();
+            let distinct = op
+                .present_inputs()
+                .all(|x| is_arena(graph, x) && roots[x.0] != roots[c.0] && seen.insert(roots[x.0]));
+            if distinct && seen.len() == op.inputs.len() {
+                g.always = graph.tensor(c).bytes();
+            }
+        }
+        any |= g.always > 0 || !g.if_dies.is_empty();
+    }
+    if !any {
+        gains.clear();
+    }
+    gains
+}
+
 /// The inputs an elementwise kernel can overwrite with its output (indices into the
 /// operator's inputs): those it declares that have the output's shape and type.
 fn in_place_candidates(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Vec<usize> {

@@ -42,6 +42,21 @@
 //! The searches only accept strictly smaller peaks, so a segment whose stored order is
 //! optimal keeps it.
 //!
+//! **Knowing aliasing.** The search above counts views (they do not depend on the order);
+//! in-place operators and concatenation slices depend on which operator reads a tensor last,
+//! so [`crate::alias::analyse`] decides them for a given order. [`schedule_aliased`] runs the
+//! same search with each step's live bytes lowered by what those could save there
+//! ([`Gain`], from [`crate::alias::step_gains`]): an in-place operator's output costs nothing
+//! when the operator reads the overwritten input last (the dying input is tested in each
+//! state), a concatenation of slices costs nothing in any order. So an order where a RELU
+//! reads its input after the input's other readers, or where the branches of a
+//! concatenation run one after the other, can win although every order has the same peak
+//! without aliasing. Its first seed is the order of the views-only search (which wins ties),
+//! and it searches only the segments whose best seed is above every segment's lower bound
+//! (what no order can go below), as only the whole order's peak counts. Its peak is an
+//! estimate (the analysis may find a merge unsafe or take more than counted), so
+//! [`crate::plan`] takes its order only where the aliased plan packs smaller.
+//!
 //! Never worse than the stored order: every segment keeps its best seed unless a search finds
 //! a strictly smaller peak. Everything is deterministic: ties go to the lower index, hash
 //! tables are only used for lookups (never iterated), and budgets count states.
@@ -66,6 +81,9 @@ pub fn stored_order(graph: &Graph) -> Vec<OpId> {
 pub struct OrderOptions {
     /// Search for the order with the smallest peak. Off: the stored order.
     pub reorder: bool,
+    /// Also search with the in-place operators and concatenation slices counted
+    /// ([`schedule_aliased`]); [`crate::plan`] keeps that order where it packs smaller.
+    pub alias_aware: bool,
     /// Run the exact search (off: seeds and beam search only).
     pub exact: bool,
     /// Work the exact search may do over all segments, in state words: a state of a
@@ -93,6 +111,7 @@ impl Default for OrderOptions {
     fn default() -> Self {
         OrderOptions {
             reorder: true,
+            alias_aware: true,
             exact: true,
             exact_budget: 200_000,
             beam_width: 64,
@@ -146,6 +165,18 @@ pub struct Schedule {
     pub work: usize,
 }
 
+/// What aliasing can save at one operator's step, as the alias-aware search counts it
+/// ([`crate::alias::step_gains`]): bytes its output need not take of its own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gain {
+    /// `(tensor, bytes)`: saved when the operator is the last reader of that tensor (a view
+    /// root), which its output can then overwrite (the in-place forms). The largest that
+    /// applies counts.
+    pub if_dies: Vec<(usize, usize)>,
+    /// Saved in any order (a concatenation whose inputs are slices of its output).
+    pub always: usize,
+}
+
 /// Chooses the order of `graph`'s operators (see the module documentation).
 pub fn schedule(graph: &Graph, kernels: &dyn Kernels, options: &OrderOptions) -> Schedule {
     let roots: Vec<usize> = (0..graph.tensors.len()).collect();
@@ -161,7 +192,42 @@ pub fn schedule_with_views(
     options: &OrderOptions,
     roots: &[usize],
 ) -> Schedule {
-    let p = Problem::new(graph, kernels, roots);
+    search_orders(
+        Problem::new(graph, kernels, roots, &[]),
+        graph,
+        options,
+        None,
+    )
+}
+
+/// [`schedule_with_views`] where operator `o`'s step costs `gains[o]` fewer bytes when it
+/// applies: the search counts the in-place forms and concatenation slices that aliasing
+/// may take for the order it chooses. What it finds is a candidate: the aliasing decided
+/// for it afterwards may take less (a merge that is not safe) or more (a pointwise
+/// convolution's pieces), so its peak is an estimate, and [`crate::plan`] keeps the order
+/// whose aliased plan packs smaller. `first` (the views-only search's order) is the first
+/// seed, which wins ties: where it is as good by this model, it is kept, and a segment where
+/// it meets the lower bound is not searched.
+pub fn schedule_aliased(
+    graph: &Graph,
+    kernels: &dyn Kernels,
+    options: &OrderOptions,
+    roots: &[usize],
+    gains: &[Gain],
+    first: &[OpId],
+) -> Schedule {
+    let p = Problem::new(graph, kernels, roots, gains);
+    search_orders(p, graph, options, Some(first))
+}
+
+/// The order search of `p` (see the module documentation), with `first` as the first seed
+/// (else the stored order).
+fn search_orders(
+    p: Problem,
+    graph: &Graph,
+    options: &OrderOptions,
+    first: Option<&[OpId]>,
+) -> Schedule {
     let stored: Vec<u32> = (0..p.n as u32).collect();
     let stored_live = p.simulate(&stored);
     let stored_peak = stored_live.iter().copied().max().unwrap_or(0);
@@ -185,16 +251,39 @@ pub fn schedule_with_views(
     }
 
     let segments = p.segments();
-    let seeds: Vec<Vec<u32>> = vec![
+    let mut seeds: Vec<Vec<u32>> = vec![
         stored,
         p.list_schedule(ListRule::LeastLive),
         p.list_schedule(ListRule::MostFreed),
         p.dfs_schedule(false),
         p.dfs_schedule(true),
     ];
+    let aware = first.is_some();
+    if let Some(first) = first.filter(|o| o.len() == p.n) {
+        seeds.insert(0, first.iter().map(|o| o.0 as u32).collect());
+    }
     let lives: Vec<Vec<usize>> = seeds.iter().map(|s| p.simulate(s)).collect();
     let resident = p.resident_before_each_stored_step();
     let crossing = p.crossing_bytes(&segments);
+    // The alias-aware search only looks for a smaller peak of the whole order: a segment
+    // whose best seed is within the largest segment's lower bound is not searched.
+    let floor = if aware {
+        let best_seed_peak = |lo: usize, hi: usize| {
+            let seg_peak = |l: &Vec<usize>| l[lo..hi].iter().copied().max().unwrap_or(0);
+            lives.iter().map(seg_peak).min().unwrap_or(0)
+        };
+        segments
+            .iter()
+            .enumerate()
+            .map(|(seg, &(lo, hi))| match hi - lo {
+                1 => best_seed_peak(lo, hi),
+                _ => SegCtx::new(&p, lo, hi, resident[lo], crossing[seg]).lower_bound,
+            })
+            .max()
+            .unwrap_or(0)
+    } else {
+        0
+    };
     let mut work = 0usize;
     let mut work_left = options.work_budget;
 
@@ -209,7 +298,8 @@ pub fn schedule_with_views(
         0
     };
     for (seg, &(lo, hi)) in segments.iter().enumerate() {
-        // The best seed on this segment; the stored order (seed 0) wins ties.
+        // The best seed on this segment; the first seed (the stored order, or `first`) wins
+        // ties.
         let seg_peak = |live: &Vec<usize>| live[lo..hi].iter().copied().max().unwrap_or(0);
         let (best_seed, mut best_peak) = lives
             .iter()
@@ -227,6 +317,13 @@ pub fn schedule_with_views(
         let ctx = SegCtx::new(&p, lo, hi, resident[lo], crossing[seg]);
         let mut proven = best_peak <= ctx.lower_bound;
         let mut seg_bound = ctx.lower_bound;
+        if !proven && aware && best_peak <= floor {
+            all_proven = false;
+            peak = peak.max(best_peak);
+            proven_bound = proven_bound.max(seg_bound);
+            order.extend(best);
+            continue;
+        }
         // This segment's share of the work left: its part of the operators not yet ordered.
         let share = (work_left as u128 * (hi - lo) as u128 / (p.n - lo) as u128) as usize;
         let mut allowance = share;
@@ -302,9 +399,22 @@ pub fn schedule_with_views(
 /// [`crate::lifetimes::Lifetimes::live_bytes`] for the same order; for tests).
 pub fn live_bytes(graph: &Graph, order: &[OpId], kernels: &dyn Kernels) -> Vec<usize> {
     let roots: Vec<usize> = (0..graph.tensors.len()).collect();
-    let p = Problem::new(graph, kernels, &roots);
+    let p = Problem::new(graph, kernels, &roots, &[]);
     let order: Vec<u32> = order.iter().map(|o| o.0 as u32).collect();
     p.simulate(&order)
+}
+
+/// The peak of `order` by the order search's model with views (`roots`, as
+/// [`schedule_with_views`]): what [`Schedule::peak_bytes`] would be for it.
+pub fn peak_with_views(
+    graph: &Graph,
+    kernels: &dyn Kernels,
+    roots: &[usize],
+    order: &[OpId],
+) -> usize {
+    let p = Problem::new(graph, kernels, roots, &[]);
+    let order: Vec<u32> = order.iter().map(|o| o.0 as u32).collect();
+    p.simulate(&order).into_iter().max().unwrap_or(0)
 }
 
 /// The graph reduced to what the order search needs. Operators are numbered by their
@@ -338,12 +448,15 @@ struct Problem {
     start_resident: usize,
     /// Bytes live at step 0 only (graph inputs nobody reads).
     first_step_extra: usize,
+    /// Per operator: what aliasing saves at its step (empty: nothing, for every operator).
+    gains: Vec<Gain>,
 }
 
 impl Problem {
     /// The problem of `graph`, with tensor `t`'s bytes counted as its view root's
     /// (`roots[t]`; `roots[t] == t` for a tensor with bytes of its own).
-    fn new(graph: &Graph, kernels: &dyn Kernels, roots: &[usize]) -> Problem {
+    /// `gains` (per operator, or empty) are the alias-aware search's savings.
+    fn new(graph: &Graph, kernels: &dyn Kernels, roots: &[usize], gains: &[Gain]) -> Problem {
         let n = graph.ops.len();
         let nt = graph.tensors.len();
         let size: Vec<usize> = graph
@@ -454,7 +567,34 @@ impl Problem {
             outs,
             start_resident,
             first_step_extra,
+            gains: gains.to_vec(),
         }
+    }
+
+    /// The bytes aliasing saves at operator `o`'s step, where `dies(t)` tells whether `o` is
+    /// the last reader of tensor `t` (never a graph output) in the order at hand.
+    fn gain(&self, o: usize, dies: impl Fn(usize) -> bool) -> usize {
+        let Some(g) = self.gains.get(o) else {
+            return 0;
+        };
+        let dying = g
+            .if_dies
+            .iter()
+            .filter(|&&(t, _)| !self.keep[t] && dies(t))
+            .map(|&(_, b)| b)
+            .max()
+            .unwrap_or(0);
+        g.always + dying
+    }
+
+    /// The most [`Problem::gain`] can be for operator `o`, in any order.
+    fn max_gain(&self, o: usize) -> usize {
+        self.gain(o, |_| true)
+    }
+
+    /// Live bytes while `o` runs with `res` bytes resident before it.
+    fn step_live(&self, o: usize, res: usize, gain: usize) -> usize {
+        (res + self.out_bytes[o] + self.scratch[o]).saturating_sub(gain)
     }
 
     /// Live bytes at each step of `order` (at least one entry, as `Lifetimes::live_bytes`).
@@ -468,7 +608,8 @@ impl Problem {
         for (s, &o) in order.iter().enumerate() {
             let o = o as usize;
             let extra = if s == 0 { self.first_step_extra } else { 0 };
-            live.push(res + self.out_bytes[o] + self.scratch[o] + extra);
+            let gain = self.gain(o, |t| rem[t] == 1);
+            live.push(self.step_live(o, res, gain) + extra);
             res += self.kept_bytes[o];
             for &t in &self.ins[o] {
                 let t = t as usize;

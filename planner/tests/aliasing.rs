@@ -463,3 +463,69 @@ fn convolutions_run_in_place_only_together_where_that_lowers_the_bound() {
     broken.modes[0] = OpMode::InPlace { input: 0 };
     expect_error(&g, &broken, "declares no in-place form");
 }
+
+/// The order search that knows aliasing: an order where the in-place operator reads its
+/// input last wins, though every order has the same peak when nothing runs in place.
+#[test]
+fn the_order_search_counts_in_place_operators() {
+    // in -> X 1024 -> {R = RELU(X) 1024, C 64} -> F(R, C), stored with the RELU first.
+    let mut g = GraphBuilder::default();
+    let i = g.input("in", 16);
+    let x = g.op("X", &[i], 1024);
+    let r = g.op_kind(OpKind::Relu, &[x], &[1024]);
+    let c = g.op("C", &[x], 64);
+    let f = g.op("F", &[r, c], 64);
+    let g = g.finish(&[f]);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    // C runs first, so the RELU overwrites X, which dies there: the peak is F's step.
+    assert_eq!(p.order, [OpId(0), OpId(2), OpId(1), OpId(3)]);
+    assert_eq!(p.mode(OpId(1)), OpMode::InPlace { input: 0 });
+    assert_eq!(p.lower_bound_bytes, 1024 + 64 + 64);
+    assert_eq!(p.arena_bytes, 1152);
+    assert_eq!(p.order_search, "alias-aware search");
+    check(&g, &p).unwrap();
+    // Counting views only, both orders peak at X + R + C: the stored order is kept and the
+    // RELU cannot run in place (C reads X after it).
+    let mut views_only = PlanOptions::default();
+    views_only.order.alias_aware = false;
+    let q = plan(&g, &views_only).unwrap();
+    assert_eq!(q.order, [OpId(0), OpId(1), OpId(2), OpId(3)]);
+    assert_eq!(q.mode(OpId(1)), OpMode::Normal);
+    assert_eq!(q.lower_bound_bytes, 1024 + 1024 + 64);
+}
+
+/// The order search that knows aliasing counts a concatenation of slices as free: the
+/// concatenation's step no longer hides the peak of the branches, which it then lowers.
+#[test]
+fn the_order_search_counts_concatenation_slices() {
+    // in -> {S 16, A 1200 -> P 1000, B 1200 -> Q 1000}; Y = CONCAT(P, Q); Z(Y, S), stored with
+    // the branches interleaved (S, A, B, P, Q). S may run anywhere before Z, so the whole
+    // graph is one segment of the search.
+    let mut g = GraphBuilder::default();
+    let i = g.input("in", 16);
+    let side = g.op("S", &[i], 16);
+    let a = g.op("A", &[i], 1200);
+    let b = g.op("B", &[i], 1200);
+    let other = |n: &str| OpKind::Other { name: n.into() };
+    let pp = g.op_kind(other("P"), &[a], &[1, 1000]);
+    let q = g.op_kind(other("Q"), &[b], &[1, 1000]);
+    let y = g.op_kind(concat(1), &[pp, q], &[1, 2000]);
+    let z = g.op("Z", &[y, side], 16);
+    let g = g.finish(&[z]);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    // One branch, then the other: the peak is Q's step, with S, P and B held.
+    assert_eq!(p.mode(OpId(5)), OpMode::ConcatSlices);
+    assert_eq!(p.lower_bound_bytes, 16 + 1000 + 1200 + 1000);
+    assert_eq!(p.order_search, "alias-aware search");
+    check(&g, &p).unwrap();
+    // Counting views only, every order peaks at the concatenation (S, P, Q and Y): the
+    // stored order is kept, and once the slices make the concatenation free its peak is
+    // P's step with S, A and B held.
+    let mut views_only = PlanOptions::default();
+    views_only.order.alias_aware = false;
+    let q = plan(&g, &views_only).unwrap();
+    assert_eq!(q.order, (0..7).map(OpId).collect::<Vec<_>>());
+    assert_eq!(q.mode(OpId(5)), OpMode::ConcatSlices);
+    assert_eq!(q.lower_bound_bytes, 16 + 1200 + 1200 + 1000);
+    assert!(p.arena_bytes < q.arena_bytes);
+}

@@ -148,6 +148,13 @@ proptest! {
         let stored = lifetimes::lifetimes(&g, &schedule::stored_order(&g), &scratch);
         prop_assert!(p.arena_bytes <= tflm_arena(&stored.buffers, align));
         prop_assert_eq!(stored.lower_bound(), p.stored_order_bound_bytes);
+        // The alias-aware order search only adds a candidate: never a larger arena.
+        if spec.alias_percent > 0 {
+            let mut views_only = options.clone();
+            views_only.order.alias_aware = false;
+            let q = lifetimes_checked_plan(&g, &views_only, &scratch);
+            prop_assert!(p.arena_bytes <= q.arena_bytes, "{} > {}", p.arena_bytes, q.arena_bytes);
+        }
     }
 }
 

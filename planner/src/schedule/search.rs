@@ -181,7 +181,8 @@ impl<'a> SegCtx<'a> {
                     .filter(|&&t| !crossing(t as usize))
                     .map(|&t| p.size[t as usize])
                     .sum();
-                (crossing_bytes + own + p.scratch[o], i as u32)
+                let bound = (crossing_bytes + own + p.scratch[o]).saturating_sub(p.max_gain(o));
+                (bound, i as u32)
             })
             .collect();
         by_bound.sort_by_key(|&(b, i)| (std::cmp::Reverse(b), i));
@@ -229,6 +230,7 @@ impl<'a> SegCtx<'a> {
         let mut created = 0usize;
         let mut work = 0usize;
         let mut cands: Vec<Cand> = Vec::new();
+        let mut dying: Vec<usize> = Vec::new();
         for level in 0..m {
             cands.clear();
             let mut table = Table::new();
@@ -241,9 +243,10 @@ impl<'a> SegCtx<'a> {
                         return (Outcome::OutOfWork, created, work);
                     }
                     let go = self.lo + o as usize;
-                    let live = cur.res[s] + self.p.out_bytes[go] + self.p.scratch[go] + extra;
-                    let peak = cur.peak[s].max(live);
-                    if peak >= bound {
+                    // The most aliasing can save here first (0 unless the search is alias
+                    // aware), then what it saves in this state, once the dying inputs are known.
+                    let live = self.p.step_live(go, cur.res[s], self.p.max_gain(go)) + extra;
+                    if cur.peak[s].max(live) >= bound {
                         continue;
                     }
                     // Lower bound of what is left: the largest bound of an operator not run.
@@ -261,6 +264,7 @@ impl<'a> SegCtx<'a> {
                     }
                     // Inputs whose every other reader ran: freed after this step.
                     let mut freed = 0usize;
+                    dying.clear();
                     for &t in &self.p.ins[go] {
                         let t = t as usize;
                         if self.p.keep[t] {
@@ -280,7 +284,13 @@ impl<'a> SegCtx<'a> {
                         }
                         if last {
                             freed += self.p.size[t];
+                            dying.push(t);
                         }
+                    }
+                    let gain = self.p.gain(go, |t| dying.contains(&t));
+                    let peak = cur.peak[s].max(self.p.step_live(go, cur.res[s], gain) + extra);
+                    if peak >= bound {
+                        continue;
                     }
                     let cand = Cand {
                         parent: s as u32,
