@@ -8,8 +8,8 @@
 //! the default plan's arena) plans,
 //! renders the three reports, lowers and emits, i.e. `kiln_build::compile_tokens` and what
 //! the build.rs front end writes. The first plan's code is also formatted (parsed by syn,
-//! printed by prettyplease): that was most of the time per input, and the other plans emit
-//! the same code with other numbers. When the model compiles and is small enough to
+//! printed by prettyplease) and emitted again under budgets: formatting was most of the
+//! time per input, and the other plans emit the same code with other numbers. When the model compiles and is small enough to
 //! run quickly, the host executor runs the lowered steps of both plans on deterministic
 //! inputs (zeros, a fixed pseudo-random pattern, the model's own bytes): a panic there is a
 //! panic the generated `invoke()` would hit too. All plans must give the same outputs.
@@ -176,10 +176,10 @@ fn reports(graph: &Graph, p: &Plan) {
     assert!(!text.is_empty() && !svg.is_empty() && !json.is_empty());
 }
 
-/// Emits the plan with no budgets, then with budgets (a constant expression for RAM, a
-/// number derived from the input for flash), and with `format`, formats what emits. Whether
-/// it compiled.
-fn emit_and_format(graph: &Graph, p: &Plan, plan: PlanOptions, len: usize, format: bool) -> bool {
+/// Emits the plan with no budgets; for the `first` plan, formats that and emits it again
+/// with budgets (a constant expression for RAM, a number derived from the input for flash).
+/// Whether it compiled.
+fn emit_and_format(graph: &Graph, p: &Plan, plan: PlanOptions, len: usize, first: bool) -> bool {
     let free = Options {
         plan: plan.clone(),
         model_name: Some("fuzz.tflite".into()),
@@ -199,20 +199,19 @@ fn emit_and_format(graph: &Graph, p: &Plan, plan: PlanOptions, len: usize, forma
             return false;
         }
     };
-    if format {
-        let file = kiln_build::format_file(&tokens, "fuzz.tflite");
-        assert!(file.starts_with("// @generated"));
+    if !first {
+        return true;
     }
+    let file = kiln_build::format_file(&tokens, "fuzz.tflite");
+    assert!(file.starts_with("// @generated"));
     let budgeted = Options {
         ram_budget: Some(Budget::Expr("64 * 1024".parse().expect("an expression"))),
         flash_budget: Some(Budget::Bytes(len / 2)),
         ..free
     };
     let lowered = lower_all(graph).expect("it lowered above");
-    match emit(graph, p, lowered, &budgeted) {
-        Ok(tokens) if format => _ = kiln_build::format_file(&tokens, "fuzz.tflite"),
-        Ok(_) => {}
-        Err(d) => not_a_bug(&d, "emit with budgets"),
+    if let Err(d) = emit(graph, p, lowered, &budgeted) {
+        not_a_bug(&d, "emit with budgets");
     }
     true
 }
