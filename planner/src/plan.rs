@@ -258,10 +258,9 @@ pub fn plan(graph: &Graph, kernels: &dyn Kernels, options: &PlanOptions) -> Resu
     let (mut order, mut aliases, mut lt) = candidate(sched.order, &options.aliasing);
     debug_assert!(lt.lower_bound() <= sched.peak_bytes);
     let mut placement = offsets::place(&lt.buffers, align, &options.placement);
-    // A smaller bound need not pack as well: the stored order, and plans without aliasing
-    // (a group of aliases is a larger buffer of pieces), are kept instead when they pack
-    // smaller.
-    // The alias-aware search's order is kept when its aliased plan packs smaller.
+    // A smaller bound need not pack as well: the alias-aware search's order, the stored
+    // order, and plans without aliasing (a group of aliases is a larger buffer of pieces),
+    // are kept instead when they pack smaller.
     let mut others = Vec::new();
     if let Some(o) = aware {
         others.push((o, options.aliasing, Source::AliasAware));
