@@ -102,9 +102,10 @@
 //! align = <power of two>, optimize = <bool>, reorder = <bool>, alias = <bool>,
 //! link_section = "<section>", preserve_all_tensors = <bool>, preserve_inputs = <bool>,
 //! regions = [("<section>", <bytes>), ...], tile = <bool>, max_extra_macs = <percent>)`: see
-//! [`include_model!`]. Under a `ram_budget` in bytes that no plan layer by layer meets, Kiln
-//! runs the model's first operators one strip of rows at a time (at most `max_extra_macs` %
-//! more multiply-accumulates, default 20; `tile = false` never). A budget over which the model does not fit is a compile error with
+//! [`include_model!`]. Under a `ram_budget` in bytes that no plan layer by layer meets, or
+//! meets only with slower kernels, Kiln runs the model's first operators one strip of rows at
+//! a time where that fits (at most `max_extra_macs` % more multiply-accumulates, default 20;
+//! `tile = false` never). A budget over which the model does not fit is a compile error with
 //! the bytes needed, the budget and the overage, also when the budget is a named constant.
 //!
 //! The modules `runtime` and `kernels` are what generated code calls; they are public for

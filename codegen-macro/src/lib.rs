@@ -50,7 +50,7 @@ use syn::{Expr, Ident, LitStr, Token};
 /// `CARGO_MANIFEST_DIR`). A relative model path is resolved from the file that calls the
 /// macro, else from `CARGO_MANIFEST_DIR`. `tile = false` (never run the first operators in
 /// strips of rows; by default Kiln does so only when a `ram_budget` in bytes is not met
-/// otherwise), `max_extra_macs = <percent>` (the most recomputation such a tiling may cost,
+/// otherwise, or only with slower kernels), `max_extra_macs = <percent>` (the most recomputation such a tiling may cost,
 /// default 20).
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {

@@ -206,8 +206,9 @@ pub fn schedule_with_views(
 /// for it afterwards may take less (a merge that is not safe) or more (a pointwise
 /// convolution's pieces), so its peak is an estimate, and [`crate::plan`] keeps the order
 /// whose aliased plan packs smaller. `first` (the views-only search's order) is the first
-/// seed, which wins ties: where it is as good by this model, it is kept, and a segment where
-/// it meets the lower bound is not searched.
+/// seed, which wins ties: where it is as good by this model, it is kept. Only the segments
+/// whose best seed is above every segment's lower bound are searched (only the whole
+/// order's peak counts).
 pub fn schedule_aliased(
     graph: &Graph,
     kernels: &dyn Kernels,
