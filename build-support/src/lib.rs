@@ -588,19 +588,20 @@ fn tile_if_needed(
         };
         let variant = first_fit(&plans, options);
         let entry = (tiled.graph, steps, plans, report);
-        if !t.min_ram {
-            if let Some(v) = variant
-                && fit.as_ref().is_none_or(|(f, _)| v < *f)
-            {
+        match variant {
+            // Faster kernels than the fitting tilings before (which have fewer extra MACs).
+            Some(v) if !t.min_ram && fit.as_ref().is_none_or(|(f, _)| v < *f) => {
                 fit = Some((v, entry));
                 if v == 0 {
                     break;
                 }
             }
-            continue;
-        }
-        if arena < floor && best.as_ref().is_none_or(|(b, _)| arena < *b) {
-            best = Some((arena, entry));
+            Some(_) if !t.min_ram => {}
+            // The smallest so far (`min_ram`, or for the budget error if nothing fits).
+            _ if arena < floor && best.as_ref().is_none_or(|(b, _)| arena < *b) => {
+                best = Some((arena, entry));
+            }
+            _ => {}
         }
     }
     if let Some((v, entry)) = fit {
