@@ -266,6 +266,14 @@ fn search_orders(
     let lives: Vec<Vec<usize>> = seeds.iter().map(|s| p.simulate(s)).collect();
     let resident = p.resident_before_each_stored_step();
     let crossing = p.crossing_bytes(&segments);
+    // Each segment of more than one operator, ready for the searches.
+    let ctxs: Vec<Option<SegCtx>> = segments
+        .iter()
+        .enumerate()
+        .map(|(seg, &(lo, hi))| {
+            (hi - lo > 1).then(|| SegCtx::new(&p, lo, hi, resident[lo], crossing[seg]))
+        })
+        .collect();
     // The alias-aware search only looks for a smaller peak of the whole order: a segment
     // whose best seed is within the largest segment's lower bound is not searched.
     let floor = if aware {
@@ -275,10 +283,10 @@ fn search_orders(
         };
         segments
             .iter()
-            .enumerate()
-            .map(|(seg, &(lo, hi))| match hi - lo {
-                1 => best_seed_peak(lo, hi),
-                _ => SegCtx::new(&p, lo, hi, resident[lo], crossing[seg]).lower_bound,
+            .zip(&ctxs)
+            .map(|(&(lo, hi), ctx)| {
+                ctx.as_ref()
+                    .map_or(best_seed_peak(lo, hi), |c| c.lower_bound)
             })
             .max()
             .unwrap_or(0)
@@ -315,7 +323,9 @@ fn search_orders(
             order.extend(best);
             continue;
         }
-        let ctx = SegCtx::new(&p, lo, hi, resident[lo], crossing[seg]);
+        let ctx = ctxs[seg]
+            .as_ref()
+            .expect("a segment of more than one operator");
         let mut proven = best_peak <= ctx.lower_bound;
         let mut seg_bound = ctx.lower_bound;
         if !proven && aware && best_peak <= floor {
@@ -400,9 +410,7 @@ fn search_orders(
 /// [`crate::lifetimes::Lifetimes::live_bytes`] for the same order; for tests).
 pub fn live_bytes(graph: &Graph, order: &[OpId], kernels: &dyn Kernels) -> Vec<usize> {
     let roots: Vec<usize> = (0..graph.tensors.len()).collect();
-    let p = Problem::new(graph, kernels, &roots, &[]);
-    let order: Vec<u32> = order.iter().map(|o| o.0 as u32).collect();
-    p.simulate(&order)
+    live_bytes_with_views(graph, kernels, &roots, order)
 }
 
 /// The peak of `order` by the order search's model with views (`roots`, as
@@ -413,9 +421,20 @@ pub fn peak_with_views(
     roots: &[usize],
     order: &[OpId],
 ) -> usize {
+    let live = live_bytes_with_views(graph, kernels, roots, order);
+    live.into_iter().max().unwrap_or(0)
+}
+
+/// The live bytes at each step of `order` by the search's model with views `roots`.
+fn live_bytes_with_views(
+    graph: &Graph,
+    kernels: &dyn Kernels,
+    roots: &[usize],
+    order: &[OpId],
+) -> Vec<usize> {
     let p = Problem::new(graph, kernels, roots, &[]);
     let order: Vec<u32> = order.iter().map(|o| o.0 as u32).collect();
-    p.simulate(&order).into_iter().max().unwrap_or(0)
+    p.simulate(&order)
 }
 
 /// The graph reduced to what the order search needs. Operators are numbered by their
@@ -451,6 +470,8 @@ struct Problem {
     first_step_extra: usize,
     /// Per operator: what aliasing saves at its step (empty: nothing, for every operator).
     gains: Vec<Gain>,
+    /// Per operator: the most its gain can be, in any order (empty with `gains`).
+    max_gains: Vec<usize>,
 }
 
 impl Problem {
@@ -552,7 +573,7 @@ impl Problem {
                 outs[q as usize].push(t as u32);
             }
         }
-        Problem {
+        let mut p = Problem {
             n,
             size,
             keep,
@@ -569,7 +590,10 @@ impl Problem {
             start_resident,
             first_step_extra,
             gains: gains.to_vec(),
-        }
+            max_gains: Vec::new(),
+        };
+        p.max_gains = (0..gains.len()).map(|o| p.gain(o, |_| true)).collect();
+        p
     }
 
     /// The bytes aliasing saves at operator `o`'s step, where `dies(t)` tells whether `o` is
@@ -590,7 +614,7 @@ impl Problem {
 
     /// The most [`Problem::gain`] can be for operator `o`, in any order.
     fn max_gain(&self, o: usize) -> usize {
-        self.gain(o, |_| true)
+        self.max_gains.get(o).copied().unwrap_or(0)
     }
 
     /// Live bytes while `o` runs with `res` bytes resident before it.
