@@ -40,7 +40,7 @@ cd examples/firmware
 # KILN_FIRMWARE_TARGET: another target directory, to run this beside a build in the default.
 export CARGO_TARGET_DIR="${KILN_FIRMWARE_TARGET:-$PWD/target}"
 export KILN_MODELS="${KILN_MODELS:-$root/../shared/models}"
-unset KILN_BOARD KILN_GOLDEN KILN_REGIONS KILN_RAM_BUDGET
+unset KILN_BOARD KILN_GOLDEN KILN_REGIONS KILN_RAM_BUDGET KILN_LAYERS KILN_EXTRAM
 
 # board <target>: the QEMU machine the firmware's memory map is for (as .cargo/config.toml).
 board() {
@@ -87,7 +87,7 @@ for i in map(int, sys.stdin):
 # <model> is a stem in $KILN_MODELS or all_outputs/<stem> (see examples/firmware/build.rs).
 check() {
   local target=$1 model=$2 machine log rc t0
-  local map=${KILN_REGIONS:+ (memory map)}${KILN_RAM_BUDGET:+ (ram_budget $KILN_RAM_BUDGET)}
+  local map=${KILN_REGIONS:+ (memory map)}${KILN_RAM_BUDGET:+ (ram_budget $KILN_RAM_BUDGET)}${KILN_LAYERS:+ (every layer)}
   machine=$(board "$target")
   t0=$(date +%s)
   step "$model on $target ($machine)$map"
@@ -135,6 +135,21 @@ KILN_RAM_BUDGET=19008 check thumbv7em-none-eabihf tflm_person_detect_int8
 KILN_RAM_BUDGET=36864 check thumbv7em-none-eabihf mlperf_tiny_vww_mobilenetv1_025_96_int8
 for model in "${models[@]}"; do
   check thumbv8m.main-none-eabihf "all_outputs/$model"
+done
+
+# Real-world models as their vendors ship them (../shared/models/realworld/, TFLM's goldens in
+# tests/realworld/<stem>/ by tools/gen_realworld_golden.py), on the M4 and the M55: the default
+# plan (final outputs), and every layer in debug mode (KILN_LAYERS: preserve_all_tensors, the
+# sha256 of every operator-produced tensor against TFLM's), its arena in the board's external
+# RAM (KILN_EXTRAM: movenet's every-layer arena is 7.5 MB).
+for f in "$KILN_MODELS"/realworld/*.tflite; do
+  stem=$(basename "$f" .tflite)
+  export KILN_GOLDEN="$root/tests/realworld/$stem"
+  for target in thumbv7em-none-eabihf thumbv8m.main-none-eabihf; do
+    check "$target" "$f"
+    KILN_LAYERS=1 KILN_EXTRAM=1 check "$target" "$f"
+  done
+  unset KILN_GOLDEN
 done
 
 # The stateless control flow models (tests/control_flow/: IF and WHILE, one subgraph's arena in

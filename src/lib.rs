@@ -46,7 +46,7 @@
 //! | `INPUT_SHAPE: [usize; RANK]` | the input's shape |
 //! | `INPUT_DTYPE: DType` | its element type ([`DType`]) |
 //! | `INPUT_SCALE: f32`, `INPUT_ZERO_POINT: i32` | its quantization (scale 0 if not quantized, or quantized per channel) |
-//! | `INPUT_QUANT: Quant<i8>` (or `Quant<i16>`) | the same as a [`Quant`], for int8 and int16 inputs quantized per tensor only |
+//! | `INPUT_QUANT: Quant<i8>` (or `Quant<i16>`, `Quant<u8>`) | the same as a [`Quant`], for int8, int16 and uint8 inputs quantized per tensor only (a float32 input has none: write floats, see [`quant`]) |
 //! | `OUTPUT_SHAPE`, `OUTPUT_DTYPE`, `OUTPUT_SCALE`, `OUTPUT_ZERO_POINT`, `OUTPUT_QUANT` | the same for the output |
 //! | `ARENA_ALIGN: usize`, `Arena` | the arena's alignment, and a buffer type for it ([`Aligned`]) |
 //! | `OPERATORS: [(usize, &str); N]` | the operators `invoke()` runs, in order: (index in the model, name) |

@@ -1,4 +1,4 @@
-//! Quantization helpers for a model's int8 and int16 inputs and outputs, `no_std`.
+//! Quantization helpers for a model's int8, int16 and uint8 inputs and outputs, `no_std`.
 //!
 //! A generated model module has one const [`Quant`] per input or output quantized per tensor
 //! (`INPUT_QUANT`, `OUTPUT_QUANT`, or `INPUT0_QUANT`, `INPUT1_QUANT`, ... when there are
@@ -28,10 +28,22 @@
 //! input the result is TFLM's (tested against the pinned wheel on ties, saturation and zero
 //! points at the type's extremes: `tests/quant.rs`).
 //!
+//! **uint8** (`Quant<u8>`): models from older converters and vision zoos take uint8 images
+//! (OpenMV's MoveNet: scale 1/127.5, zero point 127, so the camera's bytes go in as they are)
+//! or give uint8 scores. Their `Quant<u8>` does the same arithmetic clamped to 0..=255:
+//! `dequantize` is TFLM's DEQUANTIZE of uint8; `quantize` is TFLite's `AffineQuantize` to
+//! uint8 (TFLM's QUANTIZE from float writes int8 and int16 only), i.e. the int16 result
+//! clamped to 0..=255.
+//!
+//! **Float inputs and outputs** need none of this: a model whose graph starts with a QUANTIZE
+//! and ends with DEQUANTIZEs (common in vendor zoos) takes and gives `f32`
+//! (`INPUT_DTYPE = DType::F32`, `input_mut() -> &mut [f32; N]`), quantizing inside
+//! `invoke()`; it has no `INPUT_QUANT`, and `INPUT_SCALE` is 0.
+//!
 //! **Per-channel quantized** inputs and outputs (several scales along one axis, rare for
 //! activations) get no `*_QUANT` const, and their `*_SCALE` is 0: quantize them channel by
-//! channel from the model's own parameters. Inputs and outputs of other types (`f32`, `u8`,
-//! `i32`, ...) get none either; TFLM's QUANTIZE from float writes int8 and int16.
+//! channel from the model's own parameters. Inputs and outputs of other types (`f32`, `i32`,
+//! ...) get none either.
 
 use core::marker::PhantomData;
 use kiln_kernels::{dequantize, quantize};
@@ -48,7 +60,7 @@ pub struct Quant<T> {
 }
 
 /// The element types [`Quant`] handles: `i8` and `i16` (the types TFLM's QUANTIZE from float
-/// and DEQUANTIZE to float take). Sealed.
+/// and DEQUANTIZE to float take) and `u8` (see the [module docs](self)). Sealed.
 pub trait Element: Copy + sealed::Sealed {
     #[doc(hidden)]
     const MIN: Self;
@@ -66,6 +78,7 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for i8 {}
     impl Sealed for i16 {}
+    impl Sealed for u8 {}
 }
 
 impl Element for i8 {
@@ -89,6 +102,38 @@ impl Element for i16 {
     }
     fn dequantize_kernel(p: &dequantize::Params, input: &[i16], output: &mut [f32]) {
         dequantize::dequantize_s16_f32(p, input, output);
+    }
+}
+
+/// uint8 through the int16 kernels, a chunk at a time on the stack (no allocator): int16
+/// holds every uint8 value and the zero point, clamping the int16 result to 0..=255 is
+/// clamping the unclamped value to 0..=255, and widening a uint8 to int16 before
+/// `scale * (q - zero_point)` changes nothing.
+const U8_CHUNK: usize = 64;
+
+impl Element for u8 {
+    const MIN: u8 = u8::MIN;
+    const MAX: u8 = u8::MAX;
+    const ZERO: u8 = 0;
+    fn quantize_kernel(p: &quantize::Params, input: &[f32], output: &mut [u8]) {
+        let mut wide = [0i16; U8_CHUNK];
+        for (x, q) in input.chunks(U8_CHUNK).zip(output.chunks_mut(U8_CHUNK)) {
+            let wide = &mut wide[..x.len()];
+            quantize::quantize_f32_s16(p, x, wide);
+            for (q, &w) in q.iter_mut().zip(wide.iter()) {
+                *q = w.clamp(0, 255) as u8;
+            }
+        }
+    }
+    fn dequantize_kernel(p: &dequantize::Params, input: &[u8], output: &mut [f32]) {
+        let mut wide = [0i16; U8_CHUNK];
+        for (q, x) in input.chunks(U8_CHUNK).zip(output.chunks_mut(U8_CHUNK)) {
+            let wide = &mut wide[..q.len()];
+            for (w, &q) in wide.iter_mut().zip(q) {
+                *w = i16::from(q);
+            }
+            dequantize::dequantize_s16_f32(p, wide, x);
+        }
     }
 }
 
@@ -206,5 +251,32 @@ mod tests {
         assert_eq!(q.quantize(-1e12), -32768);
         assert_eq!(q.quantize(-0.5), 32766);
         assert_eq!(q.dequantize(-32768), -65535.0);
+    }
+
+    #[test]
+    fn uint8_clamps_to_its_range_and_matches_int16_inside_it() {
+        // MoveNet's input: scale 1/127.5, zero point 127.
+        let q = Quant::<u8>::new(0.007_843_138, 127);
+        let wide = Quant::<i16>::new(0.007_843_138, 127);
+        assert_eq!(q.quantize(0.0), 127);
+        assert_eq!(q.quantize(-1.0), 0);
+        assert_eq!(q.quantize(1.0), 254); // 1.0 / scale = 127.4999..: the f32 scale is a hair above 1/127.5
+        assert_eq!(q.quantize(1.01), 255);
+        assert_eq!(q.quantize(-5.0), 0);
+        assert_eq!(q.quantize(5.0), 255);
+        assert_eq!(q.quantize(f32::NAN), 127);
+        assert_eq!(q.quantize(f32::INFINITY), 255);
+        assert_eq!(q.quantize(f32::NEG_INFINITY), 0);
+        // A slice longer than a chunk, across the whole range.
+        let xs: [f32; 300] = core::array::from_fn(|i| (i as f32 - 150.0) / 140.0);
+        let mut got = [0u8; 300];
+        q.quantize_slice(&xs, &mut got);
+        let mut back = [0.0f32; 300];
+        q.dequantize_slice(&got, &mut back);
+        for ((&x, &g), &b) in xs.iter().zip(&got).zip(&back) {
+            let w = wide.quantize(x);
+            assert_eq!(g, w.clamp(0, 255) as u8, "{x}");
+            assert_eq!(b, wide.dequantize(i16::from(g)), "{g}");
+        }
     }
 }

@@ -1012,10 +1012,10 @@ impl<'a> Emitter<'a> {
                     #[doc = #d3]
                     pub const #zp_name: i32 = #zp;
                 });
-                // `kiln::Quant` for int8/int16 tensors quantized per tensor (a per-channel
-                // tensor has several scales: no `*_QUANT`, and `*_SCALE` is 0).
+                // `kiln::Quant` for int8/int16/uint8 tensors quantized per tensor (a
+                // per-channel tensor has several scales: no `*_QUANT`, and `*_SCALE` is 0).
                 let per_tensor = match (tensor.dtype, &tensor.quant) {
-                    (DType::I8 | DType::I16, Quantization::PerTensor { scale, .. }) => {
+                    (DType::I8 | DType::I16 | DType::U8, Quantization::PerTensor { scale, .. }) => {
                         scale.is_finite() && *scale > 0.0
                     }
                     _ => false,

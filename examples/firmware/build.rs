@@ -23,6 +23,14 @@
 //! - `KILN_RAM_BUDGET`: the RAM budget in bytes instead of the board's RAM less 4 KB (e.g.
 //!   `kiln plan --min-ram`'s arena, which Kiln then meets by running the first operators in
 //!   strips of rows).
+//! - `KILN_LAYERS=1`: every layer in debug mode: the model compiled with
+//!   `preserve_all_tensors = true`, and `LAYERS` the tensor index and TFLM's sha256 (sample
+//!   s1) of every operator-produced tensor, from `layers.json` in the golden directory (the
+//!   format of `tools/gen_realworld_golden.py`, `tests/realworld/<stem>/`); the firmware
+//!   hashes each tensor's bytes after `invoke()` and compares.
+//! - `KILN_EXTRAM=1`: the arena in the board's external RAM (`link_section = ".kiln_ext"`,
+//!   the `EXTRAM` memory of `memory/<board>.x`: the mps2-an386's PSRAM, the mps3-an547's DDR;
+//!   16 MB), for arenas larger than RAM (an every-layer build of a large model).
 
 use std::env;
 use std::fmt::Write as _;
@@ -38,6 +46,8 @@ fn main() {
         "KILN_GOLDEN",
         "KILN_REGIONS",
         "KILN_RAM_BUDGET",
+        "KILN_LAYERS",
+        "KILN_EXTRAM",
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
@@ -133,18 +143,31 @@ fn main() {
     .unwrap();
     // The board's RAM less 4 KB (stack, harness) as the RAM budget: Kiln takes its fastest
     // plan that fits (on the microbit's 16 KB, e.g., kws_dscnn's convolutions run in place).
+    let flag = |var: &str| env::var(var).is_ok_and(|v| !v.is_empty() && v != "0");
+    let (layers, extram) = (flag("KILN_LAYERS"), flag("KILN_EXTRAM"));
+    assert!(
+        !extram || board != "microbit",
+        "KILN_EXTRAM: the microbit has no external RAM"
+    );
     let ram = match board.as_str() {
         "microbit" => 16 * 1024,
-        "mps3-an547" => 512 * 1024,
+        _ if extram => 16 * 1024 * 1024 + 4096,
         _ => 4 * 1024 * 1024,
     };
     // With KILN_REGIONS: the memory map of memory/mps2-an386-regions.x, fastest first, and
     // `regions()`: each region's section as linked, its memory, and the bytes the model uses.
-    let map = if regions {
+    let mut map = if regions {
         r#", regions = [(".kiln_bram", 16 * 1024), (".kiln_psram", 1024 * 1024)]"#
     } else {
         ""
-    };
+    }
+    .to_string();
+    if extram {
+        map.push_str(r#", link_section = ".kiln_ext""#);
+    }
+    if layers {
+        map.push_str(", preserve_all_tensors = true");
+    }
     let budget = match env::var("KILN_RAM_BUDGET") {
         Ok(b) => b
             .parse::<usize>()
@@ -192,6 +215,55 @@ pub fn regions() -> [(&'static str, usize, usize, (usize, usize), usize); 2] {
             "/// No memory map: one arena in RAM.
              pub fn regions() -> [(&'static str, usize, usize, (usize, usize), usize); 0] {
     []
+}
+",
+        );
+    }
+    // Every layer (KILN_LAYERS): tensor index and TFLM's sha256 of sample s1, per layer.
+    let mut table = Vec::new();
+    if layers {
+        let file = golden.join("layers.json");
+        println!("cargo:rerun-if-changed={}", file.display());
+        let text = fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("KILN_LAYERS: {}: {e}", file.display()));
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("KILN_LAYERS: {}: {e}", file.display()));
+        let digests = json["sha256"]["1"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{}: no sha256 of sample 1", file.display()));
+        let entries = json["layers"].as_array().unwrap();
+        assert_eq!(entries.len(), digests.len(), "{}", file.display());
+        for (l, d) in entries.iter().zip(digests) {
+            let t = l["tensor_index"].as_u64().unwrap();
+            let hex = d.as_str().unwrap();
+            assert_eq!(hex.len(), 64, "{}: a sha256 of 32 bytes", file.display());
+            let bytes: Vec<String> = (0..32)
+                .map(|i| format!("0x{}", &hex[2 * i..2 * i + 2]))
+                .collect();
+            table.push(format!("({t}, [{}])", bytes.join(", ")));
+        }
+    }
+    writeln!(
+        rs,
+        "/// Every layer (KILN_LAYERS): tensor index and TFLM's sha256 of its bytes (sample s1).
+pub static LAYERS: [(usize, [u8; 32]); {}] = [{}];",
+        table.len(),
+        table.join(", ")
+    )
+    .unwrap();
+    if layers {
+        rs.push_str(
+            "/// The bytes of tensor `t` after `invoke()` (debug mode).
+pub fn layer_bytes(m: &Model, t: usize) -> Option<&[u8]> {
+    m.tensor_bytes(t)
+}
+",
+        );
+    } else {
+        rs.push_str(
+            "/// No every-layer check in this build.
+pub fn layer_bytes(_: &Model, _: usize) -> Option<&'static [u8]> {
+    None
 }
 ",
         );

@@ -17,6 +17,10 @@
 //! instructions(stop 2) - instructions(stop 1) is the cost of one `invoke()`
 //! (plus the few instructions of the stop check and the call).
 //!
+//! Every layer (`KILN_LAYERS=1`, debug mode): after the first `invoke()` the firmware also
+//! hashes (sha256) every operator-produced tensor and compares it with TFLM's digest of that
+//! layer; a mismatch names the layer (its position in op order and its tensor index).
+//!
 //! No `core::fmt`: the output is written by hand so the harness stays small and the code
 //! size measured is mostly Kiln's.
 #![no_std]
@@ -28,6 +32,7 @@ use core::ptr;
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hio};
+use sha2::{Digest, Sha256};
 
 #[allow(clippy::all, dead_code, unused_doc_comments)]
 mod model {
@@ -304,6 +309,44 @@ fn check(out: &mut Out, m: &model::Model) -> bool {
     n == 0
 }
 
+/// Every layer (KILN_LAYERS): compares the sha256 of each operator-produced tensor with
+/// TFLM's, prints `every layer matches TFLM (N layers)` or the first `REPORTED` layers that
+/// differ (position in op order, tensor index), and returns whether all match. Nothing to do
+/// (true) in a build without the check.
+#[inline(never)]
+fn check_layers(out: &mut Out, m: &model::Model) -> bool {
+    if model::LAYERS.is_empty() {
+        return true;
+    }
+    let mut n = 0;
+    for (i, (t, want)) in model::LAYERS.iter().enumerate() {
+        let same = model::layer_bytes(m, *t).is_some_and(|got| Sha256::digest(got)[..] == want[..]);
+        if same {
+            continue;
+        }
+        n += 1;
+        if n <= REPORTED {
+            out.str("  layer ")
+                .dec(i)
+                .str(" (tensor ")
+                .dec(*t)
+                .str(") differs from TFLM\n");
+        }
+    }
+    if n == 0 {
+        out.str("every layer matches TFLM (")
+            .dec(model::LAYERS.len())
+            .str(" layers)\n");
+    } else {
+        out.str("  layers differing: ")
+            .dec(n)
+            .str(" of ")
+            .dec(model::LAYERS.len())
+            .str("\n");
+    }
+    n == 0
+}
+
 #[entry]
 fn main() -> ! {
     let stop = stop_point();
@@ -355,6 +398,7 @@ fn main() -> ! {
     let (low, overflow) = lowest_touched(sp_call);
     out.str("invoke1: ");
     ok &= check(&mut out, &m);
+    ok &= check_layers(&mut out, &m);
 
     // Second run: the same input must give the same bytes.
     write_inputs(&mut m);
