@@ -122,7 +122,7 @@ pub fn compile_callees(main: &Graph, options: &Options) -> Result<Program> {
     for s in order.into_iter().filter(|&s| s != 0) {
         let g = main.subgraph(s).expect("a called subgraph exists");
         let at = |d: Diagnostic| d.in_subgraph(s);
-        let mut steps = lower::lower_all(g).map_err(at)?;
+        let mut steps = lower::lower_all_with(g, options.reference_kernels).map_err(at)?;
         prepare_calls(g, &mut steps, main, &program).map_err(at)?;
         let declared = lower::declared(&steps);
         let plan = kiln_planner::plan(g, &declared, &plan_options).map_err(at)?;

@@ -63,6 +63,11 @@ pub struct Options {
     pub link_section: Option<String>,
     /// Patch-based execution: when and how far the first operators may run in strips.
     pub tiling: TilingOptions,
+    /// Lower every operator with its reference kernel (TFLM's loops), never a fast one
+    /// (folded-bias convolutions, the fast ADD): the same outputs, more instructions. For
+    /// comparison only (`tools/firmware_bench.py` measures it as a stand-in for TFLM's
+    /// reference kernels); off by default.
+    pub reference_kernels: bool,
 }
 
 /// When [`compile_tokens`] runs the model's first operators one strip of rows at a time
@@ -390,7 +395,7 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
     }
     // The subgraphs control flow runs, planned first: their arenas are their callers' scratch.
     let mut program = control::compile_callees(&graph, options)?;
-    let mut steps = lower::lower_all(&graph)?;
+    let mut steps = lower::lower_all_with(&graph, options.reference_kernels)?;
     control::prepare_calls(&graph, &mut steps, &graph, &program)?;
     let macs = kiln_planner::tiling::macs(&graph);
     let plans = plan_variants(&graph, &steps, options)?;
@@ -569,7 +574,7 @@ fn tile_if_needed(
             }
             planned_after_fit += 1;
         }
-        let steps = lower::lower_all(&tiled.graph)?;
+        let steps = lower::lower_all_with(&tiled.graph, options.reference_kernels)?;
         let plans = match plan_variants(&tiled.graph, &steps, options) {
             Ok(plans) => plans,
             // A memory map this tiling does not fit.
@@ -820,6 +825,14 @@ impl Model {
         self.options.plan.preserve_inputs = preserve_inputs;
         self.options.plan.regions = regions;
         self.options.tiling.enabled = on;
+        self
+    }
+
+    /// With `true`, every operator runs its reference kernel (TFLM's loops), never a fast
+    /// one ([`Options::reference_kernels`]): for comparison only.
+    #[must_use]
+    pub fn reference_kernels(mut self, on: bool) -> Self {
+        self.options.reference_kernels = on;
         self
     }
 

@@ -82,6 +82,9 @@ impl Fast {
             &mut [i32],
         ) -> bool,
     ) -> Option<Fast> {
+        if !cx.fast_kernels() {
+            return None;
+        }
         let filter = bytemuck_i8(cx.tensor(filter).data()?);
         let bias = match bias {
             Some(b) => Some(cx.const_i32(b).ok()?),
@@ -230,10 +233,16 @@ pub fn lower(graph: &Graph, plan: &Plan) -> Result<Vec<Step>> {
 /// take), the diagnostic names every one of them with its types, not only the first; any
 /// other failure is returned as it is.
 pub fn lower_all(graph: &Graph) -> Result<Vec<Step>> {
+    lower_all_with(graph, false)
+}
+
+/// [`lower_all`], with `reference`: every operator on its reference kernel, never a fast
+/// one (`Options::reference_kernels`, for comparison).
+pub fn lower_all_with(graph: &Graph, reference: bool) -> Result<Vec<Step>> {
     let mut steps = Vec::with_capacity(graph.ops.len());
     let mut refused = Vec::new();
     for op in &graph.ops {
-        match lower_op(graph, op) {
+        match lower_op_with(graph, op, reference) {
             Ok(step) => steps.push(step),
             Err(d) if d.kind == ErrorKind::Unsupported => refused.push((op, d)),
             Err(d) => return Err(d),
@@ -317,7 +326,16 @@ pub fn kernels(graph: &Graph) -> Declared {
 /// Lowers one operator through its module (the table in [`crate::ops`]); a diagnostic names
 /// the operator.
 pub fn lower_op(graph: &Graph, op: &Op) -> Result<Step> {
-    let cx = Cx { graph, op };
+    lower_op_with(graph, op, false)
+}
+
+/// [`lower_op`], on the reference kernel if `reference` (see [`lower_all_with`]).
+pub fn lower_op_with(graph: &Graph, op: &Op, reference: bool) -> Result<Step> {
+    let cx = Cx {
+        graph,
+        op,
+        reference,
+    };
     let lowered = match crate::ops::lowering(op.kind.name()) {
         Some(lower) => lower(&cx),
         None => Err(unsupported(NO_KERNEL).expected_found(
@@ -508,9 +526,16 @@ pub(crate) fn types(a: DType, b: DType) -> String {
 pub struct Cx<'a> {
     pub graph: &'a Graph,
     pub op: &'a Op,
+    /// Only reference kernels (`Options::reference_kernels`): no fast kernel is chosen.
+    pub reference: bool,
 }
 
 impl<'a> Cx<'a> {
+    /// Whether the operator may choose a fast kernel (not with `Options::reference_kernels`).
+    pub(crate) fn fast_kernels(&self) -> bool {
+        !self.reference
+    }
+
     pub(crate) fn tensor(&self, t: TensorId) -> &'a ir::Tensor {
         self.graph.tensor(t)
     }

@@ -492,6 +492,7 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
                 .map_or(20, |n| u32::try_from(n).unwrap_or(u32::MAX)),
             min_ram: false,
         },
+        reference_kernels: false,
     };
     // A bug in Kiln must still be a compile error, not a proc-macro panic.
     let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

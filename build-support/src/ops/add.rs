@@ -39,9 +39,12 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         DType::I8 => {
             let p = add::prepare_s8(cx.quant(a)?, cx.quant(b)?, cx.quant(output)?, act)
                 .map_err(prepare_error)?;
-            let tables =
-                broadcast.is_none() && cx.tensor(output).elements() >= add::TABLES_FROM_ELEMENTS;
-            match (add::prepare_fast_s8(&p), tables) {
+            // `reference_kernels`: TFLM's loop (`add_s8`), no fast form or tables.
+            let fast = cx.fast_kernels();
+            let tables = fast
+                && broadcast.is_none()
+                && cx.tensor(output).elements() >= add::TABLES_FROM_ELEMENTS;
+            match (add::prepare_fast_s8(&p).filter(|_| fast), tables) {
                 (Some(f), true) => {
                     let (mut t1, mut t2) = ([0; 256], [0; 256]);
                     add::fast_tables_s8(&f, &mut t1, &mut t2);
