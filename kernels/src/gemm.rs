@@ -141,20 +141,12 @@ pub fn prepare_layer(
     })
 }
 
-/// `2^(e-1)` for a right shift `e` in 1..=31, the rounding term of `requantize`.
-#[inline(always)]
-pub(crate) fn half(e: i32) -> i32 {
-    arch::asr(1 << 30, 31 - e)
-}
-
 /// `clamp(MultiplyByQuantizedMultiplier(acc, m, -e) + offset)` under [`prepare_layer`]'s
-/// conditions; `half` = [`half`]`(e)`. `FULL`: the clamp is the whole int8 range (one
-/// saturation, `q.min`/`q.max` are not read), which [`Output::full`] tells.
+/// conditions (`arch::rq_shift`, then the clamp). `FULL`: the clamp is the whole int8 range
+/// (one saturation, `q.min`/`q.max` are not read), which [`Output::full`] tells.
 #[inline(always)]
-pub(crate) fn requantize<const FULL: bool>(acc: i32, m: i32, e: i32, half: i32, q: &Output) -> i8 {
-    let y = arch::smmulr(acc << 1, m);
-    let t = y + half + (y >> 31);
-    let r = arch::asr(t, e) + q.offset;
+pub(crate) fn requantize<const FULL: bool>(acc: i32, m: i32, e: i32, q: &Output) -> i8 {
+    let r = arch::rq_shift(acc, m, e, q.offset);
     if FULL {
         return arch::ssat8(r) as i8;
     }
@@ -239,28 +231,23 @@ fn two_pixels_by_pairs<const F: bool>(
     ) else {
         return;
     };
-    let mut o = 0;
-    let mut rows = w;
-    while o + 1 < n {
-        let init = [b[o], b[o + 1], b[o], b[o + 1]];
-        let acc = match wide {
-            Some(xw) => arch::mac_2x2_wide(k, xw, rows, init),
-            None => arch::mac_2x2(k, x, rows, init),
-        };
-        let (h0, h1) = (half(e[o]), half(e[o + 1]));
-        out0[o] = requantize::<F>(acc[0], m[o], e[o], h0, q);
-        out0[o + 1] = requantize::<F>(acc[1], m[o + 1], e[o + 1], h1, q);
-        out1[o] = requantize::<F>(acc[2], m[o], e[o], h0, q);
-        out1[o + 1] = requantize::<F>(acc[3], m[o + 1], e[o + 1], h1, q);
-        rows = rows.get(2 * k..).unwrap_or(&[]);
-        o += 2;
+    // All pairs of channels in one microkernel call where it takes the layer (`k % 4 == 0`,
+    // which the widened pixels also need).
+    let o = arch::two_pixels_pairs::<F>(k, x, wide, w, b, m, e, q, out0, out1);
+    if o == 0 {
+        // Not taken (`k % 4 != 0`, or one channel): pixel by pixel.
+        if let Some((x0, x1)) = x.get(..2 * k).and_then(|x| x.split_at_checked(k)) {
+            one_pixel::<F>(k, x0, w, ch, q, out0);
+            one_pixel::<F>(k, x1, w, ch, q, out1);
+        }
+        return;
     }
     // An odd last channel.
     if o < n {
+        let rows = w.get(o * k..).unwrap_or(&[]);
         let acc = arch::mac_2x1(k, x, rows, [b[o], b[o]]);
-        let h = half(e[o]);
-        out0[o] = requantize::<F>(acc[0], m[o], e[o], h, q);
-        out1[o] = requantize::<F>(acc[1], m[o], e[o], h, q);
+        out0[o] = requantize::<F>(acc[0], m[o], e[o], q);
+        out1[o] = requantize::<F>(acc[1], m[o], e[o], q);
     }
 }
 
@@ -290,14 +277,14 @@ fn one_pixel<const F: bool>(
         let mut rows = w;
         while o + 1 < n {
             let acc = arch::mac_1x2(k, x, rows, [b[o], b[o + 1]]);
-            out[o] = requantize::<F>(acc[0], m[o], e[o], half(e[o]), q);
-            out[o + 1] = requantize::<F>(acc[1], m[o + 1], e[o + 1], half(e[o + 1]), q);
+            out[o] = requantize::<F>(acc[0], m[o], e[o], q);
+            out[o + 1] = requantize::<F>(acc[1], m[o + 1], e[o + 1], q);
             rows = rows.get(2 * k..).unwrap_or(&[]);
             o += 2;
         }
         if o < n {
             let acc = arch::mac_1x1(k, x, rows, b[o]);
-            out[o] = requantize::<F>(acc, m[o], e[o], half(e[o]), q);
+            out[o] = requantize::<F>(acc, m[o], e[o], q);
         }
     }
 }
@@ -334,14 +321,14 @@ fn one_pixel_from<const F: bool>(
     let mut rows = w.get(o * k..).unwrap_or(&[]);
     while o + 1 < n {
         let acc = arch::mac_1x2(k, x, rows, [b[o], b[o + 1]]);
-        out[o] = requantize::<F>(acc[0], m[o], e[o], half(e[o]), q);
-        out[o + 1] = requantize::<F>(acc[1], m[o + 1], e[o + 1], half(e[o + 1]), q);
+        out[o] = requantize::<F>(acc[0], m[o], e[o], q);
+        out[o + 1] = requantize::<F>(acc[1], m[o + 1], e[o + 1], q);
         rows = rows.get(2 * k..).unwrap_or(&[]);
         o += 2;
     }
     if o < n {
         let acc = arch::mac_1x1(k, x, rows, b[o]);
-        out[o] = requantize::<F>(acc, m[o], e[o], half(e[o]), q);
+        out[o] = requantize::<F>(acc, m[o], e[o], q);
     }
 }
 
@@ -796,7 +783,7 @@ mod tests {
                 max: hi,
             };
             assert_eq!(
-                requantize::<false>(acc, m, e, half(e), &q),
+                requantize::<false>(acc, m, e, &q),
                 reference(acc, m, -e, &q),
                 "acc {acc} m {m} e {e} offset {offset}"
             );
@@ -834,7 +821,7 @@ mod tests {
                 &mut right,
             );
             assert!(ok);
-            let got = requantize::<false>(folded[0], mult[0], right[0], half(right[0]), &q);
+            let got = requantize::<false>(folded[0], mult[0], right[0], &q);
             assert_eq!(
                 got,
                 reference(bias, m, shift, &q),

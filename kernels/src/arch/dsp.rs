@@ -30,92 +30,6 @@
 use super::dot;
 use core::arch::asm;
 
-/// Two pixels times two channels (see [`super`]).
-#[inline(always)]
-pub(crate) fn mac_2x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
-    let (Some(x), Some(w)) = (x.get(..2 * k), w.get(..2 * k)) else {
-        return acc;
-    };
-    let [mut a00, mut a01, mut a10, mut a11] = acc;
-    let n = k / 4;
-    if n > 0 {
-        // SAFETY: see the module documentation: `x` and `w` hold `2k` bytes; the block
-        // reads `[0, 4n)` and `[k, k + 4n)` of each. The loop runs the step twice per
-        // iteration (`n / 2` times) after one single step when `n` is odd (`n & 1`, tested
-        // first with `LSRS`, which shifts bit 0 into the carry).
-        unsafe {
-            // One step: 4 values of each pixel and weight row, widened, 8 SMLAD.
-            macro_rules! step {
-                () => {
-                    concat!(
-                        "ldr {p1}, [{pw}]\n",
-                        "ldr {q1}, [{pa}, {k}]\n",
-                        "sxtb16 {p0}, {p1}\n",
-                        "sxtb16 {p1}, {p1}, ror #8\n",
-                        "sxtb16 {q0}, {q1}\n",
-                        "sxtb16 {q1}, {q1}, ror #8\n",
-                        "smlad {a10}, {q0}, {p0}, {a10}\n",
-                        "smlad {a10}, {q1}, {p1}, {a10}\n",
-                        "ldr {p1}, [{pw}, {k}]\n",
-                        "sxtb16 {p0}, {p1}\n",
-                        "sxtb16 {p1}, {p1}, ror #8\n",
-                        "smlad {a11}, {q0}, {p0}, {a11}\n",
-                        "smlad {a11}, {q1}, {p1}, {a11}\n",
-                        "ldr {q1}, [{pa}], #4\n",
-                        "sxtb16 {q0}, {q1}\n",
-                        "sxtb16 {q1}, {q1}, ror #8\n",
-                        "smlad {a01}, {q0}, {p0}, {a01}\n",
-                        "smlad {a01}, {q1}, {p1}, {a01}\n",
-                        "ldr {p1}, [{pw}], #4\n",
-                        "sxtb16 {p0}, {p1}\n",
-                        "sxtb16 {p1}, {p1}, ror #8\n",
-                        "smlad {a00}, {q0}, {p0}, {a00}\n",
-                        "smlad {a00}, {q1}, {p1}, {a00}\n",
-                    )
-                };
-            }
-            asm!(
-                "lsrs {n}, {n}, #1",
-                "bcc 3f",
-                step!(),
-                "cmp {n}, #0",
-                "beq 4f",
-                "3:",
-                step!(),
-                step!(),
-                "subs {n}, {n}, #1",
-                "bne 3b",
-                "4:",
-                pa = inout(reg) x.as_ptr() => _,
-                pw = inout(reg) w.as_ptr() => _,
-                k = in(reg) k,
-                n = inout(reg) n => _,
-                p0 = out(reg) _,
-                p1 = out(reg) _,
-                q0 = out(reg) _,
-                q1 = out(reg) _,
-                a00 = inout(reg) a00,
-                a01 = inout(reg) a01,
-                a10 = inout(reg) a10,
-                a11 = inout(reg) a11,
-                options(nostack, readonly),
-            );
-        }
-    }
-    let done = 4 * n;
-    if let (true, Some((x0, x1)), Some((w0, w1))) =
-        (done < k, x.split_at_checked(k), w.split_at_checked(k))
-    {
-        let at = |s| from(s, done);
-        let (x0, x1, w0, w1) = (at(x0), at(x1), at(w0), at(w1));
-        a00 = a00.wrapping_add(dot(x0, w0));
-        a01 = a01.wrapping_add(dot(x0, w1));
-        a10 = a10.wrapping_add(dot(x1, w0));
-        a11 = a11.wrapping_add(dot(x1, w1));
-    }
-    [a00, a01, a10, a11]
-}
-
 /// [`widen_2`]: the two rows of `x` (`2k` values, `k % 4 == 0`) as int16 lane pairs in
 /// `out` (`4k` bytes, word-aligned, else nothing is written), each 4 values of row 0 then
 /// row 1 (see [`super`]).
@@ -157,62 +71,265 @@ pub(crate) fn widen_2(k: usize, x: &[i8], out: &mut [i8]) {
     }
 }
 
-/// Two pixels times two channels from widened pixels (see [`super`]): `xw` from
-/// [`widen_2`] (`4k` bytes, word-aligned, else `acc` is returned unchanged), `w` two rows of
-/// `k` int8 weights, `k % 4 == 0`.
-/// One step: 4 weight bytes of each row widened (`SXTB16`), the pixels' pairs loaded as
-/// they are (`LDRD`), 8 `SMLAD`: 19 instructions per 16 MACs instead of 25.
-#[inline(always)]
-pub(crate) fn mac_2x2_wide(k: usize, xw: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
-    let (Some(xw), Some(w)) = (xw.get(..4 * k), w.get(..2 * k)) else {
-        return acc;
+/// The accumulation loops of [`two_pixels_pairs`] over `n = k / 4` steps, with its pinned
+/// registers: `r0` the pixels, `r1` the weights (row 0; row 1 at `+ k`), `r2` = `k`, `r3` the
+/// step count, `r4`/`r5`/`r8`/`r9` scratch, `r10`/`r11`/`r12`/`lr` the accumulators of
+/// (pixel 0, channel 0), (0, 1), (1, 0), (1, 1). Widened: `r0` is [`widen_2`]'s form, 16
+/// bytes per step (19 instructions per step). Narrow: `r0` the two int8 rows (`+ k` for
+/// pixel 1), both operands widened in the loop (25 per step: 23 and the
+/// loop's two; not unrolled, which saves code and, for the short `k` it serves, nothing else).
+macro_rules! pairs_mac_wide {
+    () => {
+        concat!(
+            "2:\n",
+            "ldr r5, [r1, r2]\n",
+            "sxtb16 r4, r5\n",
+            "sxtb16 r5, r5, ror #8\n",
+            "ldrd r8, r9, [r0, #8]\n",
+            "smlad lr, r8, r4, lr\n",
+            "smlad lr, r9, r5, lr\n",
+            "ldrd r8, r9, [r0], #16\n",
+            "smlad r11, r8, r4, r11\n",
+            "smlad r11, r9, r5, r11\n",
+            "ldr r5, [r1], #4\n",
+            "sxtb16 r4, r5\n",
+            "sxtb16 r5, r5, ror #8\n",
+            "smlad r10, r8, r4, r10\n",
+            "smlad r10, r9, r5, r10\n",
+            "ldrd r8, r9, [r0, #-8]\n",
+            "smlad r12, r8, r4, r12\n",
+            "smlad r12, r9, r5, r12\n",
+            "subs r3, r3, #1\n",
+            "bne 2b\n",
+        )
     };
-    let n = k / 4;
-    if n == 0 || !k.is_multiple_of(4) || !(xw.as_ptr() as usize).is_multiple_of(4) {
-        return acc;
+}
+macro_rules! pairs_mac_step {
+    () => {
+        concat!(
+            "ldr r5, [r1]\n",
+            "ldr r9, [r0, r2]\n",
+            "sxtb16 r4, r5\n",
+            "sxtb16 r5, r5, ror #8\n",
+            "sxtb16 r8, r9\n",
+            "sxtb16 r9, r9, ror #8\n",
+            "smlad r12, r8, r4, r12\n",
+            "smlad r12, r9, r5, r12\n",
+            "ldr r5, [r1, r2]\n",
+            "sxtb16 r4, r5\n",
+            "sxtb16 r5, r5, ror #8\n",
+            "smlad lr, r8, r4, lr\n",
+            "smlad lr, r9, r5, lr\n",
+            "ldr r9, [r0], #4\n",
+            "sxtb16 r8, r9\n",
+            "sxtb16 r9, r9, ror #8\n",
+            "smlad r11, r8, r4, r11\n",
+            "smlad r11, r9, r5, r11\n",
+            "ldr r5, [r1], #4\n",
+            "sxtb16 r4, r5\n",
+            "sxtb16 r5, r5, ror #8\n",
+            "smlad r10, r8, r4, r10\n",
+            "smlad r10, r9, r5, r10\n",
+        )
+    };
+}
+macro_rules! pairs_mac_narrow {
+    () => {
+        concat!("2:\n", pairs_mac_step!(), "subs r3, r3, #1\n", "bne 2b\n")
+    };
+}
+/// `RQ(a, m, e)`: [`rq_shift`] of accumulator register `a` in place, the offset in `r3`.
+macro_rules! pairs_rq {
+    ($a:literal, $m:literal, $e:literal) => {
+        concat!(
+            "lsls ",
+            $a,
+            ", ",
+            $a,
+            ", #1\n",
+            "smmulr ",
+            $a,
+            ", ",
+            $a,
+            ", ",
+            $m,
+            "\n",
+            "add ",
+            $a,
+            ", ",
+            $a,
+            ", ",
+            $a,
+            ", asr #31\n",
+            "asrs ",
+            $a,
+            ", ",
+            $a,
+            ", ",
+            $e,
+            "\n",
+            "adc ",
+            $a,
+            ", ",
+            $a,
+            ", r3\n",
+        )
+    };
+}
+/// The whole block of [`two_pixels_pairs`]: `$mac` is the accumulation loop, `$clamp` the
+/// clamp of the four requantized values in `r10`, `r11`, `r12`, `lr`.
+macro_rules! pairs_block {
+    ($mac:expr, $clamp:expr) => {
+        concat!(
+            // Frame: [sp] pixels, [sp+8] k, [sp+12] bias, [sp+16] multipliers, [sp+20]
+            // shifts, [sp+24] out0, [sp+28] out1, [sp+32] pairs left, [sp+36] offset,
+            // [sp+40] min, [sp+44] max (r1, the weights, stays in its register).
+            "push {{r0-r5, r8-r12, lr}}\n",
+            "1:\n",
+            "ldr r3, [sp, #12]\n",
+            "ldrd r10, r11, [r3], #8\n",
+            "str r3, [sp, #12]\n",
+            "mov r12, r10\n",
+            "mov lr, r11\n",
+            "ldr r0, [sp]\n",
+            "ldr r2, [sp, #8]\n",
+            "lsrs r3, r2, #2\n",
+            $mac,
+            // Past row 1 of this pair (read at `+ k`).
+            "add r1, r1, r2\n",
+            "ldr r0, [sp, #16]\n",
+            "ldrd r4, r5, [r0], #8\n",
+            "str r0, [sp, #16]\n",
+            "ldr r0, [sp, #20]\n",
+            "ldrd r8, r9, [r0], #8\n",
+            "str r0, [sp, #20]\n",
+            "ldr r3, [sp, #36]\n",
+            pairs_rq!("r10", "r4", "r8"),
+            pairs_rq!("r11", "r5", "r9"),
+            pairs_rq!("r12", "r4", "r8"),
+            pairs_rq!("lr", "r5", "r9"),
+            $clamp,
+            "ldr r0, [sp, #24]\n",
+            "strb r10, [r0], #1\n",
+            "strb r11, [r0], #1\n",
+            "str r0, [sp, #24]\n",
+            "ldr r0, [sp, #28]\n",
+            "strb r12, [r0], #1\n",
+            "strb lr, [r0], #1\n",
+            "str r0, [sp, #28]\n",
+            "ldr r0, [sp, #32]\n",
+            "subs r0, r0, #1\n",
+            "str r0, [sp, #32]\n",
+            "bne 1b\n",
+            "add sp, sp, #48\n",
+        )
+    };
+}
+macro_rules! pairs_ssat {
+    () => {
+        "ssat r10, #8, r10\nssat r11, #8, r11\nssat r12, #8, r12\nssat lr, #8, lr\n"
+    };
+}
+macro_rules! pairs_clamp1 {
+    ($a:literal) => {
+        concat!(
+            "cmp ", $a, ", r0\n", "it lt\n", "movlt ", $a, ", r0\n", "cmp ", $a, ", r2\n",
+            "it gt\n", "movgt ", $a, ", r2\n",
+        )
+    };
+}
+macro_rules! pairs_clamp {
+    () => {
+        concat!(
+            "ldrd r0, r2, [sp, #40]\n",
+            pairs_clamp1!("r10"),
+            pairs_clamp1!("r11"),
+            pairs_clamp1!("r12"),
+            pairs_clamp1!("lr"),
+        )
+    };
+}
+
+/// Two pixels times every pair of output channels, requantized (see `gemm::requantize`;
+/// `F`: full-range clamp) and stored: `out0[o] = rq(x_0 . w_o + bias[o])`, `out1[o] =
+/// rq(x_1 . w_o + bias[o])` for `o < 2 * (n / 2)`, `n = bias.len()`, where `w_o =
+/// w[o * k..][..k]` and `x_0`, `x_1` are the pixels' `k` values: `x[..k]`, `x[k..2k]`, or
+/// their widened form `xw` ([`widen_2`]) if given. One `asm!` block for all the pairs: the
+/// loop state lives in a stack frame of its own (12 words), so the accumulation loop of
+/// the widened or the plain int8 pixels keeps its twelve registers and the requantization (five
+/// instructions per value, [`rq_shift`]) and the stores need no other code. Returns the
+/// channels done: 0 (nothing written) unless `k % 4 == 0`, `k > 0`, `n >= 2` and every
+/// slice covers its part (`xw` word-aligned, for `LDRD`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn two_pixels_pairs<const F: bool>(
+    k: usize,
+    x: &[i8],
+    xw: Option<&[i8]>,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out0: &mut [i8],
+    out1: &mut [i8],
+) -> usize {
+    let pairs = bias.len() / 2;
+    let n = 2 * pairs;
+    if k == 0
+        || !k.is_multiple_of(4)
+        || pairs == 0
+        || w.len() / k < n
+        || m.len() < n
+        || e.len() < n
+        || out0.len() < n
+        || out1.len() < n
+    {
+        return 0;
     }
-    let [mut a00, mut a01, mut a10, mut a11] = acc;
-    // SAFETY: see the module documentation: `xw` holds `4k` bytes, word-aligned (checked
-    // above, as `LDRD` needs), read `[0, 4k)`, 16 per step; `w` holds `2k` bytes, read
-    // `[0, k)` and `[k, 2k)`.
-    unsafe {
-        asm!(
-            "2:",
-            "ldr {p1}, [{pw}, {k}]",
-            "sxtb16 {p0}, {p1}",
-            "sxtb16 {p1}, {p1}, ror #8",
-            "ldrd {q0}, {q1}, [{pa}, #8]",
-            "smlad {a11}, {q0}, {p0}, {a11}",
-            "smlad {a11}, {q1}, {p1}, {a11}",
-            "ldrd {q0}, {q1}, [{pa}], #16",
-            "smlad {a01}, {q0}, {p0}, {a01}",
-            "smlad {a01}, {q1}, {p1}, {a01}",
-            "ldr {p1}, [{pw}], #4",
-            "sxtb16 {p0}, {p1}",
-            "sxtb16 {p1}, {p1}, ror #8",
-            "smlad {a00}, {q0}, {p0}, {a00}",
-            "smlad {a00}, {q1}, {p1}, {a00}",
-            "ldrd {q0}, {q1}, [{pa}, #-8]",
-            "smlad {a10}, {q0}, {p0}, {a10}",
-            "smlad {a10}, {q1}, {p1}, {a10}",
-            "subs {n}, {n}, #1",
-            "bne 2b",
-            pa = inout(reg) xw.as_ptr() => _,
-            pw = inout(reg) w.as_ptr() => _,
-            k = in(reg) k,
-            n = inout(reg) n => _,
-            p0 = out(reg) _,
-            p1 = out(reg) _,
-            q0 = out(reg) _,
-            q1 = out(reg) _,
-            a00 = inout(reg) a00,
-            a01 = inout(reg) a01,
-            a10 = inout(reg) a10,
-            a11 = inout(reg) a11,
-            options(nostack, readonly),
-        );
+    let px = match xw {
+        Some(xw) if xw.len() >= 4 * k && (xw.as_ptr() as usize).is_multiple_of(4) => xw.as_ptr(),
+        Some(_) => return 0,
+        None if x.len() >= 2 * k => x.as_ptr(),
+        None => return 0,
+    };
+    macro_rules! run {
+        ($block:expr) => {
+            // SAFETY: see the module documentation. Reads: the pixels `[px, px + 4k)`
+            // (widened) or `[px, px + 2k)`, each pair's accumulation reading them all from
+            // the start; the weights `w[..n * k]` (pair `p` reads rows `2p` and `2p + 1`,
+            // `[2pk, 2pk + 2k)`); `bias`, `m`, `e` 8 bytes per pair (`LDRD` needs 4-byte
+            // alignment, which `&[i32]` has; `xw`'s was checked). Writes: two bytes per
+            // pair to `out0` and `out1`, `n` bytes each in all. The frame pushed at the start
+            // (12 registers, keeping the stack 8-byte aligned) is popped by `add sp` at
+            // the end; every register is declared clobbered; the loops run `pairs > 0` and
+            // `k / 4 > 0` times.
+            unsafe {
+                asm!(
+                    $block,
+                    inout("r0") px => _,
+                    inout("r1") w.as_ptr() => _,
+                    inout("r2") k => _,
+                    inout("r3") bias.as_ptr() => _,
+                    inout("r4") m.as_ptr() => _,
+                    inout("r5") e.as_ptr() => _,
+                    inout("r8") out0.as_mut_ptr() => _,
+                    inout("r9") out1.as_mut_ptr() => _,
+                    inout("r10") pairs => _,
+                    inout("r11") q.offset => _,
+                    inout("r12") q.min => _,
+                    inout("lr") q.max => _,
+                );
+            }
+        };
     }
-    [a00, a01, a10, a11]
+    match (xw.is_some(), F) {
+        (true, true) => run!(pairs_block!(pairs_mac_wide!(), pairs_ssat!())),
+        (true, false) => run!(pairs_block!(pairs_mac_wide!(), pairs_clamp!())),
+        (false, true) => run!(pairs_block!(pairs_mac_narrow!(), pairs_ssat!())),
+        (false, false) => run!(pairs_block!(pairs_mac_narrow!(), pairs_clamp!())),
+    }
+    n
 }
 
 /// One pixel times two channels.
@@ -465,6 +582,301 @@ pub(crate) fn mac_taps4(
     }
 }
 
+/// One tap of the depthwise row kernels: the four input bytes at `$at` (`r4`..`r5`) and the
+/// next four weights (`r11` post-incremented, `r8`..`r9`), widened and multiplied into the
+/// accumulators `r0`-`r3` (channels 0-3).
+macro_rules! dw_tap {
+    ($at:literal) => {
+        concat!(
+            "ldr r5, ",
+            $at,
+            "\n",
+            "ldr r9, [r11], #4\n",
+            "sxtb16 r4, r5\n",
+            "sxtb16 r5, r5, ror #8\n",
+            "sxtb16 r8, r9\n",
+            "sxtb16 r9, r9, ror #8\n",
+            "smlabb r0, r4, r8, r0\n",
+            "smlatt r2, r4, r8, r2\n",
+            "smlabb r1, r5, r9, r1\n",
+            "smlatt r3, r5, r9, r3\n",
+        )
+    };
+}
+/// The requantization of accumulator `$a` with the next multiplier (`r4` post-incremented)
+/// and right shift (`r5`), the output offset in `r10`.
+macro_rules! dw_rq {
+    ($a:literal) => {
+        concat!(
+            "ldr r8, [r4], #4\n",
+            "ldr r9, [r5], #4\n",
+            "lsls ",
+            $a,
+            ", ",
+            $a,
+            ", #1\n",
+            "smmulr ",
+            $a,
+            ", ",
+            $a,
+            ", r8\n",
+            "add ",
+            $a,
+            ", ",
+            $a,
+            ", ",
+            $a,
+            ", asr #31\n",
+            "asrs ",
+            $a,
+            ", ",
+            $a,
+            ", r9\n",
+            "adc ",
+            $a,
+            ", ",
+            $a,
+            ", r10\n",
+        )
+    };
+}
+macro_rules! dw_clamp1 {
+    ($a:literal) => {
+        concat!(
+            "cmp ", $a, ", r4\n", "it lt\n", "movlt ", $a, ", r4\n", "cmp ", $a, ", r5\n",
+            "it gt\n", "movgt ", $a, ", r5\n",
+        )
+    };
+}
+macro_rules! dw_clamp {
+    (true) => {
+        "ssat r0, #8, r0\nssat r1, #8, r1\nssat r2, #8, r2\nssat r3, #8, r3\n"
+    };
+    (false) => {
+        concat!(
+            "ldrd r4, r5, [sp, #40]\n",
+            dw_clamp1!("r0"),
+            dw_clamp1!("r1"),
+            dw_clamp1!("r2"),
+            dw_clamp1!("r3"),
+        )
+    };
+}
+/// The block of [`dw_row`]: `$window` accumulates one group's window (the row pointer in
+/// `r10`, the column step in `r12`, the row step in `lr`, the weights in `r11`), `$clamp`
+/// is `true` for a full-range clamp.
+macro_rules! dw_row_block {
+    ($window:expr, $clamp:tt) => {
+        concat!(
+            // Frame: [sp] window of the pixel, [sp+4] pixel step, [sp+8] pixels left,
+            // [sp+12] weights, [sp+16] bias, [sp+20] multipliers, [sp+24] shifts, [sp+28]
+            // output, [sp+32] groups, [sp+36] offset, [sp+40] min, [sp+44] max, [sp+48]
+            // groups left, [sp+52] bias, [sp+56] multipliers, [sp+60] shifts (of the
+            // group), [sp+64] the group's window, [sp+68] `r12` as given (the `kh x 1`
+            // window's height).
+            "sub sp, sp, #72\n",
+            "str r12, [sp, #68]\n",
+            "str r0, [sp]\n",
+            "strd r1, r2, [sp, #4]\n",
+            "strd r3, r4, [sp, #12]\n",
+            "strd r5, r8, [sp, #20]\n",
+            "strd r9, r10, [sp, #28]\n",
+            "ldm r11, {{r0, r1, r2}}\n",
+            "str r0, [sp, #36]\n",
+            "strd r1, r2, [sp, #40]\n",
+            "1:\n",
+            "ldr r0, [sp]\n",
+            "str r0, [sp, #64]\n",
+            "ldrd r4, r5, [sp, #16]\n",
+            "strd r4, r5, [sp, #52]\n",
+            "ldr r4, [sp, #24]\n",
+            "str r4, [sp, #60]\n",
+            "ldr r11, [sp, #12]\n",
+            "ldr r4, [sp, #32]\n",
+            "str r4, [sp, #48]\n",
+            "2:\n",
+            "ldr r4, [sp, #52]\n",
+            "ldm r4!, {{r0, r1, r2, r3}}\n",
+            "str r4, [sp, #52]\n",
+            "ldr r10, [sp, #64]\n",
+            "adds r4, r10, #4\n",
+            "str r4, [sp, #64]\n",
+            $window,
+            "ldrd r4, r5, [sp, #56]\n",
+            "ldr r10, [sp, #36]\n",
+            dw_rq!("r0"),
+            dw_rq!("r1"),
+            dw_rq!("r2"),
+            dw_rq!("r3"),
+            "strd r4, r5, [sp, #56]\n",
+            dw_clamp!($clamp),
+            "ldr r4, [sp, #28]\n",
+            "strb r0, [r4], #1\n",
+            "strb r1, [r4], #1\n",
+            "strb r2, [r4], #1\n",
+            "strb r3, [r4], #1\n",
+            "str r4, [sp, #28]\n",
+            "ldr r4, [sp, #48]\n",
+            "subs r4, r4, #1\n",
+            "str r4, [sp, #48]\n",
+            "bne 2b\n",
+            "ldrd r4, r5, [sp]\n",
+            "add r4, r4, r5\n",
+            "str r4, [sp]\n",
+            "ldr r4, [sp, #8]\n",
+            "subs r4, r4, #1\n",
+            "str r4, [sp, #8]\n",
+            "bne 1b\n",
+            "add sp, sp, #72\n",
+        )
+    };
+}
+/// A 3x3 window: three rows of three taps, unrolled (the columns by register offset).
+macro_rules! dw_window_3x3 {
+    () => {
+        concat!(
+            dw_tap!("[r10]"),
+            dw_tap!("[r10, r12]"),
+            dw_tap!("[r10, r12, lsl #1]"),
+            "add r10, r10, lr\n",
+            dw_tap!("[r10]"),
+            dw_tap!("[r10, r12]"),
+            dw_tap!("[r10, r12, lsl #1]"),
+            "add r10, r10, lr\n",
+            dw_tap!("[r10]"),
+            dw_tap!("[r10, r12]"),
+            dw_tap!("[r10, r12, lsl #1]"),
+        )
+    };
+}
+/// A `kh x 1` window: `kh` taps down a column (the count in `r12`, the column step unused).
+macro_rules! dw_window_kx1 {
+    () => {
+        concat!(
+            "ldr r12, [sp, #68]\n",
+            "3:\n",
+            dw_tap!("[r10]"),
+            "add r10, r10, lr\n",
+            "subs r12, r12, #1\n",
+            "bne 3b\n",
+        )
+    };
+}
+
+/// The shape of one output row of a depth-multiplier-1 depthwise convolution for [`dw_row`]:
+/// the window (`kh x 3` with `kh == 3`, or `kh x 1`), its steps and the row's pixels.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DwRow {
+    /// Window height; the width is 3 (then `kh` must be 3) or 1.
+    pub kh: usize,
+    /// Window width: 3 or 1.
+    pub kw: usize,
+    /// Bytes from one tap to the next in a window row (`dilation_w * C`).
+    pub col: usize,
+    /// Bytes from one window row to the next (`dilation_h * row length`).
+    pub row: usize,
+    /// Bytes from one output pixel's window to the next (`stride_w * C`).
+    pub step: usize,
+    /// Output pixels of the row.
+    pub pixels: usize,
+    /// Channels (`C % 4 == 0`).
+    pub c: usize,
+}
+
+/// One output row of a depth-multiplier-1 DEPTHWISE_CONV_2D whose windows lie inside `x`
+/// (the input itself, or a band of its rows with the padding filled in): output pixel `i`
+/// (`out[i * c..][..c]`) from the window at `x[start + i * step..]`: tap `(fy, fx)` of channel
+/// `ch` at `start + i * step + fy * row + fx * col + ch`, with the weights `w[(ch / 4 * T + t)
+/// * 4 + ch % 4]` (`T = kh * kw` taps, `t = fy * kw + fx`, the layout of
+/// `depthwise_conv_2d::fast`), requantized as `gemm::requantize` (`F`: full-range clamp).
+/// One `asm!` block for the row: per pixel and group of four channels the window's taps
+/// (unrolled for 3x3; a loop for `kh x 1`, see [`dw_tap`]: ten instructions per four MACs),
+/// the four values requantized ([`rq_shift`]'s five instructions each) and stored; the loop
+/// state in a stack frame of its own. Returns whether it ran (else nothing is written):
+/// every slice must cover the row, `c % 4 == 0`, and the window 3x3 or `kh x 1`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn dw_row<const F: bool, const KX1: bool>(
+    r: &DwRow,
+    x: &[i8],
+    start: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) -> bool {
+    let c = r.c;
+    let groups = c / 4;
+    let taps = r.kh * r.kw;
+    let shape_ok = if KX1 {
+        r.kw == 1 && r.kh > 0
+    } else {
+        r.kw == 3 && r.kh == 3
+    };
+    // The last byte read: the last pixel's window's last tap's fourth byte of the last group.
+    let last = (r.pixels.max(1) - 1)
+        .checked_mul(r.step)
+        .and_then(|a| (r.kh - 1).checked_mul(r.row).and_then(|b| a.checked_add(b)))
+        .and_then(|a| (r.kw - 1).checked_mul(r.col).and_then(|b| a.checked_add(b)))
+        .and_then(|a| a.checked_add(start))
+        .and_then(|a| a.checked_add(c));
+    if !shape_ok
+        || groups == 0
+        || !c.is_multiple_of(4)
+        || r.pixels == 0
+        || r.col > (1 << 29)
+        || last.is_none_or(|l| l > x.len())
+        || w.len() < c * taps
+        || bias.len() < c
+        || m.len() < c
+        || e.len() < c
+        || out.len() < r.pixels * c
+    {
+        return false;
+    }
+    let params = [q.offset, q.min, q.max];
+    macro_rules! run {
+        ($block:expr) => {
+            // SAFETY: see the module documentation. Reads: pixel `i`'s window taps at
+            // `x[start + i * step + fy * row + fx * col..]`, four bytes per group, all below
+            // `last <= x.len()` (checked above without overflow; `2 * col` fits the `LSL #1`
+            // of the 3x3 form); `w[..c * taps]` per pixel (`4 * taps` bytes per group), `bias`,
+            // `m`, `e` `c` values per pixel (bias by `LDM`: `&[i32]` is word-aligned), and
+            // `params` (3 words). Writes: `c` bytes per pixel to `out`, `pixels * c` in all.
+            // The frame (72 bytes, keeping the stack 8-byte aligned) is released by the final
+            // `add sp`; every register is declared clobbered; the loops run `pixels > 0`,
+            // `groups > 0` and (`kh x 1`) `kh > 0` times.
+            unsafe {
+                asm!(
+                    $block,
+                    inout("r0") x.as_ptr().wrapping_add(start) => _,
+                    inout("r1") r.step => _,
+                    inout("r2") r.pixels => _,
+                    inout("r3") w.as_ptr() => _,
+                    inout("r4") bias.as_ptr() => _,
+                    inout("r5") m.as_ptr() => _,
+                    inout("r8") e.as_ptr() => _,
+                    inout("r9") out.as_mut_ptr() => _,
+                    inout("r10") groups => _,
+                    inout("r11") params.as_ptr() => _,
+                    // The column step (3x3), or the window height (`kh x 1`: its tap count).
+                    inout("r12") if KX1 { r.kh } else { r.col } => _,
+                    inout("lr") r.row => _,
+                );
+            }
+        };
+    }
+    match (KX1, F) {
+        (false, true) => run!(dw_row_block!(dw_window_3x3!(), true)),
+        (false, false) => run!(dw_row_block!(dw_window_3x3!(), false)),
+        (true, true) => run!(dw_row_block!(dw_window_kx1!(), true)),
+        (true, false) => run!(dw_row_block!(dw_window_kx1!(), false)),
+    }
+    true
+}
+
 /// `s[at..]`, empty if `at` is past the end (no panic path).
 #[inline(always)]
 fn from(s: &[i8], at: usize) -> &[i8] {
@@ -484,15 +896,30 @@ pub(crate) fn ssat8(x: i32) -> i32 {
     r
 }
 
-/// `ASR` by a register: `x >> e` for `e` in `0..=31` (without the `e & 31` a Rust shift
-/// by a variable costs).
+/// The requantization of [`crate::gemm`] without its clamp: `offset + ((y + 2^(e-1) -
+/// [y < 0]) >> e)` with `y = SMMULR(2 * acc, m)`, `e` in 1..=31, in five instructions: `ASRS` by
+/// `e` leaves bit `e - 1` of its operand in the carry, and adding that bit to the floor of
+/// the shift is the same as adding `2^(e-1)` before it (`floor((t + 2^(e-1)) / 2^e)` equals
+/// `floor(t / 2^e) + bit_(e-1)(t)`), so `ADC` adds the rounding bit and the offset at once.
 #[inline(always)]
-pub(crate) fn asr(x: i32, e: i32) -> i32 {
+pub(crate) fn rq_shift(acc: i32, m: i32, e: i32, offset: i32) -> i32 {
     let r: i32;
-    // SAFETY: one register-only instruction (see the module documentation).
+    // SAFETY: register-only instructions (see the module documentation); `ASRS` and `ADC`
+    // write and read the flags, which the block does not declare preserved.
     unsafe {
-        asm!("asr {r}, {x}, {e}", r = lateout(reg) r, x = in(reg) x, e = in(reg) e,
-            options(pure, nomem, nostack, preserves_flags));
+        asm!(
+            "lsls {r}, {a}, #1",
+            "smmulr {r}, {r}, {m}",
+            "add {r}, {r}, {r}, asr #31",
+            "asrs {r}, {r}, {e}",
+            "adc {r}, {r}, {o}",
+            r = out(reg) r,
+            a = in(reg) acc,
+            m = in(reg) m,
+            e = in(reg) e,
+            o = in(reg) offset,
+            options(pure, nomem, nostack),
+        );
     }
     r
 }

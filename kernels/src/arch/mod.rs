@@ -28,7 +28,7 @@
 //!
 //! # Contract
 //!
-//! Single instructions: `smmulr`, `ssat8`, `asr` (see each).
+//! Single instructions: `smmulr`, `ssat8`, and `rq_shift` (five, see each).
 //!
 //! The `mac_*` functions add dot products of `k` int8 values to their accumulators:
 //! `mac_2x2(k, x, w, [a00, a01, a10, a11])` adds `x_i . w_j` where `x_0 = x[..k]`,
@@ -120,7 +120,7 @@ pub(crate) fn widen_2_portable(k: usize, x: &[i8], out: &mut [i8]) {
 }
 
 /// `mac_2x2_wide` in plain Rust: `mac_2x2` with the pixels read from their widened form.
-#[cfg_attr(any(kiln_arch = "dsp", kiln_arch = "mve"), allow(dead_code))]
+#[cfg(test)]
 pub(crate) fn mac_2x2_wide_portable(k: usize, xw: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
     let (Some(xw), Some((w0, w1))) = (
         xw.get(..4 * k),
@@ -222,8 +222,14 @@ mod tests {
                 assert_eq!(smmulr(a, b), want, "smmulr({a}, {b})");
             }
             assert_eq!(ssat8(a), a.clamp(-128, 127), "ssat8({a})");
-            for e in 0..32 {
-                assert_eq!(asr(a, e), a >> e, "asr({a}, {e})");
+            // The requantization core, within its conditions (|acc| < 2^30).
+            let acc = a >> 1;
+            for (m, off) in [(1 << 30, 0), (i32::MAX, -128), (1_500_000_000, 127)] {
+                for e in 1..32 {
+                    let y = smmulr(acc << 1, m) as i64;
+                    let want = ((y + (1i64 << (e - 1)) - (y < 0) as i64) >> e) as i32 + off;
+                    assert_eq!(rq_shift(acc, m, e, off), want, "rq_shift({acc}, {m}, {e})");
+                }
             }
         }
     }

@@ -1,5 +1,5 @@
 //! The microkernels with Helium, the M-profile Vector Extension (Cortex-M55, M85); the single
-//! instructions (`smmulr`, `ssat8`, `asr`) and the pixel widening are the DSP extension's,
+//! instructions (`smmulr`, `ssat8`, `rq_shift`) and the pixel widening are the DSP extension's,
 //! which these cores also have.
 //!
 //! * The dot products, `one_pixel_by4` (one pixel times all channels, four at a time,
@@ -61,7 +61,7 @@
 use core::arch::asm;
 
 // The rest of the contract: the DSP extension's forms.
-pub(crate) use super::dsp::{asr, smmulr, ssat8, widen_2};
+pub(crate) use super::dsp::{rq_shift, smmulr, ssat8, widen_2};
 
 /// One pixel times two channels.
 #[inline(always)]

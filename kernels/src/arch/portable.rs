@@ -25,10 +25,54 @@ pub(crate) fn widen_2(k: usize, x: &[i8], out: &mut [i8]) {
     super::widen_2_portable(k, x, out);
 }
 
-/// [`super::mac_2x2_wide_portable`] (see [`super`]).
+/// [`super::mac_2x2_wide_portable`] (see [`super`]); the kernels' pair loops read the
+/// pixels themselves (the tests check the widened lane order with it).
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn mac_2x2_wide(k: usize, xw: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
     super::mac_2x2_wide_portable(k, xw, w, acc)
+}
+
+/// Two pixels times every pair of output channels, requantized and stored (see the DSP
+/// form); the pixels from `x` (`xw` is not read). Returns the channels done.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn two_pixels_pairs<const F: bool>(
+    k: usize,
+    x: &[i8],
+    xw: Option<&[i8]>,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out0: &mut [i8],
+    out1: &mut [i8],
+) -> usize {
+    let _ = xw;
+    let n = bias.len() / 2 * 2;
+    if k == 0
+        || !k.is_multiple_of(4)
+        || n == 0
+        || x.len() < 2 * k
+        || w.len() / k < n
+        || m.len() < n
+        || e.len() < n
+        || out0.len() < n
+        || out1.len() < n
+    {
+        return 0;
+    }
+    for o in (0..n).step_by(2) {
+        let init = [bias[o], bias[o + 1], bias[o], bias[o + 1]];
+        let acc = mac_2x2(k, x, &w[o * k..], init);
+        let rq = |a, j: usize| crate::gemm::requantize::<F>(a, m[j], e[j], q);
+        out0[o] = rq(acc[0], o);
+        out0[o + 1] = rq(acc[1], o + 1);
+        out1[o] = rq(acc[2], o);
+        out1[o + 1] = rq(acc[3], o + 1);
+    }
+    n
 }
 
 /// One pixel times two channels.
@@ -91,16 +135,89 @@ pub(crate) fn mac_taps4(
     }
 }
 
+/// The shape of one output row of a depth-multiplier-1 depthwise convolution (see the DSP
+/// form).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DwRow {
+    pub kh: usize,
+    pub kw: usize,
+    pub col: usize,
+    pub row: usize,
+    pub step: usize,
+    pub pixels: usize,
+    pub c: usize,
+}
+
+/// One output row of a depth-multiplier-1 DEPTHWISE_CONV_2D whose windows lie inside `x`
+/// (see the DSP form). Returns whether it ran.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn dw_row<const F: bool, const KX1: bool>(
+    r: &DwRow,
+    x: &[i8],
+    start: usize,
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) -> bool {
+    let c = r.c;
+    let taps = r.kh * r.kw;
+    let shape_ok = if KX1 {
+        r.kw == 1 && r.kh > 0
+    } else {
+        r.kw == 3 && r.kh == 3
+    };
+    let last = start
+        + (r.pixels.max(1) - 1) * r.step
+        + (r.kh.max(1) - 1) * r.row
+        + (r.kw.max(1) - 1) * r.col
+        + c;
+    if !shape_ok
+        || c == 0
+        || !c.is_multiple_of(4)
+        || r.pixels == 0
+        || last > x.len()
+        || w.len() < c * taps
+        || bias.len() < c
+        || m.len() < c
+        || e.len() < c
+        || out.len() < r.pixels * c
+    {
+        return false;
+    }
+    for i in 0..r.pixels {
+        for ch in 0..c {
+            let mut acc = bias[ch];
+            for fy in 0..r.kh {
+                for fx in 0..r.kw {
+                    let at = start + i * r.step + fy * r.row + fx * r.col + ch;
+                    let t = fy * r.kw + fx;
+                    acc =
+                        acc.wrapping_add(x[at] as i32 * w[(ch / 4 * taps + t) * 4 + ch % 4] as i32);
+                }
+            }
+            out[i * c + ch] = crate::gemm::requantize::<F>(acc, m[ch], e[ch], q);
+        }
+    }
+    true
+}
+
 /// `SSAT #8`: `x` saturated to `-128..=127`.
 #[inline(always)]
 pub(crate) fn ssat8(x: i32) -> i32 {
     x.clamp(-128, 127)
 }
 
-/// `ASR` by a register: `x >> e` for `e` in `0..=31`.
+/// The requantization of [`crate::gemm`] without its clamp: `offset + ((y + 2^(e-1) -
+/// [y < 0]) >> e)` with `y = SMMULR(2 * acc, m)`, `e` in 1..=31 (see the DSP form).
 #[inline(always)]
-pub(crate) fn asr(x: i32, e: i32) -> i32 {
-    x >> (e & 31)
+pub(crate) fn rq_shift(acc: i32, m: i32, e: i32, offset: i32) -> i32 {
+    let y = smmulr(acc.wrapping_shl(1), m);
+    let t = y + (y >> 31);
+    (t >> (e & 31)) + ((t >> ((e - 1) & 31)) & 1) + offset
 }
 
 /// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.

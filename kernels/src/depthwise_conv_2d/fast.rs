@@ -16,11 +16,13 @@ use super::Params;
 use crate::gemm;
 
 /// Whether the input-depth-1 form applies (else the depth-multiplier-1 form).
+#[inline(always)]
 const fn single_input_channel(p: &Params) -> bool {
     p.input_depth == 1
 }
 
 /// The output quantization.
+#[inline(always)]
 const fn output_quant(p: &Params) -> gemm::Output {
     gemm::Output {
         offset: p.output_offset,
@@ -30,22 +32,71 @@ const fn output_quant(p: &Params) -> gemm::Output {
 }
 
 /// Scratch bytes of [`depthwise_conv_2d_s8_fast`]: an im2col of two output pixels for the
-/// input-depth-1 form (`2 * kh * kw`), none otherwise.
+/// input-depth-1 form (`2 * kh * kw`); for the row form ([`by_rows`]) of a layer with
+/// padding, a band of `kh` input rows with the padding filled in ([`band_bytes`]); none
+/// otherwise.
 pub const fn fast_scratch_bytes(p: &Params) -> usize {
     if single_input_channel(p) {
         gemm::windowed_scratch_bytes(p.filter_height * p.filter_width, p.output_depth)
+    } else {
+        band_bytes(p)
+    }
+}
+
+/// Whether the row form ([`by_rows`]) takes the layer: depth multiplier 1 (not the
+/// input-depth-1 form), `C % 4 == 0`, a 3x3 or `kh x 1` window.
+#[inline(always)]
+const fn row_form(p: &Params) -> bool {
+    let (kh, kw) = (p.filter_height, p.filter_width);
+    !single_input_channel(p)
+        && p.input_depth == p.output_depth
+        && p.input_depth > 0
+        && p.input_depth.is_multiple_of(4)
+        && ((kh == 3 && kw == 3) || (kw == 1 && kh > 0))
+}
+
+/// The input columns one output row's windows span, the padding included.
+#[inline(always)]
+const fn band_width(p: &Params) -> usize {
+    (p.output_width.saturating_sub(1)) * p.stride_width
+        + (p.filter_width.saturating_sub(1)) * p.dilation_width_factor
+        + 1
+}
+
+/// Whether a window reaches outside the input (padding on any side).
+#[inline(always)]
+const fn has_padding(p: &Params) -> bool {
+    let bottom = (p.output_height.saturating_sub(1)) * p.stride_height
+        + (p.filter_height.saturating_sub(1)) * p.dilation_height_factor
+        + 1;
+    p.padding_height > 0
+        || p.padding_width > 0
+        || bottom > p.input_height + p.padding_height
+        || band_width(p) > p.input_width + p.padding_width
+}
+
+/// Scratch bytes of the row form's band: `kh` rows of [`band_width`] pixels where the layer
+/// has padding (rows of windows that reach outside the input run on a copy of their input
+/// rows with the zero point filled in), else none (every row runs on the input itself).
+#[inline(always)]
+pub const fn band_bytes(p: &Params) -> usize {
+    if row_form(p) && has_padding(p) {
+        p.filter_height * band_width(p) * p.input_depth
     } else {
         0
     }
 }
 
 /// The least scratch [`depthwise_conv_2d_s8_fast`] runs with (more slowly): the int8 im2col
-/// of the input-depth-1 form, none otherwise.
+/// of the input-depth-1 form, the row form's band ([`band_bytes`]; none where the layer has
+/// no padding, and for the other forms).
 pub const fn lean_scratch_bytes(p: &Params) -> usize {
     if single_input_channel(p) {
         2 * gemm::padded(p.filter_height * p.filter_width)
     } else {
-        0
+        // The row form has no leaner mode: its band is what it runs on (the in-place form
+        // is the layer's RAM-saving alternative).
+        band_bytes(p)
     }
 }
 
@@ -138,67 +189,80 @@ pub fn depthwise_conv_2d_s8_fast(
     output: &mut [i8],
     scratch: &mut [i8],
 ) {
-    // Always inlined: with a model's constant `p` only the instance of its clamp is called.
+    // Always inlined: with a model's constant `p` (and its scratch's constant length) only
+    // the form and the clamp instance the layer uses are called, so the others are not linked.
     let q = output_quant(p);
-    gemm::by_clamp!(
-        q,
-        fast_by(
-            p,
-            bias,
-            output_multiplier,
-            right_shift,
-            zero_row,
-            filter,
-            input,
-            output,
-            scratch
-        )
-    );
+    let ch = gemm::Channels {
+        bias,
+        multiplier: output_multiplier,
+        right_shift,
+    };
+    if single_input_channel(p) {
+        gemm::by_clamp!(
+            q,
+            single_by(p, &ch, &q, zero_row, filter, input, output, scratch)
+        );
+    } else if !cfg!(kiln_arch = "mve") && row_form(p) {
+        // Its scratch is always the band (`lean_scratch_bytes`), so no run-time choice.
+        #[cfg(not(kiln_arch = "mve"))]
+        match (q.full(), p.filter_width == 1) {
+            (true, true) => by_rows::<true, true>(p, &ch, &q, filter, input, output, scratch),
+            (true, false) => by_rows::<true, false>(p, &ch, &q, filter, input, output, scratch),
+            (false, true) => by_rows::<false, true>(p, &ch, &q, filter, input, output, scratch),
+            (false, false) => by_rows::<false, false>(p, &ch, &q, filter, input, output, scratch),
+        }
+    } else {
+        gemm::by_clamp!(q, taps_by(p, &ch, &q, zero_row, filter, input, output));
+    }
 }
 
-/// [`depthwise_conv_2d_s8_fast`] for a full-range clamp (`F`) or another.
+/// The input-depth-1 form (`F`: full-range clamp, see `gemm::requantize`).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn fast_by<const F: bool>(
+fn single_by<const F: bool>(
     p: &Params,
-    bias: &[i32],
-    output_multiplier: &[i32],
-    right_shift: &[i32],
+    ch: &gemm::Channels<'_>,
+    q: &gemm::Output,
     zero_row: &[i8],
     filter: &[i8],
     input: &[i8],
     output: &mut [i8],
     scratch: &mut [i8],
 ) {
-    let ch = gemm::Channels {
-        bias,
-        multiplier: output_multiplier,
-        right_shift,
+    let _ = zero_row;
+    let g = gemm::Window {
+        input: [p.input_height, p.input_width, 1],
+        output: [p.output_height, p.output_width],
+        filter: [p.filter_height, p.filter_width],
+        stride: [p.stride_height, p.stride_width],
+        dilation: [p.dilation_height_factor, p.dilation_width_factor],
+        padding: [p.padding_height, p.padding_width],
+        zero_point: (-p.input_offset) as i8,
     };
-    let q = output_quant(p);
-    if single_input_channel(p) {
-        let g = gemm::Window {
-            input: [p.input_height, p.input_width, 1],
-            output: [p.output_height, p.output_width],
-            filter: [p.filter_height, p.filter_width],
-            stride: [p.stride_height, p.stride_width],
-            dilation: [p.dilation_height_factor, p.dilation_width_factor],
-            padding: [p.padding_height, p.padding_width],
-            zero_point: (-p.input_offset) as i8,
-        };
-        // Helium: four pixels per block where the weights' table fits (see `by_blocks`).
-        #[cfg(kiln_arch = "mve")]
-        if by_blocks_single::<F>(p, &ch, &q, zero_row, filter, input, output) {
-            return;
-        }
-        gemm::windowed::<F>(&g, input, filter, &ch, &q, output, scratch);
-    } else {
-        // Helium: four pixels per block.
-        #[cfg(kiln_arch = "mve")]
-        by_blocks::<F>(p, &ch, &q, zero_row, filter, input, output, false);
-        #[cfg(not(kiln_arch = "mve"))]
-        by_taps::<F>(p, &ch, &q, zero_row, filter, input, output);
+    // Helium: four pixels per block where the weights' table fits (see `by_blocks`).
+    #[cfg(kiln_arch = "mve")]
+    if by_blocks_single::<F>(p, ch, q, zero_row, filter, input, output) {
+        return;
     }
+    gemm::windowed::<F>(&g, input, filter, ch, q, output, scratch);
+}
+
+/// The depth-multiplier-1 form outside [`by_rows`]: Helium's four-pixel blocks, else one
+/// pixel at a time from a table of its taps ([`by_taps`]).
+#[inline(never)]
+fn taps_by<const F: bool>(
+    p: &Params,
+    ch: &gemm::Channels<'_>,
+    q: &gemm::Output,
+    zero_row: &[i8],
+    filter: &[i8],
+    input: &[i8],
+    output: &mut [i8],
+) {
+    #[cfg(kiln_arch = "mve")]
+    by_blocks::<F>(p, ch, q, zero_row, filter, input, output, false);
+    #[cfg(not(kiln_arch = "mve"))]
+    by_taps::<F>(p, ch, q, zero_row, filter, input, output);
 }
 
 /// The depth-multiplier-1 form with Helium: the output pixels four at a time in raster
@@ -423,6 +487,101 @@ fn by_blocks_single<const F: bool>(
     true
 }
 
+/// The depth-multiplier-1 form by output rows ([`crate::arch`]'s `dw_row`: one call per row
+/// of output pixels, all their channels), for the layers [`row_form`] takes, with `scratch`
+/// holding [`band_bytes`]: a row whose windows lie inside the input runs on the input
+/// itself; any other (padding) on a band of its `kh` input rows in `scratch`, each padded
+/// with the zero point to [`band_width`] pixels (the zero point's products cancel their
+/// share of the folded bias, see [`crate::gemm`]).
+/// `KX1`: the `kh x 1` window (else 3x3), as [`crate::arch`]'s `dw_row` takes it.
+#[cfg(not(kiln_arch = "mve"))]
+#[inline(never)]
+fn by_rows<const F: bool, const KX1: bool>(
+    p: &Params,
+    ch: &gemm::Channels<'_>,
+    q: &gemm::Output,
+    filter: &[i8],
+    input: &[i8],
+    output: &mut [i8],
+    scratch: &mut [i8],
+) {
+    let c = p.input_depth;
+    let (kh, kw) = (p.filter_height, p.filter_width);
+    let (ih, iw) = (p.input_height, p.input_width);
+    let (dh, dw) = (p.dilation_height_factor, p.dilation_width_factor);
+    let (oh, ow) = (p.output_height, p.output_width);
+    let bw = band_width(p);
+    let padded_w = p.padding_width > 0 || bw > iw;
+    let zero_point = (-p.input_offset) as i8;
+    let image_len = ih * iw * c;
+    let out_len = oh * ow * c;
+    let batches = input.len() / image_len.max(1);
+    let Some(band) = scratch.get_mut(..band_bytes(p)) else {
+        return;
+    };
+    for b in 0..batches {
+        let (Some(image), Some(out_image)) = (
+            input.get(b * image_len..(b + 1) * image_len),
+            output.get_mut(b * out_len..(b + 1) * out_len),
+        ) else {
+            return;
+        };
+        for oy in 0..oh {
+            let Some(out) = out_image.get_mut(oy * ow * c..(oy + 1) * ow * c) else {
+                return;
+            };
+            let y0 = (oy * p.stride_height) as isize - p.padding_height as isize;
+            let inside = y0 >= 0 && y0 as usize + (kh - 1) * dh < ih;
+            // The input itself (window rows `dh` input rows apart), or the band (rows in order).
+            let (x, start, row) = if inside && !padded_w {
+                (image, y0 as usize * iw * c, dh * iw * c)
+            } else {
+                // The band: row `fy` holds input row `y0 + fy * dh` from column `-pw` on.
+                for (fy, dst) in band.chunks_exact_mut(bw * c).enumerate() {
+                    let iy = y0 + (fy * dh) as isize;
+                    let src = (iy >= 0 && (iy as usize) < ih)
+                        .then(|| image.get(iy as usize * iw * c..(iy as usize + 1) * iw * c))
+                        .flatten();
+                    let Some(src) = src else {
+                        dst.fill(zero_point);
+                        continue;
+                    };
+                    let left = (p.padding_width * c).min(dst.len());
+                    let (pad, rest) = dst.split_at_mut(left);
+                    pad.fill(zero_point);
+                    let n = rest.len().min(src.len());
+                    let (body, right) = rest.split_at_mut(n);
+                    if let Some(src) = src.get(..n) {
+                        body.copy_from_slice(src);
+                    }
+                    right.fill(zero_point);
+                }
+                (&*band, 0, bw * c)
+            };
+            let r = crate::arch::DwRow {
+                kh,
+                kw,
+                col: dw * c,
+                row,
+                step: p.stride_width * c,
+                pixels: ow,
+                c,
+            };
+            crate::arch::dw_row::<F, KX1>(
+                &r,
+                x,
+                start,
+                filter,
+                ch.bias,
+                ch.multiplier,
+                ch.right_shift,
+                q,
+                out,
+            );
+        }
+    }
+}
+
 /// The depth-multiplier-1 form (`F`: full-range clamp, see `gemm::requantize`).
 #[inline(never)]
 fn by_taps<const F: bool>(
@@ -509,8 +668,7 @@ fn by_taps<const F: bool>(
                         ch.multiplier.get(at..at + 4),
                         ch.right_shift.get(at..at + 4),
                     ) {
-                        let rq =
-                            |a, j: usize| gemm::requantize::<F>(a, m[j], e[j], gemm::half(e[j]), q);
+                        let rq = |a, j: usize| gemm::requantize::<F>(a, m[j], e[j], q);
                         o[0] = rq(a0, 0);
                         o[1] = rq(a1, 1);
                         o[2] = rq(a2, 2);
@@ -568,7 +726,7 @@ pub fn depthwise_conv_2d_s8_fast_in_place(
             }
         }
         match (output_multiplier.get(c), right_shift.get(c)) {
-            (Some(&m), Some(&e)) => gemm::requantize::<false>(acc, m, e, gemm::half(e), &q),
+            (Some(&m), Some(&e)) => gemm::requantize::<false>(acc, m, e, &q),
             _ => 0,
         }
     });
