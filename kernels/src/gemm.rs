@@ -658,8 +658,7 @@ pub(crate) fn windowed<const F: bool>(
         return;
     };
     let mut wide = rest.get_mut(..4 * k).filter(|s| widen(k, n, s));
-    // Helium: the windows inside the input are copied directly (see below).
-    #[cfg(kiln_arch = "mve")]
+    // The windows inside the input are copied directly (see below).
     let (kh, kw, plain) = (g.filter[0], g.filter[1], g.dilation == [1, 1] && k_taps > 0);
     let image_len = ih * iw * c;
     let out_len = oh * ow * n;
@@ -680,28 +679,26 @@ pub(crate) fn windowed<const F: bool>(
                 };
                 let half = if pending.is_none() { col0 } else { col1 };
                 if let Some(half) = half.get_mut(..k_taps) {
-                    // Helium: a window inside the input (no dilation) is `kh` runs of
-                    // `kw * c` bytes, copied in one block without `im2col`'s set-up.
-                    #[cfg(kiln_arch = "mve")]
-                    if plain {
-                        let y0 = oy * g.stride[0];
-                        let x0 = ox * g.stride[1];
-                        if y0 >= g.padding[0]
-                            && x0 >= g.padding[1]
-                            && y0 - g.padding[0] + kh <= ih
-                            && x0 - g.padding[1] + kw <= iw
-                            && let Some(src) =
-                                image.get(((y0 - g.padding[0]) * iw + x0 - g.padding[1]) * c..)
-                        {
-                            arch::copy_rows(half, src, kh, kw * c, iw * c);
-                        } else {
-                            im2col(g, image, oy, ox, half);
+                    // A window inside the input (no dilation) is `kh` runs of `kw * c`
+                    // bytes, copied without `im2col`'s set-up (Helium: in one block).
+                    let (y0, x0) = (oy * g.stride[0], ox * g.stride[1]);
+                    if plain
+                        && y0 >= g.padding[0]
+                        && x0 >= g.padding[1]
+                        && y0 - g.padding[0] + kh <= ih
+                        && x0 - g.padding[1] + kw <= iw
+                        && let Some(src) =
+                            image.get(((y0 - g.padding[0]) * iw + x0 - g.padding[1]) * c..)
+                    {
+                        #[cfg(kiln_arch = "mve")]
+                        arch::copy_rows(half, src, kh, kw * c, iw * c);
+                        #[cfg(not(kiln_arch = "mve"))]
+                        for (fy, dst) in half.chunks_exact_mut(kw * c).enumerate() {
+                            copy(dst, src.get(fy * iw * c..).unwrap_or(&[]));
                         }
                     } else {
                         im2col(g, image, oy, ox, half);
                     }
-                    #[cfg(not(kiln_arch = "mve"))]
-                    im2col(g, image, oy, ox, half);
                 }
                 match pending.take() {
                     None => pending = Some(at),

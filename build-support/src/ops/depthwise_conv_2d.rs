@@ -111,8 +111,9 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     if let DepthwiseConv2d::S8(p, t) = &kernel
         && let Some(mut step) = fast(cx, p, t, input, filter, bias, output)
     {
-        // In place one channel plane at a time, much slower than the fast kernel.
-        step.abilities.conv_in_place = plane;
+        // In place one channel plane at a time, much slower than the fast kernel (the
+        // depth-multiplier-1 form only: its in-place kernel reads the packed weights).
+        step.abilities.conv_in_place = plane.filter(|_| dw::packed_len(p) > 0);
         step.slow_in_place = true;
         return Ok(step);
     }
@@ -164,6 +165,14 @@ fn fast(
     Some(step)
 }
 
+/// The depth-multiplier-1 form's weights as int16 pairs (`dw::pack_weights`) from the fast
+/// layout, or nothing for the input-depth-1 form (which reads `layout` itself).
+fn packed(p: &dw::Params, layout: &[i8]) -> Vec<i32> {
+    let mut packed = vec![0; dw::packed_len(p)];
+    dw::pack_weights(p, layout, &mut packed);
+    packed
+}
+
 impl DepthwiseConv2d {
     fn params(&self) -> &dw::Params {
         match self {
@@ -191,7 +200,16 @@ impl Kernel for DepthwiseConv2d {
             pre.extend(call.fast(f));
             let zero_point = (-p.input_offset) as i8;
             pre.push(call.table("ZERO_ROW", &vec![zero_point; p.input_depth]));
-            pre.push(call.table("FILTER", layout));
+            // The depth-multiplier-1 form reads its weights as int16 pairs, the
+            // input-depth-1 form as its int8 im2col rows.
+            let packed = packed(p, layout);
+            let function = if packed.is_empty() {
+                pre.push(call.table("FILTER", layout));
+                "depthwise_conv_2d_s8_fast_single"
+            } else {
+                pre.push(call.table("FILTER", &packed));
+                "depthwise_conv_2d_s8_fast"
+            };
             match call.in_place() {
                 None => {}
                 // Over its dying input, one channel plane at a time.
@@ -205,12 +223,7 @@ impl Kernel for DepthwiseConv2d {
             let scratch = call
                 .scratch(false)
                 .unwrap_or_else(|_| quote::quote!(&mut []));
-            return call.standard_with(
-                "depthwise_conv_2d",
-                "depthwise_conv_2d_s8_fast",
-                &pre,
-                &[scratch],
-            );
+            return call.standard_with("depthwise_conv_2d", function, &pre, &[scratch]);
         }
         let (function, tables) = match self {
             DepthwiseConv2d::S8Fast(..) => unreachable!("emitted above"),
@@ -245,17 +258,33 @@ impl Kernel for DepthwiseConv2d {
             DepthwiseConv2d::S8Fast(p, f, layout) => {
                 let mut scratch = vec![0i8; dw::fast_scratch_bytes(p)];
                 let zero_row = vec![(-p.input_offset) as i8; p.input_depth];
-                dw::depthwise_conv_2d_s8_fast(
-                    p,
-                    &f.bias,
-                    &f.multiplier,
-                    &f.right_shift,
-                    &zero_row,
-                    layout,
-                    io.i8(0),
-                    io.out_i8(),
-                    &mut scratch,
-                )
+                let (b, m, e) = (&f.bias, &f.multiplier, &f.right_shift);
+                let packed = packed(p, layout);
+                if packed.is_empty() {
+                    dw::depthwise_conv_2d_s8_fast_single(
+                        p,
+                        b,
+                        m,
+                        e,
+                        &zero_row,
+                        layout,
+                        io.i8(0),
+                        io.out_i8(),
+                        &mut scratch,
+                    )
+                } else {
+                    dw::depthwise_conv_2d_s8_fast(
+                        p,
+                        b,
+                        m,
+                        e,
+                        &zero_row,
+                        &packed,
+                        io.i8(0),
+                        io.out_i8(),
+                        &mut scratch,
+                    )
+                }
             }
             DepthwiseConv2d::S8(p, c) => dw::depthwise_conv_2d_s8(
                 p,

@@ -483,14 +483,17 @@ pub(crate) fn mac_1x1(k: usize, x: &[i8], w: &[i8], acc: i32) -> i32 {
 #[inline(always)]
 pub(crate) fn mac_taps4(
     taps: &[&[i8]],
-    w: &[i8],
+    w: &[i32],
     bias: &[i32],
     mut store: impl FnMut(usize, [i32; 4]),
 ) {
     let t = taps.len();
     let groups = bias.len() / 4;
     let depth = 4 * groups;
-    if t == 0 || t > super::MAX_TAPS || w.len() < depth * t || taps.iter().any(|x| x.len() < depth)
+    if t == 0
+        || t > super::MAX_TAPS
+        || w.len() < depth / 2 * t
+        || taps.iter().any(|x| x.len() < depth)
     {
         return;
     }
@@ -517,21 +520,20 @@ pub(crate) fn mac_taps4(
                 concat!(
                     "ldr {p1}, [{pp}], #4\n",
                     "ldr {q1}, [{p1}, {c}]\n",
-                    "ldr {p1}, [{pw}], #4\n",
+                    "ldrd {p0}, {p1}, [{pw}], #8\n",
                     "sxtb16 {q0}, {q1}\n",
                     "sxtb16 {q1}, {q1}, ror #8\n",
-                    "sxtb16 {p0}, {p1}\n",
-                    "sxtb16 {p1}, {p1}, ror #8\n",
                     "smlabb {a0}, {q0}, {p0}, {a0}\n",
-                    "smlatt {a2}, {q0}, {p0}, {a2}\n",
-                    "smlabb {a1}, {q1}, {p1}, {a1}\n",
+                    "smlatb {a2}, {q0}, {p1}, {a2}\n",
+                    "smlabt {a1}, {q1}, {p0}, {a1}\n",
                     "smlatt {a3}, {q1}, {p1}, {a3}\n",
                 )
             };
         }
         // SAFETY: see the module documentation: `ptrs[..t]` are initialised (above) and
         // point to slices of at least `depth` bytes, of which the block reads `[4g, 4g + 4)`;
-        // `pw` walks `4t` bytes per group, `depth * t <= w.len()` in all; the loop runs
+        // `pw` walks `2t` words per group (`LDRD`: `&[i32]` is word-aligned), `depth / 2 * t
+        // <= w.len()` in all; the loop runs
         // `t / 3` times of three taps or `t` times of one (`t > 0`).
         unsafe {
             if by_three {
@@ -582,23 +584,23 @@ pub(crate) fn mac_taps4(
     }
 }
 
-/// One tap of the depthwise row kernels: the four input bytes at `$at` (`r4`..`r5`) and the
-/// next four weights (`r11` post-incremented, `r8`..`r9`), widened and multiplied into the
-/// accumulators `r0`-`r3` (channels 0-3).
+/// One tap of the depthwise row kernels: the four input bytes at `$at`, widened by `SXTB16`
+/// (`r4` = channels 0 and 2, `r5` = 1 and 3), and the next four weights, int16 pairs (`r8` =
+/// channels 0 and 1, `r9` = 2 and 3; `r11` post-incremented by `LDRD`), multiplied into the
+/// accumulators `r0`-`r3` (channels 0-3) by the 16x16 multiply-accumulate that picks each
+/// pair's halves (`SMLABB`, `SMLATB`, `SMLABT`, `SMLATT`): eight instructions per tap.
 macro_rules! dw_tap {
     ($at:literal) => {
         concat!(
             "ldr r5, ",
             $at,
             "\n",
-            "ldr r9, [r11], #4\n",
+            "ldrd r8, r9, [r11], #8\n",
             "sxtb16 r4, r5\n",
             "sxtb16 r5, r5, ror #8\n",
-            "sxtb16 r8, r9\n",
-            "sxtb16 r9, r9, ror #8\n",
             "smlabb r0, r4, r8, r0\n",
-            "smlatt r2, r4, r8, r2\n",
-            "smlabb r1, r5, r9, r1\n",
+            "smlatb r2, r4, r9, r2\n",
+            "smlabt r1, r5, r8, r1\n",
             "smlatt r3, r5, r9, r3\n",
         )
     };
@@ -786,11 +788,12 @@ pub(crate) struct DwRow {
 /// One output row of a depth-multiplier-1 DEPTHWISE_CONV_2D whose windows lie inside `x`
 /// (the input itself, or a band of its rows with the padding filled in): output pixel `i`
 /// (`out[i * c..][..c]`) from the window at `x[start + i * step..]`: tap `(fy, fx)` of channel
-/// `ch` at `start + i * step + fy * row + fx * col + ch`, with the weights `w[(ch / 4 * T + t)
-/// * 4 + ch % 4]` (`T = kh * kw` taps, `t = fy * kw + fx`, the layout of
-/// `depthwise_conv_2d::fast`), requantized as `gemm::requantize` (`F`: full-range clamp).
-/// One `asm!` block for the row: per pixel and group of four channels the window's taps
-/// (unrolled for 3x3; a loop for `kh x 1`, see [`dw_tap`]: ten instructions per four MACs),
+/// `ch` at `start + i * step + fy * row + fx * col + ch`, with the weights of entry
+/// `ch / 4 * T + t` of `w` (`T = kh * kw` taps, `t = fy * kw + fx`; two words of int16 pairs
+/// per entry, `depthwise_conv_2d::fast::pack_weights`), requantized as `gemm::requantize`
+/// (`F`: full-range clamp). One `asm!` block for the row: per pixel and group of four
+/// channels the window's taps (unrolled for 3x3; a loop for `kh x 1`, see [`dw_tap`]: eight
+/// instructions per four MACs),
 /// the four values requantized ([`rq_shift`]'s five instructions each) and stored; the loop
 /// state in a stack frame of its own. Returns whether it ran (else nothing is written):
 /// every slice must cover the row, `c % 4 == 0`, and the window 3x3 or `kh x 1`.
@@ -800,7 +803,7 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
     r: &DwRow,
     x: &[i8],
     start: usize,
-    w: &[i8],
+    w: &[i32],
     bias: &[i32],
     m: &[i32],
     e: &[i32],
@@ -828,7 +831,7 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
         || r.pixels == 0
         || r.col > (1 << 29)
         || last.is_none_or(|l| l > x.len())
-        || w.len() < c * taps
+        || w.len() < c / 2 * taps
         || bias.len() < c
         || m.len() < c
         || e.len() < c
@@ -842,7 +845,8 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
             // SAFETY: see the module documentation. Reads: pixel `i`'s window taps at
             // `x[start + i * step + fy * row + fx * col..]`, four bytes per group, all below
             // `last <= x.len()` (checked above without overflow; `2 * col` fits the `LSL #1`
-            // of the 3x3 form); `w[..c * taps]` per pixel (`4 * taps` bytes per group), `bias`,
+            // of the 3x3 form); `w[..c / 2 * taps]` per pixel (`2 * taps` words per group,
+            // word-aligned for `LDRD`: `&[i32]`), `bias`,
             // `m`, `e` `c` values per pixel (bias by `LDM`: `&[i32]` is word-aligned), and
             // `params` (3 words). Writes: `c` bytes per pixel to `out`, `pixels * c` in all.
             // The frame (72 bytes, keeping the stack 8-byte aligned) is released by the final

@@ -90,6 +90,16 @@ pub(crate) fn dot(x: &[i8], w: &[i8]) -> i32 {
     acc
 }
 
+/// Weight `j` (0..4) of a depthwise weights entry of two words of int16 pairs `[w0 | w1 <<
+/// 16, w2 | w3 << 16]` (`depthwise_conv_2d::fast::pack_weights`), 0 past the slice.
+#[inline(always)]
+pub(crate) fn weight16(entry: &[i32], j: usize) -> i32 {
+    match entry.get(j / 2) {
+        Some(&w) => (w >> (16 * (j % 2))) as i16 as i32,
+        None => 0,
+    }
+}
+
 /// The lane order of a widened group of 4 values (`SXTB16` and `SXTB16 ..., ROR #8` of their
 /// word): `[x0, x2, x1, x3]`.
 #[cfg_attr(kiln_arch = "mve", allow(dead_code))]
@@ -187,7 +197,12 @@ mod tests {
         let taps: std::vec::Vec<&[i8]> = (0..3).map(|t| &x[t * 8..t * 8 + 8]).collect();
         let bias = [1, 2, 3, 4, 5, 6, 7, 8];
         let mut got = [0i32; 8];
-        mac_taps4(&taps, &w[..24], &bias, |g, acc| {
+        // The weights as int16 pairs, entry `g * 3 + t` for channels `4g..4g + 4` of tap `t`.
+        let packed: std::vec::Vec<i32> = w[..24]
+            .chunks_exact(2)
+            .map(|p| (p[0] as i16 as u16 as u32 | (p[1] as i16 as u16 as u32) << 16) as i32)
+            .collect();
+        mac_taps4(&taps, &packed, &bias, |g, acc| {
             got[4 * g..4 * g + 4].copy_from_slice(&acc)
         });
         for c in 0..8 {
@@ -196,6 +211,10 @@ mod tests {
                 .map(|t| x[t * 8 + c] as i32 * w[(g * 3 + t) * 4 + j] as i32)
                 .sum();
             assert_eq!(got[c], bias[c] + want, "channel {c}");
+            assert_eq!(
+                weight16(&packed[2 * (g * 3 + 1)..], j),
+                w[(g * 3 + 1) * 4 + j] as i32
+            );
         }
         // Too short: unchanged.
         assert_eq!(mac_2x2(41, &x, &w, [1, 2, 3, 4]), [1, 2, 3, 4]);

@@ -15,8 +15,10 @@
 //! * The depthwise blocks, `dw_block4` (four output pixels inside the input, taps by
 //!   offset), `dw_block4_offs` (any four pixels, from a table of their taps) and
 //!   `dw1_block4`/`dw1_block4_offs` (input depth 1): four pixels times four channels in
-//!   int32 lanes per weight load, `VLDRB.S32` widening loads, `VMUL` + `VADD` (or `VMLA`
-//!   by a scalar input byte), the four accumulators requantized in registers. The older
+//!   int32 lanes per weight load, `VLDRB.S32` widening loads of the inputs (and of the int8
+//!   weights of the input-depth-1 form; the depth-multiplier-1 form's are int16 pairs,
+//!   `VLDRH.S32`), `VMUL` + `VADD` (or `VMLA` by a scalar input byte), the four
+//!   accumulators requantized in registers. The older
 //!   per-pixel form `mac_taps4` serves layers of fewer than four output pixels.
 //! * `requantize4`: four accumulators requantized and stored at once, exactly
 //!   `gemm::requantize` per lane (the blocks above inline the same instructions).
@@ -39,10 +41,10 @@
 //!   table of the pointers that do not fit in registers (`one_pixel_by4`,
 //!   `two_pixels_by4`: all twelve usable registers hold the loop's accumulators and
 //!   pointers); the tables hold only pointers derived from checked slices.
-//! * Registers: a widening load or narrowing store (`VLDRB.S32`, `VSTRB.32`) takes a low
+//! * Registers: a widening load or narrowing store (`VLDRB.S32`, `VLDRH.S32`, `VSTRB.32`) takes a low
 //!   register (`r0`-`r7`) as its base, so those bases are fixed registers.
-//! * Alignment: `VLDRB`/`VSTRB` access bytes, which need no alignment; `VLDRW` reads only
-//!   `i32` slices, aligned by their type.
+//! * Alignment: `VLDRB`/`VSTRB` access bytes, which need no alignment; `VLDRH` and `VLDRW`
+//!   read only `i32` slices, aligned by their type.
 //! * The loop count: `DLSTP` and `DLS` run their body at least once, so the blocks run only
 //!   for `k > 0` (taps: `t > 0`; the group loops, at least one group of four channels).
 //!   `VMLADAVA`'s accumulator must be an even register, hence the fixed registers.
@@ -133,20 +135,24 @@ pub(crate) fn mac_1x1(k: usize, x: &[i8], w: &[i8], acc: i32) -> i32 {
 }
 
 /// Depthwise taps, four channels at a time (see [`super`]): per tap, the four input bytes at
-/// channel `4g` and the four weights widened to int32 lanes (`VLDRB.S32`), multiplied and
+/// channel `4g` and the four weights (int16 pairs) widened to int32 lanes (`VLDRB.S32`,
+/// `VLDRH.S32`), multiplied and
 /// added to the accumulators (`VMUL` + `VADD`: Helium has no lane-wise integer
 /// multiply-accumulate), which start from the bias.
 #[inline(always)]
 pub(crate) fn mac_taps4(
     taps: &[&[i8]],
-    w: &[i8],
+    w: &[i32],
     bias: &[i32],
     mut store: impl FnMut(usize, [i32; 4]),
 ) {
     let t = taps.len();
     let groups = bias.len() / 4;
     let depth = 4 * groups;
-    if t == 0 || t > super::MAX_TAPS || w.len() < depth * t || taps.iter().any(|x| x.len() < depth)
+    if t == 0
+        || t > super::MAX_TAPS
+        || w.len() < depth / 2 * t
+        || taps.iter().any(|x| x.len() < depth)
     {
         return;
     }
@@ -163,7 +169,7 @@ pub(crate) fn mac_taps4(
         let (a0, a1, a2, a3): (i32, i32, i32, i32);
         // SAFETY: see the module documentation: `ptrs[..t]` are initialised (above) and
         // point to slices of at least `depth` bytes, of which the block reads `[4g, 4g + 4)`;
-        // `pw` walks `4t` bytes per group, `depth * t <= w.len()` in all; `b` holds 4
+        // `pw` walks `2t` words per group, `depth / 2 * t <= w.len()` in all; `b` holds 4
         // `i32`s (aligned, as `VLDRW` needs); the loop runs `t > 0` times.
         unsafe {
             asm!(
@@ -173,7 +179,7 @@ pub(crate) fn mac_taps4(
                 "ldr r2, [{pp}], #4",
                 "add r2, r2, {c}",
                 "vldrb.s32 q0, [r2]",
-                "vldrb.s32 q1, [r3], #4",
+                "vldrh.s32 q1, [r3], #8",
                 "vmul.i32 q0, q0, q1",
                 "vadd.i32 q4, q4, q0",
                 "le lr, 2b",
@@ -380,24 +386,27 @@ macro_rules! block_start {
 }
 
 /// The checked slices of a four-pixel depthwise block of `c` channels (`c % 4 == 0`) and `t`
-/// taps: the weights (`c * t`), the bias, multipliers and shifts (`c` each) and the four
-/// pixels' outputs (`4c`), or `None`.
+/// taps: the weights (`c * t` int8 values, `W = i8`, or int16 ones in `c * t / 2` words, `W =
+/// i32`), the bias, multipliers and shifts (`c` each) and the four pixels' outputs (`4c`), or
+/// `None`.
 #[allow(clippy::type_complexity)]
 #[inline(always)]
-fn block_slices<'a>(
+fn block_slices<'a, W>(
     t: usize,
     c: usize,
-    w: &'a [i8],
+    w: &'a [W],
     bias: &'a [i32],
     m: &'a [i32],
     e: &'a [i32],
     out: &'a mut [i8],
-) -> Option<(&'a [i8], &'a [i32], &'a [i32], &'a [i32], &'a mut [i8])> {
+) -> Option<(&'a [W], &'a [i32], &'a [i32], &'a [i32], &'a mut [i8])> {
     if t == 0 || t > super::MAX_TAPS || !c.is_multiple_of(4) {
         return None;
     }
+    // Weights: `c * t` int8 values, or as many int16 ones in `c * t / 2` words.
+    let n = c.checked_mul(t)? / if core::mem::size_of::<W>() == 4 { 2 } else { 1 };
     Some((
-        w.get(..c.checked_mul(t)?)?,
+        w.get(..n)?,
         bias.get(..c)?,
         m.get(..c)?,
         e.get(..c)?,
@@ -408,9 +417,10 @@ fn block_slices<'a>(
 /// Four output pixels of a depth-multiplier-1 DEPTHWISE_CONV_2D whose windows lie wholly inside
 /// the input, all `c` channels (`c % 4 == 0`), four channels per step: pixel `j`'s tap `t`
 /// of channel `ch` is `image[start + j * step + taps.off[t] + ch]`; its accumulator starts
-/// from `bias[ch]`, adds the tap products with the weights `w[(ch / 4 * T + t) * 4 + ch % 4]`
-/// (the layout of `depthwise_conv_2d::fast`) and is requantized as [`requantize4`] does
-/// into `out[j * c + ch]`. Per tap one `VLDRB.S32` of the four weights serves the four
+/// from `bias[ch]`, adds the tap products with the weights of entry `ch / 4 * T + t` of `w`
+/// (int16 pairs, two words per entry: `depthwise_conv_2d::fast::pack_weights`) and is
+/// requantized as [`requantize4`] does into `out[j * c + ch]`. Per tap one `VLDRH.S32` of
+/// the four weights serves the four
 /// pixels (`VLDRB.S32` of each pixel's four input bytes, `VMUL` + `VADD`: Helium has no
 /// lane-wise integer multiply-accumulate), and the requantization (`m`, `e` loaded once)
 /// runs on the four accumulators in registers. Nothing is written unless every slice
@@ -423,7 +433,7 @@ pub(crate) fn dw_block4(
     step: usize,
     taps: &DwTaps,
     c: usize,
-    w: &[i8],
+    w: &[i32],
     bias: &[i32],
     m: &[i32],
     e: &[i32],
@@ -454,7 +464,8 @@ pub(crate) fn dw_block4(
         // initialised by `DwTaps::new`, each at most `taps.reach`) and pixel `j < 4`, the 4
         // bytes at `start + at + j * step + off[i]` of `image`, the last of which is below
         // `start + 3 * step + reach + c = end <= image.len()` since `at + 4 <= c`; the
-        // weights `pw .. pw + 4t`, inside `w` (`c * t` bytes, group `g` at `4tg`); 4 `i32`s
+        // weights `pw .. pw + 2t` words, inside `w` (`c * t / 2` words, group `g` at `2tg`;
+        // `VLDRH` needs halfword alignment, `&[i32]` has more); 4 `i32`s
         // (aligned) of `bias`, `m`, `e` at `at` (`at + 4 <= c`); `consts`, 4 `i32`s. Writes:
         // 4 bytes at `at + j * c` of `out` for `j < 4`, below `4c`, its length. The loop
         // runs `t > 0` times.
@@ -467,7 +478,7 @@ pub(crate) fn dw_block4(
                 "add r1, r0, {step}",
                 "add r2, r1, {step}",
                 "add r3, r2, {step}",
-                "vldrb.s32 q6, [r4], #4",
+                "vldrh.s32 q6, [r4], #8",
                 "vldrb.s32 q7, [r0]",
                 "vmul.i32 q7, q7, q6",
                 "vadd.i32 q0, q0, q7",
@@ -564,7 +575,7 @@ pub(crate) fn dw_block4_offs(
     zero_row: &[i8],
     offs: &[u32],
     c: usize,
-    w: &[i8],
+    w: &[i32],
     bias: &[i32],
     m: &[i32],
     e: &[i32],
@@ -589,7 +600,8 @@ pub(crate) fn dw_block4_offs(
         // advanced by `4g` (the loop's write-back, 4 per group): the block reads 4 bytes at
         // each, `[4g, 4g + 4)` of those `c`, and writes the 4t table entries back (the only
         // other memory written: 4 bytes at `at + j * c` of `out`, below `4c`, its length).
-        // The weights `pw .. pw + 4t` lie inside `w` (`c * t` bytes, group `g` at `4tg`);
+        // The weights `pw .. pw + 2t` words lie inside `w` (`c * t / 2` words, group `g` at
+        // `2tg`);
         // `bias`, `m`, `e` have 4 aligned `i32`s at `at`; `consts` 4 `i32`s. The loop runs
         // `t > 0` times.
         unsafe {
@@ -597,7 +609,7 @@ pub(crate) fn dw_block4_offs(
                 block_start!(),
                 "2:",
                 "ldm r5, {{r0, r1, r2, r3}}",
-                "vldrb.s32 q6, [r4], #4",
+                "vldrh.s32 q6, [r4], #8",
                 "vldrb.s32 q7, [r0], #4",
                 "vmul.i32 q7, q7, q6",
                 "vadd.i32 q0, q0, q7",

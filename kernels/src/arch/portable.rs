@@ -114,21 +114,24 @@ pub(crate) fn mac_1x1(k: usize, x: &[i8], w: &[i8], acc: i32) -> i32 {
 #[inline(always)]
 pub(crate) fn mac_taps4(
     taps: &[&[i8]],
-    w: &[i8],
+    w: &[i32],
     bias: &[i32],
     mut store: impl FnMut(usize, [i32; 4]),
 ) {
     let t = taps.len();
     let depth = bias.len() / 4 * 4;
-    if t == 0 || t > super::MAX_TAPS || w.len() < depth * t || taps.iter().any(|x| x.len() < depth)
+    if t == 0
+        || t > super::MAX_TAPS
+        || w.len() < depth / 2 * t
+        || taps.iter().any(|x| x.len() < depth)
     {
         return;
     }
-    for ((g, b), wg) in bias.chunks_exact(4).enumerate().zip(w.chunks_exact(4 * t)) {
+    for ((g, b), wg) in bias.chunks_exact(4).enumerate().zip(w.chunks_exact(2 * t)) {
         let mut acc = [b[0], b[1], b[2], b[3]];
-        for (x, wt) in taps.iter().zip(wg.chunks_exact(4)) {
+        for (x, wt) in taps.iter().zip(wg.chunks_exact(2)) {
             for j in 0..4 {
-                acc[j] = acc[j].wrapping_add(x[4 * g + j] as i32 * wt[j] as i32);
+                acc[j] = acc[j].wrapping_add(x[4 * g + j] as i32 * super::weight16(wt, j));
             }
         }
         store(g, acc);
@@ -156,7 +159,7 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
     r: &DwRow,
     x: &[i8],
     start: usize,
-    w: &[i8],
+    w: &[i32],
     bias: &[i32],
     m: &[i32],
     e: &[i32],
@@ -180,7 +183,7 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
         || !c.is_multiple_of(4)
         || r.pixels == 0
         || last > x.len()
-        || w.len() < c * taps
+        || w.len() < c / 2 * taps
         || bias.len() < c
         || m.len() < c
         || e.len() < c
@@ -195,8 +198,8 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
                 for fx in 0..r.kw {
                     let at = start + i * r.step + fy * r.row + fx * r.col + ch;
                     let t = fy * r.kw + fx;
-                    acc =
-                        acc.wrapping_add(x[at] as i32 * w[(ch / 4 * taps + t) * 4 + ch % 4] as i32);
+                    let entry = w.get(2 * (ch / 4 * taps + t)..).unwrap_or(&[]);
+                    acc = acc.wrapping_add(x[at] as i32 * super::weight16(entry, ch % 4));
                 }
             }
             out[i * c + ch] = crate::gemm::requantize::<F>(acc, m[ch], e[ch], q);

@@ -173,12 +173,82 @@ pub fn prepare_fast_s8(
     true
 }
 
-/// Fast int8 DEPTHWISE_CONV_2D for the layers [`prepare_fast_s8`] accepts. `bias`,
-/// `right_shift` and `filter` are its tables, `zero_row` is `input_depth` bytes of the input
-/// zero point, `scratch` holds [`fast_scratch_bytes`] bytes.
+/// Length in words of the depth-multiplier-1 form's weights table ([`pack_weights`]): two
+/// per group of four channels and tap; 0 for the input-depth-1 form.
+pub const fn packed_len(p: &Params) -> usize {
+    if single_input_channel(p) {
+        0
+    } else {
+        p.output_depth / 4 * p.filter_height * p.filter_width * 2
+    }
+}
+
+/// The depth-multiplier-1 form's weights as the kernels read them: `fast_filter` in
+/// [`prepare_fast_s8`]'s layout `[C / 4][taps][4]` (int8) widened to int16 pairs, one word
+/// per two channels of a group and tap: `packed[2i] = w0 | w1 << 16`, `packed[2i + 1] = w2 |
+/// w3 << 16` for the four weights of entry `i` (channels `4g..4g + 4` of tap `t`, `i = g *
+/// taps + t`), so one `LDRD` gives a tap's four weights in the halves the DSP's 16-bit
+/// multiply-accumulates (`SMLABB`, `SMLABT`, `SMLATB`, `SMLATT`) pair with the input's
+/// `SXTB16` lanes, and Helium's `VLDRH.S32` loads them as four lanes. `packed` is
+/// [`packed_len`] long (else nothing is written).
+pub fn pack_weights(p: &Params, fast_filter: &[i8], packed: &mut [i32]) {
+    if packed.len() != packed_len(p) || fast_filter.len() != 2 * packed.len() {
+        return;
+    }
+    for (words, w) in packed.chunks_exact_mut(2).zip(fast_filter.chunks_exact(4)) {
+        let pair = |a: i8, b: i8| (a as i16 as u16 as u32 | (b as i16 as u16 as u32) << 16) as i32;
+        words[0] = pair(w[0], w[1]);
+        words[1] = pair(w[2], w[3]);
+    }
+}
+
+/// Fast int8 DEPTHWISE_CONV_2D, depth multiplier 1, for the layers [`prepare_fast_s8`]
+/// accepts with more than one input channel. `bias`, `right_shift` are its tables, `filter`
+/// the weights of [`pack_weights`], `zero_row` is `input_depth` bytes of the input zero
+/// point, `scratch` holds [`fast_scratch_bytes`] bytes.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn depthwise_conv_2d_s8_fast(
+    p: &Params,
+    bias: &[i32],
+    output_multiplier: &[i32],
+    right_shift: &[i32],
+    zero_row: &[i8],
+    filter: &[i32],
+    input: &[i8],
+    output: &mut [i8],
+    scratch: &mut [i8],
+) {
+    // Always inlined: with a model's constant `p` only the form and the clamp instance the
+    // layer uses are called, so the others are not linked.
+    let q = output_quant(p);
+    let ch = gemm::Channels {
+        bias,
+        multiplier: output_multiplier,
+        right_shift,
+    };
+    if !cfg!(kiln_arch = "mve") && row_form(p) {
+        // Its scratch is always the band (`lean_scratch_bytes`), so no run-time choice.
+        #[cfg(not(kiln_arch = "mve"))]
+        match (q.full(), p.filter_width == 1) {
+            (true, true) => by_rows::<true, true>(p, &ch, &q, filter, input, output, scratch),
+            (true, false) => by_rows::<true, false>(p, &ch, &q, filter, input, output, scratch),
+            (false, true) => by_rows::<false, true>(p, &ch, &q, filter, input, output, scratch),
+            (false, false) => by_rows::<false, false>(p, &ch, &q, filter, input, output, scratch),
+        }
+    } else {
+        let _ = scratch;
+        gemm::by_clamp!(q, taps_by(p, &ch, &q, zero_row, filter, input, output));
+    }
+}
+
+/// Fast int8 DEPTHWISE_CONV_2D for the layers [`prepare_fast_s8`] accepts with one input
+/// channel (any depth multiplier): `filter` is its int8 table ([`fast_filter_len`]),
+/// `zero_row` at least one byte of the input zero point, `scratch` holds
+/// [`fast_scratch_bytes`] bytes.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn depthwise_conv_2d_s8_fast_single(
     p: &Params,
     bias: &[i32],
     output_multiplier: &[i32],
@@ -189,31 +259,16 @@ pub fn depthwise_conv_2d_s8_fast(
     output: &mut [i8],
     scratch: &mut [i8],
 ) {
-    // Always inlined: with a model's constant `p` (and its scratch's constant length) only
-    // the form and the clamp instance the layer uses are called, so the others are not linked.
     let q = output_quant(p);
     let ch = gemm::Channels {
         bias,
         multiplier: output_multiplier,
         right_shift,
     };
-    if single_input_channel(p) {
-        gemm::by_clamp!(
-            q,
-            single_by(p, &ch, &q, zero_row, filter, input, output, scratch)
-        );
-    } else if !cfg!(kiln_arch = "mve") && row_form(p) {
-        // Its scratch is always the band (`lean_scratch_bytes`), so no run-time choice.
-        #[cfg(not(kiln_arch = "mve"))]
-        match (q.full(), p.filter_width == 1) {
-            (true, true) => by_rows::<true, true>(p, &ch, &q, filter, input, output, scratch),
-            (true, false) => by_rows::<true, false>(p, &ch, &q, filter, input, output, scratch),
-            (false, true) => by_rows::<false, true>(p, &ch, &q, filter, input, output, scratch),
-            (false, false) => by_rows::<false, false>(p, &ch, &q, filter, input, output, scratch),
-        }
-    } else {
-        gemm::by_clamp!(q, taps_by(p, &ch, &q, zero_row, filter, input, output));
-    }
+    gemm::by_clamp!(
+        q,
+        single_by(p, &ch, &q, zero_row, filter, input, output, scratch)
+    );
 }
 
 /// The input-depth-1 form (`F`: full-range clamp, see `gemm::requantize`).
@@ -255,12 +310,12 @@ fn taps_by<const F: bool>(
     ch: &gemm::Channels<'_>,
     q: &gemm::Output,
     zero_row: &[i8],
-    filter: &[i8],
+    filter: &[i32],
     input: &[i8],
     output: &mut [i8],
 ) {
     #[cfg(kiln_arch = "mve")]
-    by_blocks::<F>(p, ch, q, zero_row, filter, input, output, false);
+    by_blocks::<F>(p, ch, q, zero_row, filter, &[], input, output, false);
     #[cfg(not(kiln_arch = "mve"))]
     by_taps::<F>(p, ch, q, zero_row, filter, input, output);
 }
@@ -274,8 +329,9 @@ fn taps_by<const F: bool>(
 /// row ([`dw_block4_offs`](crate::arch::dw_block4_offs)). Images of fewer than four output
 /// pixels run [`by_taps`].
 ///
-/// `single`: the input-depth-1 form (depth multiplier `output_depth`), with `filter` in the
-/// depth-multiplier-1 layout `[M / 4][kh * kw][4]` ([`by_blocks_single`]), run by
+/// `packed`: the depth-multiplier-1 form's weights ([`pack_weights`]). `single`: the
+/// input-depth-1 form (depth multiplier `output_depth`) instead, with `filter` in the
+/// depth-multiplier-1 layout `[M / 4][kh * kw][4]` as int8 ([`by_blocks_single`]), run by
 /// [`dw1_block4`](crate::arch::dw1_block4) and
 /// [`dw1_block4_offs`](crate::arch::dw1_block4_offs).
 #[cfg(kiln_arch = "mve")]
@@ -286,6 +342,7 @@ fn by_blocks<const F: bool>(
     ch: &gemm::Channels<'_>,
     q: &gemm::Output,
     zero_row: &[i8],
+    packed: &[i32],
     filter: &[i8],
     input: &[i8],
     output: &mut [i8],
@@ -301,7 +358,7 @@ fn by_blocks<const F: bool>(
     let block_taps = crate::arch::DwTaps::new(kh, kw, dh, dw, iw, ci);
     let Some(dt) = block_taps.filter(|_| pixels >= 4 && (single || ci == c)) else {
         if !single {
-            by_taps::<F>(p, ch, q, zero_row, filter, input, output);
+            by_taps::<F>(p, ch, q, zero_row, packed, input, output);
         }
         return;
     };
@@ -365,7 +422,7 @@ fn by_blocks<const F: bool>(
                             step,
                             &dt,
                             c,
-                            filter,
+                            packed,
                             ch.bias,
                             ch.multiplier,
                             ch.right_shift,
@@ -428,7 +485,7 @@ fn by_blocks<const F: bool>(
                         zero_row,
                         offs,
                         c,
-                        filter,
+                        packed,
                         ch.bias,
                         ch.multiplier,
                         ch.right_shift,
@@ -483,7 +540,7 @@ fn by_blocks_single<const F: bool>(
             }
         }
     }
-    by_blocks::<F>(p, ch, q, zero_row, &w, input, output, true);
+    by_blocks::<F>(p, ch, q, zero_row, &[], &w, input, output, true);
     true
 }
 
@@ -500,7 +557,7 @@ fn by_rows<const F: bool, const KX1: bool>(
     p: &Params,
     ch: &gemm::Channels<'_>,
     q: &gemm::Output,
-    filter: &[i8],
+    filter: &[i32],
     input: &[i8],
     output: &mut [i8],
     scratch: &mut [i8],
@@ -589,7 +646,7 @@ fn by_taps<const F: bool>(
     ch: &gemm::Channels<'_>,
     q: &gemm::Output,
     zero_row: &[i8],
-    filter: &[i8],
+    filter: &[i32],
     input: &[i8],
     output: &mut [i8],
 ) {
@@ -692,7 +749,7 @@ pub fn depthwise_conv_2d_s8_fast_in_place(
     output_multiplier: &[i32],
     right_shift: &[i32],
     zero_row: &[i8],
-    filter: &[i8],
+    filter: &[i32],
     data: &mut [i8],
     scratch: &mut [i8],
 ) {
@@ -718,11 +775,9 @@ pub fn depthwise_conv_2d_s8_fast_in_place(
                 } else {
                     zero_point
                 };
-                let w = filter
-                    .get((g * taps + fy * kw + fx) * 4 + j)
-                    .copied()
-                    .unwrap_or(0);
-                acc = acc.wrapping_add(x as i32 * w as i32);
+                let at = 2 * (g * taps + fy * kw + fx);
+                let w = crate::arch::weight16(filter.get(at..).unwrap_or(&[]), j);
+                acc = acc.wrapping_add(x as i32 * w);
             }
         }
         match (output_multiplier.get(c), right_shift.get(c)) {
