@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Kiln on a Cortex-M4 (QEMU mps2-an386): sizes, RAM, stack and instructions per invoke()
 of every model that runs on it (the public models of ../shared/models and the vendors' models
-of ../shared/models/realworld), side by side with TFLM, and where the instructions of every
+of ../shared/models/realworld, and the streaming model of tests/streaming), side by side
+with TFLM, and where the instructions of every
 model go by operator kind, written into BENCHMARKS.md between `<!-- kiln:firmware -->` and
 `<!-- /kiln:firmware -->` (other sections untouched), and the per-model results into
 tools/data/firmware.json (read by other benchmarks for their code column).
 
 Run from the repository root:  .venv/bin/python tools/firmware_bench.py
-  --models a,b     only these model stems (default: every ../shared/models/*.tflite and
-                   ../shared/models/realworld/*.tflite)
+  --models a,b     only these model stems (default: every ../shared/models/*.tflite,
+                   ../shared/models/realworld/*.tflite and tests/streaming/*.tflite)
   --opt s,3        opt-levels to build (default both: s = size, 3 = speed, `cargo build
                    --release`'s default)
   --no-write       print the section instead of writing BENCHMARKS.md and firmware.json
@@ -80,6 +81,8 @@ SHARED = Path(os.environ.get("KILN_SHARED", REPO.parent / "shared"))
 MODELS = SHARED / "models"
 REALWORLD = MODELS / "realworld"
 REALWORLD_GOLDEN = REPO / "tests" / "realworld"
+# A streaming keyword-spotting step (STRIDED_SLICE + CONCATENATION rings), tools/gen_streaming_model.py.
+STREAMING = REPO / "tests" / "streaming"
 TFLM_NOTES = SHARED / "notes" / "tflm-cortexm.md"
 # The same measurements of TFLM on three real-world models (variants cmsis and ref).
 TFLM_NOTES_RW = SHARED / "notes" / "tflm-cortexm-realworld.md"
@@ -136,6 +139,9 @@ def all_models():
     res = [Model(p) for p in sorted(MODELS.glob("*.tflite"))]
     res += [Model(p, REALWORLD_GOLDEN / p.stem, "realworld")
             for p in sorted(REALWORLD.glob("*.tflite"))]
+    # Kiln's own streaming model (tools/gen_streaming_model.py): its goldens beside it.
+    res += [Model(p, STREAMING / "golden" / p.stem, "own")
+            for p in sorted(STREAMING.glob("*.tflite"))]
     return res
 
 
@@ -716,9 +722,12 @@ def render(results, models, opts, mac, notes, notes_rw, arena_json, meta, breakd
       "`examples/firmware` (cortex-m-rt, `thumbv7em-none-eabihf`, `-C target-cpu=cortex-m4`, "
       "fat LTO, one codegen unit, `panic = \"abort\"`), which writes TFLM's golden input s1, "
       "calls `invoke()`, does it again, and exits 0 only if both outputs equal TFLM's bytes. "
-      "Models: every `../shared/models/*.tflite` and the vendors' models of "
-      "`../shared/models/realworld/` (goldens in `tests/realworld/<stem>/`). All models below "
-      "pass unless marked.")
+      "Models: every `../shared/models/*.tflite`, the vendors' models of "
+      "`../shared/models/realworld/` (goldens in `tests/realworld/<stem>/`) and Kiln's own "
+      "streaming keyword-spotting step `tests/streaming/streaming_kws_int8` "
+      "(`tools/gen_streaming_model.py`: microWakeWord's rings of past inputs, kept by "
+      "STRIDED_SLICE + CONCATENATION, passed as inputs and outputs instead of resource "
+      "variables). All models below pass unless marked.")
     w("")
     w("- **insns/invoke**: instructions executed by one `invoke()` (QEMU TCG plugin "
       "`../shared/tools/qemu-insn-count`, every executed instruction). The firmware exits at "

@@ -250,6 +250,155 @@ pub fn strided_slice<T: Copy>(p: &Params, input: &[T], output: &mut [T]) {
     }
 }
 
+/// Loops around the contiguous runs of [`Runs`] (the padded dimensions, one of which may be
+/// the elements of a run).
+pub const RUN_LOOPS: usize = PADDED_DIMS;
+
+/// A copy of selected input elements to consecutive outputs as contiguous runs, computed at
+/// build time (STRIDED_SLICE, SLICE, TRANSPOSE): for each position of the loops (outermost
+/// first, `count[a]` iterations, the input index moving by `step[a]` elements per
+/// iteration, from `start`), `run` consecutive input elements are copied to the next `run`
+/// outputs. The loops of a slice are its axes; the innermost axes with unit stride that a
+/// slice takes whole become one run ([`Runs::new`]), so a box of a tensor is one copy per
+/// row of the outer axes instead of one per element, and a slice of whole rows one copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Runs {
+    /// Input index of the first element.
+    pub start: usize,
+    /// Elements per run.
+    pub run: usize,
+    /// Iterations of each loop (1 for unused loops).
+    pub count: [usize; RUN_LOOPS],
+    /// Input step of each loop, in elements (negative for a negative stride).
+    pub step: [isize; RUN_LOOPS],
+}
+
+impl Runs {
+    /// The runs of a nested copy: `start` and, outermost first, each loop's iterations and
+    /// input step (at most [`RUN_LOOPS`] loops; the innermost one is the elements of a run
+    /// where its step is 1). Loops of one iteration are dropped, and a loop whose step is
+    /// the length of the runs inside it merges into them. `None` if a step or the input
+    /// span overflows.
+    pub fn new(start: usize, loops: &[(usize, isize)]) -> Option<Runs> {
+        if loops.len() > RUN_LOOPS {
+            return None;
+        }
+        let empty = loops.iter().any(|&(c, _)| c == 0);
+        let mut run = 1usize;
+        // The loops outside the run, innermost first.
+        let mut outer: [(usize, isize); RUN_LOOPS] = [(1, 0); RUN_LOOPS];
+        let mut n = 0;
+        for &(count, step) in loops.iter().rev() {
+            if count == 1 {
+                continue;
+            }
+            if n == 0 && step == isize::try_from(run).ok()? {
+                run = run.checked_mul(count)?;
+                continue;
+            }
+            outer[n] = (count, step);
+            n += 1;
+        }
+        let mut r = Runs {
+            start,
+            run: if empty { 0 } else { run },
+            count: [1; RUN_LOOPS],
+            step: [0; RUN_LOOPS],
+        };
+        for (i, &(c, s)) in outer[..n].iter().enumerate() {
+            r.count[RUN_LOOPS - 1 - i] = if empty { 0 } else { c };
+            r.step[RUN_LOOPS - 1 - i] = s;
+        }
+        // Every index the copy reaches must be representable (the kernel also checks each
+        // run against the input).
+        let mut lo = start as i128;
+        let mut hi = start as i128 + r.run as i128;
+        for (&c, &s) in r.count.iter().zip(&r.step) {
+            let span = (c.max(1) as i128 - 1) * s as i128;
+            if span < 0 {
+                lo += span;
+            } else {
+                hi += span;
+            }
+        }
+        (lo >= 0 && hi <= isize::MAX as i128).then_some(r)
+    }
+
+    /// Elements copied.
+    pub const fn output_size(&self) -> usize {
+        let c = &self.count;
+        self.run * c[0] * c[1] * c[2] * c[3] * c[4]
+    }
+}
+
+/// The runs of a STRIDED_SLICE ([`Runs::new`] over its five padded axes; see
+/// [`strided_slice_runs`]).
+pub fn runs(p: &Params) -> Option<Runs> {
+    let counts = p.loop_counts();
+    let d = &p.input_dims;
+    // Input elements per index of each axis.
+    let mut stride = [1usize; PADDED_DIMS];
+    for a in (0..PADDED_DIMS - 1).rev() {
+        stride[a] = stride[a + 1].checked_mul(d[a + 1])?;
+    }
+    let mut start = 0usize;
+    let mut loops = [(1usize, 0isize); PADDED_DIMS];
+    for a in 0..PADDED_DIMS {
+        if counts[a] > 0 {
+            start = start.checked_add(usize::try_from(p.start[a]).ok()?.checked_mul(stride[a])?)?;
+        }
+        let step = (p.stride[a] as isize).checked_mul(isize::try_from(stride[a]).ok()?)?;
+        loops[a] = (counts[a], step);
+    }
+    Runs::new(start, &loops)
+}
+
+/// [`strided_slice`] by the build-time runs of [`runs`]: one block copy per run
+/// (`arch::copy_block`; an element loop for runs of at most 4 elements), the
+/// loops' input index kept as a running sum. Stops at the first run the input or the
+/// output does not hold (never, for the runs of the layer's own shapes).
+pub fn strided_slice_runs<T: Copy>(r: &Runs, input: &[T], output: &mut [T]) {
+    let run = r.run;
+    let [c0, c1, c2, c3, c4] = r.count;
+    let [s0, s1, s2, s3, s4] = r.step;
+    let mut out = output;
+    let mut i0 = r.start as isize;
+    for _ in 0..c0 {
+        let mut i1 = i0;
+        for _ in 0..c1 {
+            let mut i2 = i1;
+            for _ in 0..c2 {
+                let mut i3 = i2;
+                for _ in 0..c3 {
+                    let mut i4 = i3;
+                    for _ in 0..c4 {
+                        let at = i4 as usize;
+                        let (Some(src), Some((dst, rest))) = (
+                            input.get(at..at.wrapping_add(run)),
+                            core::mem::take(&mut out).split_at_mut_checked(run),
+                        ) else {
+                            return;
+                        };
+                        if run <= 4 {
+                            for (d, s) in dst.iter_mut().zip(src) {
+                                *d = *s;
+                            }
+                        } else {
+                            crate::arch::copy_block(dst, src);
+                        }
+                        out = rest;
+                        i4 += s4;
+                    }
+                    i3 += s3;
+                }
+                i2 += s2;
+            }
+            i1 += s1;
+        }
+        i0 += s0;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,6 +422,81 @@ mod tests {
         let mut out = std::vec![0; p.output_size()];
         strided_slice(&p, &input, &mut out);
         out
+    }
+
+    /// The runs give the element loop's output for every slice of a few shapes (strides of
+    /// both signs, masks, shrunk axes), and merge whole inner axes into one run.
+    #[test]
+    fn runs_equal_the_element_loop() {
+        let shapes: [&[usize]; 4] = [&[7], &[3, 5], &[2, 3, 4], &[2, 3, 2, 5]];
+        let mut seed = 7u64;
+        let mut next = |m: i64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as i64
+        };
+        for shape in shapes {
+            let n: usize = shape.iter().product();
+            let input: Vec<i32> = (0..n as i32).collect();
+            for _ in 0..400 {
+                let r = shape.len();
+                let b: Vec<i32> = shape
+                    .iter()
+                    .map(|&d| (next(2 * d as i64 + 1) - d as i64) as i32)
+                    .collect();
+                let e: Vec<i32> = shape
+                    .iter()
+                    .map(|&d| (next(2 * d as i64 + 1) - d as i64) as i32)
+                    .collect();
+                let st: Vec<i32> = (0..r)
+                    .map(|_| [1, 1, 1, 2, 3, -1, -2][next(7) as usize])
+                    .collect();
+                let o = Options {
+                    begin_mask: next(1 << r) as i32,
+                    end_mask: next(1 << r) as i32,
+                    ellipsis_mask: 0,
+                    new_axis_mask: 0,
+                    shrink_axis_mask: if next(4) == 0 { next(1 << r) as i32 } else { 0 },
+                    offset: false,
+                };
+                let Ok(p) = prepare(shape, &b, &e, &st, &o) else {
+                    continue;
+                };
+                let mut want = std::vec![0; p.output_size()];
+                strided_slice(&p, &input, &mut want);
+                let runs = runs(&p).unwrap();
+                assert_eq!(
+                    runs.output_size(),
+                    want.len(),
+                    "{shape:?} {b:?} {e:?} {st:?}"
+                );
+                let mut got = std::vec![-1; want.len()];
+                strided_slice_runs(&runs, &input, &mut got);
+                assert_eq!(got, want, "{shape:?} {b:?} {e:?} {st:?} {runs:?}");
+            }
+        }
+        // A box of whole inner axes is one run; a row-wise box one run per row.
+        let p = prepare(
+            &[4, 3, 5],
+            &[1, 0, 0],
+            &[3, 3, 5],
+            &[1, 1, 1],
+            &opts(0, 0, 0),
+        )
+        .unwrap();
+        let r = runs(&p).unwrap();
+        assert_eq!((r.start, r.run, r.output_size()), (15, 30, 30));
+        let p = prepare(
+            &[4, 3, 5],
+            &[0, 1, 0],
+            &[4, 3, 5],
+            &[1, 1, 1],
+            &opts(0, 0, 0),
+        )
+        .unwrap();
+        let r = runs(&p).unwrap();
+        assert_eq!((r.start, r.run, r.count[4], r.step[4]), (5, 10, 4, 15));
     }
 
     #[test]

@@ -636,6 +636,35 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                 (OpKind::DepthwiseConv2d(_), _, Some(x), Some(f)) if int8 && x.shape[3] == 1 => {
                     im2col(f.shape[1] * f.shape[2], f.shape[3])
                 }
+                // Depth multiplier 1, channels a multiple of 4, a 3x3 or `kh x 1` window,
+                // with padding: `kh` input rows, padded, as the row form's band
+                // (`kiln_kernels::depthwise_conv_2d::fast::band_bytes`).
+                (OpKind::DepthwiseConv2d(o), Some(y), Some(x), Some(f))
+                    if int8
+                        && o.depth_multiplier == 1
+                        && x.shape[3] == y.shape[3]
+                        && x.shape[3] > 1
+                        && x.shape[3].is_multiple_of(4)
+                        && y.shape.len() == 4
+                        && ((f.shape[1] == 3 && f.shape[2] == 3) || f.shape[2] == 1) =>
+                {
+                    let (kh, kw) = (f.shape[1], f.shape[2]);
+                    let [sh, sw, dh, dw] = [o.stride_h, o.stride_w, o.dilation_h, o.dilation_w]
+                        .map(|v| v.max(1) as usize);
+                    // The extent one row (column) of output windows spans, and the padding
+                    // before the input (TFLM's `ComputePaddingHeightWidth`: half the excess).
+                    let span = |n: usize, s: usize, k: usize, d: usize| {
+                        n.saturating_sub(1) * s + k.saturating_sub(1) * d + 1
+                    };
+                    let (bh, bw) = (span(y.shape[1], sh, kh, dh), span(y.shape[2], sw, kw, dw));
+                    let (ih, iw) = (x.shape[1], x.shape[2]);
+                    let (ph, pw) = (bh.saturating_sub(ih) / 2, bw.saturating_sub(iw) / 2);
+                    if ph > 0 || pw > 0 || bh > ih + ph || bw > iw + pw {
+                        kh * bw * x.shape[3]
+                    } else {
+                        0
+                    }
+                }
                 // TFLM's SignalRfft and SignalIrfft (`kiln_kernels::signal_rfft`): the
                 // zero-padded frame, or the inverse FFT's input: `fft_length` samples of the
                 // input's type.

@@ -111,9 +111,8 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     if let DepthwiseConv2d::S8(p, t) = &kernel
         && let Some(mut step) = fast(cx, p, t, input, filter, bias, output)
     {
-        // In place one channel plane at a time, much slower than the fast kernel (the
-        // depth-multiplier-1 form only: its in-place kernel reads the packed weights).
-        step.abilities.conv_in_place = plane.filter(|_| dw::packed_len(p) > 0);
+        // In place one channel plane at a time, much slower than the fast kernel.
+        step.abilities.conv_in_place = plane;
         step.slow_in_place = true;
         return Ok(step);
     }
@@ -173,6 +172,21 @@ fn packed(p: &dw::Params, layout: &[i8]) -> Vec<i32> {
     packed
 }
 
+/// The weights the in-place kernel reads (int16 pairs, `dw::pack_weights`'s entries): the
+/// depth-multiplier-1 form's, or, for a layer of one input and one output channel (the
+/// input-depth-1 form in place), its taps as channel 0 of each entry.
+fn packed_in_place(p: &dw::Params, layout: &[i8]) -> Vec<i32> {
+    if dw::packed_len(p) > 0 {
+        return packed(p, layout);
+    }
+    let taps = p.filter_height * p.filter_width;
+    layout
+        .iter()
+        .take(taps)
+        .flat_map(|&w| [w as i16 as u16 as i32, 0])
+        .collect()
+}
+
 impl DepthwiseConv2d {
     fn params(&self) -> &dw::Params {
         match self {
@@ -200,6 +214,17 @@ impl Kernel for DepthwiseConv2d {
             pre.extend(call.fast(f));
             let zero_point = (-p.input_offset) as i8;
             pre.push(call.table("ZERO_ROW", &vec![zero_point; p.input_depth]));
+            match call.in_place() {
+                None => {}
+                // Over its dying input, one channel plane at a time (the weights as int16
+                // pairs, also those of a one-channel layer).
+                Some(0) if dw::in_place_supported(p) => {
+                    pre.push(call.table("FILTER", &packed_in_place(p, layout)));
+                    let f = "depthwise_conv_2d_s8_fast_in_place";
+                    return call.over_input_with_scratch("depthwise_conv_2d", f, &pre);
+                }
+                Some(_) => return Err(call.no_in_place_form()),
+            }
             // The depth-multiplier-1 form reads its weights as int16 pairs, the
             // input-depth-1 form as its int8 im2col rows.
             let packed = packed(p, layout);
@@ -210,15 +235,6 @@ impl Kernel for DepthwiseConv2d {
                 pre.push(call.table("FILTER", &packed));
                 "depthwise_conv_2d_s8_fast"
             };
-            match call.in_place() {
-                None => {}
-                // Over its dying input, one channel plane at a time.
-                Some(0) if dw::in_place_supported(p) => {
-                    let f = "depthwise_conv_2d_s8_fast_in_place";
-                    return call.over_input_with_scratch("depthwise_conv_2d", f, &pre);
-                }
-                Some(_) => return Err(call.no_in_place_form()),
-            }
             // The plan's scratch: the declared one, the lean one, or none.
             let scratch = call
                 .scratch(false)

@@ -881,6 +881,65 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
     true
 }
 
+/// `dst.copy_from_slice(src)` for the runs of the data-movement kernels (slices, splits,
+/// concatenations): where both start word-aligned, 16 bytes per `LDM`/`STM` pair and the
+/// rest by words and bytes, in one `asm!` block (about a quarter of an instruction per byte
+/// instead of `memcpy`'s one per word); otherwise `copy_from_slice`. Nothing is copied
+/// unless the lengths are equal.
+#[inline(always)]
+pub(crate) fn copy_block<T: Copy>(dst: &mut [T], src: &[T]) {
+    if dst.len() != src.len() {
+        return;
+    }
+    let bytes = core::mem::size_of_val(src);
+    let (d, s) = (dst.as_mut_ptr().cast::<u8>(), src.as_ptr().cast::<u8>());
+    if bytes < 16 || !(d as usize).is_multiple_of(4) || !(s as usize).is_multiple_of(4) {
+        dst.copy_from_slice(src);
+        return;
+    }
+    // SAFETY: see the module documentation: `src` and `dst` hold `bytes` bytes each (equal
+    // lengths of one type), both word-aligned (checked above, as `LDM`/`STM` need); the
+    // block reads `[s, s + bytes)` and writes `[d, d + bytes)`: `bytes / 16` blocks of 16,
+    // then `bytes % 16 / 4` words, then `bytes % 4` bytes (`bytes >= 16`, so the first loop
+    // runs at least once). `dst` is a unique borrow, so the ranges do not overlap. Copying
+    // the bytes of `T: Copy` is what `copy_from_slice` does.
+    unsafe {
+        asm!(
+            "2:",
+            "ldm {s}!, {{r2, r3, r4, r5}}",
+            "stm {d}!, {{r2, r3, r4, r5}}",
+            "subs {n}, {n}, #1",
+            "bne 2b",
+            "ands {r}, {r}, #15",
+            "beq 4f",
+            "3:",
+            "cmp {r}, #4",
+            "blo 5f",
+            "ldr r2, [{s}], #4",
+            "str r2, [{d}], #4",
+            "subs {r}, {r}, #4",
+            "b 3b",
+            "5:",
+            "cmp {r}, #0",
+            "beq 4f",
+            "ldrb r2, [{s}], #1",
+            "strb r2, [{d}], #1",
+            "subs {r}, {r}, #1",
+            "b 5b",
+            "4:",
+            s = inout(reg) s => _,
+            d = inout(reg) d => _,
+            n = inout(reg) bytes / 16 => _,
+            r = inout(reg) bytes => _,
+            out("r2") _,
+            out("r3") _,
+            out("r4") _,
+            out("r5") _,
+            options(nostack),
+        );
+    }
+}
+
 /// `s[at..]`, empty if `at` is past the end (no panic path).
 #[inline(always)]
 fn from(s: &[i8], at: usize) -> &[i8] {

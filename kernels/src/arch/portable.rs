@@ -208,6 +208,15 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
     true
 }
 
+/// `dst.copy_from_slice(src)` for the runs of the data-movement kernels (see the DSP form);
+/// nothing unless the lengths are equal.
+#[inline(always)]
+pub(crate) fn copy_block<T: Copy>(dst: &mut [T], src: &[T]) {
+    if dst.len() == src.len() {
+        dst.copy_from_slice(src);
+    }
+}
+
 /// `SSAT #8`: `x` saturated to `-128..=127`.
 #[inline(always)]
 pub(crate) fn ssat8(x: i32) -> i32 {
