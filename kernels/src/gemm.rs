@@ -595,7 +595,9 @@ fn copy(dst: &mut [i8], src: &[i8]) {
             *d = *s;
         }
     } else if let (Some(d), Some(s)) = (dst.get_mut(..n), src.get(..n)) {
-        d.copy_from_slice(s);
+        // Longer runs (a window row of many channels): 16 bytes per load and store pair
+        // where both are word-aligned (the DSP's `LDM`/`STM`), else `memcpy`.
+        arch::copy_block(d, s);
     }
 }
 

@@ -885,8 +885,9 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
 /// concatenations): where both start word-aligned, 16 bytes per `LDM`/`STM` pair and the
 /// rest by words and bytes, in one `asm!` block (about a quarter of an instruction per byte
 /// instead of `memcpy`'s one per word); otherwise `copy_from_slice`. Nothing is copied
-/// unless the lengths are equal.
-#[inline(always)]
+/// unless the lengths are equal. Not inlined: one copy per element type serves every call
+/// (code size; a call costs a few instructions per run).
+#[inline(never)]
 pub(crate) fn copy_block<T: Copy>(dst: &mut [T], src: &[T]) {
     if dst.len() != src.len() {
         return;
