@@ -3,14 +3,21 @@
 //! [`depthwise_conv_2d_s8`](super::depthwise_conv_2d_s8) for the layers [`prepare_fast_s8`]
 //! accepts. Two forms, by the input depth:
 //!
-//! * **Depth multiplier 1**, depth a multiple of 4 (the MobileNets' 3x3 layers): per output
-//!   pixel the `kh * kw` taps are slices of the input (a constant row of zero points for
-//!   taps outside it, so they add 0 against the folded bias, see [`crate::gemm`]), and
-//!   [`mac_taps4`](crate::arch) accumulates four channels per step. The filter is stored at
-//!   build time as `[C / 4][kh * kw][4]`, so one pointer walks it.
-//! * **Input depth 1**, any multiplier `M` (micro_speech's 10x8 layer): the same sums as a
-//!   CONV_2D with `M` filters of `kh * kw` taps, so it runs on [`crate::gemm::windowed`]
-//!   with the filter transposed at build time to `[M][kh * kw]` and an im2col scratch.
+//! * **Depth multiplier 1**, depth a multiple of 4 (the MobileNets' 3x3 layers,
+//!   [`depthwise_conv_2d_s8_fast`]): the filter is stored at build time as int16 pairs,
+//!   `[C / 4][kh * kw]` entries of two words ([`pack_weights`]), so a tap's four weights are
+//!   one `LDRD` (Helium: one `VLDRH.S32`). On the DSP and the portable microkernels a 3x3
+//!   or `kh x 1` window runs a row of output pixels per call ([`by_rows`]: all groups of
+//!   four channels and their requantization in one `asm!` block), the rows of windows that
+//!   reach outside the input on a band of `kh` input rows padded with the zero point in
+//!   scratch ([`band_bytes`]); other windows take a table of each pixel's taps ([`by_taps`],
+//!   taps outside the input on a row of zero points). Helium runs four pixels per block
+//!   (`by_blocks`). The zero point's products cancel their share of the folded bias
+//!   ([`crate::gemm`]), so padded taps add 0 as the reference's skipped ones do.
+//! * **Input depth 1**, any multiplier `M` (micro_speech's 10x8 layer,
+//!   [`depthwise_conv_2d_s8_fast_single`]): the same sums as a CONV_2D with `M` filters of
+//!   `kh * kw` taps, so it runs on [`crate::gemm::windowed`] with the filter transposed at
+//!   build time to `[M][kh * kw]` (int8) and an im2col scratch.
 
 use super::Params;
 use crate::gemm;
@@ -32,8 +39,8 @@ const fn output_quant(p: &Params) -> gemm::Output {
 }
 
 /// Scratch bytes of [`depthwise_conv_2d_s8_fast`]: an im2col of two output pixels for the
-/// input-depth-1 form (`2 * kh * kw`); for the row form ([`by_rows`]) of a layer with
-/// padding, a band of `kh` input rows with the padding filled in ([`band_bytes`]); none
+/// input-depth-1 form (`2 * kh * kw`); for the row form (`by_rows`) of a layer with
+/// padding, a band of `kh` input rows with the padding filled in (`band_bytes`); none
 /// otherwise.
 pub const fn fast_scratch_bytes(p: &Params) -> usize {
     if single_input_channel(p) {
@@ -88,7 +95,7 @@ pub const fn band_bytes(p: &Params) -> usize {
 }
 
 /// The least scratch [`depthwise_conv_2d_s8_fast`] runs with (more slowly): the int8 im2col
-/// of the input-depth-1 form, the row form's band ([`band_bytes`]; none where the layer has
+/// of the input-depth-1 form, the row form's band (`band_bytes`; none where the layer has
 /// no padding, and for the other forms).
 pub const fn lean_scratch_bytes(p: &Params) -> usize {
     if single_input_channel(p) {
