@@ -662,6 +662,7 @@ pub fn conv_2d_s16_bias32(
 }
 
 /// `a * b * c * d`, or `None` on overflow.
+#[inline(always)]
 const fn checked_product(a: usize, b: usize, c: usize, d: usize) -> Option<usize> {
     match a.checked_mul(b) {
         Some(ab) => match ab.checked_mul(c) {
@@ -677,6 +678,7 @@ const fn checked_product(a: usize, b: usize, c: usize, d: usize) -> Option<usize
 /// (any dilation, irrelevant for a 1x1 filter), the output height/width equal to the input's,
 /// one group (`filter_input_depth == input_depth`), non-zero depths, and input/output
 /// lengths that fit in `usize`. Any batch count.
+#[inline(always)]
 pub const fn pointwise_in_place_supported(p: &Params) -> bool {
     p.filter_height == 1
         && p.filter_width == 1

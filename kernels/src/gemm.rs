@@ -180,7 +180,7 @@ pub(crate) use by_clamp;
 /// serves every caller (code size; a call costs a few instructions per pixel pair).
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn two_pixels<const F: bool>(
+pub(crate) fn two_pixels<const F: bool>(
     k: usize,
     x: &[i8],
     wide: Option<&[i8]>,
@@ -253,7 +253,7 @@ fn two_pixels_by_pairs<const F: bool>(
 
 /// All `n` channels of one output pixel (`x`: its `k` inputs).
 #[inline(never)]
-fn one_pixel<const F: bool>(
+pub(crate) fn one_pixel<const F: bool>(
     k: usize,
     x: &[i8],
     w: &[i8],

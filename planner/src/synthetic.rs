@@ -633,8 +633,15 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         im2col(k, f.shape[0])
                     }
                 }
-                (OpKind::DepthwiseConv2d(_), _, Some(x), Some(f)) if int8 && x.shape[3] == 1 => {
-                    im2col(f.shape[1] * f.shape[2], f.shape[3])
+                // One input channel: the windows of two output pixels (and 4 spare bytes)
+                // and a band of `kh` input rows (`depthwise_conv_2d::fast::single_scratch_bytes`).
+                (OpKind::DepthwiseConv2d(o), Some(y), Some(x), Some(f))
+                    if int8 && x.shape[3] == 1 && y.shape.len() == 4 =>
+                {
+                    let (kh, kw) = (f.shape[1], f.shape[2]);
+                    let (sw, dw) = (o.stride_w.max(1) as usize, o.dilation_w.max(1) as usize);
+                    let bw = y.shape[2].saturating_sub(1) * sw + kw.saturating_sub(1) * dw + 1;
+                    2 * padded(kh * kw) + 4 + kh * (bw + 4)
                 }
                 // Depth multiplier 1, channels a multiple of 4, a 3x3 or `kh x 1` window,
                 // with padding: `kh` input rows, padded, as the row form's band

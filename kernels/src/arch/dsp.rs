@@ -10,21 +10,35 @@
 //! wraps exactly like the reference kernels' `int32_t` sums. The lane order is the same
 //! for both operands, so the products pair up and their sum is the dot product.
 //!
+//! The whole-layer blocks go further: [`two_pixels_pairs`] (every channel pair of two
+//! pixels: accumulation, requantization, stores) and [`dw_row`] (a row of depthwise output
+//! pixels) keep their loop state in a stack frame of their own, so that the accumulation
+//! keeps all twelve usable registers; [`copy_block`] moves 16 bytes per `LDM`/`STM`.
+//! Requantization in them is [`rq_shift`]'s five instructions.
+//!
 //! # Why the blocks are sound
 //!
 //! * Memory: every pointer is taken from a slice whose length was checked to cover the
 //!   contract (`2k` bytes for two rows, `k` for one), and a block reads `4 * (k / 4)` bytes
 //!   from the start of each row (row 1 at `+k`), i.e. only bytes inside those slices. The
-//!   blocks only read (`readonly`), never touch the stack (`nostack`) and declare every
-//!   register they change (pointers and counters as `inout ... => _`, scratch as `out`).
-//! * Alignment: rows start at any byte; `LDR` (never `LDRD`/`LDM`) accepts unaligned
-//!   addresses on Armv7-M and Armv8-M Mainline unless the program sets `CCR.UNALIGN_TRP`
-//!   (reset value 0; Kiln's documentation requires it to stay 0, as CMSIS-NN does).
+//!   dot products only read (`readonly`) and never touch the stack (`nostack`); the blocks
+//!   that write (outputs, copies) state each byte range they write in their `SAFETY`
+//!   comment, and all declare every register they change (pointers and counters as
+//!   `inout ... => _`, scratch as `out`, fixed registers where an instruction needs them).
+//! * Stack: the blocks with a frame (`two_pixels_pairs`, `dw_row`) are not `nostack`; they
+//!   lower `sp` by a multiple of 8 (keeping the AAPCS alignment), use only that frame, and
+//!   raise `sp` by the same amount before they end.
+//! * Alignment: rows start at any byte; `LDR` accepts unaligned addresses on Armv7-M and
+//!   Armv8-M Mainline unless the program sets `CCR.UNALIGN_TRP` (reset value 0; Kiln's
+//!   documentation requires it to stay 0, as CMSIS-NN does). `LDRD`, `LDM` and `STM`
+//!   (which fault on unaligned addresses) only read `i32` slices, aligned by their type,
+//!   the word-aligned widened pixels (checked), or the frame; `copy_block` checks both
+//!   pointers.
 //! * Flags: the loop counter's `SUBS` changes the flags, which `asm!` assumes unless
 //!   `preserves_flags` is given (it is not).
-//! * The loops run only when `k / 4 > 0` (a zero count would wrap the counter).
-//! * The single-instruction helpers ([`smmulr`]) are `pure, nomem`:
-//!   they only read their register operands.
+//! * The loops run only when their count is above 0 (a zero count would wrap the counter).
+//! * The single-instruction helpers ([`smmulr`], [`ssat8`], [`rq_shift`]) are `pure,
+//!   nomem`: they only read their register operands.
 #![allow(unsafe_code)]
 
 use super::dot;

@@ -84,6 +84,7 @@ pub fn conv_2d_s8_fast_pointwise_in_place(
 }
 
 /// The output quantization of a fast layer.
+#[inline(always)]
 const fn output_quant(p: &Params) -> crate::gemm::Output {
     crate::gemm::Output {
         offset: p.output_offset,
@@ -144,36 +145,8 @@ pub fn conv_2d_s8_fast(
     output: &mut [i8],
     scratch: &mut [i8],
 ) {
-    // Always inlined: with a model's constant `p` only the instance of its clamp is called.
-    let q = output_quant(p);
-    crate::gemm::by_clamp!(
-        q,
-        conv_2d_s8_fast_by(
-            p,
-            bias,
-            output_multiplier,
-            right_shift,
-            filter,
-            input,
-            output,
-            scratch
-        )
-    );
-}
-
-/// [`conv_2d_s8_fast`] for a full-range clamp (`F`) or another.
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-fn conv_2d_s8_fast_by<const F: bool>(
-    p: &Params,
-    bias: &[i32],
-    output_multiplier: &[i32],
-    right_shift: &[i32],
-    filter: &[i8],
-    input: &[i8],
-    output: &mut [i8],
-    scratch: &mut [i8],
-) {
+    // Always inlined: with a model's constant `p` only the form and the clamp instance the
+    // layer uses are called, so the others are not linked.
     let ch = crate::gemm::Channels {
         bias,
         multiplier: output_multiplier,
@@ -181,17 +154,31 @@ fn conv_2d_s8_fast_by<const F: bool>(
     };
     let q = output_quant(p);
     if pointwise_in_place_supported(p) {
-        crate::gemm::pointwise_by::<F>(p.input_depth, input, filter, &ch, &q, output, scratch);
+        crate::gemm::pointwise(p.input_depth, input, filter, &ch, &q, output, scratch);
     } else {
-        let g = crate::gemm::Window {
-            input: [p.input_height, p.input_width, p.input_depth],
-            output: [p.output_height, p.output_width],
-            filter: [p.filter_height, p.filter_width],
-            stride: [p.stride_height, p.stride_width],
-            dilation: [p.dilation_height_factor, p.dilation_width_factor],
-            padding: [p.padding_height, p.padding_width],
-            zero_point: (-p.input_offset) as i8,
-        };
-        crate::gemm::windowed::<F>(&g, input, filter, &ch, &q, output, scratch);
+        crate::gemm::by_clamp!(q, windowed_by(p, &ch, &q, filter, input, output, scratch));
     }
+}
+
+/// [`conv_2d_s8_fast`] of a windowed layer, for a full-range clamp (`F`) or another.
+#[inline(never)]
+fn windowed_by<const F: bool>(
+    p: &Params,
+    ch: &crate::gemm::Channels<'_>,
+    q: &crate::gemm::Output,
+    filter: &[i8],
+    input: &[i8],
+    output: &mut [i8],
+    scratch: &mut [i8],
+) {
+    let g = crate::gemm::Window {
+        input: [p.input_height, p.input_width, p.input_depth],
+        output: [p.output_height, p.output_width],
+        filter: [p.filter_height, p.filter_width],
+        stride: [p.stride_height, p.stride_width],
+        dilation: [p.dilation_height_factor, p.dilation_width_factor],
+        padding: [p.padding_height, p.padding_width],
+        zero_point: (-p.input_offset) as i8,
+    };
+    crate::gemm::windowed::<F>(&g, input, filter, ch, q, output, scratch);
 }

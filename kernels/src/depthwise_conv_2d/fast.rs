@@ -44,10 +44,20 @@ const fn output_quant(p: &Params) -> gemm::Output {
 /// otherwise.
 pub const fn fast_scratch_bytes(p: &Params) -> usize {
     if single_input_channel(p) {
-        gemm::windowed_scratch_bytes(p.filter_height * p.filter_width, p.output_depth)
+        single_scratch_bytes(p)
     } else {
         band_bytes(p)
     }
+}
+
+/// Scratch bytes of the input-depth-1 form: the windows of two output pixels as rows of
+/// `padded(kh * kw)` taps (and 4 bytes over which the last row's word copy may run, see
+/// `single_rows`), then a band of the `kh` input rows one output row's windows read, each
+/// padded with the zero point to its band width (plus 4 for the word reads).
+#[inline(always)]
+pub const fn single_scratch_bytes(p: &Params) -> usize {
+    let taps = gemm::padded(p.filter_height * p.filter_width);
+    2 * taps + 4 + p.filter_height * (band_width(p) + 4)
 }
 
 /// Whether the row form ([`by_rows`]) takes the layer: depth multiplier 1 (not the
@@ -94,12 +104,13 @@ pub const fn band_bytes(p: &Params) -> usize {
     }
 }
 
-/// The least scratch [`depthwise_conv_2d_s8_fast`] runs with (more slowly): the int8 im2col
-/// of the input-depth-1 form, the row form's band (`band_bytes`; none where the layer has
-/// no padding, and for the other forms).
+/// The least scratch [`depthwise_conv_2d_s8_fast`] runs with: the same as
+/// [`fast_scratch_bytes`] (the row form's band, none where the layer has no padding and for
+/// the other depth-multiplier-1 layers; the input-depth-1 form's windows and band).
 pub const fn lean_scratch_bytes(p: &Params) -> usize {
     if single_input_channel(p) {
-        2 * gemm::padded(p.filter_height * p.filter_width)
+        // No leaner mode either: its windows are gathered from the band.
+        single_scratch_bytes(p)
     } else {
         // The row form has no leaner mode: its band is what it runs on (the in-place form
         // is the layer's RAM-saving alternative).
@@ -301,12 +312,155 @@ fn single_by<const F: bool>(
         padding: [p.padding_height, p.padding_width],
         zero_point: (-p.input_offset) as i8,
     };
-    // Helium: four pixels per block where the weights' table fits (see `by_blocks`).
+    // Helium: four pixels per block where the weights' table fits (see `by_blocks`), else
+    // the im2col convolution.
     #[cfg(kiln_arch = "mve")]
-    if by_blocks_single::<F>(p, ch, q, zero_row, filter, input, output) {
-        return;
+    {
+        if by_blocks_single::<F>(p, ch, q, zero_row, filter, input, output) {
+            return;
+        }
+        gemm::windowed::<F>(&g, input, filter, ch, q, output, scratch);
     }
-    gemm::windowed::<F>(&g, input, filter, ch, q, output, scratch);
+    #[cfg(not(kiln_arch = "mve"))]
+    {
+        let _ = g;
+        single_rows::<F>(p, ch, q, filter, input, output, scratch);
+    }
+}
+
+/// The input-depth-1 form by output rows (DSP and portable microkernels): per output row,
+/// the `kh` input rows its windows read are copied into a band in `scratch`, padded with the
+/// zero point (its products cancel their share of the folded bias); each pair of output
+/// pixels' windows is then gathered from the band into two rows of `padded(kh * kw)` taps
+/// (window rows of up to 4 taps by one word each) and run by `gemm::two_pixels` (all
+/// channels of both pixels: `arch::two_pixels_pairs`, requantized and stored in one block),
+/// an odd last pixel by `gemm::one_pixel`. `scratch` holds [`single_scratch_bytes`].
+#[cfg(not(kiln_arch = "mve"))]
+#[inline(never)]
+fn single_rows<const F: bool>(
+    p: &Params,
+    ch: &gemm::Channels<'_>,
+    q: &gemm::Output,
+    filter: &[i8],
+    input: &[i8],
+    output: &mut [i8],
+    scratch: &mut [i8],
+) {
+    let (kh, kw) = (p.filter_height, p.filter_width);
+    let (ih, iw) = (p.input_height, p.input_width);
+    let (dh, dw) = (p.dilation_height_factor, p.dilation_width_factor);
+    let (oh, ow, m) = (p.output_height, p.output_width, p.output_depth);
+    let (sh, sw) = (p.stride_height, p.stride_width);
+    let k = gemm::padded(kh * kw);
+    let bw = band_width(p);
+    let row_len = bw + 4;
+    let zero_point = (-p.input_offset) as i8;
+    let Some((col, band)) = scratch.split_at_mut_checked(2 * k + 4) else {
+        return;
+    };
+    let Some(band) = band.get_mut(..kh * row_len) else {
+        return;
+    };
+    let image_len = ih * iw;
+    let out_len = oh * ow * m;
+    let batches = input.len() / image_len.max(1);
+    for b in 0..batches {
+        let (Some(image), Some(out_image)) = (
+            input.get(b * image_len..(b + 1) * image_len),
+            output.get_mut(b * out_len..(b + 1) * out_len),
+        ) else {
+            return;
+        };
+        for oy in 0..oh {
+            // The band: row `fy` holds input row `y0 + fy * dh` from column `-pw` on.
+            let y0 = (oy * sh) as isize - p.padding_height as isize;
+            for (fy, dst) in band.chunks_exact_mut(row_len).enumerate() {
+                let iy = y0 + (fy * dh) as isize;
+                let src = (iy >= 0 && (iy as usize) < ih)
+                    .then(|| image.get(iy as usize * iw..(iy as usize + 1) * iw))
+                    .flatten();
+                let Some(src) = src else {
+                    dst.fill(zero_point);
+                    continue;
+                };
+                let left = p.padding_width.min(dst.len());
+                let (pad, rest) = dst.split_at_mut(left);
+                pad.fill(zero_point);
+                let n = rest.len().min(src.len());
+                let (body, right) = rest.split_at_mut(n);
+                if let Some(src) = src.get(..n) {
+                    body.copy_from_slice(src);
+                }
+                right.fill(zero_point);
+            }
+            let Some(out_row) = out_image.get_mut(oy * ow * m..(oy + 1) * ow * m) else {
+                return;
+            };
+            let mut ox = 0;
+            while ox < ow {
+                let pair = ox + 1 < ow;
+                for j in 0..1 + pair as usize {
+                    gather(band, row_len, (ox + j) * sw, kh, kw, dw, col, j * k);
+                }
+                let Some(out) = out_row.get_mut(ox * m..) else {
+                    return;
+                };
+                if pair {
+                    if let Some((o0, rest)) = out.split_at_mut_checked(m)
+                        && let Some(o1) = rest.get_mut(..m)
+                    {
+                        gemm::two_pixels::<F>(k, col, None, filter, ch, q, o0, o1);
+                    }
+                } else if let Some(o0) = out.get_mut(..m) {
+                    gemm::one_pixel::<F>(k, col, filter, ch, q, o0);
+                }
+                ox += 2;
+            }
+        }
+    }
+}
+
+/// Gathers the window at column `x` of `band` (band row `fy` is the window's row `fy`,
+/// `row_len` bytes apart; taps `dw` apart in a row) into `col[at..]` in filter order, `kw`
+/// taps per row. Rows of contiguous taps (`dw == 1`) go by words: a word copy may write up
+/// to 3 bytes past a row's taps, which the next row takes (or the padding taps, whose
+/// weights are 0, or the 4 spare bytes of `col`).
+#[cfg(not(kiln_arch = "mve"))]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn gather(
+    band: &[i8],
+    row_len: usize,
+    x: usize,
+    kh: usize,
+    kw: usize,
+    dw: usize,
+    col: &mut [i8],
+    at: usize,
+) {
+    for fy in 0..kh {
+        let src_at = fy * row_len + x;
+        let dst_at = at + fy * kw;
+        if dw == 1 {
+            let mut i = 0;
+            while i < kw {
+                if let (Some(s), Some(d)) = (
+                    band.get(src_at + i..src_at + i + 4),
+                    col.get_mut(dst_at + i..dst_at + i + 4),
+                ) {
+                    d.copy_from_slice(s);
+                }
+                i += 4;
+            }
+        } else {
+            for fx in 0..kw {
+                if let (Some(&s), Some(d)) = (band.get(src_at + fx * dw), col.get_mut(dst_at + fx))
+                {
+                    *d = s;
+                }
+            }
+        }
+    }
 }
 
 /// The depth-multiplier-1 form outside [`by_rows`]: Helium's four-pixel blocks, else one
