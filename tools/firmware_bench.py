@@ -1055,6 +1055,15 @@ def render_targets(results, breakdowns, refs, models, opts, notes, notes_rw, cor
           f"of {len(rows)} models): " + ", ".join(
               f"{TFLM_SHORT.get(st, st)} {r:.3f}x" if r is not None else
               f"{TFLM_SHORT.get(st, st)} not measured" for st, _, r in rows) + ".")
+    if "3" in opts and "s" in opts:
+        lose = []
+        for m in models:
+            a, b = results.get((m.stem, "3")) or {}, results.get((m.stem, "s")) or {}
+            if a.get("insns") and b.get("insns") and a["insns"] > b["insns"]:
+                lose.append(f"{m.stem} {a['insns']} vs {b['insns']} "
+                            f"(+{100 * (a['insns'] / b['insns'] - 1):.1f} %)")
+        w("- **Opt-level 3 never executes more instructions than opt-level s**: "
+          + ("met." if not lose else "NOT met: " + "; ".join(lose) + "."))
     over = over_reference(breakdowns, refs, models, opts)
     measured = sum(1 for m in models if refs.get(m.stem) and "error" not in refs[m.stem])
     if measured:
