@@ -2,7 +2,8 @@
 # Kiln's kernel golden cases on an emulated Cortex-M4F (thumbv7em-none-eabihf, QEMU
 # mps2-an386: the DSP microkernels) and Cortex-M55 (thumbv8m.main-none-eabihf with
 # -C target-cpu=cortex-m55, QEMU mps3-an547: the Helium ones): for each int8 bundle of the operators that carry MACs (CONV_2D,
-# DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, AVERAGE_POOL_2D, MAX_POOL_2D), builds
+# DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, AVERAGE_POOL_2D, MAX_POOL_2D) and of STRIDED_SLICE
+# (its runs' block copy, arch::copy_block, is assembly on both cores), builds
 # examples/kernel-cases (its own cargo workspace; build.rs compiles every case with
 # kiln-build), runs it with semihosting and fails unless every case equals TFLM's output
 # bytes, on each core. Prints the build and run time of each bundle.
@@ -34,7 +35,7 @@ done
 # Every int8 bundle of these operators (`<op>_int8.kcase` and any `<op>_int8_*.kcase`);
 # each operator must have at least its `<op>_int8` bundle.
 bundles=()
-for op in conv_2d depthwise_conv_2d fully_connected add average_pool_2d max_pool_2d; do
+for op in conv_2d depthwise_conv_2d fully_connected add average_pool_2d max_pool_2d strided_slice; do
   if [ ! -f "$root/tests/kernel_cases/${op}_int8.kcase" ]; then
     echo "FAILED: tests/kernel_cases/${op}_int8.kcase is missing"
     exit 1

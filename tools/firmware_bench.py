@@ -963,7 +963,8 @@ def render_breakdown(results, breakdowns, refs, models, opts, ops_info, notes, n
         t = tflm_row(notes, notes_rw, stem)
         vs = ""
         if t and t["insns"]:
-            vs = (", " + " / ".join(ratio(r.get("insns"), t["insns"]) + "x" for r in rs)
+            vs = (", " + " / ".join(f"{r['insns'] / t['insns']:.3f}x" if r.get("insns")
+                                    else "-" for r in rs)
                   + f" TFLM {t['variant']}'s {t['insns']}")
         same = " / ".join("-" if not b or "error" in b else ("yes" if b["same_image"] else
                           "**NO**") for b in bds)
