@@ -26,9 +26,9 @@
 
 mod fast;
 pub use fast::{
-    depthwise_conv_2d_s8_fast, depthwise_conv_2d_s8_fast_in_place,
-    depthwise_conv_2d_s8_fast_single, fast_filter_len, fast_scratch_bytes, lean_scratch_bytes,
-    pack_weights, packed_len, prepare_fast_s8,
+    band_bytes, depthwise_conv_2d_s8_fast, depthwise_conv_2d_s8_fast_in_place,
+    depthwise_conv_2d_s8_fast_lean, depthwise_conv_2d_s8_fast_single, fast_filter_len,
+    fast_scratch_bytes, lean_scratch_bytes, pack_weights, packed_len, prepare_fast_s8,
 };
 
 use crate::fixed_point::multiply_by_quantized_multiplier;

@@ -634,17 +634,18 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                     }
                 }
                 // One input channel: the windows of two output pixels (and 4 spare bytes)
-                // and a band of `kh` input rows (`depthwise_conv_2d::fast::single_scratch_bytes`).
+                // and a band of `kh` input rows, to 16 bytes
+                // (`depthwise_conv_2d::fast::single_scratch_bytes`).
                 (OpKind::DepthwiseConv2d(o), Some(y), Some(x), Some(f))
                     if int8 && x.shape[3] == 1 && y.shape.len() == 4 =>
                 {
                     let (kh, kw) = (f.shape[1], f.shape[2]);
                     let (sw, dw) = (o.stride_w.max(1) as usize, o.dilation_w.max(1) as usize);
                     let bw = y.shape[2].saturating_sub(1) * sw + kw.saturating_sub(1) * dw + 1;
-                    2 * padded(kh * kw) + 4 + kh * (bw + 4)
+                    (2 * padded(kh * kw) + 4 + kh * (bw + 4)).next_multiple_of(16)
                 }
                 // Depth multiplier 1, channels a multiple of 4, a 3x3 or `kh x 1` window,
-                // with padding: `kh` input rows, padded, as the row form's band
+                // with padding: `kh` input rows, padded, as the row form's band, to 16 bytes
                 // (`kiln_kernels::depthwise_conv_2d::fast::band_bytes`).
                 (OpKind::DepthwiseConv2d(o), Some(y), Some(x), Some(f))
                     if int8
@@ -667,7 +668,7 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                     let (ih, iw) = (x.shape[1], x.shape[2]);
                     let (ph, pw) = (bh.saturating_sub(ih) / 2, bw.saturating_sub(iw) / 2);
                     if ph > 0 || pw > 0 || bh > ih + ph || bw > iw + pw {
-                        kh * bw * x.shape[3]
+                        (kh * bw * x.shape[3]).next_multiple_of(16)
                     } else {
                         0
                     }

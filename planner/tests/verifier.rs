@@ -268,10 +268,15 @@ fn pieces_must_cover_their_members_and_stay_inside() {
     let (g, p, s) = split_plan();
     let (first, last) = (p.buffers[s].first, p.buffers[s].last);
     // A piece that starts later than the hull: shortened by a step, a member misses it.
-    let k = p.buffers[s]
-        .pieces
-        .iter()
-        .position(|q| q.first > first && q.first < q.last)
+    // (One that another piece outlasts, so that dropping it leaves the hull's span.)
+    let pieces = &p.buffers[s].pieces;
+    let k = (0..pieces.len())
+        .find(|&i| {
+            let q = pieces[i];
+            q.first > first
+                && q.first < q.last
+                && (0..pieces.len()).any(|j| j != i && pieces[j].last == last)
+        })
         .expect("a piece live from later on");
     let mut late = p.clone();
     late.buffers[s].pieces[k].first += 1;

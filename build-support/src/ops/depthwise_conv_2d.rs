@@ -235,10 +235,14 @@ impl Kernel for DepthwiseConv2d {
                 pre.push(call.table("FILTER", &packed));
                 "depthwise_conv_2d_s8_fast"
             };
-            // The plan's scratch: the declared one, the lean one, or none.
-            let scratch = call
-                .scratch(false)
-                .unwrap_or_else(|_| quote::quote!(&mut []));
+            // The plan's scratch: the declared one, the lean one, or none. The row form
+            // without its band (the lean plan) runs pixel by pixel.
+            let scratch = call.scratch(false).ok();
+            if scratch.is_none() && !packed.is_empty() && dw::band_bytes(p) > 0 {
+                let f = "depthwise_conv_2d_s8_fast_lean";
+                return call.standard("depthwise_conv_2d", f, &pre);
+            }
+            let scratch = scratch.unwrap_or_else(|| quote::quote!(&mut []));
             return call.standard_with("depthwise_conv_2d", function, &pre, &[scratch]);
         }
         let (function, tables) = match self {

@@ -53,11 +53,12 @@ pub const fn fast_scratch_bytes(p: &Params) -> usize {
 /// Scratch bytes of the input-depth-1 form: the windows of two output pixels as rows of
 /// `padded(kh * kw)` taps (and 4 bytes over which the last row's word copy may run, see
 /// `single_rows`), then a band of the `kh` input rows one output row's windows read, each
-/// padded with the zero point to its band width (plus 4 for the word reads).
+/// padded with the zero point to its band width (plus 4 for the word reads); in all a
+/// multiple of 16 bytes (the arena's alignment: no gap after it).
 #[inline(always)]
 pub const fn single_scratch_bytes(p: &Params) -> usize {
     let taps = gemm::padded(p.filter_height * p.filter_width);
-    2 * taps + 4 + p.filter_height * (band_width(p) + 4)
+    (2 * taps + 4 + p.filter_height * (band_width(p) + 4)).next_multiple_of(16)
 }
 
 /// Whether the row form ([`by_rows`]) takes the layer: depth multiplier 1 (not the
@@ -92,29 +93,28 @@ const fn has_padding(p: &Params) -> bool {
         || band_width(p) > p.input_width + p.padding_width
 }
 
-/// Scratch bytes of the row form's band: `kh` rows of [`band_width`] pixels where the layer
-/// has padding (rows of windows that reach outside the input run on a copy of their input
-/// rows with the zero point filled in), else none (every row runs on the input itself).
+/// Scratch bytes of the row form's band: `kh` rows of [`band_width`] pixels (rounded up to a
+/// multiple of 16 bytes, the arena's alignment) where the layer has padding (rows of windows
+/// that reach outside the input run on a copy of their input rows with the zero point filled
+/// in), else none (every row runs on the input itself).
 #[inline(always)]
 pub const fn band_bytes(p: &Params) -> usize {
     if row_form(p) && has_padding(p) {
-        p.filter_height * band_width(p) * p.input_depth
+        (p.filter_height * band_width(p) * p.input_depth).next_multiple_of(16)
     } else {
         0
     }
 }
 
-/// The least scratch [`depthwise_conv_2d_s8_fast`] runs with: the same as
-/// [`fast_scratch_bytes`] (the row form's band, none where the layer has no padding and for
-/// the other depth-multiplier-1 layers; the input-depth-1 form's windows and band).
+/// The least scratch the layer runs with: none for the depth-multiplier-1 form (a plan
+/// that gives it no scratch runs it by [`depthwise_conv_2d_s8_fast_lean`], one pixel at a
+/// time from a table of its taps, more slowly); the input-depth-1 form's windows and band
+/// ([`fast_scratch_bytes`]: it has no leaner mode, and they are small).
 pub const fn lean_scratch_bytes(p: &Params) -> usize {
     if single_input_channel(p) {
-        // No leaner mode either: its windows are gathered from the band.
         single_scratch_bytes(p)
     } else {
-        // The row form has no leaner mode: its band is what it runs on (the in-place form
-        // is the layer's RAM-saving alternative).
-        band_bytes(p)
+        0
     }
 }
 
@@ -246,7 +246,8 @@ pub fn depthwise_conv_2d_s8_fast(
         right_shift,
     };
     if !cfg!(kiln_arch = "mve") && row_form(p) {
-        // Its scratch is always the band (`lean_scratch_bytes`), so no run-time choice.
+        // Its scratch is the band (without it the plan calls `depthwise_conv_2d_s8_fast_lean`),
+        // so no run-time choice.
         #[cfg(not(kiln_arch = "mve"))]
         match (q.full(), p.filter_width == 1) {
             (true, true) => by_rows::<true, true>(p, &ch, &q, filter, input, output, scratch),
@@ -258,6 +259,30 @@ pub fn depthwise_conv_2d_s8_fast(
         let _ = scratch;
         gemm::by_clamp!(q, taps_by(p, &ch, &q, zero_row, filter, input, output));
     }
+}
+
+/// [`depthwise_conv_2d_s8_fast`] without scratch (the plan's lean scratch, where the row
+/// form's band does not fit the RAM budget): every pixel from a table of its taps (Helium:
+/// its four-pixel blocks), the same sums and bytes, more instructions.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn depthwise_conv_2d_s8_fast_lean(
+    p: &Params,
+    bias: &[i32],
+    output_multiplier: &[i32],
+    right_shift: &[i32],
+    zero_row: &[i8],
+    filter: &[i32],
+    input: &[i8],
+    output: &mut [i8],
+) {
+    let q = output_quant(p);
+    let ch = gemm::Channels {
+        bias,
+        multiplier: output_multiplier,
+        right_shift,
+    };
+    gemm::by_clamp!(q, taps_by(p, &ch, &q, zero_row, filter, input, output));
 }
 
 /// Fast int8 DEPTHWISE_CONV_2D for the layers [`prepare_fast_s8`] accepts with one input
