@@ -23,6 +23,8 @@ mod tflite_generated;
 mod control;
 mod flexbuffers;
 mod opcodes;
+mod unaligned;
+mod verify_error;
 
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::ir::*;
@@ -59,19 +61,8 @@ pub fn read_model(bytes: &[u8]) -> Result<Graph> {
         max_tables: 10_000_000,
         ..Default::default()
     };
-    let model = fb::root_as_model_with_opts(&opts, bytes).map_err(|e| {
-        // The verifier's message spans lines and ends with a period; keep one sentence.
-        let why = e
-            .to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        Diagnostic::malformed(format!(
-            "the flatbuffer does not verify ({} bytes; is the file truncated?): {}",
-            bytes.len(),
-            why.trim_end_matches('.')
-        ))
-    })?;
+    let model = fb::root_as_model_with_opts(&opts, bytes)
+        .map_err(|e| verify_error::diagnostic(&e, bytes.len(), &opts))?;
     Reader { bytes, model }.graph()
 }
 
