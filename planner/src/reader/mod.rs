@@ -1091,4 +1091,6 @@ impl OpCode {
 }
 
 #[cfg(test)]
+mod misaligned_tests;
+#[cfg(test)]
 mod tests;
