@@ -6,6 +6,17 @@
 //!
 //! The schema is Kiln's own subset of TensorFlow Lite's (`planner/schema/tflite_subset.fbs`);
 //! `tflite_generated.rs` is generated from it by `tools/regen_schema.sh`.
+//!
+//! The verifier is the `flatbuffers` crate's, run by the generated code, with one change the
+//! generator makes: every field of a table (scalars, enums, offsets, and the vectors of
+//! scalars they point to) is checked by `unaligned`, for bounds without the alignment rule.
+//! Converters write int64 zero points at 4 mod 8 and TFLM runs such files; the crate reads
+//! every scalar by copying, so they read correctly. Everything else is still the crate's:
+//! offsets and ranges within the file, vtables, tables, strings (UTF-8, terminator) and vectors
+//! of tables aligned, union types, the depth and table-count limits, the apparent size. A file
+//! that fails gets a diagnostic naming the check and the field (`verify_error`); only a range
+//! or an offset past the end asks whether the file is truncated. `tests/misaligned/` holds
+//! models misaligned throughout (`tools/gen_misaligned_models.py`).
 
 #[allow(
     clippy::all,
