@@ -142,7 +142,7 @@ fn pacman_like_zero_points_at_4_mod_8_read() {
         )
     };
     // Append the vector at 4 mod 8 (its length at 0 mod 8) and point the field at it.
-    while bytes.len() % 8 != 0 {
+    while !bytes.len().is_multiple_of(8) {
         bytes.push(0);
     }
     let len_at = bytes.len();
