@@ -31,7 +31,10 @@ Outputs:
 - `tests/ui/fixtures/misaligned_table.tflite` (`mlp_int8` with one table, the second
   tensor, at 2 mod 4: still refused, as a table must be aligned) and
   `tests/ui/fixtures/name_not_utf8.tflite` (`mlp_int8` with a tensor name that is not
-  UTF-8): structural failures whose messages `tests/ui` pins.
+  UTF-8): structural failures whose messages `tests/ui` pins;
+- `tests/ui/fixtures/external_buffer.tflite` (`mlp_int8` with its first weight buffer's
+  bytes after the flatbuffer, `offset`/`size`: the pinned TFLM ignores them and gives other
+  outputs, checked here; Kiln refuses it).
 
 Run from the repository root: `.venv/bin/python tools/gen_misaligned_models.py`.
 """
@@ -319,6 +322,27 @@ def main():
     tensors[2][name_id] = ("string", b"dense\xff" + tensors[2][name_id][1])
     (FIXTURES / "name_not_utf8.tflite").write_bytes(Writer(schema).write(tree))
     print("tests/ui/fixtures/misaligned_table.tflite, tests/ui/fixtures/name_not_utf8.tflite")
+
+    # A buffer outside the flatbuffer (`offset` > 1 and `size`, the format of models over
+    # 2 GB): the first weight buffer's bytes moved after the flatbuffer. The pinned TFLM
+    # ignores `offset`: the tensor has no data to it, and its outputs are not the model's.
+    tree = read_table(schema, original, u32(original, 0), schema.root)
+    data_id, offset_id, size_id = (field_id(schema, "Buffer", n) for n in ("data", "offset", "size"))
+    buffers = tree[field_id(schema, "Model", "buffers")][1]
+    k = next(i for i, b in enumerate(buffers) if data_id in b and b[data_id][1])
+    moved = bytes(buffers[k][data_id][1])
+    del buffers[k][data_id]
+    buffers[k][size_id] = ("ulong", struct.pack("<Q", len(moved)))
+    buffers[k][offset_id] = ("ulong", struct.pack("<Q", 0))
+    at = -(-len(Writer(schema, misaligned=False).write(tree)) // 16) * 16
+    buffers[k][offset_id] = ("ulong", struct.pack("<Q", at))
+    flat = Writer(schema, misaligned=False).write(tree)
+    external = flat + bytes(at - len(flat)) + moved
+    if tflm_outputs(external) == tflm_outputs(original):
+        raise RuntimeError("external_buffer: the pinned TFLM now reads buffers by offset")
+    (FIXTURES / "external_buffer.tflite").write_bytes(external)
+    print(f"tests/ui/fixtures/external_buffer.tflite (buffer {k}, {len(moved)} bytes at {at}; "
+          "TFLM's outputs differ from the model's)")
 
 
 if __name__ == "__main__":

@@ -324,27 +324,24 @@ impl<'a> Reader<'a> {
             .expected_found(format!("an index in 0..{count}"), index.to_string())));
         };
         let buffer = buffer.get(index as usize);
-        // Large models keep buffer bytes after the flatbuffer, addressed by offset and size.
+        let data = buffer.data().filter(|d| !d.is_empty());
+        // Models over 2 GB keep buffer bytes after the flatbuffer, addressed by `offset` and
+        // `size`. The pinned TFLM reads only `data`: such a tensor has no bytes there, and
+        // TFLM runs the model without its values (other outputs than the model's), so Kiln
+        // refuses it rather than compute what TFLM does not.
         let (offset, size) = (buffer.offset(), buffer.size());
-        if offset > 1 {
-            let end = offset
-                .checked_add(size)
-                .filter(|&e| e <= self.bytes.len() as u64);
-            return match end {
-                Some(end) => Ok(Some((
-                    offset as usize,
-                    self.bytes[offset as usize..end as usize].to_vec(),
-                ))),
-                None => Err(at(Diagnostic::malformed(
-                    "the tensor's buffer lies outside the file",
-                )
-                .expected_found(
-                    format!("offset + size <= {}", self.bytes.len()),
-                    format!("offset {offset} + size {size}"),
-                ))),
-            };
+        if data.is_none() && offset > 1 {
+            return Err(at(Diagnostic::unsupported(
+                "the tensor's bytes are outside the flatbuffer (a buffer with `offset` and \
+                 `size`, the format of models over 2 GB), which TFLM does not read; convert \
+                 the model without external buffers",
+            )
+            .expected_found(
+                "the bytes in the buffer's `data`",
+                format!("offset {offset}, size {size}"),
+            )));
         }
-        Ok(buffer.data().filter(|d| !d.is_empty()).map(|d| {
+        Ok(data.map(|d| {
             let bytes = d.bytes();
             // The verifier proved the vector lies inside `self.bytes`.
             let offset = bytes.as_ptr() as usize - self.bytes.as_ptr() as usize;
