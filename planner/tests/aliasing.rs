@@ -529,3 +529,23 @@ fn the_order_search_counts_concatenation_slices() {
     assert_eq!(q.lower_bound_bytes, 16 + 1200 + 1200 + 1000);
     assert!(p.arena_bytes < q.arena_bytes);
 }
+
+/// One input read by 10,000 ADDs whose sums one CONCATENATION reads (issue 27): the sums
+/// are slices of the concatenation's output (9,999 inputs: their pairs are not all checked
+/// against each other, as side by side they cannot clobber one another), so the arena is
+/// the output and the input, not twice the output.
+#[test]
+fn ten_thousand_slices_of_one_concatenation() {
+    use kiln_planner::synthetic::{self, Addend, Sums};
+    let g = synthetic::shared_adds(10_000, Addend::Itself, Sums::Concatenated, 0);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    let concat = OpId(g.ops.len() - 1);
+    assert_eq!(p.mode(concat), OpMode::ConcatSlices);
+    let y = g.ops[concat.0].outputs[0];
+    let x = g.inputs[0];
+    // At the last ADD's step: the input, and the output holding every sum.
+    let bytes = g.tensor(y).bytes() + g.tensor(x).bytes();
+    assert_eq!(p.lower_bound_bytes, bytes);
+    assert_eq!(p.arena_bytes, bytes);
+    check(&g, &p).unwrap();
+}
