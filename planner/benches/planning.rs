@@ -1,5 +1,5 @@
-//! Planning benchmark: writes the "Memory plans", "Synthetic plans" and "Planning time at
-//! scale" sections of BENCHMARKS.md.
+//! Planning benchmark: writes the "Memory plans", "Synthetic plans", "Planning time at
+//! scale" and "Order search that knows aliasing" sections of BENCHMARKS.md.
 //!
 //! `cargo bench -p kiln-planner --bench planning`
 //!
@@ -11,10 +11,10 @@
 //!
 //! For synthetic graphs of 100, 500 and 2,000 operators (`kiln_planner::synthetic`): the
 //! bounds, the arena, the gap and the planning time ("Synthetic plans"); and for chains,
-//! fan-outs, independent branches, random DAGs and one input read by many ADDs, of 1,000 and
-//! 10,000 operators, the planning time, the arena and the bound ("Planning time at scale"). Then the alias-aware
-//! order search against the views-only one on the models and seeded synthetic graphs
-//! ("Order search that knows aliasing").
+//! fan-outs, independent branches, random DAGs and one input read by many ADDs, of 1,000
+//! and 10,000 operators, the planning time, the arena and the bound ("Planning time at
+//! scale"). Then the alias-aware order search against the views-only one on the models and
+//! seeded synthetic graphs ("Order search that knows aliasing").
 
 use kiln_planner::alias::AliasOptions;
 use kiln_planner::synthetic::{self, Spec};

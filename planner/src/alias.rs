@@ -635,6 +635,8 @@ pub fn analyse(
 /// cannot write over each other: only the pairs that meet are checked, found by a sweep over
 /// their starts (`O(k log k)` plus the pairs that meet: a concatenation's inputs lie side by
 /// side, each meets only the output), in the order `(i, j)`, `i < j`, of all pairs.
+/// The sweep costs a step of the budget per group: `false` once the budget is spent (no
+/// merge then, as for every other kind).
 fn all_compatible(gs: &Groups, groups: &[(usize, usize)], change: (OpId, OpMode)) -> bool {
     if !groups.iter().all(|_| gs.spend()) {
         return false;

@@ -508,7 +508,7 @@ pub enum Sums {
     /// graph output (it counts as one of the operators).
     Concatenated,
     /// Half the operators read `x`, a chain of ADDs adds their outputs up (the first ADD
-    /// of the chain reads two of them).
+    /// of the chain reads two of them; for an even count, a last ADD adds the constant).
     Added,
 }
 
