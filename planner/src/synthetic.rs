@@ -7,7 +7,8 @@
 //!   [`cells`] builds multi-branch cells as in NAS networks;
 //! - [`chain`], [`fan_out`], [`branches`] and [`dag`] build graphs of any size (in time linear
 //!   in it) for planning at scale, of plain `Other` operators or of in-place-capable ones
-//!   (RELU, ADD over int8 NHWC tensors: [`Flavor`]).
+//!   (RELU, ADD over int8 NHWC tensors: [`Flavor`]); [`shared_adds`], one input read by many
+//!   ADDs (issue 27's shape, in the variants [`Addend`] and [`Sums`]).
 
 use crate::ir::{DType, Graph, Op, OpId, OpKind, Quantization, Tensor, TensorId, TensorKind};
 
@@ -484,6 +485,106 @@ pub fn fan_out(ops: usize, flavor: Flavor, seed: u64) -> Graph {
             b.finish(vec![y])
         }
     }
+}
+
+/// What each ADD of [`shared_adds`] reads besides the shared tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Addend {
+    /// The shared tensor again: `ADD(x, x)` (nothing to overwrite: both inputs are `x`).
+    Itself,
+    /// One constant of `x`'s shape: `ADD(x, c)` (in place over `x` at its last reader).
+    Constant,
+    /// The previous ADD's output (the first one reads the constant): `ADD(x, y[i-1])`, a
+    /// chain that reads `x` at every step (in place over `y[i-1]`).
+    Previous,
+}
+
+/// Where the sums of [`shared_adds`] go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sums {
+    /// Every ADD's output is a graph output.
+    Outputs,
+    /// One CONCATENATION (along the height) reads every ADD's output; its output is the
+    /// graph output (it counts as one of the operators).
+    Concatenated,
+    /// Half the operators read `x`, a chain of ADDs adds their outputs up (the first ADD
+    /// of the chain reads two of them; for an even count, a last ADD adds the constant).
+    Added,
+}
+
+/// One graph input `x` read by many ADDs (the user's shape of issue 27: a tensor read by
+/// 10,000 ADDs), int8 NHWC of one shape as [`Flavor::InPlace`]: each ADD reads `x` and its
+/// [`Addend`], and the sums go where [`Sums`] says, `ops` operators in all. With
+/// [`Addend::Previous`] and [`Sums::Added`] the chain of ADDs is its own sum (`ops` ADDs,
+/// the last one's output kept).
+pub fn shared_adds(ops: usize, addend: Addend, sums: Sums, seed: u64) -> Graph {
+    let mut b = Builder::new(Flavor::InPlace, seed, 0xADD5_0000);
+    let x = b.input();
+    if ops == 0 {
+        return b.finish(vec![x]);
+    }
+    let c = {
+        let id = TensorId(b.g.tensors.len());
+        let shape = b.shape.clone();
+        let bytes = shape.iter().product::<usize>();
+        b.g.tensors.push(Tensor {
+            id,
+            name: format!("t{}", id.0),
+            shape,
+            dtype: DType::I8,
+            quant: Quantization::None,
+            kind: TensorKind::Constant {
+                buffer: 1,
+                offset: 0,
+                data: vec![1; bytes],
+            },
+        });
+        id
+    };
+    // With `Addend::Previous` and `Sums::Added`, the chain is its own sum.
+    let readers = match (sums, addend) {
+        (Sums::Outputs, _) | (Sums::Added, Addend::Previous) => ops,
+        (Sums::Concatenated, _) => (ops - 1).max(1),
+        (Sums::Added, _) => ops.div_ceil(2),
+    };
+    let mut ends = Vec::with_capacity(readers);
+    let mut previous = c;
+    for _ in 0..readers {
+        let other = match addend {
+            Addend::Itself => x,
+            Addend::Constant => c,
+            Addend::Previous => previous,
+        };
+        let out = b.tensor();
+        previous = b.op_to(add(), &[x, other], out);
+        ends.push(previous);
+    }
+    let outputs = match sums {
+        Sums::Outputs => ends,
+        _ if readers == ops => vec![previous],
+        Sums::Concatenated => {
+            let mut tall = b.shape.clone();
+            tall[1] *= ends.len();
+            let y = b.tensor_of(tall);
+            let kind = OpKind::Concatenation(crate::ir::ConcatenationOptions {
+                axis: 1,
+                activation: crate::ir::Activation::None,
+            });
+            vec![b.op_to(kind, &ends, y)]
+        }
+        Sums::Added => {
+            let mut acc = ends[0];
+            for &e in &ends[1..] {
+                acc = b.merge(acc, e);
+            }
+            if b.g.ops.len() < ops {
+                let out = b.tensor();
+                acc = b.op_to(add(), &[acc, c], out);
+            }
+            vec![acc]
+        }
+    };
+    b.finish(outputs)
 }
 
 /// Many independent branches: chains of 1 to 16 operators, each from its own graph input to
