@@ -336,6 +336,9 @@ impl Reasons {
 /// Members shown in a group's label before the rest is counted.
 const LABEL_MEMBERS: usize = 8;
 
+/// Live buffers listed per step of the text report before the rest is counted.
+const LIVE_LISTED: usize = 24;
+
 /// The members of each tensor buffer's group, by root: `t3=t4=t9` (long groups end with the
 /// number of members not shown).
 fn group_labels(plan: &Plan) -> std::collections::HashMap<TensorId, String> {
@@ -655,22 +658,25 @@ pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
         "{:>4}  {:>4}  {:<28} {:>10}  live tensors",
         "step", "op", "name", "live bytes"
     );
-    // The buffers live at each step, by a sweep: those starting there join, those that
-    // ended before leave (in buffer order, as listed).
+    // The buffers live at each step, by a sweep: those starting there join, those whose
+    // last step it was leave after it (in buffer order, as listed; at most `LIVE_LISTED`
+    // per step, then how many more, so that the report stays linear in the steps).
     let labels = group_labels(plan);
-    let mut starting = vec![Vec::new(); plan.order.len()];
+    let steps = plan.order.len();
+    let (mut starting, mut ending) = (vec![Vec::new(); steps], vec![Vec::new(); steps]);
     for (i, b) in plan.buffers.iter().enumerate() {
         if let Some(v) = starting.get_mut(b.first) {
             v.push(i);
+            ending[b.last.min(steps - 1)].push(i);
         }
     }
     let mut live_set = std::collections::BTreeSet::new();
     for (step, &id) in plan.order.iter().enumerate() {
         let op = graph.op(id);
         live_set.extend(starting[step].iter().copied());
-        live_set.retain(|&i| plan.buffers[i].last >= step);
-        let live: Vec<String> = live_set
+        let mut live: Vec<String> = live_set
             .iter()
+            .take(LIVE_LISTED)
             .map(|&i| match plan.buffers[i].owner {
                 BufferOwner::Tensor(t) => labels
                     .get(&t)
@@ -679,6 +685,12 @@ pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
                 BufferOwner::Scratch(o) => format!("scratch{}", o.0),
             })
             .collect();
+        if live_set.len() > LIVE_LISTED {
+            live.push(format!("(+{} more)", live_set.len() - LIVE_LISTED));
+        }
+        for i in &ending[step] {
+            live_set.remove(i);
+        }
         let mark = if Some(step) == peak { " <- peak" } else { "" };
         let name = match plan.mode(id) {
             OpMode::Normal => op.kind.name().to_string(),

@@ -219,3 +219,25 @@ fn exhausted_budgets_fall_back_to_valid_plans() {
     let tflm = offsets::arena_end(&b, &offsets::greedy(&b, p.alignment, offsets::TFLM));
     assert_eq!(p.arena_bytes, tflm);
 }
+
+/// The text report stays linear in the steps: 10,000 ADDs whose sums are all graph outputs
+/// have up to 10,000 buffers live at a step, and each step lists at most 24 of them, then
+/// how many more (it listed every one before: 290 MB of text for such a model).
+#[test]
+fn text_report_of_ten_thousand_live_outputs_stays_small() {
+    use kiln_planner::synthetic::{Addend, Sums};
+    let g = synthetic::shared_adds(N, Addend::Constant, Sums::Outputs, 0);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    let text = kiln_planner::report::text(&g, &p, "shared_adds");
+    let last = text.lines().last().unwrap();
+    let step = p.order.len() - 1;
+    let live = p
+        .buffers
+        .iter()
+        .filter(|b| b.first <= step && step <= b.last)
+        .count();
+    assert!(live > N / 2, "{live} buffers live at the last step");
+    assert!(last.contains(&format!("(+{} more)", live - 24)), "{last}");
+    // Header, aliases (none here) and one line per step, each under a few hundred bytes.
+    assert!(text.len() < 400 * N, "{} bytes", text.len());
+}
