@@ -1,0 +1,171 @@
+//! The microkernels for RV32 cores with the M extension and no SIMD (`riscv32imc`,
+//! `riscv32imac`: ESP32-C3/C6/H2-class), in plain Rust (no `unsafe`). Same contract as the
+//! other forms (see [`super`]).
+//!
+//! RV32IM multiplies in one instruction (`MUL`) but has no multiply-accumulate, no packed
+//! arithmetic and (without Zbb) no sign-extending byte extraction from a register: a 32-bit
+//! load of four int8 values costs seven shifts to unpack, while `LB` loads one value already
+//! sign-extended. So each dot product step is `LB` per operand and `MUL` + `ADD` per
+//! product, and what is saved is loads and loop overhead:
+//!
+//! * **register blocking**: the two-pixel, two-channel product keeps its four accumulators
+//!   in registers and uses each loaded value twice (4 loads, 8 arithmetic instructions per
+//!   step of `k`, instead of 16 loads for four separate dot products);
+//! * **unrolling by 4** with constant offsets (`LB a, 3(p)`), so the pointer increments
+//!   and the loop branch are paid once per four steps;
+//! * no unaligned word accesses (many RV32 cores trap on them; the portable forms' callers
+//!   pass slices at any byte).
+//!
+//! One step of `k` in [`mac_2x2`] is then 12 instructions for 4 MACs, plus 5 per 4 steps for
+//! the pointers and the branch.
+
+use super::dot;
+
+/// Adds `p[j] * r[j]` for the four `j` to `a` (written out: at opt-level "s" LLVM keeps a
+/// `for j in 0..4` loop rolled).
+#[inline(always)]
+fn step1(a: i32, p: &[i8; 4], r: &[i8; 4]) -> i32 {
+    let m = |j: usize| p[j] as i32 * r[j] as i32;
+    a.wrapping_add(m(0))
+        .wrapping_add(m(1))
+        .wrapping_add(m(2))
+        .wrapping_add(m(3))
+}
+
+/// Two pixels times two channels (see [`super`]): the four sums in one loop, each loaded
+/// value used twice.
+#[inline(always)]
+pub(crate) fn mac_2x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
+    let (Some(x), Some(w)) = (x.get(..2 * k), w.get(..2 * k)) else {
+        return acc;
+    };
+    let (x0, x1) = x.split_at(k);
+    let (w0, w1) = w.split_at(k);
+    let [mut a00, mut a01, mut a10, mut a11] = acc;
+    let ((c0, t0), (c1, t1)) = (x0.as_chunks::<4>(), x1.as_chunks::<4>());
+    let ((d0, u0), (d1, u1)) = (w0.as_chunks::<4>(), w1.as_chunks::<4>());
+    for (((p, q), r), s) in c0.iter().zip(c1).zip(d0).zip(d1) {
+        a00 = step1(a00, p, r);
+        a01 = step1(a01, p, s);
+        a10 = step1(a10, q, r);
+        a11 = step1(a11, q, s);
+    }
+    [
+        a00.wrapping_add(dot(t0, u0)),
+        a01.wrapping_add(dot(t0, u1)),
+        a10.wrapping_add(dot(t1, u0)),
+        a11.wrapping_add(dot(t1, u1)),
+    ]
+}
+
+/// [`super::widen_2_portable`] (not used on these cores: `WIDENS` is false outside the
+/// tests, widening saves nothing without packed multiplies).
+#[inline(always)]
+pub(crate) fn widen_2(k: usize, x: &[i8], out: &mut [i8]) {
+    super::widen_2_portable(k, x, out);
+}
+
+/// [`super::mac_2x2_wide_portable`] (see [`widen_2`]).
+#[inline(always)]
+pub(crate) fn mac_2x2_wide(k: usize, xw: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
+    super::mac_2x2_wide_portable(k, xw, w, acc)
+}
+
+/// One pixel times two channels: both sums in one loop, each pixel value loaded once.
+#[inline(always)]
+pub(crate) fn mac_1x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
+    let (Some(x), Some(w)) = (x.get(..k), w.get(..2 * k)) else {
+        return acc;
+    };
+    let (w0, w1) = w.split_at(k);
+    let [mut a0, mut a1] = acc;
+    let (c, t) = x.as_chunks::<4>();
+    let ((d0, u0), (d1, u1)) = (w0.as_chunks::<4>(), w1.as_chunks::<4>());
+    for ((p, r), s) in c.iter().zip(d0).zip(d1) {
+        a0 = step1(a0, p, r);
+        a1 = step1(a1, p, s);
+    }
+    [a0.wrapping_add(dot(t, u0)), a1.wrapping_add(dot(t, u1))]
+}
+
+/// Two pixels times one channel: both sums in one loop, each weight loaded once.
+#[inline(always)]
+pub(crate) fn mac_2x1(k: usize, x: &[i8], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
+    let (Some(x), Some(w)) = (x.get(..2 * k), w.get(..k)) else {
+        return acc;
+    };
+    let (x0, x1) = x.split_at(k);
+    let [mut a0, mut a1] = acc;
+    let ((c0, t0), (c1, t1)) = (x0.as_chunks::<4>(), x1.as_chunks::<4>());
+    let (d, u) = w.as_chunks::<4>();
+    for ((p, q), r) in c0.iter().zip(c1).zip(d) {
+        a0 = step1(a0, p, r);
+        a1 = step1(a1, q, r);
+    }
+    [a0.wrapping_add(dot(t0, u)), a1.wrapping_add(dot(t1, u))]
+}
+
+/// One pixel times one channel.
+#[inline(always)]
+pub(crate) fn mac_1x1(k: usize, x: &[i8], w: &[i8], acc: i32) -> i32 {
+    let (Some(x), Some(w)) = (x.get(..k), w.get(..k)) else {
+        return acc;
+    };
+    let ((c, t), (d, u)) = (x.as_chunks::<4>(), w.as_chunks::<4>());
+    let mut a = acc;
+    for (p, r) in c.iter().zip(d) {
+        a = step1(a, p, r);
+    }
+    a.wrapping_add(dot(t, u))
+}
+
+/// Depthwise taps, four channels at a time (see [`super`]): the four accumulators in
+/// registers, each tap's four inputs and four weights loaded once.
+#[inline(always)]
+pub(crate) fn mac_taps4(
+    taps: &[&[i8]],
+    w: &[i8],
+    bias: &[i32],
+    mut store: impl FnMut(usize, [i32; 4]),
+) {
+    let t = taps.len();
+    let depth = bias.len() / 4 * 4;
+    if t == 0 || t > super::MAX_TAPS || w.len() < depth * t || taps.iter().any(|x| x.len() < depth)
+    {
+        return;
+    }
+    for ((g, b), wg) in bias.chunks_exact(4).enumerate().zip(w.chunks_exact(4 * t)) {
+        let [mut a0, mut a1, mut a2, mut a3] = [b[0], b[1], b[2], b[3]];
+        let at = 4 * g;
+        for (x, wt) in taps.iter().zip(wg.chunks_exact(4)) {
+            if let Some(x) = x.get(at..at + 4) {
+                a0 = a0.wrapping_add(x[0] as i32 * wt[0] as i32);
+                a1 = a1.wrapping_add(x[1] as i32 * wt[1] as i32);
+                a2 = a2.wrapping_add(x[2] as i32 * wt[2] as i32);
+                a3 = a3.wrapping_add(x[3] as i32 * wt[3] as i32);
+            }
+        }
+        store(g, [a0, a1, a2, a3]);
+    }
+}
+
+/// `SSAT #8`: `x` saturated to `-128..=127`.
+#[inline(always)]
+pub(crate) fn ssat8(x: i32) -> i32 {
+    x.clamp(-128, 127)
+}
+
+/// `x >> e` for `e` in `0..=31` (`SRA` takes the shift amount's low five bits).
+#[inline(always)]
+pub(crate) fn asr(x: i32, e: i32) -> i32 {
+    x >> (e & 31)
+}
+
+/// `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product: `MULH` plus the
+/// carry of adding `2^31` to the low word (`MUL`), which is the low word's top bit.
+#[inline(always)]
+pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
+    let high = ((a as i64 * b as i64) >> 32) as i32;
+    let low = a.wrapping_mul(b) as u32;
+    high.wrapping_add((low >> 31) as i32)
+}
