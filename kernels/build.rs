@@ -21,7 +21,9 @@
 use std::env;
 
 fn main() {
-    println!("cargo::rustc-check-cfg=cfg(kiln_arch, values(\"dsp\", \"mve\", \"portable\", \"riscv\"))");
+    println!(
+        "cargo::rustc-check-cfg=cfg(kiln_arch, values(\"dsp\", \"mve\", \"portable\", \"riscv\"))"
+    );
     println!("cargo::rerun-if-env-changed=KILN_KERNELS");
     println!("cargo::rerun-if-changed=build.rs");
     let target = env::var("TARGET").unwrap_or_default();

@@ -133,7 +133,10 @@ pub(crate) fn widen_2_portable(k: usize, x: &[i8], out: &mut [i8]) {
 }
 
 /// `mac_2x2_wide` in plain Rust: `mac_2x2` with the pixels read from their widened form.
-#[cfg_attr(any(kiln_arch = "dsp", kiln_arch = "mve"), allow(dead_code))]
+#[cfg_attr(
+    any(kiln_arch = "dsp", kiln_arch = "mve", kiln_arch = "riscv"),
+    allow(dead_code)
+)]
 pub(crate) fn mac_2x2_wide_portable(k: usize, xw: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
     let (Some(xw), Some((w0, w1))) = (
         xw.get(..4 * k),
@@ -210,7 +213,17 @@ mod tests {
             assert_eq!(got[c], bias[c] + want, "channel {c}");
         }
         assert_eq!(rv::mac_2x2(41, &x, &w, [1, 2, 3, 4]), [1, 2, 3, 4]);
-        let vals = [i32::MIN, i32::MIN + 1, -(1 << 30), -12345, -1, 0, 1, 999, i32::MAX];
+        let vals = [
+            i32::MIN,
+            i32::MIN + 1,
+            -(1 << 30),
+            -12345,
+            -1,
+            0,
+            1,
+            999,
+            i32::MAX,
+        ];
         for &a in &vals {
             for &b in &vals {
                 assert_eq!(rv::smmulr(a, b), smmulr(a, b), "smmulr({a}, {b})");

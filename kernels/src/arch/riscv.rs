@@ -20,6 +20,7 @@
 //! the pointers and the branch.
 
 use super::dot;
+use crate::gemm::{Output, half};
 
 /// Adds `p[j] * r[j]` for the four `j` to `a` (written out: at opt-level "s" LLVM keeps a
 /// `for j in 0..4` loop rolled).
@@ -34,6 +35,9 @@ fn step1(a: i32, p: &[i8; 4], r: &[i8; 4]) -> i32 {
 
 /// Two pixels times two channels (see [`super`]): the four sums in one loop, each loaded
 /// value used twice.
+// Not called by the drivers on RV32 (they take `two_pixels_by4`); kept for the contract
+// and its tests.
+#[allow(dead_code)]
 #[inline(always)]
 pub(crate) fn mac_2x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
     let (Some(x), Some(w)) = (x.get(..2 * k), w.get(..2 * k)) else {
@@ -66,6 +70,9 @@ pub(crate) fn widen_2(k: usize, x: &[i8], out: &mut [i8]) {
 }
 
 /// [`super::mac_2x2_wide_portable`] (see [`widen_2`]).
+// Not called by the drivers on RV32 (they take `two_pixels_by4`); kept for the contract
+// and its tests.
+#[allow(dead_code)]
 #[inline(always)]
 pub(crate) fn mac_2x2_wide(k: usize, xw: &[i8], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
     super::mac_2x2_wide_portable(k, xw, w, acc)
@@ -89,6 +96,9 @@ pub(crate) fn mac_1x2(k: usize, x: &[i8], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
 }
 
 /// Two pixels times one channel: both sums in one loop, each weight loaded once.
+// Not called by the drivers on RV32 (they take `two_pixels_by4`); kept for the contract
+// and its tests.
+#[allow(dead_code)]
 #[inline(always)]
 pub(crate) fn mac_2x1(k: usize, x: &[i8], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
     let (Some(x), Some(w)) = (x.get(..2 * k), w.get(..k)) else {
@@ -147,6 +157,152 @@ pub(crate) fn mac_taps4(
         }
         store(g, [a0, a1, a2, a3]);
     }
+}
+
+/// One output of channel `j`: its sum `s` plus the products of the pixel's tail `t` (its
+/// last `k % 4` inputs, if any) with the channel's tail `u`, requantized with the channel's
+/// `m`, `e` and `half` (`gemm::requantize` with the clamp of `q`).
+#[inline(always)]
+fn output(s: i32, t: Option<&[i8]>, u: &[i8], m: i32, e: i32, half: i32, q: &Output) -> i8 {
+    let acc = match t {
+        Some(t) => s.wrapping_add(dot(t, u)),
+        None => s,
+    };
+    crate::gemm::requantize::<false>(acc, m, e, half, q)
+}
+
+/// The first `n4` channels (`n4 = 4 * (min(out.len(), bias.len(), m.len(), e.len()) / 4)`)
+/// of one pixel `x` (`k` bytes): `out[o] = requantize(x . w[ok..(o + 1)k] + bias[o])`, four
+/// channels per pass over `x` (16 products per four steps of `k` from 4 + 16 loads).
+/// Returns `n4` (0 if a slice is short or `k == 0`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn one_pixel_by4(
+    k: usize,
+    x: &[i8],
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &Output,
+    out: &mut [i8],
+) -> usize {
+    let n4 = out.len().min(bias.len()).min(m.len()).min(e.len()) / 4 * 4;
+    let (Some(x), Some(w)) = (x.get(..k), w.get(..n4.saturating_mul(k))) else {
+        return 0;
+    };
+    if k == 0 || n4 == 0 || w.len() != n4 * k {
+        return 0;
+    }
+    // In registers for the whole call (the stores to `out` cannot change it).
+    let q = *q;
+    let (c, t) = x.as_chunks::<4>();
+    for ((((rows, b), mm), ee), o) in w
+        .chunks_exact(4 * k)
+        .zip(bias.chunks_exact(4))
+        .zip(m.chunks_exact(4))
+        .zip(e.chunks_exact(4))
+        .zip(out.chunks_exact_mut(4))
+    {
+        let (r01, r23) = rows.split_at(2 * k);
+        let ((r0, r1), (r2, r3)) = (r01.split_at(k), r23.split_at(k));
+        let ((d0, u0), (d1, u1)) = (r0.as_chunks::<4>(), r1.as_chunks::<4>());
+        let ((d2, u2), (d3, u3)) = (r2.as_chunks::<4>(), r3.as_chunks::<4>());
+        let [mut a0, mut a1, mut a2, mut a3] = [b[0], b[1], b[2], b[3]];
+        for ((((p, s0), s1), s2), s3) in c.iter().zip(d0).zip(d1).zip(d2).zip(d3) {
+            a0 = step1(a0, p, s0);
+            a1 = step1(a1, p, s1);
+            a2 = step1(a2, p, s2);
+            a3 = step1(a3, p, s3);
+        }
+        let t = (!t.is_empty()).then_some(t);
+        // Written out: at opt-level "s" LLVM keeps a loop over the four rolled.
+        let (h0, h1, h2, h3) = (half(ee[0]), half(ee[1]), half(ee[2]), half(ee[3]));
+        o[0] = output(a0, t, u0, mm[0], ee[0], h0, &q);
+        o[1] = output(a1, t, u1, mm[1], ee[1], h1, &q);
+        o[2] = output(a2, t, u2, mm[2], ee[2], h2, &q);
+        o[3] = output(a3, t, u3, mm[3], ee[3], h3, &q);
+    }
+    n4
+}
+
+/// [`one_pixel_by4`] for two pixels (`x0`, `x1`, `k` bytes each, into `out0`, `out1`): per
+/// group of four channels eight sums in one pass (32 products per four steps of `k` from
+/// 8 + 16 loads), the group's multipliers and shifts loaded once for both pixels. Returns
+/// the channels done (0 if a slice is short or `k == 0`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn two_pixels_by4(
+    k: usize,
+    x0: &[i8],
+    x1: &[i8],
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &Output,
+    out0: &mut [i8],
+    out1: &mut [i8],
+) -> usize {
+    let n4 = out0
+        .len()
+        .min(out1.len())
+        .min(bias.len())
+        .min(m.len())
+        .min(e.len())
+        / 4
+        * 4;
+    let (Some(x0), Some(x1), Some(w)) = (x0.get(..k), x1.get(..k), w.get(..n4.saturating_mul(k)))
+    else {
+        return 0;
+    };
+    if k == 0 || n4 == 0 || w.len() != n4 * k {
+        return 0;
+    }
+    // In registers for the whole call (the stores to the outputs cannot change it).
+    let q = *q;
+    let ((c0, t0), (c1, t1)) = (x0.as_chunks::<4>(), x1.as_chunks::<4>());
+    for (((((rows, b), mm), ee), o0), o1) in w
+        .chunks_exact(4 * k)
+        .zip(bias.chunks_exact(4))
+        .zip(m.chunks_exact(4))
+        .zip(e.chunks_exact(4))
+        .zip(out0.chunks_exact_mut(4))
+        .zip(out1.chunks_exact_mut(4))
+    {
+        let (r01, r23) = rows.split_at(2 * k);
+        let ((r0, r1), (r2, r3)) = (r01.split_at(k), r23.split_at(k));
+        let ((d0, u0), (d1, u1)) = (r0.as_chunks::<4>(), r1.as_chunks::<4>());
+        let ((d2, u2), (d3, u3)) = (r2.as_chunks::<4>(), r3.as_chunks::<4>());
+        let [mut a0, mut a1, mut a2, mut a3] = [b[0], b[1], b[2], b[3]];
+        let [mut b0, mut b1, mut b2, mut b3] = [b[0], b[1], b[2], b[3]];
+        for (((((p, p1), s0), s1), s2), s3) in c0.iter().zip(c1).zip(d0).zip(d1).zip(d2).zip(d3) {
+            a0 = step1(a0, p, s0);
+            b0 = step1(b0, p1, s0);
+            a1 = step1(a1, p, s1);
+            b1 = step1(b1, p1, s1);
+            a2 = step1(a2, p, s2);
+            b2 = step1(b2, p1, s2);
+            a3 = step1(a3, p, s3);
+            b3 = step1(b3, p1, s3);
+        }
+        let (t0, t1) = if t0.is_empty() {
+            (None, None)
+        } else {
+            (Some(t0), Some(t1))
+        };
+        // Written out: at opt-level "s" LLVM keeps a loop over the eight rolled.
+        let (h0, h1, h2, h3) = (half(ee[0]), half(ee[1]), half(ee[2]), half(ee[3]));
+        o0[0] = output(a0, t0, u0, mm[0], ee[0], h0, &q);
+        o1[0] = output(b0, t1, u0, mm[0], ee[0], h0, &q);
+        o0[1] = output(a1, t0, u1, mm[1], ee[1], h1, &q);
+        o1[1] = output(b1, t1, u1, mm[1], ee[1], h1, &q);
+        o0[2] = output(a2, t0, u2, mm[2], ee[2], h2, &q);
+        o1[2] = output(b2, t1, u2, mm[2], ee[2], h2, &q);
+        o0[3] = output(a3, t0, u3, mm[3], ee[3], h3, &q);
+        o1[3] = output(b3, t1, u3, mm[3], ee[3], h3, &q);
+    }
+    n4
 }
 
 /// `SSAT #8`: `x` saturated to `-128..=127`.
