@@ -17,8 +17,9 @@
 //!   im2col's `copy_bytes`/`fill_bytes`; the single instructions are `dsp`'s. Also argued
 //!   `unsafe` code.
 //! * `riscv` (`kiln_arch = "riscv"`: RV32IMC/IMAC, ESP32-C3/C6-class): plain Rust, no
-//!   `unsafe`, the products blocked so each loaded byte is used twice and the accumulators
-//!   stay in registers (RV32IM has a one-instruction `MUL`, no multiply-accumulate, no SIMD).
+//!   `unsafe`, the products blocked two pixels by four channels with the sums in registers
+//!   (RV32IM has a one-instruction `MUL`, no multiply-accumulate, no SIMD); the drivers call
+//!   its `two_pixels_by4`/`one_pixel_by4` as they do Helium's.
 //!   Being plain Rust it also runs on the host: `KILN_KERNELS=riscv cargo test -p
 //!   kiln-kernels` checks the drivers on it against TFLM's cases.
 //! * `portable` (everything else: the host, Cortex-M0/M0+/M3): the same functions in plain
@@ -213,6 +214,38 @@ mod tests {
             assert_eq!(got[c], bias[c] + want, "channel {c}");
         }
         assert_eq!(rv::mac_2x2(41, &x, &w, [1, 2, 3, 4]), [1, 2, 3, 4]);
+        // The blocks with their requantization against dot products and `gemm::requantize`.
+        let q = crate::gemm::Output {
+            offset: -3,
+            min: -100,
+            max: 90,
+        };
+        let big: std::vec::Vec<i8> = (0..2048).map(|i| (i * 29 % 256) as u8 as i8).collect();
+        for k in [1, 3, 4, 7, 8, 13, 16] {
+            for n in [4, 8, 11] {
+                let (x0, x1, wt) = (&x[..k], &x[k..2 * k], &big[..n * k]);
+                let bias: std::vec::Vec<i32> = (0..n as i32).map(|o| 100 * o - 300).collect();
+                let m: std::vec::Vec<i32> = (0..n as i32).map(|o| (1 << 30) + o * 7919).collect();
+                let e: std::vec::Vec<i32> = (0..n as i32).map(|o| 1 + o % 12).collect();
+                let want = |xp: &[i8], o: usize| {
+                    let acc = bias[o] + dot(xp, &wt[o * k..(o + 1) * k]);
+                    crate::gemm::requantize::<false>(acc, m[o], e[o], crate::gemm::half(e[o]), &q)
+                };
+                let (mut o0, mut o1) = (std::vec![0i8; n], std::vec![0i8; n]);
+                let done = rv::two_pixels_by4(k, x0, x1, wt, &bias, &m, &e, &q, &mut o0, &mut o1);
+                assert_eq!(done, n / 4 * 4);
+                let mut o2 = std::vec![0i8; n];
+                assert_eq!(
+                    rv::one_pixel_by4(k, x1, wt, &bias, &m, &e, &q, &mut o2),
+                    done
+                );
+                for o in 0..done {
+                    assert_eq!(o0[o], want(x0, o), "k {k} n {n} channel {o}");
+                    assert_eq!(o1[o], want(x1, o), "k {k} n {n} channel {o}");
+                    assert_eq!(o2[o], want(x1, o), "k {k} n {n} channel {o}");
+                }
+            }
+        }
         let vals = [
             i32::MIN,
             i32::MIN + 1,

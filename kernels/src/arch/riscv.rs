@@ -1,23 +1,30 @@
 //! The microkernels for RV32 cores with the M extension and no SIMD (`riscv32imc`,
 //! `riscv32imac`: ESP32-C3/C6/H2-class), in plain Rust (no `unsafe`). Same contract as the
-//! other forms (see [`super`]).
+//! other forms (see [`super`]), plus the blocks the drivers take on Helium too
+//! (`two_pixels_by4`, `one_pixel_by4`: `gemm`'s hooks under `kiln_arch = "riscv"`).
 //!
 //! RV32IM multiplies in one instruction (`MUL`) but has no multiply-accumulate, no packed
 //! arithmetic and (without Zbb) no sign-extending byte extraction from a register: a 32-bit
 //! load of four int8 values costs seven shifts to unpack, while `LB` loads one value already
-//! sign-extended. So each dot product step is `LB` per operand and `MUL` + `ADD` per
-//! product, and what is saved is loads and loop overhead:
+//! sign-extended. So each product is one `MUL` and one `ADD`, and what is saved is loads
+//! and overhead:
 //!
-//! * **register blocking**: the two-pixel, two-channel product keeps its four accumulators
-//!   in registers and uses each loaded value twice (4 loads, 8 arithmetic instructions per
-//!   step of `k`, instead of 16 loads for four separate dot products);
+//! * **register blocking**: [`two_pixels_by4`] keeps the eight sums of two pixels by four
+//!   output channels in registers, so a step of `k` is 6 loads for 8 products (the pairs of
+//!   `mac_2x2`: 4 loads for 4); more accumulators do not fit RV32's registers next to the
+//!   pointers (sixteen spill: tried);
 //! * **unrolling by 4** with constant offsets (`LB a, 3(p)`), so the pointer increments
-//!   and the loop branch are paid once per four steps;
-//! * no unaligned word accesses (many RV32 cores trap on them; the portable forms' callers
-//!   pass slices at any byte).
+//!   and the loop branch are paid once per four steps (measured: 99 instructions per 32
+//!   products, for 96 of loads, `MUL` and `ADD`);
+//! * the requantization written out per channel, its multiplier, shift and rounding term
+//!   loaded once for both pixels, the clamp's bounds in registers (at opt-level "s" LLVM
+//!   keeps loops over four or eight outputs rolled, with the sums in memory);
+//! * no unaligned word accesses (many RV32 cores trap on them; the callers pass slices at
+//!   any byte).
 //!
-//! One step of `k` in [`mac_2x2`] is then 12 instructions for 4 MACs, plus 5 per 4 steps for
-//! the pointers and the branch.
+//! The depthwise taps ([`mac_taps4`]) are four channels per pass; blocks of several pixels
+//! sharing the weights (the Helium form's) were slower in plain Rust here (the tap tables
+//! and sixteen accumulators spill).
 
 use super::dot;
 use crate::gemm::{Output, half};
