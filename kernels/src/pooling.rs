@@ -1079,8 +1079,8 @@ mod tests {
         };
         let rows = [10i8, 20, 30, 40];
         let reversed = [40i8, 30, 20, 10];
-        // SAME, 2^16 rows: padding 32,768 ... fits no int16: TFLM's is 65,535 - 65,536 = -1
-        // for 2^17 - 1 rows, so the window starts at row 1 (max 30 of the reversed rows).
+        // SAME, 2^17 - 1 rows over 4: padding 65,535, which int16_t holds as -1, so the first
+        // window starts at row 1 (max 30 of the reversed rows) and the last is empty.
         let o = tall(Padding::Same, (1 << 17) - 1, 1);
         assert_eq!(tflm_padding([4, 1], &o), (-1, 0));
         let p = prepare_s8([1, 4, 1, 1], [4, 1], &o, Kind::Max, Q, Q).unwrap();
