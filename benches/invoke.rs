@@ -595,10 +595,10 @@ fn read_json(path: &str) -> serde_json::Value {
 }
 
 /// The Cortex-M4 firmware's code bytes without weights at opt-levels s and 3, from
-/// `tools/data/firmware.json` (`<stem>.m4.<opt>.code`).
+/// `tools/data/firmware.json` (`models.<stem>.m4.<opt>.code_bytes`).
 fn m4_code(firmware: &serde_json::Value, stem: &str) -> String {
     let code = |opt: &str| {
-        firmware[stem]["m4"][opt]["code"]
+        firmware["models"][stem]["m4"][opt]["code_bytes"]
             .as_u64()
             .map_or("-".to_string(), |c| c.to_string())
     };
