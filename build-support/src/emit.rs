@@ -7,12 +7,13 @@
 
 use crate::control::Program;
 use crate::lower::{self, Operand, PerChannel, Step};
-use crate::{Header, KernelUse, Options};
+use crate::options::{Budget, Options, expr_text};
 use kiln_planner::alias::OpMode;
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::{DType, Graph, Quantization, TensorId, TensorKind};
 use kiln_planner::lifetimes::BufferOwner;
 use kiln_planner::plan::Plan;
+use kiln_planner::report::{Header, KernelUse};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::BTreeMap;
@@ -30,8 +31,8 @@ pub fn emit(
 ) -> Result<TokenStream> {
     let mut header = Header {
         model_sha256: "unknown".to_string(),
-        kiln_version: crate::KILN_VERSION.to_string(),
-        options: crate::recorded_options(options),
+        kiln_version: crate::header::KILN_VERSION.to_string(),
+        options: crate::header::recorded_options(options),
         alignment: plan.alignment,
         plan_variant: "as given".to_string(),
         kernel_variants: Vec::new(),
@@ -1206,7 +1207,6 @@ impl<'a> Emitter<'a> {
 
             #(#items)*
 
-
             impl Model {
                 #(#[doc = #take_doc])*
                 pub fn take() -> Option<Model> {
@@ -1938,20 +1938,6 @@ fn ram_check(
     }
 }
 
-/// An expression as a user would write it (`crate::BUDGET`, not `crate :: BUDGET`).
-pub fn expr_text(expr: &TokenStream) -> String {
-    let item = quote!(const _: usize = #expr;);
-    syn::parse2::<syn::File>(item)
-        .ok()
-        .map(|f| prettyplease::unparse(&f))
-        .and_then(|t| {
-            let t = t.trim().strip_prefix("const _: usize = ")?;
-            Some(t.strip_suffix(';')?.to_string())
-        })
-        .filter(|t| !t.contains('\n'))
-        .unwrap_or_else(|| expr.to_string())
-}
-
 /// The check of a budget given as a constant expression, which only the compiler can
 /// evaluate: if `need` exceeds it, a `const` panic with the whole message, numbers included
 /// (`parts`, whose numbers may use `__KILN_NEED` and `__KILN_BUDGET`), written into a byte
@@ -2042,11 +2028,4 @@ fn spanned_macro(name: &str, expr: &TokenStream, args: TokenStream) -> TokenStre
     let mut group = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, args);
     group.set_span(last);
     quote!(#name #bang #group;)
-}
-
-/// A RAM or flash budget: a number, or a constant expression checked by the compiler.
-#[derive(Clone, Debug)]
-pub enum Budget {
-    Bytes(usize),
-    Expr(TokenStream),
 }
