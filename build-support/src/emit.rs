@@ -87,20 +87,17 @@ pub fn emit_with(
             .model_file
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned()),
-        items: Vec::new(),
+        items: Items::default(),
         body: Vec::new(),
         body_ops: Vec::new(),
         weights: BTreeMap::new(),
-        constant_bytes: 0,
         weight_bytes: 0,
         places: places(graph, plan),
         kernel_uses: Vec::new(),
         program,
         subgraph: 0,
         arena_base: 0,
-        item_prefix: String::new(),
         emitted_subgraphs: Vec::new(),
-        tables: BTreeMap::new(),
         main: graph,
         state_expr: quote!(self.state),
         has_state: plan.persistent_bytes > 0,
@@ -151,16 +148,14 @@ struct Emitter<'a> {
     plan: &'a Plan,
     /// The model file weights are read from (`include_bytes!`), if known.
     model_file: Option<String>,
-    /// Consts and statics, in emission order.
-    items: Vec<TokenStream>,
+    /// Consts and statics, in emission order, with the tables and their bytes.
+    items: Items,
     /// Statements of `invoke()`.
     body: Vec<TokenStream>,
     /// Per statement of `body`: the operator's index in the model and its name.
     body_ops: Vec<(usize, &'a str)>,
     /// Weight statics emitted so far, by model buffer index.
     weights: BTreeMap<usize, Ident>,
-    /// Bytes of per-channel tables and other emitted constants.
-    constant_bytes: usize,
     /// Bytes of the model's buffers emitted (`BUFFER_*`): those a kernel reads as they are
     /// (a fast kernel's folded bias or reordered filter replaces the model's buffer).
     weight_bytes: usize,
@@ -171,15 +166,11 @@ struct Emitter<'a> {
     /// The subgraphs control flow runs and the model's persistent layout.
     program: &'a Program,
     /// The subgraph being emitted (0: the main one) and where its arena starts in the
-    /// model's (a control flow step's scratch); its items' names start with `item_prefix`.
+    /// model's (a control flow step's scratch); its items' names start with `items.prefix`.
     subgraph: usize,
     arena_base: usize,
-    item_prefix: String,
     /// Subgraphs whose items (parameters, tables) are emitted already.
     emitted_subgraphs: Vec<usize>,
-    /// Tables emitted so far, by element type and values: an equal table is emitted once
-    /// (a tiled model's strips of one operator share their tables).
-    tables: BTreeMap<(&'static str, Vec<i64>), TokenStream>,
     /// The main graph (which holds the others).
     main: &'a Graph,
     /// The persistent region in statements: `self.state` in `invoke()`, `state` in a
@@ -275,12 +266,63 @@ fn raw_outs_names(n: usize) -> Vec<TokenStream> {
         .collect()
 }
 
+/// The generated module's consts and statics, in emission order: weight statics, the
+/// parameters and tables of kernel calls (added through [`Call`], named `<prefix>OP<k>...`),
+/// subgraph functions. An equal table is emitted once.
+#[derive(Default)]
+pub(crate) struct Items {
+    /// Consts and statics, in emission order.
+    pub(crate) list: Vec<TokenStream>,
+    /// Tables emitted so far, by element type and values: an equal table is emitted once
+    /// (a tiled model's strips of one operator share their tables).
+    tables: BTreeMap<(&'static str, Vec<i64>), TokenStream>,
+    /// Bytes of per-channel tables and other emitted constants.
+    pub(crate) constant_bytes: usize,
+    /// The start of the names of the items of the subgraph being emitted (`SG<s>_`; none in
+    /// the main graph).
+    pub(crate) prefix: String,
+}
+
+impl Items {
+    /// Adds an item.
+    pub(crate) fn push(&mut self, item: TokenStream) {
+        self.list.push(item);
+    }
+
+    /// Emits `static OP<k>_<WHAT>: [T; N]` (per-channel or lookup table, in flash) and
+    /// returns `&OP<k>_<WHAT>`.
+    pub(crate) fn table<T: Copy + Into<i64>>(
+        &mut self,
+        k: usize,
+        what: &str,
+        values: &[T],
+    ) -> TokenStream {
+        let key = (
+            std::any::type_name::<T>(),
+            values.iter().map(|&v| v.into()).collect::<Vec<i64>>(),
+        );
+        if let Some(name) = self.tables.get(&key) {
+            return name.clone();
+        }
+        let name = format_ident!("{}OP{}_{}", self.prefix, k, what);
+        let n = u(values.len());
+        let ty = Ident::new(key.0, Span::call_site());
+        self.constant_bytes += std::mem::size_of_val(values);
+        let literals = ints(values);
+        self.list.push(quote! {
+            static #name: [#ty; #n] = [#(#literals),*];
+        });
+        self.tables.insert(key, quote!(&#name));
+        quote!(&#name)
+    }
+}
+
 /// What a kernel's [`emit`](crate::lower::Kernel::emit) works with: the operands of its call
 /// as tokens (arena slices and weights already bound, viewed as their element types), and
 /// the emitter, for the constants the call needs (parameter structs and tables, emitted as
 /// `OP<k>...` items in flash).
 pub struct Call<'e, 'a> {
-    emitter: &'e mut Emitter<'a>,
+    items: &'e mut Items,
     k: usize,
     op_name: &'a str,
     /// Per operand slot: the typed view (`Some(..)`/`None` for optional operands), empty for
@@ -304,10 +346,10 @@ pub struct Call<'e, 'a> {
 impl Call<'_, '_> {
     /// Emits `const OP<k>: <ty> = <p>;` (from `p`'s `Debug` form) and returns `&OP<k>`.
     pub fn params_as(&mut self, ty: TokenStream, p: &impl std::fmt::Debug) -> TokenStream {
-        let name = format_ident!("{}OP{}", self.emitter.item_prefix, self.k);
+        let name = format_ident!("{}OP{}", self.items.prefix, self.k);
         let value = debug_expr(&ty, &format!("{p:?}"));
         let doc = format!(" Parameters of op {} ({}).", self.k, self.op_name);
-        self.emitter.items.push(quote! {
+        self.items.push(quote! {
             #[doc = #doc]
             const #name: #ty = #value;
         });
@@ -322,7 +364,7 @@ impl Call<'_, '_> {
 
     /// Emits `static OP<k>_<WHAT>: [T; N]` and returns `&OP<k>_<WHAT>`.
     pub fn table<T: Copy + Into<i64>>(&mut self, what: &str, values: &[T]) -> TokenStream {
-        self.emitter.table(self.k, what, values)
+        self.items.table(self.k, what, values)
     }
 
     /// The per-channel multiplier and shift tables, `[&OP<k>_MULTIPLIER, &OP<k>_SHIFT]`.
@@ -344,10 +386,10 @@ impl Call<'_, '_> {
 
     /// Emits `const OP<k>_BROADCAST` and returns `&OP<k>_BROADCAST`.
     pub fn broadcast(&mut self, b: &kiln_kernels::broadcast::Broadcast) -> TokenStream {
-        let name = format_ident!("{}OP{}_BROADCAST", self.emitter.item_prefix, self.k);
+        let name = format_ident!("{}OP{}_BROADCAST", self.items.prefix, self.k);
         let ty = quote!(::kiln::kernels::broadcast::Broadcast);
         let value = debug_expr(&ty, &format!("{b:?}"));
-        self.emitter.items.push(quote! {
+        self.items.push(quote! {
             const #name: #ty = #value;
         });
         quote!(&#name)
@@ -549,28 +591,6 @@ impl<'a> Emitter<'a> {
         });
         self.weights.insert(*buffer, name.clone());
         Ok(name)
-    }
-
-    /// Emits `static OP<k>_<WHAT>: [T; N]` (per-channel or lookup table, in flash) and
-    /// returns `&OP<k>_<WHAT>`.
-    fn table<T: Copy + Into<i64>>(&mut self, k: usize, what: &str, values: &[T]) -> TokenStream {
-        let key = (
-            std::any::type_name::<T>(),
-            values.iter().map(|&v| v.into()).collect::<Vec<i64>>(),
-        );
-        if let Some(name) = self.tables.get(&key) {
-            return name.clone();
-        }
-        let name = format_ident!("{}OP{}_{}", self.item_prefix, k, what);
-        let n = u(values.len());
-        let ty = Ident::new(key.0, Span::call_site());
-        self.constant_bytes += std::mem::size_of_val(values);
-        let literals = ints(values);
-        self.items.push(quote! {
-            static #name: [#ty; #n] = [#(#literals),*];
-        });
-        self.tables.insert(key, quote!(&#name));
-        quote!(&#name)
     }
 
     /// Where variable `t` lives in the model's persistent region, and its size.
@@ -796,7 +816,7 @@ impl<'a> Emitter<'a> {
             .map(|b| (self.arena_base + b.offset, b.size));
         let call = {
             let mut call = Call {
-                emitter: self,
+                items: &mut self.items,
                 k,
                 op_name: op.kind.name(),
                 typed,
@@ -916,7 +936,7 @@ impl<'a> Emitter<'a> {
     /// The module items around the collected kernel calls.
     fn finish(self, options: &Options, header: &Header) -> Result<TokenStream> {
         // Flash for constants: the model's buffers emitted plus the tables of the steps.
-        let flash_bytes = self.weight_bytes + self.constant_bytes;
+        let flash_bytes = self.weight_bytes + self.items.constant_bytes;
         let g = self.graph;
         let plan = self.plan;
         let arena_bytes = u(plan.arena_bytes);
@@ -1064,7 +1084,7 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
-        let items = &self.items;
+        let items = &self.items.list;
         let body = &self.body;
         let model_items = model_items(options, plan, g, &align, self.program)?;
         let take_doc = [
