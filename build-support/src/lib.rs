@@ -28,6 +28,7 @@ pub mod exec;
 mod header;
 pub mod lower;
 mod model;
+pub mod op;
 pub mod ops;
 mod options;
 mod tile;

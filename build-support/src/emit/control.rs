@@ -7,7 +7,7 @@
 //! call: TFLM copies the same bytes.
 
 use super::{Emitter, u};
-use crate::lower::{Control, Step};
+use crate::op::{Control, Step};
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::{Graph, TensorId};
 use kiln_planner::lifetimes::BufferOwner;
