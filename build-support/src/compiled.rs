@@ -14,7 +14,7 @@ pub struct Compiled {
     pub graph: Graph,
     pub plan: Plan,
     /// The arena of the smallest plan (lean scratch, convolutions in place), when it is
-    /// smaller than the chosen plan's (see [`compile_tokens`]): the RAM the faster plan costs.
+    /// smaller than the chosen plan's (see [`compile_tokens`](crate::compile_tokens)): the RAM the faster plan costs.
     pub smallest_arena_bytes: Option<usize>,
     /// The reproducibility header (model sha256, Kiln's version, options, kernel variants),
     /// also in the generated module's docs.

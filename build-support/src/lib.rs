@@ -16,6 +16,12 @@
 //! [`Model::report_dir`] if given), and prints `cargo:rerun-if-changed`.
 //! `kiln::include_model!` calls the same [`compile_tokens`], so both front ends emit the same
 //! tokens for the same model and options.
+//!
+//! The crate in floors (ARCHITECTURE.md, "The build side's floors"), each importing only
+//! from the ones below: [`op`], the operator contract; [`ops`], one module per operator and
+//! the table of them; the pipeline ([`lower`] graphs to steps, [`control`] subgraphs,
+//! [`emit`] steps to tokens, `exec` steps on the host, [`compile_tokens`] choosing among
+//! plans and tilings); and the front ends ([`Model`], the re-exports here).
 
 mod choose;
 mod compile;

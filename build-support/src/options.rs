@@ -36,7 +36,7 @@ pub struct Options {
     pub tiling: TilingOptions,
 }
 
-/// When [`compile_tokens`] runs the model's first operators one strip of rows at a time
+/// When [`compile_tokens`](crate::compile_tokens) runs the model's first operators one strip of rows at a time
 /// (`kiln_planner::tiling`): only when a RAM budget (in bytes) is not met otherwise, or
 /// only with slower kernels (then only with faster ones), or for the smallest arena
 /// (`min_ram`), and never for more than `max_extra_macs_percent` %

@@ -66,7 +66,7 @@ pub fn emit(
 ///
 /// The shared part of every kernel call (operand bindings to arena slices and weight statics,
 /// state and scratch slices, the block around the call) is written here; each kernel writes
-/// its own statement through a [`Call`].
+/// its own statement through a [`Call`](crate::op::Call).
 pub fn emit_with(
     graph: &Graph,
     plan: &Plan,

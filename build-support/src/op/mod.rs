@@ -21,11 +21,11 @@
 //!     the constants it emits (`call.params`, `call.table`, `call.per_channel`,
 //!     `call.fast`, `call.broadcast`) and its forms (`call.standard`, `call.elementwise`,
 //!     and in place when `call.in_place()` says so), with [`kernel_fn`] for a kernel's path;
-//!   - `run(&self, io: &mut Io)` (feature `exec`): the same kernel on the host on [`Io`]'s
+//!   - `run(&self, io: &mut Io)` (feature `exec`): the same kernel on the host on `Io`'s
 //!     typed operands (`io.i8(slot)`, `io.out_i8()`, ...), for tests and benchmarks.
 //!
 //! The pipeline's side: the emitter builds a [`Call`] per step over the module's items
-//! (`Items`), the host executor an [`Io`] over tensor [`Buffer`]s, and the emitter writes
+//! (`Items`), the host executor an `Io` over tensor `Buffer`s, and the emitter writes
 //! [`Control`] steps (control flow, resource variables) itself.
 
 mod call;
