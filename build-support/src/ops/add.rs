@@ -3,10 +3,9 @@
 //! `add::TABLES_FROM_ELEMENTS` elements on), int16, int32 and float32, broadcasting or not; without
 //! broadcasting it runs in place over either input (`kiln_kernels::add`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, activation, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, activation, prepare_error, unsupported};
 use kiln_kernels::add;
 use kiln_kernels::broadcast::Broadcast;
 use kiln_planner::diag::Result;

@@ -3,11 +3,11 @@
 //! them, also where they are larger than the input (`pooling`'s module docs); what TFLM
 //! leaves undefined is refused naming the output extent or the window and its values.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{
-    Cx, Kernel, Operand, Step, activation, padding, positive, prepare_error, types, unsupported,
+use crate::op::Io;
+use crate::op::{
+    Call, Cx, Kernel, Operand, Step, activation, padding, positive, prepare_error, types,
+    unsupported,
 };
 use kiln_kernels::pooling as pool;
 use kiln_kernels::pooling::Kind;

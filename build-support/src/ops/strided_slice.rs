@@ -2,10 +2,9 @@
 //! int32 and bool, the types the pinned wheel runs (it refuses int64).
 
 use super::movement::{Width, same_type};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error};
 use kiln_kernels::strided_slice as ss;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};
