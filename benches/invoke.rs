@@ -10,7 +10,10 @@
 //! time for the same models is measured in the same run by `tools/bench_tflm_invoke.py
 //! --serve` (the pinned tflite-micro in `.venv/`), whose calls alternate with Kiln's, and the
 //! outputs of a timed call of each must be equal; without the venv the benchmark says so and
-//! writes Kiln's numbers only.
+//! writes Kiln's numbers only. The real-world models (`../shared/models/realworld/`, golden
+//! sample 1 of `tests/realworld/<stem>/`) get a section of their own (`realworld`): arena
+//! against TFLM's minimal arena (`tools/data/tflm_arena.json`), weights, code on the Cortex-M4
+//! (`tools/data/firmware.json`, written by `tools/firmware_bench.py`) and host time.
 
 mod common;
 
@@ -27,6 +30,8 @@ enum Kind {
     Public,
     /// `tests/control_flow/<stem>.tflite`, the first call of `tests/control_flow/<stem>.json`.
     ControlFlow,
+    /// `../shared/models/realworld/<stem>.tflite`, golden sample 1 of `tests/realworld/<stem>/`.
+    RealWorld,
 }
 
 /// What a bench's closure does.
@@ -57,7 +62,7 @@ macro_rules! models {
                 // The public goldens reset the state before each sample; a control-flow
                 // golden's first call is on a fresh interpreter (as `take()`'s model is),
                 // its later calls follow the protocol of `tests/control_flow/README.md`.
-                let mut checks = vec![(kind == Kind::Public, "the golden", &r.inputs, &r.outputs)];
+                let mut checks = vec![(kind != Kind::ControlFlow, "the golden", &r.inputs, &r.outputs)];
                 if let Some((xs, ys)) = &r.after_reset {
                     checks.push((true, "the golden's first call after reset()", xs, ys));
                 }
@@ -84,6 +89,7 @@ macro_rules! models {
                     note: r.note,
                     arena: $m::ARENA_BYTES,
                     persistent: $m::PERSISTENT_BYTES,
+                    weights: $m::WEIGHTS_BYTES,
                     // Reset, write the sample's inputs and (if asked) invoke, as the Python
                     // script does.
                     call: Box::new(move |step: Step| {
@@ -133,6 +139,15 @@ models! {
     call_once_var: ControlFlow "../tests/control_flow/call_once_var.tflite", "call_once_var";
     call_once_var_float: ControlFlow "../tests/control_flow/call_once_var_float.tflite", "call_once_var_float";
     var_read_first_int8: ControlFlow "../tests/control_flow/var_read_first_int8.tflite", "var_read_first_int8";
+    rw_anomaly_detection: RealWorld "../../shared/models/realworld/siliconlabs_anomaly_detection.tflite", "siliconlabs_anomaly_detection";
+    rw_fingerprint: RealWorld "../../shared/models/realworld/siliconlabs_fingerprint_signature_generator.tflite", "siliconlabs_fingerprint_signature_generator";
+    rw_image_example1: RealWorld "../../shared/models/realworld/siliconlabs_image_example1.tflite", "siliconlabs_image_example1";
+    rw_kws_on_off_v3: RealWorld "../../shared/models/realworld/siliconlabs_keyword_spotting_on_off_v3.tflite", "siliconlabs_keyword_spotting_on_off_v3";
+    rw_kws_pacman_v3: RealWorld "../../shared/models/realworld/siliconlabs_keyword_spotting_pacman_v3.tflite", "siliconlabs_keyword_spotting_pacman_v3";
+    rw_rock_paper_scissors: RealWorld "../../shared/models/realworld/siliconlabs_rock_paper_scissors.tflite", "siliconlabs_rock_paper_scissors";
+    rw_tflite_micro_speech: RealWorld "../../shared/models/realworld/siliconlabs_tflite_micro_speech.tflite", "siliconlabs_tflite_micro_speech";
+    rw_blazeface: RealWorld "../../shared/models/realworld/openmv_blazeface_front_128.tflite", "openmv_blazeface_front_128";
+    rw_movenet: RealWorld "../../shared/models/realworld/openmv_movenet_singlepose_192.tflite", "openmv_movenet_singlepose_192";
 }
 
 const ROUNDS: usize = 30;
@@ -146,6 +161,7 @@ struct Bench {
     note: String,
     arena: usize,
     persistent: usize,
+    weights: usize,
     call: Box<dyn FnMut(Step) -> Tensors>,
     /// Calls per batch.
     n: usize,
@@ -169,6 +185,7 @@ impl Bench {
         match self.kind {
             Kind::Public => self.stem.to_string(),
             Kind::ControlFlow => format!("control_flow/{}", self.stem),
+            Kind::RealWorld => format!("realworld/{}", self.stem),
         }
     }
 
@@ -179,6 +196,9 @@ impl Bench {
                 .join("models")
                 .join(format!("{}.tflite", self.stem)),
             Kind::ControlFlow => control_flow_dir().join(format!("{}.tflite", self.stem)),
+            Kind::RealWorld => shared()
+                .join("models/realworld")
+                .join(format!("{}.tflite", self.stem)),
         }
     }
 }
@@ -197,8 +217,12 @@ struct Reference {
 
 fn reference(kind: Kind, stem: &str) -> Reference {
     match kind {
-        Kind::Public => {
-            let (inputs, outputs) = golden(stem);
+        Kind::Public | Kind::RealWorld => {
+            let dir = match kind {
+                Kind::Public => shared().join("models/golden").join(stem),
+                _ => root().join("tests/realworld").join(stem),
+            };
+            let (inputs, outputs) = golden_in(&dir);
             Reference {
                 inputs,
                 outputs,
@@ -212,7 +236,11 @@ fn reference(kind: Kind, stem: &str) -> Reference {
 
 /// Inputs and outputs of sample 1 of `../shared/models/golden/<stem>`.
 fn golden(stem: &str) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
-    let dir = shared().join("models/golden").join(stem);
+    golden_in(&shared().join("models/golden").join(stem))
+}
+
+/// Inputs and outputs of sample 1 of a golden directory.
+fn golden_in(dir: &std::path::Path) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("golden.json")).unwrap()).unwrap();
     let s = &json["samples"][0];
@@ -375,6 +403,14 @@ fn main() {
          Kiln / (TFLM − empty invoke) |\n\
          |---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|\n",
     );
+    let mut realworld = String::from(
+        "| model | ops | I/O | Kiln arena + persistent B | TFLM min arena B (x86-64) | \
+         Kiln / TFLM arena | Kiln weights B | Kiln code B, M4 (Os / O3) | TFLM µs | Kiln µs | \
+         Kiln / TFLM |\n\
+         |---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    let arena_json = read_json("tools/data/tflm_arena.json");
+    let firmware_json = read_json("tools/data/firmware.json");
     let floor = tflm
         .as_ref()
         .ok()
@@ -418,6 +454,32 @@ fn main() {
                 b.persistent,
                 us(kiln)
             )),
+            Kind::RealWorld => {
+                let types = |ts: &[kiln_planner::ir::TensorId]| {
+                    let t: Vec<String> = ts
+                        .iter()
+                        .map(|t| format!("{:?}", graph.tensors[t.0].dtype).to_lowercase())
+                        .collect();
+                    t.join(", ")
+                };
+                let kiln_ram = b.arena + b.persistent;
+                let tflm_arena = arena_json[b.stem]["min_arena"].as_u64();
+                let code = m4_code(&firmware_json, b.stem);
+                realworld.push_str(&format!(
+                    "| {} | {ops} | {} → {} | {kiln_ram} | {} | {} | {} | {code} | {tf} | {} | \
+                     {ratio} |\n",
+                    b.stem,
+                    types(&graph.inputs),
+                    types(&graph.outputs),
+                    tflm_arena.map_or("n/a".into(), |a| a.to_string()),
+                    tflm_arena.map_or("n/a".into(), |a| format!(
+                        "{:.3}",
+                        kiln_ram as f64 / a as f64
+                    )),
+                    b.weights,
+                    us(kiln)
+                ));
+            }
             Kind::ControlFlow => control.push_str(&format!(
                 "| {} | {} | {ops} | {} | {} | {} | {} | {tf} | {} | {ratio} | {net} |\n",
                 b.stem,
@@ -505,4 +567,40 @@ fn main() {
     );
     write_section("invoke", &body);
     print!("{body}");
+    let rw = format!(
+        "## Real-world models\n\n\
+         Written by `cargo bench --bench invoke`, in the same run and the same way as Host \
+         invoke. The models of `../shared/models/realworld/`, as their vendors ship them \
+         (Silicon Labs MLTK, OpenMV; `SOURCES.md` there), each compiled by `include_model!` \
+         with no options (Kiln's fastest plan); golden sample 1 of `tests/realworld/<model>/` \
+         (TFLM's, `tools/gen_realworld_golden.py`) must give TFLM's outputs, float32 bit for \
+         bit. *Kiln arena + persistent* = `ARENA_BYTES + PERSISTENT_BYTES`, all the RAM the \
+         model needs besides the stack; *TFLM min arena* = the smallest `arena_size` the pinned \
+         wheel runs the model with (`tools/tflm_arena.py`, x86-64: TFLM's persistent part is \
+         smaller on a 32-bit core); *Kiln weights* = `WEIGHTS_BYTES` (flash the kernels read, \
+         prepared tables included); *code* = the Cortex-M4 firmware's code without weights \
+         (`tools/firmware_bench.py`, BENCHMARKS' firmware section; `-` where not measured). \
+         {tflm_text}\n\n{realworld}\n"
+    );
+    write_section("realworld", &rw);
+    print!("{rw}");
+}
+
+/// A JSON file of the repository, or `null` if it is missing.
+fn read_json(path: &str) -> serde_json::Value {
+    std::fs::read_to_string(root().join(path))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// The Cortex-M4 firmware's code bytes without weights at opt-levels s and 3, from
+/// `tools/data/firmware.json` (`models.<stem>.m4.<opt>.code_bytes`).
+fn m4_code(firmware: &serde_json::Value, stem: &str) -> String {
+    let code = |opt: &str| {
+        firmware["models"][stem]["m4"][opt]["code_bytes"]
+            .as_u64()
+            .map_or("-".to_string(), |c| c.to_string())
+    };
+    format!("{} / {}", code("s"), code("3"))
 }

@@ -11,14 +11,19 @@
 //! * `mve`: Armv8.1-M Mainline with Helium, the M-profile Vector Extension (`cortex-m55`,
 //!   `cortex-m85`, or `-C target-feature=+mve` / `+mve.fp`); these cores also have the DSP
 //!   extension (Helium requires it), whose forms `mve` keeps where it has no vector form;
+//! * `riscv`: RV32 with the M extension (`riscv32imc-*`, `riscv32imac-*`, `riscv32imafc-*`:
+//!   ESP32-C3/C6/H2-class cores), plain Rust blocked for a one-instruction `MUL`;
 //! * `portable` otherwise (the host, Cortex-M0/M0+/M3, Armv8-M Mainline without DSP).
 //!
-//! `KILN_KERNELS=portable` forces the portable microkernels (for comparisons).
+//! `KILN_KERNELS=portable` forces the portable microkernels (for comparisons);
+//! `KILN_KERNELS=riscv` the RISC-V ones on any target (plain Rust: the host tests run them).
 
 use std::env;
 
 fn main() {
-    println!("cargo::rustc-check-cfg=cfg(kiln_arch, values(\"dsp\", \"mve\", \"portable\"))");
+    println!(
+        "cargo::rustc-check-cfg=cfg(kiln_arch, values(\"dsp\", \"mve\", \"portable\", \"riscv\"))"
+    );
     println!("cargo::rerun-if-env-changed=KILN_KERNELS");
     println!("cargo::rerun-if-changed=build.rs");
     let target = env::var("TARGET").unwrap_or_default();
@@ -27,9 +32,11 @@ fn main() {
     let forced = env::var("KILN_KERNELS").ok();
     let arch = match forced.as_deref() {
         Some("portable") => "portable",
-        Some(other) => panic!("KILN_KERNELS={other}: only `portable` can be forced"),
+        Some("riscv") => "riscv",
+        Some(other) => panic!("KILN_KERNELS={other}: only `portable` or `riscv` can be forced"),
         None if has_mve(&target, &flags) => "mve",
         None if has_dsp(&target, &flags) => "dsp",
+        None if has_rv32_mul(&target) => "riscv",
         None => "portable",
     };
     println!("cargo::rustc-cfg=kiln_arch=\"{arch}\"");
@@ -66,6 +73,14 @@ fn feature(flags: &[&str], names: &[&str]) -> Option<bool> {
         }
     }
     on
+}
+
+/// Whether the target is RV32 with the M extension (`riscv32im*`, e.g. `riscv32imc-*`).
+fn has_rv32_mul(target: &str) -> bool {
+    target
+        .strip_prefix("riscv32")
+        .and_then(|r| r.split('-').next())
+        .is_some_and(|ext| ext.starts_with('i') && ext.contains('m'))
 }
 
 /// Whether the target executes Helium's integer instructions (VMLADAVA, VLDRB, DLSTP, ...).

@@ -159,6 +159,11 @@ realworld!(
     "siliconlabs_keyword_spotting_on_off_v3"
 );
 realworld!(
+    keyword_spotting_pacman_v3,
+    "../../shared/models/realworld/siliconlabs_keyword_spotting_pacman_v3.tflite",
+    "siliconlabs_keyword_spotting_pacman_v3"
+);
+realworld!(
     rock_paper_scissors,
     "../../shared/models/realworld/siliconlabs_rock_paper_scissors.tflite",
     "siliconlabs_rock_paper_scissors"

@@ -7,7 +7,9 @@ root with the pinned environment:
 
 For each ../shared/models/<STEM>.tflite: the pinned TFLM interpreter (arena 8 MiB) runs
 sample 1 of ../shared/models/golden/<STEM>/ and its outputs must equal the golden outputs.
-A STEM `control_flow/<NAME>` is the multi-subgraph model tests/control_flow/<NAME>.tflite
+A STEM `realworld/<NAME>` is ../shared/models/realworld/<NAME>.tflite with sample 1 of
+tests/realworld/<NAME>/ (tools/gen_realworld_golden.py). A STEM `control_flow/<NAME>` is the
+multi-subgraph model tests/control_flow/<NAME>.tflite
 (IF, WHILE, CALL_ONCE, resource variables; the wheel counts the VAR_HANDLE variables
 itself): on a fresh interpreter, its golden's first call (tests/control_flow/<NAME>.json)
 must give that call's outputs; then reset() and the golden's first call after a reset must
@@ -99,9 +101,10 @@ class Timed:
                 for i in range(self.n_out)]
 
 
-def golden_sample(stem):
-    """Inputs (numpy) and outputs (bytes) of sample 1 of ../shared/models/golden/<stem>."""
-    d = tc.SHARED_MODELS / "golden" / stem
+def golden_sample(stem, d=None):
+    """Inputs (numpy) and outputs (bytes) of sample 1 of ../shared/models/golden/<stem> (or
+    of the golden directory `d`)."""
+    d = d or tc.SHARED_MODELS / "golden" / stem
     g = json.loads((d / "golden.json").read_text())
     s = g["samples"][0]
     xs = []
@@ -113,6 +116,7 @@ def golden_sample(stem):
 
 
 CONTROL_FLOW = "control_flow/"
+REALWORLD = "realworld/"
 
 
 def _tensor(det, hexbytes):
@@ -153,6 +157,11 @@ def main():
         if stem.startswith(CONTROL_FLOW):
             data, xs, ys, after = control_flow_case(stem[len(CONTROL_FLOW):])
             models[stem] = Timed(stem, data, xs, ys, after)
+        elif stem.startswith(REALWORLD):
+            name = stem[len(REALWORLD):]
+            data = (tc.SHARED_MODELS / "realworld" / f"{name}.tflite").read_bytes()
+            xs, ys = golden_sample(name, tc.REPO / "tests" / "realworld" / name)
+            models[stem] = Timed(stem, data, xs, ys)
         else:
             data = (tc.SHARED_MODELS / f"{stem}.tflite").read_bytes()
             xs, ys = golden_sample(stem)

@@ -1,7 +1,7 @@
 """Measures TFLM's arena use and invoke time for every model Kiln tests against.
 
-Models: every ../shared/models/*.tflite (top level only, not all_outputs/) and every
-tests/models/*.tflite. For each, with the pinned TFLM (tools/requirements.txt):
+Models: every ../shared/models/*.tflite (top level only, not all_outputs/), every
+../shared/models/realworld/*.tflite and every tests/models/*.tflite. For each, with the pinned TFLM (tools/requirements.txt):
   head       TFLM's planned non-persistent arena region in bytes (activations + kernel
              scratch), from Interpreter.print_allocations() after one invoke
   tail       persistent arena region in bytes (tensor structs, per-op data, state)
@@ -13,7 +13,7 @@ tests/models/*.tflite. For each, with the pinned TFLM (tools/requirements.txt):
              counted as "does not fit" (every probe runs in a forked child)
   invoke_s   median wall time of one invoke() in seconds (inputs: seeded random, reset
              before each invoke as in the golden protocol), over invoke_n invokes
-  ops, tensors  op and tensor counts of subgraph 0; source: "shared" or "tests"
+  ops, tensors  op and tensor counts of subgraph 0; source: "shared", "realworld" or "tests"
 A model TFLM cannot load gets {"error": "..."} (plus source/ops/tensors) instead.
 
 Writes tools/data/tflm_arena.json: a dict keyed by model file stem, sorted by name.
@@ -35,14 +35,16 @@ import numpy as np
 import tflite_common as tc
 
 OUT = tc.REPO / "tools" / "data" / "tflm_arena.json"
-BIG_ARENA = 8 << 20
+BIG_ARENA = 32 << 20
 STEP = 16
 
 
 def model_paths():
     shared = sorted(tc.SHARED_MODELS.glob("*.tflite"))
+    realworld = sorted((tc.SHARED_MODELS / "realworld").glob("*.tflite"))
     ours = sorted((tc.REPO / "tests" / "models").glob("*.tflite"))
-    return [("shared", p) for p in shared] + [("tests", p) for p in ours]
+    return ([("shared", p) for p in shared] + [("realworld", p) for p in realworld]
+            + [("tests", p) for p in ours])
 
 
 def inputs_for(model):

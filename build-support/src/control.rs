@@ -16,8 +16,9 @@
 //! after the callees' state if the main subgraph does not touch it; every subgraph's variable
 //! tensor for it is mapped there.
 
-use crate::Options;
-use crate::lower::{self, Control, Step};
+use crate::lower;
+use crate::op::{Control, Step};
+use crate::options::Options;
 use kiln_planner::diag::{Diagnostic, Result};
 use kiln_planner::ir::{DType, Graph, OpId, Tensor, TensorId};
 use kiln_planner::plan::Plan;

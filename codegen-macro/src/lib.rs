@@ -6,6 +6,10 @@
 //! for budget errors. It never panics on user input, and its messages name the model as the
 //! user wrote it, never by an absolute path.
 
+mod cache;
+mod memory_x;
+
+use cache::{At, Entry};
 use kiln_build::{Budget, ErrorKind, Options};
 use proc_macro::TokenStream;
 use proc_macro2::Span;
@@ -51,11 +55,22 @@ use syn::{Expr, Ident, LitStr, Token};
 /// macro, else from `CARGO_MANIFEST_DIR`. `tile = false` (never run the first operators in
 /// strips of rows; by default Kiln does so only when a `ram_budget` in bytes is not met
 /// otherwise, or only with slower kernels), `max_extra_macs = <percent>` (the most recomputation such a tiling may cost,
-/// default 20).
+/// default 20), `memory_x = false` (without a `ram_budget`, the model is checked against the
+/// `RAM` region of the crate's `memory.x`, the cortex-m-rt and riscv-rt convention, so that
+/// a model too large for the board is this error rather than the linker's; `false` skips
+/// that).
+///
+/// The expansion is kept in a plan cache under the target directory (`target/kiln-cache/`,
+/// keyed by the model's sha256, the arguments, Kiln's build): the next expansion of the
+/// same call only reads it, so `cargo check` and rust-analyzer do not plan again after an
+/// edit elsewhere. Safe to delete; `KILN_CACHE=0` turns it off. Named-constant budgets and
+/// `report` are not cached.
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {
+    let text = input.to_string();
     let args = syn::parse_macro_input!(input as Args);
-    match expand(&args) {
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    match expand(&args, &text, &manifest) {
         Ok(t) => t.into(),
         Err(e) => e.to_compile_error().into(),
     }
@@ -66,11 +81,13 @@ const USAGE: &str = "usage: `include_model!(\"model.tflite\", ram_budget = <byte
                      optimize = <bool>, reorder = <bool>, alias = <bool>, \
                      link_section = \"<section>\", preserve_all_tensors = <bool>, \
                      preserve_inputs = <bool>, regions = [(\"<section>\", <bytes>), ...], \
-                     report = \"<folder>\", tile = <bool>, max_extra_macs = <percent>)`";
+                     report = \"<folder>\", tile = <bool>, max_extra_macs = <percent>, \
+                     memory_x = <bool>)`";
 
 const OPTIONS: &str = "`ram_budget`, `reserved_ram`, `flash_budget`, `align`, `optimize`, \
                        `reorder`, `alias`, `link_section`, `preserve_all_tensors`, \
-                       `preserve_inputs`, `regions`, `report`, `tile` or `max_extra_macs`";
+                       `preserve_inputs`, `regions`, `report`, `tile`, `max_extra_macs` or \
+                       `memory_x`";
 
 /// The largest arena alignment the runtime has a type for.
 const MAX_ALIGN: usize = 64;
@@ -91,6 +108,7 @@ struct Args {
     regions: Option<(Expr, Vec<kiln_build::Region>)>,
     tile: Option<bool>,
     max_extra_macs: Option<usize>,
+    memory_x: Option<bool>,
 }
 
 impl Parse for Args {
@@ -126,6 +144,7 @@ impl Parse for Args {
             regions: None,
             tile: None,
             max_extra_macs: None,
+            memory_x: None,
         };
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
@@ -152,6 +171,7 @@ impl Parse for Args {
                     | "regions"
                     | "tile"
                     | "max_extra_macs"
+                    | "memory_x"
             ) {
                 return Err(syn::Error::new(
                     key.span(),
@@ -180,6 +200,7 @@ impl Parse for Args {
                 "regions" => args.regions.is_some(),
                 "tile" => args.tile.is_some(),
                 "max_extra_macs" => args.max_extra_macs.is_some(),
+                "memory_x" => args.memory_x.is_some(),
                 _ => args.align.is_some(),
             };
             if given {
@@ -204,6 +225,7 @@ impl Parse for Args {
                 "regions" => args.regions = Some((value.clone(), regions(&value)?)),
                 "tile" => args.tile = Some(boolean(&name, &value)?),
                 "max_extra_macs" => args.max_extra_macs = Some(percent(&value)?),
+                "memory_x" => args.memory_x = Some(boolean(&name, &value)?),
                 _ => args.align = Some(alignment(&value)?),
             }
         }
@@ -436,7 +458,9 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
         .unwrap_or("(no message)")
 }
 
-fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
+/// The expansion of the call `args` (written as `text`) in the crate at `manifest` (its
+/// `memory.x`).
+fn expand(args: &Args, text: &str, manifest: &Path) -> syn::Result<proc_macro2::TokenStream> {
     let span = args.path.span();
     let written = args.path.value();
     let path = resolve(&args.path);
@@ -494,50 +518,134 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
         },
         reference_kernels: false,
     };
-    // A bug in Kiln must still be a compile error, not a proc-macro panic.
-    let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        kiln_build::compile_tokens(&bytes, &options)
-    }))
-    .map_err(|p| {
-        syn::Error::new(
-            span,
-            format!(
-                "{name}: internal error in Kiln, please report it with the model: {}",
-                panic_text(p.as_ref())
-            ),
-        )
-    })?
-    .map_err(|d| {
-        let message = kiln_build::message(&name, &d);
-        let budget = match d.kind {
-            // A memory map that does not fit: on the regions.
-            ErrorKind::OverRamBudget if d.message.contains("memory map") => {
-                args.regions.as_ref().map(|(e, _)| e)
+    // The plan cache (`cache.rs`): not for named-constant budgets (their checks carry the
+    // user's spans) nor for calls that write reports.
+    let exprs = [&args.ram_budget, &args.flash_budget]
+        .into_iter()
+        .chain([&args.reserved_ram.as_ref().map(|(_, e)| e.clone())])
+        .flatten()
+        .any(|e| literal_value(e).is_none());
+    // The RAM of the crate's `memory.x`, checked when no budget is given (`memory_x.rs`).
+    let memory = (args.ram_budget.is_none()
+        && args.memory_x != Some(false)
+        && args.regions.is_none()
+        && args.link_section.is_none())
+    .then(|| memory_x::ram_of_crate(manifest))
+    .flatten();
+    let cached = (!exprs && args.report.is_none())
+        .then(cache::dir)
+        .flatten()
+        .map(|dir| {
+            let memory = memory.as_ref().map_or(0, |m| m.bytes);
+            let key = cache::key(&bytes, &format!("{text}\0memory.x RAM {memory}"), &path);
+            (dir, key)
+        });
+    let entry = match cached.as_ref().and_then(|(dir, key)| cache::load(dir, key)) {
+        Some(entry) => entry,
+        None => {
+            let produced = compile(args, &bytes, &options, &name, memory.as_ref())?;
+            if let Some((dir, key)) = &cached {
+                let entry = match &produced {
+                    Ok(tokens) => Entry::Tokens(tokens.to_string()),
+                    Err((at, message)) => Entry::Error(*at, message.clone()),
+                };
+                cache::store(dir, key, &entry);
             }
-            // On the reserved bytes when only they are a constant expression.
-            ErrorKind::OverRamBudget => match (&args.ram_budget, &args.reserved_ram) {
-                (Some(b), Some((_, r)))
-                    if literal_value(b).is_some() && literal_value(r).is_none() =>
-                {
-                    Some(r)
-                }
-                (b, _) => b.as_ref(),
-            },
-            ErrorKind::OverFlashBudget => args.flash_budget.as_ref(),
-            _ => None,
-        };
-        match budget {
-            Some(expr) => syn::Error::new_spanned(expr, message),
-            None => syn::Error::new(span, message),
+            match produced {
+                // The tokens themselves (with the spans of a named-constant budget).
+                Ok(tokens) => return Ok(tokens),
+                Err((at, message)) => Entry::Error(at, message),
+            }
         }
-    })?;
+    };
+    match entry {
+        Entry::Tokens(code) => code.parse().map_err(|e| {
+            syn::Error::new(
+                span,
+                format!("{name}: internal error in Kiln, please report it: {e}"),
+            )
+        }),
+        Entry::Error(at, message) => {
+            let target = match at {
+                At::Path => None,
+                At::RamBudget => args.ram_budget.as_ref(),
+                At::ReservedRam => args.reserved_ram.as_ref().map(|(_, e)| e),
+                At::Regions => args.regions.as_ref().map(|(e, _)| e),
+                At::FlashBudget => args.flash_budget.as_ref(),
+            };
+            Err(match target {
+                Some(expr) => syn::Error::new_spanned(expr, message),
+                None => syn::Error::new(span, message),
+            })
+        }
+    }
+}
+
+/// What [`compile`] gives: the generated tokens, or a compile error's message with the
+/// argument it points at.
+type Produced = Result<proc_macro2::TokenStream, (At, String)>;
+
+/// Plans and emits the model (the work the cache saves): its tokens, or the compile error
+/// with the argument it points at; then the check against `memory.x`'s RAM.
+fn compile(
+    args: &Args,
+    bytes: &[u8],
+    options: &Options,
+    name: &str,
+    memory: Option<&memory_x::Ram>,
+) -> syn::Result<Produced> {
+    let span = args.path.span();
+    // A bug in Kiln must still be a compile error, not a proc-macro panic.
+    let run = |options: &Options| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            kiln_build::compile_tokens(bytes, options)
+        }))
+        .map_err(|p| {
+            syn::Error::new(
+                span,
+                format!(
+                    "{name}: internal error in Kiln, please report it with the model: {}",
+                    panic_text(p.as_ref())
+                ),
+            )
+        })
+    };
+    let compiled = match run(options)? {
+        Ok(c) => c,
+        Err(d) => {
+            let message = kiln_build::message(name, &d);
+            let at = match d.kind {
+                // A memory map that does not fit: on the regions.
+                ErrorKind::OverRamBudget if d.message.contains("memory map") => At::Regions,
+                // On the reserved bytes when only they are a constant expression.
+                ErrorKind::OverRamBudget => match (&args.ram_budget, &args.reserved_ram) {
+                    (Some(b), Some((_, r)))
+                        if literal_value(b).is_some() && literal_value(r).is_none() =>
+                    {
+                        At::ReservedRam
+                    }
+                    _ => At::RamBudget,
+                },
+                ErrorKind::OverFlashBudget => At::FlashBudget,
+                _ => At::Path,
+            };
+            let at = match at {
+                At::RamBudget if args.ram_budget.is_none() => At::Path,
+                At::ReservedRam if args.reserved_ram.is_none() => At::Path,
+                At::Regions if args.regions.is_none() => At::Path,
+                At::FlashBudget if args.flash_budget.is_none() => At::Path,
+                at => at,
+            };
+            return Ok(Err((at, message)));
+        }
+    };
     if let Some(dir) = &args.report {
         let root = std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default();
         let folder = Path::new(&root).join(dir.value());
-        let stem = Path::new(&name)
+        let stem = Path::new(name)
             .file_stem()
-            .map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
-        compiled.write_reports(&folder, &stem, &name).map_err(|e| {
+            .map_or_else(|| name.to_string(), |s| s.to_string_lossy().into_owned());
+        compiled.write_reports(&folder, &stem, name).map_err(|e| {
             syn::Error::new(
                 dir.span(),
                 format!(
@@ -547,7 +655,38 @@ fn expand(args: &Args) -> syn::Result<proc_macro2::TokenStream> {
             )
         })?;
     }
-    Ok(compiled.tokens)
+    let needs = compiled.plan.arena_bytes + compiled.plan.persistent_bytes;
+    if let Some(ram) = memory.filter(|m| needs > m.bytes) {
+        // What a budget of the whole RAM would give: a leaner plan, or the smallest
+        // reachable (the budget error says which).
+        let mut within = options.clone();
+        within.ram_budget = Some(Budget::Bytes(ram.bytes));
+        let reach = match run(&within)? {
+            Ok(c) => format!(
+                "with `ram_budget = {}` Kiln plans it in {} bytes (leaner kernels or \
+                 operators run in strips of rows, a little slower): give the RAM left for \
+                 the model as `ram_budget`",
+                ram.bytes,
+                c.plan.arena_bytes + c.plan.persistent_bytes
+            ),
+            Err(d) => format!("no plan fits it: {}", d.message),
+        };
+        return Ok(Err((
+            At::Path,
+            format!(
+                "{name}: needs {needs} bytes of RAM (arena {} B + persistent {} B, the fastest \
+                 plan), more than the RAM region of the crate's `memory.x` (line {}: LENGTH \
+                 = {} bytes) by {} bytes; {reach}; or `memory_x = false` to leave the check \
+                 to the linker",
+                compiled.plan.arena_bytes,
+                compiled.plan.persistent_bytes,
+                ram.line,
+                ram.bytes,
+                needs - ram.bytes
+            ),
+        )));
+    }
+    Ok(Ok(compiled.tokens))
 }
 
 #[cfg(test)]
@@ -566,8 +705,86 @@ mod tests {
 
     /// The macro's expansion.
     fn macro_tokens(input: proc_macro2::TokenStream) -> String {
+        let text = input.to_string();
         let args: Args = syn::parse2(input).unwrap();
-        expand(&args).unwrap().to_string()
+        expand(&args, &text, Path::new(env!("CARGO_MANIFEST_DIR")))
+            .unwrap()
+            .to_string()
+    }
+
+    /// A second expansion of the same call reads the plan cache, and gives the same tokens
+    /// (text back to tokens and to text again); so does an error.
+    #[test]
+    fn the_plan_cache_gives_what_planning_gave() {
+        let path = shared("tflm_person_detect_int8.tflite");
+        let bytes = std::fs::read(&path).unwrap();
+        for input in [
+            quote!(#path, ram_budget = 40 * 1024),
+            quote!(#path, ram_budget = 1024, tile = false),
+        ] {
+            let text = input.to_string();
+            let key = cache::key(&bytes, &format!("{text}\0memory.x RAM 0"), Path::new(&path));
+            let dir = cache::dir().expect("a cache directory in the workspace");
+            let _ = std::fs::remove_file(dir.join(format!("{key}.txt")));
+            let args: Args = syn::parse2(input).unwrap();
+            let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let first = expand(&args, &text, here).map(|t| t.to_string());
+            let stored = cache::load(&dir, &key).expect("stored by the first expansion");
+            let second = expand(&args, &text, here).map(|t| t.to_string());
+            match (&first, &second) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a, b);
+                    assert!(matches!(stored, Entry::Tokens(_)));
+                }
+                (Err(a), Err(b)) => {
+                    assert_eq!(a.to_string(), b.to_string());
+                    assert!(a.to_string().contains("over the RAM budget"), "{a}");
+                    assert!(matches!(stored, Entry::Error(At::RamBudget, _)));
+                }
+                _ => panic!("{first:?} then {second:?}"),
+            }
+        }
+    }
+
+    /// A crate whose `memory.x` has less RAM than the fastest plan: Kiln's error names the
+    /// file, the line and the lengths, and what a `ram_budget` would reach; with room, or
+    /// with `memory_x = false`, it compiles.
+    #[test]
+    fn a_memory_x_too_small_is_kilns_error() {
+        let path = shared("tflm_person_detect_int8.tflite");
+        let dir = std::env::temp_dir().join(format!("kiln-memory-x-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let expand_with = |ram: &str, input: proc_macro2::TokenStream| {
+            std::fs::write(
+                dir.join("memory.x"),
+                format!(
+                    "MEMORY\n{{\n  FLASH : ORIGIN = 0x08000000, LENGTH = 512K\n  \
+                     RAM : ORIGIN = 0x20000000, LENGTH = {ram}\n}}\n"
+                ),
+            )
+            .unwrap();
+            let text = input.to_string();
+            let args: Args = syn::parse2(input).unwrap();
+            expand(&args, &text, &dir).map_err(|e| e.to_string())
+        };
+        // The fastest plan needs 55,296 B; 48 KiB is reached by leaner kernels or tiling.
+        let e = expand_with("48K", quote!(#path)).unwrap_err();
+        for part in [
+            "needs 55296 bytes of RAM",
+            "`memory.x` (line 4: LENGTH = 49152 bytes) by 6144 bytes",
+            "with `ram_budget = 49152` Kiln plans it in",
+            "`memory_x = false`",
+        ] {
+            assert!(e.contains(part), "{part:?} not in {e}");
+        }
+        // 4 KiB: no plan fits; the budget error's reason is given.
+        let e = expand_with("4K", quote!(#path)).unwrap_err();
+        assert!(e.contains("no plan fits it"), "{e}");
+        assert!(expand_with("64K", quote!(#path)).is_ok());
+        assert!(expand_with("48K", quote!(#path, memory_x = false)).is_ok());
+        // A budget given: it is the check, not memory.x.
+        assert!(expand_with("4K", quote!(#path, ram_budget = 60 * 1024)).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -13,8 +13,9 @@
 //!   see a mismatch caught).
 //! - `KILN_MODELS`: the models directory; default `<repo>/../shared/models`
 //!   (`$KILN_SHARED/models` if `KILN_SHARED` is set, as the host tests).
-//! - `KILN_BOARD`: `mps2-an386`, `microbit` or `mps3-an547`; default from the target
-//!   (thumbv7em -> mps2-an386, thumbv6m -> microbit, thumbv8m.main -> mps3-an547).
+//! - `KILN_BOARD`: `mps2-an386`, `microbit`, `mps3-an547` or `qemu-virt`; default from the
+//!   target (thumbv7em -> mps2-an386, thumbv6m -> microbit, thumbv8m.main -> mps3-an547,
+//!   riscv32 -> qemu-virt).
 //! - `KILN_REGIONS=1` (mps2-an386 only): the memory map of `memory/mps2-an386-regions.x`:
 //!   `include_model!(..., regions = [(".kiln_bram", 16 KB), (".kiln_psram", 1 MB)])`, the
 //!   arena split over the board's block RAM and PSRAM (two memories apart from the RAM of
@@ -60,7 +61,9 @@ fn main() {
 
     // Board memory map.
     let board = env::var("KILN_BOARD").unwrap_or_else(|_| {
-        if target.starts_with("thumbv6m") {
+        if target.starts_with("riscv32") {
+            "qemu-virt".into()
+        } else if target.starts_with("thumbv6m") {
             "microbit".into()
         } else if target.starts_with("thumbv8m.main") {
             "mps3-an547".into()

@@ -193,7 +193,7 @@ pub(crate) fn two_pixels<const F: bool>(
     // Helium: both pixels four channels per step, the loop over the groups in the
     // microkernel (the widened pairs are not used); the channels past the last group of
     // four pixel by pixel.
-    #[cfg(kiln_arch = "mve")]
+    #[cfg(any(kiln_arch = "mve", kiln_arch = "riscv"))]
     {
         let _ = wide;
         let x1 = x.get(k..).unwrap_or(&[]);
@@ -204,12 +204,12 @@ pub(crate) fn two_pixels<const F: bool>(
             one_pixel_from::<F>(k, x1, w, ch, q, out1, o);
         }
     }
-    #[cfg(not(kiln_arch = "mve"))]
+    #[cfg(not(any(kiln_arch = "mve", kiln_arch = "riscv")))]
     two_pixels_by_pairs::<F>(k, x, wide, w, ch, q, out0, out1);
 }
 
 /// [`two_pixels`] by pairs of channels (the DSP and portable microkernels).
-#[cfg(not(kiln_arch = "mve"))]
+#[cfg(not(any(kiln_arch = "mve", kiln_arch = "riscv")))]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn two_pixels_by_pairs<const F: bool>(
@@ -261,9 +261,9 @@ pub(crate) fn one_pixel<const F: bool>(
     q: &Output,
     out: &mut [i8],
 ) {
-    #[cfg(kiln_arch = "mve")]
+    #[cfg(any(kiln_arch = "mve", kiln_arch = "riscv"))]
     one_pixel_from::<F>(k, x, w, ch, q, out, 0);
-    #[cfg(not(kiln_arch = "mve"))]
+    #[cfg(not(any(kiln_arch = "mve", kiln_arch = "riscv")))]
     {
         let n = out.len();
         let (Some(b), Some(m), Some(e)) = (
@@ -292,7 +292,7 @@ pub(crate) fn one_pixel<const F: bool>(
 /// [`one_pixel`] with Helium, its channels from `from` on: `from` is 0 (all, four at a
 /// time by `arch::one_pixel_by4`, then the rest), or a multiple of 4 at which the
 /// four-channel groups of `arch::two_pixels_by4` stopped.
-#[cfg(kiln_arch = "mve")]
+#[cfg(any(kiln_arch = "mve", kiln_arch = "riscv"))]
 #[inline(always)]
 fn one_pixel_from<const F: bool>(
     k: usize,

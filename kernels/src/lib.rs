@@ -64,7 +64,8 @@
 //!   `arch` (not public): inline assembly with the DSP extension on Cortex-M4/M7/M33
 //!   (`cfg(kiln_arch = "dsp")`), with Helium's vector instructions on Cortex-M55/M85
 //!   (`cfg(kiln_arch = "mve")`), both chosen by `build.rs` from the target and
-//!   `-C target-cpu`, plain Rust elsewhere. The DSP forms load words at any byte address:
+//!   `-C target-cpu`, plain Rust blocked for RV32IM's one-instruction `MUL` on `riscv32im*`
+//!   targets (`cfg(kiln_arch = "riscv")`: ESP32-C3/C6-class), plain Rust elsewhere. The DSP forms load words at any byte address:
 //!   Armv7-M and Armv8-M Mainline allow that unless the program sets `CCR.UNALIGN_TRP`
 //!   (reset value 0), as CMSIS-NN also requires. [`ARCH`] names the microkernels compiled.
 //!   Those modules, and `arch::x86` (the host's `sqrtss` and fused multiply-add), are

@@ -13,10 +13,28 @@
 //! `count` the clipped window's cells (as `f32`), `std::sqrt` (correctly rounded, computed
 //! here by [`crate::libm_f32::sqrtf`], bit-identical with IEEE `sqrtf`), then clamped
 //! to the activation range.
+//!
+//! # Where the windows are
+//!
+//! As the pinned wheel places them, for every window size a model can hold (up to
+//! 2^31 - 1): output row `y` reads input rows `y * stride - padding + k` for the `k` in
+//! `0..filter` that fall inside the input (`filter_y_start = max(0, -origin)`,
+//! `filter_y_end = min(filter_height, input_height - origin)`), likewise for columns. The
+//! padding is [`tflm_padding`]: TFLite's `max(0, (out - 1) * stride + filter - in) / 2` from
+//! TFLM's output size, computed in 64 bits (0 for both axes where an output size is negative),
+//! then narrowed to the `int16_t` of `PoolParams::padding_values`, so a window more than
+//! 65,535 cells larger than the input is shifted by a multiple of 65,536 (measured on the
+//! wheel: a SAME window of 2^17 - 1 rows over 4 rows starts at row 1). The kernels run over
+//! the model's output shape; where TFLM's computed size is positive Kiln requires the
+//! model's to be it, where it is not (a VALID window larger than the input) the model's is
+//! used, as TFLM does. [`prepare_f32`] refuses what TFLM computes with overflowing `int`
+//! arithmetic, and an empty window (no input cell) of AVERAGE_POOL_2D (TFLM returns there and
+//! leaves the rest of the output unwritten) or L2_POOL_2D (NaN); MAX_POOL_2D's empty window
+//! is the type's lowest value, clamped, as in TFLM.
 
 use crate::quant::{
     Activation, Padding, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
-    activation_range_i16, compute_padding_height_width,
+    activation_range_i16,
 };
 use crate::util::{clamp_f32, clamp_i32, max_f32, tap_range};
 
@@ -43,10 +61,11 @@ pub struct Params {
     pub stride_height: usize,
     /// Horizontal stride.
     pub stride_width: usize,
-    /// Implicit padding rows before the input.
-    pub padding_height: usize,
-    /// Implicit padding columns before the input.
-    pub padding_width: usize,
+    /// Implicit padding rows before the input, as TFLM's kernels see it ([`tflm_padding`]:
+    /// negative where TFLM's narrowing to 16 bits wraps).
+    pub padding_height: i32,
+    /// Implicit padding columns before the input (as `padding_height`).
+    pub padding_width: i32,
     /// Lower clamp of the quantized output.
     pub quantized_activation_min: i32,
     /// Upper clamp of the quantized output.
@@ -79,10 +98,172 @@ pub const fn scratch_bytes(_p: &Params) -> usize {
     0
 }
 
-/// Shapes and padding of a float pooling node from the input shape `[N, H, W, C]`
-/// (`CalculateOpDataPooling`); the output height/width are computed from the padding type and
-/// must match the model's output tensor.
-pub fn prepare_f32(input_shape: [usize; 4], options: &Options) -> Result<Params, PrepareError> {
+/// Which pooling kernel: they treat a window without input cells differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// AVERAGE_POOL_2D: TFLM's kernel returns at the first empty window, leaving that output
+    /// and the rest unwritten.
+    Average,
+    /// MAX_POOL_2D: an empty window gives the lowest value, clamped to the activation range.
+    Max,
+    /// L2_POOL_2D: TFLM sizes the output itself (its computed size must be positive and the
+    /// model's); an empty window gives `sqrt(0 / 0)`, NaN.
+    L2,
+}
+
+/// Why a pooling node cannot be compiled as TFLM runs it (`axis` 0 is the height, 1 the
+/// width).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowError {
+    /// The model's output extent is not TFLM's computed one (which is positive).
+    OutputSize {
+        axis: usize,
+        computed: i64,
+        declared: usize,
+    },
+    /// TFLM computes no output extent (a VALID window larger than the input, `computed` <= 0):
+    /// L2_POOL_2D's output would have no elements (the pinned wheel refuses it).
+    NoOutput { axis: usize, computed: i64 },
+    /// The window of output row or column `index` holds no input cell (`padding`: TFLM's
+    /// padding, after its narrowing to 16 bits). AVERAGE_POOL_2D leaves that output and the
+    /// ones after it unwritten, L2_POOL_2D writes NaN.
+    EmptyWindow {
+        axis: usize,
+        index: usize,
+        padding: i32,
+    },
+    /// TFLM's `int` arithmetic for the window of output row or column `index` overflows
+    /// (`index * stride - padding`, or the input extent less that): undefined behaviour.
+    Overflow {
+        axis: usize,
+        index: usize,
+        stride: usize,
+        padding: i32,
+    },
+}
+
+/// A pooling node's prepare failure: its quantization, or its windows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PoolError {
+    /// As for every operator (shapes, quantization, activation range).
+    Prepare(PrepareError),
+    /// The windows (see [`WindowError`]).
+    Window(WindowError),
+}
+
+impl From<PrepareError> for PoolError {
+    fn from(e: PrepareError) -> Self {
+        PoolError::Prepare(e)
+    }
+}
+
+/// TFLM's `ComputeOutSizeChecked` for one axis (dilation 1): `(input + stride - 1) / stride`
+/// (SAME) or `(input + stride - filter) / stride` (VALID) in 64 bits, the division
+/// truncating toward zero; `None` where TFLM fails it (a negative size).
+pub fn out_size(padding: Padding, input: usize, filter: usize, stride: usize) -> Option<i64> {
+    let out = raw_out_size(padding, input, filter, stride);
+    (out >= 0).then_some(out)
+}
+
+/// [`out_size`] before TFLM's check (negative where it fails).
+fn raw_out_size(padding: Padding, input: usize, filter: usize, stride: usize) -> i64 {
+    let (input, filter, stride) = (input as i64, filter as i64, stride as i64);
+    let numerator = match padding {
+        Padding::Same => input + stride - 1,
+        Padding::Valid => input + stride - filter,
+    };
+    numerator / stride
+}
+
+/// The padding TFLM's pooling kernels use, `(height, width)`: `ComputePaddingHeightWidth`
+/// of the pinned wheel (tensorflow/lite/micro/kernels/padding.h: sizes and paddings in 64
+/// bits; where an output size is negative it gives up and leaves both paddings 0), each
+/// `max(0, (out - 1) * stride + filter - input) / 2`, then narrowed to `int16_t` by
+/// `PoolParams::padding_values` (tensorflow/lite/kernels/internal/types.h), modulo 2^16:
+/// a window more than 65,535 cells taller than its input is placed elsewhere than the
+/// formula says, as the wheel does.
+pub fn tflm_padding(input_hw: [usize; 2], options: &Options) -> (i32, i32) {
+    let axis = |input: usize, filter: usize, stride: usize| {
+        out_size(options.padding, input, filter, stride).map(|out| {
+            let total = (out - 1) * stride as i64 + filter as i64 - input as i64;
+            total.max(0) / 2
+        })
+    };
+    // Width first, as TFLM: a failure there leaves the height's padding 0 too.
+    let Some(width) = axis(input_hw[1], options.filter_width, options.stride_width) else {
+        return (0, 0);
+    };
+    let Some(height) = axis(input_hw[0], options.filter_height, options.stride_height) else {
+        return (0, 0);
+    };
+    (height as i16 as i32, width as i16 as i32)
+}
+
+/// The height padding of TFLite's formula before TFLM's narrowing to 16 bits (what the
+/// tiler's strips of rows assume), `None` where TFLM computes no output row.
+pub fn standard_padding(input_height: usize, options: &Options) -> Option<usize> {
+    let (stride, filter) = (options.stride_height, options.filter_height);
+    let out = out_size(options.padding, input_height, filter, stride).filter(|&o| o > 0)?;
+    let total = (out - 1) * stride as i64 + filter as i64 - input_height as i64;
+    usize::try_from(total.max(0) / 2).ok()
+}
+
+/// Checks the windows of one axis as TFLM's kernels place them (`out * stride - padding`,
+/// clipped to the input): every `int` it computes must fit, and for AVERAGE_POOL_2D and
+/// L2_POOL_2D every window must hold an input cell.
+fn check_axis(
+    axis: usize,
+    kind: Kind,
+    outputs: usize,
+    stride: usize,
+    padding: i32,
+    input: usize,
+    filter: usize,
+) -> Result<(), WindowError> {
+    let fits = |v: i64| i32::MIN as i64 <= v && v <= i32::MAX as i64;
+    for index in 0..outputs {
+        let at = (index as i64).checked_mul(stride as i64);
+        let origin = at.map(|a| a - padding as i64);
+        let Some(origin) = origin.filter(|&o| {
+            fits(at.unwrap_or(i64::MAX)) && fits(o) && fits(-o) && fits(input as i64 - o)
+        }) else {
+            return Err(WindowError::Overflow {
+                axis,
+                index,
+                stride,
+                padding,
+            });
+        };
+        let (start, end) = tap_range(origin as isize, 1, input, filter);
+        if start >= end && kind != Kind::Max {
+            return Err(WindowError::EmptyWindow {
+                axis,
+                index,
+                padding,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Shapes, padding and windows of a pooling node (`CalculateOpDataPooling`) from the input
+/// shape `[N, H, W, C]` and the output's height and width as the model declares them, for
+/// float32 (and, through [`prepare_s8`] and [`prepare_s16`], the quantized types).
+///
+/// TFLM's AVERAGE_POOL_2D and MAX_POOL_2D run over the model's output shape whatever the
+/// size they compute: where that size is positive Kiln requires the model's to be it (a
+/// different one is a broken model, refused on purpose), where it is 0 or TFLM fails it (a
+/// VALID window larger than the input) the model's is used, as in TFLM. L2_POOL_2D
+/// resizes its output to the computed size, which must be positive and the model's. The
+/// windows are TFLM's ([`tflm_padding`]); a model whose windows TFLM computes with
+/// overflowing `int` arithmetic, or (AVERAGE_POOL_2D, L2_POOL_2D) whose window holds no
+/// input cell, is refused.
+pub fn prepare_f32(
+    input_shape: [usize; 4],
+    output_hw: [usize; 2],
+    options: &Options,
+    kind: Kind,
+) -> Result<Params, PoolError> {
     let [batches, input_height, input_width, depth] = input_shape;
     if options.stride_height == 0
         || options.stride_width == 0
@@ -90,63 +271,75 @@ pub fn prepare_f32(input_shape: [usize; 4], options: &Options) -> Result<Params,
         || options.filter_width == 0
         || batches == 0
         || depth == 0
+        || output_hw.contains(&0)
     {
-        return Err(PrepareError::InvalidShape);
+        return Err(PrepareError::InvalidShape.into());
     }
-    let pad = compute_padding_height_width(
-        options.padding,
-        options.stride_height,
-        options.stride_width,
-        1,
-        1,
-        input_height,
-        input_width,
-        options.filter_height,
-        options.filter_width,
-    );
-    if pad.out_height == 0 || pad.out_width == 0 {
-        return Err(PrepareError::InvalidShape);
+    let inputs = [input_height, input_width];
+    let filters = [options.filter_height, options.filter_width];
+    let strides = [options.stride_height, options.stride_width];
+    for axis in 0..2 {
+        let declared = output_hw[axis];
+        let computed = raw_out_size(options.padding, inputs[axis], filters[axis], strides[axis]);
+        if computed > 0 && computed != declared as i64 {
+            return Err(PoolError::Window(WindowError::OutputSize {
+                axis,
+                computed,
+                declared,
+            }));
+        }
+        if computed <= 0 && kind == Kind::L2 {
+            return Err(PoolError::Window(WindowError::NoOutput { axis, computed }));
+        }
     }
-    let p = Params {
+    let (padding_height, padding_width) = tflm_padding(inputs, options);
+    let paddings = [padding_height, padding_width];
+    for axis in 0..2 {
+        check_axis(
+            axis,
+            kind,
+            output_hw[axis],
+            strides[axis],
+            paddings[axis],
+            inputs[axis],
+            filters[axis],
+        )
+        .map_err(PoolError::Window)?;
+    }
+    let (float_activation_min, float_activation_max) = activation_range_f32(options.activation);
+    Ok(Params {
         batches,
         input_height,
         input_width,
         depth,
-        output_height: pad.out_height,
-        output_width: pad.out_width,
+        output_height: output_hw[0],
+        output_width: output_hw[1],
         filter_height: options.filter_height,
         filter_width: options.filter_width,
         stride_height: options.stride_height,
         stride_width: options.stride_width,
-        padding_height: pad.height,
-        padding_width: pad.width,
+        padding_height,
+        padding_width,
         quantized_activation_min: 0,
         quantized_activation_max: 0,
-        float_activation_min: activation_range_f32(options.activation).0,
-        float_activation_max: activation_range_f32(options.activation).1,
-    };
-    // TFLM's AveragePool fails on a window with no input cell; that cannot happen with TFLM's
-    // padding, but reject it here so the kernels' `false` return is unreachable.
-    if !windows_nonempty(&p) {
-        return Err(PrepareError::InvalidShape);
-    }
-    Ok(p)
+        float_activation_min,
+        float_activation_max,
+    })
 }
 
-/// Build-time parameters of an int8 pooling node (`PoolingPrepare`): input and output must
-/// share scale (within 1e-6) and zero point, the activation range comes from the output.
+/// Build-time parameters of an int8 pooling node (`PoolingPrepare`): the windows of
+/// [`prepare_f32`]; input and output must share scale (within 1e-6) and zero point, the
+/// activation range comes from the output.
 pub fn prepare_s8(
     input_shape: [usize; 4],
+    output_hw: [usize; 2],
     options: &Options,
+    kind: Kind,
     input: QuantParams,
     output: QuantParams,
-) -> Result<Params, PrepareError> {
-    let mut p = prepare_f32(input_shape, options)?;
-    let d = input.scale as f64 - output.scale as f64;
-    let scale_diff = if d < 0.0 { -d } else { d };
-    if !(scale_diff <= 1.0e-6) || input.zero_point != output.zero_point {
-        return Err(PrepareError::UnsupportedQuantization);
-    }
+) -> Result<Params, PoolError> {
+    let mut p = prepare_f32(input_shape, output_hw, options, kind)?;
+    check_same_quantization(input, output)?;
     let (min, max) = activation_range_i8(options.activation, output.scale, output.zero_point)?;
     p.quantized_activation_min = min;
     p.quantized_activation_max = max;
@@ -155,39 +348,20 @@ pub fn prepare_s8(
     Ok(p)
 }
 
-fn windows_nonempty(p: &Params) -> bool {
-    let rows = (0..p.output_height).all(|oy| {
-        let (a, b) = window(
-            oy,
-            p.stride_height,
-            p.padding_height,
-            p.input_height,
-            p.filter_height,
-        );
-        a < b
-    });
-    let cols = (0..p.output_width).all(|ox| {
-        let (a, b) = window(
-            ox,
-            p.stride_width,
-            p.padding_width,
-            p.input_width,
-            p.filter_width,
-        );
-        a < b
-    });
-    rows && cols
+fn check_same_quantization(input: QuantParams, output: QuantParams) -> Result<(), PrepareError> {
+    let d = input.scale as f64 - output.scale as f64;
+    let scale_diff = if d < 0.0 { -d } else { d };
+    if !(scale_diff <= 1.0e-6) || input.zero_point != output.zero_point {
+        return Err(PrepareError::UnsupportedQuantization);
+    }
+    Ok(())
 }
 
-/// Clipped window `(start, end)` in input coordinates for output position `out`.
+/// Clipped window `(start, end)` in input coordinates for output position `out` (empty,
+/// `(0, 0)`, where no input cell falls in it). `out * stride - pad` fits an `i32`, as
+/// [`prepare_f32`] checks.
 #[inline]
-fn window(
-    out: usize,
-    stride: usize,
-    pad: usize,
-    input_size: usize,
-    filter: usize,
-) -> (usize, usize) {
+fn window(out: usize, stride: usize, pad: i32, input_size: usize, filter: usize) -> (usize, usize) {
     let origin = (out * stride) as isize - pad as isize;
     let (f0, f1) = tap_range(origin, 1, input_size, filter);
     if f0 >= f1 {
@@ -388,16 +562,14 @@ pub fn max_pool_f32(p: &Params, input: &[f32], output: &mut [f32]) {
 /// quantization equal), with the int16 output's activation range.
 pub fn prepare_s16(
     input_shape: [usize; 4],
+    output_hw: [usize; 2],
     options: &Options,
+    kind: Kind,
     input: QuantParams,
     output: QuantParams,
-) -> Result<Params, PrepareError> {
-    let mut p = prepare_f32(input_shape, options)?;
-    let d = input.scale as f64 - output.scale as f64;
-    let scale_diff = if d < 0.0 { -d } else { d };
-    if !(scale_diff <= 1.0e-6) || input.zero_point != output.zero_point {
-        return Err(PrepareError::UnsupportedQuantization);
-    }
+) -> Result<Params, PoolError> {
+    let mut p = prepare_f32(input_shape, output_hw, options, kind)?;
+    check_same_quantization(input, output)?;
     let (min, max) = activation_range_i16(options.activation, output.scale, output.zero_point)?;
     p.quantized_activation_min = min;
     p.quantized_activation_max = max;
@@ -726,7 +898,7 @@ mod tests_int16_l2 {
             scale: 0.5,
             zero_point: 0,
         };
-        let p = prepare_s16([1, 1, 40_000, 2], &o, q, q).unwrap();
+        let p = prepare_s16([1, 1, 40_000, 2], [1, 1], &o, Kind::Average, q, q).unwrap();
         let x: Vec<i16> = (0..80_000)
             .map(|i| {
                 if i % 2 == 0 {
@@ -767,7 +939,7 @@ mod tests_int16_l2 {
                 zero_point: 0,
             };
             let shape = [2, 5, 3, depth];
-            let p = prepare_s16(shape, &o, q, q).unwrap();
+            let p = prepare_s16(shape, [3, 3], &o, Kind::Average, q, q).unwrap();
             let n = 2 * 5 * 3 * depth;
             let x: Vec<i16> = (0..n).map(|_| next() as i16).collect();
             let xf: Vec<f32> = x.iter().map(|&v| v as f32 / 64.0).collect();
@@ -776,7 +948,7 @@ mod tests_int16_l2 {
                 (std::vec![0i16; m], std::vec![0i16; m], std::vec![0f32; m]);
             assert!(average_pool_s16(&p, &x, &mut avg));
             max_pool_s16(&p, &x, &mut max);
-            let pf = prepare_f32(shape, &o).unwrap();
+            let pf = prepare_f32(shape, [3, 3], &o, Kind::L2).unwrap();
             assert!(l2_pool_f32(&pf, &xf, &mut l2));
             let mut k = 0;
             for b in 0..2 {
@@ -826,13 +998,13 @@ mod tests_int16_l2 {
             scale: 0.5,
             zero_point: 0,
         };
-        let p = prepare_s16([1, 1, 2, 1], &o, q, q).unwrap();
+        let p = prepare_s16([1, 1, 2, 1], [1, 1], &o, Kind::Average, q, q).unwrap();
         let mut y = [0i16];
         assert!(average_pool_s16(&p, &[-3, -2], &mut y));
         assert_eq!(y, [-3]);
         max_pool_s16(&p, &[-32768, -32768], &mut y);
         assert_eq!(y, [-32768]);
-        let p = prepare_f32([1, 1, 2, 1], &o).unwrap();
+        let p = prepare_f32([1, 1, 2, 1], [1, 1], &o, Kind::L2).unwrap();
         let mut y = [0.0f32];
         assert!(l2_pool_f32(&p, &[3.0, 4.0], &mut y));
         assert_eq!(y, [(12.5f32).sqrt()]);
@@ -854,6 +1026,23 @@ mod tests {
         }
     }
 
+    /// TFLM's output size of `shape` (positive here).
+    fn out(shape: [usize; 4], o: &Options) -> [usize; 2] {
+        let h = out_size(o.padding, shape[1], o.filter_height, o.stride_height).unwrap();
+        let w = out_size(o.padding, shape[2], o.filter_width, o.stride_width).unwrap();
+        [h as usize, w as usize]
+    }
+
+    fn s8(
+        shape: [usize; 4],
+        o: &Options,
+        kind: Kind,
+        a: QuantParams,
+        b: QuantParams,
+    ) -> Result<Params, PoolError> {
+        prepare_s8(shape, out(shape, o), o, kind, a, b)
+    }
+
     const Q: QuantParams = QuantParams {
         scale: 0.5,
         zero_point: 0,
@@ -861,23 +1050,120 @@ mod tests {
 
     #[test]
     fn rejects_empty_output() {
-        // A 2x2 window on a 1x2 input with VALID padding has no output row.
+        // A 2x2 window on a 1x2 input with VALID padding: TFLM computes no output row.
+        let o = opts(Padding::Valid, 1, 2, Activation::None);
+        assert_eq!(
+            prepare_f32([1, 1, 2, 1], [1, 1], &o, Kind::L2),
+            Err(PoolError::Window(WindowError::NoOutput {
+                axis: 0,
+                computed: 0
+            }))
+        );
+        assert_eq!(
+            prepare_s8([1, 1, 2, 1], [0, 1], &o, Kind::Max, Q, Q),
+            Err(PoolError::Prepare(PrepareError::InvalidShape))
+        );
+    }
+
+    /// Windows larger than the input, placed as the pinned wheel places them (the values in
+    /// the comments were measured on it; tests/fidelity.rs checks whole models).
+    #[test]
+    fn windows_larger_than_the_input() {
+        let tall = |padding, filter, stride| Options {
+            padding,
+            stride_height: stride,
+            stride_width: 1,
+            filter_height: filter,
+            filter_width: 1,
+            activation: Activation::None,
+        };
+        let rows = [10i8, 20, 30, 40];
+        let reversed = [40i8, 30, 20, 10];
+        // SAME, 2^17 - 1 rows over 4: padding 65,535, which int16_t holds as -1, so the first
+        // window starts at row 1 (max 30 of the reversed rows) and the last is empty.
+        let o = tall(Padding::Same, (1 << 17) - 1, 1);
+        assert_eq!(tflm_padding([4, 1], &o), (-1, 0));
+        let p = prepare_s8([1, 4, 1, 1], [4, 1], &o, Kind::Max, Q, Q).unwrap();
+        let mut y = [0i8; 4];
+        max_pool_s8(&p, &reversed, &mut y);
+        assert_eq!(y, [30, 20, 10, -128]);
+        // 2^16 rows: padding 32,767 fits, every window holds all four rows.
+        let o = tall(Padding::Same, 1 << 16, 1);
+        assert_eq!(tflm_padding([4, 1], &o), (32_767, 0));
+        // 2^30 - 10 rows: padding 2^29 - 6 narrows to -6, the first window starts past the
+        // input: MAX_POOL_2D gives -128, AVERAGE_POOL_2D is refused.
+        let o = tall(Padding::Same, (1 << 30) - 10, 1);
+        assert_eq!(tflm_padding([4, 1], &o), (-6, 0));
+        let p = prepare_s8([1, 4, 1, 1], [4, 1], &o, Kind::Max, Q, Q).unwrap();
+        max_pool_s8(&p, &rows, &mut y);
+        assert_eq!(y, [-128; 4]);
+        assert_eq!(
+            prepare_s8([1, 4, 1, 1], [4, 1], &o, Kind::Average, Q, Q),
+            Err(PoolError::Window(WindowError::EmptyWindow {
+                axis: 0,
+                index: 0,
+                padding: -6
+            }))
+        );
+        // VALID, 5 rows over 4: TFLM's output height is 0, the model's (2) is used, padding 0.
+        let o = tall(Padding::Valid, 5, 1);
+        assert_eq!(out_size(Padding::Valid, 4, 5, 1), Some(0));
+        let p = prepare_s8([1, 4, 1, 1], [2, 1], &o, Kind::Average, Q, Q).unwrap();
+        let mut y = [0i8; 2];
+        assert!(average_pool_s8(&p, &rows, &mut y));
+        assert_eq!(y, [25, 30]);
+        // A negative output size (here the width's) leaves both paddings 0.
+        let o = Options {
+            padding: Padding::Valid,
+            stride_height: 1,
+            stride_width: 3,
+            filter_height: 65_539,
+            filter_width: 65_539,
+            activation: Activation::None,
+        };
+        assert_eq!(out_size(Padding::Valid, 5, 65_539, 3), None);
+        assert_eq!(tflm_padding([1, 5], &o), (0, 0));
+        // A size TFLM computes must be the model's.
         assert_eq!(
             prepare_s8(
-                [1, 1, 2, 1],
-                &opts(Padding::Valid, 1, 2, Activation::None),
+                [1, 4, 1, 1],
+                [3, 1],
+                &tall(Padding::Same, 5, 2),
+                Kind::Max,
                 Q,
                 Q
             ),
-            Err(PrepareError::InvalidShape)
+            Err(PoolError::Window(WindowError::OutputSize {
+                axis: 0,
+                computed: 2,
+                declared: 3
+            }))
+        );
+        // Output row 2 at stride 2^30: 2^31 overflows TFLM's int.
+        assert_eq!(
+            prepare_s8(
+                [1, 4, 1, 1],
+                [3, 1],
+                &tall(Padding::Valid, 5, 1 << 30),
+                Kind::Max,
+                Q,
+                Q
+            ),
+            Err(PoolError::Window(WindowError::Overflow {
+                axis: 0,
+                index: 2,
+                stride: 1 << 30,
+                padding: 0
+            }))
         );
     }
 
     #[test]
     fn average_int8() {
-        let p = prepare_s8(
+        let p = s8(
             [1, 2, 2, 2],
             &opts(Padding::Valid, 1, 2, Activation::None),
+            Kind::Average,
             Q,
             Q,
         )
@@ -894,9 +1180,10 @@ mod tests {
 
     #[test]
     fn average_same_padding_counts_only_inside() {
-        let p = prepare_s8(
+        let p = s8(
             [1, 3, 3, 1],
             &opts(Padding::Same, 1, 3, Activation::None),
+            Kind::Average,
             Q,
             Q,
         )
@@ -914,9 +1201,10 @@ mod tests {
             scale: 0.1,
             zero_point: -5,
         };
-        let p = prepare_s8(
+        let p = s8(
             [1, 2, 2, 1],
             &opts(Padding::Valid, 2, 2, Activation::Relu),
+            Kind::Max,
             q,
             q,
         )
@@ -931,13 +1219,15 @@ mod tests {
 
     #[test]
     fn float_pools() {
-        let p = prepare_f32([1, 2, 2, 1], &opts(Padding::Valid, 1, 2, Activation::None)).unwrap();
+        let o = opts(Padding::Valid, 1, 2, Activation::None);
+        let p = prepare_f32([1, 2, 2, 1], [1, 1], &o, Kind::Average).unwrap();
         let mut out = [0f32; 1];
         assert!(average_pool_f32(&p, &[1.0, 2.0, 3.0, 4.5], &mut out));
         assert_eq!(out, [2.625]);
         max_pool_f32(&p, &[1.0, 2.0, 3.0, 4.5], &mut out);
         assert_eq!(out, [4.5]);
-        let p = prepare_f32([1, 2, 2, 1], &opts(Padding::Valid, 1, 2, Activation::Relu6)).unwrap();
+        let o = opts(Padding::Valid, 1, 2, Activation::Relu6);
+        let p = prepare_f32([1, 2, 2, 1], [1, 1], &o, Kind::Max).unwrap();
         max_pool_f32(&p, &[1.0, 2.0, 30.0, 4.5], &mut out);
         assert_eq!(out, [6.0]);
     }
@@ -953,13 +1243,14 @@ mod tests {
             zero_point: 1,
         };
         assert_eq!(
-            prepare_s8(
+            s8(
                 [1, 2, 2, 1],
                 &opts(Padding::Valid, 1, 2, Activation::None),
+                Kind::Average,
                 a,
                 b
             ),
-            Err(PrepareError::UnsupportedQuantization)
+            Err(PoolError::Prepare(PrepareError::UnsupportedQuantization))
         );
     }
 }

@@ -2,12 +2,16 @@
 //!
 //! Follows TFLM's `reference_ops::Sub`/`BroadcastSubSlow` for int8 (both inputs rescaled with
 //! `left_shift = 20` headroom, subtracted, requantized — the ADD scheme) and float
-//! (`clamp(x - y)`). Unlike ADD, `sub_common.cc` computes the real multipliers in `float`
-//! (`2 * max(s1, s2)`, `s1 / twice_max`, `twice_max / (2^20 * s_out)`) before widening them to
-//! `double`; [`prepare_s8`] reproduces that. int16 is the int8 scheme with `left_shift = 15`
-//! and the int16 activation range ([`prepare_s16`]); int32 is unquantized, `clamp(x - y)`
-//! with `CalculateActivationRange<int32_t>` ([`prepare_i32`]; the difference wraps where C++
-//! would overflow).
+//! (`clamp(x - y)`). The pinned wheel's `CalculateOpDataSub` (sub_common.cc) takes
+//! `twice_max_input_scale = 2 * max(s1, s2)` in `float` and divides in `double`:
+//! `double(s1) / double(twice_max)`, `double(twice_max) / (2^left_shift * double(s_out))`
+//! ([`prepare_s8`], [`prepare_s16`]). TFLM's current source divides in `float` and widens
+//! the quotients; that rounds the real multipliers to 24 bits, so their Q31 forms differ in
+//! the low bits and about one output in a few thousand moves by one (measured on the pinned
+//! wheel, int16 and int8 alike: `tools/kcases_arith_scales.py`); the wheel wins. int16 is the
+//! int8 scheme with `left_shift = 15` and the int16 activation range ([`prepare_s16`]);
+//! int32 is unquantized, `clamp(x - y)` with `CalculateActivationRange<int32_t>`
+//! ([`prepare_i32`]; the difference wraps where C++ would overflow).
 
 use crate::broadcast::{Broadcast, broadcast_binary};
 use crate::fixed_point::{
@@ -87,11 +91,13 @@ fn prepare_quantized(
     } else {
         input1.scale
     };
-    let twice_max_input_scale: f32 = 2.0 * max_scale;
-    let real_input1_multiplier = (input1.scale / twice_max_input_scale) as f64;
-    let real_input2_multiplier = (input2.scale / twice_max_input_scale) as f64;
+    // `2 * max` in float (infinite above f32::MAX / 2: the input multipliers are then 0,
+    // which QuantizeMultiplierSmallerThanOneExp refuses), the quotients in double.
+    let twice_max_input_scale = f64::from(2.0 * max_scale);
+    let real_input1_multiplier = f64::from(input1.scale) / twice_max_input_scale;
+    let real_input2_multiplier = f64::from(input2.scale) / twice_max_input_scale;
     let real_output_multiplier =
-        (twice_max_input_scale / ((1i32 << left_shift) as f32 * output.scale)) as f64;
+        twice_max_input_scale / (f64::from(1i32 << left_shift) * f64::from(output.scale));
     let (input1_multiplier, input1_shift) =
         quantize_multiplier_smaller_than_one_exp(real_input1_multiplier)?;
     let (input2_multiplier, input2_shift) =

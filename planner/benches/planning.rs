@@ -1,5 +1,5 @@
-//! Planning benchmark: writes the "Memory plans", "Synthetic plans" and "Planning time at
-//! scale" sections of BENCHMARKS.md.
+//! Planning benchmark: writes the "Memory plans", "Synthetic plans", "Planning time at
+//! scale" and "Order search that knows aliasing" sections of BENCHMARKS.md.
 //!
 //! `cargo bench -p kiln-planner --bench planning`
 //!
@@ -11,10 +11,10 @@
 //!
 //! For synthetic graphs of 100, 500 and 2,000 operators (`kiln_planner::synthetic`): the
 //! bounds, the arena, the gap and the planning time ("Synthetic plans"); and for chains,
-//! fan-outs, independent branches and random DAGs of 1,000 and 10,000 operators, the
-//! planning time, the arena and the bound ("Planning time at scale"). Then the alias-aware
-//! order search against the views-only one on the models and seeded synthetic graphs
-//! ("Order search that knows aliasing").
+//! fan-outs, independent branches, random DAGs and one input read by many ADDs, of 1,000
+//! and 10,000 operators, the planning time, the arena and the bound ("Planning time at
+//! scale"). Then the alias-aware order search against the views-only one on the models and
+//! seeded synthetic graphs ("Order search that knows aliasing").
 
 use kiln_planner::alias::AliasOptions;
 use kiln_planner::synthetic::{self, Spec};
@@ -268,8 +268,9 @@ fn synthetic_section() -> String {
 
 fn scale_section() -> String {
     use synthetic::Flavor::{InPlace, Plain};
+    use synthetic::{Addend, Sums};
     type Family = (&'static str, fn(usize) -> Graph);
-    let families: [Family; 8] = [
+    let families: [Family; 13] = [
         ("chain of RELUs (in place)", |n| {
             synthetic::chain(n, InPlace, 0)
         }),
@@ -287,6 +288,21 @@ fn scale_section() -> String {
         ("random DAG (plain)", |n| synthetic::dag(n, Plain, 0)),
         ("random DAG, any earlier tensor (plain)", |n| {
             synthetic::graph(&Spec::random(n, 0))
+        }),
+        ("one input read by ADDs: x + x, sums are outputs", |n| {
+            synthetic::shared_adds(n, Addend::Itself, Sums::Outputs, 0)
+        }),
+        ("one input read by ADDs: x + c, sums are outputs", |n| {
+            synthetic::shared_adds(n, Addend::Constant, Sums::Outputs, 0)
+        }),
+        ("one input read by ADDs: x + c, one concatenation", |n| {
+            synthetic::shared_adds(n, Addend::Constant, Sums::Concatenated, 0)
+        }),
+        ("one input read by ADDs: x + c, added up", |n| {
+            synthetic::shared_adds(n, Addend::Constant, Sums::Added, 0)
+        }),
+        ("one input read by ADDs: x + previous sum", |n| {
+            synthetic::shared_adds(n, Addend::Previous, Sums::Added, 0)
         }),
     ];
     let mut rows = String::new();
@@ -324,7 +340,11 @@ fn scale_section() -> String {
          own graph output. Random DAG: each operator reads a recent tensor (or, one time in 5, \
          any earlier one), one in 4 a second one; unread tensors are graph outputs; *any \
          earlier tensor*: the random DAG of Synthetic plans (the hard case: thousands of \
-         tensors live at once). Plan ms = \
+         tensors live at once). One input read by ADDs (`synthetic::shared_adds`, issue 27): \
+         the graph input `x` read by every ADD, int8 NHWC as *in place*; each ADD adds `x` \
+         to itself, to a constant `c` or to the previous ADD's sum (a chain), and the sums \
+         are graph outputs, or one CONCATENATION reads them all, or half the operators are \
+         ADDs of `x` whose sums a chain of ADDs adds up. Plan ms = \
          median wall time to plan and verify with the default options (release build, one \
          thread); bound = the plan's lower bound (`*`: the order is not proved the best). Every \
          search has a work budget counted in steps, never time, and keeps its best plan when \

@@ -34,7 +34,10 @@
 //! against the members of the larger one holding data when it is written, and against the
 //! larger one's writes while it holds data (both indexed by step). Merges move the smaller
 //! group's members, so the analysis is near-linear on long chains of in-place operators; its
-//! work is counted in steps against [`AliasOptions::work_budget`].
+//! work is counted in steps against [`AliasOptions::work_budget`]. A concatenation (or a
+//! split) joins many groups at once: only the pairs whose bytes meet are checked (its
+//! inputs lie side by side, each meets only the output), and the joined pieces are computed
+//! once, so one of 10,000 inputs costs `O(k log k)`, not `k^2`.
 //!
 //! Views do not depend on the order, so the order search sees them ([`view_roots`]); the
 //! other kinds depend on which operator reads a tensor last and are decided for the chosen
@@ -604,17 +607,9 @@ pub fn analyse(
                         .map(|(&r, &at)| (gs.group[r] as usize, at)),
                 )
                 .collect();
-            let safe = next <= current
-                && (0..groups.len()).all(|i| {
-                    (i + 1..groups.len()).all(|j| {
-                        let ((gi, di), (gj, dj)) = (groups[i], groups[j]);
-                        gs.compatible(gi, di, gj, dj, change)
-                    })
-                });
+            let safe = next <= current && all_compatible(&gs, &groups, change);
             if safe {
-                for (&r, &at) in roots.iter().zip(&offsets) {
-                    gs.merge(r, ry, at);
-                }
+                gs.merge_all(ry, &parts[1..]);
                 gs.set_mode(id, OpMode::ConcatSlices);
                 current = next;
             } else {
@@ -632,6 +627,55 @@ pub fn analyse(
         gs = splits_as_slices(graph, order, kernels, gs, &work_left);
     }
     gs.aliases(options.work_budget - work_left.get())
+}
+
+/// Whether the groups `groups` (`(group, offset)`: distinct groups, each moved by its offset)
+/// can share one buffer with `change` made: every pair of them is [`Groups::compatible`].
+/// A group's members lie within its root's bytes, so two groups whose bytes do not meet
+/// cannot write over each other: only the pairs that meet are checked, found by a sweep over
+/// their starts (`O(k log k)` plus the pairs that meet: a concatenation's inputs lie side by
+/// side, each meets only the output), in the order `(i, j)`, `i < j`, of all pairs.
+/// The sweep costs a step of the budget per group: `false` once the budget is spent (no
+/// merge then, as for every other kind).
+fn all_compatible(gs: &Groups, groups: &[(usize, usize)], change: (OpId, OpMode)) -> bool {
+    if !groups.iter().all(|_| gs.spend()) {
+        return false;
+    }
+    let span = |i: usize| {
+        let (g, at) = groups[i];
+        (at, at + gs.bytes(gs.root[g] as usize))
+    };
+    let mut by_start: Vec<usize> = (0..groups.len()).collect();
+    by_start.sort_unstable_by_key(|&i| (span(i).0, i));
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (k, &a) in by_start.iter().enumerate() {
+        let end_a = span(a).1;
+        for &b in &by_start[k + 1..] {
+            let (start_b, end_b) = span(b);
+            if start_b >= end_a {
+                break;
+            }
+            if start_b < end_b {
+                pairs.push((a.min(b), a.max(b)));
+            }
+        }
+    }
+    #[cfg(debug_assertions)]
+    if gs.graph.tensors.len() <= 300 {
+        for &(g, _) in groups {
+            let root = gs.root[g] as usize;
+            for &t in &gs.groups[g].members {
+                let t = t as usize;
+                let inside = gs.place(t).1 + gs.bytes(t) <= gs.bytes(root);
+                debug_assert!(inside, "t{t} lies within its root t{root}'s bytes");
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs.into_iter().all(|(i, j)| {
+        let ((gi, di), (gj, dj)) = (groups[i], groups[j]);
+        gs.compatible(gi, di, gj, dj, change)
+    })
 }
 
 /// SPLIT, SPLIT_V, UNPACK and SLICE with their outputs as slices of their input, one at a
@@ -678,19 +722,17 @@ fn splits_as_slices<'a>(
                     .map(|(o, &at)| (gs.group[o.0] as usize, ox + at)),
             )
             .collect();
-        let safe = (0..groups.len()).all(|i| {
-            (i + 1..groups.len()).all(|j| {
-                let ((gi, di), (gj, dj)) = (groups[i], groups[j]);
-                gs.compatible(gi, di, gj, dj, change)
-            })
-        });
-        if !safe {
+        if !all_compatible(&gs, &groups, change) {
             continue;
         }
         let mut merged = gs.clone();
-        for (o, &at) in op.outputs.iter().zip(&offsets) {
-            merged.merge(o.0, rx, ox + at);
-        }
+        let parts: Vec<(usize, usize)> = op
+            .outputs
+            .iter()
+            .zip(&offsets)
+            .map(|(o, &at)| (o.0, ox + at))
+            .collect();
+        merged.merge_all(rx, &parts);
         merged.set_mode(id, OpMode::SplitSlices);
         let next = bound(graph, order, kernels, &merged.aliases(0));
         if next <= current {

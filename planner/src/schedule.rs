@@ -30,7 +30,11 @@
 //! 4. **Exact search.** The same without the cut, pruned by the incumbent and by a
 //!    per-operator lower bound on what is left: it proves the incumbent optimal or finds
 //!    the optimum. It runs under a budget counted in states (never wall time), shared by
-//!    all segments; a segment beyond it keeps the heuristic order.
+//!    all segments; a segment beyond it keeps the heuristic order. Neither search runs on a
+//!    segment whose best seed meets its lower bound: the largest of its operators' bounds
+//!    and of the bytes live at its last step, whichever operator can run there (what is
+//!    resident after a segment is the same in every order): a fan-out whose outputs stay
+//!    live, or meet at one operator, is proved optimal by its seeds.
 //! 5. **Work budget.** Both searches also count their work in steps (a candidate state, a
 //!    consumer, word or ready operator visited) against [`OrderOptions::work_budget`]: each
 //!    segment may use the work left times its share of the operators left, and a search out
@@ -271,7 +275,8 @@ fn search_orders(
         .iter()
         .enumerate()
         .map(|(seg, &(lo, hi))| {
-            (hi - lo > 1).then(|| SegCtx::new(&p, lo, hi, resident[lo], crossing[seg]))
+            let res = (resident[lo], resident[hi]);
+            (hi - lo > 1).then(|| SegCtx::new(&p, lo, hi, res, crossing[seg]))
         })
         .collect();
     // The alias-aware search only looks for a smaller peak of the whole order: a segment
@@ -410,7 +415,7 @@ fn search_orders(
 /// [`crate::lifetimes::Lifetimes::live_bytes`] for the same order; for tests).
 pub fn live_bytes(graph: &Graph, order: &[OpId], kernels: &dyn Kernels) -> Vec<usize> {
     let roots: Vec<usize> = (0..graph.tensors.len()).collect();
-    live_bytes_with_views(graph, kernels, &roots, order)
+    live_bytes_with_gains(graph, kernels, &roots, &[], order)
 }
 
 /// The peak of `order` by the order search's model with views (`roots`, as
@@ -421,18 +426,32 @@ pub fn peak_with_views(
     roots: &[usize],
     order: &[OpId],
 ) -> usize {
-    let live = live_bytes_with_views(graph, kernels, roots, order);
-    live.into_iter().max().unwrap_or(0)
+    peak_with_gains(graph, kernels, roots, &[], order)
 }
 
-/// The live bytes at each step of `order` by the search's model with views `roots`.
-fn live_bytes_with_views(
+/// The peak of `order` by the alias-aware search's model (views `roots`, savings `gains`,
+/// as [`schedule_aliased`]): what its [`Schedule::peak_bytes`] would be for it.
+pub fn peak_with_gains(
     graph: &Graph,
     kernels: &dyn Kernels,
     roots: &[usize],
+    gains: &[Gain],
+    order: &[OpId],
+) -> usize {
+    let live = live_bytes_with_gains(graph, kernels, roots, gains, order);
+    live.into_iter().max().unwrap_or(0)
+}
+
+/// The live bytes at each step of `order` by the search's model with views `roots` and
+/// savings `gains`.
+fn live_bytes_with_gains(
+    graph: &Graph,
+    kernels: &dyn Kernels,
+    roots: &[usize],
+    gains: &[Gain],
     order: &[OpId],
 ) -> Vec<usize> {
-    let p = Problem::new(graph, kernels, roots, &[]);
+    let p = Problem::new(graph, kernels, roots, gains);
     let order: Vec<u32> = order.iter().map(|o| o.0 as u32).collect();
     p.simulate(&order)
 }

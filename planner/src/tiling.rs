@@ -123,6 +123,11 @@ fn rows_of(graph: &Graph, op: &Op) -> Option<Rows> {
             return None;
         }
         let extent = (filter - 1) * dilation + 1;
+        // TFLM narrows paddings to 16 bits (`PaddingValues`): windows taller than that are
+        // not placed by the formula the strips follow.
+        if extent > i16::MAX as usize {
+            return None;
+        }
         let (h, pad) = out_and_pad(padding, image_height(graph, x)?, stride, extent);
         // Other inputs (filter, bias) must be constants.
         let rest_constant = op.inputs[1..]

@@ -131,7 +131,17 @@ proptest! {
         prop_assert!(is_topological(&g, &p.order));
         prop_assert!(p.arena_bytes >= p.lower_bound_bytes);
         prop_assert!(p.arena_bytes >= p.aligned_bound_bytes);
-        prop_assert!(p.lower_bound_bytes <= p.stored_order_bound_bytes);
+        // The plan is chosen by its arena, not its bound: a searched order whose views or
+        // groups of aliases pack badly can lose to the same order without aliasing, whose
+        // bound may then be above the stored order's (seed 8215669400578464405: bound 708
+        // over the stored 691, arena 734). Such a plan must still pack smaller than the
+        // stored order planned alone.
+        if p.lower_bound_bytes > p.stored_order_bound_bytes {
+            let mut kept = options.clone();
+            kept.order.reorder = false;
+            let q = lifetimes_checked_plan(&g, &kept, &scratch);
+            prop_assert!(p.arena_bytes <= q.arena_bytes, "{} > {}", p.arena_bytes, q.arena_bytes);
+        }
         // The same lifetimes: the plan's buffers (one per group of aliases).
         let same: Vec<Buffer> = p
             .buffers

@@ -388,6 +388,16 @@ kcases! {
     signal_delay_int16 = ("signal_delay_int16", 0, "tests/kernel_cases/models/signal_delay_int16.tflite"),
     signal_overlap_add_int16 = ("signal_overlap_add_int16", 0, "tests/kernel_cases/models/signal_overlap_add_int16.tflite"),
     signal_overlap_add_float32 = ("signal_overlap_add_float32", 0, "tests/kernel_cases/models/signal_overlap_add_float32.tflite"),
+    sub_scales_int8 = ("sub_scales_int8", 0, "tests/kernel_cases/models/sub_scales_int8.tflite"),
+    sub_scales_int16 = ("sub_scales_int16", 0, "tests/kernel_cases/models/sub_scales_int16.tflite"),
+    add_scales_int8 = ("add_scales_int8", 0, "tests/kernel_cases/models/add_scales_int8.tflite"),
+    add_scales_int16 = ("add_scales_int16", 0, "tests/kernel_cases/models/add_scales_int16.tflite"),
+    average_pool_2d_window_int8 = ("average_pool_2d_window_int8", 0, "tests/kernel_cases/models/average_pool_2d_window_int8.tflite"),
+    average_pool_2d_window_int16 = ("average_pool_2d_window_int16", 0, "tests/kernel_cases/models/average_pool_2d_window_int16.tflite"),
+    average_pool_2d_window_float32 = ("average_pool_2d_window_float32", 0, "tests/kernel_cases/models/average_pool_2d_window_float32.tflite"),
+    max_pool_2d_window_int8 = ("max_pool_2d_window_int8", 0, "tests/kernel_cases/models/max_pool_2d_window_int8.tflite"),
+    max_pool_2d_window_int16 = ("max_pool_2d_window_int16", 0, "tests/kernel_cases/models/max_pool_2d_window_int16.tflite"),
+    max_pool_2d_window_float32 = ("max_pool_2d_window_float32", 0, "tests/kernel_cases/models/max_pool_2d_window_float32.tflite"),
 }
 
 /// Bundles without a line: (bundle, reason).

@@ -7,7 +7,7 @@
 //! call: TFLM copies the same bytes.
 
 use super::{Emitter, u};
-use crate::lower::{Control, Step};
+use crate::op::{Control, Step};
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::{Graph, TensorId};
 use kiln_planner::lifetimes::BufferOwner;
@@ -104,6 +104,7 @@ impl<'a> Emitter<'a> {
         }
         self.emitted_subgraphs.push(s);
         let (g, c) = self.callee(s)?;
+        let prefix = std::mem::replace(&mut self.items.prefix, format!("SG{s}_"));
         let mut sub = Emitter {
             graph: g,
             plan: &c.plan,
@@ -112,16 +113,13 @@ impl<'a> Emitter<'a> {
             body: Vec::new(),
             body_ops: Vec::new(),
             weights: std::mem::take(&mut self.weights),
-            constant_bytes: self.constant_bytes,
             weight_bytes: self.weight_bytes,
             places: super::places(g, &c.plan),
             kernel_uses: std::mem::take(&mut self.kernel_uses),
             program: self.program,
             subgraph: s,
             arena_base: 0,
-            item_prefix: format!("SG{s}_"),
             emitted_subgraphs: std::mem::take(&mut self.emitted_subgraphs),
-            tables: std::mem::take(&mut self.tables),
             main: self.main,
             state_expr: quote!(state),
             has_state: self.has_state,
@@ -129,12 +127,11 @@ impl<'a> Emitter<'a> {
         };
         let result = c.steps.iter().try_for_each(|st| sub.step(st));
         self.items = std::mem::take(&mut sub.items);
+        self.items.prefix = prefix;
         self.weights = std::mem::take(&mut sub.weights);
-        self.constant_bytes = sub.constant_bytes;
         self.weight_bytes = sub.weight_bytes;
         self.kernel_uses = std::mem::take(&mut sub.kernel_uses);
         self.emitted_subgraphs = std::mem::take(&mut sub.emitted_subgraphs);
-        self.tables = std::mem::take(&mut sub.tables);
         result?;
         let body = sub.body;
         let doc = format!(

@@ -3,10 +3,9 @@
 //! `add::TABLES_FROM_ELEMENTS` elements on), int16, int32 and float32, broadcasting or not; without
 //! broadcasting it runs in place over either input (`kiln_kernels::add`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, activation, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, activation, prepare_error, unsupported};
 use kiln_kernels::add;
 use kiln_kernels::broadcast::Broadcast;
 use kiln_planner::diag::Result;
@@ -44,7 +43,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             let tables = fast
                 && broadcast.is_none()
                 && cx.tensor(output).elements() >= add::TABLES_FROM_ELEMENTS;
-            match (add::prepare_fast_s8(&p).filter(|_| fast), tables) {
+            match (prepare_fast_s8(&p).filter(|_| fast), tables) {
                 (Some(f), true) => {
                     let (mut t1, mut t2) = ([0; 256], [0; 256]);
                     add::fast_tables_s8(&f, &mut t1, &mut t2);
@@ -163,6 +162,59 @@ impl Kernel for Add {
             Add::F32(p, None) => add::add_f32(p, io.f32(0), io.f32(1), io.out_f32()),
             Add::F32(p, Some(b)) => {
                 add::add_broadcast_f32(p, b, io.f32(0), io.f32(1), io.out_f32())
+            }
+        }
+    }
+}
+
+/// `add::prepare_fast_s8`, remembered per parameter set for the life of the process (the
+/// compiler's, for the macro): it checks the fast kernel on all 65,536 input pairs, about
+/// 1 ms, and a model may have thousands of ADDs with the same parameters (10,000 of them
+/// took 12 s to lower). The function is pure, so the answer is the same.
+fn prepare_fast_s8(p: &add::Params) -> Option<add::FastParams> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static SEEN: RefCell<HashMap<[i32; 12], Option<add::FastParams>>> =
+            RefCell::new(HashMap::new());
+    }
+    // Every field `prepare_fast_s8` reads (the float clamps are not among them).
+    let key = [
+        p.input1_offset,
+        p.input2_offset,
+        p.output_offset,
+        p.left_shift,
+        p.input1_multiplier,
+        p.input1_shift,
+        p.input2_multiplier,
+        p.input2_shift,
+        p.output_multiplier,
+        p.output_shift,
+        p.quantized_activation_min,
+        p.quantized_activation_max,
+    ];
+    SEEN.with(|seen| {
+        *seen
+            .borrow_mut()
+            .entry(key)
+            .or_insert_with(|| add::prepare_fast_s8(p))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The remembered answer is the function's, for accepted and refused layers alike, the
+    /// second time as the first.
+    #[test]
+    fn remembered_fast_parameters_are_the_kernels_own() {
+        use kiln_kernels::quant::{Activation, QuantParams};
+        let q = |scale: f32, zero_point: i32| QuantParams { scale, zero_point };
+        for (s1, s2, so) in [(0.05, 0.05, 0.1), (0.02, 0.07, 0.05), (1e-3, 0.5, 0.2)] {
+            let p = add::prepare_s8(q(s1, 3), q(s2, -7), q(so, 1), Activation::None).unwrap();
+            for _ in 0..2 {
+                assert_eq!(prepare_fast_s8(&p), add::prepare_fast_s8(&p));
             }
         }
     }

@@ -1,10 +1,9 @@
 //! ADD_N: float32 and int8 (TFLM's types), two or more inputs of one shape, type and (int8)
 //! quantization (`kiln_kernels::add_n`).
 
-use crate::emit::{Call, kernel_fn};
+use crate::op::{Call, Cx, Kernel, Operand, Step, kernel_fn, prepare_error, unsupported};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, f32s, i8s, o8, of};
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::{Io, f32s, i8s, o8, of};
 use kiln_kernels::add_n;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

@@ -4,10 +4,9 @@
 //! shapes must determine it: every axis whose removal from the input shape gives the output
 //! shape must split the input the same way (else the operator is refused).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, types, unsupported};
 use kiln_kernels::arg_min_max::{self as k, Params};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, TensorId};

@@ -2,10 +2,9 @@
 //! dims, constant or runtime operands (`kiln_kernels::batch_matmul`: both operands read in
 //! place through their strides, so no transposed copy and no scratch).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, unsupported};
 use kiln_kernels::batch_matmul as k;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};

@@ -6,10 +6,9 @@
 //! the result, once its length is the output's rank.
 
 use super::movement::{Width, same_type};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, unsupported};
 use kiln_kernels::broadcast_to as bt;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, TensorId};

@@ -1,10 +1,9 @@
 //! CAST between bool, int8, int16, int32, uint32 and float32, every pair the pinned wheel
 //! runs (`kiln_kernels::cast`; uint32 is the audio preprocessor's).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, types, unsupported};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;
 use proc_macro2::TokenStream;

@@ -10,10 +10,9 @@
 //! compares with a zero multiplier (every requantized value 0, the output always false, from
 //! parameters it never set); the source's Prepare also covers int16 (the wheel wins).
 
-use crate::emit::Call;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, unsupported};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, f32s, i8s, i32s, i64s};
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::{Io, f32s, i8s, i32s, i64s};
 use kiln_kernels::broadcast::Broadcast;
 use kiln_kernels::comparisons::Params;
 use kiln_planner::diag::Result;

@@ -7,10 +7,9 @@
 //! runs and Kiln refuses it too); its int16 path checks nothing and copies the values
 //! unchanged whatever the scales, and so does Kiln (the `concatenation_mixed_int16` cases).
 
-use crate::emit::{Call, kernel_fn};
+use crate::op::{Call, Cx, Kernel, Operand, Step, kernel_fn, prepare_error, unsupported};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, i16s, i32s, i64s, o16, o32};
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::{Io, i16s, i32s, i64s, o16, o32};
 use kiln_kernels::concatenation as concat;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{self, DType, OpKind, TensorId};

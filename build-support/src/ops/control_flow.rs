@@ -10,7 +10,7 @@
 //! variables it (or a subgraph it calls) reads or writes: they become the step's `states`,
 //! so that the planner keeps the operators touching a variable in their stored order.
 
-use crate::lower::{Control, Cx, Operand, Step, unsupported};
+use crate::op::{Control, Cx, Operand, Step, unsupported};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind, TensorId, TensorKind};
 

@@ -2,12 +2,11 @@
 //! float 1x1 stride-1 convolutions also run in place over their dying input, one output
 //! pixel at a time through a scratch pixel.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{
-    Cx, Fast, Kernel, Operand, PerChannel, Step, activation, padding, positive, prepare_error,
-    unsupported,
+use crate::op::Io;
+use crate::op::{
+    Call, Cx, Fast, Kernel, Operand, PerChannel, Step, activation, padding, positive,
+    prepare_error, unsupported,
 };
 use kiln_kernels::conv_2d as conv;
 use kiln_planner::diag::Result;
@@ -208,7 +207,7 @@ impl Kernel for Conv2d {
                 .scratch(false)
                 .unwrap_or_else(|_| quote::quote!(&mut []));
             let (f, input, out) = (
-                crate::emit::kernel_fn("conv_2d", "conv_2d_s8_fast"),
+                crate::op::kernel_fn("conv_2d", "conv_2d_s8_fast"),
                 call.input(0),
                 call.output(),
             );

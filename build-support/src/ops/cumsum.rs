@@ -1,10 +1,9 @@
 //! CUMSUM: float32 and int8 with a constant axis (`kiln_kernels::cumsum`). A runtime axis
 //! is refused: the output shape (always the input's) does not determine it.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::cumsum as k;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};

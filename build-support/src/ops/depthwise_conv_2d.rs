@@ -2,12 +2,11 @@
 //! (`kiln_kernels::depthwise_conv_2d`); with depth multiplier 1 each also runs in place over
 //! its dying input, one output channel plane at a time through a scratch plane.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{
-    Cx, Fast, Kernel, Operand, PerChannel, Step, activation, padding, positive, prepare_error,
-    unsupported,
+use crate::op::Io;
+use crate::op::{
+    Call, Cx, Fast, Kernel, Operand, PerChannel, Step, activation, padding, positive,
+    prepare_error, unsupported,
 };
 use kiln_kernels::depthwise_conv_2d as dw;
 use kiln_planner::diag::Result;

@@ -1,9 +1,8 @@
 //! DEQUANTIZE: int8 and int16 -> float32 (`kiln_kernels::dequantize`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::dequantize as dq;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

@@ -2,10 +2,9 @@
 //! quantizations make TFLM's data-dependent shift leave `0..=31` are refused (see the
 //! kernel module).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, activation, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, activation, prepare_error, types, unsupported};
 use kiln_kernels::broadcast::Broadcast;
 use kiln_kernels::div;
 use kiln_planner::diag::Result;

@@ -5,10 +5,9 @@
 //! are plain moves (no requantization: TFLM ignores the quantization).
 
 use super::movement::{Width, same_type};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, unsupported};
 use kiln_kernels::dynamic_update_slice as dus;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

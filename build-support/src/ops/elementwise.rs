@@ -4,10 +4,9 @@
 //! ELU int8 (its lookup table built at build time). Every kernel has an in-place form, and
 //! the planner may run it over its dying input.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::elementwise as ew;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, Quantization};

@@ -18,10 +18,9 @@
 
 use super::broadcast_to::const_ints;
 use super::movement::{Width, same_type};
-use crate::emit::{Call, kernel_fn};
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, kernel_fn, unsupported};
 #[cfg(feature = "exec")]
 use kiln_kernels::fill;
 use kiln_planner::diag::Result;

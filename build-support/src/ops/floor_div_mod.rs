@@ -3,10 +3,9 @@
 //! denominator holding a zero is refused (TFLM's Eval fails with "Division by 0"); FLOOR_MOD
 //! has no such check in the pinned wheel (its remainder by zero is NaN, as here).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::broadcast::Broadcast;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

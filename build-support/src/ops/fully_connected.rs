@@ -1,11 +1,10 @@
 //! FULLY_CONNECTED: int8 (per-tensor or per-channel weights), 16x8 (int64 or int32 bias) and
 //! float32 (`kiln_kernels::fully_connected`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{
-    Cx, Fast, Kernel, Operand, PerChannel, Step, activation, prepare_error, unsupported,
+use crate::op::Io;
+use crate::op::{
+    Call, Cx, Fast, Kernel, Operand, PerChannel, Step, activation, prepare_error, unsupported,
 };
 use kiln_kernels::fully_connected as fc;
 use kiln_planner::diag::Result;

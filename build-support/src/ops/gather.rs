@@ -1,10 +1,9 @@
 //! GATHER, GATHER_ND (float32, int8 params; int32 indices) and EMBEDDING_LOOKUP (float32,
 //! int8, and the hybrid int8 -> float32), on `kiln_kernels::gather`.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, types, unsupported};
 use kiln_kernels::gather as k;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind, TensorId};

@@ -1,9 +1,8 @@
 //! HARD_SWISH: int8 and float32, also in place over its input (`kiln_kernels::hard_swish`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::hard_swish as hs;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

@@ -1,10 +1,9 @@
 //! L2_NORMALIZATION: float32 and int8 over the last dimension
 //! (`kiln_kernels::l2_normalization`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, types, unsupported};
 use kiln_kernels::l2_normalization as l2;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{Activation, DType, OpKind};

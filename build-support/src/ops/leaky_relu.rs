@@ -1,10 +1,9 @@
 //! LEAKY_RELU: int8, int16 and float32, also in place over its input
 //! (`kiln_kernels::leaky_relu`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::leaky_relu as lr;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};

@@ -1,9 +1,8 @@
 //! LOG_SOFTMAX: float32 and int8 over the last dimension (`kiln_kernels::log_softmax`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::log_softmax as ls;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

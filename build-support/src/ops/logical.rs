@@ -4,10 +4,9 @@
 //! TFLM's `logical.cc` does not check types (the pinned wheel runs LOGICAL_AND/OR on any
 //! type, reading the bytes as `bool`); only BOOL has a meaning, and Kiln accepts only BOOL.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::broadcast::Broadcast;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, TensorId};

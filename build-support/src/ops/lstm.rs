@@ -4,12 +4,12 @@
 //! standard LSTM (no CIFG, peephole, projection or layer norm, which TFLM refuses too), its
 //! hidden and cell state kept between invocations.
 
-use crate::emit::{Call, kernel_fn};
-#[cfg(feature = "exec")]
-use crate::exec::{Io, f32s, i8s, o8, o16, of};
-use crate::lower::{
-    Cx, Kernel, Operand, Step, activation, bytemuck_i8, prepare_error, types, unsupported,
+use crate::op::{
+    Call, Cx, Kernel, Operand, Step, activation, bytemuck_i8, kernel_fn, prepare_error, types,
+    unsupported,
 };
+#[cfg(feature = "exec")]
+use crate::op::{Io, f32s, i8s, o8, o16, of};
 use kiln_kernels::{lstm, lstm_f32, lstm_s16};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, LstmOptions, OpKind, TensorId};

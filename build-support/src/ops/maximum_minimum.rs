@@ -1,10 +1,9 @@
 //! MAXIMUM and MINIMUM: float32, int8, int16, int32 and int64 (TFLM's types), broadcasting
 //! or not (`kiln_kernels::maximum_minimum`).
 
-use crate::emit::Call;
+use crate::op::{Call, Cx, Elem, Kernel, Operand, Step, elem, unsupported};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, f32s, i8s, i16s, i32s, i64s, o8, o16, o32, of};
-use crate::lower::{Cx, Elem, Kernel, Operand, Step, elem, unsupported};
+use crate::op::{Io, f32s, i8s, i16s, i32s, i64s, o8, o16, o32, of};
 use kiln_kernels::broadcast::Broadcast;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

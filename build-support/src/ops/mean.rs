@@ -1,10 +1,9 @@
 //! MEAN: int8, int16 and float32 (`kiln_kernels::mean`), over constant axes or a runtime
 //! axis tensor the static shapes determine (as SUM's, [`super::reduce::runtime_axes`]).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::mean;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};

@@ -3,10 +3,9 @@
 //! at `Eval` on any other). int8 is a plain move (TFLM does not requantize).
 
 use super::movement::{Width, same_type};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, unsupported};
 use kiln_kernels::mirror_pad as mp;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};

@@ -1,18 +1,20 @@
 //! Operators: one module per TFLite operator (or family of operators sharing a kernel
-//! module), holding everything Kiln knows about it beyond the kernel itself.
+//! module), holding everything Kiln knows about it beyond the kernel itself, and the table
+//! [`OPERATORS`] that names them.
 //!
 //! An operator module has a `lower` function (TFLM's `Prepare` at build time: the types it
 //! accepts and the diagnostic when not, the `prepare*` calls, the choice among its kernels)
-//! and, for each kernel it can choose, a type implementing [`Kernel`](crate::lower::Kernel):
-//! its statement in `invoke()` and its host execution for tests. The shared machinery
-//! (the lowering context and checks in [`crate::lower`], operand bindings and the file in
-//! [`crate::emit`], the host executor in `crate::exec`) knows operators only through
-//! [`OPERATORS`] and that interface.
+//! and, for each kernel it can choose, a type implementing [`Kernel`](crate::op::Kernel):
+//! its statement in `invoke()` and its host execution for tests. It imports only the
+//! operator contract, [`crate::op`] (and `kiln-kernels`, the planner's IR, a sibling
+//! operator module it shares code with); the pipeline (lowering in [`crate::lower`], the
+//! emitter in [`crate::emit`], the host executor in `crate::exec`) knows operators only
+//! through [`OPERATORS`] and that contract.
 //!
 //! To add an operator: its kernel module in `kiln-kernels`, its module here, one line in
 //! [`OPERATORS`], and its tests (kernel cases, an end-to-end model).
 
-use crate::lower::{Cx, Step};
+use crate::op::{Cx, Step};
 use kiln_planner::diag::Result;
 
 mod add;

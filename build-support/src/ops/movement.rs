@@ -4,7 +4,7 @@
 //! width (moving elements does not depend on what they mean, so `u8` runs int8 and bool,
 //! `i32` runs int32 and float32 bit for bit; generated code uses each tensor's own type).
 
-use crate::lower::{Cx, unsupported};
+use crate::op::{Cx, unsupported};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, TensorId};
 

@@ -1,9 +1,8 @@
 //! NEG: float32 (`kiln_kernels::neg`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, types, unsupported};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;
 use proc_macro2::TokenStream;

@@ -2,10 +2,9 @@
 //! (`kiln_kernels::pad`). Without a value input TFLM pads int8 with the output zero point and
 //! int16, int32 and float32 with 0 (int16 with `0`, not its zero point, as TFLM's `Eval`).
 
-use crate::emit::{Call, kernel_fn};
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, kernel_fn, prepare_error, unsupported};
 use kiln_kernels::pad;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

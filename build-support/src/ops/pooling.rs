@@ -1,25 +1,20 @@
 //! AVERAGE_POOL_2D and MAX_POOL_2D: int8, int16 and float32; L2_POOL_2D: float32 (TFLM's
-//! only type) (`kiln_kernels::pooling`).
+//! only type) (`kiln_kernels::pooling`). The windows are placed as the pinned wheel places
+//! them, also where they are larger than the input (`pooling`'s module docs); what TFLM
+//! leaves undefined is refused naming the output extent or the window and its values.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{
-    Cx, Kernel, Operand, Step, activation, padding, positive, prepare_error, types, unsupported,
+use crate::op::Io;
+use crate::op::{
+    Call, Cx, Kernel, Operand, Step, activation, padding, positive, prepare_error, types,
+    unsupported,
 };
 use kiln_kernels::pooling as pool;
-use kiln_planner::diag::Result;
-use kiln_planner::ir::{DType, OpKind};
+use kiln_kernels::pooling::Kind;
+use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
+use kiln_planner::ir::{DType, OpKind, TensorId};
 use proc_macro2::TokenStream;
 use quote::quote;
-
-/// Which pool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Average,
-    Max,
-    L2,
-}
 
 /// The kernels: average, max or L2, by type.
 #[derive(Debug)]
@@ -56,17 +51,22 @@ fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
         activation: activation(o.activation),
     };
     let is = cx.image_shape4(input)?;
+    let os = cx.shape4(output)?;
+    // The whole image's output height (a strip's output holds some of its rows).
+    let out_height = match cx.graph.row_window(cx.op.id) {
+        Some(w) => w.output_height,
+        None => os[1],
+    };
+    let out_hw = [out_height, os[2]];
     let dtype = cx.dtype(input);
-    let mut p = match (kind, dtype, cx.dtype(output)) {
+    let prepared = match (kind, dtype, cx.dtype(output)) {
         (Kind::Average | Kind::Max, DType::I8, DType::I8) => {
-            pool::prepare_s8(is, &opts, cx.quant(input)?, cx.quant(output)?)
-                .map_err(prepare_error)?
+            pool::prepare_s8(is, out_hw, &opts, kind, cx.quant(input)?, cx.quant(output)?)
         }
         (Kind::Average | Kind::Max, DType::I16, DType::I16) => {
-            pool::prepare_s16(is, &opts, cx.quant(input)?, cx.quant(output)?)
-                .map_err(prepare_error)?
+            pool::prepare_s16(is, out_hw, &opts, kind, cx.quant(input)?, cx.quant(output)?)
         }
-        (_, DType::F32, DType::F32) => pool::prepare_f32(is, &opts).map_err(prepare_error)?,
+        (_, DType::F32, DType::F32) => pool::prepare_f32(is, out_hw, &opts, kind),
         (Kind::L2, a, b) => {
             return Err(unsupported("unsupported types for L2_POOL_2D")
                 .expected_found("FLOAT32 (TFLM's only type)", types(a, b)));
@@ -76,15 +76,33 @@ fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
                 .expected_found("INT8, INT16 or FLOAT32", types(a, b)));
         }
     };
-    cx.strip_rows(
-        [
-            &mut p.input_height,
-            &mut p.output_height,
-            &mut p.padding_height,
-        ],
-        p.stride_height,
-        p.filter_height,
-    )?;
+    let mut p = prepared.map_err(|e| pool_error(cx, e, kind, input, output, &opts))?;
+    if cx.graph.row_window(cx.op.id).is_some() {
+        // A strip: its rows are placed with the padding the tiler computed (TFLite's
+        // formula), which is TFLM's only where the narrowing to 16 bits changes nothing
+        // (the tiler takes no window taller than 32,767 rows).
+        let standard = pool::standard_padding(is[1], &opts);
+        let Some(mut pad) = usize::try_from(p.padding_height)
+            .ok()
+            .filter(|&pad| Some(pad) == standard)
+        else {
+            return Err(Diagnostic::new(
+                ErrorKind::InvalidPlan,
+                format!(
+                    "op {} runs on a strip of rows, but TFLM pads its window by {} rows",
+                    cx.op.id.0, p.padding_height
+                ),
+            ));
+        };
+        cx.strip_rows(
+            [&mut p.input_height, &mut p.output_height, &mut pad],
+            p.stride_height,
+            p.filter_height,
+        )?;
+        p.padding_height = i32::try_from(pad).map_err(|_| {
+            Diagnostic::new(ErrorKind::InvalidPlan, "a strip's padding exceeds an i32")
+        })?;
+    }
     cx.check_shape(
         output,
         &[p.batches, p.output_height, p.output_width, p.depth],
@@ -138,5 +156,87 @@ impl Kernel for Pool {
                 pool::l2_pool_f32(p, io.f32(0), io.out_f32());
             }
         }
+    }
+}
+
+/// A pooling node's refusal: its quantization as for every operator, its windows naming the
+/// output tensor (its extents) or the input (its windows) and the values.
+fn pool_error(
+    cx: &Cx<'_>,
+    e: pool::PoolError,
+    kind: Kind,
+    input: TensorId,
+    output: TensorId,
+    opts: &pool::Options,
+) -> Diagnostic {
+    use pool::WindowError as W;
+    let e = match e {
+        pool::PoolError::Prepare(e) => return prepare_error(e),
+        pool::PoolError::Window(e) => e,
+    };
+    let dim = |axis: usize| ["height", "width"][axis];
+    let line = |axis: usize| ["row", "column"][axis];
+    let filter = |axis: usize| [opts.filter_height, opts.filter_width][axis];
+    let at = |t: TensorId, d: Diagnostic| d.at_tensor(t.0, cx.tensor(t).name.clone());
+    match e {
+        W::OutputSize {
+            axis,
+            computed,
+            declared,
+        } => at(
+            output,
+            unsupported(format!(
+                "the output {} is not the one TFLM computes for this window",
+                dim(axis)
+            ))
+            .expected_found(computed.to_string(), declared.to_string()),
+        ),
+        W::NoOutput { axis, computed } => at(
+            output,
+            unsupported(format!(
+                "TFLM computes no output {} for a window of {} on this input (its L2_POOL_2D \
+                 refuses it)",
+                dim(axis),
+                filter(axis)
+            ))
+            .expected_found("a positive output size", computed.to_string()),
+        ),
+        W::EmptyWindow {
+            axis,
+            index,
+            padding,
+        } => at(
+            input,
+            unsupported(format!(
+                "the window of output {} {index} holds no input cell (filter {} {}, TFLM's \
+                 padding {padding}): {}",
+                line(axis),
+                dim(axis),
+                filter(axis),
+                if kind == Kind::L2 {
+                    "TFLM's L2_POOL_2D writes NaN there"
+                } else {
+                    "TFLM's AVERAGE_POOL_2D leaves that output and the ones after it unwritten"
+                }
+            ))
+            .expected_found("a window over the input", "an empty window"),
+        ),
+        W::Overflow {
+            axis,
+            index,
+            stride,
+            padding,
+        } => at(
+            input,
+            unsupported(format!(
+                "TFLM's int arithmetic overflows placing the window of output {} {index} \
+                 (stride {stride}, padding {padding}): undefined behaviour",
+                line(axis)
+            ))
+            .expected_found(
+                "window positions within i32",
+                format!("{index} * {stride} - {padding}"),
+            ),
+        ),
     }
 }

@@ -1,10 +1,9 @@
 //! PRELU: float32, int8 (int8 alpha) and int16 (int8 alpha), alpha broadcast against the
 //! input over at most 4 dimensions (`kiln_kernels::prelu`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, unsupported};
 use kiln_kernels::broadcast::Broadcast;
 use kiln_kernels::prelu;
 use kiln_planner::diag::Result;

@@ -4,10 +4,9 @@
 //! int32; int32 -> int8, int16) and between int8 and uint8 (`requantize_s8_u8`,
 //! `requantize_u8_s8`); int8 -> int8 and int16 -> int16 also run in place.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Elem, Kernel, Operand, Step, elem, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Elem, Kernel, Operand, Step, elem, prepare_error, types, unsupported};
 use kiln_kernels::{quantize, requantize};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

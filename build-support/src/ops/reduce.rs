@@ -7,10 +7,9 @@
 //! the operator's `keep_dims`) gives the output shape must reduce the same dims of extent
 //! above 1 (reducing a dim of extent 1 changes nothing); that set is then used.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::{mean, reduce};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind, TensorId};

@@ -1,9 +1,8 @@
 //! RELU and RELU6: int8 and float32, also in place over their input (`kiln_kernels::relu`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::relu;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

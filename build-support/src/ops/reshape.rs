@@ -1,10 +1,9 @@
 //! RESHAPE, SQUEEZE and EXPAND_DIMS: the bytes unchanged. Usually a view (the planner gives
 //! the output its input's bytes and the operator emits nothing); otherwise a copy.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_planner::diag::Result;
 use proc_macro2::TokenStream;
 use quote::quote;

@@ -1,9 +1,8 @@
 //! RESIZE_BILINEAR to a constant size: int8 and float32 (`kiln_kernels::resize_bilinear`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, unsupported};
 use kiln_kernels::resize_bilinear as rb;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};

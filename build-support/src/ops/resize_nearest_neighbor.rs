@@ -1,10 +1,9 @@
 //! RESIZE_NEAREST_NEIGHBOR to a constant size, any element type
 //! (`kiln_kernels::resize_nearest_neighbor`).
 
-use crate::emit::Call;
+use crate::op::{Call, Cx, Elem, Kernel, Operand, Step, elem, prepare_error, unsupported};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, Slices, SlicesMut, unary_generic};
-use crate::lower::{Cx, Elem, Kernel, Operand, Step, elem, prepare_error, unsupported};
+use crate::op::{Io, Slices, SlicesMut, unary_generic};
 use kiln_kernels::resize_nearest_neighbor as rnn;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{OpKind, TensorId};

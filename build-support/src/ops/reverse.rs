@@ -4,10 +4,9 @@
 //! distinct (a repeated axis is not contiguous for TFLM either) and at least one.
 
 use super::movement::{Width, same_type};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error};
 use kiln_kernels::reverse as rv;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

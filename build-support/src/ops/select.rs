@@ -2,10 +2,9 @@
 //! TFLM's `select.cc`), broadcast together (`kiln_kernels::select`). Values are copied
 //! unchanged (TFLM does not requantize, whatever the tensors' quantizations).
 
-use crate::emit::Call;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, unsupported};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, f32s, i8s, i16s, o8, o16, of};
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::{Io, f32s, i8s, i16s, o8, o16, of};
 use kiln_kernels::select::Broadcast3;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

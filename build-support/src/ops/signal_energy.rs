@@ -5,10 +5,9 @@
 //! Also the checks the Signal operators of this family share ([`int_options`], [`options`],
 //! [`check_tensor`]).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_energy;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{CustomValue, DType, OpKind, TensorId};

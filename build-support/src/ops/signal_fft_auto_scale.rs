@@ -4,10 +4,9 @@
 //! checks exactly these ranks and types; its kernel scales `output.dims[0]` samples, so the
 //! input must have as many.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::DType;
 use proc_macro2::TokenStream;
@@ -83,8 +82,8 @@ impl Kernel for AutoScale {
             let (out, scale) = outs.split_at_mut(1);
             kiln_kernels::signal_fft_auto_scale::signal_fft_auto_scale(
                 x,
-                crate::exec::o16(out[0]),
-                crate::exec::o32(scale[0]),
+                crate::op::o16(out[0]),
+                crate::op::o32(scale[0]),
             )
         })
     }

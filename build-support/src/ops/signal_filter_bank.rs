@@ -5,10 +5,9 @@
 //! (TFLM reads wherever they point).
 
 use super::signal_energy::{check_inputs, check_tensor, int_options};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_filter_bank::{self as fb, Refusal};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

@@ -2,10 +2,9 @@
 //! to their scaled fixed-point logarithms, int16 (`kiln_kernels::signal_filter_bank_log`).
 
 use super::signal_energy::{check_inputs, check_tensor, int_options};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_filter_bank_log as log;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

@@ -12,10 +12,9 @@
 //! (shifts by the type's width or more), and tensors of other than `num_channels` values
 //! (TFLM reads and copies `num_channels` values whatever the tensors' sizes).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_filter_bank_spectral_subtraction as ss;
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::{CustomValue, DType, OpKind};

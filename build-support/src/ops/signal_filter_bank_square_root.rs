@@ -4,10 +4,9 @@
 //! 0..=31 is defined). TFLM reads no options.
 
 use super::signal_energy::{check_inputs, check_tensor};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;
 use proc_macro2::TokenStream;

@@ -14,10 +14,9 @@
 //! their bytes are whatever its arena held) are zeros here.
 
 use super::signal_energy::{check_tensor, options};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_framer;
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::{DType, TensorId};

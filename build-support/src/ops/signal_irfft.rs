@@ -12,7 +12,7 @@
 //! tensors' type.
 
 use super::signal_rfft::{Rfft, checked, tables};
-use crate::lower::{Cx, Operand, Step, unsupported};
+use crate::op::{Cx, Operand, Step, unsupported};
 use kiln_kernels::signal_rfft;
 use kiln_planner::diag::Result;
 

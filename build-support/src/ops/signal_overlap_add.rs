@@ -14,10 +14,9 @@
 use super::signal_energy::{check_tensor, int_options};
 use super::signal_framer::kernel_state;
 use super::signal_rfft::tensor_type;
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_overlap_add;
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::DType;

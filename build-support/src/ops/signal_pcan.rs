@@ -5,10 +5,9 @@
 //! check, and reads past a shorter one).
 
 use super::signal_energy::{check_inputs, check_tensor, int_options};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_pcan;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

@@ -12,10 +12,9 @@
 //! stride of the output's frame, past the output or leaving values unwritten), a `T` other
 //! than the tensors' type. Float32 twiddles are emitted as their bits (tables are integers).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::{Buffer, Io};
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::{Buffer, Io};
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_rfft;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind, TensorId};
@@ -288,7 +287,7 @@ impl Kernel for Rfft {
 
     #[cfg(feature = "exec")]
     fn run(&self, io: &mut Io<'_>) {
-        use crate::exec::{o16, o32};
+        use crate::op::{o16, o32};
         let (p, f) = (&self.p, &self.factors);
         match &self.tables {
             Tables::I16 { tw, stw } => {
@@ -326,7 +325,7 @@ impl Kernel for Rfft {
                     stw,
                     x,
                     io.out_f32(),
-                    crate::exec::of(scratch.bytes_mut()),
+                    crate::op::of(scratch.bytes_mut()),
                 );
             }
         }

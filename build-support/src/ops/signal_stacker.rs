@@ -16,10 +16,9 @@
 
 use super::signal_energy::{check_tensor, int_options};
 use super::signal_framer::{emit_stateful2, kernel_state};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_stacker;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;

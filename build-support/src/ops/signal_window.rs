@@ -2,10 +2,9 @@
 //! constant rank-1 int16 window, every run of `window.len()` samples, shifted right by the
 //! `shift` option (`kiln_kernels::signal_window`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_window;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};

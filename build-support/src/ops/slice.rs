@@ -2,10 +2,9 @@
 //! bool (`kiln_kernels::slice`, STRIDED_SLICE's loops). With a runtime begin or size only an
 //! output as large as the input is accepted (then the box is the whole input).
 
-use crate::emit::Call;
+use crate::op::{Call, Cx, Elem, Kernel, Operand, Step, prepare_error, unsupported};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, Slices, SlicesMut, unary_generic};
-use crate::lower::{Cx, Elem, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::{Io, Slices, SlicesMut, unary_generic};
 use kiln_kernels::{slice, strided_slice};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, TensorId};

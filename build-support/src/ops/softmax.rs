@@ -1,10 +1,9 @@
 //! SOFTMAX: int8 -> int8, int8 -> int16, int16 (with its exp and 1/(1+x) tables) and float32
 //! (`kiln_kernels::softmax`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::softmax as sm;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};

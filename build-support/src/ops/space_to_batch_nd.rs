@@ -14,10 +14,9 @@
 //! block entries of at least 1 and non-negative pairs, and the output shape they determine.
 
 use super::movement::{Width, same_type};
-use crate::emit::{Call, kernel_fn};
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, kernel_fn, prepare_error, unsupported};
 use kiln_kernels::space_to_batch_nd as sb;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, TensorId};

@@ -3,10 +3,9 @@
 //! TFLM does not requantize, so the output's quantization is not read.
 
 use super::movement::{Width, same_type};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, unsupported};
 use kiln_kernels::space_to_depth as s2d;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};

@@ -6,10 +6,9 @@
 //! TFLM takes the axis (and SPLIT_V's sizes) from constant tensors; so does Kiln, and the
 //! static output shapes must be what the options and constants say.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind, TensorId};
 use proc_macro2::{Literal, TokenStream};

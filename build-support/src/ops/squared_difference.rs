@@ -1,10 +1,9 @@
 //! SQUARED_DIFFERENCE: float32, int32, int8 and int16 (TFLM's types), broadcasting or not
 //! (`kiln_kernels::squared_difference`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, unsupported};
 use kiln_kernels::broadcast::Broadcast;
 use kiln_kernels::squared_difference as sd;
 use kiln_planner::diag::Result;

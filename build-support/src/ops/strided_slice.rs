@@ -4,10 +4,9 @@
 //! axes instead of one per element).
 
 use super::movement::{Width, same_type};
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error};
 use kiln_kernels::strided_slice as ss;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};

@@ -1,10 +1,9 @@
 //! SUB: int8, int16, int32 and float32 (TFLM's types), broadcasting or not
 //! (`kiln_kernels::sub`).
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, activation, prepare_error, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, activation, prepare_error, unsupported};
 use kiln_kernels::broadcast::Broadcast;
 use kiln_kernels::sub;
 use kiln_planner::diag::Result;

@@ -1,10 +1,11 @@
 //! SVDF: int8 with int8 or int16 state and time weights, and float32, with its state kept
 //! between invocations (`kiln_kernels::svdf`).
 
-use crate::emit::Call;
+use crate::op::{
+    Call, Cx, Kernel, Operand, Step, activation, positive, prepare_error, unsupported,
+};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, o8, o16, of};
-use crate::lower::{Cx, Kernel, Operand, Step, activation, positive, prepare_error, unsupported};
+use crate::op::{Io, o8, o16, of};
 use kiln_kernels::svdf;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};
@@ -118,7 +119,7 @@ impl Kernel for Svdf {
         let bias = io.opt(3);
         let (states, out) = io.states_and_out();
         let state = states[0].bytes_mut();
-        use crate::exec::{f32s, i8s, i16s, i32s};
+        use crate::op::{f32s, i8s, i16s, i32s};
         match self {
             Svdf::S8(p) => svdf::svdf_s8(
                 p,

@@ -1,10 +1,9 @@
 //! TANH: int8 (`kiln_kernels::tanh`, with LOGISTIC's parameters) and float32
 //! (`kiln_kernels::activations_f32`), both also in place over their input.
 
-use crate::emit::Call;
 #[cfg(feature = "exec")]
-use crate::exec::Io;
-use crate::lower::{Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
+use crate::op::Io;
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;
 use proc_macro2::TokenStream;

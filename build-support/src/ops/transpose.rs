@@ -1,9 +1,8 @@
 //! TRANSPOSE by a constant permutation, any element type (`kiln_kernels::transpose`).
 
-use crate::emit::Call;
+use crate::op::{Call, Cx, Elem, Kernel, Operand, Step, elem, prepare_error, unsupported};
 #[cfg(feature = "exec")]
-use crate::exec::{Io, Slices, SlicesMut, unary_generic};
-use crate::lower::{Cx, Elem, Kernel, Operand, Step, elem, prepare_error, unsupported};
+use crate::op::{Io, Slices, SlicesMut, unary_generic};
 use kiln_kernels::transpose;
 use kiln_planner::diag::Result;
 use proc_macro2::TokenStream;

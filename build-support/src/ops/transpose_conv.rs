@@ -5,12 +5,11 @@
 //! Prepare takes the output tensor's dims), and the generated code checks the runtime values
 //! against it under `debug_assertions` only.
 
-use crate::emit::{Call, kernel_fn};
 #[cfg(feature = "exec")]
-use crate::exec::{Buffer, Io};
-use crate::lower::{
-    Cx, Kernel, Operand, PerChannel, Step, activation, padding, positive, prepare_error,
-    unsupported,
+use crate::op::{Buffer, Io};
+use crate::op::{
+    Call, Cx, Kernel, Operand, PerChannel, Step, activation, kernel_fn, padding, positive,
+    prepare_error, unsupported,
 };
 use kiln_kernels::transpose_conv as tc;
 use kiln_planner::diag::Result;

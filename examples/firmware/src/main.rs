@@ -1,4 +1,4 @@
-//! Kiln on a Cortex-M under QEMU: one public model compiled into the firmware by
+//! Kiln on a Cortex-M or a RISC-V core under QEMU: one public model compiled into the firmware by
 //! `include_model!`, run on TFLM's golden sample s1, compared byte for byte.
 //!
 //! The firmware runs `reset(); write inputs; invoke()` twice (the second run checks that
@@ -23,6 +23,11 @@
 //!
 //! No `core::fmt`: the output is written by hand so the harness stays small and the code
 //! size measured is mostly Kiln's.
+//!
+//! Architectures: Cortex-M (cortex-m-rt, cortex-m-semihosting) and RV32 (riscv-rt,
+//! riscv-semihosting, on QEMU's `virt` machine); the two differ only in the runtime crates
+//! (same API for semihosting), the interrupt table and the few instructions of `sp()` and
+//! `paint_stack()`.
 #![no_std]
 #![no_main]
 
@@ -30,8 +35,15 @@ use core::arch::asm;
 use core::panic::PanicInfo;
 use core::ptr;
 
+#[cfg(target_arch = "arm")]
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hio};
+#[cfg(target_arch = "arm")]
+use cortex_m_semihosting as semihosting;
+#[cfg(target_arch = "riscv32")]
+use riscv_rt::entry;
+#[cfg(target_arch = "riscv32")]
+use riscv_semihosting as semihosting;
+use semihosting::{debug, hio};
 use sha2::{Digest, Sha256};
 
 #[allow(clippy::all, dead_code, unused_doc_comments)]
@@ -41,6 +53,7 @@ mod model {
 
 /// The device interrupt part of the vector table (cortex-m-rt feature `device`): 32 reserved
 /// entries, as the CMSDK-based boards have; the firmware enables no interrupt.
+#[cfg(target_arch = "arm")]
 #[unsafe(link_section = ".vector_table.interrupts")]
 #[unsafe(no_mangle)]
 #[used]
@@ -51,10 +64,10 @@ static __INTERRUPTS: [usize; 32] = [0; 32];
 const PAINT: u32 = 0xC5AC_CE55;
 
 unsafe extern "C" {
-    /// cortex-m-rt: the first free RAM address after `.bss`/`.uninit` (bottom of the stack
-    /// region; there is no heap).
+    /// cortex-m-rt, riscv-rt: the first free RAM address after `.bss`/`.uninit` (bottom of
+    /// the stack region; there is no heap).
     static mut __sheap: u32;
-    /// cortex-m-rt: the initial stack pointer (top of RAM).
+    /// cortex-m-rt, riscv-rt: the initial stack pointer (top of RAM).
     static _stack_start: u32;
 }
 
@@ -151,6 +164,20 @@ fn panic(info: &PanicInfo) -> ! {
     exit(false)
 }
 
+/// RISC-V: an exception (illegal instruction, access fault, misaligned access) ends the run as
+/// a failure instead of riscv-rt's default, a loop that would only end at CI's timeout.
+#[cfg(target_arch = "riscv32")]
+#[unsafe(export_name = "ExceptionHandler")]
+fn exception_handler(_frame: &riscv_rt::TrapFrame) -> ! {
+    let mut out = Out::new();
+    out.str("EXCEPTION mcause=")
+        .dec(riscv::register::mcause::read().bits())
+        .str(" mepc=")
+        .dec(riscv::register::mepc::read())
+        .str("\nRESULT FAIL\n");
+    exit(false)
+}
+
 /// The stop point asked for on the semihosting command line (`stop=N`), else 0.
 #[inline(never)]
 fn stop_point() -> u32 {
@@ -158,7 +185,7 @@ fn stop_point() -> u32 {
     // SYS_GET_CMDLINE (0x15): block = [buffer, length]; QEMU writes a NUL-terminated line.
     let block = [line.as_mut_ptr() as usize, line.len() - 1];
     // SAFETY: the block points at a live buffer of the length given.
-    if unsafe { cortex_m_semihosting::syscall(0x15, &block) } != 0 {
+    if unsafe { semihosting::syscall(0x15, &block) } != 0 {
         return 0;
     }
     // Finds "stop=" and reads the digits after it. Byte by byte (volatile: the host wrote
@@ -197,7 +224,15 @@ fn check_stop(stop: u32, here: u32) {
 fn sp() -> usize {
     let sp: usize;
     // SAFETY: reads the stack pointer.
-    unsafe { asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+    #[cfg(target_arch = "arm")]
+    unsafe {
+        asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags))
+    };
+    // SAFETY: reads the stack pointer.
+    #[cfg(target_arch = "riscv32")]
+    unsafe {
+        asm!("mv {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags))
+    };
     sp
 }
 
@@ -209,6 +244,7 @@ fn paint_stack() {
     let bottom = (bottom + 3) & !3;
     // SAFETY: [bottom, sp) is free RAM below the live stack (cortex-m-rt puts the stack at
     // the top of RAM, above .bss/.uninit, and there is no heap); nothing live is below sp.
+    #[cfg(target_arch = "arm")]
     unsafe {
         asm!(
             "mov {p}, sp",
@@ -217,6 +253,21 @@ fn paint_stack() {
             "str {pat}, [{p}]",
             "cmp {p}, {bot}",
             "bhi 2b",
+            p = out(reg) _,
+            pat = in(reg) PAINT,
+            bot = in(reg) bottom,
+            options(nostack),
+        );
+    }
+    // SAFETY: as above (riscv-rt also puts the stack at the top of RAM, above .bss/.uninit).
+    #[cfg(target_arch = "riscv32")]
+    unsafe {
+        asm!(
+            "mv {p}, sp",
+            "2:",
+            "addi {p}, {p}, -4",
+            "sw {pat}, 0({p})",
+            "bltu {bot}, {p}, 2b",
             p = out(reg) _,
             pat = in(reg) PAINT,
             bot = in(reg) bottom,

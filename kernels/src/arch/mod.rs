@@ -16,6 +16,12 @@
 //!   (`dw_block4` and its forms), `requantize4` (four channels requantized at once) and the
 //!   im2col's `copy_bytes`/`fill_bytes`; the single instructions are `dsp`'s. Also argued
 //!   `unsafe` code.
+//! * `riscv` (`kiln_arch = "riscv"`: RV32IMC/IMAC, ESP32-C3/C6-class): plain Rust, no
+//!   `unsafe`, the products blocked two pixels by four channels with the sums in registers
+//!   (RV32IM has a one-instruction `MUL`, no multiply-accumulate, no SIMD); the drivers call
+//!   its `two_pixels_by4`/`one_pixel_by4` as they do Helium's.
+//!   Being plain Rust it also runs on the host: `KILN_KERNELS=riscv cargo test -p
+//!   kiln-kernels` checks the drivers on it against TFLM's cases.
 //! * `portable` (everything else: the host, Cortex-M0/M0+/M3): the same functions in plain
 //!   Rust. On x86-64 (the host) `x86` adds `sqrtss` for the float square root,
 //!   bit-identical with the software form, and the fused multiply-add where the CPU has FMA3
@@ -52,9 +58,19 @@ mod mve;
 pub(crate) use mve::*;
 
 #[cfg(not(any(kiln_arch = "dsp", kiln_arch = "mve")))]
+#[cfg_attr(kiln_arch = "riscv", allow(dead_code))]
 mod portable;
-#[cfg(not(any(kiln_arch = "dsp", kiln_arch = "mve")))]
+#[cfg(not(any(kiln_arch = "dsp", kiln_arch = "mve", kiln_arch = "riscv")))]
 pub(crate) use portable::*;
+
+// RV32IM (ESP32-C3/C6-class): plain Rust, blocked for a one-instruction MUL; the
+// depthwise row form and the block copy are the portable ones.
+#[cfg(kiln_arch = "riscv")]
+mod riscv;
+#[cfg(kiln_arch = "riscv")]
+pub(crate) use portable::{DwRow, copy_block, dw_row};
+#[cfg(kiln_arch = "riscv")]
+pub(crate) use riscv::*;
 
 // The host's `sqrtss` and fused multiply-add for the float kernels (not under Miri, which
 // runs the software forms).
@@ -70,11 +86,13 @@ pub(crate) const WIDENS: bool = cfg!(kiln_arch = "dsp") || cfg!(test) || cfg!(de
 /// The most taps [`mac_taps4`] takes (a 5x5 window).
 pub(crate) const MAX_TAPS: usize = 25;
 
-/// The microkernels compiled into this build: `"dsp"`, `"mve"` or `"portable"`.
+/// The microkernels compiled into this build: `"dsp"`, `"mve"`, `"riscv"` or `"portable"`.
 pub const NAME: &str = if cfg!(kiln_arch = "dsp") {
     "dsp"
 } else if cfg!(kiln_arch = "mve") {
     "mve"
+} else if cfg!(kiln_arch = "riscv") {
+    "riscv"
 } else {
     "portable"
 };
@@ -162,9 +180,107 @@ pub(crate) fn mac_2x2_wide_portable(k: usize, xw: &[i8], w: &[i8], acc: [i32; 4]
     acc
 }
 
+// The RISC-V forms are plain Rust: the host tests check them too (below).
+#[cfg(all(test, not(kiln_arch = "riscv")))]
+#[path = "riscv.rs"]
+#[allow(dead_code)]
+mod riscv_on_host;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The RISC-V forms against plain dot products on the host (on an RV32 target, or with
+    /// `KILN_KERNELS=riscv`, the test below checks them as the compiled microkernels).
+    #[cfg(not(kiln_arch = "riscv"))]
+    #[test]
+    fn riscv_forms_are_dot_products() {
+        use super::riscv_on_host as rv;
+        let x: std::vec::Vec<i8> = (0..80).map(|i| (i * 53 % 256) as u8 as i8).collect();
+        let w: std::vec::Vec<i8> = (0..80).map(|i| (i * 71 % 256 + 7) as u8 as i8).collect();
+        for k in 0..=40 {
+            let (x0, x1) = (&x[..k], &x[k..2 * k]);
+            let (w0, w1) = (&w[..k], &w[k..2 * k]);
+            let want = [dot(x0, w0), dot(x0, w1), dot(x1, w0), dot(x1, w1)];
+            let acc = [1, -2, 3, -4];
+            let got = rv::mac_2x2(k, &x, &w, acc);
+            for i in 0..4 {
+                assert_eq!(got[i], acc[i].wrapping_add(want[i]), "k {k} lane {i}");
+            }
+            assert_eq!(rv::mac_1x2(k, x0, &w, [5, 6]), [5 + want[0], 6 + want[1]]);
+            assert_eq!(rv::mac_2x1(k, &x, w0, [7, 8]), [7 + want[0], 8 + want[2]]);
+            assert_eq!(rv::mac_1x1(k, x0, w0, 9), 9 + want[0]);
+        }
+        let taps: std::vec::Vec<&[i8]> = (0..9).map(|t| &x[t * 8..t * 8 + 8]).collect();
+        let bias = [1, 2, 3, 4, 5, 6, 7, 8];
+        let mut got = [0i32; 8];
+        // The weights as `pack_weights` lays them out: per group of 4 channels and tap, two
+        // words of int16 pairs.
+        let pair = |a: i8, b: i8| (a as i16 as u16 as u32 | (b as i16 as u16 as u32) << 16) as i32;
+        let packed: std::vec::Vec<i32> = w[..72]
+            .chunks_exact(4)
+            .flat_map(|q| [pair(q[0], q[1]), pair(q[2], q[3])])
+            .collect();
+        rv::mac_taps4(&taps, &packed, &bias, |g, acc| {
+            got[4 * g..4 * g + 4].copy_from_slice(&acc)
+        });
+        for c in 0..8 {
+            let (g, j) = (c / 4, c % 4);
+            let want: i32 = (0..9)
+                .map(|t| x[t * 8 + c] as i32 * w[(g * 9 + t) * 4 + j] as i32)
+                .sum();
+            assert_eq!(got[c], bias[c] + want, "channel {c}");
+        }
+        assert_eq!(rv::mac_2x2(41, &x, &w, [1, 2, 3, 4]), [1, 2, 3, 4]);
+        // The blocks with their requantization against dot products and `gemm::requantize`.
+        let q = crate::gemm::Output {
+            offset: -3,
+            min: -100,
+            max: 90,
+        };
+        let big: std::vec::Vec<i8> = (0..2048).map(|i| (i * 29 % 256) as u8 as i8).collect();
+        for k in [1, 3, 4, 7, 8, 13, 16] {
+            for n in [4, 8, 11] {
+                let (x0, x1, wt) = (&x[..k], &x[k..2 * k], &big[..n * k]);
+                let bias: std::vec::Vec<i32> = (0..n as i32).map(|o| 100 * o - 300).collect();
+                let m: std::vec::Vec<i32> = (0..n as i32).map(|o| (1 << 30) + o * 7919).collect();
+                let e: std::vec::Vec<i32> = (0..n as i32).map(|o| 1 + o % 12).collect();
+                let want = |xp: &[i8], o: usize| {
+                    let acc = bias[o] + dot(xp, &wt[o * k..(o + 1) * k]);
+                    crate::gemm::requantize::<false>(acc, m[o], e[o], &q)
+                };
+                let (mut o0, mut o1) = (std::vec![0i8; n], std::vec![0i8; n]);
+                let done = rv::two_pixels_by4(k, x0, x1, wt, &bias, &m, &e, &q, &mut o0, &mut o1);
+                assert_eq!(done, n / 4 * 4);
+                let mut o2 = std::vec![0i8; n];
+                assert_eq!(
+                    rv::one_pixel_by4(k, x1, wt, &bias, &m, &e, &q, &mut o2),
+                    done
+                );
+                for o in 0..done {
+                    assert_eq!(o0[o], want(x0, o), "k {k} n {n} channel {o}");
+                    assert_eq!(o1[o], want(x1, o), "k {k} n {n} channel {o}");
+                    assert_eq!(o2[o], want(x1, o), "k {k} n {n} channel {o}");
+                }
+            }
+        }
+        let vals = [
+            i32::MIN,
+            i32::MIN + 1,
+            -(1 << 30),
+            -12345,
+            -1,
+            0,
+            1,
+            999,
+            i32::MAX,
+        ];
+        for &a in &vals {
+            for &b in &vals {
+                assert_eq!(rv::smmulr(a, b), smmulr(a, b), "smmulr({a}, {b})");
+            }
+        }
+    }
 
     /// The `mac_*` functions against a plain dot product, for every `k` up to 40 (all tails).
     #[test]

@@ -270,6 +270,30 @@ impl<'a> Groups<'a> {
             return;
         }
         let pieces = self.joined_pieces(&[(to, 0), (from, offset)]);
+        self.move_members(from, to, offset, pieces);
+    }
+
+    /// [`Groups::merge`] of each group rooted at `parts[i].0` (distinct roots, none in
+    /// `to`'s group) into the group rooted at `to`, at `parts[i].1` bytes: the joined
+    /// pieces are computed once (`O(p log p)` for `p` pieces in all, where merging one
+    /// group after the other would compute them again for each).
+    pub(super) fn merge_all(&mut self, to: usize, parts: &[(usize, usize)]) {
+        let joined: Vec<(usize, usize)> = std::iter::once((to, 0))
+            .chain(parts.iter().copied())
+            .collect();
+        let pieces = self.joined_pieces(&joined);
+        for &(from, offset) in parts {
+            debug_assert_ne!(self.group[from], self.group[to], "distinct groups");
+            self.move_members(from, to, offset, Vec::new());
+        }
+        let g = self.group[to] as usize;
+        self.groups[g].pieces = pieces;
+    }
+
+    /// Moves the members of the group rooted at `from` into `to`'s (distinct groups), at
+    /// `offset`, the joined group's pieces being `pieces`.
+    fn move_members(&mut self, from: usize, to: usize, offset: usize, pieces: Vec<Piece>) {
+        let (gf, gt) = (self.group[from] as usize, self.group[to] as usize);
         // The group that keeps its structures, and the one whose members move.
         let (keep, moved) = if self.groups[gf].members.len() <= self.groups[gt].members.len() {
             (gt, gf)

@@ -1934,7 +1934,7 @@ impl ::flatbuffers::Verifiable for CustomQuantization<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("custom", Self::VT_CUSTOM, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<u8>>>("custom", Self::VT_CUSTOM, false)?
      .finish();
     Ok(())
   }
@@ -2285,19 +2285,19 @@ impl ::flatbuffers::Verifiable for QuantizationParameters<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, f32>>>("min", Self::VT_MIN, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, f32>>>("max", Self::VT_MAX, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, f32>>>("scale", Self::VT_SCALE, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i64>>>("zero_point", Self::VT_ZERO_POINT, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<f32>>>("min", Self::VT_MIN, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<f32>>>("max", Self::VT_MAX, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<f32>>>("scale", Self::VT_SCALE, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<i64>>>("zero_point", Self::VT_ZERO_POINT, false)?
      .visit_union::<QuantizationDetails, _>("details_type", Self::VT_DETAILS_TYPE, "details", Self::VT_DETAILS, false, |key, v, pos| {
         match key {
-          QuantizationDetails::CustomQuantization => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CustomQuantization>>("QuantizationDetails::CustomQuantization", pos),
-          QuantizationDetails::BlockwiseQuantization => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<BlockwiseQuantization>>("QuantizationDetails::BlockwiseQuantization", pos),
-          QuantizationDetails::MultiAxisQuantization => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<MultiAxisQuantization>>("QuantizationDetails::MultiAxisQuantization", pos),
+          QuantizationDetails::CustomQuantization => v.verify_union_variant::<crate::reader::unaligned::Offset<CustomQuantization>>("QuantizationDetails::CustomQuantization", pos),
+          QuantizationDetails::BlockwiseQuantization => v.verify_union_variant::<crate::reader::unaligned::Offset<BlockwiseQuantization>>("QuantizationDetails::BlockwiseQuantization", pos),
+          QuantizationDetails::MultiAxisQuantization => v.verify_union_variant::<crate::reader::unaligned::Offset<MultiAxisQuantization>>("QuantizationDetails::MultiAxisQuantization", pos),
           _ => Ok(()),
         }
      })?
-     .visit_field::<i32>("quantized_dimension", Self::VT_QUANTIZED_DIMENSION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("quantized_dimension", Self::VT_QUANTIZED_DIMENSION, false)?
      .finish();
     Ok(())
   }
@@ -2611,15 +2611,15 @@ impl ::flatbuffers::Verifiable for Tensor<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("shape", Self::VT_SHAPE, false)?
-     .visit_field::<TensorType>("type_", Self::VT_TYPE_, false)?
-     .visit_field::<u32>("buffer", Self::VT_BUFFER, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<QuantizationParameters>>("quantization", Self::VT_QUANTIZATION, false)?
-     .visit_field::<bool>("is_variable", Self::VT_IS_VARIABLE, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<SparsityParameters>>("sparsity", Self::VT_SPARSITY, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("shape_signature", Self::VT_SHAPE_SIGNATURE, false)?
-     .visit_field::<bool>("has_rank", Self::VT_HAS_RANK, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<i32>>>("shape", Self::VT_SHAPE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<TensorType>>("type_", Self::VT_TYPE_, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<u32>>("buffer", Self::VT_BUFFER, false)?
+     .visit_field::<crate::reader::unaligned::Offset<&str>>("name", Self::VT_NAME, false)?
+     .visit_field::<crate::reader::unaligned::Offset<QuantizationParameters>>("quantization", Self::VT_QUANTIZATION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("is_variable", Self::VT_IS_VARIABLE, false)?
+     .visit_field::<crate::reader::unaligned::Offset<SparsityParameters>>("sparsity", Self::VT_SPARSITY, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<i32>>>("shape_signature", Self::VT_SHAPE_SIGNATURE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("has_rank", Self::VT_HAS_RANK, false)?
      .finish();
     Ok(())
   }
@@ -2825,13 +2825,13 @@ impl ::flatbuffers::Verifiable for Conv2DOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<Padding>("padding", Self::VT_PADDING, false)?
-     .visit_field::<i32>("stride_w", Self::VT_STRIDE_W, false)?
-     .visit_field::<i32>("stride_h", Self::VT_STRIDE_H, false)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
-     .visit_field::<i32>("dilation_w_factor", Self::VT_DILATION_W_FACTOR, false)?
-     .visit_field::<i32>("dilation_h_factor", Self::VT_DILATION_H_FACTOR, false)?
-     .visit_field::<TensorType>("quantized_bias_type", Self::VT_QUANTIZED_BIAS_TYPE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<Padding>>("padding", Self::VT_PADDING, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("stride_w", Self::VT_STRIDE_W, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("stride_h", Self::VT_STRIDE_H, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("dilation_w_factor", Self::VT_DILATION_W_FACTOR, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("dilation_h_factor", Self::VT_DILATION_H_FACTOR, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<TensorType>>("quantized_bias_type", Self::VT_QUANTIZED_BIAS_TYPE, false)?
      .finish();
     Ok(())
   }
@@ -3014,12 +3014,12 @@ impl ::flatbuffers::Verifiable for Pool2DOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<Padding>("padding", Self::VT_PADDING, false)?
-     .visit_field::<i32>("stride_w", Self::VT_STRIDE_W, false)?
-     .visit_field::<i32>("stride_h", Self::VT_STRIDE_H, false)?
-     .visit_field::<i32>("filter_width", Self::VT_FILTER_WIDTH, false)?
-     .visit_field::<i32>("filter_height", Self::VT_FILTER_HEIGHT, false)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<Padding>>("padding", Self::VT_PADDING, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("stride_w", Self::VT_STRIDE_W, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("stride_h", Self::VT_STRIDE_H, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("filter_width", Self::VT_FILTER_WIDTH, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("filter_height", Self::VT_FILTER_HEIGHT, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
      .finish();
     Ok(())
   }
@@ -3204,13 +3204,13 @@ impl ::flatbuffers::Verifiable for DepthwiseConv2DOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<Padding>("padding", Self::VT_PADDING, false)?
-     .visit_field::<i32>("stride_w", Self::VT_STRIDE_W, false)?
-     .visit_field::<i32>("stride_h", Self::VT_STRIDE_H, false)?
-     .visit_field::<i32>("depth_multiplier", Self::VT_DEPTH_MULTIPLIER, false)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
-     .visit_field::<i32>("dilation_w_factor", Self::VT_DILATION_W_FACTOR, false)?
-     .visit_field::<i32>("dilation_h_factor", Self::VT_DILATION_H_FACTOR, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<Padding>>("padding", Self::VT_PADDING, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("stride_w", Self::VT_STRIDE_W, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("stride_h", Self::VT_STRIDE_H, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("depth_multiplier", Self::VT_DEPTH_MULTIPLIER, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("dilation_w_factor", Self::VT_DILATION_W_FACTOR, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("dilation_h_factor", Self::VT_DILATION_H_FACTOR, false)?
      .finish();
     Ok(())
   }
@@ -3366,9 +3366,9 @@ impl ::flatbuffers::Verifiable for SVDFOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("rank", Self::VT_RANK, false)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
-     .visit_field::<bool>("asymmetric_quantize_inputs", Self::VT_ASYMMETRIC_QUANTIZE_INPUTS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("rank", Self::VT_RANK, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("asymmetric_quantize_inputs", Self::VT_ASYMMETRIC_QUANTIZE_INPUTS, false)?
      .finish();
     Ok(())
   }
@@ -3514,11 +3514,11 @@ impl ::flatbuffers::Verifiable for FullyConnectedOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
-     .visit_field::<FullyConnectedOptionsWeightsFormat>("weights_format", Self::VT_WEIGHTS_FORMAT, false)?
-     .visit_field::<bool>("keep_num_dims", Self::VT_KEEP_NUM_DIMS, false)?
-     .visit_field::<bool>("asymmetric_quantize_inputs", Self::VT_ASYMMETRIC_QUANTIZE_INPUTS, false)?
-     .visit_field::<TensorType>("quantized_bias_type", Self::VT_QUANTIZED_BIAS_TYPE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<FullyConnectedOptionsWeightsFormat>>("weights_format", Self::VT_WEIGHTS_FORMAT, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("keep_num_dims", Self::VT_KEEP_NUM_DIMS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("asymmetric_quantize_inputs", Self::VT_ASYMMETRIC_QUANTIZE_INPUTS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<TensorType>>("quantized_bias_type", Self::VT_QUANTIZED_BIAS_TYPE, false)?
      .finish();
     Ok(())
   }
@@ -3642,7 +3642,7 @@ impl ::flatbuffers::Verifiable for SoftmaxOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<f32>("beta", Self::VT_BETA, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<f32>>("beta", Self::VT_BETA, false)?
      .finish();
     Ok(())
   }
@@ -3747,8 +3747,8 @@ impl ::flatbuffers::Verifiable for ConcatenationOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("axis", Self::VT_AXIS, false)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("axis", Self::VT_AXIS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
      .finish();
     Ok(())
   }
@@ -3860,8 +3860,8 @@ impl ::flatbuffers::Verifiable for AddOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
-     .visit_field::<bool>("pot_scale_int16", Self::VT_POT_SCALE_INT16, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("pot_scale_int16", Self::VT_POT_SCALE_INT16, false)?
      .finish();
     Ok(())
   }
@@ -3964,7 +3964,7 @@ impl ::flatbuffers::Verifiable for MulOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
      .finish();
     Ok(())
   }
@@ -4069,8 +4069,8 @@ impl ::flatbuffers::Verifiable for ResizeBilinearOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<bool>("align_corners", Self::VT_ALIGN_CORNERS, false)?
-     .visit_field::<bool>("half_pixel_centers", Self::VT_HALF_PIXEL_CENTERS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("align_corners", Self::VT_ALIGN_CORNERS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("half_pixel_centers", Self::VT_HALF_PIXEL_CENTERS, false)?
      .finish();
     Ok(())
   }
@@ -4173,7 +4173,7 @@ impl ::flatbuffers::Verifiable for ReshapeOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("new_shape", Self::VT_NEW_SHAPE, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<i32>>>("new_shape", Self::VT_NEW_SHAPE, false)?
      .finish();
     Ok(())
   }
@@ -4425,7 +4425,7 @@ impl ::flatbuffers::Verifiable for ReducerOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<bool>("keep_dims", Self::VT_KEEP_DIMS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("keep_dims", Self::VT_KEEP_DIMS, false)?
      .finish();
     Ok(())
   }
@@ -4530,8 +4530,8 @@ impl ::flatbuffers::Verifiable for SubOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
-     .visit_field::<bool>("pot_scale_int16", Self::VT_POT_SCALE_INT16, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("pot_scale_int16", Self::VT_POT_SCALE_INT16, false)?
      .finish();
     Ok(())
   }
@@ -4634,7 +4634,7 @@ impl ::flatbuffers::Verifiable for DivOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
      .finish();
     Ok(())
   }
@@ -4730,7 +4730,7 @@ impl ::flatbuffers::Verifiable for SqueezeOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("squeeze_dims", Self::VT_SQUEEZE_DIMS, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<i32>>>("squeeze_dims", Self::VT_SQUEEZE_DIMS, false)?
      .finish();
     Ok(())
   }
@@ -4871,12 +4871,12 @@ impl ::flatbuffers::Verifiable for StridedSliceOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("begin_mask", Self::VT_BEGIN_MASK, false)?
-     .visit_field::<i32>("end_mask", Self::VT_END_MASK, false)?
-     .visit_field::<i32>("ellipsis_mask", Self::VT_ELLIPSIS_MASK, false)?
-     .visit_field::<i32>("new_axis_mask", Self::VT_NEW_AXIS_MASK, false)?
-     .visit_field::<i32>("shrink_axis_mask", Self::VT_SHRINK_AXIS_MASK, false)?
-     .visit_field::<bool>("offset", Self::VT_OFFSET, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("begin_mask", Self::VT_BEGIN_MASK, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("end_mask", Self::VT_END_MASK, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("ellipsis_mask", Self::VT_ELLIPSIS_MASK, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("new_axis_mask", Self::VT_NEW_AXIS_MASK, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("shrink_axis_mask", Self::VT_SHRINK_AXIS_MASK, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("offset", Self::VT_OFFSET, false)?
      .finish();
     Ok(())
   }
@@ -5016,8 +5016,8 @@ impl ::flatbuffers::Verifiable for CastOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<TensorType>("in_data_type", Self::VT_IN_DATA_TYPE, false)?
-     .visit_field::<TensorType>("out_data_type", Self::VT_OUT_DATA_TYPE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<TensorType>>("in_data_type", Self::VT_IN_DATA_TYPE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<TensorType>>("out_data_type", Self::VT_OUT_DATA_TYPE, false)?
      .finish();
     Ok(())
   }
@@ -5390,11 +5390,11 @@ impl ::flatbuffers::Verifiable for TransposeConvOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<Padding>("padding", Self::VT_PADDING, false)?
-     .visit_field::<i32>("stride_w", Self::VT_STRIDE_W, false)?
-     .visit_field::<i32>("stride_h", Self::VT_STRIDE_H, false)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
-     .visit_field::<TensorType>("quantized_bias_type", Self::VT_QUANTIZED_BIAS_TYPE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<Padding>>("padding", Self::VT_PADDING, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("stride_w", Self::VT_STRIDE_W, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("stride_h", Self::VT_STRIDE_H, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<TensorType>>("quantized_bias_type", Self::VT_QUANTIZED_BIAS_TYPE, false)?
      .finish();
     Ok(())
   }
@@ -5641,12 +5641,12 @@ impl ::flatbuffers::Verifiable for UnidirectionalSequenceLSTMOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
-     .visit_field::<f32>("cell_clip", Self::VT_CELL_CLIP, false)?
-     .visit_field::<f32>("proj_clip", Self::VT_PROJ_CLIP, false)?
-     .visit_field::<bool>("time_major", Self::VT_TIME_MAJOR, false)?
-     .visit_field::<bool>("asymmetric_quantize_inputs", Self::VT_ASYMMETRIC_QUANTIZE_INPUTS, false)?
-     .visit_field::<bool>("diagonal_recurrent_tensors", Self::VT_DIAGONAL_RECURRENT_TENSORS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<f32>>("cell_clip", Self::VT_CELL_CLIP, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<f32>>("proj_clip", Self::VT_PROJ_CLIP, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("time_major", Self::VT_TIME_MAJOR, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("asymmetric_quantize_inputs", Self::VT_ASYMMETRIC_QUANTIZE_INPUTS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("diagonal_recurrent_tensors", Self::VT_DIAGONAL_RECURRENT_TENSORS, false)?
      .finish();
     Ok(())
   }
@@ -5786,8 +5786,8 @@ impl ::flatbuffers::Verifiable for ResizeNearestNeighborOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<bool>("align_corners", Self::VT_ALIGN_CORNERS, false)?
-     .visit_field::<bool>("half_pixel_centers", Self::VT_HALF_PIXEL_CENTERS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("align_corners", Self::VT_ALIGN_CORNERS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("half_pixel_centers", Self::VT_HALF_PIXEL_CENTERS, false)?
      .finish();
     Ok(())
   }
@@ -5890,7 +5890,7 @@ impl ::flatbuffers::Verifiable for LeakyReluOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<f32>("alpha", Self::VT_ALPHA, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<f32>>("alpha", Self::VT_ALPHA, false)?
      .finish();
     Ok(())
   }
@@ -6142,7 +6142,7 @@ impl ::flatbuffers::Verifiable for L2NormOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<ActivationFunctionType>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<ActivationFunctionType>>("fused_activation_function", Self::VT_FUSED_ACTIVATION_FUNCTION, false)?
      .finish();
     Ok(())
   }
@@ -6238,7 +6238,7 @@ impl ::flatbuffers::Verifiable for SpaceToDepthOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("block_size", Self::VT_BLOCK_SIZE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("block_size", Self::VT_BLOCK_SIZE, false)?
      .finish();
     Ok(())
   }
@@ -6343,8 +6343,8 @@ impl ::flatbuffers::Verifiable for GatherOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("axis", Self::VT_AXIS, false)?
-     .visit_field::<i32>("batch_dims", Self::VT_BATCH_DIMS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("axis", Self::VT_AXIS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("batch_dims", Self::VT_BATCH_DIMS, false)?
      .finish();
     Ok(())
   }
@@ -6447,7 +6447,7 @@ impl ::flatbuffers::Verifiable for SplitOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("num_splits", Self::VT_NUM_SPLITS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("num_splits", Self::VT_NUM_SPLITS, false)?
      .finish();
     Ok(())
   }
@@ -6552,8 +6552,8 @@ impl ::flatbuffers::Verifiable for PackOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("values_count", Self::VT_VALUES_COUNT, false)?
-     .visit_field::<i32>("axis", Self::VT_AXIS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("values_count", Self::VT_VALUES_COUNT, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("axis", Self::VT_AXIS, false)?
      .finish();
     Ok(())
   }
@@ -6665,8 +6665,8 @@ impl ::flatbuffers::Verifiable for UnpackOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("num", Self::VT_NUM, false)?
-     .visit_field::<i32>("axis", Self::VT_AXIS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("num", Self::VT_NUM, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("axis", Self::VT_AXIS, false)?
      .finish();
     Ok(())
   }
@@ -6769,7 +6769,7 @@ impl ::flatbuffers::Verifiable for MirrorPadOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<MirrorPadMode>("mode", Self::VT_MODE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<MirrorPadMode>>("mode", Self::VT_MODE, false)?
      .finish();
     Ok(())
   }
@@ -6865,7 +6865,7 @@ impl ::flatbuffers::Verifiable for SplitVOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("num_splits", Self::VT_NUM_SPLITS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("num_splits", Self::VT_NUM_SPLITS, false)?
      .finish();
     Ok(())
   }
@@ -6961,7 +6961,7 @@ impl ::flatbuffers::Verifiable for DepthToSpaceOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("block_size", Self::VT_BLOCK_SIZE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("block_size", Self::VT_BLOCK_SIZE, false)?
      .finish();
     Ok(())
   }
@@ -7075,9 +7075,9 @@ impl ::flatbuffers::Verifiable for BatchMatMulOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<bool>("adj_x", Self::VT_ADJ_X, false)?
-     .visit_field::<bool>("adj_y", Self::VT_ADJ_Y, false)?
-     .visit_field::<bool>("asymmetric_quantize_inputs", Self::VT_ASYMMETRIC_QUANTIZE_INPUTS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("adj_x", Self::VT_ADJ_X, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("adj_y", Self::VT_ADJ_Y, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("asymmetric_quantize_inputs", Self::VT_ASYMMETRIC_QUANTIZE_INPUTS, false)?
      .finish();
     Ok(())
   }
@@ -7196,8 +7196,8 @@ impl ::flatbuffers::Verifiable for CumsumOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<bool>("exclusive", Self::VT_EXCLUSIVE, false)?
-     .visit_field::<bool>("reverse", Self::VT_REVERSE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("exclusive", Self::VT_EXCLUSIVE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<bool>>("reverse", Self::VT_REVERSE, false)?
      .finish();
     Ok(())
   }
@@ -7309,8 +7309,8 @@ impl ::flatbuffers::Verifiable for IfOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("then_subgraph_index", Self::VT_THEN_SUBGRAPH_INDEX, false)?
-     .visit_field::<i32>("else_subgraph_index", Self::VT_ELSE_SUBGRAPH_INDEX, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("then_subgraph_index", Self::VT_THEN_SUBGRAPH_INDEX, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("else_subgraph_index", Self::VT_ELSE_SUBGRAPH_INDEX, false)?
      .finish();
     Ok(())
   }
@@ -7422,8 +7422,8 @@ impl ::flatbuffers::Verifiable for WhileOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("cond_subgraph_index", Self::VT_COND_SUBGRAPH_INDEX, false)?
-     .visit_field::<i32>("body_subgraph_index", Self::VT_BODY_SUBGRAPH_INDEX, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("cond_subgraph_index", Self::VT_COND_SUBGRAPH_INDEX, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("body_subgraph_index", Self::VT_BODY_SUBGRAPH_INDEX, false)?
      .finish();
     Ok(())
   }
@@ -7526,7 +7526,7 @@ impl ::flatbuffers::Verifiable for CallOnceOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i32>("init_subgraph_index", Self::VT_INIT_SUBGRAPH_INDEX, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("init_subgraph_index", Self::VT_INIT_SUBGRAPH_INDEX, false)?
      .finish();
     Ok(())
   }
@@ -7631,8 +7631,8 @@ impl ::flatbuffers::Verifiable for VarHandleOptions<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("container", Self::VT_CONTAINER, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("shared_name", Self::VT_SHARED_NAME, false)?
+     .visit_field::<crate::reader::unaligned::Offset<&str>>("container", Self::VT_CONTAINER, false)?
+     .visit_field::<crate::reader::unaligned::Offset<&str>>("shared_name", Self::VT_SHARED_NAME, false)?
      .finish();
     Ok(())
   }
@@ -7918,10 +7918,10 @@ impl ::flatbuffers::Verifiable for OperatorCode<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<i8>("deprecated_builtin_code", Self::VT_DEPRECATED_BUILTIN_CODE, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("custom_code", Self::VT_CUSTOM_CODE, false)?
-     .visit_field::<i32>("version", Self::VT_VERSION, false)?
-     .visit_field::<BuiltinOperator>("builtin_code", Self::VT_BUILTIN_CODE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i8>>("deprecated_builtin_code", Self::VT_DEPRECATED_BUILTIN_CODE, false)?
+     .visit_field::<crate::reader::unaligned::Offset<&str>>("custom_code", Self::VT_CUSTOM_CODE, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<i32>>("version", Self::VT_VERSION, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<BuiltinOperator>>("builtin_code", Self::VT_BUILTIN_CODE, false)?
      .finish();
     Ok(())
   }
@@ -8800,64 +8800,64 @@ impl ::flatbuffers::Verifiable for Operator<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<u32>("opcode_index", Self::VT_OPCODE_INDEX, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("inputs", Self::VT_INPUTS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("outputs", Self::VT_OUTPUTS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<u32>>("opcode_index", Self::VT_OPCODE_INDEX, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<i32>>>("inputs", Self::VT_INPUTS, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<i32>>>("outputs", Self::VT_OUTPUTS, false)?
      .visit_union::<BuiltinOptions, _>("builtin_options_type", Self::VT_BUILTIN_OPTIONS_TYPE, "builtin_options", Self::VT_BUILTIN_OPTIONS, false, |key, v, pos| {
         match key {
-          BuiltinOptions::Conv2DOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Conv2DOptions>>("BuiltinOptions::Conv2DOptions", pos),
-          BuiltinOptions::DepthwiseConv2DOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<DepthwiseConv2DOptions>>("BuiltinOptions::DepthwiseConv2DOptions", pos),
-          BuiltinOptions::Pool2DOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<Pool2DOptions>>("BuiltinOptions::Pool2DOptions", pos),
-          BuiltinOptions::SVDFOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<SVDFOptions>>("BuiltinOptions::SVDFOptions", pos),
-          BuiltinOptions::FullyConnectedOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<FullyConnectedOptions>>("BuiltinOptions::FullyConnectedOptions", pos),
-          BuiltinOptions::SoftmaxOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<SoftmaxOptions>>("BuiltinOptions::SoftmaxOptions", pos),
-          BuiltinOptions::ConcatenationOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<ConcatenationOptions>>("BuiltinOptions::ConcatenationOptions", pos),
-          BuiltinOptions::AddOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<AddOptions>>("BuiltinOptions::AddOptions", pos),
-          BuiltinOptions::L2NormOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<L2NormOptions>>("BuiltinOptions::L2NormOptions", pos),
-          BuiltinOptions::ResizeBilinearOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<ResizeBilinearOptions>>("BuiltinOptions::ResizeBilinearOptions", pos),
-          BuiltinOptions::ReshapeOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<ReshapeOptions>>("BuiltinOptions::ReshapeOptions", pos),
-          BuiltinOptions::SpaceToDepthOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<SpaceToDepthOptions>>("BuiltinOptions::SpaceToDepthOptions", pos),
-          BuiltinOptions::MulOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<MulOptions>>("BuiltinOptions::MulOptions", pos),
-          BuiltinOptions::PadOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<PadOptions>>("BuiltinOptions::PadOptions", pos),
-          BuiltinOptions::GatherOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<GatherOptions>>("BuiltinOptions::GatherOptions", pos),
-          BuiltinOptions::TransposeOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<TransposeOptions>>("BuiltinOptions::TransposeOptions", pos),
-          BuiltinOptions::ReducerOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<ReducerOptions>>("BuiltinOptions::ReducerOptions", pos),
-          BuiltinOptions::SubOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<SubOptions>>("BuiltinOptions::SubOptions", pos),
-          BuiltinOptions::DivOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<DivOptions>>("BuiltinOptions::DivOptions", pos),
-          BuiltinOptions::SqueezeOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<SqueezeOptions>>("BuiltinOptions::SqueezeOptions", pos),
-          BuiltinOptions::StridedSliceOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<StridedSliceOptions>>("BuiltinOptions::StridedSliceOptions", pos),
-          BuiltinOptions::SplitOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<SplitOptions>>("BuiltinOptions::SplitOptions", pos),
-          BuiltinOptions::CastOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CastOptions>>("BuiltinOptions::CastOptions", pos),
-          BuiltinOptions::DequantizeOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<DequantizeOptions>>("BuiltinOptions::DequantizeOptions", pos),
-          BuiltinOptions::MaximumMinimumOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<MaximumMinimumOptions>>("BuiltinOptions::MaximumMinimumOptions", pos),
-          BuiltinOptions::PadV2Options => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<PadV2Options>>("BuiltinOptions::PadV2Options", pos),
-          BuiltinOptions::TransposeConvOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<TransposeConvOptions>>("BuiltinOptions::TransposeConvOptions", pos),
-          BuiltinOptions::ExpandDimsOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<ExpandDimsOptions>>("BuiltinOptions::ExpandDimsOptions", pos),
-          BuiltinOptions::PackOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<PackOptions>>("BuiltinOptions::PackOptions", pos),
-          BuiltinOptions::UnpackOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<UnpackOptions>>("BuiltinOptions::UnpackOptions", pos),
-          BuiltinOptions::UnidirectionalSequenceLSTMOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<UnidirectionalSequenceLSTMOptions>>("BuiltinOptions::UnidirectionalSequenceLSTMOptions", pos),
-          BuiltinOptions::ResizeNearestNeighborOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<ResizeNearestNeighborOptions>>("BuiltinOptions::ResizeNearestNeighborOptions", pos),
-          BuiltinOptions::LeakyReluOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<LeakyReluOptions>>("BuiltinOptions::LeakyReluOptions", pos),
-          BuiltinOptions::MirrorPadOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<MirrorPadOptions>>("BuiltinOptions::MirrorPadOptions", pos),
-          BuiltinOptions::SplitVOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<SplitVOptions>>("BuiltinOptions::SplitVOptions", pos),
-          BuiltinOptions::QuantizeOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<QuantizeOptions>>("BuiltinOptions::QuantizeOptions", pos),
-          BuiltinOptions::HardSwishOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<HardSwishOptions>>("BuiltinOptions::HardSwishOptions", pos),
-          BuiltinOptions::IfOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<IfOptions>>("BuiltinOptions::IfOptions", pos),
-          BuiltinOptions::WhileOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<WhileOptions>>("BuiltinOptions::WhileOptions", pos),
-          BuiltinOptions::DepthToSpaceOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<DepthToSpaceOptions>>("BuiltinOptions::DepthToSpaceOptions", pos),
-          BuiltinOptions::BatchMatMulOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<BatchMatMulOptions>>("BuiltinOptions::BatchMatMulOptions", pos),
-          BuiltinOptions::CumsumOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CumsumOptions>>("BuiltinOptions::CumsumOptions", pos),
-          BuiltinOptions::CallOnceOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<CallOnceOptions>>("BuiltinOptions::CallOnceOptions", pos),
-          BuiltinOptions::VarHandleOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<VarHandleOptions>>("BuiltinOptions::VarHandleOptions", pos),
-          BuiltinOptions::ReadVariableOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<ReadVariableOptions>>("BuiltinOptions::ReadVariableOptions", pos),
-          BuiltinOptions::AssignVariableOptions => v.verify_union_variant::<::flatbuffers::ForwardsUOffset<AssignVariableOptions>>("BuiltinOptions::AssignVariableOptions", pos),
+          BuiltinOptions::Conv2DOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<Conv2DOptions>>("BuiltinOptions::Conv2DOptions", pos),
+          BuiltinOptions::DepthwiseConv2DOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<DepthwiseConv2DOptions>>("BuiltinOptions::DepthwiseConv2DOptions", pos),
+          BuiltinOptions::Pool2DOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<Pool2DOptions>>("BuiltinOptions::Pool2DOptions", pos),
+          BuiltinOptions::SVDFOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<SVDFOptions>>("BuiltinOptions::SVDFOptions", pos),
+          BuiltinOptions::FullyConnectedOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<FullyConnectedOptions>>("BuiltinOptions::FullyConnectedOptions", pos),
+          BuiltinOptions::SoftmaxOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<SoftmaxOptions>>("BuiltinOptions::SoftmaxOptions", pos),
+          BuiltinOptions::ConcatenationOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<ConcatenationOptions>>("BuiltinOptions::ConcatenationOptions", pos),
+          BuiltinOptions::AddOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<AddOptions>>("BuiltinOptions::AddOptions", pos),
+          BuiltinOptions::L2NormOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<L2NormOptions>>("BuiltinOptions::L2NormOptions", pos),
+          BuiltinOptions::ResizeBilinearOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<ResizeBilinearOptions>>("BuiltinOptions::ResizeBilinearOptions", pos),
+          BuiltinOptions::ReshapeOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<ReshapeOptions>>("BuiltinOptions::ReshapeOptions", pos),
+          BuiltinOptions::SpaceToDepthOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<SpaceToDepthOptions>>("BuiltinOptions::SpaceToDepthOptions", pos),
+          BuiltinOptions::MulOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<MulOptions>>("BuiltinOptions::MulOptions", pos),
+          BuiltinOptions::PadOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<PadOptions>>("BuiltinOptions::PadOptions", pos),
+          BuiltinOptions::GatherOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<GatherOptions>>("BuiltinOptions::GatherOptions", pos),
+          BuiltinOptions::TransposeOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<TransposeOptions>>("BuiltinOptions::TransposeOptions", pos),
+          BuiltinOptions::ReducerOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<ReducerOptions>>("BuiltinOptions::ReducerOptions", pos),
+          BuiltinOptions::SubOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<SubOptions>>("BuiltinOptions::SubOptions", pos),
+          BuiltinOptions::DivOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<DivOptions>>("BuiltinOptions::DivOptions", pos),
+          BuiltinOptions::SqueezeOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<SqueezeOptions>>("BuiltinOptions::SqueezeOptions", pos),
+          BuiltinOptions::StridedSliceOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<StridedSliceOptions>>("BuiltinOptions::StridedSliceOptions", pos),
+          BuiltinOptions::SplitOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<SplitOptions>>("BuiltinOptions::SplitOptions", pos),
+          BuiltinOptions::CastOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<CastOptions>>("BuiltinOptions::CastOptions", pos),
+          BuiltinOptions::DequantizeOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<DequantizeOptions>>("BuiltinOptions::DequantizeOptions", pos),
+          BuiltinOptions::MaximumMinimumOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<MaximumMinimumOptions>>("BuiltinOptions::MaximumMinimumOptions", pos),
+          BuiltinOptions::PadV2Options => v.verify_union_variant::<crate::reader::unaligned::Offset<PadV2Options>>("BuiltinOptions::PadV2Options", pos),
+          BuiltinOptions::TransposeConvOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<TransposeConvOptions>>("BuiltinOptions::TransposeConvOptions", pos),
+          BuiltinOptions::ExpandDimsOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<ExpandDimsOptions>>("BuiltinOptions::ExpandDimsOptions", pos),
+          BuiltinOptions::PackOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<PackOptions>>("BuiltinOptions::PackOptions", pos),
+          BuiltinOptions::UnpackOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<UnpackOptions>>("BuiltinOptions::UnpackOptions", pos),
+          BuiltinOptions::UnidirectionalSequenceLSTMOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<UnidirectionalSequenceLSTMOptions>>("BuiltinOptions::UnidirectionalSequenceLSTMOptions", pos),
+          BuiltinOptions::ResizeNearestNeighborOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<ResizeNearestNeighborOptions>>("BuiltinOptions::ResizeNearestNeighborOptions", pos),
+          BuiltinOptions::LeakyReluOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<LeakyReluOptions>>("BuiltinOptions::LeakyReluOptions", pos),
+          BuiltinOptions::MirrorPadOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<MirrorPadOptions>>("BuiltinOptions::MirrorPadOptions", pos),
+          BuiltinOptions::SplitVOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<SplitVOptions>>("BuiltinOptions::SplitVOptions", pos),
+          BuiltinOptions::QuantizeOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<QuantizeOptions>>("BuiltinOptions::QuantizeOptions", pos),
+          BuiltinOptions::HardSwishOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<HardSwishOptions>>("BuiltinOptions::HardSwishOptions", pos),
+          BuiltinOptions::IfOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<IfOptions>>("BuiltinOptions::IfOptions", pos),
+          BuiltinOptions::WhileOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<WhileOptions>>("BuiltinOptions::WhileOptions", pos),
+          BuiltinOptions::DepthToSpaceOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<DepthToSpaceOptions>>("BuiltinOptions::DepthToSpaceOptions", pos),
+          BuiltinOptions::BatchMatMulOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<BatchMatMulOptions>>("BuiltinOptions::BatchMatMulOptions", pos),
+          BuiltinOptions::CumsumOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<CumsumOptions>>("BuiltinOptions::CumsumOptions", pos),
+          BuiltinOptions::CallOnceOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<CallOnceOptions>>("BuiltinOptions::CallOnceOptions", pos),
+          BuiltinOptions::VarHandleOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<VarHandleOptions>>("BuiltinOptions::VarHandleOptions", pos),
+          BuiltinOptions::ReadVariableOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<ReadVariableOptions>>("BuiltinOptions::ReadVariableOptions", pos),
+          BuiltinOptions::AssignVariableOptions => v.verify_union_variant::<crate::reader::unaligned::Offset<AssignVariableOptions>>("BuiltinOptions::AssignVariableOptions", pos),
           _ => Ok(()),
         }
      })?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("custom_options", Self::VT_CUSTOM_OPTIONS, false)?
-     .visit_field::<CustomOptionsFormat>("custom_options_format", Self::VT_CUSTOM_OPTIONS_FORMAT, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, bool>>>("mutating_variable_inputs", Self::VT_MUTATING_VARIABLE_INPUTS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("intermediates", Self::VT_INTERMEDIATES, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<u8>>>("custom_options", Self::VT_CUSTOM_OPTIONS, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<CustomOptionsFormat>>("custom_options_format", Self::VT_CUSTOM_OPTIONS_FORMAT, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<bool>>>("mutating_variable_inputs", Self::VT_MUTATING_VARIABLE_INPUTS, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<i32>>>("intermediates", Self::VT_INTERMEDIATES, false)?
      .finish();
     Ok(())
   }
@@ -9372,11 +9372,11 @@ impl ::flatbuffers::Verifiable for SubGraph<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Tensor>>>>("tensors", Self::VT_TENSORS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("inputs", Self::VT_INPUTS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("outputs", Self::VT_OUTPUTS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Operator>>>>("operators", Self::VT_OPERATORS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
+     .visit_field::<crate::reader::unaligned::Offset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Tensor>>>>("tensors", Self::VT_TENSORS, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<i32>>>("inputs", Self::VT_INPUTS, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<i32>>>("outputs", Self::VT_OUTPUTS, false)?
+     .visit_field::<crate::reader::unaligned::Offset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Operator>>>>("operators", Self::VT_OPERATORS, false)?
+     .visit_field::<crate::reader::unaligned::Offset<&str>>("name", Self::VT_NAME, false)?
      .finish();
     Ok(())
   }
@@ -9518,9 +9518,9 @@ impl ::flatbuffers::Verifiable for Buffer<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("data", Self::VT_DATA, false)?
-     .visit_field::<u64>("offset", Self::VT_OFFSET, false)?
-     .visit_field::<u64>("size", Self::VT_SIZE, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<u8>>>("data", Self::VT_DATA, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<u64>>("offset", Self::VT_OFFSET, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<u64>>("size", Self::VT_SIZE, false)?
      .finish();
     Ok(())
   }
@@ -9639,8 +9639,8 @@ impl ::flatbuffers::Verifiable for Metadata<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("name", Self::VT_NAME, false)?
-     .visit_field::<u32>("buffer", Self::VT_BUFFER, false)?
+     .visit_field::<crate::reader::unaligned::Offset<&str>>("name", Self::VT_NAME, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<u32>>("buffer", Self::VT_BUFFER, false)?
      .finish();
     Ok(())
   }
@@ -9797,13 +9797,13 @@ impl ::flatbuffers::Verifiable for Model<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<u32>("version", Self::VT_VERSION, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<OperatorCode>>>>("operator_codes", Self::VT_OPERATOR_CODES, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<SubGraph>>>>("subgraphs", Self::VT_SUBGRAPHS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<&str>>("description", Self::VT_DESCRIPTION, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Buffer>>>>("buffers", Self::VT_BUFFERS, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, i32>>>("metadata_buffer", Self::VT_METADATA_BUFFER, false)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Metadata>>>>("metadata", Self::VT_METADATA, false)?
+     .visit_field::<crate::reader::unaligned::Scalar<u32>>("version", Self::VT_VERSION, false)?
+     .visit_field::<crate::reader::unaligned::Offset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<OperatorCode>>>>("operator_codes", Self::VT_OPERATOR_CODES, false)?
+     .visit_field::<crate::reader::unaligned::Offset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<SubGraph>>>>("subgraphs", Self::VT_SUBGRAPHS, false)?
+     .visit_field::<crate::reader::unaligned::Offset<&str>>("description", Self::VT_DESCRIPTION, false)?
+     .visit_field::<crate::reader::unaligned::Offset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Buffer>>>>("buffers", Self::VT_BUFFERS, false)?
+     .visit_field::<crate::reader::unaligned::Offset<crate::reader::unaligned::ScalarVector<i32>>>("metadata_buffer", Self::VT_METADATA_BUFFER, false)?
+     .visit_field::<crate::reader::unaligned::Offset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<Metadata>>>>("metadata", Self::VT_METADATA, false)?
      .finish();
     Ok(())
   }

@@ -135,14 +135,42 @@ impl Table {
     }
 }
 
+/// No order of the segment `[lo, hi)` (of more than one operator) has a smaller peak than
+/// this: the least, over the operators that can run last (no successor in the segment), of
+/// the bytes live at the last step if it runs there, which do not depend on the order
+/// before it. `end_res` bytes are resident after the segment in every order, so before its
+/// last operator `o` there are `end_res`, less what `o` keeps, plus the inputs `o` frees:
+/// those read by nobody after the segment, which die at `o` (what aliasing saves there is
+/// counted as in the search). A fan-out whose outputs all stay live, or all meet at one
+/// operator, is proved here without a search. `O(edges)`.
+fn last_step_bound(p: &Problem, lo: usize, hi: usize, succs: &[Vec<u32>], end_res: usize) -> usize {
+    (lo..hi)
+        .filter(|&o| succs[o - lo].is_empty())
+        .map(|o| {
+            let dies =
+                |t: usize| !p.keep[t] && p.consumers[t].last().is_some_and(|&c| (c as usize) < hi);
+            let freed: usize = p.ins[o]
+                .iter()
+                .map(|&t| t as usize)
+                .filter(|&t| dies(t))
+                .map(|t| p.size[t])
+                .sum();
+            let res = (end_res + freed).saturating_sub(p.kept_bytes[o]);
+            p.step_live(o, res, p.gain(o, dies))
+        })
+        .min()
+        .unwrap_or(0)
+}
+
 impl<'a> SegCtx<'a> {
-    /// The segment `[lo, hi)`, entered with `start_res` bytes resident, `crossing_bytes` of
-    /// them resident through it ([`Problem::crossing_bytes`]).
+    /// The segment `[lo, hi)`, entered with `start_res` bytes resident and left with
+    /// `end_res` ([`Problem::resident_before_each_stored_step`]), `crossing_bytes` of them
+    /// resident through it ([`Problem::crossing_bytes`]).
     pub(super) fn new(
         p: &'a Problem,
         lo: usize,
         hi: usize,
-        start_res: usize,
+        (start_res, end_res): (usize, usize),
         crossing_bytes: usize,
     ) -> SegCtx<'a> {
         let m = hi - lo;
@@ -186,7 +214,10 @@ impl<'a> SegCtx<'a> {
             })
             .collect();
         by_bound.sort_by_key(|&(b, i)| (std::cmp::Reverse(b), i));
-        let lower_bound = by_bound.first().map_or(0, |b| b.0);
+        let lower_bound = by_bound
+            .first()
+            .map_or(0, |b| b.0)
+            .max(last_step_bound(p, lo, hi, &succs, end_res));
         SegCtx {
             p,
             lo,

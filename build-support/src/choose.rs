@@ -1,0 +1,131 @@
+//! The budget choice: the plans a model can have with its kernels' RAM-for-speed trades
+//! (declared scratch; lean scratch; lean scratch and slow in-place convolutions), fastest
+//! first, and which of them to emit for the options' RAM budget.
+
+use crate::lower;
+use crate::options::{Budget, Options};
+use kiln_planner::diag::{Diagnostic, ErrorKind};
+use kiln_planner::{Graph, Plan};
+
+/// The plans [`compile_tokens`] chooses from, fastest first, as the header names them.
+pub(crate) const PLAN_VARIANTS: [&str; 3] = [
+    "fastest: declared scratch, no slow in-place forms",
+    "lean scratch: fast convolutions without widened pixels",
+    "smallest: lean scratch and slow in-place convolutions",
+];
+
+/// The plans a model can have, fastest first, each smaller than the one before, with their
+/// [`PLAN_VARIANTS`] index (see [`choose_plan`]).
+pub(crate) fn plan_variants(
+    graph: &Graph,
+    steps: &[lower::Step],
+    options: &Options,
+) -> Result<Vec<(Plan, usize)>, Diagnostic> {
+    // The three declarations: `fast` without the slow in-place forms, `lean` also with the
+    // lean scratch, `small` with the lean scratch and the in-place forms.
+    let small = lower::declared(steps);
+    let (mut fast, mut lean, mut small) = (small.clone(), small.clone(), small);
+    for s in steps {
+        let i = s.op.0;
+        // (strip the slow in-place forms, use the lean scratch)
+        for (d, strip, lean_scratch) in [
+            (&mut fast, true, false),
+            (&mut lean, true, true),
+            (&mut small, false, true),
+        ] {
+            if let Some(Some((scratch, abilities))) = d.ops.get_mut(i) {
+                if strip && s.slow_in_place {
+                    abilities.conv_in_place = None;
+                }
+                if let (true, Some(bytes)) = (lean_scratch, s.lean_scratch_bytes) {
+                    *scratch = bytes;
+                }
+            }
+        }
+    }
+    let mut plans = Vec::new();
+    let mut region_misfit = None;
+    for (i, d) in [&fast, &lean, &small].into_iter().enumerate() {
+        if i > 0 && (d == &fast || (i == 2 && d == &lean)) {
+            continue;
+        }
+        let p = match kiln_planner::plan(graph, d, &options.plan) {
+            // A memory map the faster plan does not fit: the next, smaller plan may.
+            Err(e) if !options.plan.regions.is_empty() && e.kind == ErrorKind::OverRamBudget => {
+                region_misfit = Some(e);
+                continue;
+            }
+            p => p?,
+        };
+        // A later plan is worth keeping only if it is smaller.
+        if plans
+            .last()
+            .is_none_or(|(q, _): &(Plan, usize)| p.arena_bytes < q.arena_bytes)
+        {
+            plans.push((p, i));
+        }
+    }
+    if let (true, Some(e)) = (plans.is_empty(), region_misfit) {
+        return Err(e);
+    }
+    Ok(plans)
+}
+
+/// Whether `plan` meets a RAM budget given in bytes (`None`: no such budget).
+pub(crate) fn fits_budget(plan: &Plan, options: &Options) -> Option<bool> {
+    let reserved = match &options.reserved_ram {
+        None => 0,
+        Some(Budget::Bytes(r)) => *r,
+        Some(Budget::Expr(_)) => return None,
+    };
+    match &options.ram_budget {
+        Some(Budget::Bytes(b)) => {
+            Some((plan.arena_bytes + plan.persistent_bytes).saturating_add(reserved) <= *b)
+        }
+        _ => None,
+    }
+}
+
+/// The [`PLAN_VARIANTS`] index of the first (fastest) of `plans` that meets a RAM budget
+/// given in bytes, if one does.
+pub(crate) fn first_fit(plans: &[(Plan, usize)], options: &Options) -> Option<usize> {
+    plans
+        .iter()
+        .find(|(p, _)| fits_budget(p, options) == Some(true))
+        .map(|&(_, v)| v)
+}
+
+/// The plan to emit among `plans` (see [`plan_variants`]), the arena of the smallest plan if
+/// that one is smaller, and which of [`PLAN_VARIANTS`] it is.
+///
+/// The fast int8 convolution kernels trade RAM for speed twice: they widen pixels into a
+/// larger scratch than they need (`Step::lean_scratch_bytes`), and their forms in place over
+/// their input (which lower the arena) work one pixel or channel plane at a time, several
+/// times slower (`Step::slow_in_place`). So up to three plans are made, fastest first: as
+/// declared; with the lean scratch; with the lean scratch and in place. The first that
+/// meets a RAM budget given in bytes is taken (without a budget, the fastest; with a budget
+/// given as a constant expression, unknown here, the smallest; with `min_ram`, the
+/// smallest).
+pub(crate) fn choose_plan(
+    mut plans: Vec<(Plan, usize)>,
+    options: &Options,
+) -> (Plan, Option<usize>, usize) {
+    let smallest = plans.iter().map(|(p, _)| p.arena_bytes).min().unwrap_or(0);
+    let fits = |(p, _): &(Plan, usize)| match (&options.ram_budget, fits_budget(p, options)) {
+        _ if options.tiling.min_ram => p.arena_bytes == smallest,
+        (None, _) => true,
+        (Some(_), Some(fits)) => fits,
+        (Some(_), None) => p.arena_bytes == smallest,
+    };
+    // The fastest plan that fits, else the smallest (whose budget error says what Kiln can
+    // do at least).
+    let chosen = plans.iter().position(fits).unwrap_or_else(|| {
+        plans
+            .iter()
+            .position(|(p, _)| p.arena_bytes == smallest)
+            .unwrap_or(0)
+    });
+    let (plan, variant) = plans.swap_remove(chosen);
+    let smaller = (smallest < plan.arena_bytes).then_some(smallest);
+    (plan, smaller, variant)
+}

@@ -1,0 +1,19 @@
+//! The plan report: a summary and per-step table (text), JSON, and an SVG of the arena.
+//!
+//! A [`Header`] (filled in by `kiln-build`, which knows the model's bytes, the options and
+//! the kernels chosen) adds the reproducibility fields to each: the model's sha256, Kiln's
+//! version, the options, the alignment and the kernel variants.
+
+mod header;
+mod json;
+mod names;
+mod svg;
+mod text;
+
+pub use header::{Header, KernelUse, RecordedOptions};
+pub use json::{
+    JsonAlias, JsonBuffer, JsonPersistent, JsonPiece, JsonRegion, JsonReport, json, json_with,
+};
+pub use names::{alias_reason, buffer_name};
+pub use svg::svg;
+pub use text::{text, text_with};
