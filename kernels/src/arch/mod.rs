@@ -63,12 +63,12 @@ mod portable;
 #[cfg(not(any(kiln_arch = "dsp", kiln_arch = "mve", kiln_arch = "riscv")))]
 pub(crate) use portable::*;
 
-// RV32IM (ESP32-C3/C6-class): plain Rust, blocked for a one-instruction MUL; the
-// depthwise row form and the block copy are the portable ones.
+// RV32IM (ESP32-C3/C6-class): plain Rust, blocked for a one-instruction MUL; the block
+// copy is the portable one.
 #[cfg(kiln_arch = "riscv")]
 mod riscv;
 #[cfg(kiln_arch = "riscv")]
-pub(crate) use portable::{DwRow, copy_block, dw_row};
+pub(crate) use portable::copy_block;
 #[cfg(kiln_arch = "riscv")]
 pub(crate) use riscv::*;
 

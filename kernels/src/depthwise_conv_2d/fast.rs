@@ -245,10 +245,13 @@ pub fn depthwise_conv_2d_s8_fast(
         multiplier: output_multiplier,
         right_shift,
     };
-    if !cfg!(kiln_arch = "mve") && row_form(p) {
+    // The row form on the DSP and portable microkernels; Helium and RV32 run the taps form
+    // (RV32's four-channel `mac_taps4` keeps its sums in registers; the portable rows
+    // executed 1.6x its instructions on person_detect), the band unused.
+    if !cfg!(any(kiln_arch = "mve", kiln_arch = "riscv")) && row_form(p) {
         // Its scratch is the band (without it the plan calls `depthwise_conv_2d_s8_fast_lean`),
         // so no run-time choice.
-        #[cfg(not(kiln_arch = "mve"))]
+        #[cfg(not(any(kiln_arch = "mve", kiln_arch = "riscv")))]
         match (q.full(), p.filter_width == 1) {
             (true, true) => by_rows::<true, true>(p, &ch, &q, filter, input, output, scratch),
             (true, false) => by_rows::<true, false>(p, &ch, &q, filter, input, output, scratch),
@@ -737,7 +740,7 @@ fn by_blocks_single<const F: bool>(
 /// with the zero point to [`band_width`] pixels (the zero point's products cancel their
 /// share of the folded bias, see [`crate::gemm`]).
 /// `KX1`: the `kh x 1` window (else 3x3), as [`crate::arch`]'s `dw_row` takes it.
-#[cfg(not(kiln_arch = "mve"))]
+#[cfg(not(any(kiln_arch = "mve", kiln_arch = "riscv")))]
 #[inline(never)]
 fn by_rows<const F: bool, const KX1: bool>(
     p: &Params,
