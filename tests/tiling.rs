@@ -142,6 +142,71 @@ fn budgets_between_min_ram_and_untiled() {
     }
 }
 
+/// The smallest plan without tiling (tiling off, as with a named-constant budget, control
+/// flow or debug mode) reaches the best-order live-bytes bound that the fast convolutions'
+/// scratch lifted it above (issue 30): it runs them on their reference kernels, which need
+/// none, and the graph then still gives TFLM's golden outputs. The bound is the planner's:
+/// the tensors' live bytes alone (no scratch, a buffer per tensor) for the best order it
+/// finds.
+#[test]
+fn the_smallest_untiled_plan_reaches_the_bound() {
+    for stem in ["mlperf_tiny_ic_resnet8_int8", "tflm_micro_speech_int8"] {
+        let bytes = std::fs::read(common::shared_models().join(format!("{stem}.tflite"))).unwrap();
+        let graph = kiln_planner::read_model(&bytes).unwrap();
+        let no_aliasing = kiln_planner::PlanOptions {
+            aliasing: kiln_planner::alias::AliasOptions::none(),
+            ..Default::default()
+        };
+        let bound = kiln_planner::plan(&graph, &kiln_planner::NoKernels, &no_aliasing)
+            .unwrap()
+            .lower_bound_bytes;
+        let mut o = kiln_build::Options::default();
+        o.tiling.enabled = false;
+        o.tiling.min_ram = true;
+        let c = kiln_build::compile_tokens(&bytes, &o).unwrap();
+        assert!(c.tiling.is_none());
+        assert!(
+            c.plan.arena_bytes <= bound,
+            "{stem}: smallest untiled arena {} above the bound {bound}",
+            c.plan.arena_bytes
+        );
+        assert!(
+            c.header
+                .plan_variant
+                .starts_with("smallest without scratch"),
+            "{stem}: {}",
+            c.header.plan_variant
+        );
+        // The generated code calls no fast convolution.
+        let code = c.tokens.to_string();
+        assert!(
+            !code.contains("conv_2d_s8_fast"),
+            "{stem}: a fast kernel runs"
+        );
+        // The steps of that plan (the reference kernels) give the golden outputs.
+        let steps = kiln_build::lower::lower_all(&graph).unwrap();
+        assert!(steps.iter().any(|s| s.without_scratch.is_some()));
+        let steps: Vec<_> = steps
+            .into_iter()
+            .map(|mut s| match s.without_scratch.take() {
+                Some(reference) => *reference,
+                None => s,
+            })
+            .collect();
+        let samples = common::samples(&common::shared_models().join("golden").join(stem));
+        for s in &samples {
+            let inputs: Vec<&[u8]> = s.inputs.iter().map(Vec::as_slice).collect();
+            let out = kiln_build::exec::run(&graph, &steps, &inputs);
+            let out: Vec<Vec<u8>> = graph
+                .outputs
+                .iter()
+                .map(|o| out[o.0].bytes().to_vec())
+                .collect();
+            assert_eq!(out, s.outputs, "{stem}");
+        }
+    }
+}
+
 /// A budget that the untiled plans meet only with the slow in-place convolutions takes a
 /// tiling that meets it with the fastest kernels (on the emulated M4 person_detect then
 /// takes 18.6 M instructions instead of 22.1 M), byte-identical; where an untiled

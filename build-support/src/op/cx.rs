@@ -192,6 +192,7 @@ impl<'a> Cx<'a> {
             slow_in_place: false,
             lean_scratch_bytes: None,
             control: None,
+            without_scratch: None,
         }
     }
 
@@ -214,6 +215,7 @@ impl<'a> Cx<'a> {
             slow_in_place: false,
             lean_scratch_bytes: None,
             control: Some(control),
+            without_scratch: None,
         }
     }
 
