@@ -10,16 +10,17 @@
 //!
 //! - The *region* is a run of the stored order (from the first operator, or after a few
 //!   that are not tiled, e.g. a RESHAPE of the input): convolutions, depthwise convolutions,
-//!   pooling and row-wise elementwise operators (activations, ADD/SUB/MUL/MAXIMUM/MINIMUM of
-//!   images of one shape) on NHWC images of batch 1, whose results leave the region through
-//!   one tensor, the *cut*.
+//!   pooling, constant padding (PAD, PADV2 with a constant value) and row-wise elementwise
+//!   operators (activations, ADD/SUB/MUL/MAXIMUM/MINIMUM of images of one shape) on NHWC
+//!   images of batch 1, whose results leave the region through one tensor, the *cut*.
 //! - The cut's rows are split into `patches` strips. Walking the region backwards gives, per
 //!   strip, the rows of every tensor it needs (a convolution's output rows `a..b` need input
 //!   rows `a*s - pad ..= (b-1)*s - pad + extent - 1`, clipped to the image).
 //! - Each strip is a copy of the region's operators on strip tensors (`<name> rows a..b`);
-//!   a convolution or pooling records where its strips sit in the whole images
+//!   a convolution, pooling or PAD records where its strips sit in the whole images
 //!   ([`RowWindow`], [`Graph::row_windows`]) so that its kernel keeps the whole image's
-//!   padding and bounds. Where an operator needs fewer rows than its input strip holds (or a
+//!   padding and bounds (a PAD's strip pads only the rows of the whole image's padding it
+//!   holds: a window of one row, stride 1, its rows before as the padding). Where an operator needs fewer rows than its input strip holds (or a
 //!   strip of the region's input), a SLICE of contiguous rows takes them, which the planner
 //!   makes a view. A CONCATENATION along the rows assembles the cut, which the planner makes
 //!   slices of the cut (each strip written in place).
@@ -106,6 +107,27 @@ fn out_and_pad(padding: Padding, input: usize, stride: usize, extent: usize) -> 
     (out, total / 2)
 }
 
+/// A PAD's paddings `[[before, after]; rank]` from its constant (INT32 or INT64).
+fn paddings(graph: &Graph, op: &Op) -> Option<Vec<[usize; 2]>> {
+    let t = graph.tensor(op.input(1)?);
+    let data = t.data()?;
+    let values: Vec<i64> = match t.dtype {
+        DType::I32 => data
+            .chunks_exact(4)
+            .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect(),
+        DType::I64 => data
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect(),
+        _ => return None,
+    };
+    values
+        .chunks_exact(2)
+        .map(|c| Some([usize::try_from(c[0]).ok()?, usize::try_from(c[1]).ok()?]))
+        .collect()
+}
+
 /// How `op` maps rows, if it can run on strips of rows: the image inputs must be images of
 /// batch 1 (of the output's shape for elementwise operators; constants must not vary along
 /// the rows).
@@ -149,6 +171,28 @@ fn rows_of(graph: &Graph, op: &Op) -> Option<Rows> {
         OpKind::DepthwiseConv2d(o) => window(o.padding, o.stride_h, filter_h(1)?, o.dilation_h),
         OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) => {
             window(o.padding, o.stride_h, o.filter_h, 1)
+        }
+        // Output row `y` is input row `y - before` (rows outside the input are padding): a
+        // window of one row, stride 1, `before` rows of padding. Not the batch; the value
+        // (PADV2's) a constant, the same for every strip.
+        OpKind::Pad | OpKind::PadV2 => {
+            let x = op.input(0)?;
+            let h_in = image_height(graph, x)?;
+            let p = paddings(graph, op)?;
+            let constant_rest = op.inputs[1..]
+                .iter()
+                .flatten()
+                .all(|&t| graph.tensor(t).is_constant());
+            (p.len() == 4
+                && p[0] == [0, 0]
+                && h_in.checked_add(p[1][0])?.checked_add(p[1][1])? == h_out
+                && !graph.tensor(x).is_constant()
+                && constant_rest)
+                .then_some(Rows::Window {
+                    stride: 1,
+                    pad: p[1][0],
+                    extent: 1,
+                })
         }
         OpKind::Relu
         | OpKind::Relu6
@@ -492,6 +536,10 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
                     continue;
                 };
                 let want = input_rows(r, out, h);
+                // (A PAD's strip of padding rows only reads none: refused below.)
+                if want.0 >= want.1 {
+                    continue;
+                }
                 need[t.0] = Some(match need[t.0] {
                     None => want,
                     Some((p, q)) => (p.min(want.0), q.max(want.1)),
@@ -522,6 +570,10 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
                 }
                 let h = image_height(graph, t).ok_or_else(|| refuse("an input is no image"))?;
                 let want = input_rows(r, out_rows, h);
+                // (A PAD's strip of padding rows only.)
+                if want.0 >= want.1 {
+                    return Err(refuse("a strip reads no rows of an operator's input"));
+                }
                 let have = need[t.0].ok_or_else(|| refuse("an input's rows are unknown"))?;
                 let (from, held_rows) = match held[t.0] {
                     Some(s) => (s, have),
