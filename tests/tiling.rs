@@ -143,16 +143,27 @@ fn budgets_between_min_ram_and_untiled() {
 }
 
 /// The smallest plan without tiling (tiling off, as with a named-constant budget, control
-/// flow or debug mode) reaches the best-order live-bytes bound that the fast convolutions'
-/// scratch lifted it above (issue 30): it runs them on their reference kernels, which need
-/// none, and the graph then still gives TFLM's golden outputs. The bound is the planner's:
-/// the tensors' live bytes alone (no scratch, a buffer per tensor) for the best order it
-/// finds.
+/// flow or debug mode) is at or below the best-order live-bytes bound on every public model
+/// without kernel state; on ic_resnet8 and micro_speech the fast convolutions' scratch lifted
+/// it above (issue 30), and there it runs them on their reference kernels, which need none,
+/// and still gives TFLM's golden outputs. The bound is the planner's: the tensors' live bytes
+/// alone (no scratch, a buffer per tensor) for the best order it finds. (Under 1 s.)
 #[test]
 fn the_smallest_untiled_plan_reaches_the_bound() {
-    for stem in ["mlperf_tiny_ic_resnet8_int8", "tflm_micro_speech_int8"] {
-        let bytes = std::fs::read(common::shared_models().join(format!("{stem}.tflite"))).unwrap();
+    let mut models: Vec<_> = std::fs::read_dir(common::shared_models())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
+        .collect();
+    models.sort();
+    let mut without_scratch = Vec::new();
+    for path in models {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(&path).unwrap();
         let graph = kiln_planner::read_model(&bytes).unwrap();
+        if !graph.kernel_state.is_empty() {
+            continue;
+        }
         let no_aliasing = kiln_planner::PlanOptions {
             aliasing: kiln_planner::alias::AliasOptions::none(),
             ..Default::default()
@@ -170,13 +181,14 @@ fn the_smallest_untiled_plan_reaches_the_bound() {
             "{stem}: smallest untiled arena {} above the bound {bound}",
             c.plan.arena_bytes
         );
-        assert!(
-            c.header
-                .plan_variant
-                .starts_with("smallest without scratch"),
-            "{stem}: {}",
-            c.header.plan_variant
-        );
+        if !c
+            .header
+            .plan_variant
+            .starts_with("smallest without scratch")
+        {
+            continue;
+        }
+        without_scratch.push(stem.clone());
         // The generated code calls no fast convolution.
         let code = c.tokens.to_string();
         assert!(
@@ -184,26 +196,27 @@ fn the_smallest_untiled_plan_reaches_the_bound() {
             "{stem}: a fast kernel runs"
         );
         // The steps of that plan (the reference kernels) give the golden outputs.
-        let steps = kiln_build::lower::lower_all(&graph).unwrap();
-        assert!(steps.iter().any(|s| s.without_scratch.is_some()));
-        let steps: Vec<_> = steps
+        let steps: Vec<_> = kiln_build::lower::lower_all(&graph)
+            .unwrap()
             .into_iter()
             .map(|mut s| match s.without_scratch.take() {
                 Some(reference) => *reference,
                 None => s,
             })
             .collect();
-        let samples = common::samples(&common::shared_models().join("golden").join(stem));
-        for s in &samples {
-            let inputs: Vec<&[u8]> = s.inputs.iter().map(Vec::as_slice).collect();
-            let out = kiln_build::exec::run(&graph, &steps, &inputs);
-            let out: Vec<Vec<u8>> = graph
-                .outputs
-                .iter()
-                .map(|o| out[o.0].bytes().to_vec())
-                .collect();
-            assert_eq!(out, s.outputs, "{stem}");
-        }
+        let samples = common::samples(&common::shared_models().join("golden").join(&stem));
+        let s = &samples[0];
+        let inputs: Vec<&[u8]> = s.inputs.iter().map(Vec::as_slice).collect();
+        let out = kiln_build::exec::run(&graph, &steps, &inputs);
+        let out: Vec<Vec<u8>> = graph
+            .outputs
+            .iter()
+            .map(|o| out[o.0].bytes().to_vec())
+            .collect();
+        assert_eq!(out, s.outputs, "{stem}");
+    }
+    for stem in ["mlperf_tiny_ic_resnet8_int8", "tflm_micro_speech_int8"] {
+        assert!(without_scratch.iter().any(|s| s == stem), "{stem}");
     }
 }
 

@@ -20,10 +20,11 @@
 //!   a convolution, pooling or PAD records where its strips sit in the whole images
 //!   ([`RowWindow`], [`Graph::row_windows`]) so that its kernel keeps the whole image's
 //!   padding and bounds (a PAD's strip pads only the rows of the whole image's padding it
-//!   holds: a window of one row, stride 1, its rows before as the padding). Where an operator needs fewer rows than its input strip holds (or a
-//!   strip of the region's input), a SLICE of contiguous rows takes them, which the planner
-//!   makes a view. A CONCATENATION along the rows assembles the cut, which the planner makes
-//!   slices of the cut (each strip written in place).
+//!   holds: a window of one row, stride 1, its rows before as the padding). Where an
+//!   operator needs fewer rows than its input strip holds (or a strip of the region's
+//!   input), a SLICE of contiguous rows takes them, which the planner makes a view. A
+//!   CONCATENATION along the rows assembles the cut, which the planner makes slices of the
+//!   cut (each strip written in place).
 //!
 //! Tensor ids of the model are kept (the region's inner tensors stay, unused); operators are
 //! renumbered: the operators before the region, the SLICEs of the region's inputs, the
