@@ -151,6 +151,26 @@ golden_under_budget!(
     tile = false
 );
 
+// The smallest untiled plans: the fast convolutions on their reference kernels, which need
+// no scratch (`Step::without_scratch`), at the best-order live-bytes bound (tests/tiling.rs
+// computes it); only that plan meets these budgets.
+golden_under_budget!(
+    ic_resnet8_without_scratch,
+    ic_resnet8,
+    "../../shared/models/mlperf_tiny_ic_resnet8_int8.tflite",
+    "mlperf_tiny_ic_resnet8_int8",
+    49152,
+    tile = false
+);
+golden_under_budget!(
+    micro_speech_without_scratch,
+    micro_speech,
+    "../../shared/models/tflm_micro_speech_int8.tflite",
+    "tflm_micro_speech_int8",
+    5960,
+    tile = false
+);
+
 // Below the layer-by-layer bound: the first operators run one strip of rows at a time
 // (`kiln_planner::tiling`), chosen because no untiled plan meets the budget; the budgets are
 // `kiln plan --min-ram`'s arenas.

@@ -1,6 +1,7 @@
 //! The budget choice: the plans a model can have with its kernels' RAM-for-speed trades
-//! (declared scratch; lean scratch; lean scratch and slow in-place convolutions), fastest
-//! first, and which of them to emit for the options' RAM budget.
+//! (declared scratch; lean scratch; lean scratch and slow in-place convolutions; reference
+//! kernels without scratch), fastest first, and which of them to emit for the options' RAM
+//! budget.
 
 use crate::lower;
 use crate::options::{Budget, Options};
@@ -8,11 +9,29 @@ use kiln_planner::diag::{Diagnostic, ErrorKind};
 use kiln_planner::{Graph, Plan};
 
 /// The plans [`compile_tokens`] chooses from, fastest first, as the header names them.
-pub(crate) const PLAN_VARIANTS: [&str; 3] = [
+pub(crate) const PLAN_VARIANTS: [&str; 4] = [
     "fastest: declared scratch, no slow in-place forms",
     "lean scratch: fast convolutions without widened pixels",
     "smallest: lean scratch and slow in-place convolutions",
+    "smallest without scratch: reference convolutions, in place",
 ];
+
+/// The [`PLAN_VARIANTS`] index of the plan whose fast convolutions run on their reference
+/// kernels ([`Step::without_scratch`](crate::op::Step::without_scratch)): its steps are
+/// [`without_scratch`]'s.
+pub(crate) const WITHOUT_SCRATCH: usize = 3;
+
+/// `steps` with every step that has a form without scratch replaced by it (the steps of
+/// the [`WITHOUT_SCRATCH`] plan).
+pub(crate) fn without_scratch(steps: Vec<lower::Step>) -> Vec<lower::Step> {
+    steps
+        .into_iter()
+        .map(|s| match s.without_scratch {
+            Some(reference) => *reference,
+            None => s,
+        })
+        .collect()
+}
 
 /// The plans a model can have, fastest first, each smaller than the one before, with their
 /// [`PLAN_VARIANTS`] index (see [`choose_plan`]).
@@ -21,8 +40,9 @@ pub(crate) fn plan_variants(
     steps: &[lower::Step],
     options: &Options,
 ) -> Result<Vec<(Plan, usize)>, Diagnostic> {
-    // The three declarations: `fast` without the slow in-place forms, `lean` also with the
-    // lean scratch, `small` with the lean scratch and the in-place forms.
+    // The four declarations: `fast` without the slow in-place forms, `lean` also with the
+    // lean scratch, `small` with the lean scratch and the in-place forms, `bare` as `small`
+    // with the steps' forms without scratch.
     let small = lower::declared(steps);
     let (mut fast, mut lean, mut small) = (small.clone(), small.clone(), small);
     for s in steps {
@@ -43,10 +63,20 @@ pub(crate) fn plan_variants(
             }
         }
     }
+    let mut bare = small.clone();
+    for s in steps {
+        if let (Some(r), Some(Some((scratch, abilities)))) =
+            (&s.without_scratch, bare.ops.get_mut(s.op.0))
+        {
+            *scratch = r.lean_scratch_bytes.unwrap_or(r.scratch_bytes);
+            *abilities = r.abilities.clone();
+        }
+    }
     let mut plans = Vec::new();
     let mut region_misfit = None;
-    for (i, d) in [&fast, &lean, &small].into_iter().enumerate() {
-        if i > 0 && (d == &fast || (i == 2 && d == &lean)) {
+    for (i, d) in [&fast, &lean, &small, &bare].into_iter().enumerate() {
+        // A declaration the one before makes too adds no plan.
+        if i > 0 && (d == &fast || (i >= 2 && d == &lean) || (i == 3 && d == &small)) {
             continue;
         }
         let p = match kiln_planner::plan(graph, d, &options.plan) {
@@ -101,8 +131,11 @@ pub(crate) fn first_fit(plans: &[(Plan, usize)], options: &Options) -> Option<us
 /// The fast int8 convolution kernels trade RAM for speed twice: they widen pixels into a
 /// larger scratch than they need (`Step::lean_scratch_bytes`), and their forms in place over
 /// their input (which lower the arena) work one pixel or channel plane at a time, several
-/// times slower (`Step::slow_in_place`). So up to three plans are made, fastest first: as
-/// declared; with the lean scratch; with the lean scratch and in place. The first that
+/// times slower (`Step::slow_in_place`); and their reference kernels, slower still, need no
+/// scratch at all (`Step::without_scratch`). So up to four plans are made, fastest first: as
+/// declared; with the lean scratch; with the lean scratch and in place; with the reference
+/// kernels where they need less, in place (so that the smallest untiled plan reaches the
+/// live-bytes bound where the fast kernels' scratch sits at the peak). The first that
 /// meets a RAM budget given in bytes is taken (without a budget, the fastest; with a budget
 /// given as a constant expression, unknown here, the smallest; with `min_ram`, the
 /// smallest).

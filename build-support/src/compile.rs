@@ -1,7 +1,7 @@
 //! [`compile_tokens`]: read, lower, plan (choosing among the plans and tilings), verify
 //! and emit. The one path behind both front ends.
 
-use crate::choose::{PLAN_VARIANTS, choose_plan, plan_variants};
+use crate::choose::{PLAN_VARIANTS, WITHOUT_SCRATCH, choose_plan, plan_variants, without_scratch};
 use crate::compiled::Compiled;
 use crate::header::{KILN_VERSION, recorded_options, sha256_hex};
 use crate::options::Options;
@@ -32,6 +32,12 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
         None => (graph, steps, plans, None),
     };
     let (mut plan, smallest_arena_bytes, variant) = choose_plan(plans, options);
+    // The plan made for the convolutions' reference kernels runs them.
+    let steps = if variant == WITHOUT_SCRATCH {
+        without_scratch(steps)
+    } else {
+        steps
+    };
     plan.persistent_bytes = control::layout_persistent(&graph, &plan, &mut program);
     let mut header = Header {
         model_sha256: sha256_hex(bytes),

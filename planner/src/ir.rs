@@ -590,12 +590,12 @@ pub struct Graph {
     /// model's tensors; see `reader::add_kernel_state`), in the order added.
     pub kernel_state: Vec<TensorId>,
     /// Operators that run on a strip of rows of their image ([`crate::tiling`]): a
-    /// convolution or pooling whose input and output tensors hold rows of larger images.
+    /// convolution, pooling or PAD whose input and output tensors hold rows of larger images.
     /// Empty unless the graph was tiled; sorted by operator.
     pub row_windows: Vec<(OpId, RowWindow)>,
 }
 
-/// Where the strips of rows a tiled convolution or pooling reads and writes sit in the
+/// Where the strips of rows a tiled convolution, pooling or PAD reads and writes sit in the
 /// images of the untiled graph (NHWC, batch 1): its input tensor holds rows
 /// `input_row..input_row + h` of an image `input_height` rows high, its output rows
 /// `output_row..` of one `output_height` rows high. Padding, strides and the kernel's

@@ -161,6 +161,51 @@ impl<'a> Cx<'a> {
         Ok(())
     }
 
+    /// Restricts a PAD's paddings of the rows (`[before, after]`, for the whole image) to the
+    /// strip of rows it runs on where the graph was tiled ([`ir::RowWindow`]): the padding
+    /// rows before and after the strip's input rows within its output rows. Refuses (a Kiln
+    /// bug: the tiling is wrong) a strip whose input rows are not the ones its output rows
+    /// hold, or that pads rows the whole image does not.
+    pub(crate) fn strip_pad(&self, rows: &mut [usize; 2]) -> Result<()> {
+        let Some(w) = self.graph.row_window(self.op.id) else {
+            return Ok(());
+        };
+        let (input, output) = (self.input(0)?, self.output()?);
+        let (h_in, h_out) = (self.shape4(input)?[1], self.shape4(output)?[1]);
+        let [before, after] = *rows;
+        let top = (w.input_row + before).checked_sub(w.output_row);
+        let bottom = top.and_then(|t| h_out.checked_sub(t + h_in));
+        let ok = match (top, bottom) {
+            (Some(top), Some(bottom)) => {
+                w.input_height + before + after == w.output_height
+                    && h_in > 0
+                    && w.input_row + h_in <= w.input_height
+                    && w.output_row + h_out <= w.output_height
+                    && (top == 0 || w.input_row == 0)
+                    && (bottom == 0 || w.input_row + h_in == w.input_height)
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(Diagnostic::new(
+                ErrorKind::InvalidPlan,
+                format!(
+                    "the strip of rows of PAD op {} does not hold the rows it pads: input rows \
+                     {}..{} of {}, output rows {}..{} of {}, padding {before} and {after} rows",
+                    self.op.id.0,
+                    w.input_row,
+                    w.input_row + h_in,
+                    w.input_height,
+                    w.output_row,
+                    w.output_row + h_out,
+                    w.output_height,
+                ),
+            ));
+        }
+        *rows = [top.unwrap_or(0), bottom.unwrap_or(0)];
+        Ok(())
+    }
+
     pub(crate) fn check_shape(&self, t: TensorId, want: &[usize]) -> Result<()> {
         let tensor = self.tensor(t);
         if tensor.shape == want {
@@ -199,6 +244,7 @@ impl<'a> Cx<'a> {
             slow_in_place: false,
             lean_scratch_bytes: None,
             control: None,
+            without_scratch: None,
         }
     }
 
@@ -221,6 +267,7 @@ impl<'a> Cx<'a> {
             slow_in_place: false,
             lean_scratch_bytes: None,
             control: Some(control),
+            without_scratch: None,
         }
     }
 

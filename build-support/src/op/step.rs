@@ -39,6 +39,19 @@ pub struct Step {
     /// Control flow or a resource variable access: written by the emitter itself
     /// (`emit::control`), not by a kernel; `kernel` is then [`ControlKernel`].
     pub control: Option<Control>,
+    /// The same operator on a kernel without scratch (a fast convolution's reference
+    /// kernel), byte-identical and slower: planned only as the last, smallest plan, taken
+    /// where no faster plan meets the RAM budget (`compile_tokens`). Its own
+    /// `without_scratch` is `None`.
+    pub without_scratch: Option<Box<Step>>,
+}
+
+impl Step {
+    /// This step, with `reference` as its form without scratch ([`Step::without_scratch`]).
+    pub fn or_without_scratch(mut self, reference: Step) -> Step {
+        self.without_scratch = Some(Box::new(reference));
+        self
+    }
 }
 
 /// What a control flow or resource variable step does (see `crate::control`).

@@ -102,6 +102,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         Conv2d::F32(_) => &[DType::F32],
     };
     cx.check_bias(bias, p.output_depth, bias_types)?;
+    let mut fast_step = None;
     if let Conv2d::S8(p, t) = &kernel {
         let mut own = vec![0i8; conv::fast_filter_len(p)];
         let fast = Fast::prepare_layer(cx, filter, bias, t, |w, b, m, s, folded, m_out, e| {
@@ -126,7 +127,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
                     kind: ConvInPlaceKind::Pixels,
                     scratch_bytes: p.output_depth,
                 });
-            return Ok(step);
+            fast_step = Some(step);
         }
     }
     let bias = match (&kernel, bias) {
@@ -158,7 +159,11 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     if scratch > 0 {
         step.lean_scratch_bytes = Some(0);
     }
-    Ok(step)
+    // The fast kernel, with the reference one as its form without scratch.
+    Ok(match fast_step {
+        Some(fast) => fast.or_without_scratch(step),
+        None => step,
+    })
 }
 
 impl Conv2d {

@@ -107,13 +107,14 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         scratch_bytes: cx.tensor(output).elements() / p.output_depth.max(1)
             * cx.tensor(output).dtype.size(),
     });
+    let mut fast_step = None;
     if let DepthwiseConv2d::S8(p, t) = &kernel
         && let Some(mut step) = fast(cx, p, t, input, filter, bias, output)
     {
         // In place one channel plane at a time, much slower than the fast kernel.
         step.abilities.conv_in_place = plane;
         step.slow_in_place = true;
-        return Ok(step);
+        fast_step = Some(step);
     }
     // An int8 layer declares the fast kernel's scratch whichever kernel runs it (see
     // CONV_2D); the reference kernel leaves it unused.
@@ -135,7 +136,11 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     if scratch > 0 {
         step.lean_scratch_bytes = Some(0);
     }
-    Ok(step)
+    // The fast kernel, with the reference one as its form without scratch.
+    Ok(match fast_step {
+        Some(fast) => fast.or_without_scratch(step),
+        None => step,
+    })
 }
 
 /// The fast int8 step, if `prepare_fast_s8` accepts the layer (constant filter and bias).

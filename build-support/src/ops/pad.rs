@@ -38,7 +38,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
                 .expected_found("INT32 or INT64", other.name()));
         }
     };
-    let pairs: Vec<[usize; 2]> = values
+    let mut pairs: Vec<[usize; 2]> = values
         .chunks_exact(2)
         .map(|c| {
             Ok([
@@ -47,6 +47,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             ])
         })
         .collect::<Result<_>>()?;
+    // Where the graph was tiled, the rows padded around this strip.
+    if let [_, rows, _, _] = &mut pairs[..] {
+        cx.strip_pad(rows)?;
+    }
     let p = pad::prepare(&cx.tensor(input).shape, &pairs).map_err(prepare_error)?;
     // `prepare` refuses inputs of rank above 5; the output keeps the input's rank.
     let rank = cx.tensor(input).shape.len();

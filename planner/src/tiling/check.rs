@@ -11,9 +11,10 @@
 //! the model does (or the assembled cut).
 
 use super::{Origin, Tiled};
-use crate::ir::{Graph, OpKind, Padding, TensorId, TensorKind};
+use crate::ir::{DType, Graph, OpKind, Padding, TensorId, TensorKind};
 
-/// `(stride, padding rows before, extent)` of a windowed operator's rows, recomputed.
+/// `(stride, padding rows before, extent)` of a windowed operator's rows, recomputed (a
+/// PAD's: stride 1, its rows before, one row).
 fn window(
     graph: &Graph,
     kind: &OpKind,
@@ -21,6 +22,16 @@ fn window(
     filter: Option<TensorId>,
 ) -> Option<[usize; 3]> {
     let (padding, stride, filter_h, dilation) = match kind {
+        // `filter` is the paddings, `[[before, after]; 4]`: the rows' pair second.
+        OpKind::Pad | OpKind::PadV2 => {
+            let t = graph.tensor(filter?);
+            let before = match t.dtype {
+                DType::I32 => i64::from(i32::from_le_bytes(t.data()?.get(8..12)?.try_into().ok()?)),
+                DType::I64 => i64::from_le_bytes(t.data()?.get(16..24)?.try_into().ok()?),
+                _ => return None,
+            };
+            return Some([1, usize::try_from(before).ok()?, 1]);
+        }
         OpKind::Conv2d(o) => (
             o.padding,
             o.stride_h,
@@ -202,7 +213,13 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                             output_row: a,
                             output_height: full_out,
                         };
-                        if r != first || r + hi < end || window_of != Some(want) {
+                        // A PAD copies all of its strip: exactly those rows.
+                        let pad = matches!(model.kind, OpKind::Pad | OpKind::PadV2);
+                        if r != first
+                            || r + hi < end
+                            || (pad && r + hi != end)
+                            || window_of != Some(want)
+                        {
                             return bad("its strip does not hold the rows its output rows read");
                         }
                     }

@@ -1,0 +1,163 @@
+//! Patch-based execution (MCUNetV2, "Memory-efficient patch-based inference for tiny deep
+//! learning", NeurIPS 2021): the first operators of a network, where the images are large,
+//! run one strip of rows at a time, so that only a strip of each intermediate image is ever
+//! live. The rows a strip's neighbours also need (the halo of the convolutions' windows) are
+//! computed again. Outputs stay byte-identical: every output row is computed from the same
+//! input rows, with the same padding, in the same order, as without tiling.
+//!
+//! Tiling is a rewrite of the [`Graph`], so every later stage (lowering, order search,
+//! aliasing, offsets, the verifier, the emitter) treats the strips as ordinary tensors:
+//!
+//! - The *region* is a run of the stored order (from the first operator, or after a few
+//!   that are not tiled, e.g. a RESHAPE of the input): convolutions, depthwise convolutions,
+//!   pooling, constant padding (PAD, PADV2 with a constant value) and row-wise elementwise
+//!   operators (activations, ADD/SUB/MUL/MAXIMUM/MINIMUM of images of one shape) on NHWC
+//!   images of batch 1, whose results leave the region through one tensor, the *cut*.
+//! - The cut's rows are split into `patches` strips. Walking the region backwards gives, per
+//!   strip, the rows of every tensor it needs (a convolution's output rows `a..b` need input
+//!   rows `a*s - pad ..= (b-1)*s - pad + extent - 1`, clipped to the image).
+//! - Each strip is a copy of the region's operators on strip tensors (`<name> rows a..b`);
+//!   a convolution, pooling or PAD records where its strips sit in the whole images
+//!   ([`RowWindow`](crate::ir::RowWindow), [`Graph::row_windows`]) so that its kernel
+//!   keeps the whole image's padding and bounds (a PAD's strip pads only the rows of the
+//!   whole image's padding it holds: a window of one row, stride 1, its rows before as the
+//!   padding). Where an operator needs fewer rows than its input strip holds (or a strip of
+//!   the region's input), a SLICE of contiguous rows takes them, which the planner makes a
+//!   view. A CONCATENATION along the rows assembles the cut, which the planner makes slices
+//!   of the cut (each strip written in place).
+//!
+//! Files: `rows` (which operators a region holds, how they map rows), `rewrite` (the
+//! tiled graph), [`check`] (the independent check).
+//!
+//! Tensor ids of the model are kept (the region's inner tensors stay, unused); operators are
+//! renumbered: the operators before the region, the SLICEs of the region's inputs, the
+//! strips' operators strip by strip, the concatenation, then the rest in their stored order.
+//! [`check`] verifies a tiling independently of this module.
+
+use crate::ir::{Graph, OpId, OpKind, TensorId};
+use rows::{image_height, region, rows_of};
+
+pub mod check;
+mod rewrite;
+mod rows;
+
+pub use rewrite::tile;
+
+/// A tiling: the operators `start..end` of the stored order run as `patches` strips of the
+/// cut's rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tiling {
+    pub start: usize,
+    pub end: usize,
+    pub patches: usize,
+}
+
+/// What a tensor or operator of a tiled graph is in the untiled one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A tensor: rows `row..row + h` of this tensor (`h` its own height; row 0 and the whole
+    /// tensor for the model's tensors).
+    Rows(TensorId, usize),
+    /// An operator of the model (outside the region), renumbered.
+    Op(OpId),
+    /// One strip of this region operator.
+    Strip(OpId),
+    /// A SLICE taking rows of a strip (or of the region's input).
+    Slice,
+    /// The CONCATENATION assembling the cut.
+    Assemble,
+}
+
+/// A tiled graph and what it was made from.
+#[derive(Clone, Debug)]
+pub struct Tiled {
+    pub graph: Graph,
+    pub tiling: Tiling,
+    /// The tensor assembled from strips.
+    pub cut: TensorId,
+    /// The cut's rows of each strip.
+    pub strips: Vec<(usize, usize)>,
+    /// Per tensor of `graph`: [`Origin::Rows`].
+    pub tensor_origin: Vec<Origin>,
+    /// Per operator of `graph`.
+    pub op_origin: Vec<Origin>,
+}
+
+/// Multiply-accumulates of one `invoke()`: convolutions, depthwise and transposed
+/// convolutions, fully connected layers and batch matrix products (pooling and elementwise
+/// operators count none).
+pub fn macs(graph: &Graph) -> u64 {
+    let elements = |t: Option<TensorId>| t.map_or(0, |t| graph.tensor(t).elements() as u64);
+    let shape = |t: Option<TensorId>| t.map_or(&[][..], |t| &graph.tensor(t).shape[..]);
+    graph
+        .ops
+        .iter()
+        .map(|op| {
+            let out = elements(op.outputs.first().copied());
+            let f = shape(op.input(1));
+            match &op.kind {
+                // filter [O, KH, KW, I/groups]
+                OpKind::Conv2d(_) if f.len() == 4 => out * (f[1] * f[2] * f[3]) as u64,
+                // filter [1, KH, KW, O]
+                OpKind::DepthwiseConv2d(_) if f.len() == 4 => out * (f[1] * f[2]) as u64,
+                // weights [O, I]
+                OpKind::FullyConnected(_) if f.len() == 2 => out * f[1] as u64,
+                // filter [O, KH, KW, I] over the input pixels
+                OpKind::TransposeConv(_) => {
+                    let w = shape(op.input(1));
+                    let x = elements(op.input(2));
+                    if w.len() == 4 {
+                        x * (w[0] * w[1] * w[2]) as u64
+                    } else {
+                        0
+                    }
+                }
+                OpKind::BatchMatMul { .. } => {
+                    let x = shape(op.input(0));
+                    x.last().map_or(0, |&k| out * k as u64)
+                }
+                _ => 0,
+            }
+        })
+        .sum()
+}
+
+/// The longest region tried, in operators: the large images are at a network's start, and
+/// the candidates stay linear in the graph's size.
+pub const MAX_REGION_OPS: usize = 64;
+
+/// The tilings worth trying: regions starting where a run of tileable operators starts
+/// among the first [`MAX_REGION_OPS`] operators (after, e.g., a RESHAPE of the input),
+/// of at most [`MAX_REGION_OPS`] operators; for each, a number of strips from 2 up to the
+/// cut's height (at most 48), each at least one row.
+pub fn candidates(graph: &Graph) -> Vec<Tiling> {
+    const PATCHES: [usize; 12] = [2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48];
+    let n = graph.ops.len();
+    let tileable: Vec<bool> = graph.ops[..n.min(2 * MAX_REGION_OPS)]
+        .iter()
+        .map(|op| rows_of(graph, op).is_some())
+        .collect();
+    let mut out = Vec::new();
+    for start in 0..n.min(MAX_REGION_OPS) {
+        if !tileable[start] || (start > 0 && tileable[start - 1]) {
+            continue;
+        }
+        for end in start + 1..=n.min(start + MAX_REGION_OPS) {
+            if !tileable.get(end - 1).copied().unwrap_or(false) {
+                break;
+            }
+            let Some((_, cut)) = region(graph, start, end) else {
+                continue;
+            };
+            let Some(h) = image_height(graph, cut) else {
+                continue;
+            };
+            out.extend(PATCHES.iter().filter(|&&p| p <= h).map(|&patches| Tiling {
+                start,
+                end,
+                patches,
+            }));
+        }
+    }
+    out
+}

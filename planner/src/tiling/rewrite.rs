@@ -1,0 +1,313 @@
+//! The rewrite: a region's operators copied strip by strip onto strip tensors, the SLICEs
+//! of the rows each reads, the CONCATENATION assembling the cut, and the renumbering.
+
+use super::rows::{Rows, image_height, input_rows, region};
+use super::{Origin, Tiled, Tiling, check};
+use crate::diag::{Diagnostic, ErrorKind, Result};
+use crate::ir::{
+    Activation, ConcatenationOptions, DType, Graph, Op, OpId, OpKind, RowWindow, Tensor, TensorId,
+    TensorKind,
+};
+
+/// The strips of `h` rows into `n`: `(i*h/n, (i+1)*h/n)`.
+fn strips(h: usize, n: usize) -> Vec<(usize, usize)> {
+    (0..n).map(|i| (i * h / n, (i + 1) * h / n)).collect()
+}
+
+/// A SLICE's source tensor and the rows it takes.
+type SliceKey = (TensorId, (usize, usize));
+
+/// Builds the tiled graph.
+struct Builder<'g> {
+    source: &'g Graph,
+    graph: Graph,
+    ops: Vec<Op>,
+    tensor_origin: Vec<Origin>,
+    op_origin: Vec<Origin>,
+    next_buffer: usize,
+    /// The SLICEs made for the current strip: (source tensor, rows) -> slice.
+    slices: Vec<(SliceKey, TensorId)>,
+}
+
+impl Builder<'_> {
+    /// A new activation tensor: rows `a..b` of `t`.
+    fn strip(&mut self, t: TensorId, (a, b): (usize, usize)) -> TensorId {
+        let src = self.source.tensor(t);
+        let id = TensorId(self.graph.tensors.len());
+        let mut shape = src.shape.clone();
+        shape[1] = b - a;
+        self.graph.tensors.push(Tensor {
+            id,
+            name: format!("{} rows {a}..{b}", src.name),
+            shape,
+            dtype: src.dtype,
+            quant: src.quant.clone(),
+            kind: TensorKind::Activation,
+        });
+        self.tensor_origin.push(Origin::Rows(t, a));
+        id
+    }
+
+    /// A constant INT32 vector (SLICE's begin and size).
+    fn constant(&mut self, name: String, values: &[i32]) -> TensorId {
+        let id = TensorId(self.graph.tensors.len());
+        let data = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.graph.tensors.push(Tensor {
+            id,
+            name,
+            shape: vec![values.len()],
+            dtype: DType::I32,
+            quant: crate::ir::Quantization::None,
+            kind: TensorKind::Constant {
+                buffer: self.next_buffer,
+                offset: 0,
+                data,
+            },
+        });
+        self.next_buffer += 1;
+        self.tensor_origin.push(Origin::Rows(id, 0));
+        id
+    }
+
+    fn push(&mut self, kind: OpKind, inputs: Vec<Option<TensorId>>, output: TensorId, o: Origin) {
+        let id = OpId(self.ops.len());
+        self.ops.push(Op {
+            id,
+            kind,
+            inputs,
+            outputs: vec![output],
+            intermediates: Vec::new(),
+        });
+        self.op_origin.push(o);
+    }
+
+    /// Rows `want` of `t`, from `from` (a tensor holding rows `held` of `t`): `from` itself,
+    /// or a SLICE of it.
+    fn rows(
+        &mut self,
+        t: TensorId,
+        from: TensorId,
+        held: (usize, usize),
+        want: (usize, usize),
+    ) -> Result<TensorId> {
+        if held == want {
+            return Ok(from);
+        }
+        if let Some(&(_, s)) = self.slices.iter().find(|(k, _)| *k == (from, want)) {
+            return Ok(s);
+        }
+        let shape = &self.graph.tensor(from).shape;
+        let (w, c) = (shape[2], shape[3]);
+        let to_i32 = |v: usize| {
+            i32::try_from(v).map_err(|_| Diagnostic::unsupported("an image too large to tile"))
+        };
+        let begin = [0, to_i32(want.0 - held.0)?, 0, 0];
+        let size = [1, to_i32(want.1 - want.0)?, to_i32(w)?, to_i32(c)?];
+        let out = self.strip(t, want);
+        let name = &self.graph.tensor(out).name;
+        let (b, s) = (format!("{name} begin"), format!("{name} size"));
+        let (b, s) = (self.constant(b, &begin), self.constant(s, &size));
+        self.push(
+            OpKind::Other {
+                name: "SLICE".to_string(),
+            },
+            vec![Some(from), Some(b), Some(s)],
+            out,
+            Origin::Slice,
+        );
+        self.slices.push(((from, want), out));
+        Ok(out)
+    }
+}
+
+/// Tiles `graph` (a model's main graph, as read) by `tiling`.
+pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
+    let (j, k) = (tiling.start, tiling.end);
+    let refuse = |why: &str| {
+        Diagnostic::unsupported(format!(
+            "operators {j}..{k} cannot run as {} strips of rows: {why}",
+            tiling.patches
+        ))
+    };
+    let (rows, cut) =
+        region(graph, j, k).ok_or_else(|| refuse("they are not a tileable region"))?;
+    let h_cut = image_height(graph, cut).ok_or_else(|| refuse("the cut is not an image"))?;
+    if tiling.patches < 2 || tiling.patches > h_cut {
+        return Err(refuse("the cut has fewer rows than strips"));
+    }
+    let strips = strips(h_cut, tiling.patches);
+    let next_buffer = graph
+        .tensors
+        .iter()
+        .filter_map(|t| match t.kind {
+            TensorKind::Constant { buffer, .. } => Some(buffer + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut b = Builder {
+        source: graph,
+        graph: Graph {
+            ops: Vec::new(),
+            row_windows: Vec::new(),
+            ..graph.clone()
+        },
+        ops: Vec::new(),
+        tensor_origin: graph
+            .tensors
+            .iter()
+            .map(|t| Origin::Rows(t.id, 0))
+            .collect(),
+        op_origin: Vec::new(),
+        next_buffer,
+        slices: Vec::new(),
+    };
+    for op in &graph.ops[..j] {
+        let id = OpId(b.ops.len());
+        b.ops.push(Op { id, ..op.clone() });
+        b.op_origin.push(Origin::Op(op.id));
+    }
+    let mut pieces = Vec::with_capacity(strips.len());
+    for &(a, z) in &strips {
+        // The rows of every tensor this strip needs, from the cut backwards.
+        let mut need: Vec<Option<(usize, usize)>> = vec![None; graph.tensors.len()];
+        need[cut.0] = Some((a, z));
+        for (op, &r) in graph.ops[j..k].iter().zip(&rows).rev() {
+            let Some(out) = need[op.outputs[0].0] else {
+                continue;
+            };
+            for t in op.present_inputs() {
+                let Some(h) = image_height(graph, t).filter(|_| !graph.tensor(t).is_constant())
+                else {
+                    continue;
+                };
+                let want = input_rows(r, out, h);
+                // (A PAD's strip of padding rows only reads none: refused below.)
+                if want.0 >= want.1 {
+                    continue;
+                }
+                need[t.0] = Some(match need[t.0] {
+                    None => want,
+                    Some((p, q)) => (p.min(want.0), q.max(want.1)),
+                });
+            }
+        }
+        // The strip's tensors, operators forwards.
+        b.slices.clear();
+        let mut held: Vec<Option<TensorId>> = vec![None; graph.tensors.len()];
+        for (op, &r) in graph.ops[j..k].iter().zip(&rows) {
+            let out_t = op.outputs[0];
+            let Some(out_rows) = need[out_t.0] else {
+                continue;
+            };
+            if out_rows.0 >= out_rows.1 {
+                return Err(refuse("a strip needs no rows of an operator's output"));
+            }
+            let mut inputs = Vec::with_capacity(op.inputs.len());
+            let mut window = None;
+            for t in &op.inputs {
+                let Some(t) = *t else {
+                    inputs.push(None);
+                    continue;
+                };
+                if graph.tensor(t).is_constant() {
+                    inputs.push(Some(t));
+                    continue;
+                }
+                let h = image_height(graph, t).ok_or_else(|| refuse("an input is no image"))?;
+                let want = input_rows(r, out_rows, h);
+                // (A PAD's strip of padding rows only.)
+                if want.0 >= want.1 {
+                    return Err(refuse("a strip reads no rows of an operator's input"));
+                }
+                let have = need[t.0].ok_or_else(|| refuse("an input's rows are unknown"))?;
+                let (from, held_rows) = match held[t.0] {
+                    Some(s) => (s, have),
+                    // A region input: the whole tensor.
+                    None => (t, (0, h)),
+                };
+                inputs.push(Some(b.rows(t, from, held_rows, want)?));
+                if let Rows::Window { .. } = r {
+                    window.get_or_insert(RowWindow {
+                        input_row: want.0,
+                        input_height: h,
+                        output_row: out_rows.0,
+                        output_height: image_height(graph, out_t).unwrap_or(0),
+                    });
+                }
+            }
+            let out = b.strip(out_t, out_rows);
+            held[out_t.0] = Some(out);
+            if let Some(w) = window {
+                let id = OpId(b.ops.len());
+                b.graph.row_windows.push((id, w));
+            }
+            b.push(op.kind.clone(), inputs, out, Origin::Strip(op.id));
+        }
+        pieces.push(held[cut.0].ok_or_else(|| refuse("a strip does not reach the cut"))?);
+    }
+    b.push(
+        OpKind::Concatenation(ConcatenationOptions {
+            axis: 1,
+            activation: Activation::None,
+        }),
+        pieces.into_iter().map(Some).collect(),
+        cut,
+        Origin::Assemble,
+    );
+    for op in &graph.ops[k..] {
+        let id = OpId(b.ops.len());
+        b.ops.push(Op { id, ..op.clone() });
+        b.op_origin.push(Origin::Op(op.id));
+    }
+    let Builder {
+        graph: mut tiled_graph,
+        ops,
+        tensor_origin,
+        op_origin,
+        ..
+    } = b;
+    // The SLICEs of the region's input first: they are views and cost nothing, and the
+    // input then holds its rows for itself only until they are taken, each strip's rows
+    // after that only while the strip reads them (its bytes die strip by strip).
+    let n0 = graph.tensors.len();
+    let front =
+        |i: &usize| op_origin[*i] == Origin::Slice && ops[*i].input(0).is_some_and(|t| t.0 < n0);
+    let order: Vec<usize> = (0..j)
+        .chain((j..ops.len()).filter(front))
+        .chain((j..ops.len()).filter(|i| !front(i)))
+        .collect();
+    let mut new_id = vec![0; ops.len()];
+    for (n, &i) in order.iter().enumerate() {
+        new_id[i] = n;
+    }
+    let op_origin: Vec<Origin> = order.iter().map(|&i| op_origin[i]).collect();
+    let mut ops: Vec<Option<Op>> = ops.into_iter().map(Some).collect();
+    tiled_graph.ops = order
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| Op {
+            id: OpId(n),
+            ..ops[i].take().expect("each operator once")
+        })
+        .collect();
+    for (id, _) in &mut tiled_graph.row_windows {
+        *id = OpId(new_id[id.0]);
+    }
+    tiled_graph.row_windows.sort_by_key(|&(id, _)| id);
+    let tiled = Tiled {
+        graph: tiled_graph,
+        tiling,
+        cut,
+        strips,
+        tensor_origin,
+        op_origin,
+    };
+    check::check(graph, &tiled).map_err(|e| {
+        Diagnostic::new(
+            ErrorKind::InvalidPlan,
+            format!("the tiling is wrong (a Kiln bug): {e}"),
+        )
+    })?;
+    Ok(tiled)
+}

@@ -1,0 +1,210 @@
+//! Which operators a region may hold and how each maps the rows of its output to the rows
+//! of its inputs; which runs of operators form a region (one tensor leaving it).
+
+use crate::ir::{DType, Graph, Op, OpKind, Padding, TensorId, TensorKind};
+
+/// The region's operators, as far as rows are concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Rows {
+    /// Output rows `a..b` read input 0's rows `a*stride - pad .. (b-1)*stride - pad + extent`.
+    Window {
+        stride: usize,
+        pad: usize,
+        extent: usize,
+    },
+    /// Output rows `a..b` read rows `a..b` of every image input.
+    Same,
+}
+
+/// Whether `t` is an NHWC image of batch 1: its height.
+pub(super) fn image_height(graph: &Graph, t: TensorId) -> Option<usize> {
+    let s = &graph.tensor(t).shape;
+    (s.len() == 4 && s[0] == 1 && s[1] > 0).then(|| s[1])
+}
+
+/// TFLM's output height and padding rows before the image (`ComputePaddingHeightWidth`).
+fn out_and_pad(padding: Padding, input: usize, stride: usize, extent: usize) -> (usize, usize) {
+    let out = match padding {
+        Padding::Same => input.div_ceil(stride),
+        Padding::Valid => (input + stride).saturating_sub(extent) / stride,
+    };
+    let total = (out.saturating_sub(1) * stride + extent).saturating_sub(input);
+    (out, total / 2)
+}
+
+/// A PAD's paddings `[[before, after]; rank]` from its constant (INT32 or INT64).
+fn paddings(graph: &Graph, op: &Op) -> Option<Vec<[usize; 2]>> {
+    let t = graph.tensor(op.input(1)?);
+    let data = t.data()?;
+    let values: Vec<i64> = match t.dtype {
+        DType::I32 => data
+            .chunks_exact(4)
+            .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect(),
+        DType::I64 => data
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect(),
+        _ => return None,
+    };
+    values
+        .chunks_exact(2)
+        .map(|c| Some([usize::try_from(c[0]).ok()?, usize::try_from(c[1]).ok()?]))
+        .collect()
+}
+
+/// How `op` maps rows, if it can run on strips of rows: the image inputs must be images of
+/// batch 1 (of the output's shape for elementwise operators; constants must not vary along
+/// the rows).
+pub(super) fn rows_of(graph: &Graph, op: &Op) -> Option<Rows> {
+    let out = *op.outputs.first()?;
+    if op.outputs.len() != 1 || graph.tensor(out).kind != TensorKind::Activation {
+        return None;
+    }
+    let h_out = image_height(graph, out)?;
+    let window = |padding, stride: i32, filter: i32, dilation: i32| {
+        let x = op.input(0)?;
+        let (stride, filter) = (usize::try_from(stride).ok()?, usize::try_from(filter).ok()?);
+        let dilation = usize::try_from(dilation).ok()?;
+        if stride == 0 || filter == 0 || dilation == 0 || graph.tensor(x).is_constant() {
+            return None;
+        }
+        let extent = (filter - 1) * dilation + 1;
+        // TFLM narrows paddings to 16 bits (`PaddingValues`): windows taller than that are
+        // not placed by the formula the strips follow.
+        if extent > i16::MAX as usize {
+            return None;
+        }
+        let (h, pad) = out_and_pad(padding, image_height(graph, x)?, stride, extent);
+        // Other inputs (filter, bias) must be constants.
+        let rest_constant = op.inputs[1..]
+            .iter()
+            .flatten()
+            .all(|&t| graph.tensor(t).is_constant());
+        (h == h_out && rest_constant).then_some(Rows::Window {
+            stride,
+            pad,
+            extent,
+        })
+    };
+    let filter_h = |slot: usize| {
+        let f = &graph.tensor(op.input(slot)?).shape;
+        (f.len() == 4).then(|| i32::try_from(f[1]).ok()).flatten()
+    };
+    match &op.kind {
+        OpKind::Conv2d(o) => window(o.padding, o.stride_h, filter_h(1)?, o.dilation_h),
+        OpKind::DepthwiseConv2d(o) => window(o.padding, o.stride_h, filter_h(1)?, o.dilation_h),
+        OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) => {
+            window(o.padding, o.stride_h, o.filter_h, 1)
+        }
+        // Output row `y` is input row `y - before` (rows outside the input are padding): a
+        // window of one row, stride 1, `before` rows of padding. Not the batch; the value
+        // (PADV2's) a constant, the same for every strip.
+        OpKind::Pad | OpKind::PadV2 => {
+            let x = op.input(0)?;
+            let h_in = image_height(graph, x)?;
+            let p = paddings(graph, op)?;
+            let constant_rest = op.inputs[1..]
+                .iter()
+                .flatten()
+                .all(|&t| graph.tensor(t).is_constant());
+            (p.len() == 4
+                && p[0] == [0, 0]
+                && h_in.checked_add(p[1][0])?.checked_add(p[1][1])? == h_out
+                && !graph.tensor(x).is_constant()
+                && constant_rest)
+                .then_some(Rows::Window {
+                    stride: 1,
+                    pad: p[1][0],
+                    extent: 1,
+                })
+        }
+        OpKind::Relu
+        | OpKind::Relu6
+        | OpKind::Logistic
+        | OpKind::Tanh
+        | OpKind::HardSwish
+        | OpKind::LeakyRelu { .. }
+        | OpKind::Add(_)
+        | OpKind::Sub(_)
+        | OpKind::Mul { .. }
+        | OpKind::Maximum
+        | OpKind::Minimum => {
+            let shape = &graph.tensor(out).shape;
+            let ok = !op.inputs.is_empty()
+                && op.inputs.iter().all(|t| {
+                    t.is_some_and(|t| {
+                        let tensor = graph.tensor(t);
+                        if tensor.is_constant() {
+                            // Broadcast along the rows: the same for every strip.
+                            tensor.shape.len() < 3
+                                || (tensor.shape.len() == 4 && tensor.shape[1] == 1)
+                        } else {
+                            tensor.kind == TensorKind::Activation && tensor.shape == *shape
+                        }
+                    })
+                })
+                && op
+                    .inputs
+                    .iter()
+                    .flatten()
+                    .any(|&t| !graph.tensor(t).is_constant());
+            ok.then_some(Rows::Same)
+        }
+        _ => None,
+    }
+}
+
+/// The input rows output rows `a..b` of an operator read from an input `h` rows high.
+pub(super) fn input_rows(rows: Rows, (a, b): (usize, usize), h: usize) -> (usize, usize) {
+    match rows {
+        Rows::Same => (a, b),
+        Rows::Window {
+            stride,
+            pad,
+            extent,
+        } => (
+            (a * stride).saturating_sub(pad).min(h),
+            ((b - 1) * stride + extent).saturating_sub(pad).min(h),
+        ),
+    }
+}
+
+/// The region of operators `j..k`, if they can be tiled: how each maps rows, and the cut.
+pub(super) fn region(graph: &Graph, j: usize, k: usize) -> Option<(Vec<Rows>, TensorId)> {
+    if j >= k || k > graph.ops.len() {
+        return None;
+    }
+    let rows: Vec<Rows> = graph.ops[j..k]
+        .iter()
+        .map(|op| rows_of(graph, op))
+        .collect::<Option<_>>()?;
+    let mut produced = vec![false; graph.tensors.len()];
+    for op in &graph.ops[j..k] {
+        for &t in &op.outputs {
+            produced[t.0] = true;
+        }
+    }
+    // The region's image inputs come from before it (graph inputs or earlier operators'
+    // outputs, as the stored order is topological), never from state.
+    for op in &graph.ops[j..k] {
+        for t in op.present_inputs() {
+            let tensor = graph.tensor(t);
+            if !tensor.is_constant() && !produced[t.0] && tensor.kind != TensorKind::Activation {
+                return None;
+            }
+        }
+    }
+    let mut leaving: Vec<TensorId> = graph.ops[k..]
+        .iter()
+        .flat_map(|op| op.present_inputs())
+        .chain(graph.outputs.iter().copied())
+        .filter(|t| produced[t.0])
+        .collect();
+    leaving.sort();
+    leaving.dedup();
+    match leaving[..] {
+        [cut] => Some((rows, cut)),
+        _ => None,
+    }
+}
