@@ -384,10 +384,15 @@ impl<'a> Emitter<'a> {
         // module give one error ("the name `...` is defined multiple times") instead of one
         // per item. Its items are re-exported; a firmware that uses only some of them gets
         // no dead-code warnings. The budget checks stay outside, where the user's budget
-        // expression resolves.
+        // expression resolves. The module is not `doc(hidden)`: `cargo doc` of a binary
+        // crate (private items documented, re-exports never inlined) shows the items only
+        // there, under the enclosing `mod model`; a library's `pub mod model` inlines them.
         let inner = Ident::new(MODULE, Span::call_site());
         Ok(quote! {
-            #[doc(hidden)]
+            /// The compiled model's items, re-exported into the enclosing module: use them
+            /// from there (`model::Model`, `model::ARENA_BYTES`, ...). Each `include_model!`
+            /// needs a module of its own; this module's name is what a second model in the
+            /// same module clashes on.
             #[allow(dead_code)]
             mod #inner {
                 #module
