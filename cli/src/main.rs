@@ -74,7 +74,7 @@ enum Command {
         /// --ram-budget, which then is the device's whole RAM (`reserved_ram`).
         #[arg(long, value_name = "BYTES", requires = "ram_budget")]
         reserved_ram: Option<usize>,
-        /// Fail if weights + constants exceed this many bytes (`flash_budget`).
+        /// Fail if weights + prepared constants (`kiln plan`'s flash bytes) exceed this many bytes (`flash_budget`).
         #[arg(long, value_name = "BYTES")]
         flash_budget: Option<usize>,
         /// A RAM region of the memory map, `SECTION:BYTES[:ALIGN]` (e.g. `.dtcm:16384`);

@@ -13,7 +13,8 @@ mod kiln_model_put_each_include_model_in_its_own_module {
     ///
     /// - arena: 32 bytes ([`ARENA_BYTES`]); lower bound 32 bytes (the most bytes live at one step), gap 0 bytes, placement optimal
     /// - peak: op 1 (FULLY_CONNECTED) at step 1, 32 bytes live
-    /// - persistent: 0 bytes ([`PERSISTENT_BYTES`]); weights: 288 bytes ([`WEIGHTS_BYTES`]), 684 bytes of flash with Kiln's tables
+    /// - persistent: 0 bytes ([`PERSISTENT_BYTES`])
+    /// - flash: 684 bytes = weights 288 ([`WEIGHTS_BYTES`]) + prepared constants 396 (Kiln's tables), the figure of the flash budget and of `kiln plan`; code not included
     ///
     /// # Reproducibility
     ///
@@ -39,9 +40,11 @@ mod kiln_model_put_each_include_model_in_its_own_module {
     pub const ARENA_ALIGN: usize = 16;
     /// A buffer for this model's arena, for [`ModelIn::with_arena`].
     pub type Arena = ::kiln::runtime::Aligned<::kiln::runtime::align::A16, ARENA_BYTES>;
-    /// Bytes of the model's constant buffers (weights, biases) in flash, as the
-    /// kernels read them; the tables Kiln derives from them (per-channel
-    /// multipliers, folded biases, reordered filters) are not included.
+    /// Bytes of the model's constant buffers (weights, biases) in flash that the
+    /// kernels read as stored. The prepared constants (the tables Kiln makes from
+    /// the other buffers: per-channel multipliers, folded biases, reordered
+    /// filters) are not included; [`ModelIn`]'s docs give both and their total,
+    /// the flash budget's figure.
     pub const WEIGHTS_BYTES: usize = 288;
     /// The operators `invoke()` runs, in order: (index in the model, name). Views and
     /// slices, which have no code, are not among them.

@@ -15,7 +15,8 @@ mod kiln_model_put_each_include_model_in_its_own_module {
     /// - region 0 `.dtcm`: 1 of 16 bytes ([`ARENA0_BYTES`]), 2 buffers
     /// - region 1 `.sram`: 48 of 4096 bytes ([`ARENA1_BYTES`]), 2 buffers
     /// - peak: op 1 (FULLY_CONNECTED) at step 1, 32 bytes live
-    /// - persistent: 0 bytes ([`PERSISTENT_BYTES`]); weights: 288 bytes ([`WEIGHTS_BYTES`]), 684 bytes of flash with Kiln's tables
+    /// - persistent: 0 bytes ([`PERSISTENT_BYTES`])
+    /// - flash: 684 bytes = weights 288 ([`WEIGHTS_BYTES`]) + prepared constants 396 (Kiln's tables), the figure of the flash budget and of `kiln plan`; code not included
     ///
     /// # Reproducibility
     ///
@@ -61,9 +62,11 @@ mod kiln_model_put_each_include_model_in_its_own_module {
         (".dtcm", 1, 16),
         (".sram", 48, 4096),
     ];
-    /// Bytes of the model's constant buffers (weights, biases) in flash, as the
-    /// kernels read them; the tables Kiln derives from them (per-channel
-    /// multipliers, folded biases, reordered filters) are not included.
+    /// Bytes of the model's constant buffers (weights, biases) in flash that the
+    /// kernels read as stored. The prepared constants (the tables Kiln makes from
+    /// the other buffers: per-channel multipliers, folded biases, reordered
+    /// filters) are not included; [`ModelIn`]'s docs give both and their total,
+    /// the flash budget's figure.
     pub const WEIGHTS_BYTES: usize = 288;
     /// The operators `invoke()` runs, in order: (index in the model, name). Views and
     /// slices, which have no code, are not among them.

@@ -111,7 +111,14 @@ pub struct JsonReport {
     /// The persistent region's variables (LSTM/SVDF state, Signal operators' kernel state,
     /// resource variables).
     pub persistent: Vec<JsonPersistent>,
+    /// With a header ([`json_with`]): the model's constant buffers the kernels read as
+    /// stored (`WEIGHTS_BYTES`, `flash.weights`); without one, all the model file's constant
+    /// buffers.
     pub weights_bytes: usize,
+    /// The model's flash as the flash budget counts it (with a header): `bytes` = `weights`
+    /// + `prepared_constants`; `model_buffers` = the model file's constant buffers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flash: Option<JsonFlash>,
     pub alignment: usize,
     /// The memory map, fastest first (absent without regions: one arena).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -134,10 +141,29 @@ pub struct JsonReport {
     pub header: Option<Header>,
 }
 
-/// The JSON report with a reproducibility header.
+/// The model's flash in the JSON report ([`Header::flash`]).
+#[derive(Serialize)]
+pub struct JsonFlash {
+    /// `weights` + `prepared_constants`: the flash budget's figure.
+    pub bytes: usize,
+    pub weights: usize,
+    pub prepared_constants: usize,
+    /// The model file's constant buffers (some are replaced by prepared constants).
+    pub model_buffers: usize,
+}
+
+/// The JSON report with a reproducibility header and the model's flash.
 pub fn json_with(graph: &Graph, plan: &Plan, header: &Header) -> JsonReport {
+    let f = header.flash;
     JsonReport {
         header: Some(header.clone()),
+        weights_bytes: f.weights,
+        flash: Some(JsonFlash {
+            bytes: f.total(),
+            weights: f.weights,
+            prepared_constants: f.prepared_constants,
+            model_buffers: graph.weights_bytes(),
+        }),
         ..json(graph, plan)
     }
 }
@@ -170,6 +196,7 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
             })
             .collect(),
         weights_bytes: graph.weights_bytes(),
+        flash: None,
         alignment: plan.alignment,
         regions: plan
             .regions

@@ -10,7 +10,7 @@ mod names;
 mod svg;
 mod text;
 
-pub use header::{Header, KernelUse, RecordedOptions};
+pub use header::{Flash, Header, KernelUse, RecordedOptions};
 pub use json::{
     JsonAlias, JsonBuffer, JsonPersistent, JsonPiece, JsonRegion, JsonReport, json, json_with,
 };
