@@ -91,6 +91,10 @@ enum Command {
         /// The most recomputation a tiling may cost, in percent of the model's MACs.
         #[arg(long, value_name = "PERCENT", default_value_t = 20)]
         max_extra_macs: u32,
+        /// After the report, one row per layer: its MACs, bytes moved and kernel (the
+        /// JSON always has them, under `layers`).
+        #[arg(long)]
+        layers: bool,
     },
 }
 
@@ -137,6 +141,7 @@ fn main() -> ExitCode {
             min_ram,
             no_tile,
             max_extra_macs,
+            layers,
         } => {
             let mut options = if unoptimised {
                 PlanOptions::unoptimised()
@@ -201,6 +206,14 @@ fn main() -> ExitCode {
                 print!("{}", compiled.report_json());
             } else {
                 print!("{}", compiled.report_text(&title));
+                if layers {
+                    let rows = kiln_planner::report::layers(
+                        &compiled.graph,
+                        &compiled.plan,
+                        &compiled.header,
+                    );
+                    print!("{}", kiln_planner::report::layers_text(&rows));
+                }
             }
             ExitCode::SUCCESS
         }

@@ -344,3 +344,43 @@ fn plan_prints_one_flash_total_as_the_code_and_the_budget_count_it() {
     );
     assert!(err.contains(&want), "missing {want:?} in\n{err}");
 }
+
+/// `--layers`: a row per step with its MACs and kernel; the MACs add up to the model's (as
+/// the tiling counts them) and to the JSON's `layers`.
+#[test]
+fn plan_lists_the_layers_with_their_macs_and_kernels() {
+    let path = shared_models_dir().join("mlperf_tiny_ic_resnet8_int8.tflite");
+    let model = path.to_str().unwrap();
+    let graph = kiln_planner::read_model(&std::fs::read(&path).unwrap()).unwrap();
+    let macs = kiln_planner::tiling::macs(&graph);
+    assert!(macs > 0);
+    let out = kiln(&["plan", "--layers", model]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let table = text.split_once("## Layers").expect("a layer table").1;
+    assert!(
+        table.contains(&format!("work             {macs} MACs, ")),
+        "{table}"
+    );
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() >= 6 && w[0].parse::<usize>().is_ok())
+        .collect();
+    assert_eq!(rows.len(), graph.ops.len(), "{table}");
+    let sum: u64 = rows.iter().map(|w| w[3].parse::<u64>().unwrap()).sum();
+    assert_eq!(sum, macs);
+    assert!(
+        rows.iter().any(|w| w[5] == "conv_2d::conv_2d_s8_fast"),
+        "{table}"
+    );
+    // Without --layers, no table; the JSON has the same layers.
+    let out = kiln(&["plan", model]);
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("## Layers"));
+    let out = kiln(&["plan", "--json", model]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let layers = v["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), graph.ops.len());
+    let json_sum: u64 = layers.iter().map(|l| l["macs"].as_u64().unwrap()).sum();
+    assert_eq!(json_sum, macs);
+}

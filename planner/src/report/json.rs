@@ -1,6 +1,7 @@
 //! The JSON report (`<name>.plan.json`, `kiln plan --json`): the plan's summary, every
 //! buffer with its pieces, the aliases and why, the regions and the persistent region.
 
+use super::analyze::{Layer, layers};
 use super::header::Header;
 use super::names::{Reasons, buffer_name};
 use crate::ir::Graph;
@@ -139,6 +140,10 @@ pub struct JsonReport {
     /// The reproducibility header, where the report is made with one ([`json_with`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub header: Option<Header>,
+    /// Each step's MACs, bytes moved and kernels (with a header, which names the kernels;
+    /// `kiln plan --layers` prints them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<Layer>,
 }
 
 /// The model's flash in the JSON report ([`Header::flash`]).
@@ -164,6 +169,7 @@ pub fn json_with(graph: &Graph, plan: &Plan, header: &Header) -> JsonReport {
             prepared_constants: f.prepared_constants,
             model_buffers: graph.weights_bytes(),
         }),
+        layers: layers(graph, plan, header),
         ..json(graph, plan)
     }
 }
@@ -267,5 +273,6 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
             })
             .collect(),
         header: None,
+        layers: Vec::new(),
     }
 }
