@@ -182,6 +182,12 @@ impl<'a> Emitter<'a> {
                     "with_regions"
                 }
             ),
+            String::new(),
+            " On a core without atomic compare-and-swap (Cortex-M0/M0+) it needs `kiln`'s"
+                .to_string(),
+            " feature `single-core` or `critical-section`: without either, a call is a compile"
+                .to_string(),
+            " error there that says so ([`kiln::runtime::TakeSupported`]).".to_string(),
         ];
         let mut with_arena_doc = vec![
             " The model over `arena`, a buffer of the caller's: at least [`ARENA_BYTES`] long,",
@@ -305,9 +311,12 @@ impl<'a> Emitter<'a> {
 
             #(#items)*
 
-            impl Model {
+            impl<'a> ModelIn<'a> {
                 #(#[doc = #take_doc])*
-                pub fn take() -> Option<Model> {
+                pub fn take() -> Option<Model>
+                where
+                    ModelIn<'a>: ::kiln::runtime::TakeSupported,
+                {
                     let mut model = ModelIn {
                         #arena_take
                         #state_take

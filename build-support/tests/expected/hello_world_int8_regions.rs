@@ -238,11 +238,18 @@ mod kiln_model_put_each_include_model_in_its_own_module {
         ::core::include_bytes!("$SHARED/models/tflm_hello_world_int8.tflite"),
         976,
     );
-    impl Model {
+    impl<'a> ModelIn<'a> {
         /// The model over its static arena, the first time only, with its state
         /// reset. (Host tests that make a model in every test, and firmware that
         /// shares one arena between models, use [`ModelIn::with_regions`].)
-        pub fn take() -> Option<Model> {
+        ///
+        /// On a core without atomic compare-and-swap (Cortex-M0/M0+) it needs `kiln`'s
+        /// feature `single-core` or `critical-section`: without either, a call is a compile
+        /// error there that says so ([`kiln::runtime::TakeSupported`]).
+        pub fn take() -> Option<Model>
+        where
+            ModelIn<'a>: ::kiln::runtime::TakeSupported,
+        {
             let mut model = ModelIn {
                 arena0: &mut ARENA0.take()?.bytes,
                 arena1: &mut ARENA1.take()?.bytes,
