@@ -3,6 +3,7 @@
 //! `kiln plan` runs the whole compile path of `include_model!` (read, plan, verify, lower,
 //! emit, budgets) and reports the plan, so "does this model compile?" has one answer: it
 //! exits non-zero with the macro's diagnostic when the macro would refuse the model.
+//! `--layers` adds a row per layer (MACs, bytes moved, kernel functions).
 
 use clap::{Parser, Subcommand};
 use kiln_build::{Budget, Options};
@@ -74,7 +75,8 @@ enum Command {
         /// --ram-budget, which then is the device's whole RAM (`reserved_ram`).
         #[arg(long, value_name = "BYTES", requires = "ram_budget")]
         reserved_ram: Option<usize>,
-        /// Fail if weights + prepared constants (`kiln plan`'s flash bytes) exceed this many bytes (`flash_budget`).
+        /// Fail if weights + prepared constants (the report's `flash bytes`) exceed this
+        /// many bytes (`flash_budget`).
         #[arg(long, value_name = "BYTES")]
         flash_budget: Option<usize>,
         /// A RAM region of the memory map, `SECTION:BYTES[:ALIGN]` (e.g. `.dtcm:16384`);
