@@ -5,7 +5,9 @@
 #                           netduinoplus2 (STM32F405): exit 0 and "RESULT PASS" only if every
 #                           quantized input and output equals TFLM's (model/golden.rs)
 #   examples/board-minimal  fmt, and no_std builds for thumbv6m-none-eabi (Cortex-M0/M0+)
-#                           and thumbv7em-none-eabihf (Cortex-M4/M7)
+#                           and thumbv7em-none-eabihf (Cortex-M4/M7); without its feature
+#                           `critical-section`, `cargo check` for thumbv6m must fail at the
+#                           `Model::take()` of src/main.rs with Kiln's message
 #   examples/board-esp32c3, board-rp2040, board-rp2350, board-nrf52840: fmt, clippy and the
 #                           release build of each template for its target from its committed
 #                           Cargo.lock (--locked). Built only: Debian's QEMU 7.2 has no machine
@@ -54,6 +56,11 @@ if [ "$rc" -ne 0 ] || ! grep -q '^RESULT PASS' "$log"; then
   echo "FAILED: board-stm32f4 under QEMU (exit code $rc)"
   exit 1
 fi
+# QEMU counts no cycles: the template says so instead of printing "0 cycles".
+if grep -q ' 0 cycles' "$log" || ! grep -q '^invoke(): cycles not counted' "$log"; then
+  echo "FAILED: board-stm32f4 under QEMU printed 0 cycles"
+  exit 1
+fi
 rm -f "$log"
 
 cd "$root/examples/board-minimal"
@@ -62,6 +69,24 @@ cargo fmt --check
 for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
   cargo build --locked --release --target "$target"
 done
+
+# Without kiln's `critical-section` (or `single-core`) on thumbv6m, `Model::take()` is a
+# compile error at the user's call in src/main.rs, naming the features, at `cargo check`
+# (kiln::runtime::TakeSupported). About 4 s: the host crates are built above.
+step "board-minimal: cargo check for thumbv6m without the feature fails at take()"
+log=$(mktemp)
+if cargo check --locked --release --target thumbv6m-none-eabi --no-default-features 2>"$log"; then
+  echo "FAILED: board-minimal without a take() feature checked on thumbv6m"
+  exit 1
+fi
+if ! grep -q 'error\[E0277\]: `Model::take()` needs a feature of `kiln`' "$log" \
+  || ! grep -q -- '--> src/main.rs:' "$log" \
+  || ! grep -q "this \`take()\` needs \`kiln\`'s feature \`single-core\` or" "$log"; then
+  cat "$log"
+  echo "FAILED: the thumbv6m error of take() does not name the features at src/main.rs"
+  exit 1
+fi
+rm -f "$log"
 
 # The templates for other chips: each is its own workspace with its own Cargo.lock; they share
 # the target directory above (same release profile: the host crates, Kiln's macro and

@@ -10,8 +10,8 @@
 //! # Cores without compare-and-swap (Cortex-M0/M0+, `thumbv6m-none-eabi`)
 //!
 //! `Model::take()` sets a flag once; without atomic compare-and-swap that needs one of two
-//! features of `kiln`, and a build that calls `take()` without either fails with a message
-//! naming them:
+//! features of `kiln`, and a crate that calls `take()` without either fails to compile
+//! (`cargo check` too) with an error at that call naming them ([`TakeSupported`]):
 //! - `single-core`: Kiln masks interrupts (PRIMASK) around the flag. Sound on a single core
 //!   only: do not use it on a multi-core M0+ such as the RP2040.
 //! - `critical-section`: the flag is set inside `critical_section::with`, so the firmware
@@ -291,9 +291,37 @@ impl TakeOnce {
     }
 }
 
+/// The bound of a generated `Model::take()`: implemented for every type on cores with atomic
+/// compare-and-swap, and with the feature `single-core` or `critical-section`; not on a
+/// Cortex-M0/M0+ (`thumbv6m`) without either, where calling `take()` is then a compile error
+/// at the call (`cargo check` shows it) that names the features. The generated `take()`
+/// states it as `where ModelIn<'a>: TakeSupported`: a bound on the impl's lifetime, so it is
+/// checked where `take()` is called, never where it is defined (a firmware that only uses
+/// `ModelIn::with_arena` builds without a feature).
+#[diagnostic::on_unimplemented(
+    message = "`Model::take()` needs a feature of `kiln` on this core: it has no atomic \
+               compare-and-swap (Cortex-M0/M0+ thumbv6m, RISC-V riscv32imc)",
+    label = "this `take()` needs `kiln`'s feature `single-core` or `critical-section`",
+    note = "in Cargo.toml: `kiln = {{ ..., features = [\"single-core\"] }}` on a single-core chip \
+            (Kiln masks interrupts around its flag), or `features = [\"critical-section\"]` with \
+            a critical-section implementation (cortex-m's feature \
+            `critical-section-single-core`; on a multi-core M0+ such as the RP2040, its HAL's)",
+    note = "or give the model a buffer of yours with `ModelIn::with_arena`, which needs neither"
+)]
+pub trait TakeSupported {}
+
+#[cfg(any(
+    target_has_atomic = "8",
+    feature = "single-core",
+    feature = "critical-section"
+))]
+impl<T: ?Sized> TakeSupported for T {}
+
 /// The build error of `take()` on a core without compare-and-swap and neither feature: an
-/// associated const of a generic type, evaluated only where a model's `take()` is built (so
-/// `kiln` itself, and `ModelIn::with_arena`, build without a feature).
+/// associated const of a generic type, evaluated only where an [`Arena::take`] or
+/// [`PlacedArena::take`] is built (so `kiln` itself, and `ModelIn::with_arena`, build without
+/// a feature). A model's `take()` stops earlier, at [`TakeSupported`]; this catches a direct
+/// call of `Arena::take` (a shared buffer), at `cargo build`.
 #[cfg(all(
     not(target_has_atomic = "8"),
     not(any(feature = "single-core", feature = "critical-section"))

@@ -46,6 +46,7 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
         alignment: plan.alignment,
         plan_variant: PLAN_VARIANTS[variant].to_string(),
         kernel_variants: Vec::new(),
+        flash: Default::default(),
     };
     let tokens = emit::emit_with(&graph, &plan, steps, options, &mut header, &program)?;
     Ok(Compiled {

@@ -70,7 +70,13 @@ fn the_generated_docs_carry_the_plan_and_the_header() {
             c.graph.op(c.plan.order[peak]).kind.name(),
             c.plan.live_bytes[peak]
         ),
-        "/// - persistent: 0 bytes ([`PERSISTENT_BYTES`]); weights: ".to_string(),
+        "/// - persistent: 0 bytes ([`PERSISTENT_BYTES`])".to_string(),
+        format!(
+            "/// - flash: {} bytes = weights {} ([`WEIGHTS_BYTES`]) + prepared constants {} ",
+            h.flash.total(),
+            h.flash.weights,
+            h.flash.prepared_constants
+        ),
         format!("/// - RAM: {} of the budget's 40000 bytes", c.plan.arena_bytes),
         format!("/// - model sha256: `{}`", sha256_hex(&bytes)),
         format!("/// - Kiln {}", env!("CARGO_PKG_VERSION")),

@@ -3,6 +3,7 @@
 //! `kiln plan` runs the whole compile path of `include_model!` (read, plan, verify, lower,
 //! emit, budgets) and reports the plan, so "does this model compile?" has one answer: it
 //! exits non-zero with the macro's diagnostic when the macro would refuse the model.
+//! `--layers` adds a row per layer (MACs, bytes moved, kernel functions).
 
 use clap::{Parser, Subcommand};
 use kiln_build::{Budget, Options};
@@ -74,7 +75,8 @@ enum Command {
         /// --ram-budget, which then is the device's whole RAM (`reserved_ram`).
         #[arg(long, value_name = "BYTES", requires = "ram_budget")]
         reserved_ram: Option<usize>,
-        /// Fail if weights + constants exceed this many bytes (`flash_budget`).
+        /// Fail if weights + prepared constants (the report's `flash bytes`) exceed this
+        /// many bytes (`flash_budget`).
         #[arg(long, value_name = "BYTES")]
         flash_budget: Option<usize>,
         /// A RAM region of the memory map, `SECTION:BYTES[:ALIGN]` (e.g. `.dtcm:16384`);
@@ -91,6 +93,10 @@ enum Command {
         /// The most recomputation a tiling may cost, in percent of the model's MACs.
         #[arg(long, value_name = "PERCENT", default_value_t = 20)]
         max_extra_macs: u32,
+        /// After the report, one row per layer: its MACs, bytes moved and kernel (the
+        /// JSON always has them, under `layers`).
+        #[arg(long)]
+        layers: bool,
     },
 }
 
@@ -137,6 +143,7 @@ fn main() -> ExitCode {
             min_ram,
             no_tile,
             max_extra_macs,
+            layers,
         } => {
             let mut options = if unoptimised {
                 PlanOptions::unoptimised()
@@ -201,6 +208,14 @@ fn main() -> ExitCode {
                 print!("{}", compiled.report_json());
             } else {
                 print!("{}", compiled.report_text(&title));
+                if layers {
+                    let rows = kiln_planner::report::layers(
+                        &compiled.graph,
+                        &compiled.plan,
+                        &compiled.header,
+                    );
+                    print!("{}", kiln_planner::report::layers_text(&rows));
+                }
             }
             ExitCode::SUCCESS
         }

@@ -46,7 +46,9 @@ fn plan_json_has_the_documented_fields() {
     ] {
         assert!(v.get(key).is_some(), "missing {key}");
     }
-    assert_eq!(v["weights_bytes"], 9808);
+    // WEIGHTS_BYTES; the model file has 9808 bytes of constants, some made into Kiln's tables.
+    assert_eq!(v["weights_bytes"], 9440);
+    assert_eq!(v["flash"]["model_buffers"], 9808);
     assert!(v["persistent_bytes"].as_u64().unwrap() > 0);
     let buffers = v["buffers"].as_array().unwrap();
     assert!(!buffers.is_empty());
@@ -282,4 +284,103 @@ fn the_svg_names_operators_and_tensors() {
     assert!(text.contains(
         "<title>MobilenetV1/MobilenetV1/Conv2d_1_pointwise/Relu6 (t54) [0..36864) 36864 B"
     ));
+}
+
+/// One flash figure: `kiln plan`'s text and JSON give the same total, it is weights plus
+/// prepared constants, the weights are the generated `WEIGHTS_BYTES`, the generated docs
+/// state the same total, and the flash budget passes at that total and fails one byte
+/// under it with the same figure and parts.
+#[test]
+fn plan_prints_one_flash_total_as_the_code_and_the_budget_count_it() {
+    let path = shared_models_dir().join("tflm_person_detect_int8.tflite");
+    let model = path.to_str().unwrap();
+    let out = kiln(&["plan", "--json", model]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &v["flash"];
+    let n = |k: &str| f[k].as_u64().unwrap_or_else(|| panic!("flash.{k} in {f}")) as usize;
+    let (total, weights, prepared) = (n("bytes"), n("weights"), n("prepared_constants"));
+    assert_eq!(total, weights + prepared);
+    assert!(weights > 0 && prepared > 0, "{f}");
+    assert_eq!(v["weights_bytes"].as_u64(), Some(weights as u64));
+    let graph = kiln_planner::read_model(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(n("model_buffers"), graph.weights_bytes());
+
+    let parts = format!("weights {weights} B + prepared constants {prepared} B");
+    let out = kiln(&["plan", model]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = format!("flash bytes      {total} ({parts})");
+    assert!(text.contains(&line), "missing {line:?} in\n{text}");
+
+    // The generated code: WEIGHTS_BYTES and the docs of ModelIn.
+    let code = kiln_build::compile_tokens(
+        &std::fs::read(&path).unwrap(),
+        &kiln_build::Options::default(),
+    )
+    .unwrap()
+    .tokens
+    .to_string();
+    let weights_const = format!("pub const WEIGHTS_BYTES : usize = {weights}");
+    assert!(code.contains(&weights_const), "no {weights_const:?}");
+    let doc = format!(
+        " - flash: {total} bytes = weights {weights} ([`WEIGHTS_BYTES`]) + prepared constants {prepared} "
+    );
+    assert!(code.contains(&doc), "no {doc:?} in the docs");
+
+    // The flash budget counts the same.
+    let at = total.to_string();
+    assert!(
+        kiln(&["plan", model, "--flash-budget", &at])
+            .status
+            .success()
+    );
+    let under = (total - 1).to_string();
+    let out = kiln(&["plan", model, "--flash-budget", &under]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    let want = format!(
+        "needs {total} bytes of flash, over the flash budget of {under} bytes by 1 bytes ({parts})"
+    );
+    assert!(err.contains(&want), "missing {want:?} in\n{err}");
+}
+
+/// `--layers`: a row per step with its MACs and kernel; the MACs add up to the model's (as
+/// the tiling counts them) and to the JSON's `layers`.
+#[test]
+fn plan_lists_the_layers_with_their_macs_and_kernels() {
+    let path = shared_models_dir().join("mlperf_tiny_ic_resnet8_int8.tflite");
+    let model = path.to_str().unwrap();
+    let graph = kiln_planner::read_model(&std::fs::read(&path).unwrap()).unwrap();
+    let macs = kiln_planner::tiling::macs(&graph);
+    assert!(macs > 0);
+    let out = kiln(&["plan", "--layers", model]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let table = text.split_once("## Layers").expect("a layer table").1;
+    assert!(
+        table.contains(&format!("work             {macs} MACs, ")),
+        "{table}"
+    );
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() >= 6 && w[0].parse::<usize>().is_ok())
+        .collect();
+    assert_eq!(rows.len(), graph.ops.len(), "{table}");
+    let sum: u64 = rows.iter().map(|w| w[3].parse::<u64>().unwrap()).sum();
+    assert_eq!(sum, macs);
+    assert!(
+        rows.iter().any(|w| w[5] == "conv_2d::conv_2d_s8_fast"),
+        "{table}"
+    );
+    // Without --layers, no table; the JSON has the same layers.
+    let out = kiln(&["plan", model]);
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("## Layers"));
+    let out = kiln(&["plan", "--json", model]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let layers = v["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), graph.ops.len());
+    let json_sum: u64 = layers.iter().map(|l| l["macs"].as_u64().unwrap()).sum();
+    assert_eq!(json_sum, macs);
 }

@@ -10,6 +10,7 @@ use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::Graph;
 use kiln_planner::lifetimes::BufferOwner;
 use kiln_planner::plan::Plan;
+use kiln_planner::report::Flash;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 use std::fmt::Write;
@@ -53,8 +54,7 @@ pub(super) fn budget_checks(
     options: &Options,
     plan: &Plan,
     graph: &Graph,
-    flash: usize,
-    weights: usize,
+    flash: &Flash,
 ) -> Result<TokenStream> {
     let mut out = TokenStream::new();
     let prefix = options
@@ -75,8 +75,10 @@ pub(super) fn budget_checks(
     if let Some(budget) = &options.ram_budget {
         ram_check(options, plan, budget, &prefix, &peak, &mut out)?;
     }
-    // Flash: weights and constants, against a budget.
-    let flash_detail = format!("weights {weights} B + constants {} B", flash - weights);
+    // Flash: weights and prepared constants, against a budget (the figure of the docs and
+    // of `kiln plan`).
+    let flash_detail = flash.parts();
+    let flash = flash.total();
     match &options.flash_budget {
         None => {}
         Some(Budget::Bytes(b)) if flash > *b => {

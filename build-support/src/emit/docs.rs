@@ -1,5 +1,5 @@
 //! The docs of the generated `ModelIn`: what it is, the plan's summary (arena, regions,
-//! peak, persistent bytes, weights, subgraphs, RAM against the budget) and the
+//! peak, persistent bytes, flash, subgraphs, RAM against the budget) and the
 //! reproducibility header.
 
 use crate::control::Program;
@@ -14,8 +14,6 @@ pub(super) fn model_docs(
     plan: &Plan,
     options: &Options,
     header: &Header,
-    weights: usize,
-    flash: usize,
     program: &Program,
 ) -> Vec<String> {
     let mut d: Vec<String> = [
@@ -68,9 +66,16 @@ pub(super) fn model_docs(
         ));
     }
     d.push(format!(
-        " - persistent: {} bytes ([`PERSISTENT_BYTES`]); weights: {weights} bytes \
-         ([`WEIGHTS_BYTES`]), {flash} bytes of flash with Kiln's tables",
+        " - persistent: {} bytes ([`PERSISTENT_BYTES`])",
         plan.persistent_bytes
+    ));
+    let f = header.flash;
+    d.push(format!(
+        " - flash: {} bytes = weights {} ([`WEIGHTS_BYTES`]) + prepared constants {} \
+         (Kiln's tables), the figure of the flash budget and of `kiln plan`; code not included",
+        f.total(),
+        f.weights,
+        f.prepared_constants
     ));
     let called: Vec<String> = (1..=g.subgraphs.len())
         .filter_map(|s| {

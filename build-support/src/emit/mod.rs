@@ -19,7 +19,7 @@ use crate::options::Options;
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
 use kiln_planner::ir::{DType, Graph, TensorId};
 use kiln_planner::plan::Plan;
-use kiln_planner::report::{Header, KernelUse};
+use kiln_planner::report::{Flash, Header, KernelUse};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 use std::collections::BTreeMap;
@@ -49,6 +49,7 @@ pub fn emit(
         alignment: plan.alignment,
         plan_variant: "as given".to_string(),
         kernel_variants: Vec::new(),
+        flash: Default::default(),
     };
     emit_with(
         graph,
@@ -120,6 +121,10 @@ pub fn emit_with(
         e.step(step)?;
     }
     header.kernel_variants = std::mem::take(&mut e.kernel_uses);
+    header.flash = Flash {
+        weights: e.weight_bytes,
+        prepared_constants: e.items.constant_bytes,
+    };
     e.finish(options, header)
 }
 

@@ -21,8 +21,6 @@ use quote::{format_ident, quote};
 impl<'a> Emitter<'a> {
     /// The module items around the collected kernel calls.
     pub(super) fn finish(self, options: &Options, header: &Header) -> Result<TokenStream> {
-        // Flash for constants: the model's buffers emitted plus the tables of the steps.
-        let flash_bytes = self.weight_bytes + self.items.constant_bytes;
         let g = self.graph;
         let plan = self.plan;
         let arena_bytes = u(plan.arena_bytes);
@@ -184,6 +182,12 @@ impl<'a> Emitter<'a> {
                     "with_regions"
                 }
             ),
+            String::new(),
+            " On a core without atomic compare-and-swap (Cortex-M0/M0+) it needs `kiln`'s"
+                .to_string(),
+            " feature `single-core` or `critical-section`: without either, a call is a compile"
+                .to_string(),
+            " error there that says so ([`kiln::runtime::TakeSupported`]).".to_string(),
         ];
         let mut with_arena_doc = vec![
             " The model over `arena`, a buffer of the caller's: at least [`ARENA_BYTES`] long,",
@@ -236,7 +240,7 @@ impl<'a> Emitter<'a> {
             }
             elided_docs.push(format!(" - op {} ({}): {what}.", op.id.0, op.kind.name()));
         }
-        let budget = budget_checks(options, plan, g, flash_bytes, self.weight_bytes)?;
+        let budget = budget_checks(options, plan, g, &header.flash)?;
         // The weight statics read the model file, so the crate rebuilds when it changes; a
         // model without weights gets a marker that does (its length only: a `&[u8]` const of
         // a large file costs the compiler several copies of it).
@@ -270,15 +274,7 @@ impl<'a> Emitter<'a> {
             take: arena_take,
             with: with_arena_fn,
         } = &regions;
-        let model_docs = model_docs(
-            g,
-            plan,
-            options,
-            header,
-            self.weight_bytes,
-            flash_bytes,
-            self.program,
-        );
+        let model_docs = model_docs(g, plan, options, header, self.program);
         let module = quote! {
             #(#[doc = #model_docs])*
             pub struct ModelIn<'a> {
@@ -295,9 +291,11 @@ impl<'a> Emitter<'a> {
             /// Bytes of state kept between `invoke()` calls (LSTM/SVDF variables).
             pub const PERSISTENT_BYTES: usize = #persistent_bytes;
             #arena_consts
-            /// Bytes of the model's constant buffers (weights, biases) in flash, as the
-            /// kernels read them; the tables Kiln derives from them (per-channel
-            /// multipliers, folded biases, reordered filters) are not included.
+            /// Bytes of the model's constant buffers (weights, biases) in flash that the
+            /// kernels read as stored. The prepared constants (the tables Kiln makes from
+            /// the other buffers: per-channel multipliers, folded biases, reordered
+            /// filters) are not included; [`ModelIn`]'s docs give both and their total,
+            /// the flash budget's figure.
             pub const WEIGHTS_BYTES: usize = #weights_bytes;
             /// The operators `invoke()` runs, in order: (index in the model, name). Views and
             /// slices, which have no code, are not among them.
@@ -313,9 +311,12 @@ impl<'a> Emitter<'a> {
 
             #(#items)*
 
-            impl Model {
+            impl<'a> ModelIn<'a> {
                 #(#[doc = #take_doc])*
-                pub fn take() -> Option<Model> {
+                pub fn take() -> Option<Model>
+                where
+                    ModelIn<'a>: ::kiln::runtime::TakeSupported,
+                {
                     let mut model = ModelIn {
                         #arena_take
                         #state_take
@@ -384,10 +385,15 @@ impl<'a> Emitter<'a> {
         // module give one error ("the name `...` is defined multiple times") instead of one
         // per item. Its items are re-exported; a firmware that uses only some of them gets
         // no dead-code warnings. The budget checks stay outside, where the user's budget
-        // expression resolves.
+        // expression resolves. The module is not `doc(hidden)`: `cargo doc` of a binary
+        // crate (private items documented, re-exports never inlined) shows the items only
+        // there, under the enclosing `mod model`; a library's `pub mod model` inlines them.
         let inner = Ident::new(MODULE, Span::call_site());
         Ok(quote! {
-            #[doc(hidden)]
+            /// The compiled model's items, re-exported into the enclosing module: use them
+            /// from there (`model::Model`, `model::ARENA_BYTES`, ...). Each `include_model!`
+            /// needs a module of its own; this module's name is what a second model in the
+            /// same module clashes on.
             #[allow(dead_code)]
             mod #inner {
                 #module

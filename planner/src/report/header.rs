@@ -77,6 +77,34 @@ pub struct KernelUse {
     pub ops: Vec<usize>,
 }
 
+/// The model's flash, as the flash budget counts it: the weights the kernels read as
+/// stored and the constants Kiln prepares from the other buffers at build time (the code
+/// of `invoke()` and its kernels is the compiler's, not counted here).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Flash {
+    /// The model's constant buffers the kernels read as they are stored (`WEIGHTS_BYTES`).
+    pub weights: usize,
+    /// The tables Kiln prepares at build time: requantization multipliers and shifts,
+    /// folded biases, reordered or padded filters, lookup tables (they replace the model's
+    /// buffers they are made from, so nothing is stored twice).
+    pub prepared_constants: usize,
+}
+
+impl Flash {
+    /// Weights and prepared constants: the figure the flash budget checks.
+    pub fn total(&self) -> usize {
+        self.weights + self.prepared_constants
+    }
+
+    /// `weights W B + prepared constants C B`.
+    pub fn parts(&self) -> String {
+        format!(
+            "weights {} B + prepared constants {} B",
+            self.weights, self.prepared_constants
+        )
+    }
+}
+
 /// What makes a compiled model reproducible: the model's bytes, the compiler, the options
 /// and the choices made from them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -93,6 +121,10 @@ pub struct Header {
     pub plan_variant: String,
     /// The kernel functions called, each with its operators, in order of first call.
     pub kernel_variants: Vec<KernelUse>,
+    /// The model's flash (filled in with the kernel functions; not one of the header's
+    /// lines: the reports print it in their summaries).
+    #[serde(skip)]
+    pub flash: Flash,
 }
 
 impl Header {

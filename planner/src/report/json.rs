@@ -1,6 +1,7 @@
 //! The JSON report (`<name>.plan.json`, `kiln plan --json`): the plan's summary, every
 //! buffer with its pieces, the aliases and why, the regions and the persistent region.
 
+use super::analyze::{Layer, layers};
 use super::header::Header;
 use super::names::{Reasons, buffer_name};
 use crate::ir::Graph;
@@ -111,7 +112,14 @@ pub struct JsonReport {
     /// The persistent region's variables (LSTM/SVDF state, Signal operators' kernel state,
     /// resource variables).
     pub persistent: Vec<JsonPersistent>,
+    /// With a header ([`json_with`]): the model's constant buffers the kernels read as
+    /// stored (`WEIGHTS_BYTES`, `flash.weights`); without one, all the model file's constant
+    /// buffers.
     pub weights_bytes: usize,
+    /// The model's flash as the flash budget counts it (with a header): `bytes` = `weights`
+    /// + `prepared_constants`; `model_buffers` = the model file's constant buffers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flash: Option<JsonFlash>,
     pub alignment: usize,
     /// The memory map, fastest first (absent without regions: one arena).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -132,12 +140,36 @@ pub struct JsonReport {
     /// The reproducibility header, where the report is made with one ([`json_with`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub header: Option<Header>,
+    /// Each step's MACs, bytes moved and kernels (with a header, which names the kernels;
+    /// `kiln plan --layers` prints them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<Layer>,
 }
 
-/// The JSON report with a reproducibility header.
+/// The model's flash in the JSON report ([`Header::flash`]).
+#[derive(Serialize)]
+pub struct JsonFlash {
+    /// `weights` + `prepared_constants`: the flash budget's figure.
+    pub bytes: usize,
+    pub weights: usize,
+    pub prepared_constants: usize,
+    /// The model file's constant buffers (some are replaced by prepared constants).
+    pub model_buffers: usize,
+}
+
+/// The JSON report with a reproducibility header and the model's flash.
 pub fn json_with(graph: &Graph, plan: &Plan, header: &Header) -> JsonReport {
+    let f = header.flash;
     JsonReport {
         header: Some(header.clone()),
+        weights_bytes: f.weights,
+        flash: Some(JsonFlash {
+            bytes: f.total(),
+            weights: f.weights,
+            prepared_constants: f.prepared_constants,
+            model_buffers: graph.weights_bytes(),
+        }),
+        layers: layers(graph, plan, header),
         ..json(graph, plan)
     }
 }
@@ -170,6 +202,7 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
             })
             .collect(),
         weights_bytes: graph.weights_bytes(),
+        flash: None,
         alignment: plan.alignment,
         regions: plan
             .regions
@@ -240,5 +273,6 @@ pub fn json(graph: &Graph, plan: &Plan) -> JsonReport {
             })
             .collect(),
         header: None,
+        layers: Vec::new(),
     }
 }

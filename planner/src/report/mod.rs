@@ -1,16 +1,19 @@
-//! The plan report: a summary and per-step table (text), JSON, and an SVG of the arena.
+//! The plan report: a summary and per-step table (text), JSON, and an SVG of the arena; and
+//! the per-layer figures (MACs, bytes moved, kernels) of `kiln plan --layers`.
 //!
 //! A [`Header`] (filled in by `kiln-build`, which knows the model's bytes, the options and
 //! the kernels chosen) adds the reproducibility fields to each: the model's sha256, Kiln's
 //! version, the options, the alignment and the kernel variants.
 
+mod analyze;
 mod header;
 mod json;
 mod names;
 mod svg;
 mod text;
 
-pub use header::{Header, KernelUse, RecordedOptions};
+pub use analyze::{Layer, layers, layers_text, op_macs};
+pub use header::{Flash, Header, KernelUse, RecordedOptions};
 pub use json::{
     JsonAlias, JsonBuffer, JsonPersistent, JsonPiece, JsonRegion, JsonReport, json, json_with,
 };

@@ -9,9 +9,10 @@ use crate::lifetimes::BufferOwner;
 use crate::plan::Plan;
 use std::fmt::Write;
 
-/// The text report with the reproducibility header's lines after the title.
+/// The text report with the reproducibility header's lines after the title, and the
+/// model's flash ([`Header::flash`]) in place of its constant buffers' bytes.
 pub fn text_with(graph: &Graph, plan: &Plan, title: &str, header: &Header) -> String {
-    let body = text(graph, plan, title);
+    let body = summary_and_steps(graph, plan, title, Some(header));
     let (first, rest) = body.split_once('\n').unwrap_or((&body, ""));
     let mut s = format!("{first}\n");
     for (k, v) in header.lines() {
@@ -26,12 +27,31 @@ const LIVE_LISTED: usize = 24;
 
 /// The text report: a summary, then one row per step.
 pub fn text(graph: &Graph, plan: &Plan, title: &str) -> String {
+    summary_and_steps(graph, plan, title, None)
+}
+
+/// The summary (with the flash of `header`, if given) and the steps.
+fn summary_and_steps(graph: &Graph, plan: &Plan, title: &str, header: Option<&Header>) -> String {
     let mut s = String::new();
     let peak = plan.peak_step();
     let _ = writeln!(s, "model            {title}");
     let _ = writeln!(s, "ops              {}", graph.ops.len());
     let _ = writeln!(s, "tensors          {}", graph.tensors.len());
-    let _ = writeln!(s, "weight bytes     {}", graph.weights_bytes());
+    let stored = graph.weights_bytes();
+    match header.map(|h| h.flash) {
+        Some(f) => {
+            let _ = writeln!(s, "flash bytes      {} ({})", f.total(), f.parts());
+            let _ = writeln!(
+                s,
+                "model buffers    {stored} bytes of constants in the model file: weights are \
+                 those the kernels read as stored (WEIGHTS_BYTES), prepared constants the \
+                 tables Kiln makes from the rest at build time"
+            );
+        }
+        None => {
+            let _ = writeln!(s, "weight bytes     {stored}");
+        }
+    }
     let _ = writeln!(
         s,
         "arena bytes      {} (alignment {}, {})",
