@@ -77,7 +77,7 @@ pub fn add_n_f32(inputs: &[&[f32]], output: &mut [f32]) {
 /// product `v * 2^51` is a multiple of `2^31`, so the rounding nudge never carries), and
 /// since a left shift is a multiplication modulo `2^32`, TFLM's wrapping `i32` sum
 /// `scale(offset) + sum_j scale(offset + q_j)` equals `(offset * (n + 1) + sum_j q_j) << 19`
-/// modulo `2^32`: the inputs are summed as small integers, a block of [`S8_BLOCK`] outputs at
+/// modulo `2^32`: the inputs are summed as small integers, a block of `S8_BLOCK` outputs at
 /// a time, one input after the other (contiguous, vectorizable), and each output rescaled
 /// once. Any other multiplier (not produced by [`prepare_s8`]) takes TFLM's per-term form.
 pub fn add_n_s8(p: &Params, inputs: &[&[i8]], output: &mut [i8]) {

@@ -248,12 +248,12 @@ pub fn batch_matmul_s8(p: &Params, lhs: &[i8], rhs: &[i8], output: &mut [i8]) {
 
 /// Int16 BATCH_MATMUL (int64 accumulators, zero points 0).
 ///
-/// Integer sums do not depend on the order of their terms, so a tile of up to [`S16_ROWS`]
-/// LHS rows by [`S16_BLOCK`] outputs is accumulated at once, `k` outermost: each RHS row
+/// Integer sums do not depend on the order of their terms, so a tile of up to `S16_ROWS`
+/// LHS rows by `S16_BLOCK` outputs is accumulated at once, `k` outermost: each RHS row
 /// block (contiguous, or gathered through its stride with `adj_y`) is read once per tile and
 /// multiplied by the tile's LHS values. The products are summed exactly in `i32` halves
 /// (each LHS value split into its high and low byte, see the loop) and joined in the `i64`
-/// totals per chunk of [`S16_DEPTH`] depths, so no 64-bit multiply is needed per product.
+/// totals per chunk of `S16_DEPTH` depths, so no 64-bit multiply is needed per product.
 /// Nonzero zero points (which TFLM refuses for int16) take one strided `i64` dot product per
 /// output.
 pub fn batch_matmul_s16(p: &Params, lhs: &[i16], rhs: &[i16], output: &mut [i16]) {

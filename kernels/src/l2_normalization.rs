@@ -62,7 +62,7 @@ pub fn l2_normalization_f32(p: &Params, input: &[f32], output: &mut [f32]) {
 
 /// Int8 L2_NORMALIZATION.
 ///
-/// Rows are taken [`ROWS`] at a time so that their inverse square roots (the bulk of the
+/// Rows are taken `ROWS` at a time so that their inverse square roots (the bulk of the
 /// work: five Newton steps, each a chain of dependent multiplies) run interleaved.
 pub fn l2_normalization_s8(p: &Params, input: &[i8], output: &mut [i8]) {
     debug_assert_eq!(input.len(), p.outer * p.depth);

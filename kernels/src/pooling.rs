@@ -581,9 +581,9 @@ pub fn prepare_s16(
 /// Int16 AVERAGE_POOL_2D (`reference_integer_ops::AveragePool` for `int16_t`). Returns
 /// `false` if some window holds no input cell, which [`prepare_s16`] rules out.
 ///
-/// The window is summed in blocks of channels ([`window_blocks`]; integer sums, so the order
+/// The window is summed in blocks of channels (`window_blocks`; integer sums, so the order
 /// does not matter), and `(acc ± count / 2) / count` divides by the pixel's one `count`
-/// through its [`Reciprocal`] (the same quotients as the per-element division of TFLM).
+/// through its `Reciprocal` (the same quotients as the per-element division of TFLM).
 pub fn average_pool_s16(p: &Params, input: &[i16], output: &mut [i16]) -> bool {
     debug_assert_eq!(
         output.len(),

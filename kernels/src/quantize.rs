@@ -70,7 +70,7 @@ pub fn prepare_f32_s16(output: QuantParams) -> Result<Params, PrepareError> {
 /// Float -> int16 (`AffineQuantize<float, int16_t>`): as [`quantize_f32_s8`], clamped to the
 /// int16 range.
 ///
-/// The rounding is [`round_to_i32`], the same integers as `round_f32(x / scale) as i32`
+/// The rounding is `round_to_i32`, the same integers as `round_f32(x / scale) as i32`
 /// without branches, so the loop runs on vectors where the target has them.
 pub fn quantize_f32_s16(p: &Params, input: &[f32], output: &mut [i16]) {
     debug_assert_eq!(input.len(), output.len());

@@ -114,7 +114,7 @@ pub trait Sample: Copy + Default {
     /// How the twiddle tables store a value (the sample itself; `f32` as its bits, since
     /// generated tables are integers).
     type Table: Copy;
-    /// Whether radix 4 runs [`LANES`] butterflies side by side (faster on the host for
+    /// Whether radix 4 runs `LANES` butterflies side by side (faster on the host for
     /// `f32`; the integer forms' widening products are faster one by one).
     const SIDE_BY_SIDE: bool = false;
     /// A table entry as a sample.

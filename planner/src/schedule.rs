@@ -59,7 +59,7 @@
 //! and it searches only the segments whose best seed is above every segment's lower bound
 //! (what no order can go below), as only the whole order's peak counts. Its peak is an
 //! estimate (the analysis may find a merge unsafe or take more than counted), so
-//! [`crate::plan`] takes its order only where the aliased plan packs smaller.
+//! [`crate::plan()`] takes its order only where the aliased plan packs smaller.
 //!
 //! Never worse than the stored order: every segment keeps its best seed unless a search finds
 //! a strictly smaller peak. Everything is deterministic: ties go to the lower index, hash
@@ -86,7 +86,7 @@ pub struct OrderOptions {
     /// Search for the order with the smallest peak. Off: the stored order.
     pub reorder: bool,
     /// Also search with the in-place operators and concatenation slices counted
-    /// ([`schedule_aliased`]); [`crate::plan`] keeps that order where it packs smaller.
+    /// ([`schedule_aliased`]); [`crate::plan()`] keeps that order where it packs smaller.
     pub alias_aware: bool,
     /// Run the exact search (off: seeds and beam search only).
     pub exact: bool,
@@ -208,7 +208,7 @@ pub fn schedule_with_views(
 /// applies: the search counts the in-place forms and concatenation slices that aliasing
 /// may take for the order it chooses. What it finds is a candidate: the aliasing decided
 /// for it afterwards may take less (a merge that is not safe) or more (a pointwise
-/// convolution's pieces), so its peak is an estimate, and [`crate::plan`] keeps the order
+/// convolution's pieces), so its peak is an estimate, and [`crate::plan()`] keeps the order
 /// whose aliased plan packs smaller. `first` (the views-only search's order) is the first
 /// seed, which wins ties: where it is as good by this model, it is kept. Only the segments
 /// whose best seed is above every segment's lower bound are searched (only the whole

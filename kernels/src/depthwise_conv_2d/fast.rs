@@ -93,7 +93,7 @@ const fn has_padding(p: &Params) -> bool {
         || band_width(p) > p.input_width + p.padding_width
 }
 
-/// Scratch bytes of the row form's band: `kh` rows of [`band_width`] pixels (rounded up to a
+/// Scratch bytes of the row form's band: `kh` rows of `band_width` pixels (rounded up to a
 /// multiple of 16 bytes, the arena's alignment) where the layer has padding (rows of windows
 /// that reach outside the input run on a copy of their input rows with the zero point filled
 /// in), else none (every row runs on the input itself).

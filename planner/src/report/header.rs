@@ -116,8 +116,9 @@ pub struct Header {
     pub options: RecordedOptions,
     /// Alignment of the arena and of its offsets, in bytes.
     pub alignment: usize,
-    /// Which of the plans (fastest first) was taken: `fast kernels`, `lean scratch` or
-    /// `lean scratch, in place`.
+    /// Which of the plans (fastest first) was taken, in the emitter's words: the declared
+    /// scratch, the lean scratch, the lean scratch with slow in-place convolutions, or the
+    /// reference convolutions without scratch (`as given` for a plan handed in whole).
     pub plan_variant: String,
     /// The kernel functions called, each with its operators, in order of first call.
     pub kernel_variants: Vec<KernelUse>,
