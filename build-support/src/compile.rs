@@ -27,7 +27,9 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
     control::prepare_calls(&graph, &mut steps, &graph, &program)?;
     let macs = kiln_planner::tiling::macs(&graph);
     let plans = plan_variants(&graph, &steps, options)?;
-    let (graph, steps, plans, tiling) = match tile_if_needed(&graph, &plans, options, macs)? {
+    // `reach`: with a RAM budget no plan meets, what the error says Kiln can reach.
+    let (tiled, reach) = tile_if_needed(&graph, &plans, options, macs)?;
+    let (graph, steps, plans, tiling) = match tiled {
         Some((tiled, steps, tiled_plans, report)) => (tiled, steps, tiled_plans, Some(report)),
         None => (graph, steps, plans, None),
     };
@@ -48,7 +50,15 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
         kernel_variants: Vec::new(),
         flash: Default::default(),
     };
-    let tokens = emit::emit_with(&graph, &plan, steps, options, &mut header, &program)?;
+    let tokens = emit::emit_with(
+        &graph,
+        &plan,
+        steps,
+        options,
+        &mut header,
+        &program,
+        reach.as_deref(),
+    )?;
     Ok(Compiled {
         tokens,
         graph,

@@ -4,8 +4,10 @@
 
 use crate::choose::{first_fit, fits_budget, plan_variants};
 use crate::lower;
-use crate::options::Options;
+use crate::options::{Budget, Options};
 use kiln_planner::diag::{Diagnostic, ErrorKind};
+use kiln_planner::ir::OpId;
+use kiln_planner::tiling::{MAX_REGION_OPS, Origin, why_not};
 use kiln_planner::{Graph, Plan};
 
 /// How a compiled model was tiled: its operators `start..end` (of the model's stored order)
@@ -31,6 +33,9 @@ const MAX_TILINGS_PLANNED: usize = 200;
 /// that meets it with faster kernels (a lower [`PLAN_VARIANTS`] index).
 const MAX_TILINGS_AFTER_FIT: usize = 16;
 
+/// Searches planning more tilings than this print a note ([`Options::search_notes`]).
+pub(crate) const LONG_SEARCH: usize = 32;
+
 /// A tiled graph with its steps, plans and report.
 type TiledPlans = (Graph, Vec<lower::Step>, Vec<(Plan, usize)>, TilingReport);
 
@@ -49,12 +54,15 @@ type TiledPlans = (Graph, Vec<lower::Step>, Vec<(Plan, usize)>, TilingReport);
 /// [`MAX_TILINGS_AFTER_FIT`] after the first that meets the budget.
 ///
 /// Tiling is not used with debug mode (every tensor keeps its bytes) or control flow.
+///
+/// With a RAM budget no plan meets, also what the budget error says is reachable: the
+/// smallest arena and why Kiln cannot go lower ([`Reach`]).
 pub(crate) fn tile_if_needed(
     graph: &Graph,
     untiled: &[(Plan, usize)],
     options: &Options,
     macs: u64,
-) -> Result<Option<TiledPlans>, Diagnostic> {
+) -> Result<(Option<TiledPlans>, Option<String>), Diagnostic> {
     use kiln_planner::tiling;
     let t = &options.tiling;
     let budget_unmet = untiled
@@ -63,13 +71,28 @@ pub(crate) fn tile_if_needed(
     // The variant of the fastest untiled plan that meets the budget.
     let untiled_fit = first_fit(untiled, options);
     let slower = untiled_fit.is_some_and(|v| v > 0);
-    if !t.enabled
-        || !(t.min_ram || budget_unmet || slower)
-        || options.plan.preserve_all_tensors
-        || options.plan.preserve_inputs
-        || !graph.subgraphs.is_empty()
-    {
-        return Ok(None);
+    let mut reach = Reach {
+        graph,
+        macs,
+        percent: t.max_extra_macs_percent,
+        extras: Vec::new(),
+        planned: Vec::new(),
+    };
+    let off = if !t.enabled {
+        Some("tiling is off (`tile = false`)")
+    } else if options.plan.preserve_all_tensors || options.plan.preserve_inputs {
+        Some("debug mode keeps every tensor, so nothing is tiled")
+    } else if !graph.subgraphs.is_empty() {
+        Some("models with control flow are not tiled")
+    } else {
+        None
+    };
+    if off.is_some() || !(t.min_ram || budget_unmet || slower) {
+        let note = budget_unmet
+            .then(|| smallest_plan(untiled))
+            .flatten()
+            .map(|p| reach.untiled(p, off));
+        return Ok((None, note));
     }
     let cap = macs.saturating_mul(u64::from(t.max_extra_macs_percent)) / 100;
     let mut candidates: Vec<(u64, tiling::Tiled)> = Vec::new();
@@ -81,13 +104,31 @@ pub(crate) fn tile_if_needed(
             Err(e) => return Err(e),
         };
         let extra = tiling::macs(&tiled.graph).saturating_sub(macs);
+        reach.extras.push((c.start, c.end, extra));
         if extra <= cap {
             candidates.push((extra, tiled));
         }
     }
     candidates.sort_by_key(|(extra, t)| (*extra, t.tiling.patches, t.tiling.end, t.tiling.start));
+    let to_plan = candidates.len().min(MAX_TILINGS_PLANNED);
+    if options.search_notes && to_plan > LONG_SEARCH {
+        let model = options
+            .model_name
+            .as_ref()
+            .map_or(String::new(), |n| format!("{n}: "));
+        let goal = match &options.ram_budget {
+            _ if t.min_ram => "the smallest arena".to_string(),
+            Some(Budget::Bytes(b)) => format!("a plan within the RAM budget of {b} bytes"),
+            _ => "a faster plan".to_string(),
+        };
+        eprintln!(
+            "note: kiln: {model}searching {goal}: planning up to {to_plan} of {} tilings of \
+             the first operators (a work budget of {MAX_TILINGS_PLANNED})",
+            candidates.len()
+        );
+    }
     let smallest = |plans: &[(Plan, usize)]| plans.iter().map(|(p, _)| p.arena_bytes).min();
-    let mut best: Option<(usize, TiledPlans)> = None;
+    let mut best: Option<(usize, TiledPlans, Vec<Origin>)> = None;
     // The fitting tiling with the fastest kernels so far: its variant and plans.
     let mut fit: Option<(usize, TiledPlans)> = None;
     let mut planned_after_fit = 0;
@@ -100,6 +141,7 @@ pub(crate) fn tile_if_needed(
             }
             planned_after_fit += 1;
         }
+        reach.planned.push((tiled.tiling.start, tiled.tiling.end));
         let steps = lower::lower_all_with(&tiled.graph, options.reference_kernels)?;
         let plans = match plan_variants(&tiled.graph, &steps, options) {
             Ok(plans) => plans,
@@ -118,6 +160,7 @@ pub(crate) fn tile_if_needed(
             extra_macs: extra,
         };
         let variant = first_fit(&plans, options);
+        let origin = tiled.op_origin;
         let entry = (tiled.graph, steps, plans, report);
         match variant {
             // Faster kernels than the fitting tilings before (which have fewer extra MACs).
@@ -129,20 +172,171 @@ pub(crate) fn tile_if_needed(
             }
             Some(_) if !t.min_ram => {}
             // The smallest so far (`min_ram`, or for the budget error if nothing fits).
-            _ if arena < floor && best.as_ref().is_none_or(|(b, _)| arena < *b) => {
-                best = Some((arena, entry));
+            _ if arena < floor && best.as_ref().is_none_or(|(b, ..)| arena < *b) => {
+                best = Some((arena, entry, origin));
             }
             _ => {}
         }
     }
     if let Some((v, entry)) = fit {
         // Where an untiled plan meets the budget, only faster kernels are worth the halos.
-        return Ok(untiled_fit.is_none_or(|u| v < u).then_some(entry));
+        return Ok((untiled_fit.is_none_or(|u| v < u).then_some(entry), None));
     }
     if slower {
-        return Ok(None);
+        return Ok((None, None));
     }
     // With a budget no tiling meets either, the smallest plan, whose budget error says what
-    // Kiln can do at least.
-    Ok(best.map(|(_, entry)| entry))
+    // Kiln can do at least, and why not less.
+    let note = |entry: &TiledPlans, origin: &[Origin]| {
+        smallest_plan(&entry.2).map(|p| reach.tiled(p, &entry.0, origin))
+    };
+    Ok(match best {
+        Some((_, entry, origin)) => {
+            let note = if budget_unmet {
+                note(&entry, &origin)
+            } else {
+                None
+            };
+            (Some(entry), note)
+        }
+        None => (
+            None,
+            budget_unmet
+                .then(|| smallest_plan(untiled))
+                .flatten()
+                .map(|p| reach.untiled(p, None)),
+        ),
+    })
+}
+
+/// The plan with the smallest arena (the one emitted when no plan meets the budget).
+fn smallest_plan(plans: &[(Plan, usize)]) -> Option<&Plan> {
+    plans.iter().map(|(p, _)| p).min_by_key(|p| p.arena_bytes)
+}
+
+/// What a budget error says is reachable: the smallest arena, and why no tiling makes it
+/// smaller, from the operator at its peak.
+struct Reach<'a> {
+    /// The model as read (untiled).
+    graph: &'a Graph,
+    macs: u64,
+    /// `max_extra_macs`.
+    percent: u32,
+    /// Every tiling made: its operators and the MACs it computes again.
+    extras: Vec<(usize, usize, u64)>,
+    /// The operators of every tiling planned (within the cap and the work budget).
+    planned: Vec<(usize, usize)>,
+}
+
+impl Reach<'_> {
+    /// The note for the smallest untiled plan `plan`; `off`: why tiling was not tried.
+    fn untiled(&self, plan: &Plan, off: Option<&str>) -> String {
+        let why = match (off, plan.peak_step()) {
+            (Some(off), _) => off.to_string(),
+            (None, Some(step)) => self.why_peak(plan.order[step], None),
+            (None, None) => "the model has no operators".into(),
+        };
+        let tried = if off.is_some() {
+            String::new()
+        } else {
+            format!(
+                ": no tiling within {} % extra MACs is smaller",
+                self.percent
+            )
+        };
+        format!(
+            "{} B is the smallest arena Kiln reaches{tried}; {why}",
+            plan.arena_bytes
+        )
+    }
+
+    /// The note for the smallest tiled plan `plan` of `tiled` (`origin`: what its operators
+    /// are in the model).
+    fn tiled(&self, plan: &Plan, tiled: &Graph, origin: &[Origin]) -> String {
+        let why = plan.peak_step().map_or_else(String::new, |step| {
+            let op = plan.order[step];
+            match origin.get(op.0) {
+                Some(Origin::Op(o)) => self.why_peak(*o, Some(op)),
+                _ => format!(
+                    "the peak is in the strips (op {}, {}): more strips or a longer region \
+                     recompute more than {} % of the MACs",
+                    op.0,
+                    tiled.op(op).kind.name(),
+                    self.percent
+                ),
+            }
+        });
+        format!(
+            "{} B is the smallest arena Kiln reaches within {} % extra MACs \
+             (`max_extra_macs`), with the first operators run in strips of rows; {why}",
+            plan.arena_bytes, self.percent
+        )
+    }
+
+    /// Why the peak at model operator `op` (`renumbered`: its id in the tiled model) is not
+    /// lowered by tiling.
+    fn why_peak(&self, op: OpId, renumbered: Option<OpId>) -> String {
+        let g = self.graph;
+        let name = |o: OpId| format!("op {} ({})", o.0, g.op(o).kind.name());
+        let at = match renumbered {
+            Some(r) if r != op => format!("{} of the model (op {} tiled)", name(op), r.0),
+            _ => name(op),
+        };
+        if let Some(reason) = why_not(g, op) {
+            return format!("tiling stops at {at}, at the peak: {reason}");
+        }
+        let through = |(start, end): (usize, usize)| (start..end).contains(&op.0);
+        let cheapest = self
+            .extras
+            .iter()
+            .filter(|&&(start, end, _)| through((start, end)))
+            .map(|&(.., extra)| extra)
+            .min();
+        match cheapest {
+            Some(extra) if extra.saturating_mul(100) > self.macs * u64::from(self.percent) => {
+                format!(
+                    "tiling stops before {at}, at the peak: running it in strips recomputes at \
+                     least {extra} MACs, {} % of the model's {}, over `max_extra_macs = {}`",
+                    extra.saturating_mul(100).div_ceil(self.macs.max(1)),
+                    self.macs,
+                    self.percent
+                )
+            }
+            Some(_) if self.planned.iter().any(|&r| through(r)) => format!(
+                "the tilings through {at}, at the peak, are not smaller (their strips' halos \
+                 or the tensors leaving them are larger)"
+            ),
+            Some(_) => format!(
+                "the tilings through {at}, at the peak, lie past the search's work budget \
+                 ({MAX_TILINGS_PLANNED} tilings planned, fewest extra MACs first)"
+            ),
+            None => {
+                // The run of operators that can run in strips up to the peak.
+                let run_start = (0..op.0)
+                    .rev()
+                    .find(|&i| why_not(g, OpId(i)).is_some())
+                    .map_or(0, |i| i + 1);
+                if run_start >= MAX_REGION_OPS {
+                    let before = OpId(run_start - 1);
+                    format!(
+                        "no tiling reaches {at}, at the peak: tiled regions start within the \
+                         first {MAX_REGION_OPS} operators, and {} before it does not run in \
+                         strips",
+                        name(before)
+                    )
+                } else if op.0 - run_start >= MAX_REGION_OPS {
+                    format!(
+                        "no tiling reaches {at}, at the peak: a tiled region holds at most \
+                         {MAX_REGION_OPS} operators"
+                    )
+                } else {
+                    format!(
+                        "no tiling reaches {at}, at the peak: every run of operators through it \
+                         from op {run_start} hands more than one tensor to the rest of the model \
+                         (a tiled region has one tensor leaving it), or its strips are declined"
+                    )
+                }
+            }
+        }
+    }
 }

@@ -179,6 +179,7 @@ fn main() -> ExitCode {
                     max_extra_macs_percent: max_extra_macs,
                     min_ram,
                 },
+                search_notes: true,
                 ..Options::default()
             };
             // The compile path of `include_model!`, lowering and emission included.

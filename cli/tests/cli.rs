@@ -384,3 +384,42 @@ fn plan_lists_the_layers_with_their_macs_and_kernels() {
     let json_sum: u64 = layers.iter().map(|l| l["macs"].as_u64().unwrap()).sum();
     assert_eq!(json_sum, macs);
 }
+
+/// A budget no plan meets: a long tiling search says what it searches first (one line on
+/// stderr), and the error names the smallest arena Kiln reaches and why not less; a model
+/// with no tiling to search prints no note.
+#[test]
+fn a_long_search_prints_a_note_and_the_error_says_what_is_reachable() {
+    let model = shared_models_dir().join("tflm_person_detect_int8.tflite");
+    let out = kiln(&["plan", model.to_str().unwrap(), "--ram-budget", "16384"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    let mut lines = err.lines();
+    let note = lines.next().unwrap_or_default();
+    assert!(
+        note.starts_with("note: kiln: searching a plan within the RAM budget of 16384 bytes: ")
+            && note.ends_with("tilings of the first operators (a work budget of 200)"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "19008 B is the smallest arena Kiln reaches within 20 % extra MACs \
+             (`max_extra_macs`), with the first operators run in strips of rows; the tilings \
+             through op 5 (DEPTHWISE_CONV_2D) of the model (op 32 tiled), at the peak, are not \
+             smaller"
+        ),
+        "{err}"
+    );
+    let model = shared_models_dir().join("mlperf_tiny_ad_autoencoder_int8.tflite");
+    let out = kiln(&["plan", model.to_str().unwrap(), "--ram-budget", "256"]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!err.contains("note: kiln"), "{err}");
+    assert!(
+        err.contains(
+            "768 B is the smallest arena Kiln reaches: no tiling within 20 % extra MACs is \
+             smaller; tiling stops at op 0 (FULLY_CONNECTED), at the peak: its output, of shape \
+             [1, 128], is not an NHWC image of batch 1"
+        ),
+        "{err}"
+    );
+}

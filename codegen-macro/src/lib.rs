@@ -517,6 +517,7 @@ fn expand(args: &Args, text: &str, manifest: &Path) -> syn::Result<proc_macro2::
             min_ram: false,
         },
         reference_kernels: false,
+        search_notes: true,
     };
     // The plan cache (`cache.rs`): not for named-constant budgets (their checks carry the
     // user's spans) nor for calls that write reports.

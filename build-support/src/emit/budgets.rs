@@ -55,6 +55,7 @@ pub(super) fn budget_checks(
     plan: &Plan,
     graph: &Graph,
     flash: &Flash,
+    reach: Option<&str>,
 ) -> Result<TokenStream> {
     let mut out = TokenStream::new();
     let prefix = options
@@ -62,14 +63,9 @@ pub(super) fn budget_checks(
         .as_ref()
         .map_or(String::new(), |n| format!("{n}: "));
     let mut peak = peak_summary(plan, graph);
-    if !graph.row_windows.is_empty() {
-        // The smallest plan Kiln found is tiled: say so, and how much recomputation it
-        // allowed itself.
-        peak = format!(
-            "the smallest plan within {} % extra MACs, with the first operators run in strips \
-             of rows; {peak}",
-            options.tiling.max_extra_macs_percent
-        );
+    if let Some(reach) = reach {
+        // No plan meets a budget in bytes: the smallest Kiln reaches and why not less.
+        peak = format!("{reach}; {peak}");
     }
     // RAM: arena, state and what the firmware reserves, against a budget.
     if let Some(budget) = &options.ram_budget {
@@ -154,6 +150,19 @@ fn ram_check(
         }
         (Budget::Bytes(_), None | Some(Budget::Bytes(_))) => Ok(()),
         (budget, reserved) => {
+            // Kiln planned without the expression's value: say so, and how to get the plan
+            // it would make for the bytes.
+            let unknown = match (budget, reserved) {
+                (Budget::Expr(e), _) | (_, Some(Budget::Expr(e))) => expr_text(e),
+                _ => String::new(),
+            };
+            let peak = &format!(
+                "{peak}; Kiln planned without knowing `{unknown}` (a macro sees the expression, \
+                 not its value), so it took its smallest plan without tiling: with the budget \
+                 and reserved RAM as integer literals it runs the first operators in strips of \
+                 rows where that meets them (`kiln plan MODEL --min-ram` prints the smallest \
+                 arena it reaches)"
+            );
             let model_need = quote!(self::#inner::ARENA_BYTES + self::#inner::PERSISTENT_BYTES);
             let budget_expr = match budget {
                 Budget::Bytes(b) => {

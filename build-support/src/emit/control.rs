@@ -124,6 +124,7 @@ impl<'a> Emitter<'a> {
             state_expr: quote!(state),
             has_state: self.has_state,
             used_regions: Vec::new(),
+            reach: None,
         };
         let result = c.steps.iter().try_for_each(|st| sub.step(st));
         self.items = std::mem::take(&mut sub.items);

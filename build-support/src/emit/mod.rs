@@ -58,6 +58,7 @@ pub fn emit(
         options,
         &mut header,
         &Program::default(),
+        None,
     )
 }
 
@@ -68,6 +69,9 @@ pub fn emit(
 /// The shared part of every kernel call (operand bindings to arena slices and weight statics,
 /// state and scratch slices, the block around the call) is written here; each kernel writes
 /// its own statement through a [`Call`](crate::op::Call).
+///
+/// `reach`: with a RAM budget no plan meets, what the budget error says Kiln can reach (the
+/// smallest arena, and why not less).
 pub fn emit_with(
     graph: &Graph,
     plan: &Plan,
@@ -75,6 +79,7 @@ pub fn emit_with(
     options: &Options,
     header: &mut Header,
     program: &Program,
+    reach: Option<&str>,
 ) -> Result<TokenStream> {
     // The steps as lowered (any order), in plan order.
     let mut by_op: Vec<Option<Step>> = (0..graph.ops.len()).map(|_| None).collect();
@@ -116,6 +121,7 @@ pub fn emit_with(
         state_expr: quote!(self.state),
         has_state: plan.persistent_bytes > 0,
         used_regions: vec![false; plan.regions.len()],
+        reach,
     };
     for step in &steps {
         e.step(step)?;
@@ -130,6 +136,8 @@ pub fn emit_with(
 
 struct Emitter<'a> {
     graph: &'a Graph,
+    /// What a RAM budget error says is reachable (see [`emit_with`]).
+    reach: Option<&'a str>,
     plan: &'a Plan,
     /// The model file weights are read from (`include_bytes!`), if known.
     model_file: Option<String>,

@@ -37,6 +37,12 @@
 use crate::ir::{Graph, OpId, OpKind, TensorId};
 use rows::{image_height, region, rows_of};
 
+/// Why operator `op` cannot run on strips of rows, in words for a budget error; `None`
+/// if it can (it may still lie outside every region [`candidates`] tries).
+pub fn why_not(graph: &Graph, op: OpId) -> Option<String> {
+    rows::why_not(graph, graph.ops.get(op.0)?)
+}
+
 pub mod check;
 mod rewrite;
 mod rows;

@@ -208,3 +208,52 @@ pub(super) fn region(graph: &Graph, j: usize, k: usize) -> Option<(Vec<Rows>, Te
         _ => None,
     }
 }
+
+/// Why `op` cannot run on strips of rows ([`rows_of`] declines it), in words for a budget
+/// error; `None` if it can.
+pub(super) fn why_not(graph: &Graph, op: &Op) -> Option<String> {
+    if rows_of(graph, op).is_some() {
+        return None;
+    }
+    let Some(&out) = op.outputs.first() else {
+        return Some("it has no output".into());
+    };
+    let shape = &graph.tensor(out).shape;
+    Some(if op.outputs.len() != 1 {
+        format!("it has {} outputs", op.outputs.len())
+    } else if graph.tensor(out).kind != TensorKind::Activation {
+        "its output is not an activation (state or a constant)".into()
+    } else if image_height(graph, out).is_none() {
+        format!("its output, of shape {shape:?}, is not an NHWC image of batch 1")
+    } else if !matches!(
+        op.kind,
+        OpKind::Conv2d(_)
+            | OpKind::DepthwiseConv2d(_)
+            | OpKind::AveragePool2d(_)
+            | OpKind::MaxPool2d(_)
+            | OpKind::Pad
+            | OpKind::PadV2
+            | OpKind::Relu
+            | OpKind::Relu6
+            | OpKind::Logistic
+            | OpKind::Tanh
+            | OpKind::HardSwish
+            | OpKind::LeakyRelu { .. }
+            | OpKind::Add(_)
+            | OpKind::Sub(_)
+            | OpKind::Mul { .. }
+            | OpKind::Maximum
+            | OpKind::Minimum
+    ) {
+        format!(
+            "{} does not run on strips of rows (convolutions, pooling, constant padding and \
+             row-wise elementwise operators do)",
+            op.kind.name()
+        )
+    } else {
+        "its inputs do not allow strips (an image input that is a constant or of another \
+         shape, a filter or padding that is not a constant, padding of the batch, or a window \
+         taller than 32,767 rows)"
+            .into()
+    })
+}

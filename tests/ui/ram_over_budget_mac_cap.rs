@@ -1,0 +1,10 @@
+// A literal RAM budget that only a tiling over the recomputation cap would meet: the error
+// names the smallest arena Kiln reaches within `max_extra_macs` and the operator at the peak
+// that tiling stops before, with the MACs running it in strips would recompute.
+kiln::include_model!(
+    "../models/cnn_int8.tflite",
+    ram_budget = 2000,
+    max_extra_macs = 1,
+);
+
+fn main() {}
