@@ -39,10 +39,9 @@ pub struct Options {
     /// comparison only (`tools/firmware_bench.py` measures it as a stand-in for TFLM's
     /// reference kernels); off by default.
     pub reference_kernels: bool,
-    /// Print a one-line note on stderr before a long search (more than
-    /// [`LONG_SEARCH`](crate::tile::LONG_SEARCH) tilings to plan for a RAM budget): what is
-    /// searched and its work budget. `include_model!` sets it, so that a user waiting on
-    /// `cargo check` sees why; off by default.
+    /// Print a one-line note on stderr before a long search (more than 32 tilings to plan
+    /// for a RAM budget): what is searched and its work budget. `include_model!` and `kiln
+    /// plan` set it, so that a user waiting on `cargo check` sees why; off by default.
     pub search_notes: bool,
 }
 

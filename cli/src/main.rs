@@ -3,7 +3,8 @@
 //! `kiln plan` runs the whole compile path of `include_model!` (read, plan, verify, lower,
 //! emit, budgets) and reports the plan, so "does this model compile?" has one answer: it
 //! exits non-zero with the macro's diagnostic when the macro would refuse the model.
-//! `--layers` adds a row per layer (MACs, bytes moved, kernel functions).
+//! `--layers` adds a row per layer (MACs, bytes moved, estimated Cortex-M4 and M55 instructions,
+//! kernel functions), `--clock-mhz` an estimated time.
 
 use clap::{Parser, Subcommand};
 use kiln_build::{Budget, Options};
@@ -97,6 +98,10 @@ enum Command {
         /// JSON always has them, under `layers`).
         #[arg(long)]
         layers: bool,
+        /// With --layers: the estimated time of one invoke() at this clock (MHz), from the
+        /// estimated instructions at one per cycle.
+        #[arg(long, value_name = "MHZ", requires = "layers")]
+        clock_mhz: Option<u32>,
     },
 }
 
@@ -144,6 +149,7 @@ fn main() -> ExitCode {
             no_tile,
             max_extra_macs,
             layers,
+            clock_mhz,
         } => {
             let mut options = if unoptimised {
                 PlanOptions::unoptimised()
@@ -215,7 +221,7 @@ fn main() -> ExitCode {
                         &compiled.plan,
                         &compiled.header,
                     );
-                    print!("{}", kiln_planner::report::layers_text(&rows));
+                    print!("{}", kiln_planner::report::layers_text(&rows, clock_mhz));
                 }
             }
             ExitCode::SUCCESS

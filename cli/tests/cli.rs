@@ -365,13 +365,19 @@ fn plan_lists_the_layers_with_their_macs_and_kernels() {
     let rows: Vec<Vec<&str>> = table
         .lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|w| w.len() >= 6 && w[0].parse::<usize>().is_ok())
+        .filter(|w| w.len() >= 8 && w[0].parse::<usize>().is_ok())
         .collect();
     assert_eq!(rows.len(), graph.ops.len(), "{table}");
     let sum: u64 = rows.iter().map(|w| w[3].parse::<u64>().unwrap()).sum();
     assert_eq!(sum, macs);
     assert!(
-        rows.iter().any(|w| w[5] == "conv_2d::conv_2d_s8_fast"),
+        rows.iter().any(|w| w[7] == "conv_2d::conv_2d_s8_fast"),
+        "{table}"
+    );
+    // The estimated instructions: the rows add up to the total line.
+    let m4: u64 = rows.iter().map(|w| w[5].parse::<u64>().unwrap()).sum();
+    assert!(
+        table.contains(&format!("instructions     ~{m4} (Cortex-M4), ")),
         "{table}"
     );
     // Without --layers, no table; the JSON has the same layers.
@@ -421,5 +427,62 @@ fn a_long_search_prints_a_note_and_the_error_says_what_is_reachable() {
              [1, 128], is not an NHWC image of batch 1"
         ),
         "{err}"
+    );
+}
+
+/// `--layers`' instruction estimates stay within the error they state against the QEMU
+/// counts they were fitted to (`tools/data/firmware.json`, opt-level "s"), and
+/// `--clock-mhz` turns them into a time.
+#[test]
+fn layer_estimates_are_within_their_stated_error_of_qemu() {
+    use kiln_planner::report::rates;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let measured: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("tools/data/firmware.json")).unwrap())
+            .unwrap();
+    for stem in [
+        "tflm_person_detect_int8",
+        "mlperf_tiny_ic_resnet8_int8",
+        "mlperf_tiny_kws_dscnn_int8",
+    ] {
+        let path = shared_models_dir().join(format!("{stem}.tflite"));
+        let out = kiln(&["plan", "--json", path.to_str().unwrap()]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for (core, key, worst) in [
+            ("m4", "est_insns_m4", rates::M4_ERROR.1),
+            ("m55", "est_insns_m55", rates::M55_ERROR.1),
+        ] {
+            let est: u64 = v["layers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l[key].as_u64().unwrap())
+                .sum();
+            let qemu = measured["models"][stem][core]["s"]["insns"]
+                .as_u64()
+                .unwrap();
+            let error = (est as f64 - qemu as f64).abs() / qemu as f64 * 100.0;
+            assert!(
+                est > 0 && error <= worst,
+                "{stem} {core}: estimate {est}, QEMU {qemu}, {error:.1} % > {worst} %"
+            );
+        }
+    }
+    let path = shared_models_dir().join("tflm_person_detect_int8.tflite");
+    let out = kiln(&[
+        "plan",
+        "--layers",
+        "--clock-mhz",
+        "100",
+        path.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("time  "))
+        .expect("a time line");
+    assert!(
+        line.contains(" ms (M4), ~") && line.contains("at 100 MHz"),
+        "{line}"
     );
 }

@@ -1,9 +1,11 @@
 //! Per-layer figures of a compiled model (`kiln plan --layers`, the JSON's `layers`): each
 //! step's multiply-accumulates, the bytes it moves and the kernel functions it calls, from
-//! the graph, the plan and the kernels the emitter named ([`Header::kernel_variants`]).
-//! Counts, not times: no estimate of instructions or cycles is made from them (yet).
+//! the graph, the plan and the kernels the emitter named ([`Header::kernel_variants`]);
+//! and an estimate of the instructions each runs on a Cortex-M4 and a Cortex-M55, from
+//! instructions per unit of work fitted to Kiln's firmware on QEMU ([`rates`]).
 
 use super::header::Header;
+use super::rates;
 use crate::alias::OpMode;
 use crate::ir::{Graph, Op, OpKind, TensorKind};
 use crate::plan::Plan;
@@ -36,6 +38,11 @@ pub struct Layer {
     /// The kernels as one text, `a + b`; or why there are none: `no code`, `inline code`
     /// (the operator's code calls no kernel function), `see the header` (subgraphs).
     pub kernel: String,
+    /// Its work in the units of [`rates::KINDS`](super::rates::KINDS) (what the estimates multiply).
+    pub work: [u64; 6],
+    /// Estimated instructions on a Cortex-M4 and a Cortex-M55 ([`estimate`]).
+    pub est_insns_m4: u64,
+    pub est_insns_m55: u64,
 }
 
 impl Layer {
@@ -43,6 +50,36 @@ impl Layer {
     pub fn bytes_moved(&self) -> u64 {
         self.bytes_read + self.bytes_written + self.weight_bytes
     }
+}
+
+/// The work of a layer by kind (`rates::KINDS`): its MACs as a convolution's, a depthwise
+/// convolution's or another MAC kernel's (by the kernel its code calls); for a layer without
+/// MACs, the elements it reads and writes and the constant bytes it reads (recurrent layers
+/// count no MACs: their weights stand in); one call. Nothing for a layer without code.
+fn work(macs: u64, elements: u64, weights: u64, kernels: &[String], code: bool) -> [u64; 6] {
+    let mut w = [0; 6];
+    if !code {
+        return w;
+    }
+    let calls = |module: &str| kernels.iter().any(|k| k.starts_with(module));
+    if macs == 0 {
+        w[3] = elements;
+        w[4] = weights;
+    } else if calls("depthwise_conv_2d::") {
+        w[1] = macs;
+    } else if calls("conv_2d::") {
+        w[0] = macs;
+    } else {
+        w[2] = macs;
+    }
+    w[5] = 1;
+    w
+}
+
+/// Estimated instructions of `work` at `rates` (instructions per unit of each kind).
+pub fn estimate(work: &[u64; 6], rates: &[f64; 6]) -> u64 {
+    let sum: f64 = work.iter().zip(rates).map(|(&w, &r)| w as f64 * r).sum();
+    sum.round() as u64
 }
 
 /// Multiply-accumulates of one operator, as [`crate::tiling::macs`] counts them for the
@@ -123,11 +160,16 @@ pub fn layers(graph: &Graph, plan: &Plan, header: &Header) -> Vec<Layer> {
             } else {
                 ks.join(" + ")
             };
+            let macs = op_macs(graph, op);
+            let work = work(macs, elements, weights, &ks, !no_code);
             Layer {
                 step,
                 op: id.0,
                 name: op.kind.name().to_string(),
-                macs: op_macs(graph, op),
+                macs,
+                work,
+                est_insns_m4: estimate(&work, &rates::M4),
+                est_insns_m55: estimate(&work, &rates::M55),
                 elements,
                 bytes_read: read,
                 bytes_written: written,
@@ -139,30 +181,65 @@ pub fn layers(graph: &Graph, plan: &Plan, header: &Header) -> Vec<Layer> {
         .collect()
 }
 
-/// The per-layer table of `kiln plan --layers`: the totals, then one row per step.
-pub fn layers_text(layers: &[Layer]) -> String {
+/// The per-layer table of `kiln plan --layers`: the totals and the estimates (with their
+/// measured error, and the time at `clock_mhz` if given), then one row per step.
+pub fn layers_text(layers: &[Layer], clock_mhz: Option<u32>) -> String {
     let mut s = String::new();
     let macs: u64 = layers.iter().map(|l| l.macs).sum();
     let moved: u64 = layers.iter().map(Layer::bytes_moved).sum();
+    let m4: u64 = layers.iter().map(|l| l.est_insns_m4).sum();
+    let m55: u64 = layers.iter().map(|l| l.est_insns_m55).sum();
     let _ = writeln!(
         s,
         "\n## Layers\n\nwork             {macs} MACs, {moved} bytes moved (activations and state \
-         read and written, constants read)\n"
+         read and written, constants read)"
     );
+    let (e4, e55) = (rates::M4_ERROR, rates::M55_ERROR);
+    let worst = if e4.2 == e55.2 {
+        e4.2.to_string()
+    } else {
+        format!("{}, {}", e4.2, e55.2)
+    };
     let _ = writeln!(
         s,
-        "{:>4}  {:>4}  {:<24} {:>12} {:>11}  kernel",
-        "step", "op", "operator", "MACs", "bytes moved"
+        "instructions     ~{m4} (Cortex-M4), ~{m55} (Cortex-M55) per invoke(), estimated from\n\
+         \x20                instructions per MAC, element and call fitted to Kiln on QEMU ({} \
+         models:\n\
+         \x20                median error {:.0} % (M4), {:.0} % (M55); worst {:.0} %, {:.0} %: \
+         {worst})",
+        rates::MODELS,
+        e4.0,
+        e55.0,
+        e4.1,
+        e55.1,
+    );
+    if let Some(mhz) = clock_mhz.filter(|&m| m > 0) {
+        let ms = |insns: u64| insns as f64 / (f64::from(mhz) * 1000.0);
+        let _ = writeln!(
+            s,
+            "time             ~{:.2} ms (M4), ~{:.2} ms (M55) at {mhz} MHz, one instruction per \
+             cycle\n\
+             \x20                (flash wait states and multi-cycle instructions add to it)",
+            ms(m4),
+            ms(m55)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n{:>4}  {:>4}  {:<24} {:>12} {:>11} {:>11} {:>11}  kernel",
+        "step", "op", "operator", "MACs", "bytes moved", "~M4 insns", "~M55 insns"
     );
     for l in layers {
         let _ = writeln!(
             s,
-            "{:>4}  {:>4}  {:<24} {:>12} {:>11}  {}",
+            "{:>4}  {:>4}  {:<24} {:>12} {:>11} {:>11} {:>11}  {}",
             l.step,
             l.op,
             l.name,
             l.macs,
             l.bytes_moved(),
+            l.est_insns_m4,
+            l.est_insns_m55,
             l.kernel
         );
     }

@@ -9,10 +9,11 @@ mod analyze;
 mod header;
 mod json;
 mod names;
+pub mod rates;
 mod svg;
 mod text;
 
-pub use analyze::{Layer, layers, layers_text, op_macs};
+pub use analyze::{Layer, estimate, layers, layers_text, op_macs};
 pub use header::{Flash, Header, KernelUse, RecordedOptions};
 pub use json::{
     JsonAlias, JsonBuffer, JsonPersistent, JsonPiece, JsonRegion, JsonReport, json, json_with,
