@@ -46,7 +46,7 @@
 //! | `INPUT_SHAPE: [usize; RANK]` | the input's shape |
 //! | `INPUT_DTYPE: DType` | its element type ([`DType`]) |
 //! | `INPUT_SCALE: f32`, `INPUT_ZERO_POINT: i32` | its quantization (scale 0 if not quantized, or quantized per channel) |
-//! | `INPUT_QUANT: Quant<i8>` (or `Quant<i16>`, `Quant<u8>`) | the same as a [`Quant`], for int8, int16 and uint8 inputs quantized per tensor only (a float32 input has none: write floats, see [`quant`]) |
+//! | `INPUT_QUANT: Quant<i8>` (or `Quant<i16>`, `Quant<u8>`) | the same as a [`Quant`], for int8, int16 and uint8 inputs quantized per tensor (a float32 input's is a [`NotQuantized<f32>`]: write floats, see [`quant`]) |
 //! | `OUTPUT_SHAPE`, `OUTPUT_DTYPE`, `OUTPUT_SCALE`, `OUTPUT_ZERO_POINT`, `OUTPUT_QUANT` | the same for the output |
 //! | `ARENA_ALIGN: usize`, `Arena` | the arena's alignment, and a buffer type for it ([`Aligned`]) |
 //! | `OPERATORS: [(usize, &str); N]` | the operators `invoke()` runs, in order: (index in the model, name) |
@@ -125,7 +125,7 @@ pub mod runtime;
 
 #[cfg(feature = "defmt")]
 mod defmt_impls;
-pub use quant::Quant;
+pub use quant::{NotQuantized, Quant};
 /// What a user's own arena and the per-operator hook need (`ModelIn::with_arena`,
 /// `invoke_with`); the rest of `runtime` is for generated code.
 pub use runtime::{Aligned, Phase, align, max, max_of};

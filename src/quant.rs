@@ -38,12 +38,13 @@
 //! **Float inputs and outputs** need none of this: a model whose graph starts with a QUANTIZE
 //! and ends with DEQUANTIZEs (common in vendor zoos) takes and gives `f32`
 //! (`INPUT_DTYPE = DType::F32`, `input_mut() -> &mut [f32; N]`), quantizing inside
-//! `invoke()`; it has no `INPUT_QUANT`, and `INPUT_SCALE` is 0.
+//! `invoke()`; its `INPUT_QUANT` is a [`NotQuantized<f32>`], whose `quantize` is a compile
+//! error saying the input is float32, and `INPUT_SCALE` is 0.
 //!
 //! **Per-channel quantized** inputs and outputs (several scales along one axis, rare for
-//! activations) get no `*_QUANT` const, and their `*_SCALE` is 0: quantize them channel by
-//! channel from the model's own parameters. Inputs and outputs of other types (`f32`, `i32`,
-//! ...) get none either.
+//! activations) have a [`NotQuantized`] `*_QUANT` too, and their `*_SCALE` is 0: quantize them
+//! channel by channel from the model's own parameters. So do inputs and outputs of other
+//! types (`i32`, `bool`, ...).
 
 use core::marker::PhantomData;
 use kiln_kernels::{dequantize, quantize};
@@ -278,5 +279,73 @@ mod tests {
             assert_eq!(g, w.clamp(0, 255) as u8, "{x}");
             assert_eq!(b, wide.dequantize(i16::from(g)), "{g}");
         }
+    }
+}
+
+/// The `*_QUANT` of an input or output that is not quantized per tensor: float32, int32 or
+/// bool values, or int8 quantized per channel. There is nothing to convert: write and read
+/// its values as they are (`*_DTYPE` names their type). Its `quantize` and `dequantize`
+/// exist to say so at compile time: calling either is an error naming the element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotQuantized<T>(PhantomData<T>);
+
+/// Implemented by no type: the bound of [`NotQuantized`]'s methods, whose message the
+/// compiler prints when they are called.
+#[diagnostic::on_unimplemented(
+    message = "this input or output holds `{Self}` values, not values quantized per tensor: \
+               it has no quantization to apply",
+    label = "not quantized per tensor",
+    note = "write and read its `{Self}` values as they are (`*_DTYPE` names the type; a \
+            per-channel tensor's parameters are the model's own)"
+)]
+pub trait QuantizedPerTensor {
+    /// Never called (no type implements the trait).
+    fn unreachable() -> Self;
+}
+
+impl<T> NotQuantized<T> {
+    /// The `*_QUANT` of a tensor of `T` values that is not quantized per tensor.
+    pub const fn new() -> Self {
+        NotQuantized(PhantomData)
+    }
+
+    /// A compile error: the tensor is not quantized per tensor (see [`NotQuantized`]).
+    pub fn quantize(&self, x: f32) -> T
+    where
+        T: QuantizedPerTensor,
+    {
+        let _ = x;
+        T::unreachable()
+    }
+
+    /// A compile error: the tensor is not quantized per tensor (see [`NotQuantized`]).
+    pub fn dequantize(&self, q: T) -> f32
+    where
+        T: QuantizedPerTensor,
+    {
+        let _ = q;
+        0.0
+    }
+
+    /// A compile error: the tensor is not quantized per tensor (see [`NotQuantized`]).
+    pub fn quantize_slice(&self, input: &[f32], output: &mut [T])
+    where
+        T: QuantizedPerTensor,
+    {
+        let _ = (input, output);
+    }
+
+    /// A compile error: the tensor is not quantized per tensor (see [`NotQuantized`]).
+    pub fn dequantize_slice(&self, input: &[T], output: &mut [f32])
+    where
+        T: QuantizedPerTensor,
+    {
+        let _ = (input, output);
+    }
+}
+
+impl<T> Default for NotQuantized<T> {
+    fn default() -> Self {
+        Self::new()
     }
 }

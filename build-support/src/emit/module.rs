@@ -117,16 +117,17 @@ impl<'a> Emitter<'a> {
                     #[doc = #d3]
                     pub const #zp_name: i32 = #zp;
                 });
-                // `kiln::Quant` for int8/int16/uint8 tensors quantized per tensor (a
-                // per-channel tensor has several scales: no `*_QUANT`, and `*_SCALE` is 0).
+                // `kiln::Quant` for int8/int16/uint8 tensors quantized per tensor; a
+                // `kiln::NotQuantized` for the others (float32, int32, bool; a per-channel
+                // tensor has several scales, and its `*_SCALE` is 0).
                 let per_tensor = match (tensor.dtype, &tensor.quant) {
                     (DType::I8 | DType::I16 | DType::U8, Quantization::PerTensor { scale, .. }) => {
                         scale.is_finite() && *scale > 0.0
                     }
                     _ => false,
                 };
+                let quant_name = format_ident!("{}_QUANT", prefix);
                 if per_tensor {
-                    let quant_name = format_ident!("{}_QUANT", prefix);
                     let doc = format!(
                         " Quantization of {what}: `quantize` floats into it, `dequantize` its \
                          values, as TFLM's QUANTIZE and DEQUANTIZE do."
@@ -134,6 +135,16 @@ impl<'a> Emitter<'a> {
                     io_items.push(quote! {
                         #[doc = #doc]
                         pub const #quant_name: ::kiln::Quant<#ty> = ::kiln::Quant::new(#scale_name, #zp_name);
+                    });
+                } else {
+                    // A const all the same, whose `quantize` is a compile error saying why.
+                    let doc = format!(
+                        " The {what} is not quantized per tensor: write and read its values as \
+                         they are (`quantize` and `dequantize` are compile errors)."
+                    );
+                    io_items.push(quote! {
+                        #[doc = #doc]
+                        pub const #quant_name: ::kiln::NotQuantized<#ty> = ::kiln::NotQuantized::new();
                     });
                 }
                 let lower = prefix.to_lowercase();
