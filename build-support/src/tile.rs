@@ -79,7 +79,7 @@ pub(crate) fn tile_if_needed(
         planned: Vec::new(),
     };
     let off = if !t.enabled {
-        Some("tiling is off (`tile = false`)")
+        Some("tiling is off (`tile = false` or `optimize = false`; `kiln plan --no-tile`)")
     } else if options.plan.preserve_all_tensors || options.plan.preserve_inputs {
         Some("debug mode keeps every tensor, so nothing is tiled")
     } else if !graph.subgraphs.is_empty() {
