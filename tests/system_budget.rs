@@ -81,7 +81,8 @@ fn the_builder_refuses_a_model_that_does_not_fit_beside_the_reserved_ram() {
             "tflm_person_detect_int8.tflite: the model and the reserved RAM need 68160 bytes, \
              over the RAM budget of 61440 bytes by 6720 bytes (arena 37440 B + persistent 0 B \
              + reserved_ram 30720 B; the model's 37440 B leave 24000 B of the budget for the \
-             firmware; peak at op "
+             firmware; 37440 B is the smallest arena Kiln reaches; tiling is off (`tile = \
+             false` or `optimize = false`; `kiln plan --no-tile`); peak at op "
         ),
         "{e}"
     );
