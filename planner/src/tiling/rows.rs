@@ -53,6 +53,25 @@ fn paddings(graph: &Graph, op: &Op) -> Option<Vec<[usize; 2]>> {
         .collect()
 }
 
+/// The elementwise operators that run on strips of rows (activations, and binary operators
+/// of images of one shape or with constants broadcast along the rows).
+fn row_wise(kind: &OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Relu
+            | OpKind::Relu6
+            | OpKind::Logistic
+            | OpKind::Tanh
+            | OpKind::HardSwish
+            | OpKind::LeakyRelu { .. }
+            | OpKind::Add(_)
+            | OpKind::Sub(_)
+            | OpKind::Mul { .. }
+            | OpKind::Maximum
+            | OpKind::Minimum
+    )
+}
+
 /// How `op` maps rows, if it can run on strips of rows: the image inputs must be images of
 /// batch 1 (of the output's shape for elementwise operators; constants must not vary along
 /// the rows).
@@ -119,17 +138,7 @@ pub(super) fn rows_of(graph: &Graph, op: &Op) -> Option<Rows> {
                     extent: 1,
                 })
         }
-        OpKind::Relu
-        | OpKind::Relu6
-        | OpKind::Logistic
-        | OpKind::Tanh
-        | OpKind::HardSwish
-        | OpKind::LeakyRelu { .. }
-        | OpKind::Add(_)
-        | OpKind::Sub(_)
-        | OpKind::Mul { .. }
-        | OpKind::Maximum
-        | OpKind::Minimum => {
+        kind if row_wise(kind) => {
             let shape = &graph.tensor(out).shape;
             let ok = !op.inputs.is_empty()
                 && op.inputs.iter().all(|t| {
@@ -225,26 +234,17 @@ pub(super) fn why_not(graph: &Graph, op: &Op) -> Option<String> {
         "its output is not an activation (state or a constant)".into()
     } else if image_height(graph, out).is_none() {
         format!("its output, of shape {shape:?}, is not an NHWC image of batch 1")
-    } else if !matches!(
-        op.kind,
-        OpKind::Conv2d(_)
-            | OpKind::DepthwiseConv2d(_)
-            | OpKind::AveragePool2d(_)
-            | OpKind::MaxPool2d(_)
-            | OpKind::Pad
-            | OpKind::PadV2
-            | OpKind::Relu
-            | OpKind::Relu6
-            | OpKind::Logistic
-            | OpKind::Tanh
-            | OpKind::HardSwish
-            | OpKind::LeakyRelu { .. }
-            | OpKind::Add(_)
-            | OpKind::Sub(_)
-            | OpKind::Mul { .. }
-            | OpKind::Maximum
-            | OpKind::Minimum
-    ) {
+    } else if !(row_wise(&op.kind)
+        || matches!(
+            op.kind,
+            OpKind::Conv2d(_)
+                | OpKind::DepthwiseConv2d(_)
+                | OpKind::AveragePool2d(_)
+                | OpKind::MaxPool2d(_)
+                | OpKind::Pad
+                | OpKind::PadV2
+        ))
+    {
         format!(
             "{} does not run on strips of rows (convolutions, pooling, constant padding and \
              row-wise elementwise operators do)",
