@@ -1,7 +1,8 @@
 //! The RAM and flash budget checks: a budget in bytes is checked now (a diagnostic naming
-//! the bytes over and the largest tensors live at the peak); a budget given as a constant
-//! expression becomes a `const` assertion beside the module, whose panic message the
-//! compiler prints on the user's expression, numbers included.
+//! the bytes over, the smallest arena Kiln reaches and why not less, and the largest tensors
+//! live at the peak); a budget given as a constant expression becomes a `const` assertion
+//! beside the module, whose panic message the compiler prints on the user's expression,
+//! numbers included, and says that Kiln planned without the expression's value.
 
 use super::MODULE;
 use crate::op::u;
