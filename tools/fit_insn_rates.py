@@ -103,7 +103,10 @@ def main():
         "/// The kinds of work, in the order of the rates: MACs of convolutions, of depthwise",
         "/// convolutions and of the other MAC kernels; elements and constant bytes of the layers",
         "/// without MACs; layers with code (a call's cost).",
-        "pub const KINDS: [&str; 6] = [" + ", ".join(f'"{k}"' for k in KINDS) + "];",
+        # As rustfmt writes it (one kind a line), so that a rerun changes only numbers.
+        "pub const KINDS: [&str; 6] = [",
+        *(f'    "{k}",' for k in KINDS),
+        "];",
         "",
         "/// Cortex-M4 (DSP kernels) instructions per unit of each of [`KINDS`].",
         f"pub const M4: [f64; 6] = [{floats(rates['m4'])}];",
