@@ -58,19 +58,9 @@ def plan(kiln, model, *args):
 
 def m4_insns(stem, budget, plugin):
     """Instructions of one invoke() (the second) on the M4, opt-level 3, and the arena."""
-    env = dict(os.environ)
-    if budget is None:
-        env.pop("KILN_RAM_BUDGET", None)
-    else:
-        env["KILN_RAM_BUDGET"] = str(budget)
-    old = os.environ.copy()
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        r = fb.measure(stem, fb.M4[0], fb.M4[1], "3", plugin)
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
+    build_vars = {} if budget is None else {"KILN_RAM_BUDGET": str(budget)}
+    model = fb.Model(MODELS / f"{stem}.tflite", build_vars=build_vars)
+    r = fb.measure(model, fb.M4[0], fb.M4[1], "3", plugin)
     if not r.get("pass"):
         raise SystemExit(f"{stem} (budget {budget}): firmware failed: {r}")
     return r["insns2"], r["arena_bytes"]

@@ -121,11 +121,14 @@ MAC_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "UNIDIRECTIONAL_SE
 
 class Model:
     """A model to build: its stem, .tflite, golden directory (None: examples/firmware's
-    default, `golden/<stem>/` beside the model) and group ("public" or "realworld")."""
+    default, `golden/<stem>/` beside the model), group ("public" or "realworld") and any
+    build variables of examples/firmware to set (e.g. `KILN_RAM_BUDGET`, which
+    tools/bench_tiling.py sets; the environment's own are ignored)."""
 
-    def __init__(self, path, golden=None, group="public"):
+    def __init__(self, path, golden=None, group="public", build_vars=None):
         self.path, self.golden, self.group = Path(path), golden, group
         self.stem = self.path.stem
+        self.build_vars = dict(build_vars or {})
 
     def env(self):
         e = {"KILN_MODEL": self.stem if self.group == "public" else str(self.path),
@@ -252,6 +255,7 @@ def build_env(model, opt):
                CARGO_PROFILE_RELEASE_OPT_LEVEL=opt, **model.env())
     for k in ("KILN_BOARD", "KILN_REGIONS", "KILN_RAM_BUDGET", "KILN_LAYERS", "KILN_EXTRAM"):
         env.pop(k, None)
+    env.update(model.build_vars)
     if not model.golden:
         env.pop("KILN_GOLDEN", None)
     return env

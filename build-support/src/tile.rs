@@ -49,7 +49,8 @@ type TiledPlans = (Graph, Vec<lower::Step>, Vec<(Plan, usize)>, TilingReport);
 ///
 /// The slow in-place convolutions cost more than recomputing halos: on the emulated M4,
 /// person_detect under a 40,960-byte budget took 22.1 M instructions untiled with four of
-/// them, and takes 18.6 M tiled in two strips with the fastest kernels (0.3 % extra MACs).
+/// them (before the current kernels), and takes 14.2 M tiled in two strips with the fastest
+/// kernels (0.3 % extra MACs; 13.5 M untiled without a budget).
 /// Work budgets in tilings planned: [`MAX_TILINGS_PLANNED`] in all, and
 /// [`MAX_TILINGS_AFTER_FIT`] after the first that meets the budget.
 ///
