@@ -41,7 +41,7 @@
 //!   nomem`: they only read their register operands.
 #![allow(unsafe_code)]
 
-use super::dot;
+use super::{DwRow, dot};
 use core::arch::asm;
 
 /// [`widen_2`]: the two rows of `x` (`2k` values, `k % 4 == 0`) as int16 lane pairs in
@@ -779,26 +779,6 @@ macro_rules! dw_window_kx1 {
     };
 }
 
-/// The shape of one output row of a depth-multiplier-1 depthwise convolution for [`dw_row`]:
-/// the window (`kh x 3` with `kh == 3`, or `kh x 1`), its steps and the row's pixels.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct DwRow {
-    /// Window height; the width is 3 (then `kh` must be 3) or 1.
-    pub kh: usize,
-    /// Window width: 3 or 1.
-    pub kw: usize,
-    /// Bytes from one tap to the next in a window row (`dilation_w * C`).
-    pub col: usize,
-    /// Bytes from one window row to the next (`dilation_h * row length`).
-    pub row: usize,
-    /// Bytes from one output pixel's window to the next (`stride_w * C`).
-    pub step: usize,
-    /// Output pixels of the row.
-    pub pixels: usize,
-    /// Channels (`C % 4 == 0`).
-    pub c: usize,
-}
-
 /// One output row of a depth-multiplier-1 DEPTHWISE_CONV_2D whose windows lie inside `x`
 /// (the input itself, or a band of its rows with the padding filled in): output pixel `i`
 /// (`out[i * c..][..c]`) from the window at `x[start + i * step..]`: tap `(fy, fx)` of channel
@@ -826,31 +806,8 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
 ) -> bool {
     let c = r.c;
     let groups = c / 4;
-    let taps = r.kh * r.kw;
-    let shape_ok = if KX1 {
-        r.kw == 1 && r.kh > 0
-    } else {
-        r.kw == 3 && r.kh == 3
-    };
-    // The last byte read: the last pixel's window's last tap's fourth byte of the last group.
-    let last = (r.pixels.max(1) - 1)
-        .checked_mul(r.step)
-        .and_then(|a| (r.kh - 1).checked_mul(r.row).and_then(|b| a.checked_add(b)))
-        .and_then(|a| (r.kw - 1).checked_mul(r.col).and_then(|b| a.checked_add(b)))
-        .and_then(|a| a.checked_add(start))
-        .and_then(|a| a.checked_add(c));
-    if !shape_ok
-        || groups == 0
-        || !c.is_multiple_of(4)
-        || r.pixels == 0
-        || r.col > (1 << 29)
-        || last.is_none_or(|l| l > x.len())
-        || w.len() < c / 2 * taps
-        || bias.len() < c
-        || m.len() < c
-        || e.len() < c
-        || out.len() < r.pixels * c
-    {
+    // (`col` at most 2^29: the taps' offsets are formed in 32-bit registers.)
+    if !r.fits::<KX1>(x, start, w, bias, m, e, out) || r.col > (1 << 29) {
         return false;
     }
     let params = [q.offset, q.min, q.max];

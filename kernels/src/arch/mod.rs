@@ -72,6 +72,80 @@ pub(crate) use portable::copy_block;
 #[cfg(kiln_arch = "riscv")]
 pub(crate) use riscv::*;
 
+/// The shape of one output row of a depth-multiplier-1 depthwise convolution for the
+/// microkernels' `dw_row` (DSP and portable): the window (`kh x 3` with `kh == 3`, or
+/// `kh x 1`), its steps and the row's pixels.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(any(kiln_arch = "mve", kiln_arch = "riscv"), allow(dead_code))]
+pub(crate) struct DwRow {
+    /// Window height; the width is 3 (then `kh` must be 3) or 1.
+    pub kh: usize,
+    /// Window width: 3 or 1.
+    pub kw: usize,
+    /// Bytes from one tap to the next in a window row (`dilation_w * C`).
+    pub col: usize,
+    /// Bytes from one window row to the next (`dilation_h * row length`).
+    pub row: usize,
+    /// Bytes from one output pixel's window to the next (`stride_w * C`).
+    pub step: usize,
+    /// Output pixels of the row.
+    pub pixels: usize,
+    /// Channels (`C % 4 == 0`).
+    pub c: usize,
+}
+
+#[cfg_attr(any(kiln_arch = "mve", kiln_arch = "riscv"), allow(dead_code))]
+impl DwRow {
+    /// Whether `dw_row` may run this row from `x` at `start` (`KX1`: a `kh x 1` window, else
+    /// 3x3): `c` a non-zero multiple of 4, and `x` (up to the last pixel's last tap, without
+    /// overflow), the weights `w` (two words per group of four channels and tap), the
+    /// channels' `bias`, `m`, `e` and `out` long enough.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn fits<const KX1: bool>(
+        &self,
+        x: &[i8],
+        start: usize,
+        w: &[i32],
+        bias: &[i32],
+        m: &[i32],
+        e: &[i32],
+        out: &[i8],
+    ) -> bool {
+        let shape_ok = if KX1 {
+            self.kw == 1 && self.kh > 0
+        } else {
+            self.kw == 3 && self.kh == 3
+        };
+        let c = self.c;
+        // The last byte read: the last pixel's window's last tap's fourth byte of the last
+        // group.
+        let last = (self.pixels.max(1) - 1)
+            .checked_mul(self.step)
+            .and_then(|a| {
+                (self.kh.max(1) - 1)
+                    .checked_mul(self.row)
+                    .and_then(|b| a.checked_add(b))
+            })
+            .and_then(|a| {
+                (self.kw.max(1) - 1)
+                    .checked_mul(self.col)
+                    .and_then(|b| a.checked_add(b))
+            })
+            .and_then(|a| a.checked_add(start))
+            .and_then(|a| a.checked_add(c));
+        shape_ok
+            && c != 0
+            && c.is_multiple_of(4)
+            && self.pixels != 0
+            && last.is_some_and(|l| l <= x.len())
+            && w.len() >= c / 2 * self.kh * self.kw
+            && bias.len() >= c
+            && m.len() >= c
+            && e.len() >= c
+            && out.len() >= self.pixels * c
+    }
+}
+
 // The host's `sqrtss` and fused multiply-add for the float kernels (not under Miri, which
 // runs the software forms).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse", not(miri)))]

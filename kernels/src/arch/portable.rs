@@ -1,7 +1,7 @@
 //! The microkernels in plain Rust (no `unsafe`): the host, Cortex-M0/M0+/M3 and any target
 //! without the DSP extension. Same contract as the DSP forms (see [`super`]).
 
-use super::dot;
+use super::{DwRow, dot};
 
 /// Two pixels times two channels (see [`super`]).
 #[inline(always)]
@@ -138,19 +138,6 @@ pub(crate) fn mac_taps4(
     }
 }
 
-/// The shape of one output row of a depth-multiplier-1 depthwise convolution (see the DSP
-/// form).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct DwRow {
-    pub kh: usize,
-    pub kw: usize,
-    pub col: usize,
-    pub row: usize,
-    pub step: usize,
-    pub pixels: usize,
-    pub c: usize,
-}
-
 /// One output row of a depth-multiplier-1 DEPTHWISE_CONV_2D whose windows lie inside `x`
 /// (see the DSP form). Returns whether it ran.
 #[allow(clippy::too_many_arguments)]
@@ -168,27 +155,7 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
 ) -> bool {
     let c = r.c;
     let taps = r.kh * r.kw;
-    let shape_ok = if KX1 {
-        r.kw == 1 && r.kh > 0
-    } else {
-        r.kw == 3 && r.kh == 3
-    };
-    let last = start
-        + (r.pixels.max(1) - 1) * r.step
-        + (r.kh.max(1) - 1) * r.row
-        + (r.kw.max(1) - 1) * r.col
-        + c;
-    if !shape_ok
-        || c == 0
-        || !c.is_multiple_of(4)
-        || r.pixels == 0
-        || last > x.len()
-        || w.len() < c / 2 * taps
-        || bias.len() < c
-        || m.len() < c
-        || e.len() < c
-        || out.len() < r.pixels * c
-    {
+    if !r.fits::<KX1>(x, start, w, bias, m, e, out) {
         return false;
     }
     for i in 0..r.pixels {

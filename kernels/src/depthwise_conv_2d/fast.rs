@@ -239,12 +239,6 @@ pub fn depthwise_conv_2d_s8_fast(
 ) {
     // Always inlined: with a model's constant `p` only the form and the clamp instance the
     // layer uses are called, so the others are not linked.
-    let q = output_quant(p);
-    let ch = gemm::Channels {
-        bias,
-        multiplier: output_multiplier,
-        right_shift,
-    };
     // The row form on the DSP and portable microkernels; Helium and RV32 run the taps form
     // (RV32's four-channel `mac_taps4` keeps its sums in registers; the portable rows
     // executed 1.6x its instructions on person_detect), the band unused.
@@ -252,15 +246,34 @@ pub fn depthwise_conv_2d_s8_fast(
         // Its scratch is the band (without it the plan calls `depthwise_conv_2d_s8_fast_lean`),
         // so no run-time choice.
         #[cfg(not(any(kiln_arch = "mve", kiln_arch = "riscv")))]
-        match (q.full(), p.filter_width == 1) {
-            (true, true) => by_rows::<true, true>(p, &ch, &q, filter, input, output, scratch),
-            (true, false) => by_rows::<true, false>(p, &ch, &q, filter, input, output, scratch),
-            (false, true) => by_rows::<false, true>(p, &ch, &q, filter, input, output, scratch),
-            (false, false) => by_rows::<false, false>(p, &ch, &q, filter, input, output, scratch),
+        {
+            let q = output_quant(p);
+            let ch = gemm::Channels {
+                bias,
+                multiplier: output_multiplier,
+                right_shift,
+            };
+            match (q.full(), p.filter_width == 1) {
+                (true, true) => by_rows::<true, true>(p, &ch, &q, filter, input, output, scratch),
+                (true, false) => by_rows::<true, false>(p, &ch, &q, filter, input, output, scratch),
+                (false, true) => by_rows::<false, true>(p, &ch, &q, filter, input, output, scratch),
+                (false, false) => {
+                    by_rows::<false, false>(p, &ch, &q, filter, input, output, scratch)
+                }
+            }
         }
     } else {
         let _ = scratch;
-        gemm::by_clamp!(q, taps_by(p, &ch, &q, zero_row, filter, input, output));
+        depthwise_conv_2d_s8_fast_lean(
+            p,
+            bias,
+            output_multiplier,
+            right_shift,
+            zero_row,
+            filter,
+            input,
+            output,
+        );
     }
 }
 
