@@ -289,7 +289,8 @@ fn the_svg_names_operators_and_tensors() {
 /// One flash figure: `kiln plan`'s text and JSON give the same total, it is weights plus
 /// prepared constants, the weights are the generated `WEIGHTS_BYTES`, the generated docs
 /// state the same total, and the flash budget passes at that total and fails one byte
-/// under it with the same figure and parts.
+/// under it with the same figure and parts. The code estimate is the same in the text, the
+/// JSON, the docs and the budget's message, and is added to the total only as an estimate.
 #[test]
 fn plan_prints_one_flash_total_as_the_code_and_the_budget_count_it() {
     let path = shared_models_dir().join("tflm_person_detect_int8.tflite");
@@ -310,8 +311,17 @@ fn plan_prints_one_flash_total_as_the_code_and_the_budget_count_it() {
     let out = kiln(&["plan", model]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    let line = format!("flash bytes      {total} ({parts})");
+    let line = format!("flash bytes      {total} ({parts}; the flash budget's figure)");
     assert!(text.contains(&line), "missing {line:?} in\n{text}");
+    // The code estimate: the JSON's, added to the total, never in the budget's figure.
+    let code = n("code_estimate_m4_s");
+    assert!(code > 1000 && n("code_estimate_m4_3") > 1000, "{f}");
+    for line in [
+        format!("code estimate    {code} B: invoke() and its kernels on a Cortex-M4"),
+        format!("flash with code  {} B (estimated", total + code),
+    ] {
+        assert!(text.contains(&line), "missing {line:?} in\n{text}");
+    }
 
     // The generated code: WEIGHTS_BYTES and the docs of ModelIn.
     let code = kiln_build::compile_tokens(
@@ -327,6 +337,11 @@ fn plan_prints_one_flash_total_as_the_code_and_the_budget_count_it() {
         " - flash: {total} bytes = weights {weights} ([`WEIGHTS_BYTES`]) + prepared constants {prepared} "
     );
     assert!(code.contains(&doc), "no {doc:?} in the docs");
+    let doc = format!(
+        " - code: about {} bytes on a Cortex-M4",
+        n("code_estimate_m4_s")
+    );
+    assert!(code.contains(&doc), "no {doc:?} in the docs");
 
     // The flash budget counts the same.
     let at = total.to_string();
@@ -340,7 +355,9 @@ fn plan_prints_one_flash_total_as_the_code_and_the_budget_count_it() {
     assert!(!out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
     let want = format!(
-        "needs {total} bytes of flash, over the flash budget of {under} bytes by 1 bytes ({parts})"
+        "needs {total} bytes of flash, over the flash budget of {under} bytes by 1 bytes ({parts}; \
+         code not counted: about {} B on a Cortex-M4",
+        n("code_estimate_m4_s")
     );
     assert!(err.contains(&want), "missing {want:?} in\n{err}");
 }

@@ -1,6 +1,11 @@
 //! Puts `memory.x` where cortex-m-rt's `link.x` finds it, and adds the linker scripts:
 //! `link.x` always, `defmt.x` with the `probe` feature (defmt's symbols; the `qemu` flavour
 //! links no defmt).
+//!
+//! There is one `memory.x`, the one beside `Cargo.toml`: the linker looks in the crate's
+//! directory before the search path, so a `memory.x` this script wrote elsewhere would be
+//! overridden by it without a word. Edit that file only; `include_model!` checks the model
+//! against its `RAM` length too.
 
 use std::env;
 use std::fs;

@@ -6,7 +6,7 @@ use crate::control::Program;
 use crate::options::{Budget, Options};
 use kiln_planner::ir::Graph;
 use kiln_planner::plan::Plan;
-use kiln_planner::report::Header;
+use kiln_planner::report::{CodeEstimate, Header};
 
 /// The docs of `ModelIn`: what it is, the plan's summary and the reproducibility header.
 pub(super) fn model_docs(
@@ -76,6 +76,12 @@ pub(super) fn model_docs(
         f.total(),
         f.weights,
         f.prepared_constants
+    ));
+    let code = CodeEstimate::of(&header.kernel_variants);
+    d.push(format!(
+        " - code: about {} bytes on a Cortex-M4 at opt-level \"s\" ({} at 3), `kiln plan`'s \
+         estimate from the kernels called (the compiler decides)",
+        code.opt_s, code.opt_3
     ));
     let called: Vec<String> = (1..=g.subgraphs.len())
         .filter_map(|s| {

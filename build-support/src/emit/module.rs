@@ -251,7 +251,7 @@ impl<'a> Emitter<'a> {
             }
             elided_docs.push(format!(" - op {} ({}): {what}.", op.id.0, op.kind.name()));
         }
-        let budget = budget_checks(options, plan, g, &header.flash, self.reach)?;
+        let budget = budget_checks(options, plan, g, header, self.reach)?;
         // The weight statics read the model file, so the crate rebuilds when it changes; a
         // model without weights gets a marker that does (its length only: a `&[u8]` const of
         // a large file costs the compiler several copies of it).

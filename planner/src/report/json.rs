@@ -2,6 +2,7 @@
 //! buffer with its pieces, the aliases and why, the regions and the persistent region.
 
 use super::analyze::{Layer, layers};
+use super::code::{CodeEstimate, code_work};
 use super::header::Header;
 use super::names::{Reasons, buffer_name};
 use crate::ir::Graph;
@@ -155,11 +156,19 @@ pub struct JsonFlash {
     pub prepared_constants: usize,
     /// The model file's constant buffers (some are replaced by prepared constants).
     pub model_buffers: usize,
+    /// The estimated code of `invoke()` and its kernels on a Cortex-M4 at opt-level "s"
+    /// and 3 ([`CodeEstimate`]; not in `bytes`, which is exact).
+    pub code_estimate_m4_s: u64,
+    pub code_estimate_m4_3: u64,
+    /// What the code estimate multiplies ([`code_work`], in the units of
+    /// [`rates::CODE_KINDS`](super::rates::CODE_KINDS)).
+    pub code_work: [u64; 5],
 }
 
 /// The JSON report with a reproducibility header and the model's flash.
 pub fn json_with(graph: &Graph, plan: &Plan, header: &Header) -> JsonReport {
     let f = header.flash;
+    let code = CodeEstimate::of(&header.kernel_variants);
     JsonReport {
         header: Some(header.clone()),
         weights_bytes: f.weights,
@@ -168,6 +177,9 @@ pub fn json_with(graph: &Graph, plan: &Plan, header: &Header) -> JsonReport {
             weights: f.weights,
             prepared_constants: f.prepared_constants,
             model_buffers: graph.weights_bytes(),
+            code_estimate_m4_s: code.opt_s,
+            code_estimate_m4_3: code.opt_3,
+            code_work: code_work(&header.kernel_variants),
         }),
         layers: layers(graph, plan, header),
         ..json(graph, plan)

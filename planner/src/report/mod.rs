@@ -6,6 +6,7 @@
 //! version, the options, the alignment and the kernel variants.
 
 mod analyze;
+mod code;
 mod header;
 mod json;
 mod names;
@@ -14,6 +15,7 @@ mod svg;
 mod text;
 
 pub use analyze::{Layer, estimate, layers, layers_text, op_macs};
+pub use code::{CodeEstimate, code_work};
 pub use header::{Flash, Header, KernelUse, RecordedOptions};
 pub use json::{
     JsonAlias, JsonBuffer, JsonPersistent, JsonPiece, JsonRegion, JsonReport, json, json_with,

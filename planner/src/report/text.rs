@@ -1,6 +1,7 @@
 //! The text report (`<name>.plan.txt`, `kiln plan`): a summary, then one row per step with
 //! its operator, its buffers' offsets and what is live.
 
+use super::code::CodeEstimate;
 use super::header::Header;
 use super::names::{Reasons, group_labels};
 use crate::alias::OpMode;
@@ -38,14 +39,34 @@ fn summary_and_steps(graph: &Graph, plan: &Plan, title: &str, header: Option<&He
     let _ = writeln!(s, "ops              {}", graph.ops.len());
     let _ = writeln!(s, "tensors          {}", graph.tensors.len());
     let stored = graph.weights_bytes();
-    match header.map(|h| h.flash) {
-        Some(f) => {
-            let _ = writeln!(s, "flash bytes      {} ({})", f.total(), f.parts());
+    match header {
+        Some(h) => {
+            let f = h.flash;
+            let code = CodeEstimate::of(&h.kernel_variants);
+            let _ = writeln!(
+                s,
+                "flash bytes      {} ({}; the flash budget's figure)",
+                f.total(),
+                f.parts()
+            );
             let _ = writeln!(
                 s,
                 "model buffers    {stored} bytes of constants in the model file: weights are \
                  those the kernels read as stored (WEIGHTS_BYTES), prepared constants the \
                  tables Kiln makes from the rest at build time"
+            );
+            let _ = writeln!(
+                s,
+                "code estimate    {} B: invoke() and its kernels on a Cortex-M4 at opt-level \
+                 \"s\" ({} B at 3), {}",
+                code.opt_s,
+                code.opt_3,
+                CodeEstimate::basis()
+            );
+            let _ = writeln!(
+                s,
+                "flash with code  {} B (estimated: flash bytes + code estimate at \"s\")",
+                f.total() as u64 + code.opt_s
             );
         }
         None => {
