@@ -7,7 +7,9 @@
 #   examples/board-minimal  fmt, and no_std builds for thumbv6m-none-eabi (Cortex-M0/M0+)
 #                           and thumbv7em-none-eabihf (Cortex-M4/M7); without its feature
 #                           `critical-section`, `cargo check` for thumbv6m must fail at the
-#                           `Model::take()` of src/main.rs with Kiln's message
+#                           `Model::take()` of src/main.rs with Kiln's message; a copy
+#                           with a 16-byte RAM region in memory.x and no ram_budget must
+#                           fail `cargo check` with Kiln's error naming memory.x
 #   examples/board-esp32c3, board-rp2040, board-rp2350, board-nrf52840: fmt, clippy and the
 #                           release build of each template for its target from its committed
 #                           Cargo.lock (--locked). Built only: Debian's QEMU 7.2 has no machine
@@ -87,6 +89,33 @@ if ! grep -q 'error\[E0277\]: `Model::take()` needs a feature of `kiln`' "$log" 
   exit 1
 fi
 rm -f "$log"
+
+# A crate whose memory.x has less RAM than the model needs, without a ram_budget: Kiln's
+# error names memory.x (not the linker's ".bss will not fit"). A copy of board-minimal beside
+# it (its path dependencies still resolve) with a 16-byte RAM region and the macro's budget
+# taken out; about 4 s, the host crates are built above.
+step "board-minimal: a memory.x too small for the model is Kiln's error at cargo check"
+copy="$root/examples/board-minimal-memx"
+rm -rf "$copy"
+trap 'rm -rf "$copy"' EXIT
+mkdir "$copy"
+cp -r Cargo.toml Cargo.lock src "$copy/"
+sed 's/LENGTH = 16K/LENGTH = 16/' memory.x >"$copy/memory.x"
+sed -i '/ram_budget = /d' "$copy/src/main.rs"
+grep -q "LENGTH = 16$" "$copy/memory.x"
+log=$(mktemp)
+if (cd "$copy" && cargo check --locked --release --target thumbv7em-none-eabihf 2>"$log"); then
+  echo "FAILED: board-minimal with a 16-byte memory.x checked"
+  exit 1
+fi
+if ! grep -q "more than the RAM region of the crate's \`memory.x\` (line 5: LENGTH = 16 bytes)" "$log" \
+  || ! grep -q -- '--> src/main.rs:' "$log"; then
+  cat "$log"
+  echo "FAILED: the memory.x error does not name memory.x and the call in src/main.rs"
+  exit 1
+fi
+rm -rf "$copy" "$log"
+cd "$root/examples/board-minimal"
 
 # The templates for other chips: each is its own workspace with its own Cargo.lock; they share
 # the target directory above (same release profile: the host crates, Kiln's macro and
