@@ -87,15 +87,33 @@ pub(crate) fn widen_2(k: usize, x: &[i8], out: &mut [i8]) {
 
 /// The accumulation loops of [`two_pixels_pairs`] over `n = k / 4` steps, with its pinned
 /// registers: `r0` the pixels, `r1` the weights (row 0; row 1 at `+ k`), `r2` = `k`, `r3` the
-/// step count, `r4`/`r5`/`r8`/`r9` scratch, `r10`/`r11`/`r12`/`lr` the accumulators of
-/// (pixel 0, channel 0), (0, 1), (1, 0), (1, 1). Widened: `r0` is [`widen_2`]'s form, 16
-/// bytes per step (19 instructions per step). Narrow: `r0` the two int8 rows (`+ k` for
-/// pixel 1), both operands widened in the loop (25 per step: 23 and the
-/// loop's two; not unrolled, which saves code and, for the short `k` it serves, nothing else).
+/// step count (`n >= 1`), `r4`/`r5`/`r8`/`r9` scratch, `r10`/`r11`/`r12`/`lr` the
+/// accumulators of (pixel 0, channel 0), (0, 1), (1, 0), (1, 1). Widened: `r0` is
+/// [`widen_2`]'s form, 16 bytes per step of 17 instructions, unrolled twice (the loop's two
+/// instructions per two steps: 18 per step; an odd `n` enters at the second step, with
+/// `(n + 1) / 2` passes). Narrow: `r0` the two int8 rows (`+ k` for pixel 1), both operands
+/// widened in the loop (25 per step: 23 and the loop's two; not unrolled, which saves code
+/// and, for the short `k` it serves, nothing else).
 macro_rules! pairs_mac_wide {
     () => {
         concat!(
+            "tst r3, #1\n",
+            "add r3, r3, #1\n",
+            "lsr r3, r3, #1\n",
+            "bne 3f\n",
             "2:\n",
+            pairs_wide_step!(),
+            "3:\n",
+            pairs_wide_step!(),
+            "subs r3, r3, #1\n",
+            "bne 2b\n",
+        )
+    };
+}
+/// One step of [`pairs_mac_wide`]: four values of each pixel and channel, 16 MACs.
+macro_rules! pairs_wide_step {
+    () => {
+        concat!(
             "ldr r5, [r1, r2]\n",
             "sxtb16 r4, r5\n",
             "sxtb16 r5, r5, ror #8\n",
@@ -113,8 +131,6 @@ macro_rules! pairs_mac_wide {
             "ldrd r8, r9, [r0, #-8]\n",
             "smlad r12, r8, r4, r12\n",
             "smlad r12, r9, r5, r12\n",
-            "subs r3, r3, #1\n",
-            "bne 2b\n",
         )
     };
 }
