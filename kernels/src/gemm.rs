@@ -340,12 +340,21 @@ pub const fn widen_pays(k: usize, n: usize) -> bool {
     k.is_multiple_of(4) && k >= 16 && n >= 8
 }
 
-/// Whether to widen into `scratch`: with the DSP microkernels (`arch::WIDENS`; the portable
-/// ones gain nothing from it), where [`widen_pays`], and `scratch` is word-aligned (the
-/// widened pairs are read by word pairs, `LDRD`; so they are in every plan with Kiln's
-/// default alignment, while `align = 1` or `2` may place them otherwise).
-fn widen(k: usize, n: usize, scratch: &[i8]) -> bool {
-    arch::WIDENS && widen_pays(k, n) && (scratch.as_ptr() as usize).is_multiple_of(4)
+/// [`widen_pays`] for the im2col pair of `windowed` (`k` padded): from 8 inputs on. Its
+/// scratch holds the im2col anyway, so below 16 inputs the widened form adds at most 60
+/// bytes, and the first layers of one-channel images (a 3x3 window, 12 values padded) are
+/// where the narrow loop costs most.
+pub const fn widen_pays_windowed(k: usize, n: usize) -> bool {
+    k.is_multiple_of(4) && k >= 8 && n >= 8
+}
+
+/// Whether to widen into `scratch` where it `pays` ([`widen_pays`],
+/// [`widen_pays_windowed`]): with the DSP microkernels (`arch::WIDENS`; the portable ones
+/// gain nothing from it), and `scratch` word-aligned (the widened pairs are read by word
+/// pairs, `LDRD`; so they are in every plan with Kiln's default alignment, while `align = 1`
+/// or `2` may place them otherwise).
+fn widen(pays: bool, scratch: &[i8]) -> bool {
+    arch::WIDENS && pays && (scratch.as_ptr() as usize).is_multiple_of(4)
 }
 
 /// Scratch bytes [`pointwise`] uses to widen a pixel pair: `4k` where [`widen_pays`].
@@ -381,7 +390,9 @@ pub(crate) fn pointwise_by<const F: bool>(
     scratch: &mut [i8],
 ) {
     let n = ch.bias.len();
-    let mut wide = scratch.get_mut(..4 * k).filter(|s| widen(k, n, s));
+    let mut wide = scratch
+        .get_mut(..4 * k)
+        .filter(|s| widen(widen_pays(k, n), s));
     let pixels = input.len() / k.max(1);
     // Indexed rather than zipped chunks: no out-of-line iterator code with a panic path.
     let mut p = 0;
@@ -470,10 +481,11 @@ pub fn pad_rows(k: usize, filter: &[i8], out: &mut [i8]) {
 }
 
 /// Scratch bytes of `windowed` for `k = kh * kw * depth` and `n` output channels: the
-/// im2col, `2 * padded(k)`, and its widened form, `4 * padded(k)`, where [`widen_pays`].
+/// im2col, `2 * padded(k)`, and its widened form, `4 * padded(k)`, where
+/// [`widen_pays_windowed`].
 pub const fn windowed_scratch_bytes(k: usize, n: usize) -> usize {
     let k = padded(k);
-    2 * k + pointwise_scratch_bytes(k, n)
+    2 * k + if widen_pays_windowed(k, n) { 4 * k } else { 0 }
 }
 
 /// The window of a convolution, for `windowed`.
@@ -659,7 +671,9 @@ pub(crate) fn windowed<const F: bool>(
     let Some((col, rest)) = scratch.split_at_mut_checked(2 * k) else {
         return;
     };
-    let mut wide = rest.get_mut(..4 * k).filter(|s| widen(k, n, s));
+    let mut wide = rest
+        .get_mut(..4 * k)
+        .filter(|s| widen(widen_pays_windowed(k, n), s));
     // The windows inside the input are copied directly (see below).
     let (kh, kw, plain) = (g.filter[0], g.filter[1], g.dilation == [1, 1] && k_taps > 0);
     let image_len = ih * iw * c;

@@ -25,16 +25,18 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
             // and its widened form (6 bytes per value) for the other CONV_2Ds of one group
             // and a DEPTHWISE_CONV_2D with one input channel.
             // (`kiln_kernels::gemm::widen_pays`: the widened form only for 16 inputs or more,
-            // a multiple of 4, and 8 output channels or more.)
+            // a multiple of 4, and 8 output channels or more; `widen_pays_windowed`: the
+            // im2col's from 8 inputs on.)
             let padded = |k: usize| k.div_ceil(4) * 4;
-            let wide = |k: usize, n: usize| {
-                if k.is_multiple_of(4) && k >= 16 && n >= 8 {
+            let wide_from = |from: usize, k: usize, n: usize| {
+                if k.is_multiple_of(4) && k >= from && n >= 8 {
                     4 * k
                 } else {
                     0
                 }
             };
-            let im2col = |k: usize, n: usize| 2 * padded(k) + wide(padded(k), n);
+            let wide = |k: usize, n: usize| wide_from(16, k, n);
+            let im2col = |k: usize, n: usize| 2 * padded(k) + wide_from(8, padded(k), n);
             let int8 = out.is_some_and(|o| o.dtype == DType::I8)
                 && input(0).is_some_and(|x| x.dtype == DType::I8 && x.shape.len() == 4)
                 && input(1).is_some_and(|f| f.dtype == DType::I8 && f.shape.len() == 4);
