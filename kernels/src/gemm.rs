@@ -273,6 +273,15 @@ pub(crate) fn one_pixel<const F: bool>(
         ) else {
             return;
         };
+        // One input (a first layer of one value, as hello_world's): one product per
+        // channel, no microkernel call.
+        if let (1, Some(&x0), Some(w)) = (k, x.first(), w.get(..n)) {
+            for (o, (out, &w)) in out.iter_mut().zip(w).enumerate() {
+                let acc = b[o].wrapping_add(x0 as i32 * w as i32);
+                *out = requantize::<F>(acc, m[o], e[o], q);
+            }
+            return;
+        }
         let mut o = 0;
         let mut rows = w;
         while o + 1 < n {
