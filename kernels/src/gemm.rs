@@ -367,7 +367,76 @@ pub fn pointwise(
     out: &mut [i8],
     scratch: &mut [i8],
 ) {
+    // RV32: the common input depths as constants (`k` is one at the always-inlined call
+    // sites, so only the instances a model uses are linked), for `arch::four_pixels_by4`.
+    #[cfg(kiln_arch = "riscv")]
+    {
+        macro_rules! by_depth {
+            ($($k:literal)*) => {
+                match k {
+                    $($k => {
+                        return if q.full() {
+                            pointwise_k::<true, $k>(input, w, ch, q, out)
+                        } else {
+                            pointwise_k::<false, $k>(input, w, ch, q, out)
+                        };
+                    })*
+                    _ => {}
+                }
+            };
+        }
+        by_depth!(8 12 16 20 24 28 32 40 48 56 64 72 80 96 112 128 144 160 192 240 256 320 384 512);
+    }
     by_clamp!(q, pointwise_by(k, input, w, ch, q, out, scratch))
+}
+
+/// [`pointwise`] on RV32 for an input depth `K` that is a constant: four pixels at a time
+/// by `arch::four_pixels_by4` (the channels past its groups of four pixel by pixel), the
+/// last pixels by pairs and one.
+#[cfg(kiln_arch = "riscv")]
+#[inline(never)]
+fn pointwise_k<const F: bool, const K: usize>(
+    input: &[i8],
+    w: &[i8],
+    ch: &Channels<'_>,
+    q: &Output,
+    out: &mut [i8],
+) {
+    let n = ch.bias.len();
+    let pixels = input.len() / K;
+    let (b, m, e) = (ch.bias, ch.multiplier, ch.right_shift);
+    let mut p = 0;
+    while p + 3 < pixels {
+        if let (Some(x), Some(o)) = (
+            input.get(p * K..(p + 4) * K),
+            out.get_mut(p * n..(p + 4) * n),
+        ) {
+            let done = arch::four_pixels_by4::<K>(x, w, b, m, e, q, n, o);
+            if done < n {
+                for (xi, oi) in x.chunks_exact(K).zip(o.chunks_exact_mut(n.max(1))) {
+                    one_pixel_from::<F>(K, xi, w, ch, q, oi, done);
+                }
+            }
+        }
+        p += 4;
+    }
+    while p < pixels {
+        if p + 1 < pixels {
+            if let (Some(x), Some(o)) = (
+                input.get(p * K..(p + 2) * K),
+                out.get_mut(p * n..(p + 2) * n),
+            ) && let Some((o0, o1)) = o.split_at_mut_checked(n)
+            {
+                two_pixels::<F>(K, x, None, w, ch, q, o0, o1);
+            }
+            p += 2;
+        } else {
+            if let (Some(x), Some(o)) = (input.get(p * K..), out.get_mut(p * n..)) {
+                one_pixel::<F>(K, x, w, ch, q, o);
+            }
+            p += 1;
+        }
+    }
 }
 
 #[inline(never)]

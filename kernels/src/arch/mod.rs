@@ -6,7 +6,7 @@
 //!
 //! * [`dsp`](self) (`kiln_arch = "dsp"`: Cortex-M4/M7/M33): inline assembly with the DSP
 //!   extension's dual 16-bit multiply-accumulate (`SMLAD`), byte widening (`SXTB16`) and
-//!   saturating arithmetic. With `x86` below, the crate's only `unsafe` code, each block with
+//!   saturating arithmetic. With `mve`, `riscv` and `x86` below, the crate's only `unsafe` code, each block with
 //!   its argument.
 //! * [`mve`](self) (`kiln_arch = "mve"`: Cortex-M55/M85): Helium's 16-lane int8
 //!   multiply-accumulates (`VMLADAVA.S8`) in tail-predicated loops for the dot products,
@@ -16,10 +16,13 @@
 //!   (`dw_block4` and its forms), `requantize4` (four channels requantized at once) and the
 //!   im2col's `copy_bytes`/`fill_bytes`; the single instructions are `dsp`'s. Also argued
 //!   `unsafe` code.
-//! * `riscv` (`kiln_arch = "riscv"`: RV32IMC/IMAC, ESP32-C3/C6-class): plain Rust, no
-//!   `unsafe`, the products blocked two pixels by four channels with the sums in registers
-//!   (RV32IM has a one-instruction `MUL`, no multiply-accumulate, no SIMD); the drivers call
-//!   its `two_pixels_by4`/`one_pixel_by4` as they do Helium's.
+//! * `riscv` (`kiln_arch = "riscv"`: RV32IMC/IMAC, ESP32-C3/C6-class): Rust, the products
+//!   blocked four (constant depth) or two pixels by four channels with the sums in registers
+//!   (RV32IM has a one-instruction `MUL`, no multiply-accumulate, no SIMD), each `MUL`+`ADD`
+//!   pair of the four-pixel block as `asm!` on RV32, the depthwise convolution two pixels
+//!   per call with its loads proven in bounds once (argued `unsafe`); the drivers call its
+//!   `two_pixels_by4`/`one_pixel_by4` as they do Helium's, and its `four_pixels_by4` and
+//!   `dw_pair`.
 //!   Being plain Rust it also runs on the host: `KILN_KERNELS=riscv cargo test -p
 //!   kiln-kernels` checks the drivers on it against TFLM's cases.
 //! * `portable` (everything else: the host, Cortex-M0/M0+/M3): the same functions in plain
@@ -337,6 +340,60 @@ mod tests {
                     assert_eq!(o2[o], want(x1, o), "k {k} n {n} channel {o}");
                 }
             }
+        }
+        // Four pixels with a constant depth, against the same.
+        for n in [4, 8, 11] {
+            const K: usize = 12;
+            let (xs, wt) = (&big[100..100 + 4 * K], &big[..n * K]);
+            let bias: std::vec::Vec<i32> = (0..n as i32).map(|o| 100 * o - 300).collect();
+            let m: std::vec::Vec<i32> = (0..n as i32).map(|o| (1 << 30) + o * 7919).collect();
+            let e: std::vec::Vec<i32> = (0..n as i32).map(|o| 1 + o % 12).collect();
+            let mut out = std::vec![0i8; 4 * n];
+            let done = rv::four_pixels_by4::<K>(xs, wt, &bias, &m, &e, &q, n, &mut out);
+            assert_eq!(done, n / 4 * 4);
+            for p in 0..4 {
+                for o in 0..done {
+                    let acc = bias[o] + dot(&xs[p * K..(p + 1) * K], &wt[o * K..(o + 1) * K]);
+                    let want = crate::gemm::requantize::<false>(acc, m[o], e[o], &q);
+                    assert_eq!(out[p * n + o], want, "n {n} pixel {p} channel {o}");
+                }
+            }
+            // Short slices: nothing done.
+            assert_eq!(
+                rv::four_pixels_by4::<K>(&xs[1..], wt, &bias, &m, &e, &q, n, &mut out),
+                0
+            );
+        }
+        // Depthwise pairs: 9 taps of 8 channels per pixel, against the taps' sums
+        // requantized.
+        {
+            let taps0: std::vec::Vec<&[i8]> = (0..9).map(|t| &big[t * 8..t * 8 + 8]).collect();
+            let taps1: std::vec::Vec<&[i8]> =
+                (0..9).map(|t| &big[500 + t * 8..500 + t * 8 + 8]).collect();
+            let bias = [1, -20, 300, -4000, 5, 60, -700, 8000];
+            let m: std::vec::Vec<i32> = (0..8).map(|o| (1 << 30) + o * 104729).collect();
+            let e: std::vec::Vec<i32> = (0..8).map(|o| 1 + (o * 5) % 13).collect();
+            let (mut o0, mut o1) = ([0i8; 8], [0i8; 8]);
+            assert!(rv::dw_pair(
+                &taps0, &taps1, &packed, &bias, &m, &e, &q, &mut o0, &mut o1
+            ));
+            for (taps, out) in [(&taps0, &o0), (&taps1, &o1)] {
+                for c in 0..8 {
+                    let (g, j) = (c / 4, c % 4);
+                    let acc: i32 = bias[c]
+                        + (0..9)
+                            .map(|t| taps[t][c] as i32 * w[(g * 9 + t) * 4 + j] as i32)
+                            .sum::<i32>();
+                    let want = crate::gemm::requantize::<false>(acc, m[c], e[c], &q);
+                    assert_eq!(out[c], want, "channel {c}");
+                }
+            }
+            // A short tap: nothing written.
+            let mut short = taps1.clone();
+            short[4] = &big[..7];
+            assert!(!rv::dw_pair(
+                &taps0, &short, &packed, &bias, &m, &e, &q, &mut o0, &mut o1
+            ));
         }
         let vals = [
             i32::MIN,

@@ -1,7 +1,10 @@
 //! The microkernels for RV32 cores with the M extension and no SIMD (`riscv32imc`,
-//! `riscv32imac`: ESP32-C3/C6/H2-class), in plain Rust (no `unsafe`). Same contract as the
-//! other forms (see [`super`]), plus the blocks the drivers take on Helium too
-//! (`two_pixels_by4`, `one_pixel_by4`: `gemm`'s hooks under `kiln_arch = "riscv"`).
+//! `riscv32imac`: ESP32-C3/C6/H2-class), in Rust with three argued `unsafe` spots (the
+//! `MUL`+`ADD` pair of [`mac`] as `asm!`, and [`dw_pair`]'s loads, proven in bounds once per
+//! call). Same contract as the other forms (see [`super`]), plus the blocks the drivers take
+//! under `kiln_arch = "riscv"` (`two_pixels_by4`, `one_pixel_by4` as on Helium;
+//! [`four_pixels_by4`] for `gemm::pointwise` with a constant input depth; [`dw_pair`] for the
+//! depthwise convolution).
 //!
 //! RV32IM multiplies in one instruction (`MUL`) but has no multiply-accumulate, no packed
 //! arithmetic and (without Zbb) no sign-extending byte extraction from a register: a 32-bit
@@ -9,25 +12,64 @@
 //! sign-extended. So each product is one `MUL` and one `ADD`, and what is saved is loads
 //! and overhead:
 //!
-//! * **register blocking**: [`two_pixels_by4`] keeps the eight sums of two pixels by four
-//!   output channels in registers, so a step of `k` is 6 loads for 8 products (the pairs of
-//!   `mac_2x2`: 4 loads for 4); more accumulators do not fit RV32's registers next to the
-//!   pointers (sixteen spill: tried);
-//! * **unrolling by 4** with constant offsets (`LB a, 3(p)`), so the pointer increments
-//!   and the loop branch are paid once per four steps (measured: 99 instructions per 32
-//!   products, for 96 of loads, `MUL` and `ADD`);
+//! * **register blocking**: [`four_pixels_by4`] keeps the sixteen sums of four pixels by
+//!   four output channels in registers, so a step of `k` is 8 loads for 16 products (43
+//!   instructions per step, 2.7 per product, measured on person_detect). It needs `k` a
+//!   constant: then the four pixels and the four weight rows are one pointer each plus
+//!   constant offsets (with a runtime `k` the extra pointers spill), and each product is an
+//!   `asm!` pair so that LLVM's scheduler does not issue the sixteen `MUL`s ahead of their
+//!   `ADD`s (it did, and spilled: 66 per step; unrolling several steps also spills).
+//!   [`two_pixels_by4`] (eight sums, two pixels by four channels, 6 loads for 8 products,
+//!   unrolled by 4 with constant offsets: 99 instructions per 32 products) takes the rest;
 //! * the requantization written out per channel, its multiplier, shift and rounding term
-//!   loaded once for both pixels, the clamp's bounds in registers (at opt-level "s" LLVM
-//!   keeps loops over four or eight outputs rolled, with the sums in memory);
+//!   loaded once for all pixels of the block, the clamp's bounds in registers (at opt-level
+//!   "s" LLVM keeps loops over four or eight outputs rolled, with the sums in memory);
 //! * no unaligned word accesses (many RV32 cores trap on them; the callers pass slices at
 //!   any byte).
 //!
-//! The depthwise taps ([`mac_taps4`]) are four channels per pass; blocks of several pixels
-//! sharing the weights (the Helium form's) were slower in plain Rust here (the tap tables
-//! and sixteen accumulators spill).
+//! The depthwise convolution (depth multiplier 1) runs two output pixels per call of
+//! [`dw_pair`]: per group of four channels and tap, the four weights loaded once (`LH` from
+//! the int16 pairs of `pack_weights`) for both pixels, the eight sums in registers, no bounds
+//! check per tap (36 instructions per tap and group, 4.5 per product, against 6.5 for the
+//! one-pixel [`mac_taps4`], which remains for an odd last pixel).
 
 use super::dot;
 use crate::gemm::Output;
+
+/// `acc + x * w` (wrapping). On RV32 one `MUL` and one `ADD` in an `asm!` block, so that
+/// the compiler's scheduler cannot hoist the products of a step away from their sums: with
+/// sixteen accumulators it issues all sixteen `MUL`s first and spills (measured: 66
+/// instructions for a 16-product step instead of 43). Elsewhere (the host tests of these
+/// forms) plain Rust.
+#[inline(always)]
+#[allow(unsafe_code)]
+fn mac(acc: i32, x: i32, w: i32) -> i32 {
+    #[cfg(all(target_arch = "riscv32", target_feature = "m"))]
+    {
+        let r: i32;
+        // SAFETY: two register-only instructions of RV32IM (`MUL`, `ADD`; the M extension
+        // is in the cfg), no memory access, no stack, no flags; `t` is written before the
+        // inputs are all read, hence `out` (never an input's register), `r` after (may
+        // reuse one).
+        unsafe {
+            core::arch::asm!(
+                "mul {t}, {x}, {w}",
+                "add {r}, {a}, {t}",
+                a = in(reg) acc,
+                x = in(reg) x,
+                w = in(reg) w,
+                t = out(reg) _,
+                r = lateout(reg) r,
+                options(pure, nomem, nostack),
+            );
+        }
+        r
+    }
+    #[cfg(not(all(target_arch = "riscv32", target_feature = "m")))]
+    {
+        acc.wrapping_add(x.wrapping_mul(w))
+    }
+}
 
 /// Adds `p[j] * r[j]` for the four `j` to `a` (written out: at opt-level "s" LLVM keeps a
 /// `for j in 0..4` loop rolled).
@@ -169,6 +211,113 @@ pub(crate) fn mac_taps4(
         }
         store(g, [a0, a1, a2, a3]);
     }
+}
+
+/// Two output pixels of a depth-multiplier-1 depthwise convolution, all `c = bias.len()`
+/// channels (a non-zero multiple of 4), requantized into `out0` and `out1`: `taps0[i]` and
+/// `taps1[i]` are the pixels' inputs at tap `i` (`c` bytes each), `w` the weights as
+/// `depthwise_conv_2d::fast::pack_weights` lays them out (two words of int16 pairs per
+/// group of four channels and tap). Per group of four channels and tap, the tap's four
+/// weights are loaded once for both pixels (four `LH` from the int16 pairs, no unpacking)
+/// and each input by one `LB`: 12 loads for 8 products, against 6 loads and 6 unpacking
+/// instructions for 4 in [`mac_taps4`]; the group's multipliers and shifts are loaded once
+/// for the eight outputs. The loads are unchecked, the slices' lengths proven once up front
+/// (one check per call instead of one per tap and group). Returns `false` (nothing written)
+/// if a length does not fit.
+// Not inlined: in its own function the sums, pointers and the clamp's bounds stay in
+// registers (inlined into the caller's pixel loop they spill).
+#[allow(clippy::too_many_arguments, unsafe_code)]
+#[inline(never)]
+pub(crate) fn dw_pair(
+    taps0: &[&[i8]],
+    taps1: &[&[i8]],
+    w: &[i32],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &Output,
+    out0: &mut [i8],
+    out1: &mut [i8],
+) -> bool {
+    let t = taps0.len();
+    let c = bias.len();
+    if t == 0
+        || t > super::MAX_TAPS
+        || taps1.len() != t
+        || c == 0
+        || !c.is_multiple_of(4)
+        || w.len() < c / 2 * t
+        || m.len() < c
+        || e.len() < c
+        || out0.len() < c
+        || out1.len() < c
+        || taps0.iter().chain(taps1).any(|s| s.len() < c)
+    {
+        return false;
+    }
+    // In registers for the whole call (the stores to the outputs cannot change it).
+    let q = *q;
+    // The weights as int16 values: halfword `4i + j` (`^ 1` on a big-endian target) is
+    // weight `j` of entry `i` (`pack_weights`: word `2i` is `w0 | w1 << 16`, word `2i + 1`
+    // is `w2 | w3 << 16`).
+    let wh = w.as_ptr().cast::<i16>();
+    const SWAP: usize = if cfg!(target_endian = "big") { 1 } else { 0 };
+    // Halfword index of the current entry: entries in order, group by group, tap by tap.
+    let mut wi = 0usize;
+    let mut at = 0usize;
+    for ((((b, mm), ee), o0), o1) in bias
+        .chunks_exact(4)
+        .zip(m.chunks_exact(4))
+        .zip(e.chunks_exact(4))
+        .zip(out0.chunks_exact_mut(4))
+        .zip(out1.chunks_exact_mut(4))
+    {
+        let [mut a0, mut a1, mut a2, mut a3] = [b[0], b[1], b[2], b[3]];
+        let [mut b0, mut b1, mut b2, mut b3] = [b[0], b[1], b[2], b[3]];
+        for (s0, s1) in taps0.iter().zip(taps1) {
+            // SAFETY: every tap slice holds at least `c` bytes (checked above) and
+            // `at + 3 < c` (`at = 4g` for the groups `g < c / 4` of the zip over
+            // `bias.chunks_exact(4)`), so the eight byte reads are inside `s0` and `s1`.
+            // The entries are read in order, `t` per group, so the last halfword read is
+            // `4 * (c / 4 * t - 1) + 3 < c * t <= 2 * w.len()` (checked above): inside `w`,
+            // whose `i32`s are 2-aligned for the `i16` reads and have no invalid bit
+            // patterns; `^ SWAP` stays within the same word.
+            let (x, y, v) = unsafe {
+                let (p, r) = (s0.as_ptr().add(at), s1.as_ptr().add(at));
+                (
+                    [*p, *p.add(1), *p.add(2), *p.add(3)],
+                    [*r, *r.add(1), *r.add(2), *r.add(3)],
+                    [
+                        *wh.add(wi ^ SWAP) as i32,
+                        *wh.add((wi + 1) ^ SWAP) as i32,
+                        *wh.add((wi + 2) ^ SWAP) as i32,
+                        *wh.add((wi + 3) ^ SWAP) as i32,
+                    ],
+                )
+            };
+            wi += 4;
+            a0 = a0.wrapping_add(x[0] as i32 * v[0]);
+            b0 = b0.wrapping_add(y[0] as i32 * v[0]);
+            a1 = a1.wrapping_add(x[1] as i32 * v[1]);
+            b1 = b1.wrapping_add(y[1] as i32 * v[1]);
+            a2 = a2.wrapping_add(x[2] as i32 * v[2]);
+            b2 = b2.wrapping_add(y[2] as i32 * v[2]);
+            a3 = a3.wrapping_add(x[3] as i32 * v[3]);
+            b3 = b3.wrapping_add(y[3] as i32 * v[3]);
+        }
+        at += 4;
+        // Written out: at opt-level "s" LLVM keeps a loop over the eight rolled.
+        let (h0, h1, h2, h3) = (half(ee[0]), half(ee[1]), half(ee[2]), half(ee[3]));
+        o0[0] = output(a0, None, &[], mm[0], ee[0], h0, &q);
+        o1[0] = output(b0, None, &[], mm[0], ee[0], h0, &q);
+        o0[1] = output(a1, None, &[], mm[1], ee[1], h1, &q);
+        o1[1] = output(b1, None, &[], mm[1], ee[1], h1, &q);
+        o0[2] = output(a2, None, &[], mm[2], ee[2], h2, &q);
+        o1[2] = output(b2, None, &[], mm[2], ee[2], h2, &q);
+        o0[3] = output(a3, None, &[], mm[3], ee[3], h3, &q);
+        o1[3] = output(b3, None, &[], mm[3], ee[3], h3, &q);
+    }
+    true
 }
 
 /// One output of channel `j`: its sum `s` plus the products of the pixel's tail `t` (its
@@ -331,6 +480,119 @@ pub(crate) fn two_pixels_by4(
         o1[2] = output(b2, t1, u2, mm[2], ee[2], h2, &q);
         o0[3] = output(a3, t0, u3, mm[3], ee[3], h3, &q);
         o1[3] = output(b3, t1, u3, mm[3], ee[3], h3, &q);
+    }
+    n4
+}
+
+/// [`one_pixel_by4`] for four pixels with `K` inputs each, a constant (`x`: the four
+/// pixels, `4K` bytes; `out`: their `n` outputs each, `4n` bytes): per group of four
+/// channels sixteen sums in one pass (64 products per four steps of `k` from 16 + 16 `LB`,
+/// every load used four times), the group's multipliers and shifts loaded once for the
+/// sixteen outputs. With `K` a constant (`3K + 3` within `LB`'s 12-bit offset) the four
+/// pixels and the four weight rows are each one pointer plus constant offsets, so a step
+/// costs only the loads, `MUL`s and `ADD`s (with a runtime `k` the twelve extra pointers
+/// or their address arithmetic spill RV32's registers). Returns the channels done (a
+/// multiple of 4; 0 if a slice is short or `K` is not a multiple of 4 up to 680).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn four_pixels_by4<const K: usize>(
+    x: &[i8],
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &Output,
+    n: usize,
+    out: &mut [i8],
+) -> usize {
+    let n4 = n.min(bias.len()).min(m.len()).min(e.len()) / 4 * 4;
+    let (Some(x), Some(w)) = (x.get(..4 * K), w.get(..n4.saturating_mul(K))) else {
+        return 0;
+    };
+    if K == 0 || !K.is_multiple_of(4) || 3 * K + 3 > 2047 || n4 == 0 || w.len() != n4 * K {
+        return 0;
+    }
+    let Some(out) = out.get_mut(..4 * n) else {
+        return 0;
+    };
+    let (o01, o23) = out.split_at_mut(2 * n);
+    let ((o0, o1), (o2, o3)) = (o01.split_at_mut(n), o23.split_at_mut(n));
+    // In registers for the whole call (the stores to the outputs cannot change it).
+    let q = *q;
+    for (((((((rows, b), mm), ee), p0), p1), p2), p3) in w
+        .chunks_exact(4 * K)
+        .zip(bias.chunks_exact(4))
+        .zip(m.chunks_exact(4))
+        .zip(e.chunks_exact(4))
+        .zip(o0.chunks_exact_mut(4))
+        .zip(o1.chunks_exact_mut(4))
+        .zip(o2.chunks_exact_mut(4))
+        .zip(o3.chunks_exact_mut(4))
+    {
+        // `aPC`: pixel `P`, channel `C` of the group.
+        let [mut a00, mut a01, mut a02, mut a03] = [b[0], b[1], b[2], b[3]];
+        let [mut a10, mut a11, mut a12, mut a13] = [b[0], b[1], b[2], b[3]];
+        let [mut a20, mut a21, mut a22, mut a23] = [b[0], b[1], b[2], b[3]];
+        let [mut a30, mut a31, mut a32, mut a33] = [b[0], b[1], b[2], b[3]];
+        let mut i = 0;
+        // One input per pass: unrolled (measured with two and four), the scheduler hoists
+        // the loads of the later steps and spills.
+        while i < K {
+            // Written out (at opt-level "s" LLVM keeps loops over the four rolled): input
+            // `i` of the four pixels times the four channels' weights, each weight loaded
+            // once and used four times.
+            macro_rules! step {
+                ($t:expr) => {{
+                    let j = i + $t;
+                    let (x0, x1, x2, x3) = (
+                        x[j] as i32,
+                        x[K + j] as i32,
+                        x[2 * K + j] as i32,
+                        x[3 * K + j] as i32,
+                    );
+                    let v = rows[j] as i32;
+                    a00 = mac(a00, x0, v);
+                    a10 = mac(a10, x1, v);
+                    a20 = mac(a20, x2, v);
+                    a30 = mac(a30, x3, v);
+                    let v = rows[K + j] as i32;
+                    a01 = mac(a01, x0, v);
+                    a11 = mac(a11, x1, v);
+                    a21 = mac(a21, x2, v);
+                    a31 = mac(a31, x3, v);
+                    let v = rows[2 * K + j] as i32;
+                    a02 = mac(a02, x0, v);
+                    a12 = mac(a12, x1, v);
+                    a22 = mac(a22, x2, v);
+                    a32 = mac(a32, x3, v);
+                    let v = rows[3 * K + j] as i32;
+                    a03 = mac(a03, x0, v);
+                    a13 = mac(a13, x1, v);
+                    a23 = mac(a23, x2, v);
+                    a33 = mac(a33, x3, v);
+                }};
+            }
+            step!(0);
+            i += 1;
+        }
+        // Written out: at opt-level "s" LLVM keeps a loop over the sixteen rolled.
+        let (h0, h1, h2, h3) = (half(ee[0]), half(ee[1]), half(ee[2]), half(ee[3]));
+        p0[0] = output(a00, None, &[], mm[0], ee[0], h0, &q);
+        p1[0] = output(a10, None, &[], mm[0], ee[0], h0, &q);
+        p2[0] = output(a20, None, &[], mm[0], ee[0], h0, &q);
+        p3[0] = output(a30, None, &[], mm[0], ee[0], h0, &q);
+        p0[1] = output(a01, None, &[], mm[1], ee[1], h1, &q);
+        p1[1] = output(a11, None, &[], mm[1], ee[1], h1, &q);
+        p2[1] = output(a21, None, &[], mm[1], ee[1], h1, &q);
+        p3[1] = output(a31, None, &[], mm[1], ee[1], h1, &q);
+        p0[2] = output(a02, None, &[], mm[2], ee[2], h2, &q);
+        p1[2] = output(a12, None, &[], mm[2], ee[2], h2, &q);
+        p2[2] = output(a22, None, &[], mm[2], ee[2], h2, &q);
+        p3[2] = output(a32, None, &[], mm[2], ee[2], h2, &q);
+        p0[3] = output(a03, None, &[], mm[3], ee[3], h3, &q);
+        p1[3] = output(a13, None, &[], mm[3], ee[3], h3, &q);
+        p2[3] = output(a23, None, &[], mm[3], ee[3], h3, &q);
+        p3[3] = output(a33, None, &[], mm[3], ee[3], h3, &q);
     }
     n4
 }
