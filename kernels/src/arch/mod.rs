@@ -79,7 +79,7 @@ pub(crate) use riscv::*;
 /// microkernels' `dw_row` (DSP and portable): the window (`kh x 3` with `kh == 3`, or
 /// `kh x 1`), its steps and the row's pixels.
 #[derive(Clone, Copy, Debug)]
-#[cfg_attr(any(kiln_arch = "mve", kiln_arch = "riscv"), allow(dead_code))]
+#[cfg_attr(kiln_arch = "mve", allow(dead_code))]
 pub(crate) struct DwRow {
     /// Window height; the width is 3 (then `kh` must be 3) or 1.
     pub kh: usize,
@@ -97,7 +97,7 @@ pub(crate) struct DwRow {
     pub c: usize,
 }
 
-#[cfg_attr(any(kiln_arch = "mve", kiln_arch = "riscv"), allow(dead_code))]
+#[cfg_attr(kiln_arch = "mve", allow(dead_code))]
 impl DwRow {
     /// Whether `dw_row` may run this row from `x` at `start` (`KX1`: a `kh x 1` window, else
     /// 3x3): `c` a non-zero multiple of 4, and `x` (up to the last pixel's last tap, without

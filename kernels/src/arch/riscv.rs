@@ -320,6 +320,199 @@ pub(crate) fn dw_pair(
     true
 }
 
+/// One output row of a depth-multiplier-1 depthwise convolution whose windows lie inside
+/// `x` (the input itself, or a band of its rows with the padding filled in), as the DSP
+/// form's `dw_row` takes it: output pixel `i` (`out[i * c..][..c]`) from the window at
+/// `x[start + i * step..]`, tap `(fy, fx)` of channel `ch` at `start + i * step + fy * row +
+/// fx * col + ch`, the weights of `pack_weights`. The taps' offsets are computed once per
+/// row; the pixels go by pairs ([`dw_pair_at`]), an odd last one with itself as the pair's
+/// second (its outputs written twice, the same bytes). Every load is proven in bounds by
+/// [`DwRow::fits`](super::DwRow::fits) once per row. Returns whether it ran (else nothing is
+/// written). The clamp is always the layer's (`F` unused: two comparisons either way).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn dw_row<const F: bool, const KX1: bool>(
+    r: &super::DwRow,
+    x: &[i8],
+    start: usize,
+    w: &[i32],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &Output,
+    out: &mut [i8],
+) -> bool {
+    let t = r.kh * r.kw;
+    if t > super::MAX_TAPS || !r.fits::<KX1>(x, start, w, bias, m, e, out) {
+        return false;
+    }
+    let mut offs = [0usize; super::MAX_TAPS];
+    for fy in 0..r.kh {
+        for fx in 0..r.kw {
+            if let Some(o) = offs.get_mut(fy * r.kw + fx) {
+                *o = fy * r.row + fx * r.col;
+            }
+        }
+    }
+    let c = r.c;
+    let Some(bias) = bias.get(..c) else {
+        return false;
+    };
+    let mut i = 0;
+    while i < r.pixels {
+        let j = if i + 1 < r.pixels { i + 1 } else { i };
+        if let Some(o) = out.get_mut(i * c..(j + 1) * c) {
+            let (o0, o1) = o.split_at_mut(c);
+            // An odd last pixel: its outputs twice into `o0` (from the same sums).
+            let o1 = if o1.is_empty() { None } else { Some(o1) };
+            dw_pair_at(
+                x,
+                start + i * r.step,
+                start + j * r.step,
+                offs.get(..t).unwrap_or(&[]),
+                w,
+                bias,
+                m,
+                e,
+                q,
+                o0,
+                o1,
+            );
+        }
+        i += 2;
+    }
+    true
+}
+
+/// Two output pixels of [`dw_row`]: windows at `x[b0..]` and `x[b1..]`, tap `i` at offset
+/// `offs[i]`, all `c = bias.len()` channels, into `out0` and `out1` (or `out0` only). Per
+/// group of four channels and tap, the four weights loaded once (`LH`) for both pixels and
+/// eight `LB`, the eight sums in registers. The caller ([`dw_row`]) has proven the bounds
+/// (below); checked again here only as far as it is cheap (once per call).
+// Not inlined: in its own function the sums, pointers and the clamp's bounds stay in
+// registers.
+#[allow(clippy::too_many_arguments, unsafe_code)]
+#[inline(never)]
+fn dw_pair_at(
+    x: &[i8],
+    b0: usize,
+    b1: usize,
+    offs: &[usize],
+    w: &[i32],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &Output,
+    out0: &mut [i8],
+    out1: Option<&mut [i8]>,
+) {
+    let (t, c) = (offs.len(), bias.len());
+    let Some(reach) = offs.iter().max() else {
+        return;
+    };
+    // The largest byte read is `max(b0, b1) + max(offs) + c - 1`.
+    let last = b0
+        .max(b1)
+        .checked_add(*reach)
+        .and_then(|v| v.checked_add(c));
+    if c == 0
+        || !c.is_multiple_of(4)
+        || last.is_none_or(|l| l > x.len())
+        || w.len() < c / 2 * t
+        || m.len() < c
+        || e.len() < c
+        || out0.len() < c
+        || out1.as_ref().is_some_and(|o| o.len() < c)
+    {
+        return;
+    }
+    let q = *q;
+    let wh = w.as_ptr().cast::<i16>();
+    const SWAP: usize = if cfg!(target_endian = "big") { 1 } else { 0 };
+    let mut wi = 0usize;
+    let (x0, x1) = (x.as_ptr().wrapping_add(b0), x.as_ptr().wrapping_add(b1));
+    let mut dummy = [0i8; 4];
+    let mut o1 = out1;
+    for (g, (((b, mm), ee), p0)) in bias
+        .chunks_exact(4)
+        .zip(m.chunks_exact(4))
+        .zip(e.chunks_exact(4))
+        .zip(out0.chunks_exact_mut(4))
+        .enumerate()
+    {
+        let at = 4 * g;
+        let [mut a0, mut a1, mut a2, mut a3] = [b[0], b[1], b[2], b[3]];
+        let [mut c0, mut c1, mut c2, mut c3] = [b[0], b[1], b[2], b[3]];
+        // The taps' products (`o`: the tap's offset).
+        macro_rules! tap {
+            ($o:expr) => {{
+                let o: usize = $o;
+                // SAFETY: `b + o + at + 3 <= max(b0, b1) + max(offs) + c - 1 < x.len()` for
+                // both windows (`at + 3 < c`: `g < c / 4` by the zip over `bias.chunks_exact(4)`),
+                // checked above, so the eight byte reads are inside `x` (and `x0`/`x1`, built
+                // with `wrapping_add`, point inside it). The weights: the last halfword read is
+                // `4 * (c / 4 * t - 1) + 3 < c * t <= 2 * w.len()` (checked above), the `i32`s
+                // 2-aligned for the `i16` reads, every bit pattern valid; `^ SWAP` stays within
+                // the word.
+                let (u, y, v) = unsafe {
+                    let (p, r) = (x0.add(o + at), x1.add(o + at));
+                    (
+                        [*p, *p.add(1), *p.add(2), *p.add(3)],
+                        [*r, *r.add(1), *r.add(2), *r.add(3)],
+                        [
+                            *wh.add(wi ^ SWAP) as i32,
+                            *wh.add((wi + 1) ^ SWAP) as i32,
+                            *wh.add((wi + 2) ^ SWAP) as i32,
+                            *wh.add((wi + 3) ^ SWAP) as i32,
+                        ],
+                    )
+                };
+                wi += 4;
+                a0 = mac(a0, u[0] as i32, v[0]);
+                c0 = mac(c0, y[0] as i32, v[0]);
+                a1 = mac(a1, u[1] as i32, v[1]);
+                c1 = mac(c1, y[1] as i32, v[1]);
+                a2 = mac(a2, u[2] as i32, v[2]);
+                c2 = mac(c2, y[2] as i32, v[2]);
+                a3 = mac(a3, u[3] as i32, v[3]);
+                c3 = mac(c3, y[3] as i32, v[3]);
+            }};
+        }
+        // A 3x3 window unrolled (the loop's increments and branch are a fifth of a tap).
+        if let Some(o9) = offs.first_chunk::<9>()
+            && t == 9
+        {
+            tap!(o9[0]);
+            tap!(o9[1]);
+            tap!(o9[2]);
+            tap!(o9[3]);
+            tap!(o9[4]);
+            tap!(o9[5]);
+            tap!(o9[6]);
+            tap!(o9[7]);
+            tap!(o9[8]);
+        } else {
+            for &o in offs {
+                tap!(o);
+            }
+        }
+        let p1 = match o1.as_deref_mut().and_then(|o| o.get_mut(at..at + 4)) {
+            Some(p1) => p1,
+            None => &mut dummy[..],
+        };
+        // Written out: at opt-level "s" LLVM keeps a loop over the eight rolled.
+        let (h0, h1, h2, h3) = (half(ee[0]), half(ee[1]), half(ee[2]), half(ee[3]));
+        p0[0] = output(a0, None, &[], mm[0], ee[0], h0, &q);
+        p1[0] = output(c0, None, &[], mm[0], ee[0], h0, &q);
+        p0[1] = output(a1, None, &[], mm[1], ee[1], h1, &q);
+        p1[1] = output(c1, None, &[], mm[1], ee[1], h1, &q);
+        p0[2] = output(a2, None, &[], mm[2], ee[2], h2, &q);
+        p1[2] = output(c2, None, &[], mm[2], ee[2], h2, &q);
+        p0[3] = output(a3, None, &[], mm[3], ee[3], h3, &q);
+        p1[3] = output(c3, None, &[], mm[3], ee[3], h3, &q);
+    }
+}
+
 /// One output of channel `j`: its sum `s` plus the products of the pixel's tail `t` (its
 /// last `k % 4` inputs, if any) with the channel's tail `u`, requantized with the channel's
 /// `m`, `e` and `half` (`gemm::requantize` with the clamp of `q`, the rounding term

@@ -6,13 +6,14 @@
 //! * **Depth multiplier 1**, depth a multiple of 4 (the MobileNets' 3x3 layers,
 //!   [`depthwise_conv_2d_s8_fast`]): the filter is stored at build time as int16 pairs,
 //!   `[C / 4][kh * kw]` entries of two words ([`pack_weights`]), so a tap's four weights are
-//!   one `LDRD` (Helium: one `VLDRH.S32`). On the DSP and the portable microkernels a 3x3
-//!   or `kh x 1` window runs a row of output pixels per call ([`by_rows`]: all groups of
-//!   four channels and their requantization in one `asm!` block), the rows of windows that
-//!   reach outside the input on a band of `kh` input rows padded with the zero point in
-//!   scratch ([`band_bytes`]); other windows take a table of each pixel's taps ([`by_taps`],
-//!   taps outside the input on a row of zero points). Helium runs four pixels per block
-//!   (`by_blocks`). The zero point's products cancel their share of the folded bias
+//!   one `LDRD` (Helium: one `VLDRH.S32`; RV32: four `LH`). On the DSP, RV32 and the
+//!   portable microkernels a 3x3 or `kh x 1` window runs a row of output pixels per call
+//!   ([`by_rows`]: all groups of four channels and their requantization in one `asm!` block
+//!   on the DSP, pairs of pixels on RV32), the rows of windows that reach outside the input
+//!   on a band of `kh` input rows padded with the zero point in scratch ([`band_bytes`]);
+//!   other windows take a table of each pixel's taps ([`by_taps`], taps outside the input
+//!   on a row of zero points; on RV32 two pixels per call, `by_tap_pairs`). Helium runs four
+//!   pixels per block (`by_blocks`). The zero point's products cancel their share of the folded bias
 //!   ([`crate::gemm`]), so padded taps add 0 as the reference's skipped ones do.
 //! * **Input depth 1**, any multiplier `M` (micro_speech's 10x8 layer,
 //!   [`depthwise_conv_2d_s8_fast_single`]): the same sums as a CONV_2D with `M` filters of
@@ -239,13 +240,12 @@ pub fn depthwise_conv_2d_s8_fast(
 ) {
     // Always inlined: with a model's constant `p` only the form and the clamp instance the
     // layer uses are called, so the others are not linked.
-    // The row form on the DSP and portable microkernels; Helium and RV32 run the taps form
-    // (RV32's four-channel `mac_taps4` keeps its sums in registers; the portable rows
-    // executed 1.6x its instructions on person_detect), the band unused.
-    if !cfg!(any(kiln_arch = "mve", kiln_arch = "riscv")) && row_form(p) {
+    // The row form on the DSP, RV32 and portable microkernels; Helium runs its four-pixel
+    // blocks, the band unused.
+    if !cfg!(kiln_arch = "mve") && row_form(p) {
         // Its scratch is the band (without it the plan calls `depthwise_conv_2d_s8_fast_lean`),
         // so no run-time choice.
-        #[cfg(not(any(kiln_arch = "mve", kiln_arch = "riscv")))]
+        #[cfg(not(kiln_arch = "mve"))]
         {
             let q = output_quant(p);
             let ch = gemm::Channels {
@@ -527,7 +527,7 @@ fn taps_by<const F: bool>(
 /// The depth-multiplier-1 form on RV32: the output pixels two at a time in raster order
 /// (a pair may span two rows), each from a table of its taps (taps outside the input read
 /// `zero_row`), all channels of the pair by [`dw_pair`](crate::arch::dw_pair) (each tap's
-/// weights loaded once for both pixels); an odd last pixel as [`by_taps`] runs one. A table
+/// weights loaded once for both pixels); an odd last pixel as `by_taps` runs one. A table
 /// whose window lies inside the input, as did the one it held before in the same row, is
 /// moved along the row instead of being rebuilt.
 #[cfg(kiln_arch = "riscv")]
@@ -835,7 +835,7 @@ fn by_blocks_single<const F: bool>(
 /// with the zero point to [`band_width`] pixels (the zero point's products cancel their
 /// share of the folded bias, see [`crate::gemm`]).
 /// `KX1`: the `kh x 1` window (else 3x3), as [`crate::arch`]'s `dw_row` takes it.
-#[cfg(not(any(kiln_arch = "mve", kiln_arch = "riscv")))]
+#[cfg(not(kiln_arch = "mve"))]
 #[inline(never)]
 fn by_rows<const F: bool, const KX1: bool>(
     p: &Params,
