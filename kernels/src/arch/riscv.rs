@@ -296,14 +296,14 @@ pub(crate) fn dw_pair(
                 )
             };
             wi += 4;
-            a0 = a0.wrapping_add(x[0] as i32 * v[0]);
-            b0 = b0.wrapping_add(y[0] as i32 * v[0]);
-            a1 = a1.wrapping_add(x[1] as i32 * v[1]);
-            b1 = b1.wrapping_add(y[1] as i32 * v[1]);
-            a2 = a2.wrapping_add(x[2] as i32 * v[2]);
-            b2 = b2.wrapping_add(y[2] as i32 * v[2]);
-            a3 = a3.wrapping_add(x[3] as i32 * v[3]);
-            b3 = b3.wrapping_add(y[3] as i32 * v[3]);
+            a0 = mac(a0, x[0] as i32, v[0]);
+            b0 = mac(b0, y[0] as i32, v[0]);
+            a1 = mac(a1, x[1] as i32, v[1]);
+            b1 = mac(b1, y[1] as i32, v[1]);
+            a2 = mac(a2, x[2] as i32, v[2]);
+            b2 = mac(b2, y[2] as i32, v[2]);
+            a3 = mac(a3, x[3] as i32, v[3]);
+            b3 = mac(b3, y[3] as i32, v[3]);
         }
         at += 4;
         // Written out: at opt-level "s" LLVM keeps a loop over the eight rolled.
@@ -358,28 +358,24 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
     let Some(bias) = bias.get(..c) else {
         return false;
     };
+    let offs = offs.get(..t).unwrap_or(&[]);
     let mut i = 0;
-    while i < r.pixels {
-        let j = if i + 1 < r.pixels { i + 1 } else { i };
-        if let Some(o) = out.get_mut(i * c..(j + 1) * c) {
-            let (o0, o1) = o.split_at_mut(c);
-            // An odd last pixel: its outputs twice into `o0` (from the same sums).
-            let o1 = if o1.is_empty() { None } else { Some(o1) };
-            dw_pair_at(
-                x,
-                start + i * r.step,
-                start + j * r.step,
-                offs.get(..t).unwrap_or(&[]),
-                w,
-                bias,
-                m,
-                e,
-                q,
-                o0,
-                o1,
-            );
+    while i + 1 < r.pixels {
+        if let Some((o0, o1)) = out
+            .get_mut(i * c..(i + 2) * c)
+            .and_then(|o| o.split_at_mut_checked(c))
+        {
+            let (b0, b1) = (start + i * r.step, start + (i + 1) * r.step);
+            dw_pixels_at::<true>(x, b0, b1, offs, w, bias, m, e, q, o0, o1);
         }
         i += 2;
+    }
+    // An odd last pixel by the one-pixel instance.
+    if i < r.pixels
+        && let Some(o0) = out.get_mut(i * c..(i + 1) * c)
+    {
+        let b0 = start + i * r.step;
+        dw_pixels_at::<false>(x, b0, b0, offs, w, bias, m, e, q, o0, &mut []);
     }
     true
 }
@@ -393,7 +389,7 @@ pub(crate) fn dw_row<const F: bool, const KX1: bool>(
 // registers.
 #[allow(clippy::too_many_arguments, unsafe_code)]
 #[inline(never)]
-fn dw_pair_at(
+fn dw_pixels_at<const TWO: bool>(
     x: &[i8],
     b0: usize,
     b1: usize,
@@ -404,7 +400,7 @@ fn dw_pair_at(
     e: &[i32],
     q: &Output,
     out0: &mut [i8],
-    out1: Option<&mut [i8]>,
+    out1: &mut [i8],
 ) {
     let (t, c) = (offs.len(), bias.len());
     let Some(reach) = offs.iter().max() else {
@@ -422,7 +418,7 @@ fn dw_pair_at(
         || m.len() < c
         || e.len() < c
         || out0.len() < c
-        || out1.as_ref().is_some_and(|o| o.len() < c)
+        || (TWO && out1.len() < c)
     {
         return;
     }
@@ -431,8 +427,6 @@ fn dw_pair_at(
     const SWAP: usize = if cfg!(target_endian = "big") { 1 } else { 0 };
     let mut wi = 0usize;
     let (x0, x1) = (x.as_ptr().wrapping_add(b0), x.as_ptr().wrapping_add(b1));
-    let mut dummy = [0i8; 4];
-    let mut o1 = out1;
     for (g, (((b, mm), ee), p0)) in bias
         .chunks_exact(4)
         .zip(m.chunks_exact(4))
@@ -454,11 +448,10 @@ fn dw_pair_at(
                 // `4 * (c / 4 * t - 1) + 3 < c * t <= 2 * w.len()` (checked above), the `i32`s
                 // 2-aligned for the `i16` reads, every bit pattern valid; `^ SWAP` stays within
                 // the word.
-                let (u, y, v) = unsafe {
-                    let (p, r) = (x0.add(o + at), x1.add(o + at));
+                let (u, v) = unsafe {
+                    let p = x0.add(o + at);
                     (
                         [*p, *p.add(1), *p.add(2), *p.add(3)],
-                        [*r, *r.add(1), *r.add(2), *r.add(3)],
                         [
                             *wh.add(wi ^ SWAP) as i32,
                             *wh.add((wi + 1) ^ SWAP) as i32,
@@ -469,17 +462,358 @@ fn dw_pair_at(
                 };
                 wi += 4;
                 a0 = mac(a0, u[0] as i32, v[0]);
-                c0 = mac(c0, y[0] as i32, v[0]);
                 a1 = mac(a1, u[1] as i32, v[1]);
-                c1 = mac(c1, y[1] as i32, v[1]);
                 a2 = mac(a2, u[2] as i32, v[2]);
-                c2 = mac(c2, y[2] as i32, v[2]);
                 a3 = mac(a3, u[3] as i32, v[3]);
-                c3 = mac(c3, y[3] as i32, v[3]);
+                if TWO {
+                    // SAFETY: as above, for the second window.
+                    let y = unsafe {
+                        let r = x1.add(o + at);
+                        [*r, *r.add(1), *r.add(2), *r.add(3)]
+                    };
+                    c0 = mac(c0, y[0] as i32, v[0]);
+                    c1 = mac(c1, y[1] as i32, v[1]);
+                    c2 = mac(c2, y[2] as i32, v[2]);
+                    c3 = mac(c3, y[3] as i32, v[3]);
+                }
             }};
         }
-        // A 3x3 window unrolled (the loop's increments and branch are a fifth of a tap).
-        if let Some(o9) = offs.first_chunk::<9>()
+        // Whether the `asm!` block below ran the taps (not on other targets).
+        #[cfg_attr(
+            not(all(
+                target_arch = "riscv32",
+                target_feature = "m",
+                target_endian = "little"
+            )),
+            allow(unused_mut)
+        )]
+        let mut done = false;
+        // RV32, two pixels of a 3x3 window: the nine taps in one `asm!` block (per tap its
+        // offset, two addresses, four `LH`, eight `LB`, eight `MUL` and `ADD`: 31
+        // instructions for 8 products, the sums in registers).
+        #[cfg(all(
+            target_arch = "riscv32",
+            target_feature = "m",
+            target_endian = "little"
+        ))]
+        if TWO
+            && t == 9
+            && let Some(o9) = offs.first_chunk::<9>()
+        {
+            // SAFETY: reads only, the same bytes as `tap!` below reads (its argument): for
+            // tap `i`, `x0 + o9[i] + at + j` and `x1 + o9[i] + at + j` (`j < 4`), the
+            // halfwords `wi + 4i + j` of `w` (byte `8i + 2j` from `pw`; little-endian, so no
+            // swap), and the nine offsets themselves (`o9`, `usize` = 4 bytes on RV32). The
+            // other operands are registers (`o`, `p`, `r`, `w`, `u` written before all
+            // inputs are read: `out`); no stack.
+            unsafe {
+                core::arch::asm!(
+                    "lw {o}, 0({tbl})",
+                    "add {p}, {xa}, {o}",
+                    "add {r}, {xb}, {o}",
+                    "lh {w}, 0({pw})",
+                    "lb {u}, 0({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a0}, {a0}, {u}",
+                    "lb {u}, 0({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c0}, {c0}, {u}",
+                    "lh {w}, 2({pw})",
+                    "lb {u}, 1({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a1}, {a1}, {u}",
+                    "lb {u}, 1({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c1}, {c1}, {u}",
+                    "lh {w}, 4({pw})",
+                    "lb {u}, 2({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a2}, {a2}, {u}",
+                    "lb {u}, 2({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c2}, {c2}, {u}",
+                    "lh {w}, 6({pw})",
+                    "lb {u}, 3({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a3}, {a3}, {u}",
+                    "lb {u}, 3({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c3}, {c3}, {u}",
+                    "lw {o}, 4({tbl})",
+                    "add {p}, {xa}, {o}",
+                    "add {r}, {xb}, {o}",
+                    "lh {w}, 8({pw})",
+                    "lb {u}, 0({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a0}, {a0}, {u}",
+                    "lb {u}, 0({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c0}, {c0}, {u}",
+                    "lh {w}, 10({pw})",
+                    "lb {u}, 1({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a1}, {a1}, {u}",
+                    "lb {u}, 1({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c1}, {c1}, {u}",
+                    "lh {w}, 12({pw})",
+                    "lb {u}, 2({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a2}, {a2}, {u}",
+                    "lb {u}, 2({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c2}, {c2}, {u}",
+                    "lh {w}, 14({pw})",
+                    "lb {u}, 3({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a3}, {a3}, {u}",
+                    "lb {u}, 3({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c3}, {c3}, {u}",
+                    "lw {o}, 8({tbl})",
+                    "add {p}, {xa}, {o}",
+                    "add {r}, {xb}, {o}",
+                    "lh {w}, 16({pw})",
+                    "lb {u}, 0({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a0}, {a0}, {u}",
+                    "lb {u}, 0({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c0}, {c0}, {u}",
+                    "lh {w}, 18({pw})",
+                    "lb {u}, 1({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a1}, {a1}, {u}",
+                    "lb {u}, 1({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c1}, {c1}, {u}",
+                    "lh {w}, 20({pw})",
+                    "lb {u}, 2({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a2}, {a2}, {u}",
+                    "lb {u}, 2({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c2}, {c2}, {u}",
+                    "lh {w}, 22({pw})",
+                    "lb {u}, 3({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a3}, {a3}, {u}",
+                    "lb {u}, 3({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c3}, {c3}, {u}",
+                    "lw {o}, 12({tbl})",
+                    "add {p}, {xa}, {o}",
+                    "add {r}, {xb}, {o}",
+                    "lh {w}, 24({pw})",
+                    "lb {u}, 0({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a0}, {a0}, {u}",
+                    "lb {u}, 0({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c0}, {c0}, {u}",
+                    "lh {w}, 26({pw})",
+                    "lb {u}, 1({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a1}, {a1}, {u}",
+                    "lb {u}, 1({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c1}, {c1}, {u}",
+                    "lh {w}, 28({pw})",
+                    "lb {u}, 2({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a2}, {a2}, {u}",
+                    "lb {u}, 2({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c2}, {c2}, {u}",
+                    "lh {w}, 30({pw})",
+                    "lb {u}, 3({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a3}, {a3}, {u}",
+                    "lb {u}, 3({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c3}, {c3}, {u}",
+                    "lw {o}, 16({tbl})",
+                    "add {p}, {xa}, {o}",
+                    "add {r}, {xb}, {o}",
+                    "lh {w}, 32({pw})",
+                    "lb {u}, 0({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a0}, {a0}, {u}",
+                    "lb {u}, 0({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c0}, {c0}, {u}",
+                    "lh {w}, 34({pw})",
+                    "lb {u}, 1({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a1}, {a1}, {u}",
+                    "lb {u}, 1({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c1}, {c1}, {u}",
+                    "lh {w}, 36({pw})",
+                    "lb {u}, 2({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a2}, {a2}, {u}",
+                    "lb {u}, 2({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c2}, {c2}, {u}",
+                    "lh {w}, 38({pw})",
+                    "lb {u}, 3({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a3}, {a3}, {u}",
+                    "lb {u}, 3({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c3}, {c3}, {u}",
+                    "lw {o}, 20({tbl})",
+                    "add {p}, {xa}, {o}",
+                    "add {r}, {xb}, {o}",
+                    "lh {w}, 40({pw})",
+                    "lb {u}, 0({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a0}, {a0}, {u}",
+                    "lb {u}, 0({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c0}, {c0}, {u}",
+                    "lh {w}, 42({pw})",
+                    "lb {u}, 1({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a1}, {a1}, {u}",
+                    "lb {u}, 1({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c1}, {c1}, {u}",
+                    "lh {w}, 44({pw})",
+                    "lb {u}, 2({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a2}, {a2}, {u}",
+                    "lb {u}, 2({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c2}, {c2}, {u}",
+                    "lh {w}, 46({pw})",
+                    "lb {u}, 3({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a3}, {a3}, {u}",
+                    "lb {u}, 3({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c3}, {c3}, {u}",
+                    "lw {o}, 24({tbl})",
+                    "add {p}, {xa}, {o}",
+                    "add {r}, {xb}, {o}",
+                    "lh {w}, 48({pw})",
+                    "lb {u}, 0({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a0}, {a0}, {u}",
+                    "lb {u}, 0({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c0}, {c0}, {u}",
+                    "lh {w}, 50({pw})",
+                    "lb {u}, 1({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a1}, {a1}, {u}",
+                    "lb {u}, 1({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c1}, {c1}, {u}",
+                    "lh {w}, 52({pw})",
+                    "lb {u}, 2({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a2}, {a2}, {u}",
+                    "lb {u}, 2({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c2}, {c2}, {u}",
+                    "lh {w}, 54({pw})",
+                    "lb {u}, 3({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a3}, {a3}, {u}",
+                    "lb {u}, 3({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c3}, {c3}, {u}",
+                    "lw {o}, 28({tbl})",
+                    "add {p}, {xa}, {o}",
+                    "add {r}, {xb}, {o}",
+                    "lh {w}, 56({pw})",
+                    "lb {u}, 0({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a0}, {a0}, {u}",
+                    "lb {u}, 0({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c0}, {c0}, {u}",
+                    "lh {w}, 58({pw})",
+                    "lb {u}, 1({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a1}, {a1}, {u}",
+                    "lb {u}, 1({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c1}, {c1}, {u}",
+                    "lh {w}, 60({pw})",
+                    "lb {u}, 2({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a2}, {a2}, {u}",
+                    "lb {u}, 2({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c2}, {c2}, {u}",
+                    "lh {w}, 62({pw})",
+                    "lb {u}, 3({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a3}, {a3}, {u}",
+                    "lb {u}, 3({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c3}, {c3}, {u}",
+                    "lw {o}, 32({tbl})",
+                    "add {p}, {xa}, {o}",
+                    "add {r}, {xb}, {o}",
+                    "lh {w}, 64({pw})",
+                    "lb {u}, 0({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a0}, {a0}, {u}",
+                    "lb {u}, 0({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c0}, {c0}, {u}",
+                    "lh {w}, 66({pw})",
+                    "lb {u}, 1({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a1}, {a1}, {u}",
+                    "lb {u}, 1({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c1}, {c1}, {u}",
+                    "lh {w}, 68({pw})",
+                    "lb {u}, 2({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a2}, {a2}, {u}",
+                    "lb {u}, 2({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c2}, {c2}, {u}",
+                    "lh {w}, 70({pw})",
+                    "lb {u}, 3({p})",
+                    "mul {u}, {u}, {w}",
+                    "add {a3}, {a3}, {u}",
+                    "lb {u}, 3({r})",
+                    "mul {u}, {u}, {w}",
+                    "add {c3}, {c3}, {u}",
+                    a0 = inout(reg) a0,
+                    a1 = inout(reg) a1,
+                    a2 = inout(reg) a2,
+                    a3 = inout(reg) a3,
+                    c0 = inout(reg) c0,
+                    c1 = inout(reg) c1,
+                    c2 = inout(reg) c2,
+                    c3 = inout(reg) c3,
+                    xa = in(reg) x0.wrapping_add(at),
+                    xb = in(reg) x1.wrapping_add(at),
+                    tbl = in(reg) o9.as_ptr(),
+                    pw = in(reg) wh.wrapping_add(wi),
+                    o = out(reg) _,
+                    p = out(reg) _,
+                    r = out(reg) _,
+                    w = out(reg) _,
+                    u = out(reg) _,
+                    options(nostack, readonly, pure),
+                );
+            }
+            wi += 36;
+            done = true;
+        }
+        // Elsewhere, a 3x3 window unrolled (the loop's increments and branch are a fifth of
+        // a tap).
+        if done {
+        } else if let Some(o9) = offs.first_chunk::<9>()
             && t == 9
         {
             tap!(o9[0]);
@@ -496,20 +830,18 @@ fn dw_pair_at(
                 tap!(o);
             }
         }
-        let p1 = match o1.as_deref_mut().and_then(|o| o.get_mut(at..at + 4)) {
-            Some(p1) => p1,
-            None => &mut dummy[..],
-        };
         // Written out: at opt-level "s" LLVM keeps a loop over the eight rolled.
         let (h0, h1, h2, h3) = (half(ee[0]), half(ee[1]), half(ee[2]), half(ee[3]));
         p0[0] = output(a0, None, &[], mm[0], ee[0], h0, &q);
-        p1[0] = output(c0, None, &[], mm[0], ee[0], h0, &q);
         p0[1] = output(a1, None, &[], mm[1], ee[1], h1, &q);
-        p1[1] = output(c1, None, &[], mm[1], ee[1], h1, &q);
         p0[2] = output(a2, None, &[], mm[2], ee[2], h2, &q);
-        p1[2] = output(c2, None, &[], mm[2], ee[2], h2, &q);
         p0[3] = output(a3, None, &[], mm[3], ee[3], h3, &q);
-        p1[3] = output(c3, None, &[], mm[3], ee[3], h3, &q);
+        if TWO && let Some(p1) = out1.get_mut(at..at + 4) {
+            p1[0] = output(c0, None, &[], mm[0], ee[0], h0, &q);
+            p1[1] = output(c1, None, &[], mm[1], ee[1], h1, &q);
+            p1[2] = output(c2, None, &[], mm[2], ee[2], h2, &q);
+            p1[3] = output(c3, None, &[], mm[3], ee[3], h3, &q);
+        }
     }
 }
 
@@ -686,7 +1018,7 @@ pub(crate) fn two_pixels_by4(
 /// costs only the loads, `MUL`s and `ADD`s (with a runtime `k` the twelve extra pointers
 /// or their address arithmetic spill RV32's registers). Returns the channels done (a
 /// multiple of 4; 0 if a slice is short or `K` is not a multiple of 4 up to 680).
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, unsafe_code)]
 #[inline(always)]
 pub(crate) fn four_pixels_by4<const K: usize>(
     x: &[i8],
@@ -727,46 +1059,259 @@ pub(crate) fn four_pixels_by4<const K: usize>(
         let [mut a10, mut a11, mut a12, mut a13] = [b[0], b[1], b[2], b[3]];
         let [mut a20, mut a21, mut a22, mut a23] = [b[0], b[1], b[2], b[3]];
         let [mut a30, mut a31, mut a32, mut a33] = [b[0], b[1], b[2], b[3]];
-        let mut i = 0;
-        // One input per pass: unrolled (measured with two and four), the scheduler hoists
-        // the loads of the later steps and spills.
-        while i < K {
-            // Written out (at opt-level "s" LLVM keeps loops over the four rolled): input
-            // `i` of the four pixels times the four channels' weights, each weight loaded
-            // once and used four times.
-            macro_rules! step {
-                ($t:expr) => {{
-                    let j = i + $t;
-                    let (x0, x1, x2, x3) = (
-                        x[j] as i32,
-                        x[K + j] as i32,
-                        x[2 * K + j] as i32,
-                        x[3 * K + j] as i32,
+        // RV32: four inputs per pass in one `asm!` block (the sixteen sums, the two pointers
+        // and six temporaries: 24 registers), the loads at constant offsets from the two
+        // pointers: 32 `LB`, 64 `MUL`, 64 `ADD` and two pointer increments per 64 products.
+        #[cfg(all(target_arch = "riscv32", target_feature = "m"))]
+        {
+            let (mut px, mut pw) = (x.as_ptr(), rows.as_ptr());
+            let mut i = 0;
+            while i + 4 <= K {
+                // SAFETY: reads only: bytes `px + s + jK` and `pw + s + jK` for `s`, `j` in
+                // 0..4, with `px = x + i`, `pw = rows + i` and `i + 3 < K` (`i` a multiple of
+                // 4 below `K`, `K % 4 == 0`): below `x + 4K` and `rows + 4K`, the lengths of
+                // `x` and `rows` (checked above, `chunks_exact(4 * K)`); the offsets
+                // `3K + 3 <= 2047` fit `LB`'s immediate (checked above). Registers only
+                // otherwise (`x*`, `w`, `t` written before all inputs are read: `out`), no
+                // stack.
+                unsafe {
+                    core::arch::asm!(
+                    "lb {x0}, 0({px})",
+                    "lb {x1}, {k}+0({px})",
+                    "lb {x2}, 2*{k}+0({px})",
+                    "lb {x3}, 3*{k}+0({px})",
+                    "lb {w}, 0({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a00}, {a00}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a10}, {a10}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a20}, {a20}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a30}, {a30}, {t}",
+                    "lb {w}, {k}+0({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a01}, {a01}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a11}, {a11}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a21}, {a21}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a31}, {a31}, {t}",
+                    "lb {w}, 2*{k}+0({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a02}, {a02}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a12}, {a12}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a22}, {a22}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a32}, {a32}, {t}",
+                    "lb {w}, 3*{k}+0({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a03}, {a03}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a13}, {a13}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a23}, {a23}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a33}, {a33}, {t}",
+                    "lb {x0}, 1({px})",
+                    "lb {x1}, {k}+1({px})",
+                    "lb {x2}, 2*{k}+1({px})",
+                    "lb {x3}, 3*{k}+1({px})",
+                    "lb {w}, 1({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a00}, {a00}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a10}, {a10}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a20}, {a20}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a30}, {a30}, {t}",
+                    "lb {w}, {k}+1({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a01}, {a01}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a11}, {a11}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a21}, {a21}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a31}, {a31}, {t}",
+                    "lb {w}, 2*{k}+1({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a02}, {a02}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a12}, {a12}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a22}, {a22}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a32}, {a32}, {t}",
+                    "lb {w}, 3*{k}+1({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a03}, {a03}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a13}, {a13}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a23}, {a23}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a33}, {a33}, {t}",
+                    "lb {x0}, 2({px})",
+                    "lb {x1}, {k}+2({px})",
+                    "lb {x2}, 2*{k}+2({px})",
+                    "lb {x3}, 3*{k}+2({px})",
+                    "lb {w}, 2({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a00}, {a00}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a10}, {a10}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a20}, {a20}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a30}, {a30}, {t}",
+                    "lb {w}, {k}+2({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a01}, {a01}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a11}, {a11}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a21}, {a21}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a31}, {a31}, {t}",
+                    "lb {w}, 2*{k}+2({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a02}, {a02}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a12}, {a12}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a22}, {a22}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a32}, {a32}, {t}",
+                    "lb {w}, 3*{k}+2({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a03}, {a03}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a13}, {a13}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a23}, {a23}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a33}, {a33}, {t}",
+                    "lb {x0}, 3({px})",
+                    "lb {x1}, {k}+3({px})",
+                    "lb {x2}, 2*{k}+3({px})",
+                    "lb {x3}, 3*{k}+3({px})",
+                    "lb {w}, 3({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a00}, {a00}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a10}, {a10}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a20}, {a20}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a30}, {a30}, {t}",
+                    "lb {w}, {k}+3({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a01}, {a01}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a11}, {a11}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a21}, {a21}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a31}, {a31}, {t}",
+                    "lb {w}, 2*{k}+3({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a02}, {a02}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a12}, {a12}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a22}, {a22}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a32}, {a32}, {t}",
+                    "lb {w}, 3*{k}+3({pw})",
+                    "mul {t}, {x0}, {w}",
+                    "add {a03}, {a03}, {t}",
+                    "mul {t}, {x1}, {w}",
+                    "add {a13}, {a13}, {t}",
+                    "mul {t}, {x2}, {w}",
+                    "add {a23}, {a23}, {t}",
+                    "mul {t}, {x3}, {w}",
+                    "add {a33}, {a33}, {t}",
+                    "addi {px}, {px}, 4",
+                    "addi {pw}, {pw}, 4",
+                    a00 = inout(reg) a00,
+                    a01 = inout(reg) a01,
+                    a02 = inout(reg) a02,
+                    a03 = inout(reg) a03,
+                    a10 = inout(reg) a10,
+                    a11 = inout(reg) a11,
+                    a12 = inout(reg) a12,
+                    a13 = inout(reg) a13,
+                    a20 = inout(reg) a20,
+                    a21 = inout(reg) a21,
+                    a22 = inout(reg) a22,
+                    a23 = inout(reg) a23,
+                    a30 = inout(reg) a30,
+                    a31 = inout(reg) a31,
+                    a32 = inout(reg) a32,
+                    a33 = inout(reg) a33,
+                    px = inout(reg) px,
+                    pw = inout(reg) pw,
+                    x0 = out(reg) _,
+                    x1 = out(reg) _,
+                    x2 = out(reg) _,
+                    x3 = out(reg) _,
+                    w = out(reg) _,
+                    t = out(reg) _,
+                    k = const K,
+                    options(nostack, readonly, pure),
                     );
-                    let v = rows[j] as i32;
-                    a00 = mac(a00, x0, v);
-                    a10 = mac(a10, x1, v);
-                    a20 = mac(a20, x2, v);
-                    a30 = mac(a30, x3, v);
-                    let v = rows[K + j] as i32;
-                    a01 = mac(a01, x0, v);
-                    a11 = mac(a11, x1, v);
-                    a21 = mac(a21, x2, v);
-                    a31 = mac(a31, x3, v);
-                    let v = rows[2 * K + j] as i32;
-                    a02 = mac(a02, x0, v);
-                    a12 = mac(a12, x1, v);
-                    a22 = mac(a22, x2, v);
-                    a32 = mac(a32, x3, v);
-                    let v = rows[3 * K + j] as i32;
-                    a03 = mac(a03, x0, v);
-                    a13 = mac(a13, x1, v);
-                    a23 = mac(a23, x2, v);
-                    a33 = mac(a33, x3, v);
-                }};
+                }
+                i += 4;
             }
-            step!(0);
-            i += 1;
+        }
+        #[cfg(not(all(target_arch = "riscv32", target_feature = "m")))]
+        {
+            let mut i = 0;
+            // One input per pass: unrolled (measured with two and four), the scheduler hoists
+            // the loads of the later steps and spills.
+            while i < K {
+                // Written out (at opt-level "s" LLVM keeps loops over the four rolled): input
+                // `i` of the four pixels times the four channels' weights, each weight loaded
+                // once and used four times.
+                macro_rules! step {
+                    ($t:expr) => {{
+                        let j = i + $t;
+                        let (x0, x1, x2, x3) = (
+                            x[j] as i32,
+                            x[K + j] as i32,
+                            x[2 * K + j] as i32,
+                            x[3 * K + j] as i32,
+                        );
+                        let v = rows[j] as i32;
+                        a00 = mac(a00, x0, v);
+                        a10 = mac(a10, x1, v);
+                        a20 = mac(a20, x2, v);
+                        a30 = mac(a30, x3, v);
+                        let v = rows[K + j] as i32;
+                        a01 = mac(a01, x0, v);
+                        a11 = mac(a11, x1, v);
+                        a21 = mac(a21, x2, v);
+                        a31 = mac(a31, x3, v);
+                        let v = rows[2 * K + j] as i32;
+                        a02 = mac(a02, x0, v);
+                        a12 = mac(a12, x1, v);
+                        a22 = mac(a22, x2, v);
+                        a32 = mac(a32, x3, v);
+                        let v = rows[3 * K + j] as i32;
+                        a03 = mac(a03, x0, v);
+                        a13 = mac(a13, x1, v);
+                        a23 = mac(a23, x2, v);
+                        a33 = mac(a33, x3, v);
+                    }};
+                }
+                step!(0);
+                i += 1;
+            }
         }
         // Written out: at opt-level "s" LLVM keeps a loop over the sixteen rolled.
         let (h0, h1, h2, h3) = (half(ee[0]), half(ee[1]), half(ee[2]), half(ee[3]));
