@@ -272,6 +272,7 @@ mod tests {
     #[cfg(not(kiln_arch = "riscv"))]
     #[test]
     fn riscv_forms_are_dot_products() {
+        use super::portable::dw_row as portable_dw_row;
         use super::riscv_on_host as rv;
         let x: std::vec::Vec<i8> = (0..80).map(|i| (i * 53 % 256) as u8 as i8).collect();
         let w: std::vec::Vec<i8> = (0..80).map(|i| (i * 71 % 256 + 7) as u8 as i8).collect();
@@ -393,6 +394,61 @@ mod tests {
             short[4] = &big[..7];
             assert!(!rv::dw_pair(
                 &taps0, &short, &packed, &bias, &m, &e, &q, &mut o0, &mut o1
+            ));
+        }
+        // Depthwise rows (3x3 and 3x1 windows, odd and even pixel counts) against the
+        // portable row.
+        for (kh, kw, pixels) in [(3, 3, 5), (3, 3, 4), (3, 1, 3), (3, 1, 2)] {
+            let c = 8;
+            let r = DwRow {
+                kh,
+                kw,
+                col: c,
+                row: 7 * c,
+                step: 2 * c,
+                pixels,
+                c,
+            };
+            let packed: std::vec::Vec<i32> = (0..c / 2 * kh * kw)
+                .map(|i| pair(big[2 * i + 7], big[2 * i + 1000]))
+                .collect();
+            let bias: std::vec::Vec<i32> = (0..c as i32).map(|o| 37 * o - 100).collect();
+            let m: std::vec::Vec<i32> = (0..c as i32).map(|o| (1 << 30) + o * 7919).collect();
+            let e: std::vec::Vec<i32> = (0..c as i32).map(|o| 1 + o % 9).collect();
+            let (mut want, mut got) = (std::vec![0i8; pixels * c], std::vec![1i8; pixels * c]);
+            let start = 3;
+            let ran = if kw == 3 {
+                (
+                    portable_dw_row::<false, false>(
+                        &r, &big, start, &packed, &bias, &m, &e, &q, &mut want,
+                    ),
+                    rv::dw_row::<false, false>(
+                        &r, &big, start, &packed, &bias, &m, &e, &q, &mut got,
+                    ),
+                )
+            } else {
+                (
+                    portable_dw_row::<false, true>(
+                        &r, &big, start, &packed, &bias, &m, &e, &q, &mut want,
+                    ),
+                    rv::dw_row::<false, true>(
+                        &r, &big, start, &packed, &bias, &m, &e, &q, &mut got,
+                    ),
+                )
+            };
+            assert_eq!(ran, (true, true), "{kh}x{kw}");
+            assert_eq!(got, want, "{kh}x{kw}, {pixels} pixels");
+            // Past the input: not run.
+            assert!(!rv::dw_row::<false, false>(
+                &DwRow { kh: 3, kw: 3, ..r },
+                &big[..100],
+                start,
+                &packed,
+                &bias,
+                &m,
+                &e,
+                &q,
+                &mut got
             ));
         }
         let vals = [

@@ -990,21 +990,28 @@ pub(crate) fn two_pixels_by4(
             a3 = step1(a3, p, s3);
             b3 = step1(b3, p1, s3);
         }
-        let (t0, t1) = if t0.is_empty() {
-            (None, None)
-        } else {
-            (Some(t0), Some(t1))
-        };
+        // The last `k % 4` inputs (none for the im2col rows, padded to a multiple of 4),
+        // added before the requantization so that it has no branch per output.
+        if !t0.is_empty() {
+            a0 = a0.wrapping_add(dot(t0, u0));
+            b0 = b0.wrapping_add(dot(t1, u0));
+            a1 = a1.wrapping_add(dot(t0, u1));
+            b1 = b1.wrapping_add(dot(t1, u1));
+            a2 = a2.wrapping_add(dot(t0, u2));
+            b2 = b2.wrapping_add(dot(t1, u2));
+            a3 = a3.wrapping_add(dot(t0, u3));
+            b3 = b3.wrapping_add(dot(t1, u3));
+        }
         // Written out: at opt-level "s" LLVM keeps a loop over the eight rolled.
         let (h0, h1, h2, h3) = (half(ee[0]), half(ee[1]), half(ee[2]), half(ee[3]));
-        o0[0] = output(a0, t0, u0, mm[0], ee[0], h0, &q);
-        o1[0] = output(b0, t1, u0, mm[0], ee[0], h0, &q);
-        o0[1] = output(a1, t0, u1, mm[1], ee[1], h1, &q);
-        o1[1] = output(b1, t1, u1, mm[1], ee[1], h1, &q);
-        o0[2] = output(a2, t0, u2, mm[2], ee[2], h2, &q);
-        o1[2] = output(b2, t1, u2, mm[2], ee[2], h2, &q);
-        o0[3] = output(a3, t0, u3, mm[3], ee[3], h3, &q);
-        o1[3] = output(b3, t1, u3, mm[3], ee[3], h3, &q);
+        o0[0] = output(a0, None, &[], mm[0], ee[0], h0, &q);
+        o1[0] = output(b0, None, &[], mm[0], ee[0], h0, &q);
+        o0[1] = output(a1, None, &[], mm[1], ee[1], h1, &q);
+        o1[1] = output(b1, None, &[], mm[1], ee[1], h1, &q);
+        o0[2] = output(a2, None, &[], mm[2], ee[2], h2, &q);
+        o1[2] = output(b2, None, &[], mm[2], ee[2], h2, &q);
+        o0[3] = output(a3, None, &[], mm[3], ee[3], h3, &q);
+        o1[3] = output(b3, None, &[], mm[3], ee[3], h3, &q);
     }
     n4
 }
