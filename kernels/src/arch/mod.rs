@@ -462,6 +462,47 @@ mod tests {
             999,
             i32::MAX,
         ];
+        // The doubled form of the requantization's high multiply, within its conditions
+        // (|acc| < 2^30, m in 0..2^31): the extremes and a sweep.
+        let accs = [
+            -(1 << 30) + 1,
+            -(1 << 29),
+            -65537,
+            -2,
+            -1,
+            0,
+            1,
+            2,
+            65535,
+            (1 << 30) - 1,
+        ];
+        let ms = [
+            0,
+            1,
+            1 << 30,
+            (1 << 30) + 1,
+            1_518_500_250,
+            i32::MAX - 1,
+            i32::MAX,
+        ];
+        for &acc in &accs {
+            for &m in &ms {
+                let want = smmulr(acc << 1, m);
+                assert_eq!(rv::smmulr_doubled(acc, m), want, "({acc}, {m})");
+            }
+        }
+        let mut v = 12345u32;
+        for _ in 0..20000 {
+            v = v.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let acc = (v as i32) >> 2;
+            v = v.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let m = (v >> 1) as i32;
+            assert_eq!(
+                rv::smmulr_doubled(acc, m),
+                smmulr(acc << 1, m),
+                "({acc}, {m})"
+            );
+        }
         for &a in &vals {
             for &b in &vals {
                 assert_eq!(rv::smmulr(a, b), smmulr(a, b), "smmulr({a}, {b})");
