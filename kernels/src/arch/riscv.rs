@@ -1,10 +1,8 @@
 //! The microkernels for RV32 cores with the M extension and no SIMD (`riscv32imc`,
-//! `riscv32imac`: ESP32-C3/C6/H2-class), in Rust with three argued `unsafe` spots (the
-//! `MUL`+`ADD` pair of [`mac`] as `asm!`, and [`dw_pair`]'s loads, proven in bounds once per
-//! call). Same contract as the other forms (see [`super`]), plus the blocks the drivers take
-//! under `kiln_arch = "riscv"` (`two_pixels_by4`, `one_pixel_by4` as on Helium;
-//! [`four_pixels_by4`] for `gemm::pointwise` with a constant input depth; [`dw_pair`] for the
-//! depthwise convolution).
+//! `riscv32imac`: ESP32-C3/C6/H2-class). Same contract as the other forms (see [`super`]),
+//! plus the blocks the drivers take under `kiln_arch = "riscv"`: `two_pixels_by4` and
+//! `one_pixel_by4` as on Helium, [`four_pixels_by4`] for `gemm::pointwise` with a constant
+//! input depth, [`dw_row`] (the depthwise row form) and [`dw_pair`] (its taps form).
 //!
 //! RV32IM multiplies in one instruction (`MUL`) but has no multiply-accumulate, no packed
 //! arithmetic and (without Zbb) no sign-extending byte extraction from a register: a 32-bit
@@ -13,25 +11,29 @@
 //! and overhead:
 //!
 //! * **register blocking**: [`four_pixels_by4`] keeps the sixteen sums of four pixels by
-//!   four output channels in registers, so a step of `k` is 8 loads for 16 products (43
-//!   instructions per step, 2.7 per product, measured on person_detect). It needs `k` a
-//!   constant: then the four pixels and the four weight rows are one pointer each plus
-//!   constant offsets (with a runtime `k` the extra pointers spill), and each product is an
-//!   `asm!` pair so that LLVM's scheduler does not issue the sixteen `MUL`s ahead of their
-//!   `ADD`s (it did, and spilled: 66 per step; unrolling several steps also spills).
-//!   [`two_pixels_by4`] (eight sums, two pixels by four channels, 6 loads for 8 products,
-//!   unrolled by 4 with constant offsets: 99 instructions per 32 products) takes the rest;
+//!   four output channels in registers, so a step of `k` is 8 loads for 16 products. It
+//!   needs `k` a constant: then the four pixels and the four weight rows are one pointer
+//!   each plus constant offsets (with a runtime `k` the extra pointers spill).
+//!   [`two_pixels_by4`] (eight sums, two pixels by four channels, 6 loads for 8 products)
+//!   takes the other convolutions (the im2col pixel pairs) and the leftover pixels. The
+//!   depthwise rows ([`dw_row`]) run four pixels per block for 3x3 windows (per tap the four
+//!   weights loaded once, `LH` from the int16 pairs of `pack_weights`, for the four pixels),
+//!   pairs otherwise;
+//! * **`asm!` for the hot loops** on RV32 (argued `unsafe`, with plain-Rust forms of the
+//!   same arithmetic elsewhere, which the host tests check): LLVM's scheduler issues the
+//!   sixteen `MUL`s of a step before their `ADD`s and spills (66 instructions for a
+//!   16-product step instead of 43), and unrolling several steps spills too. In `asm!`,
+//!   four steps of [`four_pixels_by4`] are 164 instructions for 64 products (2.56 each),
+//!   four of [`two_pixels_by4`] 94 for 32 (2.94), a 3x3 tap of the four-pixel depthwise
+//!   block 57 for 16 (3.56);
+//! * **loads proven in bounds once** per call (the depthwise blocks' unchecked loads, the
+//!   `asm!` blocks' pointers), not per tap;
 //! * the requantization written out per channel, its multiplier, shift and rounding term
 //!   loaded once for all pixels of the block, the clamp's bounds in registers (at opt-level
-//!   "s" LLVM keeps loops over four or eight outputs rolled, with the sums in memory);
+//!   "s" LLVM keeps loops over four or eight outputs rolled, with the sums in memory), and
+//!   its high multiply as `MULHSU` ([`smmulr_doubled`]);
 //! * no unaligned word accesses (many RV32 cores trap on them; the callers pass slices at
 //!   any byte).
-//!
-//! The depthwise convolution (depth multiplier 1) runs two output pixels per call of
-//! [`dw_pair`]: per group of four channels and tap, the four weights loaded once (`LH` from
-//! the int16 pairs of `pack_weights`) for both pixels, the eight sums in registers, no bounds
-//! check per tap (36 instructions per tap and group, 4.5 per product, against 6.5 for the
-//! one-pixel [`mac_taps4`], which remains for an odd last pixel).
 
 use super::dot;
 use crate::gemm::Output;
@@ -325,8 +327,8 @@ pub(crate) fn dw_pair(
 /// form's `dw_row` takes it: output pixel `i` (`out[i * c..][..c]`) from the window at
 /// `x[start + i * step..]`, tap `(fy, fx)` of channel `ch` at `start + i * step + fy * row +
 /// fx * col + ch`, the weights of `pack_weights`. The taps' offsets are computed once per
-/// row; the pixels go by pairs ([`dw_pair_at`]), an odd last one with itself as the pair's
-/// second (its outputs written twice, the same bytes). Every load is proven in bounds by
+/// row; the pixels of a 3x3 window go by fours ([`dw_quad_at`]), then (and those of other
+/// windows) by pairs, an odd last one alone ([`dw_pixels_at`]). Every load is proven in bounds by
 /// [`DwRow::fits`](super::DwRow::fits) once per row. Returns whether it ran (else nothing is
 /// written). The clamp is always the layer's (`F` unused: two comparisons either way).
 #[allow(clippy::too_many_arguments)]
@@ -1058,11 +1060,12 @@ fn dw_quad_at(
     }
 }
 
-/// Two output pixels of [`dw_row`]: windows at `x[b0..]` and `x[b1..]`, tap `i` at offset
-/// `offs[i]`, all `c = bias.len()` channels, into `out0` and `out1` (or `out0` only). Per
-/// group of four channels and tap, the four weights loaded once (`LH`) for both pixels and
-/// eight `LB`, the eight sums in registers. The caller ([`dw_row`]) has proven the bounds
-/// (below); checked again here only as far as it is cheap (once per call).
+/// Two output pixels of [`dw_row`] (`TWO`; else one, `b0`, into `out0`, `out1` unused):
+/// windows at `x[b0..]` and `x[b1..]`, tap `i` at offset `offs[i]`, all `c = bias.len()`
+/// channels, into `out0` and `out1`. Per group of four channels and tap, the four weights
+/// loaded once (`LH`) for both pixels and eight `LB`, the eight sums in registers (RV32, a
+/// 3x3 pair: the nine taps as one `asm!` block, 31 instructions per tap). The caller
+/// ([`dw_row`]) has proven the bounds; checked again here once per call.
 // Not inlined: in its own function the sums, pointers and the clamp's bounds stay in
 // registers.
 #[allow(clippy::too_many_arguments, unsafe_code)]

@@ -527,7 +527,7 @@ fn taps_by<const F: bool>(
 /// The depth-multiplier-1 form on RV32: the output pixels two at a time in raster order
 /// (a pair may span two rows), each from a table of its taps (taps outside the input read
 /// `zero_row`), all channels of the pair by [`dw_pair`](crate::arch::dw_pair) (each tap's
-/// weights loaded once for both pixels); an odd last pixel as `by_taps` runs one. A table
+/// weights loaded once for both pixels); an odd last pixel as [`by_taps`] runs one. A table
 /// whose window lies inside the input, as did the one it held before in the same row, is
 /// moved along the row instead of being rebuilt.
 #[cfg(kiln_arch = "riscv")]
@@ -982,7 +982,8 @@ fn fill_taps<'a>(
 }
 
 /// The depth-multiplier-1 form (`F`: full-range clamp, see `gemm::requantize`).
-#[cfg(not(kiln_arch = "riscv"))]
+// RV32 runs `by_tap_pairs` instead.
+#[cfg_attr(kiln_arch = "riscv", allow(dead_code))]
 #[inline(never)]
 fn by_taps<const F: bool>(
     p: &Params,
