@@ -390,6 +390,21 @@ pub fn pointwise(
     by_clamp!(q, pointwise_by(k, input, w, ch, q, out, scratch))
 }
 
+/// [`one_pixel_from`] not inlined: one copy for every depth of [`pointwise_k`] (code size).
+#[cfg(kiln_arch = "riscv")]
+#[inline(never)]
+fn channels_from<const F: bool>(
+    k: usize,
+    x: &[i8],
+    w: &[i8],
+    ch: &Channels<'_>,
+    q: &Output,
+    out: &mut [i8],
+    from: usize,
+) {
+    one_pixel_from::<F>(k, x, w, ch, q, out, from);
+}
+
 /// [`pointwise`] on RV32 for an input depth `K` that is a constant: four pixels at a time
 /// by `arch::four_pixels_by4` (the channels past its groups of four pixel by pixel), the
 /// last pixels by pairs and one.
@@ -414,7 +429,7 @@ fn pointwise_k<const F: bool, const K: usize>(
             let done = arch::four_pixels_by4::<K>(x, w, b, m, e, q, n, o);
             if done < n {
                 for (xi, oi) in x.chunks_exact(K).zip(o.chunks_exact_mut(n.max(1))) {
-                    one_pixel_from::<F>(K, xi, w, ch, q, oi, done);
+                    channels_from::<F>(K, xi, w, ch, q, oi, done);
                 }
             }
         }
