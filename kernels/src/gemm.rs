@@ -34,7 +34,11 @@
 //! 16-byte load feeds a whole dot product step, so the loops take one pixel and four output
 //! channels at a time and requantize the four at once (`arch::one_pixel_by4`, which loops
 //! over the channel groups itself; the same arithmetic per lane), and the im2col copies
-//! its runs 16 bytes at a time (`arch::copy_bytes`, `arch::fill_bytes`).
+//! its runs 16 bytes at a time (`arch::copy_bytes`, `arch::fill_bytes`). On RV32
+//! (`kiln_arch = "riscv"`) the pixel pairs take `arch::two_pixels_by4` (two pixels by four
+//! channels, as Helium's hook), and [`pointwise`] runs a layer whose input depth is one of
+//! the common ones (a constant at the call site) four pixels at a time
+//! (`arch::four_pixels_by4`, one instance per depth used).
 
 use crate::arch;
 
