@@ -64,13 +64,14 @@
 //!   `arch` (not public): inline assembly with the DSP extension on Cortex-M4/M7/M33
 //!   (`cfg(kiln_arch = "dsp")`), with Helium's vector instructions on Cortex-M55/M85
 //!   (`cfg(kiln_arch = "mve")`), both chosen by `build.rs` from the target and
-//!   `-C target-cpu`, plain Rust blocked for RV32IM's one-instruction `MUL` on `riscv32im*`
-//!   targets (`cfg(kiln_arch = "riscv")`: ESP32-C3/C6-class), plain Rust elsewhere. The DSP forms load words at any byte address:
+//!   `-C target-cpu`, blocked for RV32IM's one-instruction `MUL` (the hot loops as `asm!`)
+//!   on `riscv32im*` targets (`cfg(kiln_arch = "riscv")`: ESP32-C3/C6-class), plain Rust
+//!   elsewhere. The DSP forms load words at any byte address:
 //!   Armv7-M and Armv8-M Mainline allow that unless the program sets `CCR.UNALIGN_TRP`
 //!   (reset value 0), as CMSIS-NN also requires. [`ARCH`] names the microkernels compiled.
-//!   Those modules, `arch::riscv` (a `MUL`+`ADD` pair as `asm!`, the depthwise pairs'
-//!   loads) and `arch::x86` (the host's `sqrtss` and fused multiply-add) are the crate's
-//!   only `unsafe` code.
+//!   Those modules, `arch::riscv` (its `asm!` loops, the depthwise blocks' unchecked loads)
+//!   and `arch::x86` (the host's `sqrtss` and fused multiply-add) are the crate's only
+//!   `unsafe` code.
 //! * Layouts are TFLite's: NHWC activations, OHWI conv filters, `[1, H, W, C*M]` depthwise
 //!   filters, `[out, in]` fully-connected weights.
 //! * Windowed operators (conv, depthwise, pooling) take their builtin options as an `Options`
@@ -131,7 +132,7 @@
 //! `tools/kernel_check_*.py`).
 #![no_std]
 // `unsafe` is confined to `arch::dsp` and `arch::mve` (inline assembly), `arch::riscv`
-// (a `MUL`+`ADD` pair, unchecked depthwise loads) and `arch::x86` (`sqrtss`, FMA), which
+// (inline assembly, unchecked depthwise loads) and `arch::x86` (`sqrtss`, FMA), which
 // argue each block.
 #![deny(unsafe_code)]
 // `!(a < b)` on floats is used deliberately so that NaN parameters are rejected.

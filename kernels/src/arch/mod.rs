@@ -16,15 +16,17 @@
 //!   (`dw_block4` and its forms), `requantize4` (four channels requantized at once) and the
 //!   im2col's `copy_bytes`/`fill_bytes`; the single instructions are `dsp`'s. Also argued
 //!   `unsafe` code.
-//! * `riscv` (`kiln_arch = "riscv"`: RV32IMC/IMAC, ESP32-C3/C6-class): Rust, the products
-//!   blocked four (constant depth) or two pixels by four channels with the sums in registers
-//!   (RV32IM has a one-instruction `MUL`, no multiply-accumulate, no SIMD), each `MUL`+`ADD`
-//!   pair of the four-pixel block as `asm!` on RV32, the depthwise convolution two pixels
-//!   per call with its loads proven in bounds once (argued `unsafe`); the drivers call its
-//!   `two_pixels_by4`/`one_pixel_by4` as they do Helium's, and its `four_pixels_by4` and
-//!   `dw_pair`.
-//!   Being plain Rust it also runs on the host: `KILN_KERNELS=riscv cargo test -p
-//!   kiln-kernels` checks the drivers on it against TFLM's cases.
+//! * `riscv` (`kiln_arch = "riscv"`: RV32IMC/IMAC, ESP32-C3/C6-class): the products
+//!   blocked four (pointwise, constant depth) or two pixels by four channels, the depthwise
+//!   rows four or two pixels by four channels, the sums in registers (RV32IM has a
+//!   one-instruction `MUL`, no multiply-accumulate, no SIMD); on RV32 the inner loops are
+//!   `asm!` blocks and the depthwise blocks' loads are proven in bounds once per call
+//!   (argued `unsafe`). The drivers call its `two_pixels_by4`/`one_pixel_by4` as they do
+//!   Helium's, and its `four_pixels_by4`, `dw_row` and `dw_pair`.
+//!   Its plain-Rust forms of the same arithmetic (the `asm!` blocks are for RV32 only) also
+//!   run on the host: `KILN_KERNELS=riscv cargo test -p kiln-kernels` checks the drivers on
+//!   them against TFLM's cases; the `asm!` blocks are checked by `.ci/firmware_riscv.sh`
+//!   (every layer of every public model against TFLM, on emulated riscv32imc and imac).
 //! * `portable` (everything else: the host, Cortex-M0/M0+/M3): the same functions in plain
 //!   Rust. On x86-64 (the host) `x86` adds `sqrtss` for the float square root,
 //!   bit-identical with the software form, and the fused multiply-add where the CPU has FMA3
