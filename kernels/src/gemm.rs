@@ -389,7 +389,11 @@ pub fn pointwise(
                 }
             };
         }
-        by_depth!(8 12 16 20 24 28 32 40 48 56 64 72 80 96 112 128 144 160 192 240 256 320 384 512);
+        // At most 680 (`four_pixels_by4`'s offsets `3k + 3` within `LB`'s immediate).
+        by_depth!(
+            8 12 16 20 24 28 32 40 48 56 64 72 80 96 112 120 128 144 160 192 240 256 288 320
+            384 480 512 576 672
+        );
     }
     by_clamp!(q, pointwise_by(k, input, w, ch, q, out, scratch))
 }
