@@ -373,6 +373,8 @@ pub fn pointwise(
 ) {
     // RV32: the common input depths as constants (`k` is one at the always-inlined call
     // sites, so only the instances a model uses are linked), for `arch::four_pixels_by4`.
+    // Code for speed: about 2.2 KB per depth used (person_detect, six depths: .text 17.8 KB
+    // on main, 40.2 KB with these and the depthwise blocks).
     #[cfg(kiln_arch = "riscv")]
     {
         macro_rules! by_depth {
