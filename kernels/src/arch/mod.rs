@@ -6,7 +6,7 @@
 //!
 //! * [`dsp`](self) (`kiln_arch = "dsp"`: Cortex-M4/M7/M33): inline assembly with the DSP
 //!   extension's dual 16-bit multiply-accumulate (`SMLAD`), byte widening (`SXTB16`) and
-//!   saturating arithmetic. With `x86` below, the crate's only `unsafe` code, each block with
+//!   saturating arithmetic. With `mve`, `riscv` and `x86` below, the crate's only `unsafe` code, each block with
 //!   its argument.
 //! * [`mve`](self) (`kiln_arch = "mve"`: Cortex-M55/M85): Helium's 16-lane int8
 //!   multiply-accumulates (`VMLADAVA.S8`) in tail-predicated loops for the dot products,
@@ -16,12 +16,17 @@
 //!   (`dw_block4` and its forms), `requantize4` (four channels requantized at once) and the
 //!   im2col's `copy_bytes`/`fill_bytes`; the single instructions are `dsp`'s. Also argued
 //!   `unsafe` code.
-//! * `riscv` (`kiln_arch = "riscv"`: RV32IMC/IMAC, ESP32-C3/C6-class): plain Rust, no
-//!   `unsafe`, the products blocked two pixels by four channels with the sums in registers
-//!   (RV32IM has a one-instruction `MUL`, no multiply-accumulate, no SIMD); the drivers call
-//!   its `two_pixels_by4`/`one_pixel_by4` as they do Helium's.
-//!   Being plain Rust it also runs on the host: `KILN_KERNELS=riscv cargo test -p
-//!   kiln-kernels` checks the drivers on it against TFLM's cases.
+//! * `riscv` (`kiln_arch = "riscv"`: RV32IMC/IMAC, ESP32-C3/C6-class): the products
+//!   blocked four (pointwise, constant depth) or two pixels by four channels, the depthwise
+//!   rows four or two pixels by four channels, the sums in registers (RV32IM has a
+//!   one-instruction `MUL`, no multiply-accumulate, no SIMD); on RV32 the inner loops are
+//!   `asm!` blocks and the depthwise blocks' loads are proven in bounds once per call
+//!   (argued `unsafe`). The drivers call its `two_pixels_by4`/`one_pixel_by4` as they do
+//!   Helium's, and its `four_pixels_by4`, `dw_row` and `dw_pair`.
+//!   Its plain-Rust forms of the same arithmetic (the `asm!` blocks are for RV32 only) also
+//!   run on the host: `KILN_KERNELS=riscv cargo test -p kiln-kernels` checks the drivers on
+//!   them against TFLM's cases; the `asm!` blocks are checked by `.ci/firmware_riscv.sh`
+//!   (every layer of every public model against TFLM, on emulated riscv32imc and imac).
 //! * `portable` (everything else: the host, Cortex-M0/M0+/M3): the same functions in plain
 //!   Rust. On x86-64 (the host) `x86` adds `sqrtss` for the float square root,
 //!   bit-identical with the software form, and the fused multiply-add where the CPU has FMA3
@@ -76,7 +81,7 @@ pub(crate) use riscv::*;
 /// microkernels' `dw_row` (DSP and portable): the window (`kh x 3` with `kh == 3`, or
 /// `kh x 1`), its steps and the row's pixels.
 #[derive(Clone, Copy, Debug)]
-#[cfg_attr(any(kiln_arch = "mve", kiln_arch = "riscv"), allow(dead_code))]
+#[cfg_attr(kiln_arch = "mve", allow(dead_code))]
 pub(crate) struct DwRow {
     /// Window height; the width is 3 (then `kh` must be 3) or 1.
     pub kh: usize,
@@ -94,7 +99,7 @@ pub(crate) struct DwRow {
     pub c: usize,
 }
 
-#[cfg_attr(any(kiln_arch = "mve", kiln_arch = "riscv"), allow(dead_code))]
+#[cfg_attr(kiln_arch = "mve", allow(dead_code))]
 impl DwRow {
     /// Whether `dw_row` may run this row from `x` at `start` (`KX1`: a `kh x 1` window, else
     /// 3x3): `c` a non-zero multiple of 4, and `x` (up to the last pixel's last tap, without
@@ -269,6 +274,7 @@ mod tests {
     #[cfg(not(kiln_arch = "riscv"))]
     #[test]
     fn riscv_forms_are_dot_products() {
+        use super::portable::dw_row as portable_dw_row;
         use super::riscv_on_host as rv;
         let x: std::vec::Vec<i8> = (0..80).map(|i| (i * 53 % 256) as u8 as i8).collect();
         let w: std::vec::Vec<i8> = (0..80).map(|i| (i * 71 % 256 + 7) as u8 as i8).collect();
@@ -338,6 +344,115 @@ mod tests {
                 }
             }
         }
+        // Four pixels with a constant depth, against the same.
+        for n in [4, 8, 11] {
+            const K: usize = 12;
+            let (xs, wt) = (&big[100..100 + 4 * K], &big[..n * K]);
+            let bias: std::vec::Vec<i32> = (0..n as i32).map(|o| 100 * o - 300).collect();
+            let m: std::vec::Vec<i32> = (0..n as i32).map(|o| (1 << 30) + o * 7919).collect();
+            let e: std::vec::Vec<i32> = (0..n as i32).map(|o| 1 + o % 12).collect();
+            let mut out = std::vec![0i8; 4 * n];
+            let done = rv::four_pixels_by4::<K>(xs, wt, &bias, &m, &e, &q, n, &mut out);
+            assert_eq!(done, n / 4 * 4);
+            for p in 0..4 {
+                for o in 0..done {
+                    let acc = bias[o] + dot(&xs[p * K..(p + 1) * K], &wt[o * K..(o + 1) * K]);
+                    let want = crate::gemm::requantize::<false>(acc, m[o], e[o], &q);
+                    assert_eq!(out[p * n + o], want, "n {n} pixel {p} channel {o}");
+                }
+            }
+            // Short slices: nothing done.
+            assert_eq!(
+                rv::four_pixels_by4::<K>(&xs[1..], wt, &bias, &m, &e, &q, n, &mut out),
+                0
+            );
+        }
+        // Depthwise pairs: 9 taps of 8 channels per pixel, against the taps' sums
+        // requantized.
+        {
+            let taps0: std::vec::Vec<&[i8]> = (0..9).map(|t| &big[t * 8..t * 8 + 8]).collect();
+            let taps1: std::vec::Vec<&[i8]> =
+                (0..9).map(|t| &big[500 + t * 8..500 + t * 8 + 8]).collect();
+            let bias = [1, -20, 300, -4000, 5, 60, -700, 8000];
+            let m: std::vec::Vec<i32> = (0..8).map(|o| (1 << 30) + o * 104729).collect();
+            let e: std::vec::Vec<i32> = (0..8).map(|o| 1 + (o * 5) % 13).collect();
+            let (mut o0, mut o1) = ([0i8; 8], [0i8; 8]);
+            assert!(rv::dw_pair(
+                &taps0, &taps1, &packed, &bias, &m, &e, &q, &mut o0, &mut o1
+            ));
+            for (taps, out) in [(&taps0, &o0), (&taps1, &o1)] {
+                for c in 0..8 {
+                    let (g, j) = (c / 4, c % 4);
+                    let acc: i32 = bias[c]
+                        + (0..9)
+                            .map(|t| taps[t][c] as i32 * w[(g * 9 + t) * 4 + j] as i32)
+                            .sum::<i32>();
+                    let want = crate::gemm::requantize::<false>(acc, m[c], e[c], &q);
+                    assert_eq!(out[c], want, "channel {c}");
+                }
+            }
+            // A short tap: nothing written.
+            let mut short = taps1.clone();
+            short[4] = &big[..7];
+            assert!(!rv::dw_pair(
+                &taps0, &short, &packed, &bias, &m, &e, &q, &mut o0, &mut o1
+            ));
+        }
+        // Depthwise rows (3x3 and 3x1 windows, odd and even pixel counts) against the
+        // portable row.
+        for (kh, kw, pixels) in [(3, 3, 5), (3, 3, 4), (3, 1, 3), (3, 1, 2)] {
+            let c = 8;
+            let r = DwRow {
+                kh,
+                kw,
+                col: c,
+                row: 7 * c,
+                step: 2 * c,
+                pixels,
+                c,
+            };
+            let packed: std::vec::Vec<i32> = (0..c / 2 * kh * kw)
+                .map(|i| pair(big[2 * i + 7], big[2 * i + 1000]))
+                .collect();
+            let bias: std::vec::Vec<i32> = (0..c as i32).map(|o| 37 * o - 100).collect();
+            let m: std::vec::Vec<i32> = (0..c as i32).map(|o| (1 << 30) + o * 7919).collect();
+            let e: std::vec::Vec<i32> = (0..c as i32).map(|o| 1 + o % 9).collect();
+            let (mut want, mut got) = (std::vec![0i8; pixels * c], std::vec![1i8; pixels * c]);
+            let start = 3;
+            let ran = if kw == 3 {
+                (
+                    portable_dw_row::<false, false>(
+                        &r, &big, start, &packed, &bias, &m, &e, &q, &mut want,
+                    ),
+                    rv::dw_row::<false, false>(
+                        &r, &big, start, &packed, &bias, &m, &e, &q, &mut got,
+                    ),
+                )
+            } else {
+                (
+                    portable_dw_row::<false, true>(
+                        &r, &big, start, &packed, &bias, &m, &e, &q, &mut want,
+                    ),
+                    rv::dw_row::<false, true>(
+                        &r, &big, start, &packed, &bias, &m, &e, &q, &mut got,
+                    ),
+                )
+            };
+            assert_eq!(ran, (true, true), "{kh}x{kw}");
+            assert_eq!(got, want, "{kh}x{kw}, {pixels} pixels");
+            // Past the input: not run.
+            assert!(!rv::dw_row::<false, false>(
+                &DwRow { kh: 3, kw: 3, ..r },
+                &big[..100],
+                start,
+                &packed,
+                &bias,
+                &m,
+                &e,
+                &q,
+                &mut got
+            ));
+        }
         let vals = [
             i32::MIN,
             i32::MIN + 1,
@@ -349,6 +464,47 @@ mod tests {
             999,
             i32::MAX,
         ];
+        // The doubled form of the requantization's high multiply, within its conditions
+        // (|acc| < 2^30, m in 0..2^31): the extremes and a sweep.
+        let accs = [
+            -(1 << 30) + 1,
+            -(1 << 29),
+            -65537,
+            -2,
+            -1,
+            0,
+            1,
+            2,
+            65535,
+            (1 << 30) - 1,
+        ];
+        let ms = [
+            0,
+            1,
+            1 << 30,
+            (1 << 30) + 1,
+            1_518_500_250,
+            i32::MAX - 1,
+            i32::MAX,
+        ];
+        for &acc in &accs {
+            for &m in &ms {
+                let want = smmulr(acc << 1, m);
+                assert_eq!(rv::smmulr_doubled(acc, m), want, "({acc}, {m})");
+            }
+        }
+        let mut v = 12345u32;
+        for _ in 0..20000 {
+            v = v.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let acc = (v as i32) >> 2;
+            v = v.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let m = (v >> 1) as i32;
+            assert_eq!(
+                rv::smmulr_doubled(acc, m),
+                smmulr(acc << 1, m),
+                "({acc}, {m})"
+            );
+        }
         for &a in &vals {
             for &b in &vals {
                 assert_eq!(rv::smmulr(a, b), smmulr(a, b), "smmulr({a}, {b})");

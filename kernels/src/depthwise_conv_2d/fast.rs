@@ -6,13 +6,14 @@
 //! * **Depth multiplier 1**, depth a multiple of 4 (the MobileNets' 3x3 layers,
 //!   [`depthwise_conv_2d_s8_fast`]): the filter is stored at build time as int16 pairs,
 //!   `[C / 4][kh * kw]` entries of two words ([`pack_weights`]), so a tap's four weights are
-//!   one `LDRD` (Helium: one `VLDRH.S32`). On the DSP and the portable microkernels a 3x3
-//!   or `kh x 1` window runs a row of output pixels per call ([`by_rows`]: all groups of
-//!   four channels and their requantization in one `asm!` block), the rows of windows that
-//!   reach outside the input on a band of `kh` input rows padded with the zero point in
-//!   scratch ([`band_bytes`]); other windows take a table of each pixel's taps ([`by_taps`],
-//!   taps outside the input on a row of zero points). Helium runs four pixels per block
-//!   (`by_blocks`). The zero point's products cancel their share of the folded bias
+//!   one `LDRD` (Helium: one `VLDRH.S32`; RV32: four `LH`). On the DSP, RV32 and the
+//!   portable microkernels a 3x3 or `kh x 1` window runs a row of output pixels per call
+//!   ([`by_rows`]: all groups of four channels and their requantization in one `asm!` block
+//!   on the DSP, pairs of pixels on RV32), the rows of windows that reach outside the input
+//!   on a band of `kh` input rows padded with the zero point in scratch ([`band_bytes`]);
+//!   other windows take a table of each pixel's taps ([`by_taps`], taps outside the input
+//!   on a row of zero points; on RV32 two pixels per call, `by_tap_pairs`). Helium runs four
+//!   pixels per block (`by_blocks`). The zero point's products cancel their share of the folded bias
 //!   ([`crate::gemm`]), so padded taps add 0 as the reference's skipped ones do.
 //! * **Input depth 1**, any multiplier `M` (micro_speech's 10x8 layer,
 //!   [`depthwise_conv_2d_s8_fast_single`]): the same sums as a CONV_2D with `M` filters of
@@ -239,13 +240,12 @@ pub fn depthwise_conv_2d_s8_fast(
 ) {
     // Always inlined: with a model's constant `p` only the form and the clamp instance the
     // layer uses are called, so the others are not linked.
-    // The row form on the DSP and portable microkernels; Helium and RV32 run the taps form
-    // (RV32's four-channel `mac_taps4` keeps its sums in registers; the portable rows
-    // executed 1.6x its instructions on person_detect), the band unused.
-    if !cfg!(any(kiln_arch = "mve", kiln_arch = "riscv")) && row_form(p) {
+    // The row form on the DSP, RV32 and portable microkernels; Helium runs its four-pixel
+    // blocks, the band unused.
+    if !cfg!(kiln_arch = "mve") && row_form(p) {
         // Its scratch is the band (without it the plan calls `depthwise_conv_2d_s8_fast_lean`),
         // so no run-time choice.
-        #[cfg(not(any(kiln_arch = "mve", kiln_arch = "riscv")))]
+        #[cfg(not(kiln_arch = "mve"))]
         {
             let q = output_quant(p);
             let ch = gemm::Channels {
@@ -518,8 +518,90 @@ fn taps_by<const F: bool>(
 ) {
     #[cfg(kiln_arch = "mve")]
     by_blocks::<F>(p, ch, q, zero_row, filter, &[], input, output, false);
-    #[cfg(not(kiln_arch = "mve"))]
+    #[cfg(kiln_arch = "riscv")]
+    by_tap_pairs::<F>(p, ch, q, zero_row, filter, input, output);
+    #[cfg(not(any(kiln_arch = "mve", kiln_arch = "riscv")))]
     by_taps::<F>(p, ch, q, zero_row, filter, input, output);
+}
+
+/// The depth-multiplier-1 form on RV32: the output pixels two at a time in raster order
+/// (a pair may span two rows), each from a table of its taps (taps outside the input read
+/// `zero_row`), all channels of the pair by [`dw_pair`](crate::arch::dw_pair) (each tap's
+/// weights loaded once for both pixels); an odd last pixel as [`by_taps`] runs one. A table
+/// whose window lies inside the input, as did the one it held before in the same row, is
+/// moved along the row instead of being rebuilt.
+#[cfg(kiln_arch = "riscv")]
+#[inline(never)]
+fn by_tap_pairs<const F: bool>(
+    p: &Params,
+    ch: &gemm::Channels<'_>,
+    q: &gemm::Output,
+    zero_row: &[i8],
+    filter: &[i32],
+    input: &[i8],
+    output: &mut [i8],
+) {
+    let c = p.input_depth;
+    let (kh, kw) = (p.filter_height, p.filter_width);
+    let (ih, iw) = (p.input_height, p.input_width);
+    let (oh, ow) = (p.output_height, p.output_width);
+    let image_len = ih * iw * c;
+    let pixels = oh * ow;
+    let out_len = pixels * c;
+    let (Some(bias), Some(m), Some(e)) = (
+        ch.bias.get(..c),
+        ch.multiplier.get(..c),
+        ch.right_shift.get(..c),
+    ) else {
+        return;
+    };
+    let mut t0: [&[i8]; crate::arch::MAX_TAPS] = [zero_row; crate::arch::MAX_TAPS];
+    let mut t1 = t0;
+    let (Some(taps0), Some(taps1)) = (t0.get_mut(..kh * kw), t1.get_mut(..kh * kw)) else {
+        return;
+    };
+    let batches = input.len() / image_len.max(1);
+    for b in 0..batches {
+        let (Some(image), Some(out_image)) = (
+            input.get(b * image_len..(b + 1) * image_len),
+            output.get_mut(b * out_len..(b + 1) * out_len),
+        ) else {
+            return;
+        };
+        let (mut last0, mut last1) = (None, None);
+        let mut i = 0;
+        while i + 1 < pixels {
+            fill_taps(p, i, taps0, &mut last0, image, zero_row);
+            fill_taps(p, i + 1, taps1, &mut last1, image, zero_row);
+            if let Some((o0, o1)) = out_image
+                .get_mut(i * c..(i + 2) * c)
+                .and_then(|o| o.split_at_mut_checked(c))
+            {
+                crate::arch::dw_pair(taps0, taps1, filter, bias, m, e, q, o0, o1);
+            }
+            i += 2;
+        }
+        if i < pixels {
+            fill_taps(p, i, taps0, &mut last0, image, zero_row);
+            let Some(out) = out_image.get_mut(i * c..(i + 1) * c) else {
+                return;
+            };
+            crate::arch::mac_taps4(taps0, filter, bias, |g, [a0, a1, a2, a3]| {
+                let at = 4 * g;
+                if let (Some(o), Some(m), Some(e)) = (
+                    out.get_mut(at..at + 4),
+                    m.get(at..at + 4),
+                    e.get(at..at + 4),
+                ) {
+                    let rq = |a, j: usize| gemm::requantize::<F>(a, m[j], e[j], q);
+                    o[0] = rq(a0, 0);
+                    o[1] = rq(a1, 1);
+                    o[2] = rq(a2, 2);
+                    o[3] = rq(a3, 3);
+                }
+            });
+        }
+    }
 }
 
 /// The depth-multiplier-1 form with Helium: the output pixels four at a time in raster
@@ -753,7 +835,7 @@ fn by_blocks_single<const F: bool>(
 /// with the zero point to [`band_width`] pixels (the zero point's products cancel their
 /// share of the folded bias, see [`crate::gemm`]).
 /// `KX1`: the `kh x 1` window (else 3x3), as [`crate::arch`]'s `dw_row` takes it.
-#[cfg(not(any(kiln_arch = "mve", kiln_arch = "riscv")))]
+#[cfg(not(kiln_arch = "mve"))]
 #[inline(never)]
 fn by_rows<const F: bool, const KX1: bool>(
     p: &Params,
@@ -841,7 +923,67 @@ fn by_rows<const F: bool, const KX1: bool>(
     }
 }
 
+/// Fills `taps` with output pixel `i`'s window of `image` (raster order; taps outside the
+/// input read `zero_row`). `last`: the pixel the table holds if its window lay inside the
+/// input; a window inside the input in the same row then only moves the table along.
+#[cfg(kiln_arch = "riscv")]
+#[inline(always)]
+fn fill_taps<'a>(
+    p: &Params,
+    i: usize,
+    taps: &mut [&'a [i8]],
+    last: &mut Option<(usize, usize)>,
+    image: &'a [i8],
+    zero_row: &'a [i8],
+) {
+    let c = p.input_depth;
+    let (kh, kw) = (p.filter_height, p.filter_width);
+    let (ih, iw) = (p.input_height, p.input_width);
+    let (dh, dw) = (p.dilation_height_factor, p.dilation_width_factor);
+    let ow = p.output_width.max(1);
+    let (oy, ox) = (i / ow, i % ow);
+    let y0 = (oy * p.stride_height) as isize - p.padding_height as isize;
+    let x0 = (ox * p.stride_width) as isize - p.padding_width as isize;
+    let inside = y0 >= 0
+        && y0 as usize + kh.saturating_sub(1) * dh < ih
+        && x0 >= 0
+        && x0 as usize + kw.saturating_sub(1) * dw < iw;
+    if inside
+        && let Some((ly, lx)) = *last
+        && ly == oy
+        && lx < ox
+    {
+        // Each tap moves `ox - lx` strides to the right: its slice runs to the end of the
+        // image, so this only advances its start.
+        let d = (ox - lx) * p.stride_width * c;
+        for tap in taps.iter_mut() {
+            *tap = tap.get(d..).unwrap_or(zero_row);
+        }
+    } else {
+        for fy in 0..kh {
+            let iy = y0 + (fy * dh) as isize;
+            for fx in 0..kw {
+                let ix = x0 + (fx * dw) as isize;
+                let valid = iy >= 0 && ix >= 0 && (iy as usize) < ih && (ix as usize) < iw;
+                let tap = if valid {
+                    image
+                        .get((iy as usize * iw + ix as usize) * c..)
+                        .unwrap_or(zero_row)
+                } else {
+                    zero_row
+                };
+                if let Some(slot) = taps.get_mut(fy * kw + fx) {
+                    *slot = tap;
+                }
+            }
+        }
+    }
+    *last = inside.then_some((oy, ox));
+}
+
 /// The depth-multiplier-1 form (`F`: full-range clamp, see `gemm::requantize`).
+// RV32 runs `by_tap_pairs` instead.
+#[cfg_attr(kiln_arch = "riscv", allow(dead_code))]
 #[inline(never)]
 fn by_taps<const F: bool>(
     p: &Params,
