@@ -780,7 +780,7 @@ fn the_verifier_checks_where_a_narrowing_output_starts() {
     // At +4 output element 0 lies over input element 1, not read yet.
     let mut p = good.clone();
     p.aliases[q].offset = 4;
-    expect_error(&g, &p, "its output starts after its first element's bytes");
+    expect_error(&g, &p, "its output starts too far into its input");
 
     // int16 -> int8: one byte of slack.
     let g = quantize_chain(DType::I16, DType::I8, false);
@@ -794,7 +794,7 @@ fn the_verifier_checks_where_a_narrowing_output_starts() {
     p.aliases[q].offset = 1;
     check(&g, &p).unwrap();
     p.aliases[q].offset = 2;
-    expect_error(&g, &p, "its output starts after its first element's bytes");
+    expect_error(&g, &p, "its output starts too far into its input");
 
     // A widening QUANTIZE (int8 -> int16) planned over its input at the output's start is
     // refused, even were it declared narrowing.
@@ -815,8 +815,5 @@ fn the_verifier_checks_where_a_narrowing_output_starts() {
     let op0 = declared.ops[0].get_or_insert_with(Default::default);
     op0.1.narrowing_in_place = true;
     let e = verify::verify(&g, &p, &declared).expect_err("a widening output over its input");
-    assert!(
-        e.to_string().contains("not its input's elements, no wider"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("has wider elements"), "{e}");
 }

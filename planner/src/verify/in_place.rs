@@ -81,13 +81,15 @@ pub(super) fn check(
         // writing them is checked as any write.
         let (ea, ec) = (ta.dtype.size(), tc.dtype.size());
         if ta.elements() != tc.elements() || ec == 0 || ec > ea {
-            return Err("its output is not its input's elements, no wider");
+            return Err("its output differs from its input in element count or has wider elements");
         }
         let (Some((s0, _)), Some((s1, _))) = (place(Some(a)), place(Some(c))) else {
             return Err("its input or output has no arena bytes");
         };
         if s1 > s0 + (ea - ec) {
-            return Err("its output starts after its first element's bytes of the input");
+            return Err(
+                "its output starts too far into its input (past the difference of their element sizes)",
+            );
         }
     } else {
         return Err("its kernel declares no in-place form over that input");
