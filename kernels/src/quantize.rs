@@ -4,7 +4,7 @@
 //! The narrowing ones (float -> int8 and int16, and [`crate::requantize`]'s int16 -> int8,
 //! int32 -> int8 and int32 -> int16) also run in place, over one arena region holding the
 //! input, writing the output front to back over its start (`*_in_place`): byte-identical
-//! with the ordinary kernels, which they call on blocks of elements.
+//! with the ordinary kernels, which they call on one element at a time.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::quant::{PrepareError, QuantParams, ShiftRange, quantize_multiplier, round_f32};
@@ -152,21 +152,16 @@ macro_rules! element {
 }
 element!(f32, i32, i16, i8);
 
-/// Elements per block of the narrowing in-place kernels (on the stack: 128 bytes of input
-/// at most).
-const BLOCK: usize = 32;
-
 /// Runs the out-of-place kernel `kernel` (`I` -> `O`, elementwise) in place: `data` holds
 /// its input from byte `input_at` to its end, and receives its output from byte
-/// `output_at`, front to back, a block of elements at a time (a block of input read before
-/// its outputs are written).
+/// `output_at`, front to back, one element at a time (read, then its output written; the
+/// kernel called on one element is inlined into this loop).
 ///
 /// Correct when `O` is no wider than `I` and `output_at <= input_at + (size(I) - size(O))`:
-/// output element `i` then ends at or before input element `i + 1` starts, so a block's
-/// outputs cover only bytes of input elements already read (this block's or before), and
-/// the output ends within `data`. Bytes of `data` before `input_at` are overwritten only
-/// by the output (when `output_at < input_at`). Out of range offsets write nothing further
-/// (no panic).
+/// output element `i` then ends at or before input element `i + 1` starts, so it covers
+/// only bytes of input elements already read, and the output ends within `data`. Bytes of
+/// `data` before `input_at` are overwritten only by the output (when `output_at <
+/// input_at`). Offsets out of range write nothing (no panic).
 #[inline(always)]
 fn narrow_in_place<I: Element, O: Element>(
     data: &mut [u8],
@@ -176,26 +171,15 @@ fn narrow_in_place<I: Element, O: Element>(
 ) {
     debug_assert!(O::SIZE <= I::SIZE && output_at <= input_at + (I::SIZE - O::SIZE));
     let n = data.len().saturating_sub(input_at) / I::SIZE;
-    let mut i = 0;
-    while i < n {
-        let k = BLOCK.min(n - i);
-        let (mut x, mut y) = ([I::default(); BLOCK], [O::default(); BLOCK]);
-        let from = input_at + i * I::SIZE;
-        let Some(src) = data.get(from..from + k * I::SIZE) else {
-            return;
-        };
-        for (v, b) in x.iter_mut().zip(src.chunks_exact(I::SIZE)) {
-            *v = I::read(b);
-        }
-        kernel(&x[..k], &mut y[..k]);
-        let to = output_at + i * O::SIZE;
-        let Some(dst) = data.get_mut(to..to + k * O::SIZE) else {
-            return;
-        };
-        for (&v, b) in y[..k].iter().zip(dst.chunks_exact_mut(O::SIZE)) {
-            v.write(b);
-        }
-        i += k;
+    if output_at.saturating_add(n * O::SIZE) > data.len() {
+        return;
+    }
+    for i in 0..n {
+        let (from, to) = (input_at + i * I::SIZE, output_at + i * O::SIZE);
+        let x = I::read(&data[from..from + I::SIZE]);
+        let mut y = O::default();
+        kernel(core::slice::from_ref(&x), core::slice::from_mut(&mut y));
+        y.write(&mut data[to..to + O::SIZE]);
     }
 }
 
