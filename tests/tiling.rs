@@ -98,6 +98,30 @@ fn mobilenetv2_with_residuals_tiles_under_a_budget() {
     }
 }
 
+/// BlazeFace (`../shared/models/realworld/`, float32 in) compiled by `include_model!` at
+/// `kiln plan --min-ram`'s arena: 196,608 B, its float input alone. Its QUANTIZE writes the
+/// int8 image over the floats' start in place (narrowing in place, issue 30: the input and
+/// output live together would take 245,760 B), and the first layers run in strips.
+mod blazeface_min_ram {
+    kiln::include_model!(
+        "../../shared/models/realworld/openmv_blazeface_front_128.tflite",
+        ram_budget = 196608
+    );
+}
+
+/// [`blazeface_min_ram`] gives TFLM's outputs (`tests/realworld`, float32 bit for bit) on
+/// every sample; `tests/e2e_realworld.rs` checks every layer of the untiled graph (debug
+/// mode) and the default plan, which runs the QUANTIZE in place too.
+#[test]
+fn blazeface_quantizes_in_place_at_its_min_ram_arena() {
+    assert_eq!(blazeface_min_ram::ARENA_BYTES, 196608);
+    assert_eq!(blazeface_min_ram::PERSISTENT_BYTES, 0);
+    check_golden!(
+        blazeface_min_ram,
+        common::repo_root().join("tests/realworld/openmv_blazeface_front_128")
+    );
+}
+
 /// The public models compiled with RAM budgets from `--min-ram`'s arena up to the smallest
 /// untiled one: the plan meets the budget (tiled where it must be), within the MAC cap, and
 /// the compiled graph gives TFLM's golden outputs.

@@ -1,5 +1,10 @@
 //! QUANTIZE: float -> int8 and float -> int16 (`reference_ops::AffineQuantize`) and int8 -> int8 requantization
 //! (`reference_ops::Requantize`), as TFLM's `quantize_common.cc` dispatches them.
+//!
+//! The narrowing ones (float -> int8 and int16, and [`crate::requantize`]'s int16 -> int8,
+//! int32 -> int8 and int32 -> int16) also run in place, over one arena region holding the
+//! input, writing the output front to back over its start (`*_in_place`): byte-identical
+//! with the ordinary kernels, which they call on one element at a time.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::quant::{PrepareError, QuantParams, ShiftRange, quantize_multiplier, round_f32};
@@ -120,9 +125,188 @@ pub fn requantize_s8_s8_in_place(p: &Params, data: &mut [i8]) {
     map_in_place(data, |x| requantize_s8_s8_op(p, x));
 }
 
+/// An element type the narrowing in-place kernels read and write as native-endian bytes
+/// (the arena's byte views are native-endian too).
+trait Element: Copy + Default {
+    const SIZE: usize;
+    fn read(bytes: &[u8]) -> Self;
+    fn write(self, bytes: &mut [u8]);
+}
+
+macro_rules! element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const SIZE: usize = core::mem::size_of::<$t>();
+            #[inline(always)]
+            fn read(bytes: &[u8]) -> Self {
+                bytes.try_into().map(<$t>::from_ne_bytes).unwrap_or_default()
+            }
+            #[inline(always)]
+            fn write(self, bytes: &mut [u8]) {
+                for (b, v) in bytes.iter_mut().zip(self.to_ne_bytes()) {
+                    *b = v;
+                }
+            }
+        }
+    )*};
+}
+element!(f32, i32, i16, i8);
+
+/// Runs the out-of-place kernel `kernel` (`I` -> `O`, elementwise) in place: `data` holds
+/// its input from byte `input_at` to its end, and receives its output from byte
+/// `output_at`, front to back, one element at a time (read, then its output written; the
+/// kernel called on one element is inlined into this loop).
+///
+/// Correct when `O` is no wider than `I` and `output_at <= input_at + (size(I) - size(O))`:
+/// output element `i` then ends at or before input element `i + 1` starts, so it covers
+/// only bytes of input elements already read, and the output ends within `data`. Bytes of
+/// `data` before `input_at` are overwritten only by the output (when `output_at <
+/// input_at`). Offsets out of range write nothing (no panic).
+#[inline(always)]
+fn narrow_in_place<I: Element, O: Element>(
+    data: &mut [u8],
+    input_at: usize,
+    output_at: usize,
+    kernel: impl Fn(&[I], &mut [O]),
+) {
+    debug_assert!(O::SIZE <= I::SIZE && output_at <= input_at + (I::SIZE - O::SIZE));
+    let n = data.len().saturating_sub(input_at) / I::SIZE;
+    if output_at.saturating_add(n * O::SIZE) > data.len() {
+        return;
+    }
+    for i in 0..n {
+        let (from, to) = (input_at + i * I::SIZE, output_at + i * O::SIZE);
+        let x = I::read(&data[from..from + I::SIZE]);
+        let mut y = O::default();
+        kernel(core::slice::from_ref(&x), core::slice::from_mut(&mut y));
+        y.write(&mut data[to..to + O::SIZE]);
+    }
+}
+
+/// [`quantize_f32_s8`] in place: `data` holds the float input from byte `input_at` to its
+/// end; the int8 output goes from byte `output_at`, at most 3 bytes after `input_at`
+/// (usually equal: the output over the start of the input).
+pub fn quantize_f32_s8_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
+    narrow_in_place(data, input_at, output_at, |x: &[f32], y: &mut [i8]| {
+        quantize_f32_s8(p, x, y)
+    });
+}
+
+/// [`quantize_f32_s16`] in place (as [`quantize_f32_s8_in_place`]; the output at most 2
+/// bytes after the input).
+pub fn quantize_f32_s16_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
+    narrow_in_place(data, input_at, output_at, |x: &[f32], y: &mut [i16]| {
+        quantize_f32_s16(p, x, y)
+    });
+}
+
+/// [`crate::requantize::requantize_s16_s8`] in place (as [`quantize_f32_s8_in_place`]; the
+/// output at most 1 byte after the input).
+pub fn requantize_s16_s8_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
+    narrow_in_place(data, input_at, output_at, |x: &[i16], y: &mut [i8]| {
+        crate::requantize::requantize_s16_s8(p, x, y)
+    });
+}
+
+/// [`crate::requantize::requantize_s32_s8`] in place (as [`quantize_f32_s8_in_place`]).
+pub fn requantize_s32_s8_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
+    narrow_in_place(data, input_at, output_at, |x: &[i32], y: &mut [i8]| {
+        crate::requantize::requantize_s32_s8(p, x, y)
+    });
+}
+
+/// [`crate::requantize::requantize_s32_s16`] in place (as [`quantize_f32_s16_in_place`]).
+pub fn requantize_s32_s16_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
+    narrow_in_place(data, input_at, output_at, |x: &[i32], y: &mut [i16]| {
+        crate::requantize::requantize_s32_s16(p, x, y)
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec::Vec;
+
+    /// Each narrowing kernel in place equals it out of place, for element counts around the
+    /// block size and every output start it allows (before the input's, at it, up to the
+    /// difference of the element sizes after it); the bytes before the output and after it
+    /// within the input are what the input left there.
+    #[test]
+    fn narrowing_in_place_is_the_ordinary_kernel() {
+        fn case<I: Element, O: Element + PartialEq + core::fmt::Debug>(
+            make: impl Fn(u32) -> I,
+            out_of_place: impl Fn(&[I], &mut [O]),
+            in_place: impl Fn(&mut [u8], usize, usize),
+        ) {
+            for n in [0, 1, 2, 5, 31, 32, 33, 64, 65, 100] {
+                let x: Vec<I> = (0..n as u32)
+                    .map(|i| make(i.wrapping_mul(2_654_435_761)))
+                    .collect();
+                let mut want = std::vec![O::default(); n];
+                out_of_place(&x, &mut want);
+                let input_at = 6;
+                let after = if n > 0 { I::SIZE - O::SIZE } else { 0 };
+                for output_at in 0..=input_at + after {
+                    let mut data = std::vec![0xA5u8; input_at + n * I::SIZE];
+                    for (v, b) in x.iter().zip(data[input_at..].chunks_exact_mut(I::SIZE)) {
+                        v.write(b);
+                    }
+                    let before = data.clone();
+                    in_place(&mut data, input_at, output_at);
+                    let got: Vec<O> = data[output_at..output_at + n * O::SIZE]
+                        .chunks_exact(O::SIZE)
+                        .map(O::read)
+                        .collect();
+                    assert_eq!(
+                        got, want,
+                        "n {n}, input at {input_at}, output at {output_at}"
+                    );
+                    let end = output_at + n * O::SIZE;
+                    assert_eq!(data[..output_at], before[..output_at]);
+                    assert_eq!(data[end..], before[end..]);
+                }
+            }
+        }
+        let q = QuantParams {
+            scale: 0.37,
+            zero_point: -3,
+        };
+        let p = prepare_f32_s8(q).unwrap();
+        let float = |r: u32| (r % 20_001) as f32 / 37.0 - 270.0;
+        case(
+            float,
+            |x, y| quantize_f32_s8(&p, x, y),
+            |d, a, o| quantize_f32_s8_in_place(&p, d, a, o),
+        );
+        case(
+            |r| float(r) * 100.0,
+            |x, y| quantize_f32_s16(&p, x, y),
+            |d, a, o| quantize_f32_s16_in_place(&p, d, a, o),
+        );
+        let r = crate::requantize::prepare(
+            QuantParams {
+                scale: 0.011,
+                zero_point: 0,
+            },
+            q,
+        )
+        .unwrap();
+        case(
+            |v| (v as i16) >> 4,
+            |x, y| crate::requantize::requantize_s16_s8(&r, x, y),
+            |d, a, o| requantize_s16_s8_in_place(&r, d, a, o),
+        );
+        case(
+            |v| (v as i32) >> 20,
+            |x, y| crate::requantize::requantize_s32_s8(&r, x, y),
+            |d, a, o| requantize_s32_s8_in_place(&r, d, a, o),
+        );
+        case(
+            |v| (v as i32) >> 12,
+            |x, y| crate::requantize::requantize_s32_s16(&r, x, y),
+            |d, a, o| requantize_s32_s16_in_place(&r, d, a, o),
+        );
+    }
 
     #[test]
     fn float_to_int8() {

@@ -8,7 +8,9 @@
 //!   nothing at run time;
 //! - **in place**: an elementwise kernel writes its output over an input it declares (ADD
 //!   and MUL without broadcasting, the activations, requantization between equal types)
-//!   when that input has the output's shape and type and dies at that operator;
+//!   when that input has the output's shape and type and dies at that operator; a narrowing
+//!   kernel (QUANTIZE float32 -> int8 or int16, int16 or int32 -> int8, int32 -> int16)
+//!   writes its output, front to back, over the start of its dying input's bytes;
 //! - **channel planes in place**: a convolution declaring it (depthwise, depth multiplier 1)
 //!   computes one channel at a time into a scratch plane and stores it over that channel of
 //!   its dying input (the output is never larger); it is slower than the ordinary kernel,
@@ -56,7 +58,7 @@ use groups::*;
 pub struct AliasOptions {
     /// RESHAPE, SQUEEZE and EXPAND_DIMS share their input's bytes.
     pub views: bool,
-    /// Elementwise operators overwrite an input that dies at them.
+    /// Elementwise and narrowing operators overwrite an input that dies at them.
     pub in_place: bool,
     /// CONCATENATION inputs are placed as slices of the output.
     pub concat: bool,
@@ -361,8 +363,8 @@ pub fn view_roots(graph: &Graph, kernels: &dyn Kernels, options: &AliasOptions) 
 
 /// What aliasing can save at each operator's step (by id), for the alias-aware order search
 /// ([`crate::schedule::schedule_aliased`]), over view roots `roots` ([`view_roots`]):
-/// - an elementwise operator in place over a candidate input saves the output's bytes when
-///   it reads that input last;
+/// - an elementwise or narrowing operator in place over a candidate input saves the output's
+///   bytes when it reads that input last;
 /// - a depthwise or pointwise convolution in place saves the smaller of its input's and
 ///   output's bytes (less the in-place form's extra scratch) when it reads its input last;
 /// - a concatenation of slices saves its output's bytes in any order.
@@ -434,7 +436,8 @@ pub fn step_gains(
 }
 
 /// The inputs an elementwise kernel can overwrite with its output (indices into the
-/// operator's inputs): those it declares that have the output's shape and type.
+/// operator's inputs): those it declares that have the output's shape and type; and input 0
+/// of a narrowing kernel ([`narrows`]).
 fn in_place_candidates(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Vec<usize> {
     let Some(&out) = op.outputs.first() else {
         return Vec::new();
@@ -448,10 +451,31 @@ fn in_place_candidates(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Vec<usi
     };
     let declared = &kernels.abilities(graph, op).in_place;
     // A binary kernel overwrites either input only if both have the output's shape.
-    if !declared.iter().all(|&k| fits(k)) {
-        return Vec::new();
+    let mut candidates = if declared.iter().all(|&k| fits(k)) {
+        declared.clone()
+    } else {
+        Vec::new()
+    };
+    if narrows(graph, kernels, op) && !candidates.contains(&0) {
+        candidates.push(0);
     }
-    declared.clone()
+    candidates
+}
+
+/// Whether `op` declares a narrowing in-place form and its input 0 and output fit it: one
+/// element count, output elements no wider than the input's. Its output then goes at the
+/// start of the input's bytes (as an elementwise operator's: [`Groups::overwrite`]), which
+/// the kernel, reading element `i` before writing output element `i`, allows.
+fn narrows(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> bool {
+    let (Some(a), Some(&c)) = (op.input(0), op.outputs.first()) else {
+        return false;
+    };
+    let (a, c) = (graph.tensor(a), graph.tensor(c));
+    kernels.abilities(graph, op).narrowing_in_place
+        && op.outputs.len() == 1
+        && a.elements() == c.elements()
+        && c.dtype.size() > 0
+        && c.dtype.size() <= a.dtype.size()
 }
 
 /// The byte offset of each input of an operator in its output, if it declares that its

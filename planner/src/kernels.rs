@@ -24,6 +24,12 @@ pub struct Abilities {
     /// Inputs (indices into the operator's inputs) an elementwise kernel can overwrite with
     /// its output, which has their shape and type.
     pub in_place: Vec<usize>,
+    /// A narrowing kernel (QUANTIZE float32 -> int8, int16 -> int8, ...) that can write its
+    /// output over input 0, which has its element count and elements at least as wide, front
+    /// to back: it reads input element `i` before writing output element `i`, so the output
+    /// can start anywhere up to input 0's start plus the difference of the element sizes
+    /// (the planner places it at the start).
+    pub narrowing_in_place: bool,
     /// A convolution that can write its output over input 0 while reading it.
     pub conv_in_place: Option<ConvInPlace>,
     /// Byte offsets in the output at which the inputs can be placed as slices (in input
@@ -64,6 +70,7 @@ pub struct NoKernels;
 pub static NO_ABILITIES: Abilities = Abilities {
     view: false,
     in_place: Vec::new(),
+    narrowing_in_place: false,
     conv_in_place: None,
     concat_slices: None,
     split_slices: None,

@@ -13,7 +13,11 @@
 //!   ([`crate::kernels::Abilities`]; the verifier takes no other input from the stages): a
 //!   view's output is exactly its input's bytes; an elementwise in-place operator's inputs
 //!   and output have one shape and type and its output is exactly the overwritten input's
-//!   bytes, which no other input of it shares; a convolution in place has rank-4 tensors of
+//!   bytes, which no other input of it shares; a narrowing in-place operator's output has
+//!   its input's element count, elements no wider, and starts at most the difference of
+//!   the element sizes after the input's start (written front to back, output element `i`
+//!   then covers only bytes of input elements already read: `verify/in_place.rs`), its
+//!   input not shared with another input either; a convolution in place has rank-4 tensors of
 //!   one type, its output at the start of the input's bytes (no larger, for channel planes;
 //!   or ending at their end, for a wider pointwise one); a concatenation of slices has every
 //!   input at its declared offset, one after another, filling the output; and no operator
@@ -47,11 +51,13 @@
 use crate::alias::OpMode;
 use crate::diag::{Diagnostic, ErrorKind, Result};
 use crate::ir::{Graph, OpId, TensorId, TensorKind};
-use crate::kernels::{ConvInPlaceKind, Kernels};
+use crate::kernels::Kernels;
 use crate::lifetimes::BufferOwner;
 use crate::plan::Plan;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+
+mod in_place;
 
 fn fail(message: impl Into<String>) -> Diagnostic {
     Diagnostic::new(ErrorKind::InvalidPlan, message)
@@ -596,10 +602,6 @@ fn check_aliasing(
         at.insert(t, (start + offset, start + offset + size));
     }
     let place = |t: Option<TensorId>| t.and_then(|t| at.get(&t.0).copied());
-    let same_shape = |a: TensorId, b: TensorId| {
-        graph.tensors[a.0].shape == graph.tensors[b.0].shape
-            && graph.tensors[a.0].dtype == graph.tensors[b.0].dtype
-    };
     for (op, &mode) in graph.ops.iter().zip(&plan.modes) {
         let bad = |why: &str| {
             fail(format!(
@@ -622,72 +624,7 @@ fn check_aliasing(
                 }
             }
             OpMode::InPlace { input } => {
-                let (Some(a), Some(c)) = (op.input(input), out) else {
-                    return Err(bad("it has no such input or no output"));
-                };
-                if op.outputs.len() != 1 {
-                    return Err(bad("it has more than one output"));
-                }
-                let (ta, tc) = (&graph.tensors[a.0], &graph.tensors[c.0]);
-                let conv = declared.conv_in_place.filter(|_| input == 0);
-                if let Some(conv) = conv {
-                    // A convolution over its own input: rank-4 tensors of one type, the
-                    // output at the start of the input's bytes (or, for a wider pointwise
-                    // one, ending where they end).
-                    let fits = ta.shape.len() == 4 && tc.shape.len() == 4 && ta.dtype == tc.dtype;
-                    let shapes = match conv.kind {
-                        ConvInPlaceKind::ChannelPlanes => {
-                            ta.shape[0] == tc.shape[0]
-                                && ta.shape[3] == tc.shape[3]
-                                && tc.bytes() <= ta.bytes()
-                        }
-                        ConvInPlaceKind::Pixels => ta.shape[..3] == tc.shape[..3],
-                    };
-                    if !fits || !shapes {
-                        return Err(bad(
-                            "its input and output do not have the shapes its in-place form needs",
-                        ));
-                    }
-                    let placed = match (place(Some(a)), place(Some(c))) {
-                        (Some((s0, e0)), Some((s1, e1))) => match conv.kind {
-                            ConvInPlaceKind::ChannelPlanes => s0 == s1,
-                            ConvInPlaceKind::Pixels => {
-                                (tc.bytes() <= ta.bytes() && s0 == s1)
-                                    || (tc.bytes() > ta.bytes() && e0 == e1)
-                            }
-                        },
-                        _ => false,
-                    };
-                    if !placed {
-                        return Err(bad(
-                            "its output does not start at its input's bytes (or end at their end)",
-                        ));
-                    }
-                    continue;
-                }
-                if !declared.in_place.contains(&input) {
-                    return Err(bad("its kernel declares no in-place form over that input"));
-                }
-                if op
-                    .present_inputs()
-                    .any(|i| !same_shape(i, c) && !graph.tensors[i.0].is_constant())
-                    || !same_shape(a, c)
-                {
-                    return Err(bad("its inputs and output differ in shape or type"));
-                }
-                if place(Some(a)).is_none() || place(Some(a)) != place(Some(c)) {
-                    return Err(bad("its output is not the overwritten input's bytes"));
-                }
-                let (s0, e0) = place(Some(a)).expect("checked");
-                for (j, i) in op.inputs.iter().enumerate() {
-                    if j != input
-                        && let Some((s1, e1)) = place(*i)
-                        && s1 < e0
-                        && s0 < e1
-                    {
-                        return Err(bad("another of its inputs shares the overwritten bytes"));
-                    }
-                }
+                in_place::check(graph, op, input, declared, &place).map_err(bad)?;
             }
             OpMode::ConcatSlices => {
                 let Some(offsets) = &declared.concat_slices else {

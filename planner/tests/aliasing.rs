@@ -1,10 +1,13 @@
-//! Aliasing: views, in-place operators and concatenation slices are taken where safe, lower
-//! the bound, can be switched off, and the verifier rejects every unsafe variant.
+//! Aliasing: views, in-place operators (elementwise, narrowing, convolutions) and
+//! concatenation slices are taken where safe, lower the bound, can be switched off, and the
+//! verifier rejects every unsafe variant.
 
 mod common;
 use common::*;
 use kiln_planner::alias::{AliasOptions, OpMode};
-use kiln_planner::ir::{Activation, AddSubOptions, ConcatenationOptions, OpId, OpKind, TensorId};
+use kiln_planner::ir::{
+    Activation, AddSubOptions, ConcatenationOptions, DType, OpId, OpKind, TensorId,
+};
 use kiln_planner::lifetimes::BufferOwner;
 use kiln_planner::plan::Plan;
 use kiln_planner::{ErrorKind, Graph, PlanOptions, verify};
@@ -671,4 +674,146 @@ fn ten_thousand_slices_of_one_concatenation() {
     assert_eq!(p.lower_bound_bytes, bytes);
     assert_eq!(p.arena_bytes, bytes);
     check(&g, &p).unwrap();
+}
+
+/// x `from` [16] -> Q = QUANTIZE(x) `to` [16] -> B 16 bytes, output B (B also reads x when
+/// `reread`).
+fn quantize_chain(from: DType, to: DType, reread: bool) -> Graph {
+    let mut g = GraphBuilder::default();
+    let x = g.input("x", 16);
+    let q = g.op_kind(OpKind::Quantize, &[x], &[16]);
+    let b = if reread {
+        g.op("B", &[q, x], 16)
+    } else {
+        g.op("B", &[q], 16)
+    };
+    let mut g = g.finish(&[b]);
+    g.tensors[x.0].dtype = from;
+    g.tensors[q.0].dtype = to;
+    g
+}
+
+/// Every buffer one piece, live over its whole lifetime, laid one after another: only the
+/// aliasing rules can fail.
+fn spread(p: &mut Plan) {
+    let mut at = 0;
+    for b in &mut p.buffers {
+        b.offset = at;
+        b.pieces = vec![kiln_planner::lifetimes::Piece {
+            offset: 0,
+            size: b.size,
+            first: b.first,
+            last: b.last,
+        }];
+        at = (at + b.size).next_multiple_of(p.alignment);
+    }
+    recompute_totals(p);
+}
+
+#[test]
+fn quantize_narrows_in_place_over_its_dying_input() {
+    let g = quantize_chain(DType::F32, DType::I8, false);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    assert_eq!(p.mode(OpId(0)), OpMode::InPlace { input: 0 });
+    let place = |t: usize| p.tensor_place(&g, TensorId(t)).unwrap();
+    assert_eq!(
+        place(1).0,
+        place(0).0,
+        "the int8 output over the floats' start"
+    );
+    assert_eq!(p.lower_bound_bytes, 64, "the floats alone, not 64 + 16");
+    check(&g, &p).unwrap();
+    // Switched off with the other in-place forms.
+    let mut o = PlanOptions::default();
+    o.aliasing.in_place = false;
+    let p = plan(&g, &o).unwrap();
+    assert_eq!(p.mode(OpId(0)), OpMode::Normal);
+    assert_eq!(p.lower_bound_bytes, 80);
+    // int16 -> int8 and int32 -> int16 too; not int8 -> int16 (widening).
+    for (from, to, taken) in [
+        (DType::I16, DType::I8, true),
+        (DType::I32, DType::I16, true),
+        (DType::I8, DType::I16, false),
+    ] {
+        let g = quantize_chain(from, to, false);
+        let p = plan(&g, &PlanOptions::default()).unwrap();
+        let mode = if taken {
+            OpMode::InPlace { input: 0 }
+        } else {
+            OpMode::Normal
+        };
+        assert_eq!(p.mode(OpId(0)), mode, "{from:?} -> {to:?}");
+        check(&g, &p).unwrap();
+    }
+}
+
+#[test]
+fn no_narrowing_over_an_input_read_later() {
+    let g = quantize_chain(DType::F32, DType::I8, true);
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    assert_eq!(p.mode(OpId(0)), OpMode::Normal);
+    let mut broken = p.clone();
+    force_in_place(&g, &mut broken, 0, TensorId(0), TensorId(1));
+    expect_error(&g, &broken, "holds data read later");
+}
+
+/// The verifier takes a narrowing output that starts up to the difference of the element
+/// sizes after its input (written front to back, output element `i` covers only input bytes
+/// already read), and nothing after that, nor a widening one.
+#[test]
+fn the_verifier_checks_where_a_narrowing_output_starts() {
+    let g = quantize_chain(DType::F32, DType::I8, false);
+    let mut good = plan(&g, &PlanOptions::default()).unwrap();
+    spread(&mut good);
+    check(&g, &good).unwrap();
+    let q = good
+        .aliases
+        .iter()
+        .position(|a| a.tensor == TensorId(1))
+        .unwrap();
+    assert_eq!(good.aliases[q].offset, 0);
+    for offset in 1..=3 {
+        let mut p = good.clone();
+        p.aliases[q].offset = offset;
+        check(&g, &p).unwrap_or_else(|e| panic!("at +{offset}: {e}"));
+    }
+    // At +4 output element 0 lies over input element 1, not read yet.
+    let mut p = good.clone();
+    p.aliases[q].offset = 4;
+    expect_error(&g, &p, "its output starts too far into its input");
+
+    // int16 -> int8: one byte of slack.
+    let g = quantize_chain(DType::I16, DType::I8, false);
+    let mut p = plan(&g, &PlanOptions::default()).unwrap();
+    spread(&mut p);
+    let q = p
+        .aliases
+        .iter()
+        .position(|a| a.tensor == TensorId(1))
+        .unwrap();
+    p.aliases[q].offset = 1;
+    check(&g, &p).unwrap();
+    p.aliases[q].offset = 2;
+    expect_error(&g, &p, "its output starts too far into its input");
+
+    // A widening QUANTIZE (int8 -> int16) planned over its input at the output's start is
+    // refused, even were it declared narrowing.
+    let g = quantize_chain(DType::I8, DType::I16, false);
+    let mut p = plan(&g, &PlanOptions::default()).unwrap();
+    assert_eq!(p.mode(OpId(0)), OpMode::Normal);
+    p.buffers
+        .retain(|b| b.owner != BufferOwner::Tensor(TensorId(0)));
+    p.aliases.push(kiln_planner::alias::Alias {
+        tensor: TensorId(0),
+        buffer: TensorId(1),
+        offset: 0,
+    });
+    p.modes[0] = OpMode::InPlace { input: 0 };
+    spread(&mut p);
+    expect_error(&g, &p, "declares no in-place form");
+    let mut declared = kernels(&g);
+    let op0 = declared.ops[0].get_or_insert_with(Default::default);
+    op0.1.narrowing_in_place = true;
+    let e = verify::verify(&g, &p, &declared).expect_err("a widening output over its input");
+    assert!(e.to_string().contains("has wider elements"), "{e}");
 }

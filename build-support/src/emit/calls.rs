@@ -188,6 +188,18 @@ impl<'a> Emitter<'a> {
             .iter()
             .find(|b| b.owner == BufferOwner::Scratch(step.op))
             .map(|b| (self.arena_base + b.offset, b.size));
+        // In place, `out` covers the overwritten input and the output: the same bytes for
+        // elementwise operators, the input's for a depthwise convolution (whose output is
+        // their first part), both for a pointwise one (its input ends where they end) and for
+        // a narrowing one (its output starts at most a few bytes after its input's start).
+        let written = match in_place.and_then(|slot| step.inputs.get(slot)) {
+            Some(input) => input.tensor().unwrap_or(*output),
+            None => *output,
+        };
+        let (a0, alen) = self.buffer_of(written)?;
+        let (c0, clen) = self.buffer_of(*output)?;
+        let start = a0.min(c0);
+        let written_span = (start, (a0 + alen).max(c0 + clen) - start);
         let call = {
             let mut call = Call {
                 items: &mut self.items,
@@ -202,6 +214,7 @@ impl<'a> Emitter<'a> {
                 states: state_views,
                 has_scratch: scratch.is_some(),
                 in_place,
+                in_place_at: (a0 - start, c0 - start),
             };
             step.kernel.emit(&mut call)?
         };
@@ -220,17 +233,6 @@ impl<'a> Emitter<'a> {
         for t in constants {
             self.weight_static(t)?;
         }
-        // In place, `out` covers the overwritten input and the output: the same bytes for
-        // elementwise operators, the input's for a depthwise convolution (whose output is
-        // their first part), both for a pointwise one (its input ends where they end).
-        let written = match in_place.and_then(|slot| step.inputs.get(slot)) {
-            Some(input) => input.tensor().unwrap_or(*output),
-            None => *output,
-        };
-        let (a0, alen) = self.buffer_of(written)?;
-        let (c0, clen) = self.buffer_of(*output)?;
-        let start = a0.min(c0);
-        let written_span = (start, (a0 + alen).max(c0 + clen) - start);
         let (off, len) = (u(written_span.0), u(written_span.1));
         let comment = format!(
             " op {k}: {} ({} -> t{}{})",

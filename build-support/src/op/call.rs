@@ -84,6 +84,9 @@ pub struct Call<'e, 'a> {
     pub(crate) states: Vec<TokenStream>,
     pub(crate) has_scratch: bool,
     pub(crate) in_place: Option<usize>,
+    /// In place: the byte offsets of the overwritten input and of the output in `out` (the
+    /// bytes of both).
+    pub(crate) in_place_at: (usize, usize),
 }
 
 impl Call<'_, '_> {
@@ -205,6 +208,25 @@ impl Call<'_, '_> {
         args[0] = self.out.clone();
         let scratch = self.scratch(false)?;
         Ok(quote!(#f(#(#pre,)* #(#args,)* #scratch);))
+    }
+
+    /// A narrowing kernel over its own input 0 (QUANTIZE float32 -> int8, ...):
+    /// `<module>::<function>(pre.., out, input_at, output_at);`, `out` the bytes holding the
+    /// input (from `input_at` to their end) and the output (from `output_at`), as the plan
+    /// placed them.
+    pub fn narrowing_in_place(
+        &self,
+        module: &str,
+        function: &str,
+        pre: &[TokenStream],
+    ) -> Result<TokenStream> {
+        if self.in_place != Some(0) || self.typed.len() != 1 {
+            return Err(self.no_in_place_form());
+        }
+        let f = kernel_fn(module, function);
+        let (input_at, output_at) = (u(self.in_place_at.0), u(self.in_place_at.1));
+        let out = &self.raw_outs[0];
+        Ok(quote!(#f(#(#pre,)* #out, #input_at, #output_at);))
     }
 
     /// `<module>::<function>(pre.., operands.., states.., out);`: the ordinary form.

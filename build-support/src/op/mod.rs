@@ -20,7 +20,8 @@
 //!     `invoke()`, from the operands' tokens (`call.input(slot)`, `call.output()`, ...),
 //!     the constants it emits (`call.params`, `call.table`, `call.per_channel`,
 //!     `call.fast`, `call.broadcast`) and its forms (`call.standard`, `call.elementwise`,
-//!     and in place when `call.in_place()` says so), with [`kernel_fn`] for a kernel's path;
+//!     and in place when `call.in_place()` says so: `call.over_input_with_scratch`,
+//!     `call.narrowing_in_place`), with [`kernel_fn`] for a kernel's path;
 //!   - `run(&self, io: &mut Io)` (feature `exec`): the same kernel on the host on `Io`'s
 //!     typed operands (`io.i8(slot)`, `io.out_i8()`, ...), for tests and benchmarks.
 //!

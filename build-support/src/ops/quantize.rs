@@ -2,7 +2,9 @@
 //! (`quantize::requantize_s8_s8`) and the other requantizations TFLM's `quantize_common.cc`
 //! has between int8, int16 and int32 (`kiln_kernels::requantize`: int8/int16 -> int8, int16,
 //! int32; int32 -> int8, int16) and between int8 and uint8 (`requantize_s8_u8`,
-//! `requantize_u8_s8`); int8 -> int8 and int16 -> int16 also run in place.
+//! `requantize_u8_s8`); int8 -> int8 and int16 -> int16 also run in place, and so do the
+//! narrowing ones (float32 -> int8 and int16, int16 -> int8, int32 -> int8 and int16:
+//! `quantize::*_in_place`, the output written front to back over the input's start).
 
 #[cfg(feature = "exec")]
 use crate::op::Io;
@@ -64,11 +66,28 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         kernel,
         Quantize::S8S8(_) | Quantize::Requantize(_, Elem::I16, Elem::I16)
     );
+    let narrowing = kernel.narrowing_in_place().is_some();
     let mut step = cx.step(kernel, vec![Operand::Tensor(input)], output);
     if in_place {
         step.abilities.in_place = vec![0];
     }
+    step.abilities.narrowing_in_place = narrowing;
     Ok(step)
+}
+
+impl Quantize {
+    /// The in-place form of a narrowing kernel (output elements narrower than the input's),
+    /// in `kiln_kernels::quantize`.
+    fn narrowing_in_place(&self) -> Option<&'static str> {
+        Some(match self {
+            Quantize::F32S8(_) => "quantize_f32_s8_in_place",
+            Quantize::F32S16(_) => "quantize_f32_s16_in_place",
+            Quantize::Requantize(_, Elem::I16, Elem::I8) => "requantize_s16_s8_in_place",
+            Quantize::Requantize(_, Elem::I32, Elem::I8) => "requantize_s32_s8_in_place",
+            Quantize::Requantize(_, Elem::I32, Elem::I16) => "requantize_s32_s16_in_place",
+            _ => return None,
+        })
+    }
 }
 
 /// `s8`, `s16`, `s32`: kernel name suffixes of the integer element types.
@@ -82,6 +101,14 @@ fn suffix(e: Elem) -> &'static str {
 
 impl Kernel for Quantize {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
+        if let (Some(f), Some(_)) = (self.narrowing_in_place(), call.in_place()) {
+            let pre = match self {
+                Quantize::F32S8(p) | Quantize::F32S16(p) => [call.params("quantize", p)],
+                Quantize::Requantize(p, ..) => [call.params("requantize", p)],
+                _ => return Err(call.no_in_place_form()),
+            };
+            return call.narrowing_in_place("quantize", f, &pre);
+        }
         match self {
             Quantize::F32S8(p) => {
                 let pre = [call.params("quantize", p)];

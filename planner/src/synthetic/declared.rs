@@ -137,6 +137,17 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                 {
                     a.in_place = vec![0]
                 }
+                // Narrowing requantizations write their output over their input's start.
+                OpKind::Quantize
+                    if matches!(
+                        (input(0).map(|t| t.dtype), out.map(|o| o.dtype)),
+                        (Some(DType::F32), Some(DType::I8 | DType::I16))
+                            | (Some(DType::I16), Some(DType::I8))
+                            | (Some(DType::I32), Some(DType::I8 | DType::I16))
+                    ) =>
+                {
+                    a.narrowing_in_place = true
+                }
                 OpKind::Concatenation(o) if o.activation == crate::ir::Activation::None => {
                     if let Some(y) = out {
                         let rank = y.shape.len() as i64;
