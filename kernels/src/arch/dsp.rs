@@ -37,8 +37,8 @@
 //! * Flags: the loop counter's `SUBS` changes the flags, which `asm!` assumes unless
 //!   `preserves_flags` is given (it is not).
 //! * The loops run only when their count is above 0 (a zero count would wrap the counter).
-//! * The single-instruction helpers ([`smmulr`], [`ssat8`], [`rq_shift`]) are `pure,
-//!   nomem`: they only read their register operands.
+//! * The single-instruction helpers ([`smmulr`], [`ssat8`], [`rq_shift`], [`max_s8x4`],
+//!   [`min_s8x4`]) are `pure, nomem`: they only read their register operands.
 #![allow(unsafe_code)]
 
 use super::{DwRow, dot};
@@ -967,6 +967,34 @@ pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
     unsafe {
         asm!("smmulr {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b,
             options(pure, nomem, nostack, preserves_flags));
+    }
+    r
+}
+
+/// `SSUB8` then `SEL`: the four signed bytes of `a` and `b` compared lane by lane, each
+/// lane of the result the larger (`max(a_i, b_i)` for `i` in 0..4).
+#[inline(always)]
+pub(crate) fn max_s8x4(a: u32, b: u32) -> u32 {
+    let r: u32;
+    // SAFETY: two register-only instructions (see the module documentation). `SSUB8` sets
+    // the GE flags (`a_i - b_i >= 0`), which `SEL` reads in the same block; the block does
+    // not declare the flags preserved.
+    unsafe {
+        asm!("ssub8 {r}, {a}, {b}", "sel {r}, {a}, {b}", r = out(reg) r, a = in(reg) a,
+            b = in(reg) b, options(pure, nomem, nostack));
+    }
+    r
+}
+
+/// `SSUB8` then `SEL` with the operands of `SEL` swapped: each lane the smaller of `a`'s
+/// and `b`'s signed bytes.
+#[inline(always)]
+pub(crate) fn min_s8x4(a: u32, b: u32) -> u32 {
+    let r: u32;
+    // SAFETY: as [`max_s8x4`].
+    unsafe {
+        asm!("ssub8 {r}, {a}, {b}", "sel {r}, {b}, {a}", r = out(reg) r, a = in(reg) a,
+            b = in(reg) b, options(pure, nomem, nostack));
     }
     r
 }

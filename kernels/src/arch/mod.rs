@@ -34,7 +34,9 @@
 //!
 //! # Contract
 //!
-//! Single instructions: `smmulr`, `ssat8`, and `rq_shift` (five, see each).
+//! Single instructions: `smmulr`, `ssat8`, and `rq_shift` (five, see each); `max_s8x4` and
+//! `min_s8x4` (two each: the lane-wise signed maximum and minimum of four int8 values in a
+//! word, `SSUB8` + `SEL`).
 //!
 //! The `mac_*` functions add dot products of `k` int8 values to their accumulators:
 //! `mac_2x2(k, x, w, [a00, a01, a10, a11])` adds `x_i . w_j` where `x_0 = x[..k]`,
@@ -68,7 +70,7 @@ pub(crate) use portable::*;
 #[cfg(kiln_arch = "riscv")]
 mod riscv;
 #[cfg(kiln_arch = "riscv")]
-pub(crate) use portable::copy_block;
+pub(crate) use portable::{copy_block, max_s8x4, min_s8x4};
 #[cfg(kiln_arch = "riscv")]
 pub(crate) use riscv::*;
 

@@ -204,3 +204,17 @@ pub(crate) fn rq_shift(acc: i32, m: i32, e: i32, offset: i32) -> i32 {
 pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
     ((a as i64 * b as i64 + (1i64 << 31)) >> 32) as i32
 }
+
+/// Each of the four signed bytes (little-endian lanes) the larger of `a`'s and `b`'s.
+#[inline(always)]
+pub(crate) fn max_s8x4(a: u32, b: u32) -> u32 {
+    let (a, b) = (a.to_le_bytes(), b.to_le_bytes());
+    u32::from_le_bytes(core::array::from_fn(|i| (a[i] as i8).max(b[i] as i8) as u8))
+}
+
+/// Each of the four signed bytes the smaller of `a`'s and `b`'s.
+#[inline(always)]
+pub(crate) fn min_s8x4(a: u32, b: u32) -> u32 {
+    let (a, b) = (a.to_le_bytes(), b.to_le_bytes());
+    u32::from_le_bytes(core::array::from_fn(|i| (a[i] as i8).min(b[i] as i8) as u8))
+}
