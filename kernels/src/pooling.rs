@@ -462,7 +462,7 @@ pub fn average_pool_s8(p: &Params, input: &[i8], output: &mut [i8]) -> bool {
 
 /// Taps a 16-bit lane of [`average_pool_s8_fast`] sums before it is added into 32 bits:
 /// each tap adds at most 255 (the byte offset by 128), and `256 * 255 < 2^16`.
-const LANE_TAPS: usize = 256;
+pub(crate) const LANE_TAPS: usize = 256;
 
 /// Int8 AVERAGE_POOL_2D, the same bytes as [`average_pool_s8`] (`reference_integer_ops::
 /// AveragePool`) with fewer instructions: the window of four channels at a time is summed
@@ -571,9 +571,9 @@ fn sum_words_s8<const W: usize>(
 
 /// Two words of two 16-bit lanes per word of input: `even0` holds channels 0 (low half)
 /// and 2, `odd0` 1 and 3, `even1` and `odd1` channels 4 to 7. Separate fields, not arrays,
-/// so that they stay in registers at every opt-level.
+/// so that they stay in registers at every opt-level. Also MEAN's (`crate::mean`).
 #[derive(Clone, Copy, Default)]
-struct Lanes {
+pub(crate) struct Lanes {
     even0: u32,
     odd0: u32,
     even1: u32,
@@ -583,7 +583,7 @@ struct Lanes {
 impl Lanes {
     /// The eight channels' sums.
     #[inline(always)]
-    fn sums(self) -> [i32; 8] {
+    pub(crate) fn sums(self) -> [i32; 8] {
         let (lo, hi) = (|w: u32| (w & 0xffff) as i32, |w: u32| (w >> 16) as i32);
         [
             lo(self.even0),
@@ -595,6 +595,53 @@ impl Lanes {
             hi(self.even1),
             hi(self.odd1),
         ]
+    }
+
+    /// Adds `n` taps of `4 * W` channels (`W` 1 or 2), the first at `input[at..]`, each
+    /// `stride` after the previous, every byte offset by 128. The lanes must hold at most
+    /// [`LANE_TAPS`] taps in all. A tap outside `input` (never the case in Kiln's calls)
+    /// ends the run early.
+    #[inline(always)]
+    pub(crate) fn add_run<const W: usize>(
+        mut self,
+        input: &[i8],
+        mut at: usize,
+        n: usize,
+        stride: usize,
+    ) -> Lanes {
+        // Two taps per step where there are two (one bounds check for both), then the last.
+        for _ in 0..n / 2 {
+            let Some(b) = input.get(at..at + stride + 4 * W) else {
+                return self;
+            };
+            self = self.add_tap::<W>(b, 0);
+            let Some(b) = b.get(stride..) else {
+                return self;
+            };
+            self = self.add_tap::<W>(b, 0);
+            at += 2 * stride;
+        }
+        if n % 2 == 1 {
+            if let Some(b) = input.get(at..at + 4 * W) {
+                self = self.add_tap::<W>(b, 0);
+            }
+        }
+        self
+    }
+
+    /// Adds the `4 * W` channels at `b[at..]` (at least that many bytes there).
+    #[inline(always)]
+    fn add_tap<const W: usize>(mut self, b: &[i8], at: usize) -> Lanes {
+        const LOW: u32 = 0x00ff_00ff;
+        let w = offset_word(b, at);
+        self.even0 = self.even0.wrapping_add(w & LOW);
+        self.odd0 = self.odd0.wrapping_add((w >> 8) & LOW);
+        if W == 2 {
+            let w = offset_word(b, at + 4);
+            self.even1 = self.even1.wrapping_add(w & LOW);
+            self.odd1 = self.odd1.wrapping_add((w >> 8) & LOW);
+        }
+        self
     }
 }
 
@@ -619,24 +666,9 @@ fn lanes_s8<const W: usize>(
     (x0, x1): (usize, usize),
     c0: usize,
 ) -> Lanes {
-    const LOW: u32 = 0x00ff_00ff;
     let mut l = Lanes::default();
     for y in y0..y1 {
-        let mut at = y * row + x0 * depth + c0;
-        for _ in x0..x1 {
-            let Some(b) = in_b.get(at..at + 4 * W) else {
-                return l;
-            };
-            let w = offset_word(b, 0);
-            l.even0 = l.even0.wrapping_add(w & LOW);
-            l.odd0 = l.odd0.wrapping_add((w >> 8) & LOW);
-            if W == 2 {
-                let w = offset_word(b, 4);
-                l.even1 = l.even1.wrapping_add(w & LOW);
-                l.odd1 = l.odd1.wrapping_add((w >> 8) & LOW);
-            }
-            at += depth;
-        }
+        l = l.add_run::<W>(in_b, y * row + x0 * depth + c0, x1 - x0, depth);
     }
     l
 }
