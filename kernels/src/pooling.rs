@@ -621,10 +621,10 @@ impl Lanes {
             self = self.add_tap::<W>(b, 0);
             at += 2 * stride;
         }
-        if n % 2 == 1 {
-            if let Some(b) = input.get(at..at + 4 * W) {
-                self = self.add_tap::<W>(b, 0);
-            }
+        if n % 2 == 1
+            && let Some(b) = input.get(at..at + 4 * W)
+        {
+            self = self.add_tap::<W>(b, 0);
         }
         self
     }
