@@ -609,17 +609,15 @@ impl Lanes {
         n: usize,
         stride: usize,
     ) -> Lanes {
-        // Two taps per step where there are two (one bounds check for both), then the last.
+        // Two taps per step where there are two, then the last.
         for _ in 0..n / 2 {
-            let Some(b) = input.get(at..at + stride + 4 * W) else {
+            let next = at + stride;
+            let (Some(b0), Some(b1)) = (input.get(at..at + 4 * W), input.get(next..next + 4 * W))
+            else {
                 return self;
             };
-            self = self.add_tap::<W>(b, 0);
-            let Some(b) = b.get(stride..) else {
-                return self;
-            };
-            self = self.add_tap::<W>(b, 0);
-            at += 2 * stride;
+            self = self.add_tap::<W>(b0, 0).add_tap::<W>(b1, 0);
+            at = next + stride;
         }
         if n % 2 == 1
             && let Some(b) = input.get(at..at + 4 * W)
