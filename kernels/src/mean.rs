@@ -285,8 +285,8 @@ pub fn fast_s8_fits(p: &Params) -> bool {
 /// Int8 MEAN, the same bytes as [`mean_s8`] with fewer instructions where
 /// [`fast_s8_fits`] (as for a mean over the rows and columns of an NHWC image): the
 /// reduced elements of four (or eight) neighbouring outputs are summed at once, one 32-bit
-/// load per reduced position, in the 16-bit lanes of `crate::pooling`'s average pool
-/// (bytes offset by 128, added into 32-bit sums every `LANE_TAPS` positions), then each
+/// load per reduced position, in the 16-bit lanes of `arch::lanes_add_s8` (as the average
+/// pool's, added into 32-bit sums every `LANE_TAPS` positions), then each
 /// output is requantized as in [`mean_s8`]. The last `output_dims[2] % 4` outputs of a row
 /// (and every output where the layer does not fit) are summed one element at a time.
 pub fn mean_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) {
@@ -296,9 +296,8 @@ pub fn mean_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) {
     }
     let n = p.num_elements_in_axis;
     let zp_times_n = (p.input_zero_point as i64).wrapping_mul(n as i64);
-    let offset = (n as i32).wrapping_mul(128);
     let requantize = |sum: i32| {
-        let shifted_sum = (sum.wrapping_sub(offset) as i64).wrapping_sub(zp_times_n) as i32;
+        let shifted_sum = (sum as i64).wrapping_sub(zp_times_n) as i32;
         let v = multiply_by_quantized_multiplier(shifted_sum, p.output_multiplier, p.output_shift)
             .wrapping_add(p.output_zero_point);
         v.clamp(i8::MIN as i32, i8::MAX as i32) as i8
@@ -327,7 +326,7 @@ pub fn mean_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) {
             }
             while c < d2 {
                 let sum = reduce(p, input, base + c, 0i32, |a, x: i8| {
-                    a.wrapping_add(x as i32 + 128)
+                    a.wrapping_add(x as i32)
                 });
                 out_row[c] = requantize(sum);
                 c += 1;
@@ -336,15 +335,17 @@ pub fn mean_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) {
     }
 }
 
-/// The sums of the reduced elements of the `4 * W` outputs from input offset `base` (each
-/// element offset by 128), in output order.
+/// The sums of the reduced elements of the `4 * W` outputs from input offset `base`, in
+/// output order (through `arch::lanes_add_s8`'s lanes, added into 32 bits every
+/// `LANE_TAPS` positions).
 #[inline(always)]
 fn sums_s8<const W: usize>(p: &Params, input: &[i8], base: usize) -> [i32; 8] {
-    use crate::pooling::{LANE_TAPS, Lanes};
+    use crate::arch::{lane_sums_s8, lanes_add_s8};
+    use crate::pooling::LANE_TAPS;
     let [d0, d1, d2] = p.reduced_dims;
     let [t0, t1, t2] = p.reduced_strides;
     let mut total = [0i32; 8];
-    let mut lanes = Lanes::default();
+    let mut lanes = [0u32; 4];
     let mut pending = 0;
     for r0 in 0..d0 {
         for r1 in 0..d1 {
@@ -353,18 +354,18 @@ fn sums_s8<const W: usize>(p: &Params, input: &[i8], base: usize) -> [i32; 8] {
             while r2 < d2 {
                 let n = (d2 - r2).min(LANE_TAPS);
                 if pending + n > LANE_TAPS {
-                    for (t, v) in total.iter_mut().zip(lanes.sums()) {
+                    for (t, v) in total.iter_mut().zip(lane_sums_s8(lanes, pending)) {
                         *t = t.wrapping_add(v);
                     }
-                    (lanes, pending) = (Lanes::default(), 0);
+                    (lanes, pending) = ([0; 4], 0);
                 }
-                lanes = lanes.add_run::<W>(input, row + r2 * t2, n, t2);
+                lanes = lanes_add_s8::<W>(lanes, input, row + r2 * t2, n, t2);
                 pending += n;
                 r2 += n;
             }
         }
     }
-    for (t, v) in total.iter_mut().zip(lanes.sums()) {
+    for (t, v) in total.iter_mut().zip(lane_sums_s8(lanes, pending)) {
         *t = t.wrapping_add(v);
     }
     total

@@ -32,7 +32,7 @@
 //! leaves the rest of the output unwritten) or L2_POOL_2D (NaN); MAX_POOL_2D's empty window
 //! is the type's lowest value, clamped, as in TFLM.
 
-use crate::arch::{max_s8x4, min_s8x4};
+use crate::arch::{lane_sums_s8, lanes_add_s8, max_s8x4, min_s8x4};
 use crate::quant::{
     Activation, Padding, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
     activation_range_i16,
@@ -460,20 +460,19 @@ pub fn average_pool_s8(p: &Params, input: &[i8], output: &mut [i8]) -> bool {
     })
 }
 
-/// Taps a 16-bit lane of [`average_pool_s8_fast`] sums before it is added into 32 bits:
-/// each tap adds at most 255 (the byte offset by 128), and `256 * 255 < 2^16`.
+/// Taps a set of `arch::lanes_add_s8`'s 16-bit lanes sums before they are added into 32
+/// bits (its limit). Also MEAN's (`crate::mean`).
 pub(crate) const LANE_TAPS: usize = 256;
 
 /// Int8 AVERAGE_POOL_2D, the same bytes as [`average_pool_s8`] (`reference_integer_ops::
 /// AveragePool`) with fewer instructions: the window of four channels at a time is summed
-/// in one 32-bit load per tap, the bytes offset by 128 (`w ^ 0x8080_8080`, each byte then
-/// `v + 128` in `0..=255`) and split into two words of two 16-bit lanes (channels 0 and 2,
-/// channels 1 and 3), kept in registers (eight channels in two pairs of words where the
-/// depth allows). A lane holds at most [`LANE_TAPS`] taps before it is added into the
-/// channel's 32-bit sum; the offset comes off as `128 * count` at the end (wrapping, as
-/// the sums are taken modulo 2^32 either way). The last `depth % 4` channels are summed one
-/// at a time. Then TFLM's `(acc ± count / 2) / count` and the clamp. Returns `false` (like
-/// TFLM) if some window holds no input cell, which [`prepare_s8`] rules out.
+/// with one 32-bit load per tap into 16-bit lanes (`arch::lanes_add_s8`: `SXTAB16` on the
+/// DSP extension, bytes offset by 128 and split into two words in plain Rust), eight
+/// channels in two words where the depth allows, kept in registers; a set of lanes holds at
+/// most [`LANE_TAPS`] taps before it is added into the channels' 32-bit sums (wrapping, as
+/// TFLM's sums are taken modulo 2^32 either way). The last `depth % 4` channels are summed
+/// one at a time. Then TFLM's `(acc ± count / 2) / count` and the clamp. Returns `false`
+/// (like TFLM) if some window holds no input cell, which [`prepare_s8`] rules out.
 pub fn average_pool_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) -> bool {
     debug_assert_eq!(
         output.len(),
@@ -488,7 +487,6 @@ pub fn average_pool_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) -> bool
             return false;
         }
         let average = |a: i32| {
-            let a = a.wrapping_sub(count.wrapping_mul(128));
             let avg = if a > 0 {
                 a.wrapping_add(count / 2) / count
             } else {
@@ -517,12 +515,11 @@ pub fn average_pool_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) -> bool
             c0 += 4;
         }
         while c0 < depth {
-            // One channel: its bytes offset by 128 as the lanes are.
             let mut a = 0i32;
             for y in ys.0..ys.1 {
                 for x in xs.0..xs.1 {
                     let v = in_b.get(y * row + x * depth + c0).copied().unwrap_or(0);
-                    a = a.wrapping_add(v as i32 + 128);
+                    a = a.wrapping_add(v as i32);
                 }
             }
             out_px[c0] = average(a);
@@ -533,9 +530,10 @@ pub fn average_pool_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) -> bool
 }
 
 /// The window sums of channels `c0..c0 + 4 * W` (`W` words of four int8 channels per tap,
-/// `W` 1 or 2), each byte offset by 128 (so a sum is the true one plus `128 * taps`), in
-/// channel order (the first `4 * W` entries). Sums wrap modulo 2^32. A window of more than
-/// [`LANE_TAPS`] taps is summed in parts of at most that many (rows, or parts of a row).
+/// `W` 1 or 2) in channel order (the first `4 * W` entries), through the lanes of
+/// `arch::lanes_add_s8` (one run per window row). Sums wrap modulo 2^32. A window of more
+/// than [`LANE_TAPS`] taps is summed in parts of at most that many (rows, or parts of a
+/// row).
 #[inline(always)]
 fn sum_words_s8<const W: usize>(
     in_b: &[i8],
@@ -546,8 +544,15 @@ fn sum_words_s8<const W: usize>(
     c0: usize,
 ) -> [i32; 8] {
     let width = x1 - x0;
+    let lanes = |(y0, y1): (usize, usize), (x0, x1): (usize, usize)| {
+        let mut acc = [0u32; 4];
+        for y in y0..y1 {
+            acc = lanes_add_s8::<W>(acc, in_b, y * row + x0 * depth + c0, x1 - x0, depth);
+        }
+        lane_sums_s8(acc, (y1 - y0) * (x1 - x0))
+    };
     if width * (y1 - y0) <= LANE_TAPS {
-        return lanes_s8::<W>(in_b, row, depth, (y0, y1), (x0, x1), c0).sums();
+        return lanes((y0, y1), (x0, x1));
     }
     let mut total = [0i32; 8];
     let cols = width.min(LANE_TAPS);
@@ -558,8 +563,7 @@ fn sum_words_s8<const W: usize>(
         let mut y = y0;
         while y < y1 {
             let y_end = (y + rows).min(y1);
-            let part = lanes_s8::<W>(in_b, row, depth, (y, y_end), (x, x_end), c0).sums();
-            for (t, v) in total.iter_mut().zip(part) {
+            for (t, v) in total.iter_mut().zip(lanes((y, y_end), (x, x_end))) {
                 *t = t.wrapping_add(v);
             }
             y = y_end;
@@ -567,108 +571,6 @@ fn sum_words_s8<const W: usize>(
         x = x_end;
     }
     total
-}
-
-/// Two words of two 16-bit lanes per word of input: `even0` holds channels 0 (low half)
-/// and 2, `odd0` 1 and 3, `even1` and `odd1` channels 4 to 7. Separate fields, not arrays,
-/// so that they stay in registers at every opt-level. Also MEAN's (`crate::mean`).
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Lanes {
-    even0: u32,
-    odd0: u32,
-    even1: u32,
-    odd1: u32,
-}
-
-impl Lanes {
-    /// The eight channels' sums.
-    #[inline(always)]
-    pub(crate) fn sums(self) -> [i32; 8] {
-        let (lo, hi) = (|w: u32| (w & 0xffff) as i32, |w: u32| (w >> 16) as i32);
-        [
-            lo(self.even0),
-            lo(self.odd0),
-            hi(self.even0),
-            hi(self.odd0),
-            lo(self.even1),
-            lo(self.odd1),
-            hi(self.even1),
-            hi(self.odd1),
-        ]
-    }
-
-    /// Adds `n` taps of `4 * W` channels (`W` 1 or 2), the first at `input[at..]`, each
-    /// `stride` after the previous, every byte offset by 128. The lanes must hold at most
-    /// [`LANE_TAPS`] taps in all. A tap outside `input` (never the case in Kiln's calls)
-    /// ends the run early.
-    #[inline(always)]
-    pub(crate) fn add_run<const W: usize>(
-        mut self,
-        input: &[i8],
-        mut at: usize,
-        n: usize,
-        stride: usize,
-    ) -> Lanes {
-        // Two taps per step where there are two, then the last.
-        for _ in 0..n / 2 {
-            let next = at + stride;
-            let (Some(b0), Some(b1)) = (input.get(at..at + 4 * W), input.get(next..next + 4 * W))
-            else {
-                return self;
-            };
-            self = self.add_tap::<W>(b0, 0).add_tap::<W>(b1, 0);
-            at = next + stride;
-        }
-        if n % 2 == 1
-            && let Some(b) = input.get(at..at + 4 * W)
-        {
-            self = self.add_tap::<W>(b, 0);
-        }
-        self
-    }
-
-    /// Adds the `4 * W` channels at `b[at..]` (at least that many bytes there).
-    #[inline(always)]
-    fn add_tap<const W: usize>(mut self, b: &[i8], at: usize) -> Lanes {
-        const LOW: u32 = 0x00ff_00ff;
-        let w = offset_word(b, at);
-        self.even0 = self.even0.wrapping_add(w & LOW);
-        self.odd0 = self.odd0.wrapping_add((w >> 8) & LOW);
-        if W == 2 {
-            let w = offset_word(b, at + 4);
-            self.even1 = self.even1.wrapping_add(w & LOW);
-            self.odd1 = self.odd1.wrapping_add((w >> 8) & LOW);
-        }
-        self
-    }
-}
-
-/// The four bytes of `b[at..at + 4]` as a little-endian word, each offset by 128 (`0..=255`).
-#[inline(always)]
-fn offset_word(b: &[i8], at: usize) -> u32 {
-    u32::from_le_bytes([
-        b[at] as u8,
-        b[at + 1] as u8,
-        b[at + 2] as u8,
-        b[at + 3] as u8,
-    ]) ^ 0x8080_8080
-}
-
-/// [`sum_words_s8`] of a window of at most [`LANE_TAPS`] taps, in lanes.
-#[inline(always)]
-fn lanes_s8<const W: usize>(
-    in_b: &[i8],
-    row: usize,
-    depth: usize,
-    (y0, y1): (usize, usize),
-    (x0, x1): (usize, usize),
-    c0: usize,
-) -> Lanes {
-    let mut l = Lanes::default();
-    for y in y0..y1 {
-        l = l.add_run::<W>(in_b, y * row + x0 * depth + c0, x1 - x0, depth);
-    }
-    l
 }
 
 /// Int8 MAX_POOL_2D (`reference_integer_ops::MaxPool`): the window maximum (starting from
