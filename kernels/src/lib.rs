@@ -92,7 +92,7 @@
 //! | [`sub`] | `sub_s8`, `sub_broadcast_s8`, `sub_f32`, `sub_broadcast_f32` |
 //! | [`mul`] | `mul_s8`, `mul_broadcast_s8`, `mul_f32`, `mul_broadcast_f32` |
 //! | [`softmax`] | `softmax_s8`, `softmax_s8_s16`, `softmax_f32` |
-//! | [`logistic`], [`tanh`] | `logistic_s8`, `tanh_s8` |
+//! | [`logistic`], [`tanh`] | `logistic_s8` (and `logistic_s8_table`, the same bytes from a build-time table), `tanh_s8` |
 //! | [`relu`] | `relu_s8`, `relu6_s8`, `relu_f32`, `relu6_f32` |
 //! | [`quantize`], [`dequantize`] | `quantize_f32_s8`, `requantize_s8_s8`, `dequantize_s8_f32` |
 //! | [`concatenation`], [`pad`] | generic copies: `concatenation::<T>`, `pad::<T>` |

@@ -93,6 +93,29 @@ pub fn logistic_s8_in_place(p: &Params, data: &mut [i8]) {
     in_place_by_chunks::<i8, 64>(data, |input, output| logistic_s8(p, input, output));
 }
 
+/// The int8 LOGISTIC of every input byte, indexed by the byte (`table[x as u8]`): TFLM's
+/// arithmetic ([`logistic_s8`]) run on all 256 inputs at build time, so
+/// [`logistic_s8_table`] gives the same bytes by construction with one load per element.
+pub fn table_s8(p: &Params) -> [i8; 256] {
+    let mut input = [0i8; 256];
+    for (i, x) in input.iter_mut().enumerate() {
+        *x = i as u8 as i8;
+    }
+    let mut table = [0i8; 256];
+    logistic_s8(p, &input, &mut table);
+    table
+}
+
+/// Int8 LOGISTIC through the build-time [`table_s8`]: byte-identical with [`logistic_s8`].
+pub fn logistic_s8_table(table: &[i8; 256], input: &[i8], output: &mut [i8]) {
+    crate::util::map(input, output, |x| table[x as u8 as usize]);
+}
+
+/// [`logistic_s8_table`] in place.
+pub fn logistic_s8_table_in_place(table: &[i8; 256], data: &mut [i8]) {
+    crate::util::map_in_place(data, |x| table[x as u8 as usize]);
+}
+
 /// Constant parameters of an int16 LOGISTIC or TANH node.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params16 {
@@ -235,6 +258,14 @@ mod tests {
             assert!((o as f64 - expected).abs() <= 1.0, "{x} {o} {expected}");
         }
         assert_eq!(out[(3 + 128) as usize], 0); // logistic(0) = 0.5 -> 128 - 128
+        // The table gives the arithmetic's bytes, out of place and in place.
+        let table = table_s8(&p);
+        let mut by_table = std::vec![0i8; xs.len()];
+        logistic_s8_table(&table, &xs, &mut by_table);
+        assert_eq!(by_table, out);
+        let mut data = xs.clone();
+        logistic_s8_table_in_place(&table, &mut data);
+        assert_eq!(data, out);
         assert!(
             prepare_s8(
                 input,

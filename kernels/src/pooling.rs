@@ -32,6 +32,7 @@
 //! leaves the rest of the output unwritten) or L2_POOL_2D (NaN); MAX_POOL_2D's empty window
 //! is the type's lowest value, clamped, as in TFLM.
 
+use crate::arch::{lane_sums_s8, lanes_add_s8, max_s8x4, min_s8x4};
 use crate::quant::{
     Activation, Padding, PrepareError, QuantParams, activation_range_f32, activation_range_i8,
     activation_range_i16,
@@ -459,6 +460,119 @@ pub fn average_pool_s8(p: &Params, input: &[i8], output: &mut [i8]) -> bool {
     })
 }
 
+/// Taps a set of `arch::lanes_add_s8`'s 16-bit lanes sums before they are added into 32
+/// bits (its limit). Also MEAN's (`crate::mean`).
+pub(crate) const LANE_TAPS: usize = 256;
+
+/// Int8 AVERAGE_POOL_2D, the same bytes as [`average_pool_s8`] (`reference_integer_ops::
+/// AveragePool`) with fewer instructions: the window of four channels at a time is summed
+/// with one 32-bit load per tap into 16-bit lanes (`arch::lanes_add_s8`: `SXTAB16` on the
+/// DSP extension, bytes offset by 128 and split into two words in plain Rust), eight
+/// channels in two words where the depth allows, kept in registers; a set of lanes holds at
+/// most [`LANE_TAPS`] taps before it is added into the channels' 32-bit sums (wrapping, as
+/// TFLM's sums are taken modulo 2^32 either way). The last `depth % 4` channels are summed
+/// one at a time. Then TFLM's `(acc ± count / 2) / count` and the clamp. Returns `false`
+/// (like TFLM) if some window holds no input cell, which [`prepare_s8`] rules out.
+pub fn average_pool_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) -> bool {
+    debug_assert_eq!(
+        output.len(),
+        p.batches * p.output_height * p.output_width * p.depth
+    );
+    let row = p.input_width * p.depth;
+    let depth = p.depth;
+    let (lo, hi) = (p.quantized_activation_min, p.quantized_activation_max);
+    for_each_output_pixel(p, input, output, |in_b, ys, xs, out_px| {
+        let count = ((ys.1 - ys.0) * (xs.1 - xs.0)) as i32;
+        if count == 0 {
+            return false;
+        }
+        let average = |a: i32| {
+            let avg = if a > 0 {
+                a.wrapping_add(count / 2) / count
+            } else {
+                a.wrapping_sub(count / 2) / count
+            };
+            clamp_i32(avg, lo, hi) as i8
+        };
+        // Written out rather than looped, so that the sums stay in registers at every
+        // opt-level.
+        let mut c0 = 0;
+        while c0 + 8 <= depth {
+            let [s0, s1, s2, s3, s4, s5, s6, s7] = sum_words_s8::<2>(in_b, row, depth, ys, xs, c0);
+            let Some(o) = out_px.get_mut(c0..c0 + 8) else {
+                return true;
+            };
+            (o[0], o[1], o[2], o[3]) = (average(s0), average(s1), average(s2), average(s3));
+            (o[4], o[5], o[6], o[7]) = (average(s4), average(s5), average(s6), average(s7));
+            c0 += 8;
+        }
+        if c0 + 4 <= depth {
+            let [s0, s1, s2, s3, ..] = sum_words_s8::<1>(in_b, row, depth, ys, xs, c0);
+            let Some(o) = out_px.get_mut(c0..c0 + 4) else {
+                return true;
+            };
+            (o[0], o[1], o[2], o[3]) = (average(s0), average(s1), average(s2), average(s3));
+            c0 += 4;
+        }
+        while c0 < depth {
+            let mut a = 0i32;
+            for y in ys.0..ys.1 {
+                for x in xs.0..xs.1 {
+                    let v = in_b.get(y * row + x * depth + c0).copied().unwrap_or(0);
+                    a = a.wrapping_add(v as i32);
+                }
+            }
+            out_px[c0] = average(a);
+            c0 += 1;
+        }
+        true
+    })
+}
+
+/// The window sums of channels `c0..c0 + 4 * W` (`W` words of four int8 channels per tap,
+/// `W` 1 or 2) in channel order (the first `4 * W` entries), through the lanes of
+/// `arch::lanes_add_s8` (one run per window row). Sums wrap modulo 2^32. A window of more
+/// than [`LANE_TAPS`] taps is summed in parts of at most that many (rows, or parts of a
+/// row).
+#[inline(always)]
+fn sum_words_s8<const W: usize>(
+    in_b: &[i8],
+    row: usize,
+    depth: usize,
+    (y0, y1): (usize, usize),
+    (x0, x1): (usize, usize),
+    c0: usize,
+) -> [i32; 8] {
+    let width = x1 - x0;
+    let lanes = |(y0, y1): (usize, usize), (x0, x1): (usize, usize)| {
+        let mut acc = [0u32; 4];
+        for y in y0..y1 {
+            acc = lanes_add_s8::<W>(acc, in_b, y * row + x0 * depth + c0, x1 - x0, depth);
+        }
+        lane_sums_s8(acc, (y1 - y0) * (x1 - x0))
+    };
+    if width * (y1 - y0) <= LANE_TAPS {
+        return lanes((y0, y1), (x0, x1));
+    }
+    let mut total = [0i32; 8];
+    let cols = width.min(LANE_TAPS);
+    let rows = LANE_TAPS / cols;
+    let mut x = x0;
+    while x < x1 {
+        let x_end = (x + cols).min(x1);
+        let mut y = y0;
+        while y < y1 {
+            let y_end = (y + rows).min(y1);
+            for (t, v) in total.iter_mut().zip(lanes((y, y_end), (x, x_end))) {
+                *t = t.wrapping_add(v);
+            }
+            y = y_end;
+        }
+        x = x_end;
+    }
+    total
+}
+
 /// Int8 MAX_POOL_2D (`reference_integer_ops::MaxPool`): the window maximum (starting from
 /// `-128`), clamped to the activation range.
 pub fn max_pool_s8(p: &Params, input: &[i8], output: &mut [i8]) {
@@ -492,6 +606,107 @@ pub fn max_pool_s8(p: &Params, input: &[i8], output: &mut [i8]) {
         }
         true
     });
+}
+
+/// Int8 MAX_POOL_2D, the same bytes as [`max_pool_s8`] with fewer instructions: four
+/// channels per 32-bit load, their maxima taken lane by lane (`arch::max_s8x4`: `SSUB8` +
+/// `SEL` on the DSP extension) and kept in registers over the window (eight channels in
+/// two words where the depth allows), then clamped the same way; the last `depth % 4`
+/// channels one at a time.
+pub fn max_pool_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) {
+    debug_assert_eq!(
+        output.len(),
+        p.batches * p.output_height * p.output_width * p.depth
+    );
+    let row = p.input_width * p.depth;
+    let depth = p.depth;
+    let (lo, hi) = (p.quantized_activation_min, p.quantized_activation_max);
+    let lane = |v: i32| (v.clamp(i8::MIN as i32, i8::MAX as i32) as u8 as u32) * 0x0101_0101;
+    let (lo4, hi4) = (lane(lo), lane(hi));
+    let clamp = |m: u32| {
+        let m = if lo > i8::MIN as i32 {
+            max_s8x4(m, lo4)
+        } else {
+            m
+        };
+        if hi < i8::MAX as i32 {
+            min_s8x4(m, hi4)
+        } else {
+            m
+        }
+    };
+    let store = |o: &mut [i8], m: u32| {
+        let b = m.to_le_bytes();
+        (o[0], o[1], o[2], o[3]) = (b[0] as i8, b[1] as i8, b[2] as i8, b[3] as i8);
+    };
+    for_each_output_pixel(p, input, output, |in_b, (y0, y1), (x0, x1), out_px| {
+        let mut c0 = 0;
+        while c0 + 8 <= depth {
+            let (m0, m1) = max_words_s8::<2>(in_b, row, depth, (y0, y1), (x0, x1), c0);
+            let Some(o) = out_px.get_mut(c0..c0 + 8) else {
+                return true;
+            };
+            store(&mut o[..4], clamp(m0));
+            store(&mut o[4..], clamp(m1));
+            c0 += 8;
+        }
+        if c0 + 4 <= depth {
+            let (m0, _) = max_words_s8::<1>(in_b, row, depth, (y0, y1), (x0, x1), c0);
+            let Some(o) = out_px.get_mut(c0..c0 + 4) else {
+                return true;
+            };
+            store(o, clamp(m0));
+            c0 += 4;
+        }
+        while c0 < depth {
+            let mut m = i8::MIN;
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    m = m.max(in_b.get(y * row + x * depth + c0).copied().unwrap_or(m));
+                }
+            }
+            out_px[c0] = clamp_i32(m as i32, lo, hi) as i8;
+            c0 += 1;
+        }
+        true
+    });
+}
+
+/// The window maxima of channels `c0..c0 + 4 * W` (`W` 1 or 2), four per word (lane `i`:
+/// channel `c0 + 4k + i` of word `k`), from `-128` in every lane. A tap outside `in_b`
+/// (never the case in Kiln's calls) ends the window early.
+#[inline(always)]
+fn max_words_s8<const W: usize>(
+    in_b: &[i8],
+    row: usize,
+    depth: usize,
+    (y0, y1): (usize, usize),
+    (x0, x1): (usize, usize),
+    c0: usize,
+) -> (u32, u32) {
+    let word = |b: &[i8], at: usize| {
+        u32::from_le_bytes([
+            b[at] as u8,
+            b[at + 1] as u8,
+            b[at + 2] as u8,
+            b[at + 3] as u8,
+        ])
+    };
+    let (mut m0, mut m1) = (0x8080_8080u32, 0x8080_8080u32);
+    for y in y0..y1 {
+        let mut at = y * row + x0 * depth + c0;
+        for _ in x0..x1 {
+            let Some(b) = in_b.get(at..at + 4 * W) else {
+                return (m0, m1);
+            };
+            m0 = max_s8x4(m0, word(b, 0));
+            if W == 2 {
+                m1 = max_s8x4(m1, word(b, 4));
+            }
+            at += depth;
+        }
+    }
+    (m0, m1)
 }
 
 /// Float AVERAGE_POOL_2D (`reference_ops::AveragePool`): `sum / count` with the sum started at
@@ -912,6 +1127,73 @@ mod tests_int16_l2 {
         assert!(average_pool_s16(&p, &x, &mut y));
         let odd: i32 = (0..40_000).map(|k| -7 - ((2 * k + 1) % 5)).sum();
         assert_eq!(y, [32_767, ((odd - 20_000) / 40_000) as i16]);
+    }
+
+    /// The fast int8 pools against the reference ones: every block width (depths 1..=21),
+    /// clipped windows, activation clamps, and windows of more than 256 taps (the 16-bit
+    /// lanes then flush between rows, and within a row wider than 256).
+    #[test]
+    fn fast_int8_pools_match_reference() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let q = QuantParams {
+            scale: 0.25,
+            zero_point: -3,
+        };
+        // (input h, w, filter h, w, stride h, w, padding, activation)
+        let shapes = [
+            (5, 3, 3, 2, 2, 1, Padding::Same, Activation::None),
+            (4, 4, 2, 2, 2, 2, Padding::Valid, Activation::Relu),
+            (8, 8, 8, 8, 1, 1, Padding::Valid, Activation::None),
+            (7, 6, 3, 3, 2, 2, Padding::Same, Activation::Relu6),
+            (20, 20, 20, 20, 1, 1, Padding::Valid, Activation::None),
+            (2, 300, 2, 300, 1, 1, Padding::Valid, Activation::None),
+            (3, 600, 2, 513, 1, 40, Padding::Same, Activation::ReluN1To1),
+        ];
+        for (ih, iw, fh, fw, sh, sw, padding, activation) in shapes {
+            let o = Options {
+                padding,
+                stride_height: sh,
+                stride_width: sw,
+                filter_height: fh,
+                filter_width: fw,
+                activation,
+            };
+            for depth in (1..=21).filter(|&d| iw < 100 || d % 5 == 1) {
+                let oh = out_size(padding, ih, fh, sh).unwrap() as usize;
+                let ow = out_size(padding, iw, fw, sw).unwrap() as usize;
+                let shape = [2, ih, iw, depth];
+                let n = 2 * ih * iw * depth;
+                // Mostly extremes, so the sums take both signs; with a large window, mostly
+                // 127 (255 in a lane), so a lane holding more than 256 taps would overflow.
+                let lows = if fh * fw > 256 { 1 } else { 2 };
+                let x: Vec<i8> = (0..n)
+                    .map(|_| match next() % 8 {
+                        r if r < lows => i8::MIN,
+                        2 => next() as i8,
+                        _ => i8::MAX,
+                    })
+                    .collect();
+                let m = 2 * oh * ow * depth;
+                for kind in [Kind::Average, Kind::Max] {
+                    let p = prepare_s8(shape, [oh, ow], &o, kind, q, q).unwrap();
+                    let (mut want, mut got) = (std::vec![0i8; m], std::vec![1i8; m]);
+                    if kind == Kind::Average {
+                        assert!(average_pool_s8(&p, &x, &mut want));
+                        assert!(average_pool_s8_fast(&p, &x, &mut got));
+                    } else {
+                        max_pool_s8(&p, &x, &mut want);
+                        max_pool_s8_fast(&p, &x, &mut got);
+                    }
+                    assert_eq!(got, want, "{kind:?} {shape:?} {o:?}");
+                }
+            }
+        }
     }
 
     /// The blocked kernels against TFLM's per-channel loops, for depths that use every block

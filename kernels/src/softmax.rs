@@ -116,8 +116,23 @@ pub fn prepare_s8_s16(
     prepare_quantized(outer_size, depth, input, beta)
 }
 
-/// The shared quantized softmax; `output_bits`/`output_min`/`output_max` describe `O`.
+/// `exp` of `diff = x - max` (`-255..=0`) as TFLM's quantized softmax computes it: the
+/// difference rescaled to Q5.26, then `exp_on_negative_values` (Q0.31).
 #[inline(always)]
+fn scaled_exp(p: &Params, diff: i32) -> i32 {
+    let input_diff_rescaled = multiply_by_quantized_multiplier_greater_than_one(
+        diff,
+        p.input_multiplier,
+        p.input_left_shift,
+    );
+    exp_on_negative_values::<SCALED_DIFF_INTEGER_BITS>(input_diff_rescaled)
+}
+
+/// The shared quantized softmax; `output_bits`/`output_min`/`output_max` describe `O`.
+/// `exp(diff)` is [`scaled_exp`] where `diff >= diff_min`, else `None` (the element counts
+/// for nothing and its output is `output_min`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn softmax_quantized<O>(
     p: &Params,
     input: &[i8],
@@ -126,20 +141,13 @@ fn softmax_quantized<O>(
     output_min: i32,
     output_max: i32,
     store: impl Fn(i32) -> O,
+    exp: impl Fn(i32) -> Option<i32>,
 ) {
     debug_assert_eq!(input.len(), p.outer_size * p.depth);
     debug_assert_eq!(output.len(), p.outer_size * p.depth);
     if p.depth == 0 {
         return;
     }
-    let scaled_exp = |diff: i32| {
-        let input_diff_rescaled = multiply_by_quantized_multiplier_greater_than_one(
-            diff,
-            p.input_multiplier,
-            p.input_left_shift,
-        );
-        exp_on_negative_values::<SCALED_DIFF_INTEGER_BITS>(input_diff_rescaled)
-    };
     for (in_row, out_row) in input
         .chunks_exact(p.depth)
         .zip(output.chunks_exact_mut(p.depth))
@@ -148,13 +156,8 @@ fn softmax_quantized<O>(
 
         let mut sum_of_exps: i32 = 0; // Q12.19
         for &x in in_row {
-            let input_diff = x as i32 - max_in_row;
-            if input_diff >= p.diff_min {
-                sum_of_exps = sum_of_exps.wrapping_add(rescale(
-                    scaled_exp(input_diff),
-                    0,
-                    ACCUMULATION_INTEGER_BITS,
-                ));
+            if let Some(e) = exp(x as i32 - max_in_row) {
+                sum_of_exps = sum_of_exps.wrapping_add(rescale(e, 0, ACCUMULATION_INTEGER_BITS));
             }
         }
 
@@ -165,9 +168,7 @@ fn softmax_quantized<O>(
         let exponent = (num_bits_over_unit + 31 - output_bits).clamp(0, 31);
 
         for (o, &x) in out_row.iter_mut().zip(in_row) {
-            let input_diff = x as i32 - max_in_row;
-            *o = if input_diff >= p.diff_min {
-                let exp_in_0 = scaled_exp(input_diff);
+            *o = if let Some(exp_in_0) = exp(x as i32 - max_in_row) {
                 let unsat_output = rounding_divide_by_pot(
                     saturating_rounding_doubling_high_mul(shifted_scale, exp_in_0),
                     exponent,
@@ -181,24 +182,70 @@ fn softmax_quantized<O>(
     }
 }
 
+/// TFLM's `exp` of a difference: [`scaled_exp`] from `diff_min` on.
+#[inline(always)]
+fn exp_arithmetic(p: &Params) -> impl Fn(i32) -> Option<i32> + '_ {
+    move |diff| (diff >= p.diff_min).then(|| scaled_exp(p, diff))
+}
+
+/// [`exp_table_s8`]'s lookup: `table[-diff]`, 0 past its end.
+#[inline(always)]
+fn exp_lookup(table: &[i32]) -> impl Fn(i32) -> Option<i32> + '_ {
+    move |diff| {
+        Some(
+            table
+                .get(diff.unsigned_abs() as usize)
+                .copied()
+                .unwrap_or(0),
+        )
+    }
+}
+
 /// Int8 -> int8 SOFTMAX (`reference_ops::Softmax<int8_t, int8_t>`).
 pub fn softmax_s8(p: &Params, input: &[i8], output: &mut [i8]) {
-    softmax_quantized(p, input, output, 8, i8::MIN as i32, i8::MAX as i32, |v| {
-        v as i8
-    });
+    let store = |v: i32| v as i8;
+    softmax_quantized(p, input, output, 8, -128, 127, store, exp_arithmetic(p));
 }
 
 /// Int8 -> int16 SOFTMAX (`reference_ops::Softmax<int8_t, int16_t>`).
 pub fn softmax_s8_s16(p: &Params, input: &[i8], output: &mut [i16]) {
-    softmax_quantized(
-        p,
-        input,
-        output,
-        16,
-        i16::MIN as i32,
-        i16::MAX as i32,
-        |v| v as i16,
-    );
+    let store = |v: i32| v as i16;
+    let (lo, hi) = (i16::MIN as i32, i16::MAX as i32);
+    softmax_quantized(p, input, output, 16, lo, hi, store, exp_arithmetic(p));
+}
+
+/// The int8 softmax's `exp` of every difference `x - max` a row can hold (`-255..=0`),
+/// at `table[-diff]`, made at build time by TFLM's arithmetic ([`scaled_exp`]), 0 below
+/// `diff_min`. Returns how many entries matter: the ones after are 0, and the kernels
+/// read 0 past the end of a shorter table.
+///
+/// The kernels then give the same bytes by construction: an `exp` of 0 adds nothing to the
+/// row's sum (`rescale(0) = 0`) and gives the output `output_min` (the doubling high
+/// multiply and the rounding shift of 0 are 0), which is what TFLM writes below `diff_min`.
+pub fn exp_table_s8(p: &Params, table: &mut [i32; 256]) -> usize {
+    let exp = exp_arithmetic(p);
+    let mut len = 0;
+    for (d, e) in table.iter_mut().enumerate() {
+        *e = exp(-(d as i32)).unwrap_or(0);
+        if *e != 0 {
+            len = d + 1;
+        }
+    }
+    len
+}
+
+/// [`softmax_s8`] with its `exp` from the build-time [`exp_table_s8`] (one load per
+/// element and pass instead of the fixed-point `exp`): the same bytes.
+pub fn softmax_s8_table(p: &Params, exp: &[i32], input: &[i8], output: &mut [i8]) {
+    let store = |v: i32| v as i8;
+    softmax_quantized(p, input, output, 8, -128, 127, store, exp_lookup(exp));
+}
+
+/// [`softmax_s8_s16`] with its `exp` from the build-time [`exp_table_s8`]: the same values.
+pub fn softmax_s8_s16_table(p: &Params, exp: &[i32], input: &[i8], output: &mut [i16]) {
+    let store = |v: i32| v as i16;
+    let (lo, hi) = (i16::MIN as i32, i16::MAX as i32);
+    softmax_quantized(p, input, output, 16, lo, hi, store, exp_lookup(exp));
 }
 
 /// Float SOFTMAX (`reference_ops::Softmax`): per row, `max` (from `f32::MIN`), then
@@ -523,5 +570,49 @@ mod tests {
         let p = prepare_f32(1, 2, 0.5).unwrap();
         softmax_f32(&p, &[4.0, 4.0], &mut out[..2]);
         assert_eq!(&out[..2], &[0.5, 0.5]);
+    }
+
+    /// The table kernels against the arithmetic ones, int8 and int16 outputs: input scales
+    /// from fine (every difference reaches the exp) to coarse (`diff_min` cuts most), rows
+    /// of one to 300 elements (ties at the maximum, the full -255..=0 range of differences).
+    #[test]
+    fn table_kernels_match_arithmetic() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for scale in [0.003f32, 0.02, 0.1, 0.5, 2.0] {
+            for beta in [1.0f32, 0.3] {
+                for depth in [1usize, 2, 3, 10, 300] {
+                    let input = QuantParams {
+                        scale,
+                        zero_point: 7,
+                    };
+                    let p = prepare_s8(4, depth, input, OUT8, beta).unwrap();
+                    let mut table = [0; 256];
+                    let len = exp_table_s8(&p, &mut table);
+                    let table = &table[..len.max(1)];
+                    let x: std::vec::Vec<i8> = (0..4 * depth)
+                        .map(|i| match next() % 5 {
+                            0 => i8::MAX,
+                            1 if i % 2 == 0 => i8::MIN,
+                            _ => next() as i8,
+                        })
+                        .collect();
+                    let (mut want, mut got) = (std::vec![0i8; x.len()], std::vec![1i8; x.len()]);
+                    softmax_s8(&p, &x, &mut want);
+                    softmax_s8_table(&p, table, &x, &mut got);
+                    assert_eq!(got, want, "{scale} {beta} {depth}");
+                    let p = prepare_s8_s16(4, depth, input, OUT16, beta).unwrap();
+                    let (mut want, mut got) = (std::vec![0i16; x.len()], std::vec![1i16; x.len()]);
+                    softmax_s8_s16(&p, &x, &mut want);
+                    softmax_s8_s16_table(&p, table, &x, &mut got);
+                    assert_eq!(got, want, "{scale} {beta} {depth}");
+                }
+            }
+        }
     }
 }

@@ -1,4 +1,6 @@
-//! DEQUANTIZE: int8 and int16 -> float32 (`kiln_kernels::dequantize`).
+//! DEQUANTIZE: int8 and int16 -> float32 (`kiln_kernels::dequantize`; int8 from
+//! `dequantize::TABLE_FROM_ELEMENTS` elements on through a build-time table of its 256
+//! floats, except with `reference_kernels`).
 
 #[cfg(feature = "exec")]
 use crate::op::Io;
@@ -12,6 +14,9 @@ use proc_macro2::TokenStream;
 #[derive(Debug)]
 enum Dequantize {
     S8F32(dq::Params),
+    /// Int8 through `dequantize::table_s8_f32` (1 KiB of flash, counted with the prepared
+    /// constants; identical tables are emitted once).
+    S8F32Table(Box<[u32; 256]>),
     S16F32(dq::Params),
 }
 
@@ -20,7 +25,12 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     cx.check_same_elements(input, output)?;
     let kernel = match (cx.dtype(input), cx.dtype(output)) {
         (DType::I8, DType::F32) => {
-            Dequantize::S8F32(dq::prepare_s8_f32(cx.quant(input)?).map_err(prepare_error)?)
+            let p = dq::prepare_s8_f32(cx.quant(input)?).map_err(prepare_error)?;
+            if cx.fast_kernels() && cx.tensor(output).elements() >= dq::TABLE_FROM_ELEMENTS {
+                Dequantize::S8F32Table(Box::new(dq::table_s8_f32(&p)))
+            } else {
+                Dequantize::S8F32(p)
+            }
         }
         (DType::I16, DType::F32) => {
             Dequantize::S16F32(dq::prepare_s16_f32(cx.quant(input)?).map_err(prepare_error)?)
@@ -36,6 +46,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
 impl Kernel for Dequantize {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
         let (p, f) = match self {
+            Dequantize::S8F32Table(table) => {
+                let pre = [call.table("TABLE", &table[..])];
+                return call.standard("dequantize", "dequantize_s8_f32_table", &pre);
+            }
             Dequantize::S8F32(p) => (p, "dequantize_s8_f32"),
             Dequantize::S16F32(p) => (p, "dequantize_s16_f32"),
         };
@@ -47,6 +61,7 @@ impl Kernel for Dequantize {
     fn run(&self, io: &mut Io<'_>) {
         match self {
             Dequantize::S8F32(p) => dq::dequantize_s8_f32(p, io.i8(0), io.out_f32()),
+            Dequantize::S8F32Table(t) => dq::dequantize_s8_f32_table(t, io.i8(0), io.out_f32()),
             Dequantize::S16F32(p) => dq::dequantize_s16_f32(p, io.i16(0), io.out_f32()),
         }
     }

@@ -1,5 +1,7 @@
 //! MEAN: int8, int16 and float32 (`kiln_kernels::mean`), over constant axes or a runtime
 //! axis tensor the static shapes determine (as SUM's, [`super::reduce::runtime_axes`]).
+//! Int8 runs on `mean_s8_fast` (the same bytes) where `mean::fast_s8_fits`, except with
+//! `reference_kernels`.
 
 #[cfg(feature = "exec")]
 use crate::op::Io;
@@ -13,6 +15,7 @@ use proc_macro2::TokenStream;
 #[derive(Debug)]
 enum Mean {
     S8(mean::Params),
+    S8Fast(mean::Params),
     S16(mean::Params),
     F32(mean::Params),
 }
@@ -29,10 +32,15 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     };
     let shape = &cx.tensor(input).shape;
     let kernel = match (cx.dtype(input), cx.dtype(output)) {
-        (DType::I8, DType::I8) => Mean::S8(
-            mean::prepare_s8(shape, &axes, cx.quant(input)?, cx.quant(output)?)
-                .map_err(prepare_error)?,
-        ),
+        (DType::I8, DType::I8) => {
+            let p = mean::prepare_s8(shape, &axes, cx.quant(input)?, cx.quant(output)?)
+                .map_err(prepare_error)?;
+            if cx.fast_kernels() && mean::fast_s8_fits(&p) {
+                Mean::S8Fast(p)
+            } else {
+                Mean::S8(p)
+            }
+        }
         (DType::I16, DType::I16) => Mean::S16(
             mean::prepare_s16(shape, &axes, cx.quant(input)?, cx.quant(output)?)
                 .map_err(prepare_error)?,
@@ -45,7 +53,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
                 .expected_found("INT8, INT16 or FLOAT32", types(a, b)));
         }
     };
-    let (Mean::S8(p) | Mean::S16(p) | Mean::F32(p)) = &kernel;
+    let (Mean::S8(p) | Mean::S8Fast(p) | Mean::S16(p) | Mean::F32(p)) = &kernel;
     cx.check_elements(output, p.output_size())?;
     Ok(cx.step(kernel, vec![Operand::Tensor(input)], output))
 }
@@ -54,6 +62,7 @@ impl Kernel for Mean {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
         let (function, p) = match self {
             Mean::S8(p) => ("mean_s8", p),
+            Mean::S8Fast(p) => ("mean_s8_fast", p),
             Mean::S16(p) => ("mean_s16", p),
             Mean::F32(p) => ("mean_f32", p),
         };
@@ -65,6 +74,7 @@ impl Kernel for Mean {
     fn run(&self, io: &mut Io<'_>) {
         match self {
             Mean::S8(p) => mean::mean_s8(p, io.i8(0), io.out_i8()),
+            Mean::S8Fast(p) => mean::mean_s8_fast(p, io.i8(0), io.out_i8()),
             Mean::S16(p) => mean::mean_s16(p, io.i16(0), io.out_i16()),
             Mean::F32(p) => mean::mean_f32(p, io.f32(0), io.out_f32()),
         }

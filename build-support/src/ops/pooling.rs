@@ -1,5 +1,6 @@
 //! AVERAGE_POOL_2D and MAX_POOL_2D: int8, int16 and float32; L2_POOL_2D: float32 (TFLM's
-//! only type) (`kiln_kernels::pooling`). The windows are placed as the pinned wheel places
+//! only type) (`kiln_kernels::pooling`; int8 on the `_fast` kernels, the same bytes, except
+//! with `reference_kernels`). The windows are placed as the pinned wheel places
 //! them, also where they are larger than the input (`pooling`'s module docs); what TFLM
 //! leaves undefined is refused naming the output extent or the window and its values.
 
@@ -22,6 +23,8 @@ struct Pool {
     kind: Kind,
     dtype: DType,
     p: pool::Params,
+    /// Int8 on `average_pool_s8_fast` / `max_pool_s8_fast`.
+    fast: bool,
 }
 
 pub(super) fn lower_average(cx: &Cx<'_>) -> Result<Step> {
@@ -107,8 +110,14 @@ fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
         output,
         &[p.batches, p.output_height, p.output_width, p.depth],
     )?;
+    let fast = dtype == DType::I8 && kind != Kind::L2 && cx.fast_kernels();
     Ok(cx.step(
-        Pool { kind, dtype, p },
+        Pool {
+            kind,
+            dtype,
+            p,
+            fast,
+        },
         vec![Operand::Tensor(input)],
         output,
     ))
@@ -117,6 +126,8 @@ fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
 impl Kernel for Pool {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
         let function = match (self.kind, self.dtype) {
+            (Kind::Average, DType::I8) if self.fast => "average_pool_s8_fast",
+            (Kind::Max, DType::I8) if self.fast => "max_pool_s8_fast",
             (Kind::Average, DType::I8) => "average_pool_s8",
             (Kind::Average, DType::I16) => "average_pool_s16",
             (Kind::Average, _) => "average_pool_f32",
@@ -140,6 +151,10 @@ impl Kernel for Pool {
     fn run(&self, io: &mut Io<'_>) {
         let p = &self.p;
         match (self.kind, self.dtype) {
+            (Kind::Average, DType::I8) if self.fast => {
+                pool::average_pool_s8_fast(p, io.i8(0), io.out_i8());
+            }
+            (Kind::Max, DType::I8) if self.fast => pool::max_pool_s8_fast(p, io.i8(0), io.out_i8()),
             (Kind::Average, DType::I8) => {
                 pool::average_pool_s8(p, io.i8(0), io.out_i8());
             }

@@ -37,8 +37,8 @@
 //! * Flags: the loop counter's `SUBS` changes the flags, which `asm!` assumes unless
 //!   `preserves_flags` is given (it is not).
 //! * The loops run only when their count is above 0 (a zero count would wrap the counter).
-//! * The single-instruction helpers ([`smmulr`], [`ssat8`], [`rq_shift`]) are `pure,
-//!   nomem`: they only read their register operands.
+//! * The single-instruction helpers ([`smmulr`], [`ssat8`], [`rq_shift`], [`max_s8x4`],
+//!   [`min_s8x4`]) are `pure, nomem`: they only read their register operands.
 #![allow(unsafe_code)]
 
 use super::{DwRow, dot};
@@ -985,4 +985,107 @@ pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
             options(pure, nomem, nostack, preserves_flags));
     }
     r
+}
+
+/// `SSUB8` then `SEL`: the four signed bytes of `a` and `b` compared lane by lane, each
+/// lane of the result the larger (`max(a_i, b_i)` for `i` in 0..4).
+#[inline(always)]
+pub(crate) fn max_s8x4(a: u32, b: u32) -> u32 {
+    let r: u32;
+    // SAFETY: two register-only instructions (see the module documentation). `SSUB8` sets
+    // the GE flags (`a_i - b_i >= 0`), which `SEL` reads in the same block; the block does
+    // not declare the flags preserved.
+    unsafe {
+        asm!("ssub8 {r}, {a}, {b}", "sel {r}, {a}, {b}", r = out(reg) r, a = in(reg) a,
+            b = in(reg) b, options(pure, nomem, nostack));
+    }
+    r
+}
+
+/// `SSUB8` then `SEL` with the operands of `SEL` swapped: each lane the smaller of `a`'s
+/// and `b`'s signed bytes.
+#[inline(always)]
+pub(crate) fn min_s8x4(a: u32, b: u32) -> u32 {
+    let r: u32;
+    // SAFETY: as [`max_s8x4`].
+    unsafe {
+        asm!("ssub8 {r}, {a}, {b}", "sel {r}, {b}, {a}", r = out(reg) r, a = in(reg) a,
+            b = in(reg) b, options(pure, nomem, nostack));
+    }
+    r
+}
+
+/// Adds `n` taps of `4 * W` int8 channels (`W` 1 or 2) to the lane sums `acc`: tap `k` is
+/// `x[at + k * stride..][..4 * W]`. Each word of four channels goes in with one `LDR` and
+/// two `SXTAB16` (channels 0 and 2 into `acc[2k]`, 1 and 3 into `acc[2k + 1]`, each a
+/// signed 16-bit lane added modulo 2^16; [`lane_sums_s8`] reads them). The caller keeps a
+/// set of lanes to at most 256 taps, so no lane leaves -32768..=32512. If the taps do not
+/// all lie in `x` (never the case in Kiln's calls), `acc` is returned unchanged.
+#[inline(always)]
+pub(crate) fn lanes_add_s8<const W: usize>(
+    acc: [u32; 4],
+    x: &[i8],
+    at: usize,
+    n: usize,
+    stride: usize,
+) -> [u32; 4] {
+    if n == 0 || !super::taps_fit(x.len(), at, n, stride, 4 * W) {
+        return acc;
+    }
+    let [mut e0, mut o0, mut e1, mut o1] = acc;
+    let p = x[at..].as_ptr();
+    // SAFETY: the loop runs `n > 0` times; step `k` reads `4 * W` bytes at `p + k * stride`,
+    // all inside `x` (`taps_fit`); `LDR` takes unaligned addresses (module docs). Pointer
+    // and counter are `inout ... => _`, the words scratch; `SUBS` sets the flags.
+    unsafe {
+        if W == 2 {
+            asm!(
+                "2:",
+                "ldr {w0}, [{p}]",
+                "ldr {w1}, [{p}, #4]",
+                "add {p}, {p}, {s}",
+                "sxtab16 {e0}, {e0}, {w0}",
+                "sxtab16 {o0}, {o0}, {w0}, ror #8",
+                "sxtab16 {e1}, {e1}, {w1}",
+                "sxtab16 {o1}, {o1}, {w1}, ror #8",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                p = inout(reg) p => _,
+                n = inout(reg) n => _,
+                s = in(reg) stride,
+                w0 = out(reg) _,
+                w1 = out(reg) _,
+                e0 = inout(reg) e0,
+                o0 = inout(reg) o0,
+                e1 = inout(reg) e1,
+                o1 = inout(reg) o1,
+                options(readonly, nostack),
+            );
+        } else {
+            asm!(
+                "2:",
+                "ldr {w0}, [{p}]",
+                "add {p}, {p}, {s}",
+                "sxtab16 {e0}, {e0}, {w0}",
+                "sxtab16 {o0}, {o0}, {w0}, ror #8",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                p = inout(reg) p => _,
+                n = inout(reg) n => _,
+                s = in(reg) stride,
+                w0 = out(reg) _,
+                e0 = inout(reg) e0,
+                o0 = inout(reg) o0,
+                options(readonly, nostack),
+            );
+        }
+    }
+    [e0, o0, e1, o1]
+}
+
+/// The eight channels' sums from [`lanes_add_s8`]'s lanes (`taps` is not needed here:
+/// the lanes hold the sums themselves).
+#[inline(always)]
+pub(crate) fn lane_sums_s8(acc: [u32; 4], _taps: usize) -> [i32; 8] {
+    super::lane_sums_signed(acc)
 }

@@ -39,7 +39,16 @@
 //!
 //! # Contract
 //!
-//! Single instructions: `smmulr`, `ssat8`, and `rq_shift` (five, see each).
+//! Single instructions: `smmulr`, `ssat8`, and `rq_shift` (five, see each); `max_s8x4` and
+//! `min_s8x4` (two each: the lane-wise signed maximum and minimum of four int8 values in a
+//! word, `SSUB8` + `SEL`).
+//!
+//! `lanes_add_s8::<W>(acc, x, at, n, stride)` adds `n` taps of `4 * W` int8 channels (`W`
+//! 1 or 2; tap `k` at `x[at + k * stride..]`) to sums kept in the 16-bit lanes of four
+//! words, at most 256 taps per set of lanes; `lane_sums_s8(acc, taps)` reads the eight
+//! channels' sums out of them (the lanes' representation is each form's own: signed sums
+//! with the DSP extension's `SXTAB16`, bytes offset by 128 in plain Rust). Taps outside
+//! `x` leave `acc` unchanged.
 //!
 //! The `mac_*` functions add dot products of `k` int8 values to their accumulators:
 //! `mac_2x2(k, x, w, [a00, a01, a10, a11])` adds `x_i . w_j` where `x_0 = x[..k]`,
@@ -73,9 +82,39 @@ pub(crate) use portable::*;
 #[cfg(kiln_arch = "riscv")]
 mod riscv;
 #[cfg(kiln_arch = "riscv")]
-pub(crate) use portable::copy_block;
+pub(crate) use portable::{copy_block, lane_sums_s8, lanes_add_s8, max_s8x4, min_s8x4};
 #[cfg(kiln_arch = "riscv")]
 pub(crate) use riscv::*;
+
+/// Whether `n >= 1` taps of `width` bytes, the first at `at` and each `stride` after the
+/// previous, all lie in `len` bytes (without overflow).
+#[inline(always)]
+pub(crate) fn taps_fit(len: usize, at: usize, n: usize, stride: usize, width: usize) -> bool {
+    (n - 1)
+        .checked_mul(stride)
+        .and_then(|span| span.checked_add(at))
+        .and_then(|last| last.checked_add(width))
+        .is_some_and(|end| end <= len)
+}
+
+/// `lane_sums_s8` of signed 16-bit lanes (channels 0 and 2 of a word in `acc[2k]`, low
+/// half first, 1 and 3 in `acc[2k + 1]`).
+#[cfg_attr(not(any(kiln_arch = "dsp", kiln_arch = "mve")), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn lane_sums_signed(acc: [u32; 4]) -> [i32; 8] {
+    let (lo, hi) = (|w: u32| w as i16 as i32, |w: u32| w as i32 >> 16);
+    let [e0, o0, e1, o1] = acc;
+    [
+        lo(e0),
+        lo(o0),
+        hi(e0),
+        hi(o0),
+        lo(e1),
+        lo(o1),
+        hi(e1),
+        hi(o1),
+    ]
+}
 
 /// The shape of one output row of a depth-multiplier-1 depthwise convolution for the
 /// microkernels' `dw_row` (DSP and portable): the window (`kh x 3` with `kh == 3`, or

@@ -63,7 +63,9 @@
 use core::arch::asm;
 
 // The rest of the contract: the DSP extension's forms.
-pub(crate) use super::dsp::{copy_block, rq_shift, smmulr, ssat8, widen_2};
+pub(crate) use super::dsp::{
+    copy_block, lane_sums_s8, lanes_add_s8, max_s8x4, min_s8x4, rq_shift, smmulr, ssat8, widen_2,
+};
 
 /// One pixel times two channels.
 #[inline(always)]

@@ -204,3 +204,78 @@ pub(crate) fn rq_shift(acc: i32, m: i32, e: i32, offset: i32) -> i32 {
 pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
     ((a as i64 * b as i64 + (1i64 << 31)) >> 32) as i32
 }
+
+/// Each of the four signed bytes (little-endian lanes) the larger of `a`'s and `b`'s.
+#[inline(always)]
+pub(crate) fn max_s8x4(a: u32, b: u32) -> u32 {
+    let (a, b) = (a.to_le_bytes(), b.to_le_bytes());
+    u32::from_le_bytes(core::array::from_fn(|i| (a[i] as i8).max(b[i] as i8) as u8))
+}
+
+/// Each of the four signed bytes the smaller of `a`'s and `b`'s.
+#[inline(always)]
+pub(crate) fn min_s8x4(a: u32, b: u32) -> u32 {
+    let (a, b) = (a.to_le_bytes(), b.to_le_bytes());
+    u32::from_le_bytes(core::array::from_fn(|i| (a[i] as i8).min(b[i] as i8) as u8))
+}
+
+/// Adds `n` taps of `4 * W` int8 channels (`W` 1 or 2) to the lane sums `acc` (see the DSP
+/// form): here each byte goes in offset by 128 (`w ^ 0x8080_8080`, then `0..=255`) into
+/// unsigned 16-bit lanes of `acc` (channels 0 and 2 in `acc[2k]`, 1 and 3 in
+/// `acc[2k + 1]`), which at most 256 taps never carry out of; [`lane_sums_s8`] takes the
+/// offset off. If the taps do not all lie in `x`, `acc` is returned unchanged.
+#[inline(always)]
+pub(crate) fn lanes_add_s8<const W: usize>(
+    acc: [u32; 4],
+    x: &[i8],
+    at: usize,
+    n: usize,
+    stride: usize,
+) -> [u32; 4] {
+    const LOW: u32 = 0x00ff_00ff;
+    if n == 0 || !super::taps_fit(x.len(), at, n, stride, 4 * W) {
+        return acc;
+    }
+    let word = |b: &[i8]| {
+        u32::from_le_bytes([b[0] as u8, b[1] as u8, b[2] as u8, b[3] as u8]) ^ 0x8080_8080
+    };
+    let [mut e0, mut o0, mut e1, mut o1] = acc;
+    let mut p = at;
+    for _ in 0..n {
+        let Some(b) = x.get(p..p + 4 * W) else {
+            break;
+        };
+        let w = word(&b[..4]);
+        e0 = e0.wrapping_add(w & LOW);
+        o0 = o0.wrapping_add((w >> 8) & LOW);
+        if W == 2 {
+            let w = word(&b[4..]);
+            e1 = e1.wrapping_add(w & LOW);
+            o1 = o1.wrapping_add((w >> 8) & LOW);
+        }
+        p += stride;
+    }
+    [e0, o0, e1, o1]
+}
+
+/// The eight channels' sums from [`lanes_add_s8`]'s lanes after `taps` taps (each lane
+/// less `128 * taps`).
+#[inline(always)]
+pub(crate) fn lane_sums_s8(acc: [u32; 4], taps: usize) -> [i32; 8] {
+    let offset = (taps as i32).wrapping_mul(128);
+    let (lo, hi) = (
+        |w: u32| ((w & 0xffff) as i32).wrapping_sub(offset),
+        |w: u32| ((w >> 16) as i32).wrapping_sub(offset),
+    );
+    let [e0, o0, e1, o1] = acc;
+    [
+        lo(e0),
+        lo(o0),
+        hi(e0),
+        hi(o0),
+        lo(e1),
+        lo(o1),
+        hi(e1),
+        hi(o1),
+    ]
+}
