@@ -87,16 +87,16 @@
 //! | [`fully_connected`] | `fully_connected_s8` (per-tensor), `fully_connected_per_channel_s8`, `fully_connected_f32` |
 //! | [`conv_2d`] | `conv_2d_s8` (per-channel, grouped), `conv_2d_f32` |
 //! | [`depthwise_conv_2d`] | `depthwise_conv_2d_s8`, `depthwise_conv_2d_f32` |
-//! | [`pooling`] | `average_pool_s8`, `max_pool_s8`, `average_pool_f32`, `max_pool_f32` |
+//! | [`pooling`] | `average_pool_s8`, `max_pool_s8` (and their `_fast` forms, the same bytes: channels four to a word, sums in 16-bit lanes, lane-wise maxima), `average_pool_f32`, `max_pool_f32` |
 //! | [`add`] | `add_s8`, `add_broadcast_s8`, `add_s16`, `add_broadcast_s16`, `add_f32`, `add_broadcast_f32` |
 //! | [`sub`] | `sub_s8`, `sub_broadcast_s8`, `sub_f32`, `sub_broadcast_f32` |
 //! | [`mul`] | `mul_s8`, `mul_broadcast_s8`, `mul_f32`, `mul_broadcast_f32` |
-//! | [`softmax`] | `softmax_s8`, `softmax_s8_s16`, `softmax_f32` |
+//! | [`softmax`] | `softmax_s8`, `softmax_s8_s16` (and their `_table` forms, the same values with `exp` from a build-time table), `softmax_f32` |
 //! | [`logistic`], [`tanh`] | `logistic_s8` (and `logistic_s8_table`, the same bytes from a build-time table), `tanh_s8` |
 //! | [`relu`] | `relu_s8`, `relu6_s8`, `relu_f32`, `relu6_f32` |
-//! | [`quantize`], [`dequantize`] | `quantize_f32_s8`, `requantize_s8_s8`, `dequantize_s8_f32` |
+//! | [`quantize`], [`dequantize`] | `quantize_f32_s8`, `requantize_s8_s8`, `dequantize_s8_f32` (and `dequantize_s8_f32_table`, the same floats from a build-time table) |
 //! | [`concatenation`], [`pad`] | generic copies: `concatenation::<T>`, `pad::<T>` |
-//! | [`mean`] | `mean_s8`, `mean_s16`, `mean_f32` (any axes, up to 6-D) |
+//! | [`mean`] | `mean_s8` (and `mean_s8_fast`, the same bytes, where the innermost kept axis is contiguous), `mean_s16`, `mean_f32` (any axes, up to 6-D) |
 //! | [`conv_2d`] (16x8) | `conv_2d_s16` (int64 bias or none), `conv_2d_s16_bias32` |
 //! | [`depthwise_conv_2d`] (16x8) | `depthwise_conv_2d_s16` (int64 bias) |
 //! | [`fully_connected`] (16x8) | `fully_connected_s16`, `fully_connected_s16_bias32`, `fully_connected_per_channel_s16`, `fully_connected_per_channel_s16_bias32` |

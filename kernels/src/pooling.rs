@@ -469,7 +469,7 @@ pub(crate) const LANE_TAPS: usize = 256;
 /// with one 32-bit load per tap into 16-bit lanes (`arch::lanes_add_s8`: `SXTAB16` on the
 /// DSP extension, bytes offset by 128 and split into two words in plain Rust), eight
 /// channels in two words where the depth allows, kept in registers; a set of lanes holds at
-/// most [`LANE_TAPS`] taps before it is added into the channels' 32-bit sums (wrapping, as
+/// most `LANE_TAPS` (256) taps before it is added into the channels' 32-bit sums (wrapping, as
 /// TFLM's sums are taken modulo 2^32 either way). The last `depth % 4` channels are summed
 /// one at a time. Then TFLM's `(acc ± count / 2) / count` and the clamp. Returns `false`
 /// (like TFLM) if some window holds no input cell, which [`prepare_s8`] rules out.
@@ -532,7 +532,7 @@ pub fn average_pool_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) -> bool
 /// The window sums of channels `c0..c0 + 4 * W` (`W` words of four int8 channels per tap,
 /// `W` 1 or 2) in channel order (the first `4 * W` entries), through the lanes of
 /// `arch::lanes_add_s8` (one run per window row). Sums wrap modulo 2^32. A window of more
-/// than [`LANE_TAPS`] taps is summed in parts of at most that many (rows, or parts of a
+/// than `LANE_TAPS` (256) taps is summed in parts of at most that many (rows, or parts of a
 /// row).
 #[inline(always)]
 fn sum_words_s8<const W: usize>(

@@ -14,15 +14,23 @@ pub const fn scratch_bytes(_n: usize) -> usize {
 
 /// TFLM's `MaxAbs16`, int16 arithmetic included.
 fn max_abs(input: &[i16]) -> i16 {
-    let mut max: i16 = 0;
-    for &v in input {
+    let step = |max: i16, v: i16| {
         if v > max {
-            max = v;
+            v
         } else if -(v as i32) > max as i32 {
-            max = (-(v as i32)) as i16;
+            (-(v as i32)) as i16
+        } else {
+            max
         }
+    };
+    // In order (the int16 quirk makes the steps depend on it), four per loop step written
+    // out so that every opt-level runs them unrolled.
+    let mut max: i16 = 0;
+    let mut quads = input.chunks_exact(4);
+    for q in &mut quads {
+        max = step(step(step(step(max, q[0]), q[1]), q[2]), q[3]);
     }
-    max
+    quads.remainder().iter().fold(max, |m, &v| step(m, v))
 }
 
 /// TFLM's `MostSignificantBit32` of the (sign-extended) value, as built with GCC.
@@ -36,8 +44,13 @@ pub fn signal_fft_auto_scale(input: &[i16], output: &mut [i16], scale_bits: &mut
     debug_assert_eq!(input.len(), output.len());
     let max = max_abs(input);
     let scale = (16 - msb(max as i32 as u32) as i32 - 1).max(0);
-    for (o, &x) in output.iter_mut().zip(input) {
-        *o = (x as i32).wrapping_mul(1 << scale) as i16;
+    let f = |x: i16| (x as i32).wrapping_mul(1 << scale) as i16;
+    let (mut os, mut xs) = (output.chunks_exact_mut(4), input.chunks_exact(4));
+    for (o, x) in (&mut os).zip(&mut xs) {
+        (o[0], o[1], o[2], o[3]) = (f(x[0]), f(x[1]), f(x[2]), f(x[3]));
+    }
+    for (o, &x) in os.into_remainder().iter_mut().zip(xs.remainder()) {
+        *o = f(x);
     }
     if let Some(s) = scale_bits.first_mut() {
         *s = scale;

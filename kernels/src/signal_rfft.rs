@@ -595,9 +595,12 @@ impl<T: Sample> Fft<'_, T> {
                 [lanes_ld(a), lanes_ld(b), lanes_ld(c), lanes_ld(d)],
                 [tw(0), tw(1), tw(2)],
             );
-            for (x, y) in [a, b, c, d].into_iter().zip(y) {
-                lanes_st(x, y);
-            }
+            // Written out: a loop over the four would keep them in memory at opt-level s.
+            let [ya, yb, yc, yd] = y;
+            lanes_st(a, ya);
+            lanes_st(b, yb);
+            lanes_st(c, yc);
+            lanes_st(d, yd);
         }
         let quads = a
             .iter_mut()
@@ -609,9 +612,11 @@ impl<T: Sample> Fft<'_, T> {
                 [ld(a), ld(b), ld(c), ld(d)],
                 [ld_table(&t[0]), ld_table(&t[1]), ld_table(&t[2])],
             );
-            for (x, y) in [a, b, c, d].into_iter().zip(y) {
-                st(x, y);
-            }
+            let [ya, yb, yc, yd] = y;
+            st(a, ya);
+            st(b, yb);
+            st(c, yc);
+            st(d, yd);
         }
     }
 

@@ -129,7 +129,7 @@ fn scaled_exp(p: &Params, diff: i32) -> i32 {
 }
 
 /// The shared quantized softmax; `output_bits`/`output_min`/`output_max` describe `O`.
-/// `exp(diff)` is [`scaled_exp`] where `diff >= diff_min`, else `None` (the element counts
+/// `exp(diff)` is `scaled_exp` where `diff >= diff_min`, else `None` (the element counts
 /// for nothing and its output is `output_min`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -182,7 +182,7 @@ fn softmax_quantized<O>(
     }
 }
 
-/// TFLM's `exp` of a difference: [`scaled_exp`] from `diff_min` on.
+/// TFLM's `exp` of a difference: `scaled_exp` from `diff_min` on.
 #[inline(always)]
 fn exp_arithmetic(p: &Params) -> impl Fn(i32) -> Option<i32> + '_ {
     move |diff| (diff >= p.diff_min).then(|| scaled_exp(p, diff))
@@ -215,7 +215,7 @@ pub fn softmax_s8_s16(p: &Params, input: &[i8], output: &mut [i16]) {
 }
 
 /// The int8 softmax's `exp` of every difference `x - max` a row can hold (`-255..=0`),
-/// at `table[-diff]`, made at build time by TFLM's arithmetic ([`scaled_exp`]), 0 below
+/// at `table[-diff]`, made at build time by TFLM's arithmetic (`scaled_exp`), 0 below
 /// `diff_min`. Returns how many entries matter: the ones after are 0, and the kernels
 /// read 0 past the end of a shorter table.
 ///
