@@ -9,6 +9,7 @@
 # bytes, on each core. Prints the build and run time of each bundle.
 # About 2.5 minutes for both cores on the 2-core machine from a clean target directory (147 s
 # in a fresh-clone CI run, 2026-12-02).
+# KILN_KCASES_TARGET: a target directory instead of examples/kernel-cases/target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -23,7 +24,7 @@ rustup target add thumbv7em-none-eabihf thumbv8m.main-none-eabihf
 rustup component add rustfmt clippy
 
 cd examples/kernel-cases
-export CARGO_TARGET_DIR="$PWD/target"
+export CARGO_TARGET_DIR="${KILN_KCASES_TARGET:-$PWD/target}"
 unset KILN_KCASE KILN_KCASE_RANGE
 
 step "cargo fmt --check, clippy (the kernel-cases crate)"
