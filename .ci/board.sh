@@ -15,13 +15,16 @@
 #                           Cargo.lock (--locked). Built only: Debian's QEMU 7.2 has no machine
 #                           for these chips (the RISC-V kernels run on QEMU virt in
 #                           .ci/firmware_riscv.sh, the Cortex-M ones in .ci/firmware.sh).
-#                           From a clean target directory they add 282 s to the 156 s of the
-#                           two crates above (esp32c3 96 s, rp2040 90 s, rp2350 45 s,
-#                           nrf52840 51 s: mostly esp-hal's and embassy's dependency graphs).
-# Both crates share one target directory (same release profile), so the host crates (the
-# macro, the planner) are built once. From a clean target directory: 112 s of CPU (97 s user,
-# 15 s sys), 7 minutes of wall time measured on the 2-core machine at a load of 12-16 (other
-# jobs); unloaded that is about 1-1.5 minutes. The QEMU run itself takes about a second.
+#                           From a clean target directory they add 238 s to the 94 s of the
+#                           two crates above (esp32c3 60 s, rp2040 76 s, rp2350 42 s,
+#                           nrf52840 60 s: mostly esp-hal's and embassy's dependency graphs).
+# All crates share one target directory (same release profile), so the host crates (the
+# macro, the planner) are built once. The templates optimise only Kiln's planner, emitter and
+# flatbuffers reader among the host crates (`[profile.*.package.*]`): with the optimised
+# `build-override` they had before, every proc macro and build script was built at opt-level
+# 3 and this script took 758 s cold (stop 35, loaded). From a clean target directory now: 332 s of wall
+# time, 487 s of CPU (427 s user), on the 2-core machine at a load of about 1.5 (2026-12-04).
+# The QEMU run itself takes about a second.
 # KILN_BOARD_TARGET: a target directory instead of examples/board-stm32f4/target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
