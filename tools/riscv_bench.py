@@ -31,6 +31,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from firmware_bench import llvm_bin
+
 ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE = ROOT / "examples" / "firmware"
 SHARED = Path(os.environ.get("KILN_SHARED", ROOT.parent / "shared"))
@@ -90,7 +92,13 @@ def measure(stem, target):
     rc, out = qemu(target, elf)
     ok = rc == 0 and "RESULT PASS" in out
     before, after = qemu(target, elf, 1), qemu(target, elf, 2)
-    return {"ok": ok, "insns": after - before}
+    return {"ok": ok, "insns": after - before, "text": text_bytes(elf)}
+
+
+def text_bytes(elf):
+    """Bytes of the ELF's `.text` (`llvm-size -A`): the code, without the model's constants."""
+    out = run([llvm_bin("llvm-size"), "-A", str(elf)]).stdout
+    return sum(int(m.group(1)) for m in re.finditer(r"^\.text\S*\s+(\d+)", out, re.M))
 
 
 def m4_table():
@@ -140,9 +148,13 @@ def render(results, stems, m4, meta):
         "it, as the Cortex-M table). *MACs* and the Cortex-M4's instructions (opt-level \"s\", "
         "DSP kernels with `SMLAD`) from the firmware section above. Instructions are not "
         "cycles (an ESP32-C3 takes one cycle for most, more for loads, taken branches and "
-        "`MUL` on some cores).")
+        "`MUL` on some cores). *.text B*: the code of the riscv32imc firmware (`llvm-size -A`: "
+        "`invoke()`, the kernels, riscv-rt and the harness; the model's constants are in "
+        "`.rodata`); each input depth a pointwise convolution uses instantiates its own "
+        "microkernel (about 2.2 KB), so the models with many depths have the most code.")
     out += ["", "| model | MACs | match | imc insns/invoke | imc insns/MAC | imac insns/invoke "
-            "| imac insns/MAC | M4 insns/MAC | imc / M4 |", "|---|--:|:-:|--:|--:|--:|--:|--:|--:|"]
+            "| imac insns/MAC | M4 insns/MAC | imc / M4 | imc .text B |",
+            "|---|--:|:-:|--:|--:|--:|--:|--:|--:|--:|"]
 
     def per_mac(n, macs):
         return f"{n / macs:.2f}" if macs else "-"
@@ -155,7 +167,7 @@ def render(results, stems, m4, meta):
         ratio = f"{a['insns'] / m4_insns:.2f}" if m4_insns else "-"
         out.append(f"| {stem} | {macs or '-'} | {match} | {a['insns']} | "
                    f"{per_mac(a['insns'], macs)} | {b['insns']} | {per_mac(b['insns'], macs)} | "
-                   f"{m4_mac} | {ratio} |")
+                   f"{m4_mac} | {ratio} | {a['text']} |")
     worst = []
     for stem in CONV_HEAVY:
         if stem in stems and m4.get(stem):
