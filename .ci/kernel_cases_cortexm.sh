@@ -67,7 +67,7 @@ for core in thumbv7em-none-eabihf:mps2-an386 thumbv8m.main-none-eabihf:mps3-an54
     rc=0
     timeout 120 qemu-system-arm -machine "$machine" -nographic -monitor none \
       -semihosting-config enable=on,target=native \
-      -kernel "target/$target/release/kiln-kernel-cases" | tee "$log" || rc=$?
+      -kernel "$CARGO_TARGET_DIR/$target/release/kiln-kernel-cases" | tee "$log" || rc=$?
     t2=$(ms)
     result=$(grep '^RESULT' "$log" | tail -n 1 || true)
     rm -f "$log"
