@@ -8,7 +8,8 @@ use crate::ir::{Graph, TensorKind};
 
 /// Checks that data flows forward: every tensor an operator reads is a constant, a variable,
 /// a graph input or the output of an earlier operator; every tensor is written at most once
-/// and never written if it is a constant or a graph input; graph outputs are produced.
+/// and never written if it is a constant, a graph input or a variable; graph outputs are
+/// produced.
 pub fn validate(graph: &Graph) -> Result<()> {
     let n = graph.tensors.len();
     let mut available = vec![false; n];
@@ -51,6 +52,15 @@ pub fn validate(graph: &Graph) -> Result<()> {
             }
             if graph.inputs.contains(&t) {
                 return Err(at(Diagnostic::malformed("writes a graph input")));
+            }
+            // TFLM would keep such a tensor in its persistent memory; Kiln keeps variables
+            // only as kernels' state (an input of theirs) and resource variables.
+            if tensor.kind == TensorKind::Variable {
+                return Err(at(Diagnostic::unsupported(
+                    "writes a variable tensor (is_variable): Kiln supports variables as the \
+                     state inputs of stateful kernels and as resource variables, not as an \
+                     operator's output",
+                )));
             }
             if let Some(prev) = produced_by[t.0] {
                 return Err(at(Diagnostic::malformed(

@@ -122,3 +122,22 @@ fn valid_flatbuffer_of_another_schema() {
     assert_eq!(e.kind, ErrorKind::Malformed, "{e}");
     assert!(e.to_string().contains("does not verify"), "{e}");
 }
+
+/// A model whose operator writes a tensor flagged as a variable (a fuzzer's mutation of
+/// `is_variable` on a FULLY_CONNECTED output): TFLM would keep it in persistent memory; Kiln
+/// says it does not support that, naming the operator and the tensor, instead of failing
+/// later in code generation.
+#[test]
+fn an_operator_writing_a_variable_tensor_is_unsupported() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fuzz_regressions/crash_emit_variable_output.tflite");
+    let bytes = std::fs::read(&path).unwrap();
+    let err = read_and_plan(&bytes).expect_err("a variable written by an operator");
+    assert_eq!(err.kind, ErrorKind::Unsupported, "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("op 0 (FULLY_CONNECTED): tensor 7 ")
+            && text.contains("writes a variable tensor"),
+        "{text}"
+    );
+}
