@@ -89,21 +89,31 @@ pub(crate) fn widen_2(k: usize, x: &[i8], out: &mut [i8]) {
 /// registers: `r0` the pixels, `r1` the weights (row 0; row 1 at `+ k`), `r2` = `k`, `r3` the
 /// step count (`n >= 1`), `r4`/`r5`/`r8`/`r9` scratch, `r10`/`r11`/`r12`/`lr` the
 /// accumulators of (pixel 0, channel 0), (0, 1), (1, 0), (1, 1). Widened: `r0` is
-/// [`widen_2`]'s form, 16 bytes per step of 17 instructions, unrolled twice (the loop's two
-/// instructions per two steps: 18 per step; an odd `n` enters at the second step, with
-/// `(n + 1) / 2` passes). Narrow: `r0` the two int8 rows (`+ k` for pixel 1), both operands
+/// [`widen_2`]'s form, 16 bytes per step of 17 instructions, unrolled four times (the loop's
+/// two instructions per four steps: 17.5 per step; `n % 4` chooses the step the first of the
+/// `(n + 3) / 4` passes enters at, by the flags of `n << 31`: C = bit 1, Z = !bit 0). Narrow: `r0` the two int8 rows (`+ k` for pixel 1), both operands
 /// widened in the loop (25 per step: 23 and the loop's two; not unrolled, which saves code
 /// and, for the short `k` it serves, nothing else).
 macro_rules! pairs_mac_wide {
     () => {
         concat!(
-            "tst r3, #1\n",
-            "add r3, r3, #1\n",
-            "lsr r3, r3, #1\n",
+            "lsls r4, r3, #31\n",
+            "add r3, r3, #3\n",
+            "lsr r3, r3, #2\n",
+            "bcc 7f\n",
+            // n % 4 == 3: three steps in the first pass; 2: two.
             "bne 3f\n",
+            "b 4f\n",
+            // n % 4 == 1: one step; 0: four.
+            "7:\n",
+            "bne 5f\n",
             "2:\n",
             pairs_wide_step!(),
             "3:\n",
+            pairs_wide_step!(),
+            "4:\n",
+            pairs_wide_step!(),
+            "5:\n",
             pairs_wide_step!(),
             "subs r3, r3, #1\n",
             "bne 2b\n",
