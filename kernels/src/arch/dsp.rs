@@ -755,9 +755,9 @@ macro_rules! dw_row_block {
             // Frame: [sp] window of the pixel, [sp+4] pixel step, [sp+8] pixels left,
             // [sp+12] weights, [sp+16] bias, [sp+20] multipliers, [sp+24] shifts, [sp+28]
             // output, [sp+32] groups, [sp+36] offset, [sp+40] min, [sp+44] max, [sp+48]
-            // groups left, [sp+52] bias, [sp+56] multipliers, [sp+60] shifts (of the
-            // group), [sp+64] the group's window, [sp+68] `r12` as given (the `kh x 1`
-            // window's height).
+            // the group's window, [sp+52] bias, [sp+56] multipliers, [sp+60] shifts (of
+            // the group), [sp+64] the end of the pixel's output, [sp+68] `r12` as given
+            // (the `kh x 1` window's height).
             "sub sp, sp, #72\n",
             "str r12, [sp, #68]\n",
             "str r0, [sp]\n",
@@ -770,21 +770,22 @@ macro_rules! dw_row_block {
             "strd r1, r2, [sp, #40]\n",
             "1:\n",
             "ldr r0, [sp]\n",
-            "str r0, [sp, #64]\n",
+            "str r0, [sp, #48]\n",
             "ldrd r4, r5, [sp, #16]\n",
             "strd r4, r5, [sp, #52]\n",
             "ldr r4, [sp, #24]\n",
             "str r4, [sp, #60]\n",
             "ldr r11, [sp, #12]\n",
-            "ldr r4, [sp, #32]\n",
-            "str r4, [sp, #48]\n",
-            "2:\n",
-            "ldr r4, [sp, #52]\n",
-            "ldm r4!, {{r0, r1, r2, r3}}\n",
-            "str r4, [sp, #52]\n",
-            "ldr r10, [sp, #64]\n",
-            "adds r4, r10, #4\n",
+            "ldr r4, [sp, #28]\n",
+            "ldr r5, [sp, #32]\n",
+            "add r4, r4, r5, lsl #2\n",
             "str r4, [sp, #64]\n",
+            "2:\n",
+            // The group's window and bias pointers, both advanced.
+            "ldrd r10, r4, [sp, #48]\n",
+            "ldm r4!, {{r0, r1, r2, r3}}\n",
+            "adds r5, r10, #4\n",
+            "strd r5, r4, [sp, #48]\n",
             $window,
             "ldrd r4, r5, [sp, #56]\n",
             "ldr r10, [sp, #36]\n",
@@ -800,9 +801,8 @@ macro_rules! dw_row_block {
             "strb r2, [r4], #1\n",
             "strb r3, [r4], #1\n",
             "str r4, [sp, #28]\n",
-            "ldr r4, [sp, #48]\n",
-            "subs r4, r4, #1\n",
-            "str r4, [sp, #48]\n",
+            "ldr r5, [sp, #64]\n",
+            "cmp r4, r5\n",
             "bne 2b\n",
             "ldrd r4, r5, [sp]\n",
             "add r4, r4, r5\n",
