@@ -8,6 +8,7 @@
 //! elements meet or the order outputs are written in.
 
 use crate::quant::PrepareError;
+use crate::util::map_by8;
 
 /// A precomputed 6-D broadcast iteration: output extents and per-input element strides
 /// (0 along broadcast dimensions), outermost dimension first.
@@ -118,7 +119,7 @@ impl Broadcast {
 /// Applies `f` elementwise under the broadcast `b`: `output[i] = f(input1[j1(i)], input2[j2(i)])`
 /// in row-major output order.
 #[inline]
-pub fn broadcast_binary<T: Copy, U>(
+pub fn broadcast_binary<T: Copy, U: Copy>(
     b: &Broadcast,
     input1: &[T],
     input2: &[T],
@@ -144,17 +145,14 @@ pub fn broadcast_binary<T: Copy, U>(
                 *o = f(x, y);
             }
         }
+        // One value of an input against a row of the other (e.g. a scalar operand).
         (0, 1) => {
             let x = input1[i1];
-            for (o, &y) in o.iter_mut().zip(&input2[i2..i2 + inner]) {
-                *o = f(x, y);
-            }
+            map_by8(&input2[i2..i2 + inner], o, |y| f(x, y));
         }
         (1, 0) => {
             let y = input2[i2];
-            for (o, &x) in o.iter_mut().zip(&input1[i1..i1 + inner]) {
-                *o = f(x, y);
-            }
+            map_by8(&input1[i1..i1 + inner], o, |x| f(x, y));
         }
         (t1, t2) => {
             for (k, o) in o.iter_mut().enumerate() {

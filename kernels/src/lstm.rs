@@ -508,19 +508,25 @@ fn gate_preactivation(
 ) -> i16 {
     let n_in = p.input_size;
     let n_state = p.state_size;
-    let mut acc_in = effective_bias[gate * n_state + i];
-    for (&w, &v) in w_in[i * n_in..(i + 1) * n_in].iter().zip(x) {
-        acc_in = acc_in.wrapping_add((w as i32).wrapping_mul(v as i32));
-    }
+    // The dot products on the target's microkernel (`SMLAD` on the DSP: wrapping int32
+    // sums, as the scalar loop's).
+    let acc_in = crate::arch::mac_1x1(
+        n_in.min(x.len()),
+        x,
+        &w_in[i * n_in..(i + 1) * n_in],
+        effective_bias[gate * n_state + i],
+    );
     let fc_in = sat16(multiply_by_quantized_multiplier(
         acc_in,
         p.input_fc_multiplier[gate],
         p.input_fc_shift[gate],
     ));
-    let mut acc_rec = effective_bias[(4 + gate) * n_state + i];
-    for (&w, &v) in w_rec[i * n_state..(i + 1) * n_state].iter().zip(h) {
-        acc_rec = acc_rec.wrapping_add((w as i32).wrapping_mul(v as i32));
-    }
+    let acc_rec = crate::arch::mac_1x1(
+        n_state.min(h.len()),
+        h,
+        &w_rec[i * n_state..(i + 1) * n_state],
+        effective_bias[(4 + gate) * n_state + i],
+    );
     let fc_rec = sat16(multiply_by_quantized_multiplier(
         acc_rec,
         p.recurrent_fc_multiplier[gate],

@@ -87,23 +87,46 @@ pub(crate) fn widen_2(k: usize, x: &[i8], out: &mut [i8]) {
 
 /// The accumulation loops of [`two_pixels_pairs`] over `n = k / 4` steps, with its pinned
 /// registers: `r0` the pixels, `r1` the weights (row 0; row 1 at `+ k`), `r2` = `k`, `r3` the
-/// step count (`n >= 1`), `r4`/`r5`/`r8`/`r9` scratch, `r10`/`r11`/`r12`/`lr` the
-/// accumulators of (pixel 0, channel 0), (0, 1), (1, 0), (1, 1). Widened: `r0` is
-/// [`widen_2`]'s form, 16 bytes per step of 17 instructions, unrolled twice (the loop's two
-/// instructions per two steps: 18 per step; an odd `n` enters at the second step, with
-/// `(n + 1) / 2` passes). Narrow: `r0` the two int8 rows (`+ k` for pixel 1), both operands
-/// widened in the loop (25 per step: 23 and the loop's two; not unrolled, which saves code
-/// and, for the short `k` it serves, nothing else).
+/// step count, `r4`/`r5`/`r8`/`r9` scratch, `r10`/`r11`/`r12`/`lr` the
+/// accumulators of (pixel 0, channel 0), (0, 1), (1, 0), (1, 1). Each form has a prologue,
+/// run once per block, that leaves in the frame's `[sp + 4]` and `[sp + 8]` what the loop
+/// of every channel pair starts from. Widened: `r0` is [`widen_2`]'s form, 16 bytes per step of
+/// 17 instructions, unrolled four times (the loop's two instructions per four steps: 17.5 per
+/// step); the prologue stores the passes, `(n + 3) / 4`, and `n % 4`, which chooses the step
+/// the first pass enters at (`n % 4` steps in it, or four: two instructions for 0). (Not
+/// an `ADR` of the entry: the assembler resolves it for the block's place in its section, and
+/// the linker may move the function by 2 modulo 4, which `ADR`'s word-aligned base is not
+/// invariant to.) Narrow: `r0` the two int8 rows (`+ k` for pixel 1), both operands widened
+/// in the loop (25 per step: 23 and the loop's two; not unrolled, which saves code and, for
+/// the short `k` it serves, nothing else).
+macro_rules! pairs_prologue_wide {
+    () => {
+        concat!(
+            "lsrs r3, r2, #2\n",
+            "and r4, r3, #3\n",
+            "adds r3, r3, #3\n",
+            "lsrs r3, r3, #2\n",
+            "strd r3, r4, [sp, #4]\n",
+        )
+    };
+}
 macro_rules! pairs_mac_wide {
     () => {
         concat!(
-            "tst r3, #1\n",
-            "add r3, r3, #1\n",
-            "lsr r3, r3, #1\n",
-            "bne 3f\n",
+            // The first pass enters `n % 4` steps before the loop's end (0: all four).
+            "ldrd r3, r4, [sp, #4]\n",
+            "cbz r4, 2f\n",
+            "cmp r4, #2\n",
+            "bhi 3f\n",
+            "beq 4f\n",
+            "b 5f\n",
             "2:\n",
             pairs_wide_step!(),
             "3:\n",
+            pairs_wide_step!(),
+            "4:\n",
+            pairs_wide_step!(),
+            "5:\n",
             pairs_wide_step!(),
             "subs r3, r3, #1\n",
             "bne 2b\n",
@@ -163,9 +186,20 @@ macro_rules! pairs_mac_step {
         )
     };
 }
+macro_rules! pairs_prologue_narrow {
+    () => {
+        "lsrs r3, r2, #2\nstr r3, [sp, #4]\n"
+    };
+}
 macro_rules! pairs_mac_narrow {
     () => {
-        concat!("2:\n", pairs_mac_step!(), "subs r3, r3, #1\n", "bne 2b\n")
+        concat!(
+            "ldr r3, [sp, #4]\n",
+            "2:\n",
+            pairs_mac_step!(),
+            "subs r3, r3, #1\n",
+            "bne 2b\n"
+        )
     };
 }
 /// `RQ(a, m, e)`: [`rq_shift`] of accumulator register `a` in place, the offset in `r3`.
@@ -206,15 +240,24 @@ macro_rules! pairs_rq {
         )
     };
 }
-/// The whole block of [`two_pixels_pairs`]: `$mac` is the accumulation loop, `$clamp` the
-/// clamp of the four requantized values in `r10`, `r11`, `r12`, `lr`.
+/// The whole block of [`two_pixels_pairs`]: `$prologue` and `$mac` the accumulation loop's
+/// (see [`pairs_mac_wide`]), `$clamp` the clamp of the four requantized values in `r10`,
+/// `r11`, `r12`, `lr`.
 macro_rules! pairs_block {
-    ($mac:expr, $clamp:expr) => {
+    ($prologue:expr, $mac:expr, $clamp:expr) => {
         concat!(
-            // Frame: [sp] pixels, [sp+8] k, [sp+12] bias, [sp+16] multipliers, [sp+20]
-            // shifts, [sp+24] out0, [sp+28] out1, [sp+32] pairs left, [sp+36] offset,
-            // [sp+40] min, [sp+44] max (r1, the weights, stays in its register).
+            // Frame: [sp] pixels, [sp+4] and [sp+8] the accumulation loop's (the
+            // prologue's), [sp+12] bias, [sp+16] multipliers, [sp+20] shifts, [sp+24]
+            // out0, [sp+28] out1, [sp+32] pairs (then the end of out1's), [sp+36] offset,
+            // [sp+40] min, [sp+44] max (r1, the weights, and r2, k, stay in their
+            // registers).
             "push {{r0-r5, r8-r12, lr}}\n",
+            $prologue,
+            // [sp+32]: the end of out1's pairs (`out1 + 2 * pairs`), which ends the loop.
+            "ldr r0, [sp, #28]\n",
+            "ldr r3, [sp, #32]\n",
+            "add r0, r0, r3, lsl #1\n",
+            "str r0, [sp, #32]\n",
             "1:\n",
             "ldr r3, [sp, #12]\n",
             "ldrd r10, r11, [r3], #8\n",
@@ -222,34 +265,27 @@ macro_rules! pairs_block {
             "mov r12, r10\n",
             "mov lr, r11\n",
             "ldr r0, [sp]\n",
-            "ldr r2, [sp, #8]\n",
-            "lsrs r3, r2, #2\n",
             $mac,
             // Past row 1 of this pair (read at `+ k`).
             "add r1, r1, r2\n",
-            "ldr r0, [sp, #16]\n",
+            "ldrd r0, r3, [sp, #16]\n",
             "ldrd r4, r5, [r0], #8\n",
-            "str r0, [sp, #16]\n",
-            "ldr r0, [sp, #20]\n",
-            "ldrd r8, r9, [r0], #8\n",
-            "str r0, [sp, #20]\n",
+            "ldrd r8, r9, [r3], #8\n",
+            "strd r0, r3, [sp, #16]\n",
             "ldr r3, [sp, #36]\n",
             pairs_rq!("r10", "r4", "r8"),
             pairs_rq!("r11", "r5", "r9"),
             pairs_rq!("r12", "r4", "r8"),
             pairs_rq!("lr", "r5", "r9"),
             $clamp,
-            "ldr r0, [sp, #24]\n",
+            "ldrd r0, r3, [sp, #24]\n",
             "strb r10, [r0], #1\n",
             "strb r11, [r0], #1\n",
-            "str r0, [sp, #24]\n",
-            "ldr r0, [sp, #28]\n",
-            "strb r12, [r0], #1\n",
-            "strb lr, [r0], #1\n",
-            "str r0, [sp, #28]\n",
+            "strb r12, [r3], #1\n",
+            "strb lr, [r3], #1\n",
+            "strd r0, r3, [sp, #24]\n",
             "ldr r0, [sp, #32]\n",
-            "subs r0, r0, #1\n",
-            "str r0, [sp, #32]\n",
+            "cmp r3, r0\n",
             "bne 1b\n",
             "add sp, sp, #48\n",
         )
@@ -263,15 +299,15 @@ macro_rules! pairs_ssat {
 macro_rules! pairs_clamp1 {
     ($a:literal) => {
         concat!(
-            "cmp ", $a, ", r0\n", "it lt\n", "movlt ", $a, ", r0\n", "cmp ", $a, ", r2\n",
-            "it gt\n", "movgt ", $a, ", r2\n",
+            "cmp ", $a, ", r0\n", "it lt\n", "movlt ", $a, ", r0\n", "cmp ", $a, ", r3\n",
+            "it gt\n", "movgt ", $a, ", r3\n",
         )
     };
 }
 macro_rules! pairs_clamp {
     () => {
         concat!(
-            "ldrd r0, r2, [sp, #40]\n",
+            "ldrd r0, r3, [sp, #40]\n",
             pairs_clamp1!("r10"),
             pairs_clamp1!("r11"),
             pairs_clamp1!("r12"),
@@ -354,10 +390,26 @@ pub(crate) fn two_pixels_pairs<const F: bool>(
         };
     }
     match (xw.is_some(), F) {
-        (true, true) => run!(pairs_block!(pairs_mac_wide!(), pairs_ssat!())),
-        (true, false) => run!(pairs_block!(pairs_mac_wide!(), pairs_clamp!())),
-        (false, true) => run!(pairs_block!(pairs_mac_narrow!(), pairs_ssat!())),
-        (false, false) => run!(pairs_block!(pairs_mac_narrow!(), pairs_clamp!())),
+        (true, true) => run!(pairs_block!(
+            pairs_prologue_wide!(),
+            pairs_mac_wide!(),
+            pairs_ssat!()
+        )),
+        (true, false) => run!(pairs_block!(
+            pairs_prologue_wide!(),
+            pairs_mac_wide!(),
+            pairs_clamp!()
+        )),
+        (false, true) => run!(pairs_block!(
+            pairs_prologue_narrow!(),
+            pairs_mac_narrow!(),
+            pairs_ssat!()
+        )),
+        (false, false) => run!(pairs_block!(
+            pairs_prologue_narrow!(),
+            pairs_mac_narrow!(),
+            pairs_clamp!()
+        )),
     }
     n
 }
@@ -703,9 +755,9 @@ macro_rules! dw_row_block {
             // Frame: [sp] window of the pixel, [sp+4] pixel step, [sp+8] pixels left,
             // [sp+12] weights, [sp+16] bias, [sp+20] multipliers, [sp+24] shifts, [sp+28]
             // output, [sp+32] groups, [sp+36] offset, [sp+40] min, [sp+44] max, [sp+48]
-            // groups left, [sp+52] bias, [sp+56] multipliers, [sp+60] shifts (of the
-            // group), [sp+64] the group's window, [sp+68] `r12` as given (the `kh x 1`
-            // window's height).
+            // the group's window, [sp+52] bias, [sp+56] multipliers, [sp+60] shifts (of
+            // the group), [sp+64] the end of the pixel's output, [sp+68] `r12` as given
+            // (the `kh x 1` window's height).
             "sub sp, sp, #72\n",
             "str r12, [sp, #68]\n",
             "str r0, [sp]\n",
@@ -718,21 +770,22 @@ macro_rules! dw_row_block {
             "strd r1, r2, [sp, #40]\n",
             "1:\n",
             "ldr r0, [sp]\n",
-            "str r0, [sp, #64]\n",
+            "str r0, [sp, #48]\n",
             "ldrd r4, r5, [sp, #16]\n",
             "strd r4, r5, [sp, #52]\n",
             "ldr r4, [sp, #24]\n",
             "str r4, [sp, #60]\n",
             "ldr r11, [sp, #12]\n",
-            "ldr r4, [sp, #32]\n",
-            "str r4, [sp, #48]\n",
-            "2:\n",
-            "ldr r4, [sp, #52]\n",
-            "ldm r4!, {{r0, r1, r2, r3}}\n",
-            "str r4, [sp, #52]\n",
-            "ldr r10, [sp, #64]\n",
-            "adds r4, r10, #4\n",
+            "ldr r4, [sp, #28]\n",
+            "ldr r5, [sp, #32]\n",
+            "add r4, r4, r5, lsl #2\n",
             "str r4, [sp, #64]\n",
+            "2:\n",
+            // The group's window and bias pointers, both advanced.
+            "ldrd r10, r4, [sp, #48]\n",
+            "ldm r4!, {{r0, r1, r2, r3}}\n",
+            "adds r5, r10, #4\n",
+            "strd r5, r4, [sp, #48]\n",
             $window,
             "ldrd r4, r5, [sp, #56]\n",
             "ldr r10, [sp, #36]\n",
@@ -748,9 +801,8 @@ macro_rules! dw_row_block {
             "strb r2, [r4], #1\n",
             "strb r3, [r4], #1\n",
             "str r4, [sp, #28]\n",
-            "ldr r4, [sp, #48]\n",
-            "subs r4, r4, #1\n",
-            "str r4, [sp, #48]\n",
+            "ldr r5, [sp, #64]\n",
+            "cmp r4, r5\n",
             "bne 2b\n",
             "ldrd r4, r5, [sp]\n",
             "add r4, r4, r5\n",

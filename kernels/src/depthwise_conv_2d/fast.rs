@@ -860,6 +860,12 @@ fn by_rows<const F: bool, const KX1: bool>(
     let Some(band) = scratch.get_mut(..band_bytes(p)) else {
         return;
     };
+    // The band's padding columns hold the zero point for the whole call: only the rows'
+    // bodies (input pixels, or the zero point for rows outside the input) are written per
+    // output row below.
+    band.fill(zero_point);
+    let left = (p.padding_width * c).min(bw * c);
+    let body = (bw * c - left).min(iw * c);
     for b in 0..batches {
         let (Some(image), Some(out_image)) = (
             input.get(b * image_len..(b + 1) * image_len),
@@ -877,25 +883,20 @@ fn by_rows<const F: bool, const KX1: bool>(
             let (x, start, row) = if inside && !padded_w {
                 (image, y0 as usize * iw * c, dh * iw * c)
             } else {
-                // The band: row `fy` holds input row `y0 + fy * dh` from column `-pw` on.
+                // The band: row `fy` holds input row `y0 + fy * dh` from column `-pw` on
+                // (its padding columns filled above).
                 for (fy, dst) in band.chunks_exact_mut(bw * c).enumerate() {
                     let iy = y0 + (fy * dh) as isize;
                     let src = (iy >= 0 && (iy as usize) < ih)
-                        .then(|| image.get(iy as usize * iw * c..(iy as usize + 1) * iw * c))
+                        .then(|| image.get(iy as usize * iw * c..)?.get(..body))
                         .flatten();
-                    let Some(src) = src else {
-                        dst.fill(zero_point);
-                        continue;
+                    let Some(dst) = dst.get_mut(left..left + body) else {
+                        return;
                     };
-                    let left = (p.padding_width * c).min(dst.len());
-                    let (pad, rest) = dst.split_at_mut(left);
-                    pad.fill(zero_point);
-                    let n = rest.len().min(src.len());
-                    let (body, right) = rest.split_at_mut(n);
-                    if let Some(src) = src.get(..n) {
-                        body.copy_from_slice(src);
+                    match src {
+                        Some(src) => dst.copy_from_slice(src),
+                        None => dst.fill(zero_point),
                     }
-                    right.fill(zero_point);
                 }
                 (&*band, 0, bw * c)
             };
