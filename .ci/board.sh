@@ -22,8 +22,9 @@
 # macro, the planner) are built once. The templates optimise only Kiln's planner, emitter and
 # flatbuffers reader among the host crates (`[profile.*.package.*]`): with the optimised
 # `build-override` they had before, every proc macro and build script was built at opt-level
-# 3 and this script took 758 s cold (stop 35, loaded). From a clean target directory now: 332 s of wall
-# time, 487 s of CPU (427 s user), on the 2-core machine at a load of about 1.5 (2026-12-04).
+# 3 and this script took 758 s cold (stop 35, loaded). From a clean target directory now:
+# 332 s of wall time, 487 s of CPU (427 s user), on the 2-core machine at a load of about 1.5
+# (2026-12-04).
 # The QEMU run itself takes about a second.
 # KILN_BOARD_TARGET: a target directory instead of examples/board-stm32f4/target.
 set -euo pipefail
