@@ -66,6 +66,7 @@ import argparse
 import bisect
 import collections
 import datetime
+import functools
 import json
 import os
 import re
@@ -169,6 +170,7 @@ def run(cmd, env=None, cwd=None, check=True, timeout=None):
     return r
 
 
+@functools.cache
 def llvm_bin(name):
     sysroot = run(["rustc", "--print", "sysroot"]).stdout.strip()
     host = re.search(r"host: (\S+)", run(["rustc", "-vV"]).stdout).group(1)
