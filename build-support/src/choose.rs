@@ -3,6 +3,7 @@
 //! kernels without scratch), fastest first, and which of them to emit for the options' RAM
 //! budget.
 
+use crate::cost;
 use crate::lower;
 use crate::options::{Budget, Options};
 use kiln_planner::diag::{Diagnostic, ErrorKind};
@@ -125,8 +126,9 @@ pub(crate) fn first_fit(plans: &[(Plan, usize)], options: &Options) -> Option<us
         .map(|&(_, v)| v)
 }
 
-/// The plan to emit among `plans` (see [`plan_variants`]), the arena of the smallest plan if
-/// that one is smaller, and which of [`PLAN_VARIANTS`] it is.
+/// The plan to emit among `plans` (see [`plan_variants`]; made for `graph` from `steps`),
+/// the arena of the smallest plan if that one is smaller, and which of [`PLAN_VARIANTS`] it
+/// is.
 ///
 /// The fast int8 convolution kernels trade RAM for speed twice: they widen pixels into a
 /// larger scratch than they need (`Step::lean_scratch_bytes`), and their forms in place over
@@ -135,12 +137,14 @@ pub(crate) fn first_fit(plans: &[(Plan, usize)], options: &Options) -> Option<us
 /// scratch at all (`Step::without_scratch`). So up to four plans are made, fastest first: as
 /// declared; with the lean scratch; with the lean scratch and in place; with the reference
 /// kernels where they need less, in place (so that the smallest untiled plan reaches the
-/// live-bytes bound where the fast kernels' scratch sits at the peak). The first that
-/// meets a RAM budget given in bytes is taken (without a budget, the fastest; with a budget
-/// given as a constant expression, unknown here, the smallest; with `min_ram`, the
-/// smallest).
+/// live-bytes bound where the fast kernels' scratch sits at the peak). With a RAM budget
+/// given in bytes, the plan that meets it with the fewest estimated instructions
+/// ([`cost::estimate`]) is taken; without a budget, the fastest; with a budget given as a
+/// constant expression, unknown here, the smallest; with `min_ram`, the smallest.
 pub(crate) fn choose_plan(
     mut plans: Vec<(Plan, usize)>,
+    graph: &Graph,
+    steps: &[lower::Step],
     options: &Options,
 ) -> (Plan, Option<usize>, usize) {
     let smallest = plans.iter().map(|(p, _)| p.arena_bytes).min().unwrap_or(0);
@@ -150,9 +154,19 @@ pub(crate) fn choose_plan(
         (Some(_), Some(fits)) => fits,
         (Some(_), None) => p.arena_bytes == smallest,
     };
-    // The fastest plan that fits, else the smallest (whose budget error says what Kiln can
-    // do at least).
-    let chosen = plans.iter().position(fits).unwrap_or_else(|| {
+    let by_cost = !options.tiling.min_ram
+        && plans
+            .first()
+            .is_some_and(|(p, _)| fits_budget(p, options).is_some());
+    // The fastest plan that fits (by the estimate, under a budget in bytes), else the
+    // smallest (whose budget error says what Kiln can do at least).
+    let fitting = plans.iter().enumerate().filter(|(_, p)| fits(p));
+    let chosen = if by_cost {
+        cheapest(fitting.map(|(i, (p, v))| (i, estimate(graph, steps, p, *v))))
+    } else {
+        fitting.map(|(i, _)| i).next()
+    };
+    let chosen = chosen.unwrap_or_else(|| {
         plans
             .iter()
             .position(|(p, _)| p.arena_bytes == smallest)
@@ -161,4 +175,34 @@ pub(crate) fn choose_plan(
     let (plan, variant) = plans.swap_remove(chosen);
     let smaller = (smallest < plan.arena_bytes).then_some(smallest);
     (plan, smaller, variant)
+}
+
+/// The key of the smallest cost (the first of equal ones).
+pub(crate) fn cheapest<K>(costs: impl Iterator<Item = (K, f64)>) -> Option<K> {
+    costs
+        .fold(None, |best: Option<(K, f64)>, (k, c)| match best {
+            Some((_, b)) if b <= c => best,
+            _ => Some((k, c)),
+        })
+        .map(|(k, _)| k)
+}
+
+/// The fewest estimated instructions ([`cost::estimate`]) among `plans` (made for `graph`
+/// from `steps`) that meet a RAM budget given in bytes, if one does.
+pub(crate) fn cheapest_fit(
+    plans: &[(Plan, usize)],
+    graph: &Graph,
+    steps: &[lower::Step],
+    options: &Options,
+) -> Option<f64> {
+    plans
+        .iter()
+        .filter(|(p, _)| fits_budget(p, options) == Some(true))
+        .map(|(p, v)| estimate(graph, steps, p, *v))
+        .min_by(f64::total_cmp)
+}
+
+/// [`cost::estimate`] of `plan`, the plan of [`PLAN_VARIANTS`] index `variant`.
+fn estimate(graph: &Graph, steps: &[lower::Step], plan: &Plan, variant: usize) -> f64 {
+    cost::estimate(graph, steps, plan, variant > 0, variant == WITHOUT_SCRATCH)
 }

@@ -28,12 +28,12 @@ pub fn compile_tokens(bytes: &[u8], options: &Options) -> Result<Compiled, Diagn
     let macs = kiln_planner::tiling::macs(&graph);
     let plans = plan_variants(&graph, &steps, options)?;
     // `reach`: with a RAM budget no plan meets, what the error says Kiln can reach.
-    let (tiled, reach) = tile_if_needed(&graph, &plans, options, macs)?;
+    let (tiled, reach) = tile_if_needed(&graph, &steps, &plans, options, macs)?;
     let (graph, steps, plans, tiling) = match tiled {
         Some((tiled, steps, tiled_plans, report)) => (tiled, steps, tiled_plans, Some(report)),
         None => (graph, steps, plans, None),
     };
-    let (mut plan, smallest_arena_bytes, variant) = choose_plan(plans, options);
+    let (mut plan, smallest_arena_bytes, variant) = choose_plan(plans, &graph, &steps, options);
     // The plan made for the convolutions' reference kernels runs them.
     let steps = if variant == WITHOUT_SCRATCH {
         without_scratch(steps)

@@ -27,6 +27,7 @@ mod choose;
 mod compile;
 mod compiled;
 pub mod control;
+mod cost;
 pub mod emit;
 mod error;
 #[cfg(feature = "exec")]

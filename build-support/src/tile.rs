@@ -2,7 +2,7 @@
 //! model's first operators (`kiln_planner::tiling`), if any, meets the RAM budget with the
 //! fastest kernels, within the MAC cap and a work budget counted in tilings planned.
 
-use crate::choose::{first_fit, fits_budget, plan_variants};
+use crate::choose::{cheapest_fit, first_fit, fits_budget, plan_variants};
 use crate::lower;
 use crate::options::{Budget, Options};
 use kiln_planner::diag::{Diagnostic, ErrorKind};
@@ -30,7 +30,8 @@ pub struct TilingReport {
 const MAX_TILINGS_PLANNED: usize = 200;
 
 /// The most tilings [`tile_if_needed`] plans, once one meets the budget, in search of one
-/// that meets it with faster kernels (a lower [`PLAN_VARIANTS`] index).
+/// that meets it with fewer estimated instructions ([`crate::cost::estimate`]: faster
+/// kernel forms, fewer slow in-place convolutions).
 const MAX_TILINGS_AFTER_FIT: usize = 16;
 
 /// Searches planning more tilings than this print a note ([`Options::search_notes`]).
@@ -41,11 +42,12 @@ type TiledPlans = (Graph, Vec<lower::Step>, Vec<(Plan, usize)>, TilingReport);
 
 /// Patch-based execution, where it is needed and allowed: with a RAM budget in bytes that
 /// no untiled plan meets, or that only a slower untiled plan meets (lean scratch, slow
-/// in-place convolutions), the tiling whose plans meet it with the fastest kernels (the
-/// lowest [`PLAN_VARIANTS`] index; then the fewest extra MACs, then the fewest strips), and
-/// where an untiled plan meets it, only if its kernels are faster than that plan's; with
-/// `min_ram`, the tiling with the smallest arena if it is smaller than the untiled one's.
-/// Tilings over the MAC cap are not tried. `None`: no tiling.
+/// in-place convolutions), the tiling whose plans meet it with the fewest estimated
+/// instructions ([`crate::cost::estimate`]: the kernel forms its plan needs, the MACs its
+/// halos compute again, its strips' calls; of equal ones, the fewest extra MACs, then the
+/// fewest strips), and where an untiled plan meets it, only if that estimate is lower than
+/// the untiled plan's; with `min_ram`, the tiling with the smallest arena if it is smaller
+/// than the untiled one's. Tilings over the MAC cap are not tried. `None`: no tiling.
 ///
 /// The slow in-place convolutions cost more than recomputing halos: on the emulated M4,
 /// person_detect under a 40,960-byte budget took 22.1 M instructions untiled with four of
@@ -60,6 +62,7 @@ type TiledPlans = (Graph, Vec<lower::Step>, Vec<(Plan, usize)>, TilingReport);
 /// smallest arena and why Kiln cannot go lower ([`Reach`]).
 pub(crate) fn tile_if_needed(
     graph: &Graph,
+    steps: &[lower::Step],
     untiled: &[(Plan, usize)],
     options: &Options,
     macs: u64,
@@ -72,6 +75,7 @@ pub(crate) fn tile_if_needed(
     // The variant of the fastest untiled plan that meets the budget.
     let untiled_fit = first_fit(untiled, options);
     let slower = untiled_fit.is_some_and(|v| v > 0);
+    let untiled_cost = cheapest_fit(untiled, graph, steps, options);
     let mut reach = Reach {
         graph,
         macs,
@@ -130,8 +134,9 @@ pub(crate) fn tile_if_needed(
     }
     let smallest = |plans: &[(Plan, usize)]| plans.iter().map(|(p, _)| p.arena_bytes).min();
     let mut best: Option<(usize, TiledPlans, Vec<Origin>)> = None;
-    // The fitting tiling with the fastest kernels so far: its variant and plans.
-    let mut fit: Option<(usize, TiledPlans)> = None;
+    // The fitting tiling with the fewest estimated instructions so far: its estimate and
+    // plans.
+    let mut fit: Option<(f64, TiledPlans)> = None;
     let mut planned_after_fit = 0;
     let floor = smallest(untiled).unwrap_or(0);
     // A work budget counted in tilings planned (fewest extra MACs first), never time.
@@ -161,17 +166,20 @@ pub(crate) fn tile_if_needed(
             extra_macs: extra,
         };
         let variant = first_fit(&plans, options);
+        let cost = cheapest_fit(&plans, &tiled.graph, &steps, options);
         let origin = tiled.op_origin;
         let entry = (tiled.graph, steps, plans, report);
-        match variant {
-            // Faster kernels than the fitting tilings before (which have fewer extra MACs).
-            Some(v) if !t.min_ram && fit.as_ref().is_none_or(|(f, _)| v < *f) => {
-                fit = Some((v, entry));
+        match (variant, cost) {
+            // Fewer instructions than the fitting tilings before (which have fewer extra
+            // MACs). With the fastest kernels, the tilings after it (more extra MACs) cannot
+            // do better.
+            (Some(v), Some(c)) if !t.min_ram && fit.as_ref().is_none_or(|(f, _)| c < *f) => {
+                fit = Some((c, entry));
                 if v == 0 {
                     break;
                 }
             }
-            Some(_) if !t.min_ram => {}
+            (Some(_), _) if !t.min_ram => {}
             // The smallest so far (`min_ram`, or for the budget error if nothing fits).
             _ if arena < floor && best.as_ref().is_none_or(|(b, ..)| arena < *b) => {
                 best = Some((arena, entry, origin));
@@ -179,9 +187,10 @@ pub(crate) fn tile_if_needed(
             _ => {}
         }
     }
-    if let Some((v, entry)) = fit {
-        // Where an untiled plan meets the budget, only faster kernels are worth the halos.
-        return Ok((untiled_fit.is_none_or(|u| v < u).then_some(entry), None));
+    if let Some((c, entry)) = fit {
+        // Where an untiled plan meets the budget, the halos are worth it only if the tiling
+        // runs faster.
+        return Ok((untiled_cost.is_none_or(|u| c < u).then_some(entry), None));
     }
     if slower {
         return Ok((None, None));
