@@ -122,6 +122,7 @@ pub use kiln_macros::include_model;
 pub mod quant;
 #[doc(hidden)]
 pub mod runtime;
+pub mod stream;
 
 #[cfg(feature = "defmt")]
 mod defmt_impls;
@@ -129,6 +130,7 @@ pub use quant::{NotQuantized, Quant};
 /// What a user's own arena and the per-operator hook need (`ModelIn::with_arena`,
 /// `invoke_with`); the rest of `runtime` is for generated code.
 pub use runtime::{Aligned, Phase, align, max, max_of};
+pub use stream::RowSource;
 
 /// Element type of a model input or output, as generated code reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -901,7 +901,20 @@ proptest! {
             Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => return Ok(()),
             Err(e) => panic!("{t:?}: {e}"),
         };
-        prop_assert_eq!(run(&tiled.graph, &[&input]), want, "{:?}", t);
+        prop_assert_eq!(run(&tiled.graph, &[&input]), want.clone(), "{:?}", t);
+        // With the input streamed (where the region starts at it): the same bytes, the
+        // reads in the order of their rows.
+        if let Ok(streamed) = tiling::stream_input(&tiled) {
+            prop_assert!(streamed.graph.inputs.is_empty());
+            let firsts: Vec<usize> = streamed
+                .graph
+                .ops
+                .iter()
+                .filter_map(|op| tiling::read_rows(&streamed.graph, op).map(|(f, _)| f))
+                .collect();
+            prop_assert!(!firsts.is_empty() && firsts.windows(2).all(|w| w[0] <= w[1]));
+            prop_assert_eq!(run(&streamed.graph, &[&input]), want, "{:?} streamed", t);
+        }
     }
 }
 

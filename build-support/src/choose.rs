@@ -203,6 +203,6 @@ pub(crate) fn cheapest_fit(
 }
 
 /// [`cost::estimate`] of `plan`, the plan of [`PLAN_VARIANTS`] index `variant`.
-fn estimate(graph: &Graph, steps: &[lower::Step], plan: &Plan, variant: usize) -> f64 {
+pub(crate) fn estimate(graph: &Graph, steps: &[lower::Step], plan: &Plan, variant: usize) -> f64 {
     cost::estimate(graph, steps, plan, variant > 0, variant == WITHOUT_SCRATCH)
 }

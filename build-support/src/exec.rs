@@ -51,13 +51,22 @@ fn reset(graph: &Graph) -> Vec<Buffer> {
     t
 }
 
-/// One `invoke()`: writes the graph inputs, then runs every step.
+/// One `invoke()`: writes the graph inputs, then runs every step. A graph with a streamed
+/// input (`kiln_planner::tiling::stream_input`) has no graph inputs: `inputs[0]` is then the
+/// whole input, whose rows its KILN_READ_ROWS steps copy.
 fn invoke(graph: &Graph, steps: &[Step], t: &mut [Buffer], inputs: &[&[u8]]) {
     for (&id, bytes) in graph.inputs.iter().zip(inputs) {
         t[id.0].bytes_mut().copy_from_slice(bytes);
     }
     for step in steps {
         let out_id = step.outputs[0];
+        if let Some((first, rows)) = step.kernel.streamed_rows() {
+            let out = t[out_id.0].bytes_mut();
+            let row_bytes = out.len() / rows.max(1);
+            let at = first * row_bytes;
+            out.copy_from_slice(&inputs[0][at..at + out.len()]);
+            continue;
+        }
         let mut out = std::mem::take(&mut t[out_id.0]);
         let mut more: Vec<Buffer> = step.outputs[1..]
             .iter()

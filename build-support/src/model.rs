@@ -128,6 +128,17 @@ impl Model {
         self
     }
 
+    /// Stream the model's input: the first operators run in strips of rows and read their
+    /// rows of the input from the `kiln::RowSource` that the generated `invoke` takes, so the
+    /// input is never whole in RAM (the generated module has no `input_mut()`; its
+    /// `INPUT_ROWS`, `INPUT_ROW_BYTES` and `INPUT_HALO_ROWS` describe the stream). A model
+    /// whose first operators cannot run in strips is an error saying why.
+    #[must_use]
+    pub fn streamed_input(mut self, on: bool) -> Self {
+        self.options.tiling.streamed_input = on;
+        self
+    }
+
     /// With `false`, keep the model's stored operator order (offsets are still optimised).
     #[must_use]
     pub fn reorder(mut self, on: bool) -> Self {

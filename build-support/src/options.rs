@@ -59,6 +59,11 @@ pub struct TilingOptions {
     /// Plan for the smallest arena (untiled or tiled within the cap) rather than the
     /// fastest plan that fits (`kiln plan --min-ram`).
     pub min_ram: bool,
+    /// Stream the model's input (`streamed_input = true`, `kiln plan --streamed-input`):
+    /// the first operators always run in strips, each strip reads its rows of the input
+    /// from the `kiln::RowSource` that `invoke` takes, and the input is never whole in the
+    /// arena (`kiln_planner::tiling::stream_input`).
+    pub streamed_input: bool,
 }
 
 impl Default for TilingOptions {
@@ -67,6 +72,7 @@ impl Default for TilingOptions {
             enabled: true,
             max_extra_macs_percent: 20,
             min_ram: false,
+            streamed_input: false,
         }
     }
 }

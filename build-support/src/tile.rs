@@ -2,7 +2,7 @@
 //! model's first operators (`kiln_planner::tiling`), if any, meets the RAM budget with the
 //! fastest kernels, within the MAC cap and a work budget counted in tilings planned.
 
-use crate::choose::{cheapest_fit, first_fit, fits_budget, plan_variants};
+use crate::choose::{cheapest_fit, estimate, first_fit, fits_budget, plan_variants};
 use crate::lower;
 use crate::options::{Budget, Options};
 use kiln_planner::diag::{Diagnostic, ErrorKind};
@@ -92,7 +92,14 @@ pub(crate) fn tile_if_needed(
     } else {
         None
     };
-    if off.is_some() || !(t.min_ram || budget_unmet || slower) {
+    let streamed = t.streamed_input;
+    if let (true, Some(off)) = (streamed, off) {
+        return Err(Diagnostic::unsupported(format!(
+            "a streamed input (`streamed_input`) runs the first operators in strips of rows, \
+             but {off}"
+        )));
+    }
+    if off.is_some() || !(t.min_ram || budget_unmet || slower || streamed) {
         let note = budget_unmet
             .then(|| smallest_plan(untiled))
             .flatten()
@@ -101,12 +108,26 @@ pub(crate) fn tile_if_needed(
     }
     let cap = macs.saturating_mul(u64::from(t.max_extra_macs_percent)) / 100;
     let mut candidates: Vec<(u64, tiling::Tiled)> = Vec::new();
+    // Why the first tiling that could not stream the input could not.
+    let mut not_streamed: Option<Diagnostic> = None;
     for c in tiling::candidates(graph) {
         let tiled = match tiling::tile(graph, c) {
             Ok(t) => t,
             // A region the rewrite declines; a wrong tiling (a Kiln bug) is an error.
             Err(e) if e.kind == ErrorKind::Unsupported => continue,
             Err(e) => return Err(e),
+        };
+        let tiled = if streamed {
+            match tiling::stream_input(&tiled) {
+                Ok(s) => s,
+                Err(e) if e.kind == ErrorKind::Unsupported => {
+                    not_streamed.get_or_insert(e);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        } else {
+            tiled
         };
         let extra = tiling::macs(&tiled.graph).saturating_sub(macs);
         reach.extras.push((c.start, c.end, extra));
@@ -123,6 +144,7 @@ pub(crate) fn tile_if_needed(
             .map_or(String::new(), |n| format!("{n}: "));
         let goal = match &options.ram_budget {
             _ if t.min_ram => "the smallest arena".to_string(),
+            None if streamed => "the fastest plan with a streamed input".to_string(),
             Some(Budget::Bytes(b)) => format!("a plan within the RAM budget of {b} bytes"),
             _ => "a faster plan".to_string(),
         };
@@ -138,7 +160,15 @@ pub(crate) fn tile_if_needed(
     // plans.
     let mut fit: Option<(f64, TiledPlans)> = None;
     let mut planned_after_fit = 0;
-    let floor = smallest(untiled).unwrap_or(0);
+    // (A streamed input has no untiled plan to be smaller than.)
+    let floor = if streamed {
+        usize::MAX
+    } else {
+        smallest(untiled).unwrap_or(0)
+    };
+    // Without a budget or `min_ram`, a streamed input takes the fastest plan of the tiling
+    // with the fewest estimated instructions.
+    let fastest = streamed && !t.min_ram && options.ram_budget.is_none();
     // A work budget counted in tilings planned (fewest extra MACs first), never time.
     for (extra, tiled) in candidates.into_iter().take(MAX_TILINGS_PLANNED) {
         if fit.is_some() {
@@ -148,7 +178,12 @@ pub(crate) fn tile_if_needed(
             planned_after_fit += 1;
         }
         reach.planned.push((tiled.tiling.start, tiled.tiling.end));
-        let steps = lower::lower_all_with(&tiled.graph, options.reference_kernels)?;
+        let steps = match lower::lower_all_with(&tiled.graph, options.reference_kernels) {
+            Ok(steps) => steps,
+            // Strips some operator's kernel does not take (as the model's operator).
+            Err(e) if e.kind == ErrorKind::Unsupported => continue,
+            Err(e) => return Err(e),
+        };
         let plans = match plan_variants(&tiled.graph, &steps, options) {
             Ok(plans) => plans,
             // A memory map this tiling does not fit.
@@ -165,8 +200,18 @@ pub(crate) fn tile_if_needed(
             strips: tiled.strips.clone(),
             extra_macs: extra,
         };
-        let variant = first_fit(&plans, options);
-        let cost = cheapest_fit(&plans, &tiled.graph, &steps, options);
+        let (variant, cost) = if fastest {
+            let first = plans.first();
+            (
+                first.map(|&(_, v)| v),
+                first.map(|(p, v)| estimate(&tiled.graph, &steps, p, *v)),
+            )
+        } else {
+            (
+                first_fit(&plans, options),
+                cheapest_fit(&plans, &tiled.graph, &steps, options),
+            )
+        };
         let origin = tiled.op_origin;
         let entry = (tiled.graph, steps, plans, report);
         match (variant, cost) {
@@ -190,10 +235,41 @@ pub(crate) fn tile_if_needed(
     if let Some((c, entry)) = fit {
         // Where an untiled plan meets the budget, the halos are worth it only if the tiling
         // runs faster.
-        return Ok((untiled_cost.is_none_or(|u| c < u).then_some(entry), None));
+        return Ok((
+            (streamed || untiled_cost.is_none_or(|u| c < u)).then_some(entry),
+            None,
+        ));
     }
-    if slower {
+    if slower && !streamed {
         return Ok((None, None));
+    }
+    if streamed && best.is_none() {
+        // The operator that reads the input, if it cannot run in strips at all.
+        let reader = graph.inputs.first().and_then(|&x| {
+            let op = graph
+                .ops
+                .iter()
+                .find(|op| op.present_inputs().any(|t| t == x))?;
+            Some((op, why_not(graph, op.id)?))
+        });
+        let why = not_streamed.map_or_else(
+            || match &reader {
+                Some((op, why)) => format!(
+                    "op {} ({}) reads it and does not run in strips of rows: {why}",
+                    op.id.0,
+                    op.kind.name()
+                ),
+                None => format!(
+                    "no run of the first operators runs in strips of rows within {} % extra \
+                     MACs (`max_extra_macs`)",
+                    t.max_extra_macs_percent
+                ),
+            },
+            |e| e.message.clone(),
+        );
+        return Err(Diagnostic::unsupported(format!(
+            "the input cannot be streamed (`streamed_input`): {why}"
+        )));
     }
     // With a budget no tiling meets either, the smallest plan, whose budget error says what
     // Kiln can do at least, and why not less.

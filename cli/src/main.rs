@@ -94,6 +94,10 @@ enum Command {
         /// The most recomputation a tiling may cost, in percent of the model's MACs.
         #[arg(long, value_name = "PERCENT", default_value_t = 20)]
         max_extra_macs: u32,
+        /// Stream the input (`streamed_input`): the first operators run in strips of rows
+        /// that read their rows of the input from a row source, never the whole input.
+        #[arg(long, conflicts_with = "no_tile")]
+        streamed_input: bool,
         /// After the report, one row per layer: its MACs, bytes moved and kernel (the
         /// JSON always has them, under `layers`).
         #[arg(long)]
@@ -148,6 +152,7 @@ fn main() -> ExitCode {
             min_ram,
             no_tile,
             max_extra_macs,
+            streamed_input,
             layers,
             clock_mhz,
         } => {
@@ -184,6 +189,7 @@ fn main() -> ExitCode {
                     enabled: !no_tile && !unoptimised,
                     max_extra_macs_percent: max_extra_macs,
                     min_ram,
+                    streamed_input,
                 },
                 search_notes: true,
                 ..Options::default()

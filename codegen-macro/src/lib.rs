@@ -58,7 +58,10 @@ use syn::{Expr, Ident, LitStr, Token};
 /// default 20), `memory_x = false` (without a `ram_budget`, the model is checked against the
 /// `RAM` region of the crate's `memory.x`, the cortex-m-rt and riscv-rt convention, so that
 /// a model too large for the board is this error rather than the linker's; `false` skips
-/// that).
+/// that), `streamed_input = true` (the input is never whole in RAM: the first operators run
+/// in strips of rows, each strip reads its rows from the `kiln::RowSource` that `invoke`
+/// takes; the model then has no `input_mut()`, and `INPUT_ROWS`, `INPUT_ROW_BYTES` and
+/// `INPUT_HALO_ROWS` describe the stream).
 ///
 /// The expansion is kept in a plan cache under the target directory (`target/kiln-cache/`,
 /// keyed by the model's sha256, the arguments, Kiln's build): the next expansion of the
@@ -82,12 +85,12 @@ const USAGE: &str = "usage: `include_model!(\"model.tflite\", ram_budget = <byte
                      link_section = \"<section>\", preserve_all_tensors = <bool>, \
                      preserve_inputs = <bool>, regions = [(\"<section>\", <bytes>), ...], \
                      report = \"<folder>\", tile = <bool>, max_extra_macs = <percent>, \
-                     memory_x = <bool>)`";
+                     memory_x = <bool>, streamed_input = <bool>)`";
 
 const OPTIONS: &str = "`ram_budget`, `reserved_ram`, `flash_budget`, `align`, `optimize`, \
                        `reorder`, `alias`, `link_section`, `preserve_all_tensors`, \
-                       `preserve_inputs`, `regions`, `report`, `tile`, `max_extra_macs` or \
-                       `memory_x`";
+                       `preserve_inputs`, `regions`, `report`, `tile`, `max_extra_macs`, \
+                       `memory_x` or `streamed_input`";
 
 /// The largest arena alignment the runtime has a type for.
 const MAX_ALIGN: usize = 64;
@@ -109,6 +112,7 @@ struct Args {
     tile: Option<bool>,
     max_extra_macs: Option<usize>,
     memory_x: Option<bool>,
+    streamed_input: Option<bool>,
 }
 
 impl Parse for Args {
@@ -145,6 +149,7 @@ impl Parse for Args {
             tile: None,
             max_extra_macs: None,
             memory_x: None,
+            streamed_input: None,
         };
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
@@ -172,6 +177,7 @@ impl Parse for Args {
                     | "tile"
                     | "max_extra_macs"
                     | "memory_x"
+                    | "streamed_input"
             ) {
                 return Err(syn::Error::new(
                     key.span(),
@@ -201,6 +207,7 @@ impl Parse for Args {
                 "tile" => args.tile.is_some(),
                 "max_extra_macs" => args.max_extra_macs.is_some(),
                 "memory_x" => args.memory_x.is_some(),
+                "streamed_input" => args.streamed_input.is_some(),
                 _ => args.align.is_some(),
             };
             if given {
@@ -226,6 +233,7 @@ impl Parse for Args {
                 "tile" => args.tile = Some(boolean(&name, &value)?),
                 "max_extra_macs" => args.max_extra_macs = Some(percent(&value)?),
                 "memory_x" => args.memory_x = Some(boolean(&name, &value)?),
+                "streamed_input" => args.streamed_input = Some(boolean(&name, &value)?),
                 _ => args.align = Some(alignment(&value)?),
             }
         }
@@ -515,6 +523,7 @@ fn expand(args: &Args, text: &str, manifest: &Path) -> syn::Result<proc_macro2::
                 .max_extra_macs
                 .map_or(20, |n| u32::try_from(n).unwrap_or(u32::MAX)),
             min_ram: false,
+            streamed_input: args.streamed_input == Some(true),
         },
         reference_kernels: false,
         search_notes: true,

@@ -125,6 +125,7 @@ impl<'a> Emitter<'a> {
             has_state: self.has_state,
             used_regions: Vec::new(),
             reach: None,
+            streamed: Vec::new(),
         };
         let result = c.steps.iter().try_for_each(|st| sub.step(st));
         self.items = std::mem::take(&mut sub.items);

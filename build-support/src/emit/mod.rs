@@ -122,6 +122,14 @@ pub fn emit_with(
         has_state: plan.persistent_bytes > 0,
         used_regions: vec![false; plan.regions.len()],
         reach,
+        streamed: steps
+            .iter()
+            .filter_map(|s| {
+                let (first, rows) = s.kernel.streamed_rows()?;
+                let bytes = graph.tensor(s.outputs[0]).bytes();
+                Some((first, rows, bytes / rows.max(1)))
+            })
+            .collect(),
     };
     for step in &steps {
         e.step(step)?;
@@ -172,6 +180,9 @@ struct Emitter<'a> {
     has_state: bool,
     /// With a memory map: which regions' arenas the steps bind (`arena0`, `arena1`, ...).
     used_regions: Vec<bool>,
+    /// A streamed input's reads, in order: first row, rows, bytes per row (empty: the
+    /// input is in the arena).
+    streamed: Vec<(usize, usize, usize)>,
 }
 
 /// Where each tensor lives in the arena ([`Plan::tensor_places`]); a tensor without elements

@@ -286,6 +286,44 @@ impl<'a> Emitter<'a> {
             with: with_arena_fn,
         } = &regions;
         let model_docs = model_docs(g, plan, options, header, self.program);
+        // A streamed input: `invoke` takes the row source the reads read from.
+        let (source, stream_items) = match self.streamed.first() {
+            None => (quote!(), quote!()),
+            Some(&(_, _, row_bytes)) => {
+                let rows = self
+                    .streamed
+                    .iter()
+                    .map(|&(f, n, _)| f + n)
+                    .max()
+                    .unwrap_or(0);
+                let halo = self
+                    .streamed
+                    .windows(2)
+                    .map(|w| (w[0].0 + w[0].1).saturating_sub(w[1].0))
+                    .max()
+                    .unwrap_or(0);
+                let (rows, row_bytes, halo) = (u(rows), u(row_bytes), u(halo));
+                (
+                    quote!(source: &mut (impl ::kiln::RowSource + ?Sized),),
+                    quote! {
+                        /// The streamed input's rows (`streamed_input`): `invoke` asks its
+                        /// [`kiln::RowSource`] for them strip by strip.
+                        pub const INPUT_ROWS: usize = #rows;
+                        /// Bytes of one row of the streamed input.
+                        pub const INPUT_ROW_BYTES: usize = #row_bytes;
+                        /// The most rows a request for rows of the streamed input starts
+                        /// before the end of the request before it (neighbouring strips
+                        /// share their windows' rows).
+                        pub const INPUT_HALO_ROWS: usize = #halo;
+                    },
+                )
+            }
+        };
+        let runs = if self.streamed.is_empty() {
+            "Runs the model once: inputs to outputs."
+        } else {
+            "Runs the model once: the input, read strip by strip from `source`, to the outputs."
+        };
         let module = quote! {
             #(#[doc = #model_docs])*
             pub struct ModelIn<'a> {
@@ -316,6 +354,7 @@ impl<'a> Emitter<'a> {
             /// Number of model outputs.
             pub const OUTPUTS: usize = #n_out;
             #(#io_items)*
+            #stream_items
             #rebuild_marker
 
             #statics
@@ -347,10 +386,10 @@ impl<'a> Emitter<'a> {
                     #reset_body
                 }
 
-                /// Runs the model once: inputs to outputs.
+                #[doc = #runs]
                 #(#[doc = #elided_docs])*
                 #[allow(unused_doc_comments)]
-                pub fn invoke(&mut self) {
+                pub fn invoke(&mut self, #source) {
                     #arena_binding
                     #(#body)*
                 }
@@ -361,6 +400,7 @@ impl<'a> Emitter<'a> {
                 #[allow(unused_doc_comments)]
                 pub fn invoke_with(
                     &mut self,
+                    #source
                     mut hook: impl FnMut(usize, &'static str, ::kiln::runtime::Phase),
                 ) {
                     #arena_binding

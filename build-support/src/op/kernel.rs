@@ -19,4 +19,11 @@ pub trait Kernel: std::fmt::Debug {
     /// Runs the ordinary (not in-place) form on the host, on `io`'s operands.
     #[cfg(feature = "exec")]
     fn run(&self, io: &mut Io<'_>);
+
+    /// For the kernel that reads rows of a streamed input (KILN_READ_ROWS): its first row
+    /// and number of rows. Its statement reads them from `invoke`'s row source; the host
+    /// executor copies them from the input it is given.
+    fn streamed_rows(&self) -> Option<(usize, usize)> {
+        None
+    }
 }

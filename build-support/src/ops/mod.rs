@@ -54,6 +54,7 @@ mod pad;
 mod pooling;
 mod prelu;
 mod quantize;
+mod read_rows;
 mod reduce;
 mod relu;
 mod reshape;
@@ -215,8 +216,13 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
     ("ZEROS_LIKE", fill::lower_zeros_like),
 ];
 
-/// The lowering of the operator named `name` (TFLite's name), if Kiln compiles it.
+/// The lowering of the operator named `name` (TFLite's name), if Kiln compiles it; and of
+/// Kiln's own KILN_READ_ROWS (a streamed input's rows), which no model holds and
+/// [`OPERATORS`] does not list.
 pub fn lowering(name: &str) -> Option<Lowering> {
+    if name == kiln_planner::tiling::READ_ROWS {
+        return Some(read_rows::lower);
+    }
     OPERATORS
         .binary_search_by(|(n, _)| n.cmp(&name))
         .ok()

@@ -1,5 +1,5 @@
-//! SLICE with constant begin and size (INT32 or INT64): float32, int8, int16, int32 and
-//! bool (`kiln_kernels::slice`, STRIDED_SLICE's loops). With a runtime begin or size only an
+//! SLICE with constant begin and size (INT32 or INT64): float32, int8, uint8, int16, int32
+//! and bool (`kiln_kernels::slice`, STRIDED_SLICE's loops). With a runtime begin or size only an
 //! output as large as the input is accepted (then the box is the whole input).
 
 use crate::op::{Call, Cx, Elem, Kernel, Operand, Step, prepare_error, unsupported};
@@ -46,12 +46,12 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let dtype = cx.dtype(input);
     let e = match dtype {
         DType::F32 => Elem::F32,
-        DType::I8 | DType::Bool => Elem::I8,
+        DType::I8 | DType::U8 | DType::Bool => Elem::I8,
         DType::I16 => Elem::I16,
         DType::I32 => Elem::I32,
         other => {
             return Err(unsupported("unsupported type for SLICE")
-                .expected_found("FLOAT32, INT8, INT16, INT32 or BOOL", other.name()));
+                .expected_found("FLOAT32, INT8, UINT8, INT16, INT32 or BOOL", other.name()));
         }
     };
     if cx.dtype(output) != dtype {

@@ -27,7 +27,8 @@
 //!   of the cut (each strip written in place).
 //!
 //! Files: `rows` (which operators a region holds, how they map rows), `rewrite` (the
-//! tiled graph), [`check`] (the independent check).
+//! tiled graph), [`check`] (the independent check), `stream` (a streamed input: the
+//! strips read their rows of the input from a row source, [`stream_input`]).
 //!
 //! Tensor ids of the model are kept (the region's inner tensors stay, unused); operators are
 //! renumbered: the operators before the region, the SLICEs of the region's inputs, the
@@ -46,8 +47,10 @@ pub fn why_not(graph: &Graph, op: OpId) -> Option<String> {
 pub mod check;
 mod rewrite;
 mod rows;
+mod stream;
 
 pub use rewrite::tile;
+pub use stream::{READ_ROWS, read_rows, stream_input};
 
 /// A tiling: the operators `start..end` of the stored order run as `patches` strips of the
 /// cut's rows.
@@ -133,7 +136,8 @@ pub fn macs(graph: &Graph) -> u64 {
 pub const MAX_REGION_OPS: usize = 64;
 
 /// The tilings worth trying: regions starting where a run of tileable operators starts
-/// among the first [`MAX_REGION_OPS`] operators (after, e.g., a RESHAPE of the input),
+/// among the first [`MAX_REGION_OPS`] operators (after, e.g., a RESHAPE of the input), or
+/// right after a QUANTIZE or DEQUANTIZE that starts one,
 /// of at most [`MAX_REGION_OPS`] operators; for each, a number of strips from 2 up to the
 /// cut's height (at most 48), each at least one row.
 pub fn candidates(graph: &Graph) -> Vec<Tiling> {
@@ -144,8 +148,14 @@ pub fn candidates(graph: &Graph) -> Vec<Tiling> {
         .map(|op| rows_of(graph, op).is_some())
         .collect();
     let mut out = Vec::new();
+    // A run's first operator, or the one after a QUANTIZE or DEQUANTIZE that starts a run:
+    // left out of the region, that conversion runs whole, narrowing in place over its input
+    // (blazeface's float input), which the strips could not.
+    let conversion = |i: usize| matches!(graph.ops[i].kind, OpKind::Quantize | OpKind::Dequantize);
+    let run_start = |i: usize| tileable[i] && (i == 0 || !tileable[i - 1]);
     for start in 0..n.min(MAX_REGION_OPS) {
-        if !tileable[start] || (start > 0 && tileable[start - 1]) {
+        let after_conversion = start > 0 && run_start(start - 1) && conversion(start - 1);
+        if !tileable[start] || !(run_start(start) || after_conversion) {
             continue;
         }
         for end in start + 1..=n.min(start + MAX_REGION_OPS) {

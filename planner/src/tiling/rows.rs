@@ -53,8 +53,9 @@ fn paddings(graph: &Graph, op: &Op) -> Option<Vec<[usize; 2]>> {
         .collect()
 }
 
-/// The elementwise operators that run on strips of rows (activations, and binary operators
-/// of images of one shape or with constants broadcast along the rows).
+/// The elementwise operators that run on strips of rows (activations, QUANTIZE and
+/// DEQUANTIZE of activations, which TFLM quantizes per tensor, and binary operators of
+/// images of one shape or with constants broadcast along the rows).
 fn row_wise(kind: &OpKind) -> bool {
     matches!(
         kind,
@@ -64,6 +65,8 @@ fn row_wise(kind: &OpKind) -> bool {
             | OpKind::Tanh
             | OpKind::HardSwish
             | OpKind::LeakyRelu { .. }
+            | OpKind::Quantize
+            | OpKind::Dequantize
             | OpKind::Add(_)
             | OpKind::Sub(_)
             | OpKind::Mul { .. }

@@ -1,0 +1,173 @@
+//! A streamed input: a tiled graph whose input is never whole in the arena. Each strip's
+//! rows of the input, which the tiling takes with a SLICE (a view of the whole input), are
+//! read instead from a row source the user hands `invoke` (a camera's line buffer, a file, a
+//! sensor), right before the strip's first operator: a [`READ_ROWS`] operator, without
+//! inputs but its constant first row and row count, whose output is the strip's own tensor.
+//! The input tensor stays in the graph (its id, name, shape and quantization describe the
+//! stream) but is no graph input and no operator reads it, so the planner gives it no bytes.
+//!
+//! Strips overlap by their halos, so the rows a strip asks for may start before the end of
+//! the rows the strip before it asked for; they never start before the start of those.
+
+use super::{Origin, Tiled};
+use crate::diag::{Diagnostic, Result};
+use crate::ir::{Graph, Op, OpId, OpKind, TensorId};
+
+/// The operator that reads rows of the streamed input (`OpKind::Other`; no TFLite builtin
+/// has this name, and a custom operator of that name is refused when lowered). Inputs: the
+/// first row and the number of rows, INT32 scalars as constant tensors of one element
+/// each, and the output of the read before it (none for the first), which no kernel reads:
+/// it keeps the reads in the order of their rows whatever order the planner finds; output:
+/// the rows, a tensor of the input's shape with that many rows.
+pub const READ_ROWS: &str = "KILN_READ_ROWS";
+
+/// The first row and the number of rows a [`READ_ROWS`] operator reads, from its constants.
+pub fn read_rows(graph: &Graph, op: &Op) -> Option<(usize, usize)> {
+    if !matches!(&op.kind, OpKind::Other { name } if name == READ_ROWS) || op.inputs.len() != 3 {
+        return None;
+    }
+    let scalar = |slot: usize| {
+        let t = graph.tensor(op.input(slot)?);
+        let d = t.data()?;
+        let v = i32::from_le_bytes(d.get(..4)?.try_into().ok()?);
+        (t.elements() == 1 && d.len() == 4).then_some(usize::try_from(v).ok()?)
+    };
+    Some((scalar(0)?, scalar(1)?))
+}
+
+/// `tiled` with its input streamed: the model's one input must be read only by the SLICEs
+/// of the strips (the tiled region starts at the first operator that reads it, and no
+/// operator outside the region reads it). Each SLICE becomes a [`READ_ROWS`] right before
+/// the first operator of its strip that reads its rows; the input is no longer a graph
+/// input. Refused (unsupported) otherwise, saying which operator reads the input whole.
+pub fn stream_input(tiled: &Tiled) -> Result<Tiled> {
+    let g = &tiled.graph;
+    let [input] = g.inputs[..] else {
+        return Err(Diagnostic::unsupported(format!(
+            "a streamed input needs a model with one input; this one has {}",
+            g.inputs.len()
+        )));
+    };
+    let mut graph = g.clone();
+    let mut op_origin = tiled.op_origin.clone();
+    let mut tensor_origin = tiled.tensor_origin.clone();
+    let mut next_buffer = graph
+        .tensors
+        .iter()
+        .filter_map(|t| match t.kind {
+            crate::ir::TensorKind::Constant { buffer, .. } => Some(buffer + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut reads = Vec::new();
+    for (i, op) in g.ops.iter().enumerate() {
+        if !op.present_inputs().any(|t| t == input) {
+            continue;
+        }
+        let is_slice = matches!(&op.kind, OpKind::Other { name } if name == "SLICE")
+            && tiled.op_origin[i] == Origin::Slice
+            && op.input(0) == Some(input)
+            && op.inputs.len() == 3;
+        let out = op.outputs[0];
+        let rows = match tensor_origin.get(out.0) {
+            Some(&Origin::Rows(t, first)) if is_slice && t == input => {
+                Some((first, graph.tensor(out).shape[1]))
+            }
+            _ => None,
+        };
+        let Some((first, count)) = rows else {
+            return Err(Diagnostic::unsupported(format!(
+                "a streamed input is read in strips of rows by the first operators, but op \
+                 {i} ({}) reads the input `{}` whole",
+                op.kind.name(),
+                g.tensor(input).name
+            )));
+        };
+        let mut constant = |what: &str, v: usize| -> Result<TensorId> {
+            let v = i32::try_from(v)
+                .map_err(|_| Diagnostic::unsupported("an input too large to stream"))?;
+            let id = TensorId(graph.tensors.len());
+            graph.tensors.push(crate::ir::Tensor {
+                id,
+                name: format!("{} {what}", graph.tensor(out).name),
+                shape: vec![1],
+                dtype: crate::ir::DType::I32,
+                quant: crate::ir::Quantization::None,
+                kind: crate::ir::TensorKind::Constant {
+                    buffer: next_buffer,
+                    offset: 0,
+                    data: v.to_le_bytes().to_vec(),
+                },
+            });
+            next_buffer += 1;
+            tensor_origin.push(Origin::Rows(id, 0));
+            Ok(id)
+        };
+        let (f, n) = (constant("first row", first)?, constant("rows", count)?);
+        graph.ops[i].kind = OpKind::Other {
+            name: READ_ROWS.to_string(),
+        };
+        // After the read before it (its output, read by no kernel, orders them): a
+        // source gets its requests in the order of the rows.
+        let after = reads.last().map(|&r: &usize| graph.ops[r].outputs[0]);
+        graph.ops[i].inputs = vec![Some(f), Some(n), after];
+        op_origin[i] = Origin::Slice;
+        reads.push(i);
+    }
+    if reads.is_empty() {
+        return Err(Diagnostic::unsupported(format!(
+            "a streamed input needs the operators that read it to run in strips of rows; no \
+             operator reads the input `{}` in strips",
+            g.tensor(input).name
+        )));
+    }
+    graph.inputs.clear();
+    // Each read right before the first operator that reads its rows.
+    let mut order: Vec<usize> = Vec::with_capacity(graph.ops.len());
+    let mut placed = vec![false; graph.ops.len()];
+    for (i, op) in graph.ops.iter().enumerate() {
+        if reads.contains(&i) {
+            continue;
+        }
+        for &r in &reads {
+            let out = graph.ops[r].outputs[0];
+            if !placed[r] && op.present_inputs().any(|t| t == out) {
+                placed[r] = true;
+                order.push(r);
+            }
+        }
+        order.push(i);
+    }
+    // (A read no operator uses: none is made, but keep the graph whole.)
+    order.extend(reads.iter().filter(|&&r| !placed[r]));
+    let mut new_id = vec![0; graph.ops.len()];
+    for (n, &i) in order.iter().enumerate() {
+        new_id[i] = n;
+    }
+    let mut ops: Vec<Option<Op>> = std::mem::take(&mut graph.ops)
+        .into_iter()
+        .map(Some)
+        .collect();
+    graph.ops = order
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| Op {
+            id: OpId(n),
+            ..ops[i].take().expect("each operator once")
+        })
+        .collect();
+    let op_origin = order.iter().map(|&i| op_origin[i]).collect();
+    for (id, _) in &mut graph.row_windows {
+        *id = OpId(new_id[id.0]);
+    }
+    graph.row_windows.sort_by_key(|&(id, _)| id);
+    Ok(Tiled {
+        graph,
+        tiling: tiled.tiling,
+        cut: tiled.cut,
+        strips: tiled.strips.clone(),
+        tensor_origin,
+        op_origin,
+    })
+}
