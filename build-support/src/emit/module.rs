@@ -320,9 +320,9 @@ impl<'a> Emitter<'a> {
             }
         };
         let runs = if self.streamed.is_empty() {
-            "Runs the model once: inputs to outputs."
+            " Runs the model once: inputs to outputs."
         } else {
-            "Runs the model once: the input, read strip by strip from `source`, to the outputs."
+            " Runs the model once: the input, read strip by strip from `source`, to the outputs."
         };
         let module = quote! {
             #(#[doc = #model_docs])*
