@@ -41,6 +41,9 @@ BENCH = REPO / "BENCHMARKS.md"
 BEGIN, END = "<!-- kiln:tiling -->", "<!-- /kiln:tiling -->"
 CURVE = ("tflm_person_detect_int8", "mlperf_tiny_vww_mobilenetv1_025_96_int8")
 CAPS = (0, 1, 2, 5, 10, 15, 20, 30, 50)
+# Models run on the M4 with the input streamed, at their streamed min-ram arena.
+STREAMED_M4 = ("tflm_person_detect_int8", "mlperf_tiny_vww_mobilenetv1_025_96_int8",
+               "openmv_blazeface_front_128")
 # RAM budgets for the speed-against-budget table (None: no budget).
 BUDGETS = {
     "tflm_person_detect_int8": (None, 46080, 40960, 36864, 30720, 24576, 19008),
@@ -66,9 +69,12 @@ def streamed(kiln, model):
     return json.loads(r.stdout)["arena_bytes"] if r.returncode == 0 else None
 
 
-def m4_insns(stem, budget, plugin):
-    """Instructions of one invoke() (the second) on the M4, opt-level 3, and the arena."""
+def m4_insns(stem, budget, plugin, stream=False):
+    """Instructions of one invoke() (the second) on the M4, opt-level 3, and the arena
+    (`stream`: with the input streamed, KILN_STREAMED)."""
     build_vars = {} if budget is None else {"KILN_RAM_BUDGET": str(budget)}
+    if stream:
+        build_vars["KILN_STREAMED"] = "1"
     m = next(m for m in fb.all_models() if m.stem == stem)
     model = fb.Model(m.path, m.golden, m.group, build_vars)
     r = fb.measure(model, fb.M4[0], fb.M4[1], "3", plugin)
@@ -84,7 +90,7 @@ def main():
     kiln = kiln_bin()
     tflm = json.loads((REPO / "tools" / "data" / "tflm_arena.json").read_text())
     # Per model: the min-ram arena, and its tiling and extra MACs if it is tiled.
-    mins, tiled = {}, {}
+    mins, tiled, streams = {}, {}, {}
 
     def table(models):
         """The rows of `models` and their RAM / TFLM ratios (where TFLM's arena is known)."""
@@ -107,6 +113,8 @@ def main():
             if t and model.parent != REPO / "tests" / "models" / "tiling":
                 tiled[stem] = (tiling, extra)
             s = streamed(kiln, model)
+            if s and stem in STREAMED_M4:
+                streams[stem] = s
             rows.append(f"| {stem} | {default['arena_bytes']} | {smallest} | "
                         f"{m['arena_bytes']} | {tiling} | {extra:.1f} % | {s or '-'} | "
                         f"{persistent} | {t_min or 'n/a'} | "
@@ -131,11 +139,19 @@ def main():
         plugin = fb.TARGET_DIR / "qemu-insn-count" / "libfncount.so"
         if not plugin.exists():
             fb.run(["bash", str(fb.PLUGIN_SRC / "build.sh"), str(plugin.parent)])
+        untiled = {}
         for stem, (tiling, extra) in tiled.items():
             base, base_arena = m4_insns(stem, None, plugin)
+            untiled[stem] = base
             insns, arena = m4_insns(stem, mins[stem], plugin)
             m4.append(f"| {stem} | {base_arena} | {base} | {arena} | {tiling} | {extra:.1f} % "
                       f"| {insns} | {insns / base:.3f} |")
+        stream_rows = []
+        for stem, budget in streams.items():
+            insns, arena = m4_insns(stem, budget, plugin, stream=True)
+            base = untiled.get(stem) or m4_insns(stem, None, plugin)[0]
+            stream_rows.append(f"| {stem} | {mins[stem]} | {arena} | {insns} | "
+                               f"{insns / base:.3f} |")
         speed = []
         for stem, budgets in BUDGETS.items():
             model = MODELS / f"{stem}.tflite"
@@ -205,6 +221,14 @@ def main():
             "MACs | tiled instructions | tiled / untiled |",
             "|---|--:|--:|--:|---|--:|--:|--:|",
             *m4,
+            "",
+            "With the input streamed (`KILN_STREAMED=1`: `streamed_input = true`, `invoke` "
+            "reading the rows from the golden input in flash through `kiln::stream::InMemory`), "
+            "`ram_budget` = the streamed min-ram arena; the outputs match TFLM's on the board.",
+            "",
+            "| model | min-ram arena B | streamed arena B | streamed instructions | / untiled |",
+            "|---|--:|--:|--:|--:|",
+            *stream_rows,
             "",
             "Speed against the budget (same board): the plan `ram_budget` = B compiles to "
             "(`KILN_RAM_BUDGET`): its kernels (fastest; lean scratch: the fast convolutions "

@@ -255,7 +255,8 @@ def operators(path):
 def build_env(model, opt):
     env = dict(os.environ, CARGO_TARGET_DIR=str(TARGET_DIR),
                CARGO_PROFILE_RELEASE_OPT_LEVEL=opt, **model.env())
-    for k in ("KILN_BOARD", "KILN_REGIONS", "KILN_RAM_BUDGET", "KILN_LAYERS", "KILN_EXTRAM"):
+    for k in ("KILN_BOARD", "KILN_REGIONS", "KILN_RAM_BUDGET", "KILN_LAYERS", "KILN_EXTRAM",
+              "KILN_STREAMED"):
         env.pop(k, None)
     env.update(model.build_vars)
     if not model.golden:

@@ -29,6 +29,9 @@
 //!   s1) of every operator-produced tensor, from `layers.json` in the golden directory (the
 //!   format of `tools/gen_realworld_golden.py`, `tests/realworld/<stem>/`); the firmware
 //!   hashes each tensor's bytes after `invoke()` and compares.
+//! - `KILN_STREAMED=1`: the model compiled with `streamed_input = true` (cfg
+//!   `kiln_streamed`): `invoke` reads the input's rows from the golden input in flash
+//!   (`kiln::stream::InMemory`), strip by strip, instead of the input in the arena.
 //! - `KILN_EXTRAM=1`: the arena in the board's external RAM (`link_section = ".kiln_ext"`,
 //!   the `EXTRAM` memory of `memory/<board>.x`: the mps2-an386's PSRAM, the mps3-an547's DDR;
 //!   16 MB), for arenas larger than RAM (an every-layer build of a large model).
@@ -49,6 +52,7 @@ fn main() {
         "KILN_RAM_BUDGET",
         "KILN_LAYERS",
         "KILN_EXTRAM",
+        "KILN_STREAMED",
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
@@ -170,6 +174,11 @@ fn main() {
     }
     if layers {
         map.push_str(", preserve_all_tensors = true");
+    }
+    println!("cargo::rustc-check-cfg=cfg(kiln_streamed)");
+    if flag("KILN_STREAMED") {
+        map.push_str(", streamed_input = true");
+        println!("cargo::rustc-cfg=kiln_streamed");
     }
     let budget = match env::var("KILN_RAM_BUDGET") {
         Ok(b) => b
@@ -294,10 +303,12 @@ pub fn layer_bytes(_: &Model, _: usize) -> Option<&'static [u8]> {
         )
         .unwrap();
     }
+    // (A streamed input is no model input: `invoke` reads it.)
+    let streamed = flag("KILN_STREAMED");
     writeln!(
         rs,
         "const _: () = assert!(INPUTS == {} && OUTPUTS == {}, {:?});",
-        ins.len(),
+        if streamed { 0 } else { ins.len() },
         outs.len(),
         format!(
             "{}: the golden sample has {} inputs and {} outputs, the model other counts (a golden directory of another model?)",

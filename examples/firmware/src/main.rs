@@ -296,12 +296,20 @@ fn lowest_touched(below: usize) -> (usize, bool) {
 /// even if LTO inlines `invoke()` here.
 #[inline(never)]
 fn run(m: &mut model::Model) {
+    #[cfg(not(kiln_streamed))]
     m.invoke();
+    // A streamed input (KILN_STREAMED): the rows read from the golden input in flash.
+    #[cfg(kiln_streamed)]
+    m.invoke(&mut kiln::stream::InMemory {
+        bytes: model::GOLDEN_IN[0],
+        row_bytes: model::INPUT_ROW_BYTES,
+    });
 }
 
 #[inline(never)]
 fn write_inputs(m: &mut model::Model) {
     m.reset();
+    #[cfg(not(kiln_streamed))]
     for (i, bytes) in model::GOLDEN_IN.iter().enumerate() {
         m.input_bytes_mut(i).copy_from_slice(bytes);
     }
