@@ -11,6 +11,7 @@
 #               firmware checking that each region's static lies in its memory
 #   Cortex-M4F  tiled: person_detect and vww under a RAM budget (KILN_RAM_BUDGET) at their
 #               `kiln plan --min-ram` arenas, their first operators run in strips of rows
+#   Cortex-M4F and M55: vww with a streamed input (KILN_STREAMED) at 19,008 B
 #   Cortex-M55  (thumbv8m.main-none-eabihf,  mps3-an547): every layer of every model above
 #               (its Helium kernels; the every-layer variant's outputs start with the final ones)
 #   Cortex-M4F and M55: the IF and WHILE models of tests/control_flow/ (two calls each)
@@ -40,7 +41,7 @@ cd examples/firmware
 # KILN_FIRMWARE_TARGET: another target directory, to run this beside a build in the default.
 export CARGO_TARGET_DIR="${KILN_FIRMWARE_TARGET:-$PWD/target}"
 export KILN_MODELS="${KILN_MODELS:-$root/../shared/models}"
-unset KILN_BOARD KILN_GOLDEN KILN_REGIONS KILN_RAM_BUDGET KILN_LAYERS KILN_EXTRAM
+unset KILN_BOARD KILN_GOLDEN KILN_REGIONS KILN_RAM_BUDGET KILN_LAYERS KILN_EXTRAM KILN_STREAMED
 
 # board <target>: the QEMU machine the firmware's memory map is for (as .cargo/config.toml).
 board() {
@@ -87,7 +88,7 @@ for i in map(int, sys.stdin):
 # <model> is a stem in $KILN_MODELS or all_outputs/<stem> (see examples/firmware/build.rs).
 check() {
   local target=$1 model=$2 machine log rc t0
-  local map=${KILN_REGIONS:+ (memory map)}${KILN_RAM_BUDGET:+ (ram_budget $KILN_RAM_BUDGET)}${KILN_LAYERS:+ (every layer)}
+  local map=${KILN_REGIONS:+ (memory map)}${KILN_RAM_BUDGET:+ (ram_budget $KILN_RAM_BUDGET)}${KILN_LAYERS:+ (every layer)}${KILN_STREAMED:+ (streamed input)}
   machine=$(board "$target")
   t0=$(date +%s)
   step "$model on $target ($machine)$map"
@@ -133,6 +134,11 @@ unset KILN_REGIONS
 # arena, which Kiln meets by running their first operators in strips of rows (tiling).
 KILN_RAM_BUDGET=19008 check thumbv7em-none-eabihf tflm_person_detect_int8
 KILN_RAM_BUDGET=36864 check thumbv7em-none-eabihf mlperf_tiny_vww_mobilenetv1_025_96_int8
+# A streamed input (KILN_STREAMED: `streamed_input = true`, `invoke` reading the rows from
+# the golden input in flash): vww at its streamed `--min-ram` arena, on the M4 and the M55.
+for target in thumbv7em-none-eabihf thumbv8m.main-none-eabihf; do
+  KILN_STREAMED=1 KILN_RAM_BUDGET=19008 check "$target" mlperf_tiny_vww_mobilenetv1_025_96_int8
+done
 for model in "${models[@]}"; do
   check thumbv8m.main-none-eabihf "all_outputs/$model"
 done
