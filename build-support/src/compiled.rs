@@ -77,6 +77,12 @@ impl Compiled {
                     t.extra_macs,
                     100.0 * t.extra_macs as f64 / self.macs.max(1) as f64
                 ));
+                if t.streamed {
+                    s.push_str(
+                        "input streamed: each strip reads its rows of the input from the row \
+                         source `invoke` takes; the input has no bytes in the arena\n",
+                    );
+                }
             }
         }
         s
@@ -126,6 +132,7 @@ impl Compiled {
                         "cut": t.cut,
                         "cut_name": t.cut_name,
                         "strips": t.strips,
+                        "streamed": t.streamed,
                     })
                 }),
             );

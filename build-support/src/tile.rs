@@ -24,6 +24,9 @@ pub struct TilingReport {
     pub strips: Vec<(usize, usize)>,
     /// Multiply-accumulates computed again for the strips' halos.
     pub extra_macs: u64,
+    /// Whether the strips read their rows of the input from `invoke`'s row source
+    /// (`streamed_input`).
+    pub streamed: bool,
 }
 
 /// The most tilings [`tile_if_needed`] lowers and plans for one model.
@@ -199,6 +202,7 @@ pub(crate) fn tile_if_needed(
             cut_name: graph.tensor(tiled.cut).name.clone(),
             strips: tiled.strips.clone(),
             extra_macs: extra,
+            streamed,
         };
         let (variant, cost) = if fastest {
             let first = plans.first();
