@@ -277,24 +277,8 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         .chain((j..ops.len()).filter(front))
         .chain((j..ops.len()).filter(|i| !front(i)))
         .collect();
-    let mut new_id = vec![0; ops.len()];
-    for (n, &i) in order.iter().enumerate() {
-        new_id[i] = n;
-    }
-    let op_origin: Vec<Origin> = order.iter().map(|&i| op_origin[i]).collect();
-    let mut ops: Vec<Option<Op>> = ops.into_iter().map(Some).collect();
-    tiled_graph.ops = order
-        .iter()
-        .enumerate()
-        .map(|(n, &i)| Op {
-            id: OpId(n),
-            ..ops[i].take().expect("each operator once")
-        })
-        .collect();
-    for (id, _) in &mut tiled_graph.row_windows {
-        *id = OpId(new_id[id.0]);
-    }
-    tiled_graph.row_windows.sort_by_key(|&(id, _)| id);
+    tiled_graph.ops = ops;
+    let op_origin = renumber(&mut tiled_graph, &op_origin, &order);
     let tiled = Tiled {
         graph: tiled_graph,
         tiling,
@@ -310,4 +294,30 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         )
     })?;
     Ok(tiled)
+}
+
+/// Puts `graph`'s operators in `order` (old indices, each once) and renumbers them, their
+/// row windows too; the operators' origins in the new order.
+pub(super) fn renumber(graph: &mut Graph, op_origin: &[Origin], order: &[usize]) -> Vec<Origin> {
+    let mut new_id = vec![0; graph.ops.len()];
+    for (n, &i) in order.iter().enumerate() {
+        new_id[i] = n;
+    }
+    let mut ops: Vec<Option<Op>> = std::mem::take(&mut graph.ops)
+        .into_iter()
+        .map(Some)
+        .collect();
+    graph.ops = order
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| Op {
+            id: OpId(n),
+            ..ops[i].take().expect("each operator once")
+        })
+        .collect();
+    for (id, _) in &mut graph.row_windows {
+        *id = OpId(new_id[id.0]);
+    }
+    graph.row_windows.sort_by_key(|&(id, _)| id);
+    order.iter().map(|&i| op_origin[i]).collect()
 }

@@ -11,7 +11,7 @@
 
 use super::{Origin, Tiled};
 use crate::diag::{Diagnostic, Result};
-use crate::ir::{Graph, Op, OpId, OpKind, TensorId};
+use crate::ir::{Graph, Op, OpKind, TensorId};
 
 /// The operator that reads rows of the streamed input (`OpKind::Other`; no TFLite builtin
 /// has this name, and a custom operator of that name is refused when lowered). Inputs: the
@@ -141,27 +141,7 @@ pub fn stream_input(tiled: &Tiled) -> Result<Tiled> {
     }
     // (A read no operator uses: none is made, but keep the graph whole.)
     order.extend(reads.iter().filter(|&&r| !placed[r]));
-    let mut new_id = vec![0; graph.ops.len()];
-    for (n, &i) in order.iter().enumerate() {
-        new_id[i] = n;
-    }
-    let mut ops: Vec<Option<Op>> = std::mem::take(&mut graph.ops)
-        .into_iter()
-        .map(Some)
-        .collect();
-    graph.ops = order
-        .iter()
-        .enumerate()
-        .map(|(n, &i)| Op {
-            id: OpId(n),
-            ..ops[i].take().expect("each operator once")
-        })
-        .collect();
-    let op_origin = order.iter().map(|&i| op_origin[i]).collect();
-    for (id, _) in &mut graph.row_windows {
-        *id = OpId(new_id[id.0]);
-    }
-    graph.row_windows.sort_by_key(|&(id, _)| id);
+    let op_origin = super::rewrite::renumber(&mut graph, &op_origin, &order);
     Ok(Tiled {
         graph,
         tiling: tiled.tiling,
