@@ -10,6 +10,8 @@
 //! writes 1 for every nonzero value, NaN included ([`cast_to_bool`], `static_cast<bool>`).
 //! CAST has no parameters.
 
+use crate::util::map_by8;
+
 /// A `static_cast` from `Self` to `U` as TFLM's reference build performs it.
 pub trait CastTo<U>: Copy {
     /// Converts one element.
@@ -78,19 +80,16 @@ pub const fn scratch_bytes(_elements: usize) -> usize {
 }
 
 /// CAST (`copyCast<FromT, ToT>`): `output[i] = static_cast<U>(input[i])`.
-pub fn cast<T: CastTo<U>, U>(input: &[T], output: &mut [U]) {
+/// Eight elements per step ([`map_by8`]), which opt-level s keeps unrolled.
+pub fn cast<T: CastTo<U>, U: Copy>(input: &[T], output: &mut [U]) {
     debug_assert_eq!(input.len(), output.len());
-    for (o, &x) in output.iter_mut().zip(input) {
-        *o = x.cast_to();
-    }
+    map_by8(input, output, T::cast_to);
 }
 
 /// CAST to BOOL: `output[i] = static_cast<bool>(input[i])`, as bytes 0 or 1.
 pub fn cast_to_bool<T: NonZero>(input: &[T], output: &mut [u8]) {
     debug_assert_eq!(input.len(), output.len());
-    for (o, &x) in output.iter_mut().zip(input) {
-        *o = x.nonzero() as u8;
-    }
+    map_by8(input, output, |x| x.nonzero() as u8);
 }
 
 #[cfg(test)]

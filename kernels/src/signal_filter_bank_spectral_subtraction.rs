@@ -46,36 +46,46 @@ pub fn signal_filter_bank_spectral_subtraction(
 ) {
     let n = p.num_channels;
     debug_assert!(input.len() >= n && noise_estimate.len() >= n && output.len() >= n);
+    let n = n
+        .min(input.len())
+        .min(noise_estimate.len())
+        .min(output.len());
+    let (input, noise_estimate, output) = (&input[..n], &mut noise_estimate[..n], &mut output[..n]);
+    let even = (p.smoothing, p.one_minus_smoothing);
+    let odd = (p.alternate_smoothing, p.alternate_one_minus_smoothing);
+    // Channels in pairs (even, odd), so the coefficients need no test per channel.
+    let mut xs = input.chunks_exact(2);
+    let mut noises = noise_estimate.chunks_exact_mut(2);
+    let mut outs = output.chunks_exact_mut(2);
+    for ((x, noise), out) in (&mut xs).zip(&mut noises).zip(&mut outs) {
+        out[0] = channel(p, even, x[0], &mut noise[0]);
+        out[1] = channel(p, odd, x[1], &mut noise[1]);
+    }
+    let rest = outs.into_remainder().iter_mut();
+    for ((out, &x), noise) in rest.zip(xs.remainder()).zip(noises.into_remainder()) {
+        *out = channel(p, even, x, noise);
+    }
+    let len = noise_out.len().min(n);
+    noise_out[..len].copy_from_slice(&noise_estimate[..len]);
+}
+
+/// One channel: updates its noise estimate from `x` and returns its output.
+#[inline(always)]
+fn channel(p: &Params, (smoothing, one_minus): (u32, u32), x: u32, noise: &mut u32) -> u32 {
     let bits = p.spectral_subtraction_bits;
-    for (i, ((&x, noise), out)) in input
-        .iter()
-        .zip(noise_estimate.iter_mut())
-        .zip(output.iter_mut())
-        .take(n)
-        .enumerate()
-    {
-        let (smoothing, one_minus) = if i & 1 == 0 {
-            (p.smoothing, p.one_minus_smoothing)
-        } else {
-            (p.alternate_smoothing, p.alternate_one_minus_smoothing)
-        };
-        let scaled = x << p.smoothing_bits;
-        let sum = (scaled as u64 * smoothing as u64).wrapping_add(*noise as u64 * one_minus as u64);
-        *noise = (sum >> bits) as u32;
-        let mut estimate = *noise;
-        if estimate > scaled {
-            estimate = scaled;
-            if p.clamping {
-                *noise = estimate;
-            }
+    let scaled = x << p.smoothing_bits;
+    let sum = (scaled as u64 * smoothing as u64).wrapping_add(*noise as u64 * one_minus as u64);
+    *noise = (sum >> bits) as u32;
+    let mut estimate = *noise;
+    if estimate > scaled {
+        estimate = scaled;
+        if p.clamping {
+            *noise = estimate;
         }
-        let floor = ((x as u64 * p.min_signal_remaining as u64) >> bits) as u32;
-        let subtracted = (scaled - estimate) >> p.smoothing_bits;
-        *out = subtracted.max(floor);
     }
-    for (o, &e) in noise_out.iter_mut().zip(noise_estimate.iter()) {
-        *o = e;
-    }
+    let floor = ((x as u64 * p.min_signal_remaining as u64) >> bits) as u32;
+    let subtracted = (scaled - estimate) >> p.smoothing_bits;
+    subtracted.max(floor)
 }
 
 #[cfg(test)]

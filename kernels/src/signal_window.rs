@@ -2,6 +2,8 @@
 //! samples multiplied by the window, `clamp((x * w) >> shift)` to int16 (arithmetic shift
 //! of the 32-bit product, as the C++ does on its targets).
 
+use crate::util::zip_map_by4;
+
 /// Constant parameters of a SignalWindow node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Params {
@@ -34,10 +36,10 @@ pub fn signal_window(p: &Params, input: &[i16], window: &[i16], output: &mut [i1
         .chunks_exact(window.len())
         .zip(output.chunks_exact_mut(window.len()))
     {
-        for ((o, &x), &w) in o.iter_mut().zip(x).zip(window) {
+        zip_map_by4(x, window, o, |x, w| {
             let raw = (x as i32 * w as i32) >> p.shift;
-            *o = raw.clamp(i16::MIN as i32, i16::MAX as i32) as i16;
-        }
+            raw.clamp(i16::MIN as i32, i16::MAX as i32) as i16
+        });
     }
 }
 

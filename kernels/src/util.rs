@@ -168,6 +168,36 @@ pub(crate) fn map_by8<T: Copy, U: Copy>(input: &[T], output: &mut [U], f: impl F
     }
 }
 
+/// `output[i] = f(a[i], b[i])` four elements per step (written out, which opt-level s keeps
+/// unrolled, as in [`map_by8`]), then the rest one by one; over the shortest of the three
+/// slices. For element functions too large for eight at a time in the registers (a multiply
+/// and a clamp of two operands).
+#[inline(always)]
+pub(crate) fn zip_map_by4<T: Copy, V: Copy, U: Copy>(
+    a: &[T],
+    b: &[V],
+    output: &mut [U],
+    f: impl Fn(T, V) -> U,
+) {
+    let n = output.len().min(a.len()).min(b.len());
+    let (a, b, output) = (&a[..n], &b[..n], &mut output[..n]);
+    let mut outs = output.chunks_exact_mut(4);
+    let (mut xs, mut ys) = (a.chunks_exact(4), b.chunks_exact(4));
+    for ((o, x), y) in (&mut outs).zip(&mut xs).zip(&mut ys) {
+        if let (Ok(o), Ok(&[x0, x1, x2, x3]), Ok(&[y0, y1, y2, y3])) = (
+            <&mut [U; 4]>::try_from(o),
+            <&[T; 4]>::try_from(x),
+            <&[V; 4]>::try_from(y),
+        ) {
+            *o = [f(x0, y0), f(x1, y1), f(x2, y2), f(x3, y3)];
+        }
+    }
+    let rest = outs.into_remainder().iter_mut();
+    for ((o, &x), &y) in rest.zip(xs.remainder()).zip(ys.remainder()) {
+        *o = f(x, y);
+    }
+}
+
 /// `output[i] = f(input1[i], input2[i])`: the loop of every same-shape binary kernel.
 #[inline(always)]
 pub(crate) fn zip_map<T: Copy, U>(

@@ -336,14 +336,14 @@ pub fn in_place_scratch(graph: &Graph, kernels: &dyn Kernels, op: &Op, mode: OpM
 }
 
 /// A view operator's input and output, where the output can share the input's bytes: the
-/// operator declares it, both are arena tensors of one type and size.
+/// operator declares it (its output's bytes are its input's: a RESHAPE, or a CAST from int32
+/// to uint32, so the types may differ), both are arena tensors of one size.
 fn view_pair(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Option<(TensorId, TensorId)> {
     if !kernels.abilities(graph, op).view {
         return None;
     }
     let (a, v) = (op.input(0)?, *op.outputs.first()?);
-    let same = graph.tensor(a).bytes() == graph.tensor(v).bytes()
-        && graph.tensor(a).dtype == graph.tensor(v).dtype;
+    let same = graph.tensor(a).bytes() == graph.tensor(v).bytes();
     (is_arena(graph, a) && is_arena(graph, v) && same && a != v).then_some((a, v))
 }
 

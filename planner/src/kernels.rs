@@ -18,8 +18,8 @@ pub trait Kernels {
 /// (tested there); the planner takes one only where its kind's memory rules hold.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Abilities {
-    /// The output can be input 0's bytes unchanged (RESHAPE, SQUEEZE, EXPAND_DIMS): the
-    /// operator then needs no code.
+    /// The output can be input 0's bytes unchanged (RESHAPE, SQUEEZE, EXPAND_DIMS, a CAST
+    /// that keeps every bit): the operator then needs no code.
     pub view: bool,
     /// Inputs (indices into the operator's inputs) an elementwise kernel can overwrite with
     /// its output, which has their shape and type.

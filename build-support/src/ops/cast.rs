@@ -1,5 +1,6 @@
 //! CAST between bool, int8, int16, int32, uint32 and float32, every pair the pinned wheel
-//! runs (`kiln_kernels::cast`; uint32 is the audio preprocessor's).
+//! runs (`kiln_kernels::cast`; uint32 is the audio preprocessor's). A cast that keeps every
+//! bit (int32 <-> uint32, a type to itself) is usually a view, as RESHAPE is.
 
 #[cfg(feature = "exec")]
 use crate::op::Io;
@@ -47,7 +48,13 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             types(a, b),
         ));
     };
-    Ok(cx.step(Cast(from, to), vec![Operand::Tensor(input)], output))
+    let mut step = cx.step(Cast(from, to), vec![Operand::Tensor(input)], output);
+    // A cast that keeps every bit (a type to itself, int32 <-> uint32) is a view: the planner
+    // gives the output its input's bytes and nothing runs. BOOL to BOOL is not: it maps any
+    // nonzero byte to 1.
+    step.abilities.view = from == to && from != Ty::Bool
+        || matches!((from, to), (Ty::I32, Ty::U32) | (Ty::U32, Ty::I32));
+    Ok(step)
 }
 
 impl Kernel for Cast {
