@@ -107,6 +107,23 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
             };
             match &op.kind {
                 OpKind::Reshape | OpKind::Squeeze { .. } | OpKind::ExpandDims => a.view = true,
+                // A CAST that keeps every bit: a type to itself (BOOL excepted: any nonzero
+                // byte becomes 1), int32 <-> uint32.
+                OpKind::Cast => {
+                    let (from, to) = (input(0).map(|x| x.dtype), out.map(|o| o.dtype));
+                    a.view = match (from, to) {
+                        (Some(DType::I32), Some(DType::U32))
+                        | (Some(DType::U32), Some(DType::I32)) => true,
+                        (Some(x), Some(y)) => {
+                            x == y
+                                && matches!(
+                                    x,
+                                    DType::I8 | DType::I16 | DType::I32 | DType::U32 | DType::F32
+                                )
+                        }
+                        _ => false,
+                    };
+                }
                 OpKind::Add(_) | OpKind::Mul { .. } => {
                     let types: &[DType] = if matches!(op.kind, OpKind::Add(_)) {
                         &[DType::I8, DType::I16, DType::I32, DType::F32]
