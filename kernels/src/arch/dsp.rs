@@ -1027,6 +1027,71 @@ pub(crate) fn rq_shift(acc: i32, m: i32, e: i32, offset: i32) -> i32 {
     r
 }
 
+/// Two int16 halves of a word as a complex value: real part low, imaginary part high.
+/// `cmul_q15(f, t)`: the complex product with each part rounded from Q30 to Q15
+/// (`(x + 2^14) >> 15` of the 32-bit sum, wrapping like the C's `int` arithmetic), as
+/// KISS FFT's fixed-point `C_MUL`. `SMLSD` and `SMLADX` form both parts with the rounding
+/// constant in one instruction each; `PKHTB` packs their bits 15..30.
+#[inline(always)]
+pub(crate) fn cmul_q15(f: u32, t: u32) -> u32 {
+    let r: u32;
+    // SAFETY: four register-only instructions (see the module documentation); `SMLSD` and
+    // `SMLADX` may set the sticky Q flag, so the block does not declare the flags preserved.
+    unsafe {
+        asm!(
+            "smlsd {lo}, {f}, {t}, {k}",
+            "smladx {hi}, {f}, {t}, {k}",
+            "lsl {hi}, {hi}, #1",
+            "pkhtb {r}, {hi}, {lo}, asr #15",
+            r = lateout(reg) r, lo = out(reg) _, hi = out(reg) _,
+            f = in(reg) f, t = in(reg) t, k = in(reg) 1u32 << 14,
+            options(pure, nomem, nostack),
+        );
+    }
+    r
+}
+
+/// Both int16 halves of `x` times `q` (0..=32767), each rounded from Q30 to Q15 as
+/// [`cmul_q15`]: KISS FFT's `C_FIXDIV` (`q = 32767 / radix`).
+#[inline(always)]
+pub(crate) fn scale_q15(x: u32, q: u32) -> u32 {
+    let r: u32;
+    // SAFETY: four register-only instructions, as in `cmul_q15`.
+    unsafe {
+        asm!(
+            "smlabb {lo}, {x}, {q}, {k}",
+            "smlatb {hi}, {x}, {q}, {k}",
+            "lsl {hi}, {hi}, #1",
+            "pkhtb {r}, {hi}, {lo}, asr #15",
+            r = lateout(reg) r, lo = out(reg) _, hi = out(reg) _,
+            x = in(reg) x, q = in(reg) q, k = in(reg) 1u32 << 14,
+            options(pure, nomem, nostack),
+        );
+    }
+    r
+}
+
+/// One dual 16-bit instruction on int16 halves (each half wrapping): `SADD16` (`a + b`),
+/// `SSUB16` (`a - b`), `SASX` (low `a - b.high`, high `a + b.low`: `a + i·b` on complex
+/// values) or `SSAX` (low `a + b.high`, high `a - b.low`: `a - i·b`).
+macro_rules! dual16 {
+    ($($name:ident => $insn:literal),* $(,)?) => {$(
+        #[doc = concat!("`", $insn, "` on the int16 halves of two words.")]
+        #[inline(always)]
+        pub(crate) fn $name(a: u32, b: u32) -> u32 {
+            let r: u32;
+            // SAFETY: one register-only instruction (see the module documentation); it
+            // sets the GE flags, so the block does not declare the flags preserved.
+            unsafe {
+                asm!(concat!($insn, " {r}, {a}, {b}"), r = lateout(reg) r, a = in(reg) a,
+                    b = in(reg) b, options(pure, nomem, nostack));
+            }
+            r
+        }
+    )*};
+}
+dual16!(sadd16 => "sadd16", ssub16 => "ssub16", sasx => "sasx", ssax => "ssax");
+
 /// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.
 #[inline(always)]
 pub(crate) fn smmulr(a: i32, b: i32) -> i32 {

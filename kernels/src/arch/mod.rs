@@ -43,6 +43,14 @@
 //! `min_s8x4` (two each: the lane-wise signed maximum and minimum of four int8 values in a
 //! word, `SSUB8` + `SEL`).
 //!
+//! Dual 16-bit forms on words of two int16 halves (a complex value: real low, imaginary
+//! high), for the int16 FFT's butterflies: `cmul_q15` (the complex product, each part rounded
+//! from Q30 to Q15 as KISS FFT's `C_MUL`), `scale_q15` (both halves times a Q15 constant,
+//! rounded: `C_FIXDIV`), `sadd16`/`ssub16` (halves added, subtracted, wrapping) and
+//! `sasx`/`ssax` (`a + i·b`, `a - i·b`). With the DSP extension (and Helium) these are its
+//! `SMLSD`/`SMLADX`/`SMLABB`/`PKHTB` and dual 16-bit instructions; the plain-Rust forms serve
+//! the host's tests of the butterflies.
+//!
 //! `lanes_add_s8::<W>(acc, x, at, n, stride)` adds `n` taps of `4 * W` int8 channels (`W`
 //! 1 or 2; tap `k` at `x[at + k * stride..]`) to sums kept in the 16-bit lanes of four
 //! words, at most 256 taps per set of lanes; `lane_sums_s8(acc, taps)` reads the eight
@@ -65,6 +73,9 @@
 mod dsp;
 #[cfg(kiln_arch = "dsp")]
 pub(crate) use dsp::*;
+// Helium keeps the DSP extension's dual 16-bit forms of the int16 FFT butterflies.
+#[cfg(kiln_arch = "mve")]
+pub(crate) use dsp::{cmul_q15, sadd16, sasx, scale_q15, ssax, ssub16};
 
 #[cfg(kiln_arch = "mve")]
 mod mve;

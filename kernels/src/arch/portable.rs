@@ -205,6 +205,72 @@ pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
     ((a as i64 * b as i64 + (1i64 << 31)) >> 32) as i32
 }
 
+/// The int16 halves of a word (low, high).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+fn halves(x: u32) -> (i32, i32) {
+    (x as u16 as i16 as i32, (x >> 16) as u16 as i16 as i32)
+}
+
+/// Two values as the int16 halves of a word (each wrapped to 16 bits).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+fn pack(lo: i32, hi: i32) -> u32 {
+    (lo as u16 as u32) | ((hi as u16 as u32) << 16)
+}
+
+/// The complex product of two words of int16 halves (real low, imaginary high), each part
+/// `(x + 2^14) >> 15` of its wrapping 32-bit sum (the DSP form's `SMLSD`/`SMLADX`).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn cmul_q15(f: u32, t: u32) -> u32 {
+    let ((fr, fi), (tr, ti)) = (halves(f), halves(t));
+    let k = 1i32 << 14;
+    let re = (fr * tr).wrapping_sub(fi * ti).wrapping_add(k) >> 15;
+    let im = (fr * ti).wrapping_add(fi * tr).wrapping_add(k) >> 15;
+    pack(re, im)
+}
+
+/// Both int16 halves of `x` times `q` (0..=32767), each `(x + 2^14) >> 15`.
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn scale_q15(x: u32, q: u32) -> u32 {
+    let ((lo, hi), q) = (halves(x), q as i32);
+    pack((lo * q + (1 << 14)) >> 15, (hi * q + (1 << 14)) >> 15)
+}
+
+/// The halves of `a` plus those of `b` (`SADD16`).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn sadd16(a: u32, b: u32) -> u32 {
+    let ((al, ah), (bl, bh)) = (halves(a), halves(b));
+    pack(al + bl, ah + bh)
+}
+
+/// The halves of `a` minus those of `b` (`SSUB16`).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn ssub16(a: u32, b: u32) -> u32 {
+    let ((al, ah), (bl, bh)) = (halves(a), halves(b));
+    pack(al - bl, ah - bh)
+}
+
+/// Low `a.low - b.high`, high `a.high + b.low` (`SASX`).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn sasx(a: u32, b: u32) -> u32 {
+    let ((al, ah), (bl, bh)) = (halves(a), halves(b));
+    pack(al - bh, ah + bl)
+}
+
+/// Low `a.low + b.high`, high `a.high - b.low` (`SSAX`).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn ssax(a: u32, b: u32) -> u32 {
+    let ((al, ah), (bl, bh)) = (halves(a), halves(b));
+    pack(al + bh, ah - bl)
+}
+
 /// Each of the four signed bytes (little-endian lanes) the larger of `a`'s and `b`'s.
 #[inline(always)]
 pub(crate) fn max_s8x4(a: u32, b: u32) -> u32 {
