@@ -1,7 +1,7 @@
 //! The reproducibility header's parts that Kiln computes: its version, the model's sha256
 //! and the options as recorded (`kiln_planner::report::Header` holds them).
 
-use crate::options::{Budget, Options, expr_text};
+use crate::options::{Budget, Options, TilingOptions, expr_text};
 use kiln_planner::PlanOptions;
 use kiln_planner::alias::AliasOptions;
 use kiln_planner::report::RecordedOptions;
@@ -70,5 +70,25 @@ pub fn recorded_options(options: &Options) -> RecordedOptions {
                 .collect::<Vec<_>>()
                 .join(" ")
         }),
+        tiling: tiling_record(&options.tiling),
     }
+}
+
+/// The tiling options that differ from the defaults, as [`RecordedOptions::tiling`] holds them.
+fn tiling_record(t: &TilingOptions) -> Option<String> {
+    let default = TilingOptions::default();
+    let mut parts = Vec::new();
+    if !t.enabled {
+        parts.push("off".to_string());
+    }
+    if t.max_extra_macs_percent != default.max_extra_macs_percent {
+        parts.push(format!("max_extra_macs:{}", t.max_extra_macs_percent));
+    }
+    if t.min_ram {
+        parts.push("min_ram".to_string());
+    }
+    if t.streamed_input {
+        parts.push("streamed_input".to_string());
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
 }

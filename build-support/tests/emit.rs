@@ -112,3 +112,17 @@ fn region_expansions_are_identical() {
     };
     assert_eq!(model(), model());
 }
+
+/// The header records the tiling options that differ from the defaults, and nothing for
+/// the defaults (the committed file above has none).
+#[test]
+fn the_header_records_tiling_options_that_differ_from_the_defaults() {
+    let path = shared("tflm_hello_world_int8.tflite");
+    let text = |model: Model| format_file(&model.tokens().unwrap(), "hello_world");
+    let tiled = text(Model::new(&path).tile(false).max_extra_macs(35));
+    assert!(
+        tiled.contains("tiling = off max_extra_macs:35`"),
+        "no tiling options in the header:\n{tiled}"
+    );
+    assert!(!text(Model::new(&path)).contains("tiling ="));
+}

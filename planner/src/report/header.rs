@@ -25,6 +25,10 @@ pub struct RecordedOptions {
     /// (absent without regions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regions: Option<String>,
+    /// The tiling options that differ from the defaults, separated by spaces (`tile = false`
+    /// as `off`, `max_extra_macs:N`, `min_ram`, `streamed_input`; absent with the defaults).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiling: Option<String>,
 }
 
 impl RecordedOptions {
@@ -51,9 +55,13 @@ impl RecordedOptions {
                     .map_or_else(|| "none".to_string(), |s| format!("{s:?}")),
             ),
         ];
-        // Recorded only when given, so that headers without a memory map stay as they were.
+        // Recorded only when given, so that headers without a memory map or tiling options
+        // stay as they were.
         if let Some(r) = &self.regions {
             pairs.push(("regions", r.clone()));
+        }
+        if let Some(t) = &self.tiling {
+            pairs.push(("tiling", t.clone()));
         }
         pairs
     }
