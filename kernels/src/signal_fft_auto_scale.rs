@@ -12,8 +12,43 @@ pub const fn scratch_bytes(_n: usize) -> usize {
     0
 }
 
-/// TFLM's `MaxAbs16`, int16 arithmetic included.
+/// TFLM's `MaxAbs16`, int16 arithmetic included: with the DSP extension, the frame's largest
+/// and smallest values two at a time ([`max_abs_packed`]), the sequential steps only for a
+/// frame holding -32768.
 fn max_abs(input: &[i16]) -> i16 {
+    #[cfg(any(kiln_arch = "dsp", kiln_arch = "mve"))]
+    if let Some(m) = max_abs_packed(input) {
+        return m;
+    }
+    max_abs_steps(input)
+}
+
+/// `MaxAbs16` of a frame without -32768: then every step keeps `max >= 0` and takes
+/// `max(max, v, -v)`, so the result is the largest magnitude (or 0), in any order; computed
+/// from the largest and smallest values, two int16 lanes per word (`SSUB16` + `SEL`). `None`
+/// for a frame holding -32768 (the int16 quirk makes the order matter).
+#[cfg(any(kiln_arch = "dsp", kiln_arch = "mve", test))]
+fn max_abs_packed(input: &[i16]) -> Option<i16> {
+    use crate::arch::{max_s16x2, min_s16x2};
+    let word = |p: &[i16; 2]| (p[0] as u16 as u32) | ((p[1] as u16 as u32) << 16);
+    let (pairs, rest) = input.as_chunks::<2>();
+    let (mut hi, mut lo) = (0u32, 0u32);
+    for p in pairs {
+        let w = word(p);
+        hi = max_s16x2(hi, w);
+        lo = min_s16x2(lo, w);
+    }
+    let half = |w: u32, k: u32| (w >> (16 * k)) as u16 as i16 as i32;
+    let mut max = half(hi, 0).max(half(hi, 1));
+    let mut min = half(lo, 0).min(half(lo, 1));
+    for &v in rest {
+        (max, min) = (max.max(v as i32), min.min(v as i32));
+    }
+    (min != i16::MIN as i32).then(|| max.max(-min) as i16)
+}
+
+/// `MaxAbs16` step by step.
+fn max_abs_steps(input: &[i16]) -> i16 {
     let step = |max: i16, v: i16| {
         if v > max {
             v
@@ -60,6 +95,33 @@ pub fn signal_fft_auto_scale(input: &[i16], output: &mut [i16], scale_bits: &mut
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The packed form gives the steps' result on every frame without -32768 and declines
+    /// every frame with it.
+    #[test]
+    fn packed_max_abs_matches_the_steps() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for len in 0..40 {
+            for round in 0..200 {
+                let frame: [i16; 40] = core::array::from_fn(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    match (state >> 58, round % 3) {
+                        (0, _) => i16::MIN,
+                        (1, _) => i16::MAX,
+                        (_, 0) => state as i16,
+                        _ => (state as i16) >> 8,
+                    }
+                });
+                let frame = &frame[..len];
+                match max_abs_packed(frame) {
+                    Some(m) => assert_eq!(m, max_abs_steps(frame), "{frame:?}"),
+                    None => assert!(frame.contains(&i16::MIN), "{frame:?}"),
+                }
+            }
+        }
+    }
 
     fn run<const N: usize>(input: &[i16; N]) -> ([i16; N], i32) {
         let mut out = [0; N];

@@ -1071,6 +1071,30 @@ pub(crate) fn scale_q15(x: u32, q: u32) -> u32 {
     r
 }
 
+/// `SSUB16` then `SEL`: each int16 half the larger of `a`'s and `b`'s.
+#[inline(always)]
+pub(crate) fn max_s16x2(a: u32, b: u32) -> u32 {
+    let r: u32;
+    // SAFETY: two register-only instructions, as in `max_s8x4`.
+    unsafe {
+        asm!("ssub16 {r}, {a}, {b}", "sel {r}, {a}, {b}", r = out(reg) r, a = in(reg) a,
+            b = in(reg) b, options(pure, nomem, nostack));
+    }
+    r
+}
+
+/// `SSUB16` then `SEL`: each int16 half the smaller of `a`'s and `b`'s.
+#[inline(always)]
+pub(crate) fn min_s16x2(a: u32, b: u32) -> u32 {
+    let r: u32;
+    // SAFETY: two register-only instructions, as in `max_s8x4`.
+    unsafe {
+        asm!("ssub16 {r}, {a}, {b}", "sel {r}, {b}, {a}", r = out(reg) r, a = in(reg) a,
+            b = in(reg) b, options(pure, nomem, nostack));
+    }
+    r
+}
+
 /// One dual 16-bit instruction on int16 halves (each half wrapping): `SADD16` (`a + b`),
 /// `SSUB16` (`a - b`), `SASX` (low `a - b.high`, high `a + b.low`: `a + i·b` on complex
 /// values) or `SSAX` (low `a + b.high`, high `a - b.low`: `a - i·b`).

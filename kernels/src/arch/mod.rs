@@ -47,7 +47,8 @@
 //! high), for the int16 FFT's butterflies: `cmul_q15` (the complex product, each part rounded
 //! from Q30 to Q15 as KISS FFT's `C_MUL`), `scale_q15` (both halves times a Q15 constant,
 //! rounded: `C_FIXDIV`), `sadd16`/`ssub16` (halves added, subtracted, wrapping) and
-//! `sasx`/`ssax` (`a + i·b`, `a - i·b`). With the DSP extension (and Helium) these are its
+//! `sasx`/`ssax` (`a + i·b`, `a - i·b`); `max_s16x2`/`min_s16x2` (each half the larger, the
+//! smaller). With the DSP extension (and Helium) these are its
 //! `SMLSD`/`SMLADX`/`SMLABB`/`PKHTB` and dual 16-bit instructions; the plain-Rust forms serve
 //! the host's tests of the butterflies.
 //!
@@ -73,9 +74,9 @@
 mod dsp;
 #[cfg(kiln_arch = "dsp")]
 pub(crate) use dsp::*;
-// Helium keeps the DSP extension's dual 16-bit forms of the int16 FFT butterflies.
+// Helium keeps the DSP extension's dual 16-bit forms.
 #[cfg(kiln_arch = "mve")]
-pub(crate) use dsp::{cmul_q15, sadd16, sasx, scale_q15, ssax, ssub16};
+pub(crate) use dsp::{cmul_q15, max_s16x2, min_s16x2, sadd16, sasx, scale_q15, ssax, ssub16};
 
 #[cfg(kiln_arch = "mve")]
 mod mve;

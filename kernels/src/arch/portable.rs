@@ -239,6 +239,22 @@ pub(crate) fn scale_q15(x: u32, q: u32) -> u32 {
     pack((lo * q + (1 << 14)) >> 15, (hi * q + (1 << 14)) >> 15)
 }
 
+/// Each int16 half the larger of `a`'s and `b`'s.
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn max_s16x2(a: u32, b: u32) -> u32 {
+    let ((al, ah), (bl, bh)) = (halves(a), halves(b));
+    pack(al.max(bl), ah.max(bh))
+}
+
+/// Each int16 half the smaller of `a`'s and `b`'s.
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn min_s16x2(a: u32, b: u32) -> u32 {
+    let ((al, ah), (bl, bh)) = (halves(a), halves(b));
+    pack(al.min(bl), ah.min(bh))
+}
+
 /// The halves of `a` plus those of `b` (`SADD16`).
 #[inline(always)]
 #[cfg_attr(not(test), allow(dead_code))]
