@@ -80,7 +80,7 @@ fn the_generated_docs_carry_the_plan_and_the_header() {
         format!("/// - RAM: {} of the budget's 40000 bytes", c.plan.arena_bytes),
         format!("/// - model sha256: `{}`", sha256_hex(&bytes)),
         format!("/// - Kiln {}", env!("CARGO_PKG_VERSION")),
-        "/// - options: `ram_budget = 40000, flash_budget = none, reserved_ram = none, align = 16, optimize = true, reorder = true, alias = true, preserve_all_tensors = false, preserve_inputs = false, link_section = \".sram2\"`".to_string(),
+        "/// - options: `ram_budget = 40000, flash_budget = none, reserved_ram = none, align = 16, optimize = true, reorder = true, alias = true, preserve_all_tensors = false, preserve_inputs = false, link_section = \".sram2\", tiling = off`".to_string(),
         "/// - alignment: 16 bytes".to_string(),
         format!("/// - plan: {}", h.plan_variant),
     ] {
