@@ -12,6 +12,9 @@
 //!   `VMLADAVA` sums the products of int8 lanes into its 32-bit accumulator, wrapping like
 //!   the reference kernels' `int32_t` sums (the callers prove at build time that they never
 //!   wrap).
+//!   `two_pixels_by4` and `three_pixels_by4` run two or three pixels by two channels per
+//!   loop (each 16-byte load feeds two or three `VMLADAVA`s), two loops per group of four
+//!   channels.
 //! * The depthwise blocks, `dw_block4` (four output pixels inside the input, taps by
 //!   offset), `dw_block4_offs` (any four pixels, from a table of their taps) and
 //!   `dw1_block4`/`dw1_block4_offs` (input depth 1): four pixels times four channels in
@@ -1165,6 +1168,212 @@ pub(crate) fn two_pixels_by4(
             inout("r10") bias.as_ptr() => _,
             in("r11") k,
             in("r12") state.as_mut_ptr(),
+            out("lr") _,
+            out("q0") _,
+            out("q1") _,
+            out("q2") _,
+            out("q3") _,
+            out("q4") _,
+            out("q5") _,
+            out("q6") _,
+            out("q7") _,
+            options(nostack),
+        );
+    }
+    n4
+}
+
+/// [`two_pixels_by4`] for three pixels at once (`x0`, `x1`, `x2`, `k` bytes each, into
+/// `out0`, `out1`, `out2`): per group of four channels two loops of three pixels by two
+/// channels (six `VMLADAVA`s per five 16-byte loads: 12 instructions per 16 bytes of six dot
+/// products, against 9 for four with two pixels), then the three pixels requantized with
+/// the group's multipliers and shifts loaded once. Returns the channels done, `4g` (0 if a
+/// slice is short or `k == 0`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn three_pixels_by4(
+    k: usize,
+    x: [&[i8]; 3],
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: [&mut [i8]; 3],
+) -> usize {
+    let [x0, x1, x2] = x;
+    let [out0, out1, out2] = out;
+    let n4 = out0
+        .len()
+        .min(out1.len())
+        .min(out2.len())
+        .min(bias.len())
+        .min(m.len())
+        .min(e.len())
+        / 4
+        * 4;
+    let (Some(x0), Some(x1), Some(x2), Some(w)) = (
+        x0.get(..k),
+        x1.get(..k),
+        x2.get(..k),
+        w.get(..n4.saturating_mul(k)),
+    ) else {
+        return 0;
+    };
+    if k == 0 || n4 == 0 || w.len() != n4 * k {
+        return 0;
+    }
+    // x0, x1, x2, the group's weights, bias, multipliers, shifts, out0, out1, out2, out0's
+    // end, k, the output offset, min, max.
+    let mut state: [usize; 15] = [
+        x0.as_ptr() as usize,
+        x1.as_ptr() as usize,
+        x2.as_ptr() as usize,
+        w.as_ptr() as usize,
+        bias.as_ptr() as usize,
+        m.as_ptr() as usize,
+        e.as_ptr() as usize,
+        out0.as_mut_ptr() as usize,
+        out1.as_mut_ptr() as usize,
+        out2.as_mut_ptr() as usize,
+        out0.as_mut_ptr().wrapping_add(n4) as usize,
+        k,
+        q.offset as usize,
+        q.min as usize,
+        q.max as usize,
+    ];
+    // SAFETY: see the module documentation. Per group `j < n4 / 4` (the loop ends when the
+    // first output pointer reaches `out0 + n4`, after at least one group since `n4 >= 4`)
+    // the block reads `x0[..k]`, `x1[..k]` and `x2[..k]` (`k > 0`, each `k` long), the four
+    // rows `w[(4j + i)k..(4j + i + 1)k]` (inside `w`, `n4 * k` long: the first loop reads
+    // rows `4j`, `4j + 1` from the group's start, the second rows `4j + 2`, `4j + 3` from
+    // `2k` after it), 4 aligned `i32`s at `4j` of `bias`, `m`, `e` (each at least `n4`
+    // long), and writes the 4 bytes at `4j` of `out0`, `out1` and `out2` (each at least
+    // `n4` long) and the state table (`state`, 15 words, the block's own). The state
+    // table's address, which no register can hold through the loops (all twelve hold
+    // their accumulators and pointers), waits in `s31` (lane 3 of `q7`, written by the
+    // second loop's results only after it is read back).
+    unsafe {
+        asm!(
+            "3:",
+            // Channels 0 and 1 of the group: rows `w` (r9), `w + k` (r11); accumulators
+            // pixel 0: r0, r2; pixel 1: r4, r8; pixel 2: r10, r12, from the bias.
+            "vmov s31, r12",
+            "ldr lr, [r12, #44]",
+            "ldr r0, [r12, #16]",
+            "ldrd r4, r8, [r0]",
+            "ldm r12, {{r1, r3, r5, r9}}",
+            "add.w r11, r9, lr",
+            "ldrd r10, r12, [r0]",
+            "ldrd r0, r2, [r0]",
+            "dlstp.8 lr, lr",
+            "2:",
+            "vldrb.u8 q0, [r1], #16",
+            "vldrb.u8 q1, [r3], #16",
+            "vldrb.u8 q2, [r5], #16",
+            "vldrb.u8 q3, [r9], #16",
+            "vmladava.s8 r0, q0, q3",
+            "vmladava.s8 r4, q1, q3",
+            "vmladava.s8 r10, q2, q3",
+            "vldrb.u8 q3, [r11], #16",
+            "vmladava.s8 r2, q0, q3",
+            "vmladava.s8 r8, q1, q3",
+            "vmladava.s8 r12, q2, q3",
+            "letp lr, 2b",
+            "vmov.32 q5[0], r0",
+            "vmov.32 q5[1], r2",
+            "vmov.32 q6[0], r4",
+            "vmov.32 q6[1], r8",
+            "vmov.32 q7[0], r10",
+            "vmov.32 q7[1], r12",
+            "vmov r12, s31",
+            // Channels 2 and 3: rows `w + 2k`, `w + 3k`.
+            "ldr lr, [r12, #44]",
+            "ldr r0, [r12, #16]",
+            "ldrd r4, r8, [r0, #8]",
+            "ldm r12, {{r1, r3, r5, r9}}",
+            "add.w r9, r9, lr, lsl #1",
+            "add.w r11, r9, lr",
+            "ldrd r10, r12, [r0, #8]",
+            "ldrd r0, r2, [r0, #8]",
+            "dlstp.8 lr, lr",
+            "2:",
+            "vldrb.u8 q0, [r1], #16",
+            "vldrb.u8 q1, [r3], #16",
+            "vldrb.u8 q2, [r5], #16",
+            "vldrb.u8 q3, [r9], #16",
+            "vmladava.s8 r0, q0, q3",
+            "vmladava.s8 r4, q1, q3",
+            "vmladava.s8 r10, q2, q3",
+            "vldrb.u8 q3, [r11], #16",
+            "vmladava.s8 r2, q0, q3",
+            "vmladava.s8 r8, q1, q3",
+            "vmladava.s8 r12, q2, q3",
+            "letp lr, 2b",
+            "vmov lr, s31",
+            "vmov.32 q5[2], r0",
+            "vmov.32 q5[3], r2",
+            "vmov.32 q6[2], r4",
+            "vmov.32 q6[3], r8",
+            "vmov.32 q7[2], r10",
+            "vmov.32 q7[3], r12",
+            // The requantization, the state table at `lr`.
+            "ldrd r1, r2, [lr, #20]",
+            "vldrw.u32 q0, [r1], #16",
+            "vldrw.u32 q1, [r2], #16",
+            "strd r1, r2, [lr, #20]",
+            "vneg.s32 q1, q1",
+            "add r0, lr, #48",
+            "ldm r0, {{r3, r4, r5}}",
+            "vdup.32 q3, r4",
+            "vdup.32 q4, r5",
+            "vqrdmulh.s32 q5, q5, q0",
+            "vqrdmulh.s32 q6, q6, q0",
+            "vqrdmulh.s32 q7, q7, q0",
+            "vshr.s32 q2, q5, #31",
+            "vadd.i32 q5, q5, q2",
+            "vshr.s32 q2, q6, #31",
+            "vadd.i32 q6, q6, q2",
+            "vshr.s32 q2, q7, #31",
+            "vadd.i32 q7, q7, q2",
+            "vrshl.s32 q5, q5, q1",
+            "vrshl.s32 q6, q6, q1",
+            "vrshl.s32 q7, q7, q1",
+            "vadd.i32 q5, q5, r3",
+            "vadd.i32 q6, q6, r3",
+            "vadd.i32 q7, q7, r3",
+            "vmax.s32 q5, q5, q3",
+            "vmax.s32 q6, q6, q3",
+            "vmax.s32 q7, q7, q3",
+            "vmin.s32 q5, q5, q4",
+            "vmin.s32 q6, q6, q4",
+            "vmin.s32 q7, q7, q4",
+            "add r0, lr, #28",
+            "ldm r0, {{r1, r2, r3, r4}}",
+            "vstrb.32 q5, [r1], #4",
+            "vstrb.32 q6, [r2], #4",
+            "vstrb.32 q7, [r3], #4",
+            "stm r0, {{r1, r2, r3}}",
+            // The next group's weights (`4k` on) and bias.
+            "ldrd r2, r3, [lr, #12]",
+            "ldr r0, [lr, #44]",
+            "add.w r2, r2, r0, lsl #2",
+            "adds r3, #16",
+            "strd r2, r3, [lr, #12]",
+            "mov r12, lr",
+            "cmp r1, r4",
+            "bne 3b",
+            out("r0") _,
+            out("r1") _,
+            out("r2") _,
+            out("r3") _,
+            out("r4") _,
+            out("r5") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            inout("r12") state.as_mut_ptr() => _,
             out("lr") _,
             out("q0") _,
             out("q1") _,
