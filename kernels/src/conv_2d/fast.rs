@@ -329,7 +329,21 @@ fn im2col_mve(g: &crate::gemm::Window, image: &[i8], oy: usize, ox: usize, col: 
 #[cfg(kiln_arch = "mve")]
 #[inline(always)]
 fn taps_inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
-    let d = dilation.max(1);
+    if dilation <= 1 {
+        // No division for the common case.
+        let start = if origin >= 0 {
+            0
+        } else {
+            origin.unsigned_abs()
+        };
+        let end = if origin >= size as isize {
+            0
+        } else {
+            (size as isize - origin) as usize
+        };
+        return (start.min(n), end.min(n));
+    }
+    let d = dilation;
     let start = if origin >= 0 {
         0
     } else {
@@ -371,6 +385,16 @@ fn windowed_by3<const F: bool>(
     if k_taps == 0 || n == 0 || !n.is_multiple_of(4) {
         return false;
     }
+    let [kh, kw] = g.filter;
+    let ([sh, sw], [ph, pw]) = (g.stride, g.padding);
+    let plain = g.dilation == [1, 1];
+    // The output columns whose windows lie inside the input's width (without dilation):
+    // `ox * sw >= pw` and `ox * sw - pw + kw <= iw`.
+    let ox_in = pw.div_ceil(sw.max(1))..if iw + pw >= kw {
+        ((iw + pw - kw) / sw.max(1) + 1).min(ow)
+    } else {
+        0
+    };
     let image_len = ih * iw * c;
     let out_len = oh * ow * n;
     let batches = input.len() / image_len.max(1);
@@ -386,9 +410,19 @@ fn windowed_by3<const F: bool>(
         let mut first = 0;
         let mut at = 0;
         for oy in 0..oh {
+            let y0 = (oy * sh) as isize - ph as isize;
+            // A row of windows inside the input's height (no dilation): its pixels in
+            // `ox_in` are copied as `kh` runs directly, without `im2col_mve`'s set-up.
+            let row_in = plain && y0 >= 0 && y0 as usize + kh <= ih;
+            let row_start = if row_in { y0 as usize * iw * c } else { 0 };
             for ox in 0..ow {
                 if let Some(slot) = col.get_mut(filled * k..filled * k + k_taps) {
-                    im2col_mve(g, image, oy, ox, slot);
+                    if row_in && ox_in.contains(&ox) {
+                        let src = image.get(row_start + (ox * sw - pw) * c..).unwrap_or(&[]);
+                        crate::arch::copy_rows(slot, src, kh, kw * c, iw * c);
+                    } else {
+                        im2col_mve(g, image, oy, ox, slot);
+                    }
                 }
                 if filled == 0 {
                     first = at;
