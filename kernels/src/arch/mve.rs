@@ -724,12 +724,18 @@ pub(crate) fn dw1_block4(
     let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
     let pt = table.as_mut_ptr().cast::<*const i8>();
     let base = image.as_ptr().wrapping_add(start);
+    let (s1, s2, s3) = (step, 2 * step, 3 * step);
     for (i, &o) in taps.off.iter().take(t).enumerate() {
         let x = base.wrapping_add(o as usize);
-        for j in 0..4 {
-            // SAFETY: `4i + j < 4t <= 4 * MAX_TAPS`, so the slot is inside `table`; `write`
-            // does not read the uninitialised slot.
-            unsafe { pt.add(4 * i + j).write(x.wrapping_add(j * step)) };
+        // The four pixels' pointers written one by one (a loop over them costs more).
+        // SAFETY: `4i + 3 < 4t <= 4 * MAX_TAPS`, so the four slots are inside `table`;
+        // `write` does not read the uninitialised slots.
+        unsafe {
+            let slot = pt.add(4 * i);
+            slot.write(x);
+            slot.add(1).write(x.wrapping_add(s1));
+            slot.add(2).write(x.wrapping_add(s2));
+            slot.add(3).write(x.wrapping_add(s3));
         }
     }
     // SAFETY: `pt[..4t]` was written above: pixel `j`'s tap `i` at `start + j * step +
