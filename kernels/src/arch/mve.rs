@@ -324,49 +324,47 @@ impl DwTaps {
 /// The requantization of four pixels' accumulators `q0`-`q3` (four channels each) into
 /// bytes at `r0`, `r0 + c`, `r0 + 2c`, `r0 + 3c`, as [`requantize4`] per lane, with `q4` the
 /// multipliers, `q5` the right shifts negated, `r1` the output offset, `r2` the lower clamp,
-/// `r3` the upper one and `r5` the pixel stride `c`; changes `q6`, `q7` and `r0`.
+/// `r3` the upper one and `r5` the pixel stride `c`; changes `q4`, `q6`, `q7` and `r0`.
 macro_rules! requantize_4x4 {
     () => {
         concat!(
-            "vdup.32 q6, r2\n",
             "vqrdmulh.s32 q0, q0, q4\n",
+            "vqrdmulh.s32 q1, q1, q4\n",
+            "vqrdmulh.s32 q2, q2, q4\n",
+            "vqrdmulh.s32 q3, q3, q4\n",
+            // The multipliers are used: `q4` takes the upper clamp.
+            "vdup.32 q6, r2\n",
+            "vdup.32 q4, r3\n",
             "vshr.s32 q7, q0, #31\n",
             "vadd.i32 q0, q0, q7\n",
             "vrshl.s32 q0, q0, q5\n",
             "vadd.i32 q0, q0, r1\n",
             "vmax.s32 q0, q0, q6\n",
-            "vdup.32 q7, r3\n",
-            "vmin.s32 q0, q0, q7\n",
+            "vmin.s32 q0, q0, q4\n",
             "vstrb.32 q0, [r0]\n",
             "add r0, r0, r5\n",
-            "vqrdmulh.s32 q1, q1, q4\n",
             "vshr.s32 q7, q1, #31\n",
             "vadd.i32 q1, q1, q7\n",
             "vrshl.s32 q1, q1, q5\n",
             "vadd.i32 q1, q1, r1\n",
             "vmax.s32 q1, q1, q6\n",
-            "vdup.32 q7, r3\n",
-            "vmin.s32 q1, q1, q7\n",
+            "vmin.s32 q1, q1, q4\n",
             "vstrb.32 q1, [r0]\n",
             "add r0, r0, r5\n",
-            "vqrdmulh.s32 q2, q2, q4\n",
             "vshr.s32 q7, q2, #31\n",
             "vadd.i32 q2, q2, q7\n",
             "vrshl.s32 q2, q2, q5\n",
             "vadd.i32 q2, q2, r1\n",
             "vmax.s32 q2, q2, q6\n",
-            "vdup.32 q7, r3\n",
-            "vmin.s32 q2, q2, q7\n",
+            "vmin.s32 q2, q2, q4\n",
             "vstrb.32 q2, [r0]\n",
             "add r0, r0, r5\n",
-            "vqrdmulh.s32 q3, q3, q4\n",
             "vshr.s32 q7, q3, #31\n",
             "vadd.i32 q3, q3, q7\n",
             "vrshl.s32 q3, q3, q5\n",
             "vadd.i32 q3, q3, r1\n",
             "vmax.s32 q3, q3, q6\n",
-            "vdup.32 q7, r3\n",
-            "vmin.s32 q3, q3, q7\n",
+            "vmin.s32 q3, q3, q4\n",
             "vstrb.32 q3, [r0]\n",
         )
     };
@@ -459,9 +457,35 @@ pub(crate) fn dw_block4(
     if end > image.len() {
         return;
     }
+    let base = image.as_ptr().wrapping_add(start);
+    // Three groups of channels or more: the taps' pointers in a table, written once for
+    // the block (about 9 instructions per tap), so that a tap costs two scalar
+    // instructions per group (`LDM`, `STM`) instead of five.
+    if c >= 12 {
+        let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
+        let pt = table.as_mut_ptr().cast::<*const i8>();
+        let (s1, s2, s3) = (step, 2 * step, 3 * step);
+        for (i, &o) in taps.off.iter().take(t).enumerate() {
+            let x = base.wrapping_add(o as usize);
+            // SAFETY: `4i + 3 < 4t <= 4 * MAX_TAPS`, so the four slots are inside `table`;
+            // `write` does not read the uninitialised slots.
+            unsafe {
+                let slot = pt.add(4 * i);
+                slot.write(x);
+                slot.add(1).write(x.wrapping_add(s1));
+                slot.add(2).write(x.wrapping_add(s2));
+                slot.add(3).write(x.wrapping_add(s3));
+            }
+        }
+        // SAFETY: `pt[..4t]` was written above: pixel `j`'s tap `i` at `start + j * step +
+        // off[i]`, whose `c` bytes end at most at `start + 3 * step + reach + c = end <=
+        // image.len()` (`off[i] <= reach`, `j <= 3`); the slices are those `block_slices`
+        // checked.
+        unsafe { dw_block4_table(pt, t, c, w, bias, m, e, q, out) };
+        return;
+    }
     // The constants the requantization loads in one `LDM`: offset, min, max, pixel stride.
     let consts = [q.offset, q.min, q.max, c as i32];
-    let base = image.as_ptr().wrapping_add(start);
     let mut pw = w.as_ptr();
     for g in 0..c / 4 {
         let at = 4 * g;
@@ -595,20 +619,45 @@ pub(crate) fn dw_block4_offs(
     if !fill_table(&mut table, t, image, zero_row, offs, c) {
         return;
     }
+    let pt = table.as_mut_ptr().cast::<*const i8>();
+    // SAFETY: `fill_table` wrote `pt[..4t]`, each pointer to at least `c` readable bytes;
+    // the slices are those `block_slices` checked.
+    unsafe { dw_block4_table(pt, t, c, w, bias, m, e, q, out) };
+}
+
+/// The loop of [`dw_block4_offs`] (and of [`dw_block4`] for wider layers) over a table of
+/// the taps' pointers, which it advances by four bytes per group of channels.
+///
+/// # Safety
+///
+/// `pt[..4t]` are initialised pointers, each to `c` readable bytes, and writable (the
+/// caller's own table); `0 < t <= MAX_TAPS`; `c % 4 == 0`; `w` holds `c * t / 2` words,
+/// `bias`, `m`, `e` `c` values, `out` `4c` bytes (as `block_slices` returns them).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn dw_block4_table(
+    pt: *mut *const i8,
+    t: usize,
+    c: usize,
+    w: &[i32],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
     let consts = [q.offset, q.min, q.max, c as i32];
     let mut pw = w.as_ptr();
-    let pt = table.as_mut_ptr().cast::<*const i8>();
     for g in 0..c / 4 {
         let at = 4 * g;
-        // SAFETY: see the module documentation. `table[..4t]` holds the taps' pointers
-        // (`fill_table`: each to at least `c` readable bytes; `4t <= 4 * MAX_TAPS`), each
-        // advanced by `4g` (the loop's write-back, 4 per group): the block reads 4 bytes at
-        // each, `[4g, 4g + 4)` of those `c`, and writes the 4t table entries back (the only
-        // other memory written: 4 bytes at `at + j * c` of `out`, below `4c`, its length).
-        // The weights `pw .. pw + 2t` words lie inside `w` (`c * t / 2` words, group `g` at
-        // `2tg`);
-        // `bias`, `m`, `e` have 4 aligned `i32`s at `at`; `consts` 4 `i32`s. The loop runs
-        // `t > 0` times.
+        // SAFETY: see the module documentation and the function's contract. `pt[..4t]`
+        // holds the taps' pointers (each to at least `c` readable bytes; `4t <= 4 *
+        // MAX_TAPS`), each advanced by `4g` (the loop's write-back, 4 per group): the block
+        // reads 4 bytes at each, `[4g, 4g + 4)` of those `c`, and writes the 4t table
+        // entries back (the only other memory written: 4 bytes at `at + j * c` of `out`,
+        // below `4c`, its length). The weights `pw .. pw + 2t` words lie inside `w` (`c * t
+        // / 2` words, group `g` at `2tg`); `bias`, `m`, `e` have 4 aligned `i32`s at `at`;
+        // `consts` 4 `i32`s. The loop runs `t > 0` times.
         unsafe {
             asm!(
                 block_start!(),
