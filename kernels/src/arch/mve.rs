@@ -1278,25 +1278,36 @@ pub(crate) fn three_pixels_by4(
     if k == 0 || n4 == 0 || w.len() != n4 * k {
         return 0;
     }
-    // x0, x1, x2, the group's weights, bias, multipliers, shifts, out0, out1, out2, out0's
-    // end, k, the output offset, min, max.
-    let mut state: [usize; 15] = [
+    // The group's bias and weights, x0, x1, x2, k, the multipliers, shifts, out0, out1,
+    // out2, out0's end, the output offset, min; then (from word 16) the three pixels'
+    // accumulators, four words each.
+    // (Uninitialised past the 14 written here: the block writes each group's accumulators
+    // before it reads them.)
+    let mut state = core::mem::MaybeUninit::<[usize; 28]>::uninit();
+    let base = state.as_mut_ptr().cast::<usize>();
+    for (i, v) in [
+        bias.as_ptr() as usize,
+        w.as_ptr() as usize,
         x0.as_ptr() as usize,
         x1.as_ptr() as usize,
         x2.as_ptr() as usize,
-        w.as_ptr() as usize,
-        bias.as_ptr() as usize,
+        k,
         m.as_ptr() as usize,
         e.as_ptr() as usize,
         out0.as_mut_ptr() as usize,
         out1.as_mut_ptr() as usize,
         out2.as_mut_ptr() as usize,
         out0.as_mut_ptr().wrapping_add(n4) as usize,
-        k,
         q.offset as usize,
         q.min as usize,
-        q.max as usize,
-    ];
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // SAFETY: `i < 14 <= 28`, so `base + i` is inside `state`; `write` does not read
+        // the uninitialised slot.
+        unsafe { base.add(i).write(v) };
+    }
     // SAFETY: see the module documentation. Per group `j < n4 / 4` (the loop ends when the
     // first output pointer reaches `out0 + n4`, after at least one group since `n4 >= 4`)
     // the block reads `x0[..k]`, `x1[..k]` and `x2[..k]` (`k > 0`, each `k` long), the four
@@ -1304,29 +1315,31 @@ pub(crate) fn three_pixels_by4(
     // rows `4j`, `4j + 1` from the group's start, the second rows `4j + 2`, `4j + 3` from
     // `2k` after it), 4 aligned `i32`s at `4j` of `bias`, `m`, `e` (each at least `n4`
     // long), and writes the 4 bytes at `4j` of `out0`, `out1` and `out2` (each at least
-    // `n4` long) and the state table (`state`, 15 words, the block's own). The state
+    // `n4` long) and the state table (`state`, 28 words, the block's own; the loops'
+    // accumulators at bytes 64..112, read back as three aligned vectors). The state
     // table's address, which no register can hold through the loops (all twelve hold
-    // their accumulators and pointers), waits in `s31` (lane 3 of `q7`, written by the
-    // second loop's results only after it is read back).
+    // their accumulators and pointers), waits in `s28` (lane 0 of `q7`, which the loops
+    // leave alone). `LDM` into its own base register (`lr`, no write-back) takes the
+    // loaded value.
     unsafe {
         asm!(
+            "vdup.32 q4, r0",
             "3:",
-            // Channels 0 and 1 of the group: rows `w` (r9), `w + k` (r11); accumulators
-            // pixel 0: r0, r2; pixel 1: r4, r8; pixel 2: r10, r12, from the bias.
-            "vmov s31, r12",
-            "ldr lr, [r12, #44]",
-            "ldr r0, [r12, #16]",
+            // Channels 0 and 1 of the group: rows `w` (r1), `w + k` (r11); accumulators
+            // pixel 0: r0, r2; pixel 1: r4, r8; pixel 2: r10, r12, from the bias; pixels
+            // at r3, r5, r9.
+            "vmov s28, r12",
+            "ldm r12, {{r0, r1, r3, r5, r9, lr}}",
+            "add.w r11, r1, lr",
             "ldrd r4, r8, [r0]",
-            "ldm r12, {{r1, r3, r5, r9}}",
-            "add.w r11, r9, lr",
             "ldrd r10, r12, [r0]",
             "ldrd r0, r2, [r0]",
             "dlstp.8 lr, lr",
             "2:",
-            "vldrb.u8 q0, [r1], #16",
-            "vldrb.u8 q1, [r3], #16",
-            "vldrb.u8 q2, [r5], #16",
-            "vldrb.u8 q3, [r9], #16",
+            "vldrb.u8 q0, [r3], #16",
+            "vldrb.u8 q1, [r5], #16",
+            "vldrb.u8 q2, [r9], #16",
+            "vldrb.u8 q3, [r1], #16",
             "vmladava.s8 r0, q0, q3",
             "vmladava.s8 r4, q1, q3",
             "vmladava.s8 r10, q2, q3",
@@ -1335,28 +1348,23 @@ pub(crate) fn three_pixels_by4(
             "vmladava.s8 r8, q1, q3",
             "vmladava.s8 r12, q2, q3",
             "letp lr, 2b",
-            "vmov.32 q5[0], r0",
-            "vmov.32 q5[1], r2",
-            "vmov.32 q6[0], r4",
-            "vmov.32 q6[1], r8",
-            "vmov.32 q7[0], r10",
-            "vmov.32 q7[1], r12",
-            "vmov r12, s31",
+            "vmov lr, s28",
+            "strd r0, r2, [lr, #64]",
+            "strd r4, r8, [lr, #80]",
+            "strd r10, r12, [lr, #96]",
             // Channels 2 and 3: rows `w + 2k`, `w + 3k`.
-            "ldr lr, [r12, #44]",
-            "ldr r0, [r12, #16]",
+            "ldm lr, {{r0, r1, r3, r5, r9, lr}}",
+            "add.w r1, r1, lr, lsl #1",
+            "add.w r11, r1, lr",
             "ldrd r4, r8, [r0, #8]",
-            "ldm r12, {{r1, r3, r5, r9}}",
-            "add.w r9, r9, lr, lsl #1",
-            "add.w r11, r9, lr",
             "ldrd r10, r12, [r0, #8]",
             "ldrd r0, r2, [r0, #8]",
             "dlstp.8 lr, lr",
             "2:",
-            "vldrb.u8 q0, [r1], #16",
-            "vldrb.u8 q1, [r3], #16",
-            "vldrb.u8 q2, [r5], #16",
-            "vldrb.u8 q3, [r9], #16",
+            "vldrb.u8 q0, [r3], #16",
+            "vldrb.u8 q1, [r5], #16",
+            "vldrb.u8 q2, [r9], #16",
+            "vldrb.u8 q3, [r1], #16",
             "vmladava.s8 r0, q0, q3",
             "vmladava.s8 r4, q1, q3",
             "vmladava.s8 r10, q2, q3",
@@ -1365,23 +1373,28 @@ pub(crate) fn three_pixels_by4(
             "vmladava.s8 r8, q1, q3",
             "vmladava.s8 r12, q2, q3",
             "letp lr, 2b",
-            "vmov lr, s31",
-            "vmov.32 q5[2], r0",
-            "vmov.32 q5[3], r2",
-            "vmov.32 q6[2], r4",
-            "vmov.32 q6[3], r8",
-            "vmov.32 q7[2], r10",
-            "vmov.32 q7[3], r12",
-            // The requantization, the state table at `lr`.
-            "ldrd r1, r2, [lr, #20]",
+            "vmov lr, s28",
+            "strd r0, r2, [lr, #72]",
+            "strd r4, r8, [lr, #88]",
+            "strd r10, r12, [lr, #104]",
+            // The requantization, the state table at `r12`.
+            "mov r12, lr",
+            "vldrw.u32 q5, [r12, #64]",
+            "vldrw.u32 q6, [r12, #80]",
+            "vldrw.u32 q7, [r12, #96]",
+            // The next group's bias and weights (`4k` on).
+            "ldrd r0, r1, [r12]",
+            "ldr r2, [r12, #20]",
+            "adds r0, #16",
+            "add.w r1, r1, r2, lsl #2",
+            "strd r0, r1, [r12]",
+            // Multipliers, shifts, out0, out1, out2, end, offset, min.
+            "add r0, r12, #24",
+            "ldm r0, {{r1, r2, r3, r4, r5, r8, r9, r10}}",
             "vldrw.u32 q0, [r1], #16",
             "vldrw.u32 q1, [r2], #16",
-            "strd r1, r2, [lr, #20]",
             "vneg.s32 q1, q1",
-            "add r0, lr, #48",
-            "ldm r0, {{r3, r4, r5}}",
-            "vdup.32 q3, r4",
-            "vdup.32 q4, r5",
+            "vdup.32 q3, r10",
             "vqrdmulh.s32 q5, q5, q0",
             "vqrdmulh.s32 q6, q6, q0",
             "vqrdmulh.s32 q7, q7, q0",
@@ -1394,31 +1407,22 @@ pub(crate) fn three_pixels_by4(
             "vrshl.s32 q5, q5, q1",
             "vrshl.s32 q6, q6, q1",
             "vrshl.s32 q7, q7, q1",
-            "vadd.i32 q5, q5, r3",
-            "vadd.i32 q6, q6, r3",
-            "vadd.i32 q7, q7, r3",
+            "vadd.i32 q5, q5, r9",
+            "vadd.i32 q6, q6, r9",
+            "vadd.i32 q7, q7, r9",
             "vmax.s32 q5, q5, q3",
             "vmax.s32 q6, q6, q3",
             "vmax.s32 q7, q7, q3",
             "vmin.s32 q5, q5, q4",
             "vmin.s32 q6, q6, q4",
             "vmin.s32 q7, q7, q4",
-            "add r0, lr, #28",
-            "ldm r0, {{r1, r2, r3, r4}}",
-            "vstrb.32 q5, [r1], #4",
-            "vstrb.32 q6, [r2], #4",
-            "vstrb.32 q7, [r3], #4",
-            "stm r0, {{r1, r2, r3}}",
-            // The next group's weights (`4k` on) and bias.
-            "ldrd r2, r3, [lr, #12]",
-            "ldr r0, [lr, #44]",
-            "add.w r2, r2, r0, lsl #2",
-            "adds r3, #16",
-            "strd r2, r3, [lr, #12]",
-            "mov r12, lr",
-            "cmp r1, r4",
+            "vstrb.32 q5, [r3], #4",
+            "vstrb.32 q6, [r4], #4",
+            "vstrb.32 q7, [r5], #4",
+            "stm r0, {{r1, r2, r3, r4, r5}}",
+            "cmp r3, r8",
             "bne 3b",
-            out("r0") _,
+            inout("r0") q.max => _,
             out("r1") _,
             out("r2") _,
             out("r3") _,
@@ -1428,7 +1432,7 @@ pub(crate) fn three_pixels_by4(
             out("r9") _,
             out("r10") _,
             out("r11") _,
-            inout("r12") state.as_mut_ptr() => _,
+            inout("r12") base => _,
             out("lr") _,
             out("q0") _,
             out("q1") _,
