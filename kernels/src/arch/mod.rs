@@ -12,7 +12,9 @@
 //!   multiply-accumulates (`VMLADAVA.S8`) in tail-predicated loops for the dot products,
 //!   depthwise taps in int32 lanes, and functions of its own that the drivers call
 //!   under `cfg(kiln_arch = "mve")`: `one_pixel_by4` (one pixel, all channels four at a
-//!   time, requantized, instead of the two-pixel forms), the four-pixel depthwise blocks
+//!   time, requantized, instead of the two-pixel forms), `three_pixels_by4` (three pixels by
+//!   four channels per group, which `conv_2d::fast` calls directly for its 1x1 and windowed
+//!   layers), the four-pixel depthwise blocks
 //!   (`dw_block4` and its forms), `requantize4` (four channels requantized at once) and the
 //!   im2col's `copy_bytes`/`fill_bytes`; the single instructions are `dsp`'s. Also argued
 //!   `unsafe` code.

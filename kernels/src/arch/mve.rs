@@ -12,6 +12,9 @@
 //!   `VMLADAVA` sums the products of int8 lanes into its 32-bit accumulator, wrapping like
 //!   the reference kernels' `int32_t` sums (the callers prove at build time that they never
 //!   wrap).
+//!   `two_pixels_by4` and `three_pixels_by4` run two or three pixels by two channels per
+//!   loop (each 16-byte load feeds two or three `VMLADAVA`s), two loops per group of four
+//!   channels.
 //! * The depthwise blocks, `dw_block4` (four output pixels inside the input, taps by
 //!   offset), `dw_block4_offs` (any four pixels, from a table of their taps) and
 //!   `dw1_block4`/`dw1_block4_offs` (input depth 1): four pixels times four channels in
@@ -321,49 +324,47 @@ impl DwTaps {
 /// The requantization of four pixels' accumulators `q0`-`q3` (four channels each) into
 /// bytes at `r0`, `r0 + c`, `r0 + 2c`, `r0 + 3c`, as [`requantize4`] per lane, with `q4` the
 /// multipliers, `q5` the right shifts negated, `r1` the output offset, `r2` the lower clamp,
-/// `r3` the upper one and `r5` the pixel stride `c`; changes `q6`, `q7` and `r0`.
+/// `r3` the upper one and `r5` the pixel stride `c`; changes `q4`, `q6`, `q7` and `r0`.
 macro_rules! requantize_4x4 {
     () => {
         concat!(
-            "vdup.32 q6, r2\n",
             "vqrdmulh.s32 q0, q0, q4\n",
+            "vqrdmulh.s32 q1, q1, q4\n",
+            "vqrdmulh.s32 q2, q2, q4\n",
+            "vqrdmulh.s32 q3, q3, q4\n",
+            // The multipliers are used: `q4` takes the upper clamp.
+            "vdup.32 q6, r2\n",
+            "vdup.32 q4, r3\n",
             "vshr.s32 q7, q0, #31\n",
             "vadd.i32 q0, q0, q7\n",
             "vrshl.s32 q0, q0, q5\n",
             "vadd.i32 q0, q0, r1\n",
             "vmax.s32 q0, q0, q6\n",
-            "vdup.32 q7, r3\n",
-            "vmin.s32 q0, q0, q7\n",
+            "vmin.s32 q0, q0, q4\n",
             "vstrb.32 q0, [r0]\n",
             "add r0, r0, r5\n",
-            "vqrdmulh.s32 q1, q1, q4\n",
             "vshr.s32 q7, q1, #31\n",
             "vadd.i32 q1, q1, q7\n",
             "vrshl.s32 q1, q1, q5\n",
             "vadd.i32 q1, q1, r1\n",
             "vmax.s32 q1, q1, q6\n",
-            "vdup.32 q7, r3\n",
-            "vmin.s32 q1, q1, q7\n",
+            "vmin.s32 q1, q1, q4\n",
             "vstrb.32 q1, [r0]\n",
             "add r0, r0, r5\n",
-            "vqrdmulh.s32 q2, q2, q4\n",
             "vshr.s32 q7, q2, #31\n",
             "vadd.i32 q2, q2, q7\n",
             "vrshl.s32 q2, q2, q5\n",
             "vadd.i32 q2, q2, r1\n",
             "vmax.s32 q2, q2, q6\n",
-            "vdup.32 q7, r3\n",
-            "vmin.s32 q2, q2, q7\n",
+            "vmin.s32 q2, q2, q4\n",
             "vstrb.32 q2, [r0]\n",
             "add r0, r0, r5\n",
-            "vqrdmulh.s32 q3, q3, q4\n",
             "vshr.s32 q7, q3, #31\n",
             "vadd.i32 q3, q3, q7\n",
             "vrshl.s32 q3, q3, q5\n",
             "vadd.i32 q3, q3, r1\n",
             "vmax.s32 q3, q3, q6\n",
-            "vdup.32 q7, r3\n",
-            "vmin.s32 q3, q3, q7\n",
+            "vmin.s32 q3, q3, q4\n",
             "vstrb.32 q3, [r0]\n",
         )
     };
@@ -456,9 +457,35 @@ pub(crate) fn dw_block4(
     if end > image.len() {
         return;
     }
+    let base = image.as_ptr().wrapping_add(start);
+    // Three groups of channels or more: the taps' pointers in a table, written once for
+    // the block (about 9 instructions per tap), so that a tap costs two scalar
+    // instructions per group (`LDM`, `STM`) instead of five.
+    if c >= 12 {
+        let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
+        let pt = table.as_mut_ptr().cast::<*const i8>();
+        let (s1, s2, s3) = (step, 2 * step, 3 * step);
+        for (i, &o) in taps.off.iter().take(t).enumerate() {
+            let x = base.wrapping_add(o as usize);
+            // SAFETY: `4i + 3 < 4t <= 4 * MAX_TAPS`, so the four slots are inside `table`;
+            // `write` does not read the uninitialised slots.
+            unsafe {
+                let slot = pt.add(4 * i);
+                slot.write(x);
+                slot.add(1).write(x.wrapping_add(s1));
+                slot.add(2).write(x.wrapping_add(s2));
+                slot.add(3).write(x.wrapping_add(s3));
+            }
+        }
+        // SAFETY: `pt[..4t]` was written above: pixel `j`'s tap `i` at `start + j * step +
+        // off[i]`, whose `c` bytes end at most at `start + 3 * step + reach + c = end <=
+        // image.len()` (`off[i] <= reach`, `j <= 3`); the slices are those `block_slices`
+        // checked.
+        unsafe { dw_block4_table(pt, t, c, w, bias, m, e, q, out) };
+        return;
+    }
     // The constants the requantization loads in one `LDM`: offset, min, max, pixel stride.
     let consts = [q.offset, q.min, q.max, c as i32];
-    let base = image.as_ptr().wrapping_add(start);
     let mut pw = w.as_ptr();
     for g in 0..c / 4 {
         let at = 4 * g;
@@ -592,20 +619,45 @@ pub(crate) fn dw_block4_offs(
     if !fill_table(&mut table, t, image, zero_row, offs, c) {
         return;
     }
+    let pt = table.as_mut_ptr().cast::<*const i8>();
+    // SAFETY: `fill_table` wrote `pt[..4t]`, each pointer to at least `c` readable bytes;
+    // the slices are those `block_slices` checked.
+    unsafe { dw_block4_table(pt, t, c, w, bias, m, e, q, out) };
+}
+
+/// The loop of [`dw_block4_offs`] (and of [`dw_block4`] for wider layers) over a table of
+/// the taps' pointers, which it advances by four bytes per group of channels.
+///
+/// # Safety
+///
+/// `pt[..4t]` are initialised pointers, each to `c` readable bytes, and writable (the
+/// caller's own table); `0 < t <= MAX_TAPS`; `c % 4 == 0`; `w` holds `c * t / 2` words,
+/// `bias`, `m`, `e` `c` values, `out` `4c` bytes (as `block_slices` returns them).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn dw_block4_table(
+    pt: *mut *const i8,
+    t: usize,
+    c: usize,
+    w: &[i32],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
     let consts = [q.offset, q.min, q.max, c as i32];
     let mut pw = w.as_ptr();
-    let pt = table.as_mut_ptr().cast::<*const i8>();
     for g in 0..c / 4 {
         let at = 4 * g;
-        // SAFETY: see the module documentation. `table[..4t]` holds the taps' pointers
-        // (`fill_table`: each to at least `c` readable bytes; `4t <= 4 * MAX_TAPS`), each
-        // advanced by `4g` (the loop's write-back, 4 per group): the block reads 4 bytes at
-        // each, `[4g, 4g + 4)` of those `c`, and writes the 4t table entries back (the only
-        // other memory written: 4 bytes at `at + j * c` of `out`, below `4c`, its length).
-        // The weights `pw .. pw + 2t` words lie inside `w` (`c * t / 2` words, group `g` at
-        // `2tg`);
-        // `bias`, `m`, `e` have 4 aligned `i32`s at `at`; `consts` 4 `i32`s. The loop runs
-        // `t > 0` times.
+        // SAFETY: see the module documentation and the function's contract. `pt[..4t]`
+        // holds the taps' pointers (each to at least `c` readable bytes; `4t <= 4 *
+        // MAX_TAPS`), each advanced by `4g` (the loop's write-back, 4 per group): the block
+        // reads 4 bytes at each, `[4g, 4g + 4)` of those `c`, and writes the 4t table
+        // entries back (the only other memory written: 4 bytes at `at + j * c` of `out`,
+        // below `4c`, its length). The weights `pw .. pw + 2t` words lie inside `w` (`c * t
+        // / 2` words, group `g` at `2tg`); `bias`, `m`, `e` have 4 aligned `i32`s at `at`;
+        // `consts` 4 `i32`s. The loop runs `t > 0` times.
         unsafe {
             asm!(
                 block_start!(),
@@ -721,12 +773,18 @@ pub(crate) fn dw1_block4(
     let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
     let pt = table.as_mut_ptr().cast::<*const i8>();
     let base = image.as_ptr().wrapping_add(start);
+    let (s1, s2, s3) = (step, 2 * step, 3 * step);
     for (i, &o) in taps.off.iter().take(t).enumerate() {
         let x = base.wrapping_add(o as usize);
-        for j in 0..4 {
-            // SAFETY: `4i + j < 4t <= 4 * MAX_TAPS`, so the slot is inside `table`; `write`
-            // does not read the uninitialised slot.
-            unsafe { pt.add(4 * i + j).write(x.wrapping_add(j * step)) };
+        // The four pixels' pointers written one by one (a loop over them costs more).
+        // SAFETY: `4i + 3 < 4t <= 4 * MAX_TAPS`, so the four slots are inside `table`;
+        // `write` does not read the uninitialised slots.
+        unsafe {
+            let slot = pt.add(4 * i);
+            slot.write(x);
+            slot.add(1).write(x.wrapping_add(s1));
+            slot.add(2).write(x.wrapping_add(s2));
+            slot.add(3).write(x.wrapping_add(s3));
         }
     }
     // SAFETY: `pt[..4t]` was written above: pixel `j`'s tap `i` at `start + j * step +
@@ -1025,8 +1083,10 @@ pub(crate) fn copy_rows(dst: &mut [i8], src: &[i8], rows: usize, len: usize, str
 }
 
 /// [`one_pixel_by4`] for two pixels at once (`x0`, `x1`, `k` bytes each, into `out0`,
-/// `out1`): per group of four channels both dot products, then both requantized with the
-/// group's multipliers and shifts loaded once. Returns the channels done, `4g` (0 if a
+/// `out1`): per group of four channels two loops of two pixels by two channels (each
+/// weight and pixel load feeds two `VMLADAVA`s: 9 instructions per 16 bytes of four dot
+/// products, against 10 for one pixel by four channels), then both pixels requantized
+/// with the group's multipliers and shifts loaded once. Returns the channels done, `4g` (0 if a
 /// slice is short or `k == 0`).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -1057,14 +1117,14 @@ pub(crate) fn two_pixels_by4(
     if k == 0 || n4 == 0 || w.len() != n4 * k {
         return 0;
     }
-    // x0, x1, the group's weights, out0, out1, bias, multipliers, shifts; out0's end.
-    let mut state: [usize; 9] = [
+    // x0, x1, the group's weights, out0, out1, multipliers, shifts; out0's end. The
+    // bias pointer lives in `r10` (the loops leave it alone).
+    let mut state: [usize; 8] = [
         x0.as_ptr() as usize,
         x1.as_ptr() as usize,
         w.as_ptr() as usize,
         out0.as_mut_ptr() as usize,
         out1.as_mut_ptr() as usize,
-        bias.as_ptr() as usize,
         m.as_ptr() as usize,
         e.as_ptr() as usize,
         out0.as_mut_ptr().wrapping_add(n4) as usize,
@@ -1072,92 +1132,85 @@ pub(crate) fn two_pixels_by4(
     // SAFETY: see the module documentation. Per group `j < n4 / 4` (the loop ends when the
     // first output pointer reaches `out0 + n4`, after at least one group since `n4 >= 4`)
     // the block reads `x0[..k]` and `x1[..k]` (`k > 0`, both `k` long), the four rows
-    // `w[(4j + i)k..(4j + i + 1)k]` (inside `w`, `n4 * k` long), 4 aligned `i32`s at `4j`
-    // of `bias`, `m`, `e` (each at least `n4` long), and writes the 4 bytes at `4j` of
-    // `out0` and of `out1` (both at least `n4` long) and the state table (`state`, 9
-    // words, the block's own).
+    // `w[(4j + i)k..(4j + i + 1)k]` (inside `w`, `n4 * k` long: the first pair of loops
+    // reads rows `4j`, `4j + 1` from the group's start, the second rows `4j + 2`, `4j + 3`
+    // from `2k` after it), 4 aligned `i32`s at `4j` of `bias`, `m`, `e` (each at least `n4`
+    // long), and writes the 4 bytes at `4j` of `out0` and of `out1` (both at least `n4`
+    // long) and the state table (`state`, 8 words, the block's own).
     unsafe {
         asm!(
             "vdup.32 q5, r0",
             "vdup.32 q6, r2",
             "vdup.32 q7, r4",
             "3:",
-            // Pixel 0: the accumulators from the bias, the rows from the group's weights.
-            "ldr r3, [r12, #8]",
-            "ldr r5, [r12, #20]",
-            "ldrd r0, r2, [r5]",
-            "ldrd r4, r8, [r5, #8]",
-            "ldr r1, [r12]",
-            "add r5, r3, r11",
+            // Channels 0 and 1 of the group, both pixels: rows `w`, `w + k`; the
+            // accumulators (pixel 0: r0, r2; pixel 1: r4, r8) from the bias.
+            "ldm r12, {{r1, r3, r5}}",
+            "ldrd r0, r2, [r10]",
+            "ldrd r4, r8, [r10]",
             "add r9, r5, r11",
-            "add r10, r9, r11",
             "dlstp.8 lr, r11",
             "2:",
             "vldrb.u8 q0, [r1], #16",
             "vldrb.u8 q1, [r3], #16",
-            "vmladava.s8 r0, q0, q1",
-            "vldrb.u8 q1, [r5], #16",
-            "vmladava.s8 r2, q0, q1",
-            "vldrb.u8 q1, [r9], #16",
-            "vmladava.s8 r4, q0, q1",
-            "vldrb.u8 q1, [r10], #16",
-            "vmladava.s8 r8, q0, q1",
-            "letp lr, 2b",
-            "vmov.32 q2[0], r0",
-            "vmov.32 q2[1], r2",
-            "vmov.32 q2[2], r4",
-            "vmov.32 q2[3], r8",
-            // Pixel 1, the same rows.
-            "ldr r3, [r12, #8]",
-            "ldr r5, [r12, #20]",
-            "ldrd r0, r2, [r5]",
-            "ldrd r4, r8, [r5, #8]",
-            "ldr r1, [r12, #4]",
-            "add r5, r3, r11",
-            "add r9, r5, r11",
-            "add r10, r9, r11",
-            "dlstp.8 lr, r11",
-            "2:",
-            "vldrb.u8 q0, [r1], #16",
-            "vldrb.u8 q1, [r3], #16",
-            "vmladava.s8 r0, q0, q1",
-            "vldrb.u8 q1, [r5], #16",
-            "vmladava.s8 r2, q0, q1",
-            "vldrb.u8 q1, [r9], #16",
-            "vmladava.s8 r4, q0, q1",
-            "vldrb.u8 q1, [r10], #16",
-            "vmladava.s8 r8, q0, q1",
+            "vldrb.u8 q2, [r5], #16",
+            "vmladava.s8 r0, q0, q2",
+            "vmladava.s8 r4, q1, q2",
+            "vldrb.u8 q2, [r9], #16",
+            "vmladava.s8 r2, q0, q2",
+            "vmladava.s8 r8, q1, q2",
             "letp lr, 2b",
             "vmov.32 q3[0], r0",
             "vmov.32 q3[1], r2",
-            "vmov.32 q3[2], r4",
-            "vmov.32 q3[3], r8",
-            // weights, out0, out1, bias, m, e, end.
+            "vmov.32 q4[0], r4",
+            "vmov.32 q4[1], r8",
+            // Channels 2 and 3: rows `w + 2k`, `w + 3k`.
+            "ldm r12, {{r1, r3, r5}}",
+            "ldrd r0, r2, [r10, #8]",
+            "ldrd r4, r8, [r10, #8]",
+            "add.w r5, r5, r11, lsl #1",
+            "add r9, r5, r11",
+            "dlstp.8 lr, r11",
+            "2:",
+            "vldrb.u8 q0, [r1], #16",
+            "vldrb.u8 q1, [r3], #16",
+            "vldrb.u8 q2, [r5], #16",
+            "vmladava.s8 r0, q0, q2",
+            "vmladava.s8 r4, q1, q2",
+            "vldrb.u8 q2, [r9], #16",
+            "vmladava.s8 r2, q0, q2",
+            "vmladava.s8 r8, q1, q2",
+            "letp lr, 2b",
+            "vmov.32 q3[2], r0",
+            "vmov.32 q3[3], r2",
+            "vmov.32 q4[2], r4",
+            "vmov.32 q4[3], r8",
+            // weights, out0, out1, m, e, end.
             "add r0, r12, #8",
-            "ldm r0, {{r1, r2, r3, r4, r5, r8, r9}}",
+            "ldm r0, {{r1, r2, r3, r4, r5, r8}}",
             "add.w r1, r1, r11, lsl #2",
-            "adds r4, #16",
-            "vldrw.u32 q1, [r5], #16",
-            "vldrw.u32 q0, [r8], #16",
+            "adds r10, #16",
+            "vldrw.u32 q1, [r4], #16",
+            "vldrw.u32 q0, [r5], #16",
             "vneg.s32 q0, q0",
-            "vqrdmulh.s32 q2, q2, q1",
             "vqrdmulh.s32 q3, q3, q1",
-            "vshr.s32 q4, q2, #31",
-            "vadd.i32 q2, q2, q4",
-            "vshr.s32 q4, q3, #31",
-            "vadd.i32 q3, q3, q4",
-            "vrshl.s32 q2, q2, q0",
+            "vqrdmulh.s32 q4, q4, q1",
+            "vshr.s32 q2, q3, #31",
+            "vadd.i32 q3, q3, q2",
+            "vshr.s32 q2, q4, #31",
+            "vadd.i32 q4, q4, q2",
             "vrshl.s32 q3, q3, q0",
-            "vadd.i32 q2, q2, q5",
+            "vrshl.s32 q4, q4, q0",
             "vadd.i32 q3, q3, q5",
-            "vmax.s32 q2, q2, q6",
+            "vadd.i32 q4, q4, q5",
             "vmax.s32 q3, q3, q6",
-            "vmin.s32 q2, q2, q7",
+            "vmax.s32 q4, q4, q6",
             "vmin.s32 q3, q3, q7",
-            "vstrb.32 q2, [r2], #4",
-            "vstrb.32 q3, [r3], #4",
-            "stm r0, {{r1, r2, r3, r4, r5, r8, r9}}",
-            "cmp r2, r9",
+            "vmin.s32 q4, q4, q7",
+            "vstrb.32 q3, [r2], #4",
+            "vstrb.32 q4, [r3], #4",
+            "stm r0, {{r1, r2, r3, r4, r5}}",
+            "cmp r2, r8",
             "bne 3b",
             inout("r0") q.offset => _,
             out("r1") _,
@@ -1167,9 +1220,219 @@ pub(crate) fn two_pixels_by4(
             out("r5") _,
             out("r8") _,
             out("r9") _,
-            out("r10") _,
+            inout("r10") bias.as_ptr() => _,
             in("r11") k,
             in("r12") state.as_mut_ptr(),
+            out("lr") _,
+            out("q0") _,
+            out("q1") _,
+            out("q2") _,
+            out("q3") _,
+            out("q4") _,
+            out("q5") _,
+            out("q6") _,
+            out("q7") _,
+            options(nostack),
+        );
+    }
+    n4
+}
+
+/// [`two_pixels_by4`] for three pixels at once (`x0`, `x1`, `x2`, `k` bytes each, into
+/// `out0`, `out1`, `out2`): per group of four channels two loops of three pixels by two
+/// channels (six `VMLADAVA`s per five 16-byte loads: 12 instructions per 16 bytes of six dot
+/// products, against 9 for four with two pixels), then the three pixels requantized with
+/// the group's multipliers and shifts loaded once. Returns the channels done, `4g` (0 if a
+/// slice is short or `k == 0`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn three_pixels_by4(
+    k: usize,
+    x: [&[i8]; 3],
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: [&mut [i8]; 3],
+) -> usize {
+    let [x0, x1, x2] = x;
+    let [out0, out1, out2] = out;
+    let n4 = out0
+        .len()
+        .min(out1.len())
+        .min(out2.len())
+        .min(bias.len())
+        .min(m.len())
+        .min(e.len())
+        / 4
+        * 4;
+    let (Some(x0), Some(x1), Some(x2), Some(w)) = (
+        x0.get(..k),
+        x1.get(..k),
+        x2.get(..k),
+        w.get(..n4.saturating_mul(k)),
+    ) else {
+        return 0;
+    };
+    if k == 0 || n4 == 0 || w.len() != n4 * k {
+        return 0;
+    }
+    // The group's bias and weights, x0, x1, x2, k, the multipliers, shifts, out0, out1,
+    // out2, out0's end, the output offset, min; then (from word 16) the three pixels'
+    // accumulators, four words each.
+    // (Uninitialised past the 14 written here: the block writes each group's accumulators
+    // before it reads them.)
+    let mut state = core::mem::MaybeUninit::<[usize; 28]>::uninit();
+    let base = state.as_mut_ptr().cast::<usize>();
+    for (i, v) in [
+        bias.as_ptr() as usize,
+        w.as_ptr() as usize,
+        x0.as_ptr() as usize,
+        x1.as_ptr() as usize,
+        x2.as_ptr() as usize,
+        k,
+        m.as_ptr() as usize,
+        e.as_ptr() as usize,
+        out0.as_mut_ptr() as usize,
+        out1.as_mut_ptr() as usize,
+        out2.as_mut_ptr() as usize,
+        out0.as_mut_ptr().wrapping_add(n4) as usize,
+        q.offset as usize,
+        q.min as usize,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // SAFETY: `i < 14 <= 28`, so `base + i` is inside `state`; `write` does not read
+        // the uninitialised slot.
+        unsafe { base.add(i).write(v) };
+    }
+    // SAFETY: see the module documentation. Per group `j < n4 / 4` (the loop ends when the
+    // first output pointer reaches `out0 + n4`, after at least one group since `n4 >= 4`)
+    // the block reads `x0[..k]`, `x1[..k]` and `x2[..k]` (`k > 0`, each `k` long), the four
+    // rows `w[(4j + i)k..(4j + i + 1)k]` (inside `w`, `n4 * k` long: the first loop reads
+    // rows `4j`, `4j + 1` from the group's start, the second rows `4j + 2`, `4j + 3` from
+    // `2k` after it), 4 aligned `i32`s at `4j` of `bias`, `m`, `e` (each at least `n4`
+    // long), and writes the 4 bytes at `4j` of `out0`, `out1` and `out2` (each at least
+    // `n4` long) and the state table (`state`, 28 words, the block's own; the loops'
+    // accumulators at bytes 64..112, read back as three aligned vectors). The state
+    // table's address, which no register can hold through the loops (all twelve hold
+    // their accumulators and pointers), waits in `s28` (lane 0 of `q7`, which the loops
+    // leave alone). `LDM` into its own base register (`lr`, no write-back) takes the
+    // loaded value.
+    unsafe {
+        asm!(
+            "vdup.32 q4, r0",
+            "3:",
+            // Channels 0 and 1 of the group: rows `w` (r1), `w + k` (r11); accumulators
+            // pixel 0: r0, r2; pixel 1: r4, r8; pixel 2: r10, r12, from the bias; pixels
+            // at r3, r5, r9.
+            "vmov s28, r12",
+            "ldm r12, {{r0, r1, r3, r5, r9, lr}}",
+            "add.w r11, r1, lr",
+            "ldrd r4, r8, [r0]",
+            "ldrd r10, r12, [r0]",
+            "ldrd r0, r2, [r0]",
+            "dlstp.8 lr, lr",
+            "2:",
+            "vldrb.u8 q0, [r3], #16",
+            "vldrb.u8 q1, [r5], #16",
+            "vldrb.u8 q2, [r9], #16",
+            "vldrb.u8 q3, [r1], #16",
+            "vmladava.s8 r0, q0, q3",
+            "vmladava.s8 r4, q1, q3",
+            "vmladava.s8 r10, q2, q3",
+            "vldrb.u8 q3, [r11], #16",
+            "vmladava.s8 r2, q0, q3",
+            "vmladava.s8 r8, q1, q3",
+            "vmladava.s8 r12, q2, q3",
+            "letp lr, 2b",
+            "vmov lr, s28",
+            "strd r0, r2, [lr, #64]",
+            "strd r4, r8, [lr, #80]",
+            "strd r10, r12, [lr, #96]",
+            // Channels 2 and 3: rows `w + 2k`, `w + 3k`.
+            "ldm lr, {{r0, r1, r3, r5, r9, lr}}",
+            "add.w r1, r1, lr, lsl #1",
+            "add.w r11, r1, lr",
+            "ldrd r4, r8, [r0, #8]",
+            "ldrd r10, r12, [r0, #8]",
+            "ldrd r0, r2, [r0, #8]",
+            "dlstp.8 lr, lr",
+            "2:",
+            "vldrb.u8 q0, [r3], #16",
+            "vldrb.u8 q1, [r5], #16",
+            "vldrb.u8 q2, [r9], #16",
+            "vldrb.u8 q3, [r1], #16",
+            "vmladava.s8 r0, q0, q3",
+            "vmladava.s8 r4, q1, q3",
+            "vmladava.s8 r10, q2, q3",
+            "vldrb.u8 q3, [r11], #16",
+            "vmladava.s8 r2, q0, q3",
+            "vmladava.s8 r8, q1, q3",
+            "vmladava.s8 r12, q2, q3",
+            "letp lr, 2b",
+            "vmov lr, s28",
+            "strd r0, r2, [lr, #72]",
+            "strd r4, r8, [lr, #88]",
+            "strd r10, r12, [lr, #104]",
+            // The requantization, the state table at `r12`.
+            "mov r12, lr",
+            "vldrw.u32 q5, [r12, #64]",
+            "vldrw.u32 q6, [r12, #80]",
+            "vldrw.u32 q7, [r12, #96]",
+            // The next group's bias and weights (`4k` on).
+            "ldrd r0, r1, [r12]",
+            "ldr r2, [r12, #20]",
+            "adds r0, #16",
+            "add.w r1, r1, r2, lsl #2",
+            "strd r0, r1, [r12]",
+            // Multipliers, shifts, out0, out1, out2, end, offset, min.
+            "add r0, r12, #24",
+            "ldm r0, {{r1, r2, r3, r4, r5, r8, r9, r10}}",
+            "vldrw.u32 q0, [r1], #16",
+            "vldrw.u32 q1, [r2], #16",
+            "vneg.s32 q1, q1",
+            "vdup.32 q3, r10",
+            "vqrdmulh.s32 q5, q5, q0",
+            "vqrdmulh.s32 q6, q6, q0",
+            "vqrdmulh.s32 q7, q7, q0",
+            "vshr.s32 q2, q5, #31",
+            "vadd.i32 q5, q5, q2",
+            "vshr.s32 q2, q6, #31",
+            "vadd.i32 q6, q6, q2",
+            "vshr.s32 q2, q7, #31",
+            "vadd.i32 q7, q7, q2",
+            "vrshl.s32 q5, q5, q1",
+            "vrshl.s32 q6, q6, q1",
+            "vrshl.s32 q7, q7, q1",
+            "vadd.i32 q5, q5, r9",
+            "vadd.i32 q6, q6, r9",
+            "vadd.i32 q7, q7, r9",
+            "vmax.s32 q5, q5, q3",
+            "vmax.s32 q6, q6, q3",
+            "vmax.s32 q7, q7, q3",
+            "vmin.s32 q5, q5, q4",
+            "vmin.s32 q6, q6, q4",
+            "vmin.s32 q7, q7, q4",
+            "vstrb.32 q5, [r3], #4",
+            "vstrb.32 q6, [r4], #4",
+            "vstrb.32 q7, [r5], #4",
+            "stm r0, {{r1, r2, r3, r4, r5}}",
+            "cmp r3, r8",
+            "bne 3b",
+            inout("r0") q.max => _,
+            out("r1") _,
+            out("r2") _,
+            out("r3") _,
+            out("r4") _,
+            out("r5") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            inout("r12") base => _,
             out("lr") _,
             out("q0") _,
             out("q1") _,

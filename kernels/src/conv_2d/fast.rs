@@ -154,6 +154,13 @@ pub fn conv_2d_s8_fast(
     };
     let q = output_quant(p);
     if pointwise_in_place_supported(p) {
+        // Helium: three pixels per block where the channels come in groups of four.
+        #[cfg(kiln_arch = "mve")]
+        if ch.bias.len().is_multiple_of(4) {
+            let k = p.input_depth;
+            crate::gemm::by_clamp!(q, pointwise_by3(k, input, filter, &ch, &q, output));
+            return;
+        }
         crate::gemm::pointwise(p.input_depth, input, filter, &ch, &q, output, scratch);
     } else {
         crate::gemm::by_clamp!(q, windowed_by(p, &ch, &q, filter, input, output, scratch));
@@ -180,5 +187,288 @@ fn windowed_by<const F: bool>(
         padding: [p.padding_height, p.padding_width],
         zero_point: (-p.input_offset) as i8,
     };
+    // Helium: three pixels per block where the scratch holds their im2col and the channels
+    // come in groups of four.
+    #[cfg(kiln_arch = "mve")]
+    if windowed_by3::<F>(&g, ch, q, filter, input, output, scratch) {
+        return;
+    }
     crate::gemm::windowed::<F>(&g, input, filter, ch, q, output, scratch);
+}
+
+/// A 1x1 stride-1 convolution with Helium, `n` (`ch.bias.len()`) a multiple of 4: the
+/// pixels three at a time by `arch::three_pixels_by4` (three pixels by four channels per
+/// group), the last one or two by `gemm`'s pair and single-pixel forms.
+#[cfg(kiln_arch = "mve")]
+#[inline(never)]
+fn pointwise_by3<const F: bool>(
+    k: usize,
+    input: &[i8],
+    w: &[i8],
+    ch: &crate::gemm::Channels<'_>,
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let n = ch.bias.len();
+    let pixels = input.len() / k.max(1);
+    let mut p = 0;
+    while p + 3 <= pixels {
+        let (Some(x), Some(o)) = (
+            input.get(p * k..(p + 3) * k),
+            out.get_mut(p * n..(p + 3) * n),
+        ) else {
+            return;
+        };
+        let (x0, x12) = x.split_at(k.min(x.len()));
+        let (x1, x2) = x12.split_at(k.min(x12.len()));
+        let (o0, o12) = o.split_at_mut(n.min(o.len()));
+        let (o1, o2) = o12.split_at_mut(n.min(o12.len()));
+        crate::arch::three_pixels_by4(
+            k,
+            [x0, x1, x2],
+            w,
+            ch.bias,
+            ch.multiplier,
+            ch.right_shift,
+            q,
+            [o0, o1, o2],
+        );
+        p += 3;
+    }
+    by3_rest::<F>(
+        k,
+        input.get(p * k..).unwrap_or(&[]),
+        w,
+        ch,
+        q,
+        out.get_mut(p * n..).unwrap_or(&mut []),
+    );
+}
+
+/// The last one or two pixels (`x`: their `k` values each, `out` their `n` channels each) of
+/// the three-pixel forms, by `gemm`'s pair and single-pixel forms.
+#[cfg(kiln_arch = "mve")]
+#[inline(always)]
+fn by3_rest<const F: bool>(
+    k: usize,
+    x: &[i8],
+    w: &[i8],
+    ch: &crate::gemm::Channels<'_>,
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) {
+    let n = ch.bias.len();
+    if x.len() >= 2 * k
+        && let Some((o0, o1)) = out.get_mut(..2 * n).and_then(|o| o.split_at_mut_checked(n))
+    {
+        crate::gemm::two_pixels::<F>(k, x, None, w, ch, q, o0, o1);
+    } else if x.len() >= k && out.len() >= n {
+        crate::gemm::one_pixel::<F>(k, x, w, ch, q, out);
+    }
+}
+
+/// The window of output pixel `(oy, ox)` into `col` (its `kh * kw * depth` values in filter
+/// order, taps outside the input set to the zero point), as `gemm::windowed`'s im2col does,
+/// with Helium's copies: a window inside the input (no dilation) as `kh` runs of `kw *
+/// depth` bytes in one block, any other row by row.
+#[cfg(kiln_arch = "mve")]
+#[inline(always)]
+fn im2col_mve(g: &crate::gemm::Window, image: &[i8], oy: usize, ox: usize, col: &mut [i8]) {
+    let [ih, iw, c] = g.input;
+    let [kh, kw] = g.filter;
+    let [dh, dw] = g.dilation;
+    let row_len = kw * c;
+    let y0 = (oy * g.stride[0]) as isize - g.padding[0] as isize;
+    let x0 = (ox * g.stride[1]) as isize - g.padding[1] as isize;
+    // The taps `fx0..fx1` of a window row inside the input.
+    let (fx0, fx1) = taps_inside(x0, dw, iw, kw);
+    if dh == 1
+        && dw == 1
+        && fx0 == 0
+        && fx1 == kw
+        && y0 >= 0
+        && y0 as usize + kh <= ih
+        && let Some(src) = image.get((y0 as usize * iw + x0 as usize) * c..)
+    {
+        crate::arch::copy_rows(col, src, kh, row_len, iw * c);
+        return;
+    }
+    for fy in 0..kh {
+        let Some(dst) = col.get_mut(fy * row_len..(fy + 1) * row_len) else {
+            return;
+        };
+        let iy = y0 + (fy * dh) as isize;
+        let row = (iy >= 0 && (iy as usize) < ih)
+            .then(|| image.get(iy as usize * iw * c..))
+            .flatten();
+        let (Some(src_row), true) = (row, fx0 < fx1) else {
+            crate::arch::fill_bytes(dst, g.zero_point);
+            continue;
+        };
+        let Some((before, rest)) = dst.split_at_mut_checked(fx0 * c) else {
+            return;
+        };
+        crate::arch::fill_bytes(before, g.zero_point);
+        let Some((mid, after)) = rest.split_at_mut_checked((fx1 - fx0) * c) else {
+            return;
+        };
+        let ix0 = (x0 + (fx0 * dw) as isize) as usize;
+        if dw == 1 {
+            crate::arch::copy_bytes(mid, src_row.get(ix0 * c..).unwrap_or(&[]));
+        } else {
+            for (i, d) in mid.chunks_mut(c.max(1)).enumerate() {
+                crate::arch::copy_bytes(d, src_row.get((ix0 + i * dw) * c..).unwrap_or(&[]));
+            }
+        }
+        crate::arch::fill_bytes(after, g.zero_point);
+    }
+}
+
+/// The taps `start..end` of a window row of `n` taps at `dilation` whose positions
+/// `origin + dilation * t` lie in `0..size` (as `gemm`'s im2col finds them).
+#[cfg(kiln_arch = "mve")]
+#[inline(always)]
+fn taps_inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
+    if dilation <= 1 {
+        // No division for the common case.
+        let start = if origin >= 0 {
+            0
+        } else {
+            origin.unsigned_abs()
+        };
+        let end = if origin >= size as isize {
+            0
+        } else {
+            (size as isize - origin) as usize
+        };
+        return (start.min(n), end.min(n));
+    }
+    let d = dilation;
+    let start = if origin >= 0 {
+        0
+    } else {
+        origin.unsigned_abs().div_ceil(d)
+    };
+    let end = if origin >= size as isize {
+        0
+    } else {
+        ((size as isize - origin) as usize).div_ceil(d)
+    };
+    (start.min(n), end.min(n))
+}
+
+/// A windowed convolution with Helium, three output pixels at a time: their windows
+/// gathered (`im2col_mve`) into `scratch`'s first `3k` bytes (`k` = `padded(kh * kw *
+/// depth)`; the bytes past the window in each are never written and meet zero weights),
+/// then `arch::three_pixels_by4`; the last one or two pixels of each image by `gemm`'s pair
+/// and single-pixel forms. `false` (nothing written) where it does not apply: `scratch`
+/// shorter than `3k` (the lean plans) or channels not in groups of four.
+#[cfg(kiln_arch = "mve")]
+#[inline(always)]
+fn windowed_by3<const F: bool>(
+    g: &crate::gemm::Window,
+    ch: &crate::gemm::Channels<'_>,
+    q: &crate::gemm::Output,
+    w: &[i8],
+    input: &[i8],
+    output: &mut [i8],
+    scratch: &mut [i8],
+) -> bool {
+    let [ih, iw, c] = g.input;
+    let [oh, ow] = g.output;
+    let k_taps = g.filter[0] * g.filter[1] * c;
+    let k = crate::gemm::padded(k_taps);
+    let n = ch.bias.len();
+    let Some(col) = scratch.get_mut(..3 * k) else {
+        return false;
+    };
+    if k_taps == 0 || n == 0 || !n.is_multiple_of(4) {
+        return false;
+    }
+    let [kh, kw] = g.filter;
+    let ([sh, sw], [ph, pw]) = (g.stride, g.padding);
+    let plain = g.dilation == [1, 1];
+    // The output columns whose windows lie inside the input's width (without dilation):
+    // `ox * sw >= pw` and `ox * sw - pw + kw <= iw`.
+    let ox_in = pw.div_ceil(sw.max(1))..if iw + pw >= kw {
+        ((iw + pw - kw) / sw.max(1) + 1).min(ow)
+    } else {
+        0
+    };
+    let image_len = ih * iw * c;
+    let out_len = oh * ow * n;
+    let batches = input.len() / image_len.max(1);
+    for b in 0..batches {
+        let (Some(image), Some(out_image)) = (
+            input.get(b * image_len..(b + 1) * image_len),
+            output.get_mut(b * out_len..(b + 1) * out_len),
+        ) else {
+            return true;
+        };
+        // Pixels gathered so far, and the first one's output position.
+        let mut filled = 0;
+        let mut first = 0;
+        let mut at = 0;
+        for oy in 0..oh {
+            let y0 = (oy * sh) as isize - ph as isize;
+            // A row of windows inside the input's height (no dilation): its pixels in
+            // `ox_in` are copied as `kh` runs directly, without `im2col_mve`'s set-up.
+            let row_in = plain && y0 >= 0 && y0 as usize + kh <= ih;
+            let row_start = if row_in { y0 as usize * iw * c } else { 0 };
+            for ox in 0..ow {
+                if let Some(slot) = col.get_mut(filled * k..filled * k + k_taps) {
+                    if row_in && ox_in.contains(&ox) {
+                        let src = image.get(row_start + (ox * sw - pw) * c..).unwrap_or(&[]);
+                        crate::arch::copy_rows(slot, src, kh, kw * c, iw * c);
+                    } else {
+                        im2col_mve(g, image, oy, ox, slot);
+                    }
+                }
+                if filled == 0 {
+                    first = at;
+                }
+                filled += 1;
+                at += n;
+                if filled == 3 {
+                    filled = 0;
+                    let Some((o0, o12)) = out_image
+                        .get_mut(first..first + 3 * n)
+                        .and_then(|o| o.split_at_mut_checked(n))
+                    else {
+                        return true;
+                    };
+                    let (Some((o1, o2)), Some((x0, x12))) =
+                        (o12.split_at_mut_checked(n), col.split_at_checked(k))
+                    else {
+                        return true;
+                    };
+                    let Some((x1, x2)) = x12.split_at_checked(k) else {
+                        return true;
+                    };
+                    crate::arch::three_pixels_by4(
+                        k,
+                        [x0, x1, x2],
+                        w,
+                        ch.bias,
+                        ch.multiplier,
+                        ch.right_shift,
+                        q,
+                        [o0, o1, o2],
+                    );
+                }
+            }
+        }
+        if filled > 0 {
+            let x = col.get(..filled * k).unwrap_or(&[]);
+            by3_rest::<F>(
+                k,
+                x,
+                w,
+                ch,
+                q,
+                out_image.get_mut(first..).unwrap_or(&mut []),
+            );
+        }
+    }
+    true
 }

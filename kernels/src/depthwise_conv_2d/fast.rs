@@ -734,19 +734,30 @@ fn by_blocks<const F: bool>(
                         }
                         continue;
                     }
-                    for fy in 0..kh {
-                        let iy = y0 + (fy * dh) as isize;
-                        let row_in = iy >= 0 && (iy as usize) < ih;
-                        for fx in 0..kw {
-                            let ix = x0 + (fx * dw) as isize;
-                            let o = if row_in && ix >= 0 && (ix as usize) < iw {
-                                ((iy as usize * iw + ix as usize) * ci) as u32
-                            } else {
-                                crate::arch::OUTSIDE
-                            };
+                    // The taps inside the input, `fy0..fy1` by `fx0..fx1`, at the window's
+                    // origin (outside the input, wrapping) plus their offsets.
+                    let (fy0, fy1) = taps_inside(y0, dh, ih, kh);
+                    let (fx0, fx1) = taps_inside(x0, dw, iw, kw);
+                    let base = ((y0 * iw as isize + x0) * ci as isize) as u32;
+                    // Every tap as if inside, then the few outside marked.
+                    for (slots, &o) in offs.chunks_exact_mut(4).zip(dt.offsets()) {
+                        if let Some(slot) = slots.get_mut(j) {
+                            *slot = base.wrapping_add(o);
+                        }
+                    }
+                    let mut outside = |fy: usize, fxs: core::ops::Range<usize>| {
+                        for fx in fxs {
                             if let Some(slot) = offs.get_mut(4 * (fy * kw + fx) + j) {
-                                *slot = o;
+                                *slot = crate::arch::OUTSIDE;
                             }
+                        }
+                    };
+                    for fy in 0..kh {
+                        if (fy0..fy1).contains(&fy) {
+                            outside(fy, 0..fx0);
+                            outside(fy, fx1..kw);
+                        } else {
+                            outside(fy, 0..kw);
                         }
                     }
                 }
@@ -780,6 +791,29 @@ fn by_blocks<const F: bool>(
             }
         }
     }
+}
+
+/// The taps `start..end` of a window row (or column) of `n` taps at `dilation` whose
+/// positions `origin + dilation * t` lie in `0..size`.
+#[cfg(kiln_arch = "mve")]
+#[inline(always)]
+fn taps_inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
+    let d = dilation.max(1);
+    let start = if origin >= 0 {
+        0
+    } else if d == 1 {
+        origin.unsigned_abs()
+    } else {
+        origin.unsigned_abs().div_ceil(d)
+    };
+    let end = if origin >= size as isize {
+        0
+    } else if d == 1 {
+        (size as isize - origin) as usize
+    } else {
+        ((size as isize - origin) as usize).div_ceil(d)
+    };
+    (start.min(n), end.min(n))
 }
 
 /// The most weights of the input-depth-1 form [`by_blocks_single`] takes (its table on the
