@@ -80,7 +80,7 @@ pub const fn scratch_bytes(_elements: usize) -> usize {
 }
 
 /// CAST (`copyCast<FromT, ToT>`): `output[i] = static_cast<U>(input[i])`.
-/// Eight elements per step ([`map_by8`]), which opt-level s keeps unrolled.
+/// Eight elements per step (`util::map_by8`), which opt-level s keeps unrolled.
 pub fn cast<T: CastTo<U>, U: Copy>(input: &[T], output: &mut [U]) {
     debug_assert_eq!(input.len(), output.len());
     map_by8(input, output, T::cast_to);

@@ -140,7 +140,7 @@ pub trait Sample: Copy + Default {
     fn half_diff(a: Self, b: Self) -> Self;
     /// Runs the radix-4 butterflies of one stage (`a`, `b`, `c`, `d`: the four quarters of
     /// the output, `tw`: each butterfly's three twiddles) on a target's packed form, with
-    /// the same results as [`bfly4_one`]; `false` where there is none (the caller runs them).
+    /// the same results as `bfly4_one`; `false` where there is none (the caller runs them).
     fn bfly4_packed<const INVERSE: bool>(
         _a: &mut [Stored<Self>],
         _b: &mut [Stored<Self>],
