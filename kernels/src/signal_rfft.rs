@@ -155,8 +155,12 @@ pub trait Sample: Copy + Default {
 /// Int16 butterflies on words of two int16 halves (a complex value: real low, imaginary
 /// high) with the DSP extension's dual 16-bit instructions (`crate::arch`): one load per
 /// value, a complex product in four instructions. Each half is computed exactly as
-/// [`bfly4_one`] computes it. Also built for the host's tests, on the plain-Rust forms.
-#[cfg(any(kiln_arch = "dsp", kiln_arch = "mve", test))]
+/// [`bfly4_one`] computes it. Also built for the host's tests (portable arch), on the plain-Rust forms.
+#[cfg(any(
+    kiln_arch = "dsp",
+    kiln_arch = "mve",
+    all(test, kiln_arch = "portable")
+))]
 mod packed {
     use super::Stored;
     use crate::arch::{cmul_q15, sadd16, sasx, scale_q15, ssax, ssub16};
@@ -249,7 +253,11 @@ impl Sample for i16 {
     fn half_diff(a: i16, b: i16) -> i16 {
         ((a as i32 - b as i32) >> 1) as i16
     }
-    #[cfg(any(kiln_arch = "dsp", kiln_arch = "mve", test))]
+    #[cfg(any(
+        kiln_arch = "dsp",
+        kiln_arch = "mve",
+        all(test, kiln_arch = "portable")
+    ))]
     fn bfly4_packed<const INVERSE: bool>(
         a: &mut [Stored<i16>],
         b: &mut [Stored<i16>],
@@ -1080,6 +1088,7 @@ mod tests {
     /// The packed int16 butterflies give [`bfly4_one`]'s values on random and extreme
     /// inputs and twiddles, both directions.
     #[test]
+    #[cfg(kiln_arch = "portable")]
     fn packed_bfly4_matches_the_scalar_butterfly() {
         fn run<const INVERSE: bool>(seed: u64) {
             let mut state = seed;
