@@ -720,7 +720,7 @@ fn copy(dst: &mut [i8], src: &[i8]) {
 /// dilation * t` lie in `0..size` (as `util::tap_range`, in unsigned arithmetic, which has
 /// no overflow or division panic path).
 #[inline(always)]
-fn inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
+pub(crate) fn inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
     if dilation <= 1 {
         // No division for the common case.
         let start = if origin >= 0 {

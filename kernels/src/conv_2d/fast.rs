@@ -281,7 +281,7 @@ fn im2col_mve(g: &crate::gemm::Window, image: &[i8], oy: usize, ox: usize, col: 
     let y0 = (oy * g.stride[0]) as isize - g.padding[0] as isize;
     let x0 = (ox * g.stride[1]) as isize - g.padding[1] as isize;
     // The taps `fx0..fx1` of a window row inside the input.
-    let (fx0, fx1) = taps_inside(x0, dw, iw, kw);
+    let (fx0, fx1) = crate::gemm::inside(x0, dw, iw, kw);
     if dh == 1
         && dw == 1
         && fx0 == 0
@@ -322,39 +322,6 @@ fn im2col_mve(g: &crate::gemm::Window, image: &[i8], oy: usize, ox: usize, col: 
         }
         crate::arch::fill_bytes(after, g.zero_point);
     }
-}
-
-/// The taps `start..end` of a window row of `n` taps at `dilation` whose positions
-/// `origin + dilation * t` lie in `0..size` (as `gemm`'s im2col finds them).
-#[cfg(kiln_arch = "mve")]
-#[inline(always)]
-fn taps_inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
-    if dilation <= 1 {
-        // No division for the common case.
-        let start = if origin >= 0 {
-            0
-        } else {
-            origin.unsigned_abs()
-        };
-        let end = if origin >= size as isize {
-            0
-        } else {
-            (size as isize - origin) as usize
-        };
-        return (start.min(n), end.min(n));
-    }
-    let d = dilation;
-    let start = if origin >= 0 {
-        0
-    } else {
-        origin.unsigned_abs().div_ceil(d)
-    };
-    let end = if origin >= size as isize {
-        0
-    } else {
-        ((size as isize - origin) as usize).div_ceil(d)
-    };
-    (start.min(n), end.min(n))
 }
 
 /// A windowed convolution with Helium, three output pixels at a time: their windows
