@@ -1050,10 +1050,68 @@ pub(crate) fn copy_rows(dst: &mut [i8], src: &[i8], rows: usize, len: usize, str
     if len == 0 || src_end > src.len() || dst_end > dst.len() {
         return;
     }
-    // SAFETY: see the module documentation: for row `r < rows` (`rows > 0`) the loop reads
-    // `[r * stride, r * stride + len)` of `src`, the last ending at `src_end <= src.len()`,
-    // and writes `[r * len, (r + 1) * len)` of `dst`, below `dst_end <= dst.len()` (tail
-    // predication disables the lanes past `len`); `len > 0`.
+    // SAFETY: for row `r < rows` (`rows > 0`) the loop reads `[r * stride, r * stride +
+    // len)` of `src`, the last ending at `src_end <= src.len()`, and writes `[r * len, (r +
+    // 1) * len)` of `dst`, below `dst_end <= dst.len()`; `len > 0`.
+    unsafe { copy_rows_raw(dst.as_mut_ptr(), src.as_ptr(), rows, len, stride) };
+}
+
+/// Three windows of an im2col at once: window `i < 3` is `rows` runs of `len` bytes, run
+/// `r` from `src[i * step + r * stride..]`, copied to `dst[i * k + r * len..]`, as three
+/// [`copy_rows`] with the bounds checked once. Nothing is copied unless `src` and `dst`
+/// hold them all and a window's runs fit in its `k` bytes.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn copy_windows3(
+    dst: &mut [i8],
+    k: usize,
+    src: &[i8],
+    step: usize,
+    rows: usize,
+    len: usize,
+    stride: usize,
+) {
+    let src_end = rows
+        .checked_sub(1)
+        .and_then(|r| r.checked_mul(stride))
+        .and_then(|s| s.checked_add(len))
+        .and_then(|s| s.checked_add(step.checked_mul(2)?));
+    let run = rows.checked_mul(len);
+    let (Some(src_end), Some(run)) = (src_end, run) else {
+        return;
+    };
+    let dst_end = k.checked_mul(2).and_then(|d| d.checked_add(run));
+    if len == 0 || run > k || src_end > src.len() || dst_end.is_none_or(|d| d > dst.len()) {
+        return;
+    }
+    for i in 0..3 {
+        // SAFETY: window `i <= 2` reads rows `r < rows` (`rows > 0`) at `[i * step + r *
+        // stride, i * step + r * stride + len)` of `src`, the last ending at most at
+        // `src_end <= src.len()`, and writes `[i * k + r * len, i * k + (r + 1) * len)` of
+        // `dst`, below `2k + rows * len = dst_end <= dst.len()` (`rows * len <= k`);
+        // `len > 0`.
+        unsafe {
+            copy_rows_raw(
+                dst.as_mut_ptr().wrapping_add(i * k),
+                src.as_ptr().wrapping_add(i * step),
+                rows,
+                len,
+                stride,
+            )
+        };
+    }
+}
+
+/// The loop of [`copy_rows`] and [`copy_windows3`].
+///
+/// # Safety
+///
+/// `rows > 0`, `len > 0`; for `r < rows`, `src + r * stride` has `len` readable bytes and
+/// `dst + r * len` `len` writable ones (not overlapping them).
+#[inline(always)]
+unsafe fn copy_rows_raw(dst: *mut i8, src: *const i8, rows: usize, len: usize, stride: usize) {
+    // SAFETY: see the module documentation and the function's contract (tail predication
+    // disables the lanes past `len`: a disabled lane accesses no memory).
     unsafe {
         asm!(
             "3:",
@@ -1068,8 +1126,8 @@ pub(crate) fn copy_rows(dst: &mut [i8], src: &[i8], rows: usize, len: usize, str
             "add {d}, {d}, {len}",
             "subs {rows}, #1",
             "bne 3b",
-            s = inout(reg) src.as_ptr() => _,
-            d = inout(reg) dst.as_mut_ptr() => _,
+            s = inout(reg) src => _,
+            d = inout(reg) dst => _,
             sw = out(reg) _,
             dw = out(reg) _,
             len = in(reg) len,
