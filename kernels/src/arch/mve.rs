@@ -1296,6 +1296,113 @@ pub(crate) fn two_pixels_by4(
     n4
 }
 
+/// The group loop of [`three_pixels_by4`] and [`pixels_by3`] from its label `3:` to the
+/// write-back of a group's multipliers, shifts and output pointers: see
+/// [`three_pixels_by4`]. On its end `r12` holds the state table, `r3` the first output
+/// pointer and `r8` its end.
+macro_rules! three_by4_group {
+    () => {
+        concat!(
+            "3:\n",
+            // Channels 0 and 1 of the group: rows `w` (r1), `w + k` (r11); accumulators
+            // pixel 0: r0, r2; pixel 1: r4, r8; pixel 2: r10, r12, from the bias; pixels
+            // at r3, r5, r9.
+            "vmov s28, r12\n",
+            "ldm r12, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0]\n",
+            "ldrd r10, r12, [r0]\n",
+            "ldrd r0, r2, [r0]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #64]\n",
+            "strd r4, r8, [lr, #80]\n",
+            "strd r10, r12, [lr, #96]\n",
+            // Channels 2 and 3: rows `w + 2k`, `w + 3k`.
+            "ldm lr, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r1, r1, lr, lsl #1\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0, #8]\n",
+            "ldrd r10, r12, [r0, #8]\n",
+            "ldrd r0, r2, [r0, #8]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #72]\n",
+            "strd r4, r8, [lr, #88]\n",
+            "strd r10, r12, [lr, #104]\n",
+            // The requantization, the state table at `r12`.
+            "mov r12, lr\n",
+            "vldrw.u32 q5, [r12, #64]\n",
+            "vldrw.u32 q6, [r12, #80]\n",
+            "vldrw.u32 q7, [r12, #96]\n",
+            // The next group's bias and weights (`4k` on).
+            "ldrd r0, r1, [r12]\n",
+            "ldr r2, [r12, #20]\n",
+            "adds r0, #16\n",
+            "add.w r1, r1, r2, lsl #2\n",
+            "strd r0, r1, [r12]\n",
+            // Multipliers, shifts, out0, out1, out2, end, offset, min.
+            "add r0, r12, #24\n",
+            "ldm r0, {{r1, r2, r3, r4, r5, r8, r9, r10}}\n",
+            "vldrw.u32 q0, [r1], #16\n",
+            "vldrw.u32 q1, [r2], #16\n",
+            "vneg.s32 q1, q1\n",
+            "vdup.32 q3, r10\n",
+            "vqrdmulh.s32 q5, q5, q0\n",
+            "vqrdmulh.s32 q6, q6, q0\n",
+            "vqrdmulh.s32 q7, q7, q0\n",
+            "vshr.s32 q2, q5, #31\n",
+            "vadd.i32 q5, q5, q2\n",
+            "vshr.s32 q2, q6, #31\n",
+            "vadd.i32 q6, q6, q2\n",
+            "vshr.s32 q2, q7, #31\n",
+            "vadd.i32 q7, q7, q2\n",
+            "vrshl.s32 q5, q5, q1\n",
+            "vrshl.s32 q6, q6, q1\n",
+            "vrshl.s32 q7, q7, q1\n",
+            "vadd.i32 q5, q5, r9\n",
+            "vadd.i32 q6, q6, r9\n",
+            "vadd.i32 q7, q7, r9\n",
+            "vmax.s32 q5, q5, q3\n",
+            "vmax.s32 q6, q6, q3\n",
+            "vmax.s32 q7, q7, q3\n",
+            "vmin.s32 q5, q5, q4\n",
+            "vmin.s32 q6, q6, q4\n",
+            "vmin.s32 q7, q7, q4\n",
+            "vstrb.32 q5, [r3], #4\n",
+            "vstrb.32 q6, [r4], #4\n",
+            "vstrb.32 q7, [r5], #4\n",
+            "stm r0, {{r1, r2, r3, r4, r5}}\n",
+        )
+    };
+}
+
 /// [`two_pixels_by4`] for three pixels at once (`x0`, `x1`, `x2`, `k` bytes each, into
 /// `out0`, `out1`, `out2`): per group of four channels two loops of three pixels by two
 /// channels (six `VMLADAVA`s per five 16-byte loads: 12 instructions per 16 bytes of six dot
@@ -1343,28 +1450,25 @@ pub(crate) fn three_pixels_by4(
     // before it reads them.)
     let mut state = core::mem::MaybeUninit::<[usize; 28]>::uninit();
     let base = state.as_mut_ptr().cast::<usize>();
-    for (i, v) in [
-        bias.as_ptr() as usize,
-        w.as_ptr() as usize,
-        x0.as_ptr() as usize,
-        x1.as_ptr() as usize,
-        x2.as_ptr() as usize,
-        k,
-        m.as_ptr() as usize,
-        e.as_ptr() as usize,
-        out0.as_mut_ptr() as usize,
-        out1.as_mut_ptr() as usize,
-        out2.as_mut_ptr() as usize,
-        out0.as_mut_ptr().wrapping_add(n4) as usize,
-        q.offset as usize,
-        q.min as usize,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        // SAFETY: `i < 14 <= 28`, so `base + i` is inside `state`; `write` does not read
-        // the uninitialised slot.
-        unsafe { base.add(i).write(v) };
+    // Written one by one (an array copied in a loop costs three instructions a word).
+    // SAFETY: each `base + i` has `i < 14 <= 28`, inside `state`; `write` does not read the
+    // uninitialised slots.
+    unsafe {
+        base.add(0).write(bias.as_ptr() as usize);
+        base.add(1).write(w.as_ptr() as usize);
+        base.add(2).write(x0.as_ptr() as usize);
+        base.add(3).write(x1.as_ptr() as usize);
+        base.add(4).write(x2.as_ptr() as usize);
+        base.add(5).write(k);
+        base.add(6).write(m.as_ptr() as usize);
+        base.add(7).write(e.as_ptr() as usize);
+        base.add(8).write(out0.as_mut_ptr() as usize);
+        base.add(9).write(out1.as_mut_ptr() as usize);
+        base.add(10).write(out2.as_mut_ptr() as usize);
+        base.add(11)
+            .write(out0.as_mut_ptr().wrapping_add(n4) as usize);
+        base.add(12).write(q.offset as usize);
+        base.add(13).write(q.min as usize);
     }
     // SAFETY: see the module documentation. Per group `j < n4 / 4` (the loop ends when the
     // first output pointer reaches `out0 + n4`, after at least one group since `n4 >= 4`)
@@ -1382,102 +1486,7 @@ pub(crate) fn three_pixels_by4(
     unsafe {
         asm!(
             "vdup.32 q4, r0",
-            "3:",
-            // Channels 0 and 1 of the group: rows `w` (r1), `w + k` (r11); accumulators
-            // pixel 0: r0, r2; pixel 1: r4, r8; pixel 2: r10, r12, from the bias; pixels
-            // at r3, r5, r9.
-            "vmov s28, r12",
-            "ldm r12, {{r0, r1, r3, r5, r9, lr}}",
-            "add.w r11, r1, lr",
-            "ldrd r4, r8, [r0]",
-            "ldrd r10, r12, [r0]",
-            "ldrd r0, r2, [r0]",
-            "dlstp.8 lr, lr",
-            "2:",
-            "vldrb.u8 q0, [r3], #16",
-            "vldrb.u8 q1, [r5], #16",
-            "vldrb.u8 q2, [r9], #16",
-            "vldrb.u8 q3, [r1], #16",
-            "vmladava.s8 r0, q0, q3",
-            "vmladava.s8 r4, q1, q3",
-            "vmladava.s8 r10, q2, q3",
-            "vldrb.u8 q3, [r11], #16",
-            "vmladava.s8 r2, q0, q3",
-            "vmladava.s8 r8, q1, q3",
-            "vmladava.s8 r12, q2, q3",
-            "letp lr, 2b",
-            "vmov lr, s28",
-            "strd r0, r2, [lr, #64]",
-            "strd r4, r8, [lr, #80]",
-            "strd r10, r12, [lr, #96]",
-            // Channels 2 and 3: rows `w + 2k`, `w + 3k`.
-            "ldm lr, {{r0, r1, r3, r5, r9, lr}}",
-            "add.w r1, r1, lr, lsl #1",
-            "add.w r11, r1, lr",
-            "ldrd r4, r8, [r0, #8]",
-            "ldrd r10, r12, [r0, #8]",
-            "ldrd r0, r2, [r0, #8]",
-            "dlstp.8 lr, lr",
-            "2:",
-            "vldrb.u8 q0, [r3], #16",
-            "vldrb.u8 q1, [r5], #16",
-            "vldrb.u8 q2, [r9], #16",
-            "vldrb.u8 q3, [r1], #16",
-            "vmladava.s8 r0, q0, q3",
-            "vmladava.s8 r4, q1, q3",
-            "vmladava.s8 r10, q2, q3",
-            "vldrb.u8 q3, [r11], #16",
-            "vmladava.s8 r2, q0, q3",
-            "vmladava.s8 r8, q1, q3",
-            "vmladava.s8 r12, q2, q3",
-            "letp lr, 2b",
-            "vmov lr, s28",
-            "strd r0, r2, [lr, #72]",
-            "strd r4, r8, [lr, #88]",
-            "strd r10, r12, [lr, #104]",
-            // The requantization, the state table at `r12`.
-            "mov r12, lr",
-            "vldrw.u32 q5, [r12, #64]",
-            "vldrw.u32 q6, [r12, #80]",
-            "vldrw.u32 q7, [r12, #96]",
-            // The next group's bias and weights (`4k` on).
-            "ldrd r0, r1, [r12]",
-            "ldr r2, [r12, #20]",
-            "adds r0, #16",
-            "add.w r1, r1, r2, lsl #2",
-            "strd r0, r1, [r12]",
-            // Multipliers, shifts, out0, out1, out2, end, offset, min.
-            "add r0, r12, #24",
-            "ldm r0, {{r1, r2, r3, r4, r5, r8, r9, r10}}",
-            "vldrw.u32 q0, [r1], #16",
-            "vldrw.u32 q1, [r2], #16",
-            "vneg.s32 q1, q1",
-            "vdup.32 q3, r10",
-            "vqrdmulh.s32 q5, q5, q0",
-            "vqrdmulh.s32 q6, q6, q0",
-            "vqrdmulh.s32 q7, q7, q0",
-            "vshr.s32 q2, q5, #31",
-            "vadd.i32 q5, q5, q2",
-            "vshr.s32 q2, q6, #31",
-            "vadd.i32 q6, q6, q2",
-            "vshr.s32 q2, q7, #31",
-            "vadd.i32 q7, q7, q2",
-            "vrshl.s32 q5, q5, q1",
-            "vrshl.s32 q6, q6, q1",
-            "vrshl.s32 q7, q7, q1",
-            "vadd.i32 q5, q5, r9",
-            "vadd.i32 q6, q6, r9",
-            "vadd.i32 q7, q7, r9",
-            "vmax.s32 q5, q5, q3",
-            "vmax.s32 q6, q6, q3",
-            "vmax.s32 q7, q7, q3",
-            "vmin.s32 q5, q5, q4",
-            "vmin.s32 q6, q6, q4",
-            "vmin.s32 q7, q7, q4",
-            "vstrb.32 q5, [r3], #4",
-            "vstrb.32 q6, [r4], #4",
-            "vstrb.32 q7, [r5], #4",
-            "stm r0, {{r1, r2, r3, r4, r5}}",
+            three_by4_group!(),
             "cmp r3, r8",
             "bne 3b",
             inout("r0") q.max => _,
@@ -1504,4 +1513,141 @@ pub(crate) fn three_pixels_by4(
         );
     }
     n4
+}
+
+/// [`three_pixels_by4`] over `t` triples of consecutive pixels in one block (a 1x1
+/// convolution's pixels, `k` bytes each in `x`, their `n` channels each in `out`; `n` a
+/// multiple of 4, the whole of `bias`, `m` and `e`'s first `n`): triple `i` is pixels
+/// `3i..3i + 3`. Between triples the block resets the group pointers and steps the pixel
+/// and output pointers itself, so a triple costs about 25 instructions of set-up instead
+/// of a call's. Returns the pixels done, `3t` (0, nothing written, if a slice is short,
+/// `k == 0`, `n == 0` or `n % 4 != 0`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn pixels_by3(
+    k: usize,
+    t: usize,
+    n: usize,
+    x: &[i8],
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) -> usize {
+    let (Some(xs), Some(os)) = (t.checked_mul(3 * k), t.checked_mul(3 * n)) else {
+        return 0;
+    };
+    let (Some(x), Some(w), Some(bias), Some(m), Some(e), Some(out)) = (
+        x.get(..xs),
+        w.get(..n.saturating_mul(k)),
+        bias.get(..n),
+        m.get(..n),
+        e.get(..n),
+        out.get_mut(..os),
+    ) else {
+        return 0;
+    };
+    if k == 0 || n == 0 || t == 0 || !n.is_multiple_of(4) || w.len() != n * k {
+        return 0;
+    }
+    let o = out.as_mut_ptr();
+    // Words 0..14 as `three_pixels_by4`'s table for the first triple; 14: the triples
+    // left; 15: the weights' start; 16..28: the accumulators; 28..34: the bias', the
+    // multipliers' and the shifts' starts, `3k`, `2n`, `3n`. (Uninitialised words are
+    // written by the block before it reads them.)
+    let mut state = core::mem::MaybeUninit::<[usize; 34]>::uninit();
+    let base = state.as_mut_ptr().cast::<usize>();
+    // SAFETY: each `base + i` below has `i < 34`, inside `state`; `write` does not read the
+    // uninitialised slots.
+    unsafe {
+        base.add(0).write(bias.as_ptr() as usize);
+        base.add(1).write(w.as_ptr() as usize);
+        base.add(2).write(x.as_ptr() as usize);
+        base.add(3).write(x.as_ptr().wrapping_add(k) as usize);
+        base.add(4).write(x.as_ptr().wrapping_add(2 * k) as usize);
+        base.add(5).write(k);
+        base.add(6).write(m.as_ptr() as usize);
+        base.add(7).write(e.as_ptr() as usize);
+        base.add(8).write(o as usize);
+        base.add(9).write(o.wrapping_add(n) as usize);
+        base.add(10).write(o.wrapping_add(2 * n) as usize);
+        base.add(11).write(o.wrapping_add(n) as usize);
+        base.add(12).write(q.offset as usize);
+        base.add(13).write(q.min as usize);
+        base.add(14).write(t);
+        base.add(15).write(w.as_ptr() as usize);
+        base.add(28).write(bias.as_ptr() as usize);
+        base.add(29).write(m.as_ptr() as usize);
+        base.add(30).write(e.as_ptr() as usize);
+        base.add(31).write(3 * k);
+        base.add(32).write(2 * n);
+        base.add(33).write(3 * n);
+    }
+    // SAFETY: see the module documentation and `three_pixels_by4`: for triple `i < t` the
+    // group loop reads pixels `x[(3i + p)k..(3i + p + 1)k]` (`p < 3`, inside `x`, `3tk`
+    // long), all `n` rows of `w` (`n * k` long) and `bias`, `m`, `e` (`n` each) four
+    // channels per group, and writes the `n` bytes of each of the triple's outputs
+    // `out[(3i + p)n..(3i + p + 1)n]` (inside `out`, `3tn` long), the loop ending when the
+    // first output pointer reaches its end (`n > 0`, a multiple of 4: at least one group).
+    // Between triples (`subs`/`beq` on the count, `t > 0`) the block writes the next
+    // triple's pointers into its own table: the pixels `3k` on, the outputs `2n` on from
+    // where the groups left them (`n` on from their start), the end `3n` on.
+    unsafe {
+        asm!(
+            "vdup.32 q4, r0",
+            three_by4_group!(),
+            "cmp r3, r8",
+            "bne 3b",
+            // The next triple, if any.
+            "ldr r1, [r12, #56]",
+            "subs r1, #1",
+            "beq 9f",
+            "str r1, [r12, #56]",
+            "ldr r0, [r12, #112]",
+            "ldr r1, [r12, #60]",
+            "ldrd r2, r3, [r12, #8]",
+            "ldr r4, [r12, #16]",
+            "ldr r5, [r12, #124]",
+            "add r2, r2, r5",
+            "add r3, r3, r5",
+            "add r4, r4, r5",
+            "stm r12, {{r0, r1, r2, r3, r4}}",
+            "ldrd r0, r1, [r12, #116]",
+            "ldrd r2, r3, [r12, #32]",
+            "ldrd r4, r5, [r12, #40]",
+            "ldrd r8, r9, [r12, #128]",
+            "add r2, r2, r8",
+            "add r3, r3, r8",
+            "add r4, r4, r8",
+            "add r5, r5, r9",
+            "add r10, r12, #24",
+            "stm r10, {{r0, r1, r2, r3, r4, r5}}",
+            "b 3b",
+            "9:",
+            inout("r0") q.max => _,
+            out("r1") _,
+            out("r2") _,
+            out("r3") _,
+            out("r4") _,
+            out("r5") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            inout("r12") base => _,
+            out("lr") _,
+            out("q0") _,
+            out("q1") _,
+            out("q2") _,
+            out("q3") _,
+            out("q4") _,
+            out("q5") _,
+            out("q6") _,
+            out("q7") _,
+            options(nostack),
+        );
+    }
+    3 * t
 }

@@ -211,7 +211,19 @@ fn pointwise_by3<const F: bool>(
 ) {
     let n = ch.bias.len();
     let pixels = input.len() / k.max(1);
-    let mut p = 0;
+    // All triples in one block.
+    let mut p = crate::arch::pixels_by3(
+        k,
+        pixels / 3,
+        n,
+        input,
+        w,
+        ch.bias,
+        ch.multiplier,
+        ch.right_shift,
+        q,
+        out,
+    );
     while p + 3 <= pixels {
         let (Some(x), Some(o)) = (
             input.get(p * k..(p + 3) * k),
