@@ -646,61 +646,105 @@ unsafe fn dw_block4_table(
     q: &crate::gemm::Output,
     out: &mut [i8],
 ) {
-    let consts = [q.offset, q.min, q.max, c as i32];
-    let mut pw = w.as_ptr();
-    for g in 0..c / 4 {
-        let at = 4 * g;
-        // SAFETY: see the module documentation and the function's contract. `pt[..4t]`
-        // holds the taps' pointers (each to at least `c` readable bytes; `4t <= 4 *
-        // MAX_TAPS`), each advanced by `4g` (the loop's write-back, 4 per group): the block
-        // reads 4 bytes at each, `[4g, 4g + 4)` of those `c`, and writes the 4t table
-        // entries back (the only other memory written: 4 bytes at `at + j * c` of `out`,
-        // below `4c`, its length). The weights `pw .. pw + 2t` words lie inside `w` (`c * t
-        // / 2` words, group `g` at `2tg`); `bias`, `m`, `e` have 4 aligned `i32`s at `at`;
-        // `consts` 4 `i32`s. The loop runs `t > 0` times.
-        unsafe {
-            asm!(
-                block_start!(),
-                "2:",
-                "ldm r5, {{r0, r1, r2, r3}}",
-                "vldrh.s32 q6, [r4], #8",
-                "vldrb.s32 q7, [r0], #4",
-                "vmul.i32 q7, q7, q6",
-                "vadd.i32 q0, q0, q7",
-                "vldrb.s32 q7, [r1], #4",
-                "vmul.i32 q7, q7, q6",
-                "vadd.i32 q1, q1, q7",
-                "vldrb.s32 q7, [r2], #4",
-                "vmul.i32 q7, q7, q6",
-                "vadd.i32 q2, q2, q7",
-                "vldrb.s32 q7, [r3], #4",
-                "vmul.i32 q7, q7, q6",
-                "vadd.i32 q3, q3, q7",
-                "stm r5!, {{r0, r1, r2, r3}}",
-                "le lr, 2b",
-                "ldm {qc}, {{r1, r2, r3, r5}}",
-                "mov r0, {po}",
-                requantize_4x4!(),
-                po = in(reg) out.as_mut_ptr().wrapping_add(at),
-                qc = in(reg) consts.as_ptr(),
-                out("r0") _,
-                inout("r1") bias.as_ptr().wrapping_add(at) => _,
-                inout("r2") m.as_ptr().wrapping_add(at) => _,
-                inout("r3") e.as_ptr().wrapping_add(at) => _,
-                inout("r4") pw,
-                inout("r5") pt => _,
-                inout("lr") t => _,
-                out("q0") _,
-                out("q1") _,
-                out("q2") _,
-                out("q3") _,
-                out("q4") _,
-                out("q5") _,
-                out("q6") _,
-                out("q7") _,
-                options(nostack),
-            );
-        }
+    if c < 4 || t == 0 {
+        return;
+    }
+    // Offset, min, max, pixel stride (loaded by the requantization in one `LDM`), the
+    // table, the taps, the groups left.
+    let mut consts = [
+        q.offset as usize,
+        q.min as usize,
+        q.max as usize,
+        c,
+        pt as usize,
+        t,
+        c / 4,
+    ];
+    // SAFETY: see the module documentation and the function's contract. Per group `g <
+    // c / 4` (at least one: `c` is a multiple of 4, at least 4; counted down in
+    // `consts[6]`): `pt[..4t]` holds the taps' pointers (each to at least `c` readable
+    // bytes; `4t <= 4 * MAX_TAPS`), each advanced by `4g` (the write-back, 4 per group and
+    // tap): the block reads 4 bytes at each, `[4g, 4g + 4)` of those `c`, and writes the
+    // `4t` table entries back (the other memory written: 4 bytes at `4g + j * c` of `out`,
+    // below `4c`, its length, and `consts[6]`). The weights `2t` words per group lie inside
+    // `w` (`c * t / 2` words, group `g` at `2tg`); `bias`, `m`, `e` have 4 aligned `i32`s
+    // at `4g`. The first tap runs before the loop (from the bias), the loop the other `t -
+    // 1` (none if `t == 1`).
+    unsafe {
+        asm!(
+            "3:",
+            "vldrw.u32 q5, [r8], #16",
+            "ldrd r5, lr, [r12, #16]",
+            "ldm r5, {{r0, r1, r2, r3}}",
+            "vldrh.s32 q6, [r4], #8",
+            "vldrb.s32 q7, [r0], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q0, q5, q7",
+            "vldrb.s32 q7, [r1], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q1, q5, q7",
+            "vldrb.s32 q7, [r2], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q2, q5, q7",
+            "vldrb.s32 q7, [r3], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q3, q5, q7",
+            "stm r5!, {{r0, r1, r2, r3}}",
+            "subs lr, #1",
+            "beq 4f",
+            "dls lr, lr",
+            "2:",
+            "ldm r5, {{r0, r1, r2, r3}}",
+            "vldrh.s32 q6, [r4], #8",
+            "vldrb.s32 q7, [r0], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q0, q0, q7",
+            "vldrb.s32 q7, [r1], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q1, q1, q7",
+            "vldrb.s32 q7, [r2], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q2, q2, q7",
+            "vldrb.s32 q7, [r3], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q3, q3, q7",
+            "stm r5!, {{r0, r1, r2, r3}}",
+            "le lr, 2b",
+            "4:",
+            "vldrw.u32 q4, [r9], #16",
+            "vldrw.u32 q5, [r10], #16",
+            "vneg.s32 q5, q5",
+            // offset, min, max, c.
+            "ldm r12, {{r1, r2, r3, r5}}",
+            "mov r0, r11",
+            requantize_4x4!(),
+            "adds r11, #4",
+            "ldr r0, [r12, #24]",
+            "subs r0, #1",
+            "str r0, [r12, #24]",
+            "bne 3b",
+            out("r0") _,
+            out("r1") _,
+            out("r2") _,
+            out("r3") _,
+            inout("r4") w.as_ptr() => _,
+            out("r5") _,
+            inout("r8") bias.as_ptr() => _,
+            inout("r9") m.as_ptr() => _,
+            inout("r10") e.as_ptr() => _,
+            inout("r11") out.as_mut_ptr() => _,
+            inout("r12") consts.as_mut_ptr() => _,
+            out("lr") _,
+            out("q0") _,
+            out("q1") _,
+            out("q2") _,
+            out("q3") _,
+            out("q4") _,
+            out("q5") _,
+            out("q6") _,
+            out("q7") _,
+            options(nostack),
+        );
     }
 }
 
