@@ -458,10 +458,10 @@ pub(crate) fn dw_block4(
         return;
     }
     let base = image.as_ptr().wrapping_add(start);
-    // Three groups of channels or more: the taps' pointers in a table, written once for
-    // the block (about 9 instructions per tap), so that a tap costs two scalar
-    // instructions per group (`LDM`, `STM`) instead of five.
-    if c >= 12 {
+    // Two groups of channels or more: the taps' pointers in a table, written once for the
+    // block (about 9 instructions per tap), so that a tap costs two scalar instructions per
+    // group (`LDM`, `STM`) instead of five, and the groups loop inside one block.
+    if c >= 8 {
         let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
         let pt = table.as_mut_ptr().cast::<*const i8>();
         let (s1, s2, s3) = (step, 2 * step, 3 * step);
