@@ -1154,6 +1154,37 @@ pub(crate) fn copy_windows3(
 /// `dst + r * len` `len` writable ones (not overlapping them).
 #[inline(always)]
 unsafe fn copy_rows_raw(dst: *mut i8, src: *const i8, rows: usize, len: usize, stride: usize) {
+    // Runs of whole 16-byte steps: the loop leaves the pointers at the run's end, so the
+    // next run's are one addition away.
+    if len.is_multiple_of(16) {
+        // SAFETY: as below; each run is `len / 16` whole steps (`len > 0`), after which `s`
+        // and `d` are `len` past the run's start: adding `stride - len` (modulo `2^32`, so
+        // `s + stride` in all) gives the next source run, and the destination runs are
+        // contiguous. Run `r` reads `len` bytes at `src + r * stride` and writes `len` at
+        // `dst + r * len`, as the contract allows.
+        unsafe {
+            asm!(
+                "3:",
+                "dlstp.8 lr, {len}",
+                "2:",
+                "vldrb.u8 q0, [{s}], #16",
+                "vstrb.8 q0, [{d}], #16",
+                "letp lr, 2b",
+                "add {s}, {s}, {gap}",
+                "subs {rows}, #1",
+                "bne 3b",
+                s = inout(reg) src => _,
+                d = inout(reg) dst => _,
+                len = in(reg) len,
+                gap = in(reg) stride.wrapping_sub(len),
+                rows = inout(reg) rows => _,
+                out("lr") _,
+                out("q0") _,
+                options(nostack),
+            );
+        }
+        return;
+    }
     // SAFETY: see the module documentation and the function's contract (tail predication
     // disables the lanes past `len`: a disabled lane accesses no memory).
     unsafe {
