@@ -1478,6 +1478,193 @@ macro_rules! three_by4_group {
     };
 }
 
+/// [`three_by4_group`] for eight channels per group: four loops of three pixels by two
+/// channels (the accumulators into the state table's bytes 64..160), then the two halves
+/// requantized with the group's bookkeeping (bias, weights, the pointers' write-back, the
+/// loop test) done once.
+macro_rules! three_by8_group {
+    () => {
+        concat!(
+            "3:\n",
+            // Channels 0 and 1 of the group (rows `w`, `w + k`), as `three_by4_group`.
+            "vmov s28, r12\n",
+            "ldm r12, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0]\n",
+            "ldrd r10, r12, [r0]\n",
+            "ldrd r0, r2, [r0]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #64]\n",
+            "strd r4, r8, [lr, #80]\n",
+            "strd r10, r12, [lr, #96]\n",
+            // Channels 2 and 3: rows `w + 2k`, `w + 3k`.
+            "ldm lr, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r1, r1, lr, lsl #1\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0, #8]\n",
+            "ldrd r10, r12, [r0, #8]\n",
+            "ldrd r0, r2, [r0, #8]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #72]\n",
+            "strd r4, r8, [lr, #88]\n",
+            "strd r10, r12, [lr, #104]\n",
+            // Channels 4 and 5: rows `w + 4k`, `w + 5k`.
+            "ldm lr, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r1, r1, lr, lsl #2\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0, #16]\n",
+            "ldrd r10, r12, [r0, #16]\n",
+            "ldrd r0, r2, [r0, #16]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #112]\n",
+            "strd r4, r8, [lr, #128]\n",
+            "strd r10, r12, [lr, #144]\n",
+            // Channels 6 and 7: rows `w + 6k`, `w + 7k`.
+            "ldm lr, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r11, lr, lr, lsl #1\n",
+            "add.w r1, r1, r11, lsl #1\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0, #24]\n",
+            "ldrd r10, r12, [r0, #24]\n",
+            "ldrd r0, r2, [r0, #24]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #120]\n",
+            "strd r4, r8, [lr, #136]\n",
+            "strd r10, r12, [lr, #152]\n",
+            // The requantization, the state table at `r12`; the next group's bias and weights
+            // (`8k` on).
+            "mov r12, lr\n",
+            "ldrd r0, r1, [r12]\n",
+            "ldr r2, [r12, #20]\n",
+            "adds r0, #32\n",
+            "add.w r1, r1, r2, lsl #3\n",
+            "strd r0, r1, [r12]\n",
+            // Multipliers, shifts, out0, out1, out2, end, offset, min.
+            "add r0, r12, #24\n",
+            "ldm r0, {{r1, r2, r3, r4, r5, r8, r9, r10}}\n",
+            "vdup.32 q3, r10\n",
+            // Channels 0..4 of the three pixels, then 4..8.
+            "vldrw.u32 q5, [r12, #64]\n",
+            "vldrw.u32 q6, [r12, #80]\n",
+            "vldrw.u32 q7, [r12, #96]\n",
+            "vldrw.u32 q0, [r1], #16\n",
+            "vldrw.u32 q1, [r2], #16\n",
+            "vneg.s32 q1, q1\n",
+            "vqrdmulh.s32 q5, q5, q0\n",
+            "vqrdmulh.s32 q6, q6, q0\n",
+            "vqrdmulh.s32 q7, q7, q0\n",
+            "vshr.s32 q2, q5, #31\n",
+            "vadd.i32 q5, q5, q2\n",
+            "vshr.s32 q2, q6, #31\n",
+            "vadd.i32 q6, q6, q2\n",
+            "vshr.s32 q2, q7, #31\n",
+            "vadd.i32 q7, q7, q2\n",
+            "vrshl.s32 q5, q5, q1\n",
+            "vrshl.s32 q6, q6, q1\n",
+            "vrshl.s32 q7, q7, q1\n",
+            "vadd.i32 q5, q5, r9\n",
+            "vadd.i32 q6, q6, r9\n",
+            "vadd.i32 q7, q7, r9\n",
+            "vmax.s32 q5, q5, q3\n",
+            "vmax.s32 q6, q6, q3\n",
+            "vmax.s32 q7, q7, q3\n",
+            "vmin.s32 q5, q5, q4\n",
+            "vmin.s32 q6, q6, q4\n",
+            "vmin.s32 q7, q7, q4\n",
+            "vstrb.32 q5, [r3], #4\n",
+            "vstrb.32 q6, [r4], #4\n",
+            "vstrb.32 q7, [r5], #4\n",
+            "vldrw.u32 q5, [r12, #112]\n",
+            "vldrw.u32 q6, [r12, #128]\n",
+            "vldrw.u32 q7, [r12, #144]\n",
+            "vldrw.u32 q0, [r1], #16\n",
+            "vldrw.u32 q1, [r2], #16\n",
+            "vneg.s32 q1, q1\n",
+            "vqrdmulh.s32 q5, q5, q0\n",
+            "vqrdmulh.s32 q6, q6, q0\n",
+            "vqrdmulh.s32 q7, q7, q0\n",
+            "vshr.s32 q2, q5, #31\n",
+            "vadd.i32 q5, q5, q2\n",
+            "vshr.s32 q2, q6, #31\n",
+            "vadd.i32 q6, q6, q2\n",
+            "vshr.s32 q2, q7, #31\n",
+            "vadd.i32 q7, q7, q2\n",
+            "vrshl.s32 q5, q5, q1\n",
+            "vrshl.s32 q6, q6, q1\n",
+            "vrshl.s32 q7, q7, q1\n",
+            "vadd.i32 q5, q5, r9\n",
+            "vadd.i32 q6, q6, r9\n",
+            "vadd.i32 q7, q7, r9\n",
+            "vmax.s32 q5, q5, q3\n",
+            "vmax.s32 q6, q6, q3\n",
+            "vmax.s32 q7, q7, q3\n",
+            "vmin.s32 q5, q5, q4\n",
+            "vmin.s32 q6, q6, q4\n",
+            "vmin.s32 q7, q7, q4\n",
+            "vstrb.32 q5, [r3], #4\n",
+            "vstrb.32 q6, [r4], #4\n",
+            "vstrb.32 q7, [r5], #4\n",
+            "stm r0, {{r1, r2, r3, r4, r5}}\n",
+        )
+    };
+}
+
 /// [`two_pixels_by4`] for three pixels at once (`x0`, `x1`, `x2`, `k` bytes each, into
 /// `out0`, `out1`, `out2`): per group of four channels two loops of three pixels by two
 /// channels (six `VMLADAVA`s per five 16-byte loads: 12 instructions per 16 bytes of six dot
@@ -1523,10 +1710,10 @@ pub(crate) fn three_pixels_by4(
     // accumulators, four words each.
     // (Uninitialised past the 14 written here: the block writes each group's accumulators
     // before it reads them.)
-    let mut state = core::mem::MaybeUninit::<[usize; 28]>::uninit();
+    let mut state = core::mem::MaybeUninit::<[usize; 40]>::uninit();
     let base = state.as_mut_ptr().cast::<usize>();
     // Written one by one (an array copied in a loop costs three instructions a word).
-    // SAFETY: each `base + i` has `i < 14 <= 28`, inside `state`; `write` does not read the
+    // SAFETY: each `base + i` has `i < 14 <= 40`, inside `state`; `write` does not read the
     // uninitialised slots.
     unsafe {
         base.add(0).write(bias.as_ptr() as usize);
@@ -1552,40 +1739,54 @@ pub(crate) fn three_pixels_by4(
     // rows `4j`, `4j + 1` from the group's start, the second rows `4j + 2`, `4j + 3` from
     // `2k` after it), 4 aligned `i32`s at `4j` of `bias`, `m`, `e` (each at least `n4`
     // long), and writes the 4 bytes at `4j` of `out0`, `out1` and `out2` (each at least
-    // `n4` long) and the state table (`state`, 28 words, the block's own; the loops'
-    // accumulators at bytes 64..112, read back as three aligned vectors). The state
+    // `n4` long) and the state table (`state`, 40 words, the block's own; the loops'
+    // accumulators at bytes 64..112, read back as three aligned vectors). With eight
+    // channels per group (`n4 % 8 == 0`: whole groups of eight up to `n4`) the same per
+    // pair of such groups, the second half's rows from `4k` after the group's start and
+    // its accumulators at bytes 112..160, still inside the table. The state
     // table's address, which no register can hold through the loops (all twelve hold
     // their accumulators and pointers), waits in `s28` (lane 0 of `q7`, which the loops
     // leave alone). `LDM` into its own base register (`lr`, no write-back) takes the
     // loaded value.
-    unsafe {
-        asm!(
-            "vdup.32 q4, r0",
-            three_by4_group!(),
-            "cmp r3, r8",
-            "bne 3b",
-            inout("r0") q.max => _,
-            out("r1") _,
-            out("r2") _,
-            out("r3") _,
-            out("r4") _,
-            out("r5") _,
-            out("r8") _,
-            out("r9") _,
-            out("r10") _,
-            out("r11") _,
-            inout("r12") base => _,
-            out("lr") _,
-            out("q0") _,
-            out("q1") _,
-            out("q2") _,
-            out("q3") _,
-            out("q4") _,
-            out("q5") _,
-            out("q6") _,
-            out("q7") _,
-            options(nostack),
-        );
+    // Eight channels per group where they come in eights (the bookkeeping once per
+    // eight), else four.
+    macro_rules! run {
+        ($group:ident) => {
+            unsafe {
+                asm!(
+                    "vdup.32 q4, r0",
+                    $group!(),
+                    "cmp r3, r8",
+                    "bne 3b",
+                    inout("r0") q.max => _,
+                    out("r1") _,
+                    out("r2") _,
+                    out("r3") _,
+                    out("r4") _,
+                    out("r5") _,
+                    out("r8") _,
+                    out("r9") _,
+                    out("r10") _,
+                    out("r11") _,
+                    inout("r12") base => _,
+                    out("lr") _,
+                    out("q0") _,
+                    out("q1") _,
+                    out("q2") _,
+                    out("q3") _,
+                    out("q4") _,
+                    out("q5") _,
+                    out("q6") _,
+                    out("q7") _,
+                    options(nostack),
+                );
+            }
+        };
+    }
+    if n4.is_multiple_of(8) {
+        run!(three_by8_group);
+    } else {
+        run!(three_by4_group);
     }
     n4
 }
@@ -1629,12 +1830,12 @@ pub(crate) fn pixels_by3(
     }
     let o = out.as_mut_ptr();
     // Words 0..14 as `three_pixels_by4`'s table for the first triple; 14: the triples
-    // left; 15: the weights' start; 16..28: the accumulators; 28..34: the bias', the
+    // left; 15: the weights' start; 16..40: the accumulators; 40..46: the bias', the
     // multipliers' and the shifts' starts, `3k`, `2n`, `3n`. (Uninitialised words are
     // written by the block before it reads them.)
-    let mut state = core::mem::MaybeUninit::<[usize; 34]>::uninit();
+    let mut state = core::mem::MaybeUninit::<[usize; 46]>::uninit();
     let base = state.as_mut_ptr().cast::<usize>();
-    // SAFETY: each `base + i` below has `i < 34`, inside `state`; `write` does not read the
+    // SAFETY: each `base + i` below has `i < 46`, inside `state`; `write` does not read the
     // uninitialised slots.
     unsafe {
         base.add(0).write(bias.as_ptr() as usize);
@@ -1653,12 +1854,12 @@ pub(crate) fn pixels_by3(
         base.add(13).write(q.min as usize);
         base.add(14).write(t);
         base.add(15).write(w.as_ptr() as usize);
-        base.add(28).write(bias.as_ptr() as usize);
-        base.add(29).write(m.as_ptr() as usize);
-        base.add(30).write(e.as_ptr() as usize);
-        base.add(31).write(3 * k);
-        base.add(32).write(2 * n);
-        base.add(33).write(3 * n);
+        base.add(40).write(bias.as_ptr() as usize);
+        base.add(41).write(m.as_ptr() as usize);
+        base.add(42).write(e.as_ptr() as usize);
+        base.add(43).write(3 * k);
+        base.add(44).write(2 * n);
+        base.add(45).write(3 * n);
     }
     // SAFETY: see the module documentation and `three_pixels_by4`: for triple `i < t` the
     // group loop reads pixels `x[(3i + p)k..(3i + p + 1)k]` (`p < 3`, inside `x`, `3tk`
@@ -1669,60 +1870,71 @@ pub(crate) fn pixels_by3(
     // Between triples (`subs`/`beq` on the count, `t > 0`) the block writes the next
     // triple's pointers into its own table: the pixels `3k` on, the outputs `2n` on from
     // where the groups left them (`n` on from their start), the end `3n` on.
-    unsafe {
-        asm!(
-            "vdup.32 q4, r0",
-            three_by4_group!(),
-            "cmp r3, r8",
-            "bne 3b",
-            // The next triple, if any.
-            "ldr r1, [r12, #56]",
-            "subs r1, #1",
-            "beq 9f",
-            "str r1, [r12, #56]",
-            "ldr r0, [r12, #112]",
-            "ldr r1, [r12, #60]",
-            "ldrd r2, r3, [r12, #8]",
-            "ldr r4, [r12, #16]",
-            "ldr r5, [r12, #124]",
-            "add r2, r2, r5",
-            "add r3, r3, r5",
-            "add r4, r4, r5",
-            "stm r12, {{r0, r1, r2, r3, r4}}",
-            "ldrd r0, r1, [r12, #116]",
-            "ldrd r2, r3, [r12, #32]",
-            "ldrd r4, r5, [r12, #40]",
-            "ldrd r8, r9, [r12, #128]",
-            "add r2, r2, r8",
-            "add r3, r3, r8",
-            "add r4, r4, r8",
-            "add r5, r5, r9",
-            "add r10, r12, #24",
-            "stm r10, {{r0, r1, r2, r3, r4, r5}}",
-            "b 3b",
-            "9:",
-            inout("r0") q.max => _,
-            out("r1") _,
-            out("r2") _,
-            out("r3") _,
-            out("r4") _,
-            out("r5") _,
-            out("r8") _,
-            out("r9") _,
-            out("r10") _,
-            out("r11") _,
-            inout("r12") base => _,
-            out("lr") _,
-            out("q0") _,
-            out("q1") _,
-            out("q2") _,
-            out("q3") _,
-            out("q4") _,
-            out("q5") _,
-            out("q6") _,
-            out("q7") _,
-            options(nostack),
-        );
+    // Eight channels per group where they come in eights (the bookkeeping once per
+    // eight), else four.
+    macro_rules! run {
+        ($group:ident) => {
+            unsafe {
+                asm!(
+                    "vdup.32 q4, r0",
+                    $group!(),
+                    "cmp r3, r8",
+                    "bne 3b",
+                    // The next triple, if any.
+                    "ldr r1, [r12, #56]",
+                    "subs r1, #1",
+                    "beq 9f",
+                    "str r1, [r12, #56]",
+                    "ldr r0, [r12, #160]",
+                    "ldr r1, [r12, #60]",
+                    "ldrd r2, r3, [r12, #8]",
+                    "ldr r4, [r12, #16]",
+                    "ldr r5, [r12, #172]",
+                    "add r2, r2, r5",
+                    "add r3, r3, r5",
+                    "add r4, r4, r5",
+                    "stm r12, {{r0, r1, r2, r3, r4}}",
+                    "ldrd r0, r1, [r12, #164]",
+                    "ldrd r2, r3, [r12, #32]",
+                    "ldrd r4, r5, [r12, #40]",
+                    "ldrd r8, r9, [r12, #176]",
+                    "add r2, r2, r8",
+                    "add r3, r3, r8",
+                    "add r4, r4, r8",
+                    "add r5, r5, r9",
+                    "add r10, r12, #24",
+                    "stm r10, {{r0, r1, r2, r3, r4, r5}}",
+                    "b 3b",
+                    "9:",
+                    inout("r0") q.max => _,
+                    out("r1") _,
+                    out("r2") _,
+                    out("r3") _,
+                    out("r4") _,
+                    out("r5") _,
+                    out("r8") _,
+                    out("r9") _,
+                    out("r10") _,
+                    out("r11") _,
+                    inout("r12") base => _,
+                    out("lr") _,
+                    out("q0") _,
+                    out("q1") _,
+                    out("q2") _,
+                    out("q3") _,
+                    out("q4") _,
+                    out("q5") _,
+                    out("q6") _,
+                    out("q7") _,
+                    options(nostack),
+                );
+            }
+        };
+    }
+    if n.is_multiple_of(8) {
+        run!(three_by8_group);
+    } else {
+        run!(three_by4_group);
     }
     3 * t
 }
