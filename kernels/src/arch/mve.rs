@@ -458,10 +458,10 @@ pub(crate) fn dw_block4(
         return;
     }
     let base = image.as_ptr().wrapping_add(start);
-    // Three groups of channels or more: the taps' pointers in a table, written once for
-    // the block (about 9 instructions per tap), so that a tap costs two scalar
-    // instructions per group (`LDM`, `STM`) instead of five.
-    if c >= 12 {
+    // Two groups of channels or more: the taps' pointers in a table, written once for the
+    // block (about 9 instructions per tap), so that a tap costs two scalar instructions per
+    // group (`LDM`, `STM`) instead of five, and the groups loop inside one block.
+    if c >= 8 {
         let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
         let pt = table.as_mut_ptr().cast::<*const i8>();
         let (s1, s2, s3) = (step, 2 * step, 3 * step);
@@ -646,61 +646,105 @@ unsafe fn dw_block4_table(
     q: &crate::gemm::Output,
     out: &mut [i8],
 ) {
-    let consts = [q.offset, q.min, q.max, c as i32];
-    let mut pw = w.as_ptr();
-    for g in 0..c / 4 {
-        let at = 4 * g;
-        // SAFETY: see the module documentation and the function's contract. `pt[..4t]`
-        // holds the taps' pointers (each to at least `c` readable bytes; `4t <= 4 *
-        // MAX_TAPS`), each advanced by `4g` (the loop's write-back, 4 per group): the block
-        // reads 4 bytes at each, `[4g, 4g + 4)` of those `c`, and writes the 4t table
-        // entries back (the only other memory written: 4 bytes at `at + j * c` of `out`,
-        // below `4c`, its length). The weights `pw .. pw + 2t` words lie inside `w` (`c * t
-        // / 2` words, group `g` at `2tg`); `bias`, `m`, `e` have 4 aligned `i32`s at `at`;
-        // `consts` 4 `i32`s. The loop runs `t > 0` times.
-        unsafe {
-            asm!(
-                block_start!(),
-                "2:",
-                "ldm r5, {{r0, r1, r2, r3}}",
-                "vldrh.s32 q6, [r4], #8",
-                "vldrb.s32 q7, [r0], #4",
-                "vmul.i32 q7, q7, q6",
-                "vadd.i32 q0, q0, q7",
-                "vldrb.s32 q7, [r1], #4",
-                "vmul.i32 q7, q7, q6",
-                "vadd.i32 q1, q1, q7",
-                "vldrb.s32 q7, [r2], #4",
-                "vmul.i32 q7, q7, q6",
-                "vadd.i32 q2, q2, q7",
-                "vldrb.s32 q7, [r3], #4",
-                "vmul.i32 q7, q7, q6",
-                "vadd.i32 q3, q3, q7",
-                "stm r5!, {{r0, r1, r2, r3}}",
-                "le lr, 2b",
-                "ldm {qc}, {{r1, r2, r3, r5}}",
-                "mov r0, {po}",
-                requantize_4x4!(),
-                po = in(reg) out.as_mut_ptr().wrapping_add(at),
-                qc = in(reg) consts.as_ptr(),
-                out("r0") _,
-                inout("r1") bias.as_ptr().wrapping_add(at) => _,
-                inout("r2") m.as_ptr().wrapping_add(at) => _,
-                inout("r3") e.as_ptr().wrapping_add(at) => _,
-                inout("r4") pw,
-                inout("r5") pt => _,
-                inout("lr") t => _,
-                out("q0") _,
-                out("q1") _,
-                out("q2") _,
-                out("q3") _,
-                out("q4") _,
-                out("q5") _,
-                out("q6") _,
-                out("q7") _,
-                options(nostack),
-            );
-        }
+    if c < 4 || t == 0 {
+        return;
+    }
+    // Offset, min, max, pixel stride (loaded by the requantization in one `LDM`), the
+    // table, the taps, the groups left.
+    let mut consts = [
+        q.offset as usize,
+        q.min as usize,
+        q.max as usize,
+        c,
+        pt as usize,
+        t,
+        c / 4,
+    ];
+    // SAFETY: see the module documentation and the function's contract. Per group `g <
+    // c / 4` (at least one: `c` is a multiple of 4, at least 4; counted down in
+    // `consts[6]`): `pt[..4t]` holds the taps' pointers (each to at least `c` readable
+    // bytes; `4t <= 4 * MAX_TAPS`), each advanced by `4g` (the write-back, 4 per group and
+    // tap): the block reads 4 bytes at each, `[4g, 4g + 4)` of those `c`, and writes the
+    // `4t` table entries back (the other memory written: 4 bytes at `4g + j * c` of `out`,
+    // below `4c`, its length, and `consts[6]`). The weights `2t` words per group lie inside
+    // `w` (`c * t / 2` words, group `g` at `2tg`); `bias`, `m`, `e` have 4 aligned `i32`s
+    // at `4g`. The first tap runs before the loop (from the bias), the loop the other `t -
+    // 1` (none if `t == 1`).
+    unsafe {
+        asm!(
+            "3:",
+            "vldrw.u32 q5, [r8], #16",
+            "ldrd r5, lr, [r12, #16]",
+            "ldm r5, {{r0, r1, r2, r3}}",
+            "vldrh.s32 q6, [r4], #8",
+            "vldrb.s32 q7, [r0], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q0, q5, q7",
+            "vldrb.s32 q7, [r1], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q1, q5, q7",
+            "vldrb.s32 q7, [r2], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q2, q5, q7",
+            "vldrb.s32 q7, [r3], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q3, q5, q7",
+            "stm r5!, {{r0, r1, r2, r3}}",
+            "subs lr, #1",
+            "beq 4f",
+            "dls lr, lr",
+            "2:",
+            "ldm r5, {{r0, r1, r2, r3}}",
+            "vldrh.s32 q6, [r4], #8",
+            "vldrb.s32 q7, [r0], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q0, q0, q7",
+            "vldrb.s32 q7, [r1], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q1, q1, q7",
+            "vldrb.s32 q7, [r2], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q2, q2, q7",
+            "vldrb.s32 q7, [r3], #4",
+            "vmul.i32 q7, q7, q6",
+            "vadd.i32 q3, q3, q7",
+            "stm r5!, {{r0, r1, r2, r3}}",
+            "le lr, 2b",
+            "4:",
+            "vldrw.u32 q4, [r9], #16",
+            "vldrw.u32 q5, [r10], #16",
+            "vneg.s32 q5, q5",
+            // offset, min, max, c.
+            "ldm r12, {{r1, r2, r3, r5}}",
+            "mov r0, r11",
+            requantize_4x4!(),
+            "adds r11, #4",
+            "ldr r0, [r12, #24]",
+            "subs r0, #1",
+            "str r0, [r12, #24]",
+            "bne 3b",
+            out("r0") _,
+            out("r1") _,
+            out("r2") _,
+            out("r3") _,
+            inout("r4") w.as_ptr() => _,
+            out("r5") _,
+            inout("r8") bias.as_ptr() => _,
+            inout("r9") m.as_ptr() => _,
+            inout("r10") e.as_ptr() => _,
+            inout("r11") out.as_mut_ptr() => _,
+            inout("r12") consts.as_mut_ptr() => _,
+            out("lr") _,
+            out("q0") _,
+            out("q1") _,
+            out("q2") _,
+            out("q3") _,
+            out("q4") _,
+            out("q5") _,
+            out("q6") _,
+            out("q7") _,
+            options(nostack),
+        );
     }
 }
 
@@ -1050,10 +1094,99 @@ pub(crate) fn copy_rows(dst: &mut [i8], src: &[i8], rows: usize, len: usize, str
     if len == 0 || src_end > src.len() || dst_end > dst.len() {
         return;
     }
-    // SAFETY: see the module documentation: for row `r < rows` (`rows > 0`) the loop reads
-    // `[r * stride, r * stride + len)` of `src`, the last ending at `src_end <= src.len()`,
-    // and writes `[r * len, (r + 1) * len)` of `dst`, below `dst_end <= dst.len()` (tail
-    // predication disables the lanes past `len`); `len > 0`.
+    // SAFETY: for row `r < rows` (`rows > 0`) the loop reads `[r * stride, r * stride +
+    // len)` of `src`, the last ending at `src_end <= src.len()`, and writes `[r * len, (r +
+    // 1) * len)` of `dst`, below `dst_end <= dst.len()`; `len > 0`.
+    unsafe { copy_rows_raw(dst.as_mut_ptr(), src.as_ptr(), rows, len, stride) };
+}
+
+/// Three windows of an im2col at once: window `i < 3` is `rows` runs of `len` bytes, run
+/// `r` from `src[i * step + r * stride..]`, copied to `dst[i * k + r * len..]`, as three
+/// [`copy_rows`] with the bounds checked once. Nothing is copied unless `src` and `dst`
+/// hold them all and a window's runs fit in its `k` bytes.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn copy_windows3(
+    dst: &mut [i8],
+    k: usize,
+    src: &[i8],
+    step: usize,
+    rows: usize,
+    len: usize,
+    stride: usize,
+) {
+    let src_end = rows
+        .checked_sub(1)
+        .and_then(|r| r.checked_mul(stride))
+        .and_then(|s| s.checked_add(len))
+        .and_then(|s| s.checked_add(step.checked_mul(2)?));
+    let run = rows.checked_mul(len);
+    let (Some(src_end), Some(run)) = (src_end, run) else {
+        return;
+    };
+    let dst_end = k.checked_mul(2).and_then(|d| d.checked_add(run));
+    if len == 0 || run > k || src_end > src.len() || dst_end.is_none_or(|d| d > dst.len()) {
+        return;
+    }
+    for i in 0..3 {
+        // SAFETY: window `i <= 2` reads rows `r < rows` (`rows > 0`) at `[i * step + r *
+        // stride, i * step + r * stride + len)` of `src`, the last ending at most at
+        // `src_end <= src.len()`, and writes `[i * k + r * len, i * k + (r + 1) * len)` of
+        // `dst`, below `2k + rows * len = dst_end <= dst.len()` (`rows * len <= k`);
+        // `len > 0`.
+        unsafe {
+            copy_rows_raw(
+                dst.as_mut_ptr().wrapping_add(i * k),
+                src.as_ptr().wrapping_add(i * step),
+                rows,
+                len,
+                stride,
+            )
+        };
+    }
+}
+
+/// The loop of [`copy_rows`] and [`copy_windows3`].
+///
+/// # Safety
+///
+/// `rows > 0`, `len > 0`; for `r < rows`, `src + r * stride` has `len` readable bytes and
+/// `dst + r * len` `len` writable ones (not overlapping them).
+#[inline(always)]
+unsafe fn copy_rows_raw(dst: *mut i8, src: *const i8, rows: usize, len: usize, stride: usize) {
+    // Runs of whole 16-byte steps: the loop leaves the pointers at the run's end, so the
+    // next run's are one addition away.
+    if len.is_multiple_of(16) {
+        // SAFETY: as below; each run is `len / 16` whole steps (`len > 0`), after which `s`
+        // and `d` are `len` past the run's start: adding `stride - len` (modulo `2^32`, so
+        // `s + stride` in all) gives the next source run, and the destination runs are
+        // contiguous. Run `r` reads `len` bytes at `src + r * stride` and writes `len` at
+        // `dst + r * len`, as the contract allows.
+        unsafe {
+            asm!(
+                "3:",
+                "dlstp.8 lr, {len}",
+                "2:",
+                "vldrb.u8 q0, [{s}], #16",
+                "vstrb.8 q0, [{d}], #16",
+                "letp lr, 2b",
+                "add {s}, {s}, {gap}",
+                "subs {rows}, #1",
+                "bne 3b",
+                s = inout(reg) src => _,
+                d = inout(reg) dst => _,
+                len = in(reg) len,
+                gap = in(reg) stride.wrapping_sub(len),
+                rows = inout(reg) rows => _,
+                out("lr") _,
+                out("q0") _,
+                options(nostack),
+            );
+        }
+        return;
+    }
+    // SAFETY: see the module documentation and the function's contract (tail predication
+    // disables the lanes past `len`: a disabled lane accesses no memory).
     unsafe {
         asm!(
             "3:",
@@ -1068,8 +1201,8 @@ pub(crate) fn copy_rows(dst: &mut [i8], src: &[i8], rows: usize, len: usize, str
             "add {d}, {d}, {len}",
             "subs {rows}, #1",
             "bne 3b",
-            s = inout(reg) src.as_ptr() => _,
-            d = inout(reg) dst.as_mut_ptr() => _,
+            s = inout(reg) src => _,
+            d = inout(reg) dst => _,
             sw = out(reg) _,
             dw = out(reg) _,
             len = in(reg) len,
@@ -1238,6 +1371,300 @@ pub(crate) fn two_pixels_by4(
     n4
 }
 
+/// The group loop of [`three_pixels_by4`] and [`pixels_by3`] from its label `3:` to the
+/// write-back of a group's multipliers, shifts and output pointers: see
+/// [`three_pixels_by4`]. On its end `r12` holds the state table, `r3` the first output
+/// pointer and `r8` its end.
+macro_rules! three_by4_group {
+    () => {
+        concat!(
+            "3:\n",
+            // Channels 0 and 1 of the group: rows `w` (r1), `w + k` (r11); accumulators
+            // pixel 0: r0, r2; pixel 1: r4, r8; pixel 2: r10, r12, from the bias; pixels
+            // at r3, r5, r9.
+            "vmov s28, r12\n",
+            "ldm r12, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0]\n",
+            "ldrd r10, r12, [r0]\n",
+            "ldrd r0, r2, [r0]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #64]\n",
+            "strd r4, r8, [lr, #80]\n",
+            "strd r10, r12, [lr, #96]\n",
+            // Channels 2 and 3: rows `w + 2k`, `w + 3k`.
+            "ldm lr, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r1, r1, lr, lsl #1\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0, #8]\n",
+            "ldrd r10, r12, [r0, #8]\n",
+            "ldrd r0, r2, [r0, #8]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #72]\n",
+            "strd r4, r8, [lr, #88]\n",
+            "strd r10, r12, [lr, #104]\n",
+            // The requantization, the state table at `r12`.
+            "mov r12, lr\n",
+            "vldrw.u32 q5, [r12, #64]\n",
+            "vldrw.u32 q6, [r12, #80]\n",
+            "vldrw.u32 q7, [r12, #96]\n",
+            // The next group's bias and weights (`4k` on).
+            "ldrd r0, r1, [r12]\n",
+            "ldr r2, [r12, #20]\n",
+            "adds r0, #16\n",
+            "add.w r1, r1, r2, lsl #2\n",
+            "strd r0, r1, [r12]\n",
+            // Multipliers, shifts, out0, out1, out2, end, offset, min.
+            "add r0, r12, #24\n",
+            "ldm r0, {{r1, r2, r3, r4, r5, r8, r9, r10}}\n",
+            "vldrw.u32 q0, [r1], #16\n",
+            "vldrw.u32 q1, [r2], #16\n",
+            "vneg.s32 q1, q1\n",
+            "vdup.32 q3, r10\n",
+            "vqrdmulh.s32 q5, q5, q0\n",
+            "vqrdmulh.s32 q6, q6, q0\n",
+            "vqrdmulh.s32 q7, q7, q0\n",
+            "vshr.s32 q2, q5, #31\n",
+            "vadd.i32 q5, q5, q2\n",
+            "vshr.s32 q2, q6, #31\n",
+            "vadd.i32 q6, q6, q2\n",
+            "vshr.s32 q2, q7, #31\n",
+            "vadd.i32 q7, q7, q2\n",
+            "vrshl.s32 q5, q5, q1\n",
+            "vrshl.s32 q6, q6, q1\n",
+            "vrshl.s32 q7, q7, q1\n",
+            "vadd.i32 q5, q5, r9\n",
+            "vadd.i32 q6, q6, r9\n",
+            "vadd.i32 q7, q7, r9\n",
+            "vmax.s32 q5, q5, q3\n",
+            "vmax.s32 q6, q6, q3\n",
+            "vmax.s32 q7, q7, q3\n",
+            "vmin.s32 q5, q5, q4\n",
+            "vmin.s32 q6, q6, q4\n",
+            "vmin.s32 q7, q7, q4\n",
+            "vstrb.32 q5, [r3], #4\n",
+            "vstrb.32 q6, [r4], #4\n",
+            "vstrb.32 q7, [r5], #4\n",
+            "stm r0, {{r1, r2, r3, r4, r5}}\n",
+        )
+    };
+}
+
+/// [`three_by4_group`] for eight channels per group: four loops of three pixels by two
+/// channels (the accumulators into the state table's bytes 64..160), then the two halves
+/// requantized with the group's bookkeeping (bias, weights, the pointers' write-back, the
+/// loop test) done once.
+macro_rules! three_by8_group {
+    () => {
+        concat!(
+            "3:\n",
+            // Channels 0 and 1 of the group (rows `w`, `w + k`), as `three_by4_group`.
+            "vmov s28, r12\n",
+            "ldm r12, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0]\n",
+            "ldrd r10, r12, [r0]\n",
+            "ldrd r0, r2, [r0]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #64]\n",
+            "strd r4, r8, [lr, #80]\n",
+            "strd r10, r12, [lr, #96]\n",
+            // Channels 2 and 3: rows `w + 2k`, `w + 3k`.
+            "ldm lr, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r1, r1, lr, lsl #1\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0, #8]\n",
+            "ldrd r10, r12, [r0, #8]\n",
+            "ldrd r0, r2, [r0, #8]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #72]\n",
+            "strd r4, r8, [lr, #88]\n",
+            "strd r10, r12, [lr, #104]\n",
+            // Channels 4 and 5: rows `w + 4k`, `w + 5k`.
+            "ldm lr, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r1, r1, lr, lsl #2\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0, #16]\n",
+            "ldrd r10, r12, [r0, #16]\n",
+            "ldrd r0, r2, [r0, #16]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #112]\n",
+            "strd r4, r8, [lr, #128]\n",
+            "strd r10, r12, [lr, #144]\n",
+            // Channels 6 and 7: rows `w + 6k`, `w + 7k`.
+            "ldm lr, {{r0, r1, r3, r5, r9, lr}}\n",
+            "add.w r11, lr, lr, lsl #1\n",
+            "add.w r1, r1, r11, lsl #1\n",
+            "add.w r11, r1, lr\n",
+            "ldrd r4, r8, [r0, #24]\n",
+            "ldrd r10, r12, [r0, #24]\n",
+            "ldrd r0, r2, [r0, #24]\n",
+            "dlstp.8 lr, lr\n",
+            "2:\n",
+            "vldrb.u8 q0, [r3], #16\n",
+            "vldrb.u8 q1, [r5], #16\n",
+            "vldrb.u8 q2, [r9], #16\n",
+            "vldrb.u8 q3, [r1], #16\n",
+            "vmladava.s8 r0, q0, q3\n",
+            "vmladava.s8 r4, q1, q3\n",
+            "vmladava.s8 r10, q2, q3\n",
+            "vldrb.u8 q3, [r11], #16\n",
+            "vmladava.s8 r2, q0, q3\n",
+            "vmladava.s8 r8, q1, q3\n",
+            "vmladava.s8 r12, q2, q3\n",
+            "letp lr, 2b\n",
+            "vmov lr, s28\n",
+            "strd r0, r2, [lr, #120]\n",
+            "strd r4, r8, [lr, #136]\n",
+            "strd r10, r12, [lr, #152]\n",
+            // The requantization, the state table at `r12`; the next group's bias and weights
+            // (`8k` on).
+            "mov r12, lr\n",
+            "ldrd r0, r1, [r12]\n",
+            "ldr r2, [r12, #20]\n",
+            "adds r0, #32\n",
+            "add.w r1, r1, r2, lsl #3\n",
+            "strd r0, r1, [r12]\n",
+            // Multipliers, shifts, out0, out1, out2, end, offset, min.
+            "add r0, r12, #24\n",
+            "ldm r0, {{r1, r2, r3, r4, r5, r8, r9, r10}}\n",
+            "vdup.32 q3, r10\n",
+            // Channels 0..4 of the three pixels, then 4..8.
+            "vldrw.u32 q5, [r12, #64]\n",
+            "vldrw.u32 q6, [r12, #80]\n",
+            "vldrw.u32 q7, [r12, #96]\n",
+            "vldrw.u32 q0, [r1], #16\n",
+            "vldrw.u32 q1, [r2], #16\n",
+            "vneg.s32 q1, q1\n",
+            "vqrdmulh.s32 q5, q5, q0\n",
+            "vqrdmulh.s32 q6, q6, q0\n",
+            "vqrdmulh.s32 q7, q7, q0\n",
+            "vshr.s32 q2, q5, #31\n",
+            "vadd.i32 q5, q5, q2\n",
+            "vshr.s32 q2, q6, #31\n",
+            "vadd.i32 q6, q6, q2\n",
+            "vshr.s32 q2, q7, #31\n",
+            "vadd.i32 q7, q7, q2\n",
+            "vrshl.s32 q5, q5, q1\n",
+            "vrshl.s32 q6, q6, q1\n",
+            "vrshl.s32 q7, q7, q1\n",
+            "vadd.i32 q5, q5, r9\n",
+            "vadd.i32 q6, q6, r9\n",
+            "vadd.i32 q7, q7, r9\n",
+            "vmax.s32 q5, q5, q3\n",
+            "vmax.s32 q6, q6, q3\n",
+            "vmax.s32 q7, q7, q3\n",
+            "vmin.s32 q5, q5, q4\n",
+            "vmin.s32 q6, q6, q4\n",
+            "vmin.s32 q7, q7, q4\n",
+            "vstrb.32 q5, [r3], #4\n",
+            "vstrb.32 q6, [r4], #4\n",
+            "vstrb.32 q7, [r5], #4\n",
+            "vldrw.u32 q5, [r12, #112]\n",
+            "vldrw.u32 q6, [r12, #128]\n",
+            "vldrw.u32 q7, [r12, #144]\n",
+            "vldrw.u32 q0, [r1], #16\n",
+            "vldrw.u32 q1, [r2], #16\n",
+            "vneg.s32 q1, q1\n",
+            "vqrdmulh.s32 q5, q5, q0\n",
+            "vqrdmulh.s32 q6, q6, q0\n",
+            "vqrdmulh.s32 q7, q7, q0\n",
+            "vshr.s32 q2, q5, #31\n",
+            "vadd.i32 q5, q5, q2\n",
+            "vshr.s32 q2, q6, #31\n",
+            "vadd.i32 q6, q6, q2\n",
+            "vshr.s32 q2, q7, #31\n",
+            "vadd.i32 q7, q7, q2\n",
+            "vrshl.s32 q5, q5, q1\n",
+            "vrshl.s32 q6, q6, q1\n",
+            "vrshl.s32 q7, q7, q1\n",
+            "vadd.i32 q5, q5, r9\n",
+            "vadd.i32 q6, q6, r9\n",
+            "vadd.i32 q7, q7, r9\n",
+            "vmax.s32 q5, q5, q3\n",
+            "vmax.s32 q6, q6, q3\n",
+            "vmax.s32 q7, q7, q3\n",
+            "vmin.s32 q5, q5, q4\n",
+            "vmin.s32 q6, q6, q4\n",
+            "vmin.s32 q7, q7, q4\n",
+            "vstrb.32 q5, [r3], #4\n",
+            "vstrb.32 q6, [r4], #4\n",
+            "vstrb.32 q7, [r5], #4\n",
+            "stm r0, {{r1, r2, r3, r4, r5}}\n",
+        )
+    };
+}
+
 /// [`two_pixels_by4`] for three pixels at once (`x0`, `x1`, `x2`, `k` bytes each, into
 /// `out0`, `out1`, `out2`): per group of four channels two loops of three pixels by two
 /// channels (six `VMLADAVA`s per five 16-byte loads: 12 instructions per 16 bytes of six dot
@@ -1283,30 +1710,27 @@ pub(crate) fn three_pixels_by4(
     // accumulators, four words each.
     // (Uninitialised past the 14 written here: the block writes each group's accumulators
     // before it reads them.)
-    let mut state = core::mem::MaybeUninit::<[usize; 28]>::uninit();
+    let mut state = core::mem::MaybeUninit::<[usize; 40]>::uninit();
     let base = state.as_mut_ptr().cast::<usize>();
-    for (i, v) in [
-        bias.as_ptr() as usize,
-        w.as_ptr() as usize,
-        x0.as_ptr() as usize,
-        x1.as_ptr() as usize,
-        x2.as_ptr() as usize,
-        k,
-        m.as_ptr() as usize,
-        e.as_ptr() as usize,
-        out0.as_mut_ptr() as usize,
-        out1.as_mut_ptr() as usize,
-        out2.as_mut_ptr() as usize,
-        out0.as_mut_ptr().wrapping_add(n4) as usize,
-        q.offset as usize,
-        q.min as usize,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        // SAFETY: `i < 14 <= 28`, so `base + i` is inside `state`; `write` does not read
-        // the uninitialised slot.
-        unsafe { base.add(i).write(v) };
+    // Written one by one (an array copied in a loop costs three instructions a word).
+    // SAFETY: each `base + i` has `i < 14 <= 40`, inside `state`; `write` does not read the
+    // uninitialised slots.
+    unsafe {
+        base.add(0).write(bias.as_ptr() as usize);
+        base.add(1).write(w.as_ptr() as usize);
+        base.add(2).write(x0.as_ptr() as usize);
+        base.add(3).write(x1.as_ptr() as usize);
+        base.add(4).write(x2.as_ptr() as usize);
+        base.add(5).write(k);
+        base.add(6).write(m.as_ptr() as usize);
+        base.add(7).write(e.as_ptr() as usize);
+        base.add(8).write(out0.as_mut_ptr() as usize);
+        base.add(9).write(out1.as_mut_ptr() as usize);
+        base.add(10).write(out2.as_mut_ptr() as usize);
+        base.add(11)
+            .write(out0.as_mut_ptr().wrapping_add(n4) as usize);
+        base.add(12).write(q.offset as usize);
+        base.add(13).write(q.min as usize);
     }
     // SAFETY: see the module documentation. Per group `j < n4 / 4` (the loop ends when the
     // first output pointer reaches `out0 + n4`, after at least one group since `n4 >= 4`)
@@ -1315,135 +1739,202 @@ pub(crate) fn three_pixels_by4(
     // rows `4j`, `4j + 1` from the group's start, the second rows `4j + 2`, `4j + 3` from
     // `2k` after it), 4 aligned `i32`s at `4j` of `bias`, `m`, `e` (each at least `n4`
     // long), and writes the 4 bytes at `4j` of `out0`, `out1` and `out2` (each at least
-    // `n4` long) and the state table (`state`, 28 words, the block's own; the loops'
-    // accumulators at bytes 64..112, read back as three aligned vectors). The state
+    // `n4` long) and the state table (`state`, 40 words, the block's own; the loops'
+    // accumulators at bytes 64..112, read back as three aligned vectors). With eight
+    // channels per group (`n4 % 8 == 0`: whole groups of eight up to `n4`) the same per
+    // pair of such groups, the second half's rows from `4k` after the group's start and
+    // its accumulators at bytes 112..160, still inside the table. The state
     // table's address, which no register can hold through the loops (all twelve hold
     // their accumulators and pointers), waits in `s28` (lane 0 of `q7`, which the loops
     // leave alone). `LDM` into its own base register (`lr`, no write-back) takes the
     // loaded value.
-    unsafe {
-        asm!(
-            "vdup.32 q4, r0",
-            "3:",
-            // Channels 0 and 1 of the group: rows `w` (r1), `w + k` (r11); accumulators
-            // pixel 0: r0, r2; pixel 1: r4, r8; pixel 2: r10, r12, from the bias; pixels
-            // at r3, r5, r9.
-            "vmov s28, r12",
-            "ldm r12, {{r0, r1, r3, r5, r9, lr}}",
-            "add.w r11, r1, lr",
-            "ldrd r4, r8, [r0]",
-            "ldrd r10, r12, [r0]",
-            "ldrd r0, r2, [r0]",
-            "dlstp.8 lr, lr",
-            "2:",
-            "vldrb.u8 q0, [r3], #16",
-            "vldrb.u8 q1, [r5], #16",
-            "vldrb.u8 q2, [r9], #16",
-            "vldrb.u8 q3, [r1], #16",
-            "vmladava.s8 r0, q0, q3",
-            "vmladava.s8 r4, q1, q3",
-            "vmladava.s8 r10, q2, q3",
-            "vldrb.u8 q3, [r11], #16",
-            "vmladava.s8 r2, q0, q3",
-            "vmladava.s8 r8, q1, q3",
-            "vmladava.s8 r12, q2, q3",
-            "letp lr, 2b",
-            "vmov lr, s28",
-            "strd r0, r2, [lr, #64]",
-            "strd r4, r8, [lr, #80]",
-            "strd r10, r12, [lr, #96]",
-            // Channels 2 and 3: rows `w + 2k`, `w + 3k`.
-            "ldm lr, {{r0, r1, r3, r5, r9, lr}}",
-            "add.w r1, r1, lr, lsl #1",
-            "add.w r11, r1, lr",
-            "ldrd r4, r8, [r0, #8]",
-            "ldrd r10, r12, [r0, #8]",
-            "ldrd r0, r2, [r0, #8]",
-            "dlstp.8 lr, lr",
-            "2:",
-            "vldrb.u8 q0, [r3], #16",
-            "vldrb.u8 q1, [r5], #16",
-            "vldrb.u8 q2, [r9], #16",
-            "vldrb.u8 q3, [r1], #16",
-            "vmladava.s8 r0, q0, q3",
-            "vmladava.s8 r4, q1, q3",
-            "vmladava.s8 r10, q2, q3",
-            "vldrb.u8 q3, [r11], #16",
-            "vmladava.s8 r2, q0, q3",
-            "vmladava.s8 r8, q1, q3",
-            "vmladava.s8 r12, q2, q3",
-            "letp lr, 2b",
-            "vmov lr, s28",
-            "strd r0, r2, [lr, #72]",
-            "strd r4, r8, [lr, #88]",
-            "strd r10, r12, [lr, #104]",
-            // The requantization, the state table at `r12`.
-            "mov r12, lr",
-            "vldrw.u32 q5, [r12, #64]",
-            "vldrw.u32 q6, [r12, #80]",
-            "vldrw.u32 q7, [r12, #96]",
-            // The next group's bias and weights (`4k` on).
-            "ldrd r0, r1, [r12]",
-            "ldr r2, [r12, #20]",
-            "adds r0, #16",
-            "add.w r1, r1, r2, lsl #2",
-            "strd r0, r1, [r12]",
-            // Multipliers, shifts, out0, out1, out2, end, offset, min.
-            "add r0, r12, #24",
-            "ldm r0, {{r1, r2, r3, r4, r5, r8, r9, r10}}",
-            "vldrw.u32 q0, [r1], #16",
-            "vldrw.u32 q1, [r2], #16",
-            "vneg.s32 q1, q1",
-            "vdup.32 q3, r10",
-            "vqrdmulh.s32 q5, q5, q0",
-            "vqrdmulh.s32 q6, q6, q0",
-            "vqrdmulh.s32 q7, q7, q0",
-            "vshr.s32 q2, q5, #31",
-            "vadd.i32 q5, q5, q2",
-            "vshr.s32 q2, q6, #31",
-            "vadd.i32 q6, q6, q2",
-            "vshr.s32 q2, q7, #31",
-            "vadd.i32 q7, q7, q2",
-            "vrshl.s32 q5, q5, q1",
-            "vrshl.s32 q6, q6, q1",
-            "vrshl.s32 q7, q7, q1",
-            "vadd.i32 q5, q5, r9",
-            "vadd.i32 q6, q6, r9",
-            "vadd.i32 q7, q7, r9",
-            "vmax.s32 q5, q5, q3",
-            "vmax.s32 q6, q6, q3",
-            "vmax.s32 q7, q7, q3",
-            "vmin.s32 q5, q5, q4",
-            "vmin.s32 q6, q6, q4",
-            "vmin.s32 q7, q7, q4",
-            "vstrb.32 q5, [r3], #4",
-            "vstrb.32 q6, [r4], #4",
-            "vstrb.32 q7, [r5], #4",
-            "stm r0, {{r1, r2, r3, r4, r5}}",
-            "cmp r3, r8",
-            "bne 3b",
-            inout("r0") q.max => _,
-            out("r1") _,
-            out("r2") _,
-            out("r3") _,
-            out("r4") _,
-            out("r5") _,
-            out("r8") _,
-            out("r9") _,
-            out("r10") _,
-            out("r11") _,
-            inout("r12") base => _,
-            out("lr") _,
-            out("q0") _,
-            out("q1") _,
-            out("q2") _,
-            out("q3") _,
-            out("q4") _,
-            out("q5") _,
-            out("q6") _,
-            out("q7") _,
-            options(nostack),
-        );
+    // Eight channels per group where they come in eights (the bookkeeping once per
+    // eight), else four.
+    macro_rules! run {
+        ($group:ident) => {
+            unsafe {
+                asm!(
+                    "vdup.32 q4, r0",
+                    $group!(),
+                    "cmp r3, r8",
+                    "bne 3b",
+                    inout("r0") q.max => _,
+                    out("r1") _,
+                    out("r2") _,
+                    out("r3") _,
+                    out("r4") _,
+                    out("r5") _,
+                    out("r8") _,
+                    out("r9") _,
+                    out("r10") _,
+                    out("r11") _,
+                    inout("r12") base => _,
+                    out("lr") _,
+                    out("q0") _,
+                    out("q1") _,
+                    out("q2") _,
+                    out("q3") _,
+                    out("q4") _,
+                    out("q5") _,
+                    out("q6") _,
+                    out("q7") _,
+                    options(nostack),
+                );
+            }
+        };
+    }
+    if n4.is_multiple_of(8) {
+        run!(three_by8_group);
+    } else {
+        run!(three_by4_group);
     }
     n4
+}
+
+/// [`three_pixels_by4`] over `t` triples of consecutive pixels in one block (a 1x1
+/// convolution's pixels, `k` bytes each in `x`, their `n` channels each in `out`; `n` a
+/// multiple of 4, the whole of `bias`, `m` and `e`'s first `n`): triple `i` is pixels
+/// `3i..3i + 3`. Between triples the block resets the group pointers and steps the pixel
+/// and output pointers itself, so a triple costs about 25 instructions of set-up instead
+/// of a call's. Returns the pixels done, `3t` (0, nothing written, if a slice is short,
+/// `k == 0`, `n == 0` or `n % 4 != 0`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn pixels_by3(
+    k: usize,
+    t: usize,
+    n: usize,
+    x: &[i8],
+    w: &[i8],
+    bias: &[i32],
+    m: &[i32],
+    e: &[i32],
+    q: &crate::gemm::Output,
+    out: &mut [i8],
+) -> usize {
+    let (Some(xs), Some(os)) = (t.checked_mul(3 * k), t.checked_mul(3 * n)) else {
+        return 0;
+    };
+    let (Some(x), Some(w), Some(bias), Some(m), Some(e), Some(out)) = (
+        x.get(..xs),
+        w.get(..n.saturating_mul(k)),
+        bias.get(..n),
+        m.get(..n),
+        e.get(..n),
+        out.get_mut(..os),
+    ) else {
+        return 0;
+    };
+    if k == 0 || n == 0 || t == 0 || !n.is_multiple_of(4) || w.len() != n * k {
+        return 0;
+    }
+    let o = out.as_mut_ptr();
+    // Words 0..14 as `three_pixels_by4`'s table for the first triple; 14: the triples
+    // left; 15: the weights' start; 16..40: the accumulators; 40..46: the bias', the
+    // multipliers' and the shifts' starts, `3k`, `2n`, `3n`. (Uninitialised words are
+    // written by the block before it reads them.)
+    let mut state = core::mem::MaybeUninit::<[usize; 46]>::uninit();
+    let base = state.as_mut_ptr().cast::<usize>();
+    // SAFETY: each `base + i` below has `i < 46`, inside `state`; `write` does not read the
+    // uninitialised slots.
+    unsafe {
+        base.add(0).write(bias.as_ptr() as usize);
+        base.add(1).write(w.as_ptr() as usize);
+        base.add(2).write(x.as_ptr() as usize);
+        base.add(3).write(x.as_ptr().wrapping_add(k) as usize);
+        base.add(4).write(x.as_ptr().wrapping_add(2 * k) as usize);
+        base.add(5).write(k);
+        base.add(6).write(m.as_ptr() as usize);
+        base.add(7).write(e.as_ptr() as usize);
+        base.add(8).write(o as usize);
+        base.add(9).write(o.wrapping_add(n) as usize);
+        base.add(10).write(o.wrapping_add(2 * n) as usize);
+        base.add(11).write(o.wrapping_add(n) as usize);
+        base.add(12).write(q.offset as usize);
+        base.add(13).write(q.min as usize);
+        base.add(14).write(t);
+        base.add(15).write(w.as_ptr() as usize);
+        base.add(40).write(bias.as_ptr() as usize);
+        base.add(41).write(m.as_ptr() as usize);
+        base.add(42).write(e.as_ptr() as usize);
+        base.add(43).write(3 * k);
+        base.add(44).write(2 * n);
+        base.add(45).write(3 * n);
+    }
+    // SAFETY: see the module documentation and `three_pixels_by4`: for triple `i < t` the
+    // group loop reads pixels `x[(3i + p)k..(3i + p + 1)k]` (`p < 3`, inside `x`, `3tk`
+    // long), all `n` rows of `w` (`n * k` long) and `bias`, `m`, `e` (`n` each) four
+    // channels per group, and writes the `n` bytes of each of the triple's outputs
+    // `out[(3i + p)n..(3i + p + 1)n]` (inside `out`, `3tn` long), the loop ending when the
+    // first output pointer reaches its end (`n > 0`, a multiple of 4: at least one group).
+    // Between triples (`subs`/`beq` on the count, `t > 0`) the block writes the next
+    // triple's pointers into its own table: the pixels `3k` on, the outputs `2n` on from
+    // where the groups left them (`n` on from their start), the end `3n` on.
+    // Eight channels per group where they come in eights (the bookkeeping once per
+    // eight), else four.
+    macro_rules! run {
+        ($group:ident) => {
+            unsafe {
+                asm!(
+                    "vdup.32 q4, r0",
+                    $group!(),
+                    "cmp r3, r8",
+                    "bne 3b",
+                    // The next triple, if any.
+                    "ldr r1, [r12, #56]",
+                    "subs r1, #1",
+                    "beq 9f",
+                    "str r1, [r12, #56]",
+                    "ldr r0, [r12, #160]",
+                    "ldr r1, [r12, #60]",
+                    "ldrd r2, r3, [r12, #8]",
+                    "ldr r4, [r12, #16]",
+                    "ldr r5, [r12, #172]",
+                    "add r2, r2, r5",
+                    "add r3, r3, r5",
+                    "add r4, r4, r5",
+                    "stm r12, {{r0, r1, r2, r3, r4}}",
+                    "ldrd r0, r1, [r12, #164]",
+                    "ldrd r2, r3, [r12, #32]",
+                    "ldrd r4, r5, [r12, #40]",
+                    "ldrd r8, r9, [r12, #176]",
+                    "add r2, r2, r8",
+                    "add r3, r3, r8",
+                    "add r4, r4, r8",
+                    "add r5, r5, r9",
+                    "add r10, r12, #24",
+                    "stm r10, {{r0, r1, r2, r3, r4, r5}}",
+                    "b 3b",
+                    "9:",
+                    inout("r0") q.max => _,
+                    out("r1") _,
+                    out("r2") _,
+                    out("r3") _,
+                    out("r4") _,
+                    out("r5") _,
+                    out("r8") _,
+                    out("r9") _,
+                    out("r10") _,
+                    out("r11") _,
+                    inout("r12") base => _,
+                    out("lr") _,
+                    out("q0") _,
+                    out("q1") _,
+                    out("q2") _,
+                    out("q3") _,
+                    out("q4") _,
+                    out("q5") _,
+                    out("q6") _,
+                    out("q7") _,
+                    options(nostack),
+                );
+            }
+        };
+    }
+    if n.is_multiple_of(8) {
+        run!(three_by8_group);
+    } else {
+        run!(three_by4_group);
+    }
+    3 * t
 }

@@ -211,7 +211,19 @@ fn pointwise_by3<const F: bool>(
 ) {
     let n = ch.bias.len();
     let pixels = input.len() / k.max(1);
-    let mut p = 0;
+    // All triples in one block.
+    let mut p = crate::arch::pixels_by3(
+        k,
+        pixels / 3,
+        n,
+        input,
+        w,
+        ch.bias,
+        ch.multiplier,
+        ch.right_shift,
+        q,
+        out,
+    );
     while p + 3 <= pixels {
         let (Some(x), Some(o)) = (
             input.get(p * k..(p + 3) * k),
@@ -382,20 +394,32 @@ fn windowed_by3<const F: bool>(
             // `ox_in` are copied as `kh` runs directly, without `im2col_mve`'s set-up.
             let row_in = plain && y0 >= 0 && y0 as usize + kh <= ih;
             let row_start = if row_in { y0 as usize * iw * c } else { 0 };
-            for ox in 0..ow {
-                if let Some(slot) = col.get_mut(filled * k..filled * k + k_taps) {
-                    if row_in && ox_in.contains(&ox) {
-                        let src = image.get(row_start + (ox * sw - pw) * c..).unwrap_or(&[]);
-                        crate::arch::copy_rows(slot, src, kh, kw * c, iw * c);
-                    } else {
-                        im2col_mve(g, image, oy, ox, slot);
-                    }
-                }
-                if filled == 0 {
+            let mut ox = 0;
+            while ox < ow {
+                if row_in && filled == 0 && ox >= ox_in.start && ox + 3 <= ox_in.end {
+                    // Three windows inside the input from a block's start: copied at once.
+                    let src = image.get(row_start + (ox * sw - pw) * c..).unwrap_or(&[]);
+                    crate::arch::copy_windows3(col, k, src, sw * c, kh, kw * c, iw * c);
                     first = at;
+                    filled = 3;
+                    at += 3 * n;
+                    ox += 3;
+                } else {
+                    if let Some(slot) = col.get_mut(filled * k..filled * k + k_taps) {
+                        if row_in && ox_in.contains(&ox) {
+                            let src = image.get(row_start + (ox * sw - pw) * c..).unwrap_or(&[]);
+                            crate::arch::copy_rows(slot, src, kh, kw * c, iw * c);
+                        } else {
+                            im2col_mve(g, image, oy, ox, slot);
+                        }
+                    }
+                    if filled == 0 {
+                        first = at;
+                    }
+                    filled += 1;
+                    at += n;
+                    ox += 1;
                 }
-                filled += 1;
-                at += n;
                 if filled == 3 {
                     filled = 0;
                     let Some((o0, o12)) = out_image
