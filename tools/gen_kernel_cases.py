@@ -1305,8 +1305,9 @@ def read_bundle(path):
 def family_ops():
     """The entries of the family modules `tools/kcases_<family>.py`, in file-name order. Each
     module has `register(g)`, which receives this module (its graph builder and helpers) and
-    returns entries as in OPS. Their seeds come from the bundle's name, not a position, so
-    families can be added independently."""
+    returns entries as in OPS, optionally with a fifth item: the bundle's number of cases when
+    it is not `-n`'s (large cases, e.g. add_large). Their seeds come from the bundle's name,
+    not a position, so families can be added independently."""
     entries = []
     for path in sorted(Path(__file__).parent.glob("kcases_*.py")):
         module = importlib.import_module(path.stem)
@@ -1472,7 +1473,7 @@ def main():
     args = ap.parse_args()
     families = family_ops()
     every = [(i, e) for i, e in enumerate(OPS)] + [(None, e) for e in families]
-    known = {p for _, (p, *_) in every} | {f"{p}_{d}" for _, (p, _, _, ds) in every for d in ds}
+    known = {p for _, (p, *_) in every} | {f"{p}_{d}" for _, (p, _, _, ds, *_) in every for d in ds}
     for p in args.ops:
         if p not in known:
             raise SystemExit(f"unknown op prefix {p}; known: {sorted(known)}")
@@ -1484,13 +1485,13 @@ def main():
     manifest = {}
     if man_path.exists() and args.ops:
         manifest = {e["file"]: e for e in json.loads(man_path.read_text())}
-    for index, (prefix, op, gen, dtypes) in every:
+    for index, (prefix, op, gen, dtypes, *cases) in every:
         for dt in dtypes:
             if args.ops and prefix not in args.ops and f"{prefix}_{dt}" not in args.ops:
                 continue
-            e = gen_bundle(index, prefix, op, gen, dt, args.n, dtypes)
+            e = gen_bundle(index, prefix, op, gen, dt, cases[0] if cases else args.n, dtypes)
             manifest[e["file"]] = e
-    order = {f"{p}_{d}.kcase": (k, j) for k, (_, (p, _, _, ds)) in enumerate(every)
+    order = {f"{p}_{d}.kcase": (k, j) for k, (_, (p, _, _, ds, *_)) in enumerate(every)
              for j, d in enumerate(ds)}
     entries = sorted(manifest.values(), key=lambda e: order.get(e["file"], (999, 0)))
     man_path.write_text(json.dumps(entries, indent=1) + "\n")

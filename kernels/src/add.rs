@@ -47,6 +47,9 @@
 //! construction, not only by the argument above. The same-shape kernels of large tensors
 //! look the inputs' rescaling up in two 256-entry tables instead ([`fast_tables_s8`],
 //! `2 * s(x)` indexed by the byte `x as u8`), leaving one multiply per element.
+//! With Helium (`kiln_arch = "mve"`) those run four elements per step in int32 lanes
+//! (`arch::add_s8_tables4`: two gathers from the tables, the output's requantization in
+//! vector form); the bundle `add_large_int8` checks them on the emulated M55.
 
 use crate::arch;
 use crate::broadcast::{Broadcast, broadcast_binary};
@@ -483,7 +486,9 @@ fn add_s8_fast_op<const FULL: bool>(f: &FastParams, x: i8, y: i8) -> i8 {
     fast_output::<FULL>(f, (s1 + s2) << 1)
 }
 
-/// The element function of the fast kernels with tables.
+/// The element function of the fast kernels with tables (Helium's is
+/// `arch::add_s8_tables4`; the tests compare the two forms through the kernels).
+#[cfg_attr(kiln_arch = "mve", allow(dead_code))]
 #[inline(always)]
 fn add_s8_fast_tables_op<const FULL: bool>(
     f: &FastParams,
@@ -560,6 +565,27 @@ pub fn add_s8_fast_in_place2(f: &FastParams, input1: &[i8], input2_output: &mut 
     by_clamp!(f, run(f, input1, input2_output))
 }
 
+/// Helium's form of the table kernels (`arch::add_s8_tables4`, four elements per
+/// step): the output's constants, with the zero point taken back out of `output_round`
+/// (`2^(e-1) + zo * 2^e`, so the subtraction and shift are exact).
+#[cfg(kiln_arch = "mve")]
+fn mve_tables<'a>(
+    f: &FastParams,
+    table1: &'a [i32; 256],
+    table2: &'a [i32; 256],
+) -> arch::AddTables<'a> {
+    let e = f.output_shift.clamp(1, 31);
+    arch::AddTables {
+        t1: table1,
+        t2: table2,
+        multiplier: f.output_multiplier,
+        shift: f.output_shift,
+        zero_point: (f.output_round - (1 << (e - 1))) >> e,
+        min: f.min,
+        max: f.max,
+    }
+}
+
 /// [`add_s8_fast`] with the inputs' rescaling looked up in the tables of
 /// [`fast_tables_s8`]; byte-identical with [`add_s8`].
 pub fn add_s8_fast_tables(
@@ -570,19 +596,24 @@ pub fn add_s8_fast_tables(
     input2: &[i8],
     output: &mut [i8],
 ) {
-    fn run<const FULL: bool>(
-        f: &FastParams,
-        t1: &[i32; 256],
-        t2: &[i32; 256],
-        input1: &[i8],
-        input2: &[i8],
-        output: &mut [i8],
-    ) {
-        zip_map(input1, input2, output, |x, y| {
-            add_s8_fast_tables_op::<FULL>(f, t1, t2, x, y)
-        });
+    #[cfg(kiln_arch = "mve")]
+    arch::add_s8_tables4(&mve_tables(f, table1, table2), input1, input2, output);
+    #[cfg(not(kiln_arch = "mve"))]
+    {
+        fn run<const FULL: bool>(
+            f: &FastParams,
+            t1: &[i32; 256],
+            t2: &[i32; 256],
+            input1: &[i8],
+            input2: &[i8],
+            output: &mut [i8],
+        ) {
+            zip_map(input1, input2, output, |x, y| {
+                add_s8_fast_tables_op::<FULL>(f, t1, t2, x, y)
+            });
+        }
+        by_clamp!(f, run(f, table1, table2, input1, input2, output))
     }
-    by_clamp!(f, run(f, table1, table2, input1, input2, output))
 }
 
 /// [`add_s8_fast_tables`] with the output overwriting input 1.
@@ -593,18 +624,23 @@ pub fn add_s8_fast_tables_in_place1(
     input1_output: &mut [i8],
     input2: &[i8],
 ) {
-    fn run<const FULL: bool>(
-        f: &FastParams,
-        t1: &[i32; 256],
-        t2: &[i32; 256],
-        input1_output: &mut [i8],
-        input2: &[i8],
-    ) {
-        zip_map_in_place1(input1_output, input2, |x, y| {
-            add_s8_fast_tables_op::<FULL>(f, t1, t2, x, y)
-        });
+    #[cfg(kiln_arch = "mve")]
+    arch::add_s8_tables4_in_place1(&mve_tables(f, table1, table2), input1_output, input2);
+    #[cfg(not(kiln_arch = "mve"))]
+    {
+        fn run<const FULL: bool>(
+            f: &FastParams,
+            t1: &[i32; 256],
+            t2: &[i32; 256],
+            input1_output: &mut [i8],
+            input2: &[i8],
+        ) {
+            zip_map_in_place1(input1_output, input2, |x, y| {
+                add_s8_fast_tables_op::<FULL>(f, t1, t2, x, y)
+            });
+        }
+        by_clamp!(f, run(f, table1, table2, input1_output, input2))
     }
-    by_clamp!(f, run(f, table1, table2, input1_output, input2))
 }
 
 /// [`add_s8_fast_tables`] with the output overwriting input 2.
@@ -615,18 +651,23 @@ pub fn add_s8_fast_tables_in_place2(
     input1: &[i8],
     input2_output: &mut [i8],
 ) {
-    fn run<const FULL: bool>(
-        f: &FastParams,
-        t1: &[i32; 256],
-        t2: &[i32; 256],
-        input1: &[i8],
-        input2_output: &mut [i8],
-    ) {
-        zip_map_in_place2(input1, input2_output, |x, y| {
-            add_s8_fast_tables_op::<FULL>(f, t1, t2, x, y)
-        });
+    #[cfg(kiln_arch = "mve")]
+    arch::add_s8_tables4_in_place2(&mve_tables(f, table1, table2), input1, input2_output);
+    #[cfg(not(kiln_arch = "mve"))]
+    {
+        fn run<const FULL: bool>(
+            f: &FastParams,
+            t1: &[i32; 256],
+            t2: &[i32; 256],
+            input1: &[i8],
+            input2_output: &mut [i8],
+        ) {
+            zip_map_in_place2(input1, input2_output, |x, y| {
+                add_s8_fast_tables_op::<FULL>(f, t1, t2, x, y)
+            });
+        }
+        by_clamp!(f, run(f, table1, table2, input1, input2_output))
     }
-    by_clamp!(f, run(f, table1, table2, input1, input2_output))
 }
 
 /// [`add_broadcast_s8`] for the layers [`prepare_fast_s8`] accepts; byte-identical with it.

@@ -15,8 +15,8 @@
 //!   time, requantized, instead of the two-pixel forms), `three_pixels_by4` (three pixels by
 //!   four channels per group, which `conv_2d::fast` calls directly for its 1x1 and windowed
 //!   layers), the four-pixel depthwise blocks
-//!   (`dw_block4` and its forms), `requantize4` (four channels requantized at once) and the
-//!   im2col's `copy_bytes`/`fill_bytes`; the single instructions are `dsp`'s. Also argued
+//!   (`dw_block4` and its forms), `requantize4` (four channels requantized at once), the
+//!   im2col's `copy_bytes`/`fill_bytes` and ADD's `add_s8_tables4` (four elements per step); the single instructions are `dsp`'s. Also argued
 //!   `unsafe` code.
 //! * `riscv` (`kiln_arch = "riscv"`: RV32IMC/IMAC, ESP32-C3/C6-class): the products
 //!   blocked four (pointwise, constant depth) or two pixels by four channels, the depthwise

@@ -26,6 +26,9 @@
 //! * `requantize4`: four accumulators requantized and stored at once, exactly
 //!   `gemm::requantize` per lane (the blocks above inline the same instructions).
 //! * `copy_bytes`, `fill_bytes`: the im2col's runs, 16 bytes per tail-predicated step.
+//! * `add_s8_tables4` (and its in-place forms): int8 ADD on the inputs' rescaling tables,
+//!   four elements per tail-predicated step (`VLDRB.U32` indices, two `VLDRW` gathers, the
+//!   requantization of `requantize4` with `VRMULH` for `SMMULR`).
 //!
 //! # Why the blocks are sound
 //!
@@ -905,6 +908,139 @@ unsafe fn dw1_block4_table(
             );
         }
     }
+}
+
+/// The constants of [`add_tables4`]: the output's multiplier, right shift (1..=31), zero
+/// point and clamp (`add::FastParams`' output side), and the inputs' build-time tables of
+/// `2 * s(x)` indexed by the byte `x as u8` (`add::fast_tables_s8`).
+pub(crate) struct AddTables<'a> {
+    pub(crate) t1: &'a [i32; 256],
+    pub(crate) t2: &'a [i32; 256],
+    pub(crate) multiplier: i32,
+    pub(crate) shift: i32,
+    pub(crate) zero_point: i32,
+    pub(crate) min: i32,
+    pub(crate) max: i32,
+}
+
+/// Where [`add_tables4`] reads and writes: two inputs and an output of `n` bytes, the output
+/// possibly one of the inputs (in place). Only the safe constructors below make one.
+struct AddOperands {
+    a: *const i8,
+    b: *const i8,
+    out: *mut i8,
+    n: usize,
+}
+
+impl AddOperands {
+    fn new(a: &[i8], b: &[i8], out: &mut [i8]) -> Self {
+        let n = a.len().min(b.len()).min(out.len());
+        let (a, b, out) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
+        AddOperands { a, b, out, n }
+    }
+
+    fn in_place1(a_out: &mut [i8], b: &[i8]) -> Self {
+        let n = a_out.len().min(b.len());
+        let out = a_out.as_mut_ptr();
+        AddOperands {
+            a: out,
+            b: b.as_ptr(),
+            out,
+            n,
+        }
+    }
+
+    fn in_place2(a: &[i8], b_out: &mut [i8]) -> Self {
+        let n = a.len().min(b_out.len());
+        let out = b_out.as_mut_ptr();
+        AddOperands {
+            a: a.as_ptr(),
+            b: out,
+            out,
+            n,
+        }
+    }
+}
+
+/// Int8 ADD on the inputs' rescaling tables, four elements per step in int32 lanes:
+/// `out[i] = clamp(rshift(VRMULH(t1[a[i]] + t2[b[i]], multiplier)) + zero_point)`, exactly
+/// `add::add_s8_fast_tables`' element function. The bytes are widened as unsigned
+/// (`VLDRB.U32`), so they are the tables' indices; the two lookups are gathers
+/// (`VLDRW.U32 q, [t, q, UXTW #2]`); `VRMULH` is `SMMULR` per lane; the rounding shift is
+/// the `y >> 31` fixup and `VRSHL` by the negated shift (as [`requantize4`]); the zero point
+/// is added after the shift, which equals `add::FastParams::output_round`'s form
+/// (`2^(e-1) + zo * 2^e` before it) exactly.
+#[inline(always)]
+fn add_tables4(k: &AddTables<'_>, o: AddOperands) {
+    if o.n == 0 || !(1..=31).contains(&k.shift) {
+        return;
+    }
+    // SAFETY: see the module documentation: `o` comes from slices of at least `o.n` bytes
+    // each (its constructors), the loop reads `[0, n)` of `a` and `b` and writes `[0, n)` of
+    // `out` (tail predication disables the lanes past `n`); in place, each step loads its
+    // four bytes of both inputs before it stores the four output bytes over one of them.
+    // The gathers read `t1[i]`, `t2[i]` for bytes `i < 256`, inside the tables. `n > 0`.
+    unsafe {
+        asm!(
+            "vdup.32 q4, {m}",
+            "vdup.32 q5, {min}",
+            "vdup.32 q6, {max}",
+            "dlstp.32 lr, {n}",
+            "2:",
+            "vldrb.u32 q0, [r0], #4",
+            "vldrb.u32 q1, [r1], #4",
+            "vldrw.u32 q2, [{t1}, q0, uxtw #2]",
+            "vldrw.u32 q3, [{t2}, q1, uxtw #2]",
+            "vadd.i32 q2, q2, q3",
+            "vrmulh.s32 q2, q2, q4",
+            "vshr.s32 q3, q2, #31",
+            "vadd.i32 q2, q2, q3",
+            "vrshl.s32 q2, {ne}",
+            "vadd.i32 q2, q2, {zo}",
+            "vmax.s32 q2, q2, q5",
+            "vmin.s32 q2, q2, q6",
+            "vstrb.32 q2, [r2], #4",
+            "letp lr, 2b",
+            m = in(reg) k.multiplier,
+            min = in(reg) k.min,
+            max = in(reg) k.max,
+            n = in(reg) o.n,
+            t1 = in(reg) k.t1.as_ptr(),
+            t2 = in(reg) k.t2.as_ptr(),
+            ne = in(reg) -k.shift,
+            zo = in(reg) k.zero_point,
+            inout("r0") o.a => _,
+            inout("r1") o.b => _,
+            inout("r2") o.out => _,
+            out("lr") _,
+            out("q0") _,
+            out("q1") _,
+            out("q2") _,
+            out("q3") _,
+            out("q4") _,
+            out("q5") _,
+            out("q6") _,
+            options(nostack),
+        );
+    }
+}
+
+/// [`add_tables4`] of `a` and `b` into `out` (the shortest length).
+#[inline(always)]
+pub(crate) fn add_s8_tables4(k: &AddTables<'_>, a: &[i8], b: &[i8], out: &mut [i8]) {
+    add_tables4(k, AddOperands::new(a, b, out));
+}
+
+/// [`add_tables4`] with the output over input 1.
+#[inline(always)]
+pub(crate) fn add_s8_tables4_in_place1(k: &AddTables<'_>, a_out: &mut [i8], b: &[i8]) {
+    add_tables4(k, AddOperands::in_place1(a_out, b));
+}
+
+/// [`add_tables4`] with the output over input 2.
+#[inline(always)]
+pub(crate) fn add_s8_tables4_in_place2(k: &AddTables<'_>, a: &[i8], b_out: &mut [i8]) {
+    add_tables4(k, AddOperands::in_place2(a, b_out));
 }
 
 /// Copies the first `min(dst.len(), src.len())` bytes of `src` into `dst`: a
