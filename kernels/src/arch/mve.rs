@@ -16,8 +16,8 @@
 //!   loop (each 16-byte load feeds two or three `VMLADAVA`s), two loops per group of four
 //!   channels.
 //! * The depthwise blocks, `dw_block4` (four output pixels inside the input, taps by
-//!   offset), `dw_block4_offs` (any four pixels, from a table of their taps) and
-//!   `dw1_block4`/`dw1_block4_offs` (input depth 1): four pixels times four channels in
+//!   offset), `dw_block4_windows` (any four pixels, from a table of their taps) and
+//!   `dw1_block4`/`dw1_block4_windows` (input depth 1): four pixels times four channels in
 //!   int32 lanes per weight load, `VLDRB.S32` widening loads of the inputs (and of the int8
 //!   weights of the input-depth-1 form; the depth-multiplier-1 form's are int16 pairs,
 //!   `VLDRH.S32`), `VMUL` + `VADD` (or `VMLA` by a scalar input byte), the four
@@ -39,9 +39,10 @@
 //!   read (`readonly`); the blocks that write (the requantizing ones, the copies, and the
 //!   depthwise and gemm blocks' own pointer tables and state tables, locals of the calling
 //!   function) state each byte they write in their `SAFETY` comment. Every depthwise
-//!   block's reads are checked once per block: the tap offsets' largest value (`DwTaps`,
-//!   whose only constructor computes it) or each table entry (`fill_table`) against the
-//!   input's length. No block touches the stack (`nostack`) and each declares every
+//!   block's reads are checked: the tap offsets' largest value (`DwTaps`, whose only
+//!   constructor computes it) against the input's length once per block, or, for the
+//!   tables of edge blocks (`fill_windows`), the image's size once per layer (`DwWindow`,
+//!   whose only constructor checks it) and each tap's row and column against it. No block touches the stack (`nostack`) and each declares every
 //!   register it changes (pointers as `inout ... => _`, `lr`, the vector registers).
 //! * Pointer tables: `LDM`/`STM` of four tap pointers at once, and `LDM`/`STM` of a state
 //!   table of the pointers that do not fit in registers (`one_pixel_by4`,
@@ -317,11 +318,6 @@ impl DwTaps {
         }
         Some(DwTaps { off, n, reach })
     }
-
-    /// The taps' offsets from the first.
-    pub(crate) fn offsets(&self) -> &[u32] {
-        self.off.get(..self.n).unwrap_or(&[])
-    }
 }
 
 /// The requantization of four pixels' accumulators `q0`-`q3` (four channels each) into
@@ -553,59 +549,165 @@ pub(crate) fn dw_block4(
     }
 }
 
-/// A value of the offset tables of [`dw_block4_offs`] and [`dw1_block4_offs`]: a tap outside
-/// the input, which reads the zero point row.
-pub(crate) const OUTSIDE: u32 = u32::MAX;
+/// The windows of a depthwise layer over one input image of `ih x iw` pixels of `ci`
+/// channels: `kh x kw` taps at dilations `dh`, `dw`; what [`dw_block4_windows`] needs to
+/// write its pointer table. Its only constructor, [`DwWindow::new`], checks the image.
+pub(crate) struct DwWindow {
+    kh: usize,
+    kw: usize,
+    dh: usize,
+    dw: usize,
+    ih: usize,
+    iw: usize,
+    ci: usize,
+    /// Tap `fy * kw + fx`'s offset from the window's first tap, `(fy * dh * iw + fx * dw) *
+    /// ci`.
+    off: [usize; super::MAX_TAPS],
+}
 
-/// Writes into `pt[..4t]` the pointers of a block's taps: `image + offs[i]`, or `zero_row`
-/// for [`OUTSIDE`]; `false` (the table unusable) unless `offs` has `4t` entries and each
-/// pointer has `need` readable bytes (`offs[i] + need <= image.len()`, `zero_row.len() >=
-/// need`).
+impl DwWindow {
+    /// The windows over `image`, or `None` unless the taps are 1..=`MAX_TAPS`, the
+    /// dilations at least 1 and `image` holds `ih * iw * ci` bytes (`ci >= 1`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        kh: usize,
+        kw: usize,
+        dh: usize,
+        dw: usize,
+        ih: usize,
+        iw: usize,
+        ci: usize,
+        image: &[i8],
+    ) -> Option<Self> {
+        let t = kh.checked_mul(kw)?;
+        let len = ih.checked_mul(iw)?.checked_mul(ci)?;
+        let ok = (1..=super::MAX_TAPS).contains(&t)
+            && dh >= 1
+            && dw >= 1
+            && ci >= 1
+            && len <= image.len()
+            && isize::try_from(len).is_ok();
+        if !ok {
+            return None;
+        }
+        let mut off = [0; super::MAX_TAPS];
+        for fy in 0..kh {
+            for fx in 0..kw {
+                *off.get_mut(fy * kw + fx)? = fy
+                    .checked_mul(dh)?
+                    .checked_mul(iw)?
+                    .checked_add(fx.checked_mul(dw)?)?
+                    .checked_mul(ci)?;
+            }
+        }
+        Some(DwWindow {
+            kh,
+            kw,
+            dh,
+            dw,
+            ih,
+            iw,
+            ci,
+            off,
+        })
+    }
+}
+
+/// The taps `start..end` of a window row (or column) of `n` taps at `dilation` (at least 1)
+/// whose positions `origin + dilation * t` lie in `0..size`.
 #[inline(always)]
-fn fill_table(
+pub(crate) fn taps_inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
+    let d = dilation.max(1);
+    let start = if origin >= 0 {
+        0
+    } else if d == 1 {
+        origin.unsigned_abs()
+    } else {
+        origin.unsigned_abs().div_ceil(d)
+    };
+    let end = if origin >= size as isize {
+        0
+    } else if d == 1 {
+        (size as isize - origin) as usize
+    } else {
+        ((size as isize - origin) as usize).div_ceil(d)
+    };
+    (start.min(n), end.min(n))
+}
+
+/// Writes into `pt[..4t]` (`t = kh * kw`) the pointers of a block's taps: pixel `j`'s
+/// window has its first tap at input row `origins[j].0`, column `origins[j].1` (negative in
+/// the padding), and its tap `i = fy * kw + fx` goes to `pt[4i + j]`: the tap's pixel in
+/// `image` if it lies inside the image, else `zero_row`. `false` (the table unusable) unless
+/// `zero_row` holds `need` bytes and `need <= ci` (then every pointer has `need` readable
+/// bytes).
+#[inline(always)]
+fn fill_windows(
     pt: &mut core::mem::MaybeUninit<[*const i8; 4 * super::MAX_TAPS]>,
-    t: usize,
+    win: &DwWindow,
     image: &[i8],
     zero_row: &[i8],
-    offs: &[u32],
+    origins: &[(isize, isize); 4],
     need: usize,
 ) -> bool {
-    let Some(offs) = offs.get(..4 * t) else {
-        return false;
-    };
-    if t > super::MAX_TAPS || zero_row.len() < need || image.len() < need {
+    if zero_row.len() < need || need > win.ci {
         return false;
     }
-    let last = image.len() - need;
     let p = pt.as_mut_ptr().cast::<*const i8>();
-    for (i, &o) in offs.iter().enumerate() {
-        let x = if o == OUTSIDE {
-            zero_row.as_ptr()
-        } else if o as usize <= last {
-            image.as_ptr().wrapping_add(o as usize)
-        } else {
-            return false;
-        };
-        // SAFETY: `i < 4t <= 4 * MAX_TAPS`, so `p + i` is inside the table; `write` does not
-        // read the uninitialised slot.
-        unsafe { p.add(i).write(x) };
+    let zero = zero_row.as_ptr();
+    let (kh, kw) = (win.kh, win.kw);
+    let t = kh * kw;
+    let off = win.off.get(..t).unwrap_or(&[]);
+    let all = (1u32 << t) - 1;
+    for (j, &(y0, x0)) in origins.iter().enumerate() {
+        let (fy0, fy1) = taps_inside(y0, win.dh, win.ih, kh);
+        let (fx0, fx1) = taps_inside(x0, win.dw, win.iw, kw);
+        // Bit `fy * kw + fx` set for the taps inside the input.
+        let cols = (1u32 << fx1.max(fx0)) - (1u32 << fx0);
+        let mut inside = 0u32;
+        for fy in fy0..fy1 {
+            inside |= cols << (fy * kw);
+        }
+        // (Wrapping: only the inside taps' pointers are kept.)
+        let base = image.as_ptr().wrapping_offset(
+            y0.wrapping_mul(win.iw as isize)
+                .wrapping_add(x0)
+                .wrapping_mul(win.ci as isize),
+        );
+        // SAFETY (each `write`): `4i + j < 4t <= 4 * MAX_TAPS` (`DwWindow`), so the slot is
+        // inside the table; `write` does not read it.
+        // Every tap as if inside, then the few outside (at the edges) over them.
+        for (i, &o) in off.iter().enumerate() {
+            unsafe { p.add(4 * i + j).write(base.wrapping_add(o)) };
+        }
+        let mut outside = all & !inside;
+        while outside != 0 {
+            let i = outside.trailing_zeros() as usize;
+            outside &= outside - 1;
+            // (`i < t`: `outside` has bits below `t` only.)
+            unsafe { p.add(4 * i + j).write(zero) };
+        }
     }
+    // Every pointer written: `zero_row` (`need` bytes), or an inside tap `(y, x) = (y0 + fy *
+    // dh, x0 + fx * dw)` with `y < ih`, `x < iw` (`taps_inside`), at `(y0 * iw + x0) * ci +
+    // off[i] = (y * iw + x) * ci`, whose `ci >= need` bytes end at most at `ih * iw * ci <=
+    // image.len()` (`DwWindow::new`).
     true
 }
 
 /// [`dw_block4`] for any four pixels (the padded edges, a block across output rows), from
-/// a table of their taps: `offs[4 * i + j]` is the offset in `image` of pixel `j`'s tap `i`
-/// (its first channel), or [`OUTSIDE`] for a tap outside the input, which reads `zero_row`
-/// (at least `c` bytes of the zero point); outputs at `out[j * c + ch]`. The taps'
-/// pointers go into a table that the loop reads four at a time (`LDM`) and writes back
-/// advanced to the next group's channels (`STM`), so a tap costs two scalar instructions
-/// per group.
+/// a table of their taps ([`fill_windows`]: pixel `j`'s window starts at input row and
+/// column `origins[j]`, its taps outside the input read `zero_row`, at least `c` bytes of
+/// the zero point); outputs at `out[j * c + ch]`. The taps' pointers go into a table that
+/// the loop reads four at a time (`LDM`) and writes back advanced to the next group's
+/// channels (`STM`), so a tap costs two scalar instructions per group.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) fn dw_block4_offs(
+pub(crate) fn dw_block4_windows(
     image: &[i8],
     zero_row: &[i8],
-    offs: &[u32],
+    win: &DwWindow,
+    origins: &[(isize, isize); 4],
     c: usize,
     w: &[i32],
     bias: &[i32],
@@ -614,21 +716,21 @@ pub(crate) fn dw_block4_offs(
     q: &crate::gemm::Output,
     out: &mut [i8],
 ) {
-    let t = offs.len() / 4;
+    let t = win.kh * win.kw;
     let Some((w, bias, m, e, out)) = block_slices(t, c, w, bias, m, e, out) else {
         return;
     };
     let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
-    if !fill_table(&mut table, t, image, zero_row, offs, c) {
+    if !fill_windows(&mut table, win, image, zero_row, origins, c) {
         return;
     }
     let pt = table.as_mut_ptr().cast::<*const i8>();
-    // SAFETY: `fill_table` wrote `pt[..4t]`, each pointer to at least `c` readable bytes;
+    // SAFETY: `fill_windows` wrote `pt[..4t]`, each pointer to at least `c` readable bytes;
     // the slices are those `block_slices` checked.
     unsafe { dw_block4_table(pt, t, c, w, bias, m, e, q, out) };
 }
 
-/// The loop of [`dw_block4_offs`] (and of [`dw_block4`] for wider layers) over a table of
+/// The loop of [`dw_block4_windows`] (and of [`dw_block4`] for wider layers) over a table of
 /// the taps' pointers, which it advances by four bytes per group of channels.
 ///
 /// # Safety
@@ -751,18 +853,19 @@ unsafe fn dw_block4_table(
     }
 }
 
-/// [`dw_block4_offs`] for an input of one channel (depth multiplier `c`, `c % 4 == 0`):
+/// [`dw_block4_windows`] for an input of one channel (depth multiplier `c`, `c % 4 == 0`):
 /// every tap is one input byte, shared by all `c` output channels, so it is loaded as a
 /// scalar (`LDRSB`) and multiplied into the four channels' lanes with one vector-by-scalar
 /// multiply-accumulate (`VMLA.I32`); the pointers stay where they are from group to
 /// group. `zero_row` holds at least one byte; weights, bias and outputs as
-/// [`dw_block4_offs`].
+/// [`dw_block4_windows`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) fn dw1_block4_offs(
+pub(crate) fn dw1_block4_windows(
     image: &[i8],
     zero_row: &[i8],
-    offs: &[u32],
+    win: &DwWindow,
+    origins: &[(isize, isize); 4],
     c: usize,
     w: &[i8],
     bias: &[i32],
@@ -771,21 +874,21 @@ pub(crate) fn dw1_block4_offs(
     q: &crate::gemm::Output,
     out: &mut [i8],
 ) {
-    let t = offs.len() / 4;
+    let t = win.kh * win.kw;
     let Some((w, bias, m, e, out)) = block_slices(t, c, w, bias, m, e, out) else {
         return;
     };
     let mut table = core::mem::MaybeUninit::<[*const i8; 4 * super::MAX_TAPS]>::uninit();
-    if !fill_table(&mut table, t, image, zero_row, offs, 1) {
+    if !fill_windows(&mut table, win, image, zero_row, origins, 1) {
         return;
     }
     let pt = table.as_ptr().cast::<*const i8>();
-    // SAFETY: `fill_table` wrote `pt[..4t]`, each pointer to at least one readable byte;
+    // SAFETY: `fill_windows` wrote `pt[..4t]`, each pointer to at least one readable byte;
     // the slices are those `block_slices` checked.
     unsafe { dw1_block4_table(pt, t, c, w, bias, m, e, q, out) };
 }
 
-/// [`dw1_block4_offs`] for four pixels of one output row whose windows lie wholly inside
+/// [`dw1_block4_windows`] for four pixels of one output row whose windows lie wholly inside
 /// the input: pixel `j`'s tap `i` is `image[start + j * step + taps.off[i]]` (`taps` built
 /// for one channel), checked once for the block.
 #[allow(clippy::too_many_arguments)]
@@ -840,7 +943,7 @@ pub(crate) fn dw1_block4(
     unsafe { dw1_block4_table(pt, t, c, w, bias, m, e, q, out) };
 }
 
-/// The loop of [`dw1_block4_offs`] and [`dw1_block4`] over a table of the taps' pointers.
+/// The loop of [`dw1_block4_windows`] and [`dw1_block4`] over a table of the taps' pointers.
 ///
 /// # Safety
 ///

@@ -608,16 +608,16 @@ fn by_tap_pairs<const F: bool>(
 /// order (the last block overlaps the one before it when the pixels are not a multiple of
 /// 4: it writes the same bytes again), all channels of a block per call. A block of one output row whose windows lie
 /// inside the input takes its taps as offsets ([`dw_block4`](crate::arch::dw_block4)); any
-/// other block (the padded edges, a block across rows) takes a table of its taps' offsets,
-/// [`OUTSIDE`](crate::arch::OUTSIDE) for taps outside the input, which read the zero point
-/// row ([`dw_block4_offs`](crate::arch::dw_block4_offs)). Images of fewer than four output
-/// pixels run [`by_taps`].
+/// other block (the padded edges, a block across rows) takes a table of its taps' pointers
+/// written from its windows' origins, the taps outside the input reading the zero point
+/// row ([`dw_block4_windows`](crate::arch::dw_block4_windows)). Images of fewer than four
+/// output pixels run [`by_taps`].
 ///
 /// `packed`: the depth-multiplier-1 form's weights ([`pack_weights`]). `single`: the
 /// input-depth-1 form (depth multiplier `output_depth`) instead, with `filter` in the
 /// depth-multiplier-1 layout `[M / 4][kh * kw][4]` as int8 ([`by_blocks_single`]), run by
 /// [`dw1_block4`](crate::arch::dw1_block4) and
-/// [`dw1_block4_offs`](crate::arch::dw1_block4_offs).
+/// [`dw1_block4_windows`](crate::arch::dw1_block4_windows).
 #[cfg(kiln_arch = "mve")]
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
@@ -646,13 +646,8 @@ fn by_blocks<const F: bool>(
         }
         return;
     };
-    let t = kh * kw;
     let image_len = ih * iw * ci;
     let out_len = pixels * c;
-    let mut offs = [crate::arch::OUTSIDE; 4 * crate::arch::MAX_TAPS];
-    let Some(offs) = offs.get_mut(..4 * t) else {
-        return;
-    };
     // The last input position a window starting at 0 reaches.
     let (reach_y, reach_x) = ((kh - 1) * dh, (kw - 1) * dw);
     let step = p.stride_width * ci;
@@ -665,6 +660,9 @@ fn by_blocks<const F: bool>(
             input.get(b * image_len..(b + 1) * image_len),
             output.get_mut(b * out_len..(b + 1) * out_len),
         ) else {
+            return;
+        };
+        let Some(win) = crate::arch::DwWindow::new(kh, kw, dh, dw, ih, iw, ci, image) else {
             return;
         };
         for r in 0..rows {
@@ -716,56 +714,21 @@ fn by_blocks<const F: bool>(
                     }
                     continue;
                 }
-                for j in 0..4 {
+                // Any other block: its windows' origins, the taps from a table.
+                let origin = |j: usize| {
                     let (oy, ox) = ((first + j) / ow, (first + j) % ow);
-                    let y0 = (oy * p.stride_height) as isize - p.padding_height as isize;
-                    let x0 = (ox * p.stride_width) as isize - p.padding_width as isize;
-                    // A window inside the input: its first tap plus the taps' offsets.
-                    if y0 >= 0
-                        && y0 as usize + reach_y < ih
-                        && x0 >= 0
-                        && x0 as usize + reach_x < iw
-                    {
-                        let base = ((y0 as usize * iw + x0 as usize) * ci) as u32;
-                        for (slots, &o) in offs.chunks_exact_mut(4).zip(dt.offsets()) {
-                            if let Some(slot) = slots.get_mut(j) {
-                                *slot = base.wrapping_add(o);
-                            }
-                        }
-                        continue;
-                    }
-                    // The taps inside the input, `fy0..fy1` by `fx0..fx1`, at the window's
-                    // origin (outside the input, wrapping) plus their offsets.
-                    let (fy0, fy1) = taps_inside(y0, dh, ih, kh);
-                    let (fx0, fx1) = taps_inside(x0, dw, iw, kw);
-                    let base = ((y0 * iw as isize + x0) * ci as isize) as u32;
-                    // Every tap as if inside, then the few outside marked.
-                    for (slots, &o) in offs.chunks_exact_mut(4).zip(dt.offsets()) {
-                        if let Some(slot) = slots.get_mut(j) {
-                            *slot = base.wrapping_add(o);
-                        }
-                    }
-                    let mut outside = |fy: usize, fxs: core::ops::Range<usize>| {
-                        for fx in fxs {
-                            if let Some(slot) = offs.get_mut(4 * (fy * kw + fx) + j) {
-                                *slot = crate::arch::OUTSIDE;
-                            }
-                        }
-                    };
-                    for fy in 0..kh {
-                        if (fy0..fy1).contains(&fy) {
-                            outside(fy, 0..fx0);
-                            outside(fy, fx1..kw);
-                        } else {
-                            outside(fy, 0..kw);
-                        }
-                    }
-                }
+                    (
+                        (oy * p.stride_height) as isize - p.padding_height as isize,
+                        (ox * p.stride_width) as isize - p.padding_width as isize,
+                    )
+                };
+                let origins = [origin(0), origin(1), origin(2), origin(3)];
                 if single {
-                    crate::arch::dw1_block4_offs(
+                    crate::arch::dw1_block4_windows(
                         image,
                         zero_row,
-                        offs,
+                        &win,
+                        &origins,
                         c,
                         filter,
                         ch.bias,
@@ -775,10 +738,11 @@ fn by_blocks<const F: bool>(
                         out,
                     );
                 } else {
-                    crate::arch::dw_block4_offs(
+                    crate::arch::dw_block4_windows(
                         image,
                         zero_row,
-                        offs,
+                        &win,
+                        &origins,
                         c,
                         packed,
                         ch.bias,
@@ -791,29 +755,6 @@ fn by_blocks<const F: bool>(
             }
         }
     }
-}
-
-/// The taps `start..end` of a window row (or column) of `n` taps at `dilation` whose
-/// positions `origin + dilation * t` lie in `0..size`.
-#[cfg(kiln_arch = "mve")]
-#[inline(always)]
-fn taps_inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
-    let d = dilation.max(1);
-    let start = if origin >= 0 {
-        0
-    } else if d == 1 {
-        origin.unsigned_abs()
-    } else {
-        origin.unsigned_abs().div_ceil(d)
-    };
-    let end = if origin >= size as isize {
-        0
-    } else if d == 1 {
-        (size as isize - origin) as usize
-    } else {
-        ((size as isize - origin) as usize).div_ceil(d)
-    };
-    (start.min(n), end.min(n))
 }
 
 /// The most weights of the input-depth-1 form [`by_blocks_single`] takes (its table on the
