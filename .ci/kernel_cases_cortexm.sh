@@ -3,9 +3,10 @@
 # mps2-an386: the DSP microkernels) and Cortex-M55 (thumbv8m.main-none-eabihf with
 # -C target-cpu=cortex-m55, QEMU mps3-an547: the Helium ones): for each int8 bundle of the operators that carry MACs (CONV_2D,
 # DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, AVERAGE_POOL_2D, MAX_POOL_2D) and of STRIDED_SLICE
-# (its runs' block copy, arch::copy_block, is assembly on both cores), and add_large_int8
+# (its runs' block copy, arch::copy_block, is assembly on both cores), add_large_int8
 # (ADD's table kernels, which Helium runs in its own assembly; the small add_int8 cases
-# never reach them), builds
+# never reach them) and average_pool_2d_deep_int8 (16 channels or more: Helium's 16-lane
+# window sums), builds
 # examples/kernel-cases (its own cargo workspace; build.rs compiles every case with
 # kiln-build), runs it with semihosting and fails unless every case equals TFLM's output
 # bytes, on each core. Prints the build and run time of each bundle.
@@ -47,7 +48,7 @@ for op in conv_2d depthwise_conv_2d fully_connected add average_pool_2d max_pool
     [ -f "$f" ] && bundles+=("$(basename "$f" .kcase)")
   done
 done
-bundles+=(add_large_int8)
+bundles+=(add_large_int8 average_pool_2d_deep_int8)
 
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 secs() { printf '%d.%03d' $(( $1 / 1000 )) $(( $1 % 1000 )); }

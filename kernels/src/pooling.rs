@@ -471,7 +471,8 @@ pub(crate) const LANE_TAPS: usize = 256;
 /// channels in two words where the depth allows, kept in registers; a set of lanes holds at
 /// most `LANE_TAPS` (256) taps before it is added into the channels' 32-bit sums (wrapping, as
 /// TFLM's sums are taken modulo 2^32 either way). The last `depth % 4` channels are summed
-/// one at a time. Then TFLM's `(acc ± count / 2) / count` and the clamp. Returns `false`
+/// one at a time (with Helium, 16 channels per tap first, `arch::lanes_add16_s8`). Then
+/// TFLM's `(acc ± count / 2) / count` and the clamp. Returns `false`
 /// (like TFLM) if some window holds no input cell, which [`prepare_s8`] rules out.
 pub fn average_pool_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) -> bool {
     debug_assert_eq!(
@@ -497,6 +498,24 @@ pub fn average_pool_s8_fast(p: &Params, input: &[i8], output: &mut [i8]) -> bool
         // Written out rather than looped, so that the sums stay in registers at every
         // opt-level.
         let mut c0 = 0;
+        // Helium: 16 channels per tap in 16-bit lanes, windows of at most `LANE_TAPS` taps.
+        #[cfg(kiln_arch = "mve")]
+        if count as usize <= LANE_TAPS {
+            while c0 + 16 <= depth {
+                let mut acc = [0i16; 16];
+                for y in ys.0..ys.1 {
+                    let at = y * row + xs.0 * depth + c0;
+                    crate::arch::lanes_add16_s8(&mut acc, in_b, at, xs.1 - xs.0, depth);
+                }
+                let Some(o) = out_px.get_mut(c0..c0 + 16) else {
+                    return true;
+                };
+                for (o, &a) in o.iter_mut().zip(&acc) {
+                    *o = average(a as i32);
+                }
+                c0 += 16;
+            }
+        }
         while c0 + 8 <= depth {
             let [s0, s1, s2, s3, s4, s5, s6, s7] = sum_words_s8::<2>(in_b, row, depth, ys, xs, c0);
             let Some(o) = out_px.get_mut(c0..c0 + 8) else {

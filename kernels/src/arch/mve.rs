@@ -26,6 +26,8 @@
 //! * `requantize4`: four accumulators requantized and stored at once, exactly
 //!   `gemm::requantize` per lane (the blocks above inline the same instructions).
 //! * `copy_bytes`, `fill_bytes`: the im2col's runs, 16 bytes per tail-predicated step.
+//! * `lanes_add16_s8`: the window sums of average pooling, 16 channels per tap in 16-bit
+//!   lanes.
 //! * `add_s8_tables4` (and its in-place forms): int8 ADD on the inputs' rescaling tables,
 //!   four elements per tail-predicated step (`VLDRB.U32` indices, two `VLDRW` gathers, the
 //!   requantization of `requantize4` with `VRMULH` for `SMMULR`).
@@ -1010,6 +1012,52 @@ unsafe fn dw1_block4_table(
                 options(nostack),
             );
         }
+    }
+}
+
+/// Adds `n` taps of 16 int8 channels to the sums in `acc`'s 16-bit lanes (wrapping): tap
+/// `k` is `x[at + k * stride..][..16]`. Per tap two widening loads (`VLDRB.S16`, eight
+/// channels each) and two `VADD.I16`, the sums kept in two vector registers. Nothing is
+/// added unless every tap lies inside `x`. A lane holds the sum of at most 256 int8 values
+/// exactly (`256 * -128 = -32768`); the callers add at most that many.
+#[inline(always)]
+pub(crate) fn lanes_add16_s8(acc: &mut [i16; 16], x: &[i8], at: usize, n: usize, stride: usize) {
+    let end = n
+        .checked_sub(1)
+        .and_then(|k| k.checked_mul(stride))
+        .and_then(|o| o.checked_add(at))
+        .and_then(|o| o.checked_add(16));
+    if n == 0 || end.is_none_or(|end| end > x.len()) {
+        return;
+    }
+    // SAFETY: see the module documentation: the loop reads 16 bytes at `at + k * stride`
+    // for `k < n` (`n > 0`), which end at most at `end <= x.len()`; it reads and writes the
+    // 32 bytes of `acc` (`VLDRH`/`VSTRH` of its 16 aligned `i16`s).
+    unsafe {
+        asm!(
+            "vldrh.u16 q0, [{a}]",
+            "vldrh.u16 q1, [{a}, #16]",
+            "dls lr, {n}",
+            "2:",
+            "vldrb.s16 q2, [r0]",
+            "vldrb.s16 q3, [r0, #8]",
+            "add r0, {stride}",
+            "vadd.i16 q0, q0, q2",
+            "vadd.i16 q1, q1, q3",
+            "le lr, 2b",
+            "vstrh.16 q0, [{a}]",
+            "vstrh.16 q1, [{a}, #16]",
+            a = in(reg) acc.as_mut_ptr(),
+            n = in(reg) n,
+            stride = in(reg) stride,
+            inout("r0") x.as_ptr().wrapping_add(at) => _,
+            out("lr") _,
+            out("q0") _,
+            out("q1") _,
+            out("q2") _,
+            out("q3") _,
+            options(nostack),
+        );
     }
 }
 
