@@ -25,7 +25,9 @@
 //!   per-pixel form `mac_taps4` serves layers of fewer than four output pixels.
 //! * `requantize4`: four accumulators requantized and stored at once, exactly
 //!   `gemm::requantize` per lane (the blocks above inline the same instructions).
-//! * `copy_bytes`, `fill_bytes`: the im2col's runs, 16 bytes per tail-predicated step.
+//! * `copy_bytes`, `fill_bytes`: the im2col's runs, 16 bytes per tail-predicated step;
+//!   `copy_short`, `fill_short` (and `copy_rows` for runs of at most 16 bytes): one
+//!   predicated load or store (`VCTP.8`, `VPST`), no loop.
 //! * `lanes_add16_s8`: the window sums of average pooling, 16 channels per tap in 16-bit
 //!   lanes.
 //! * `add_s8_tables4` (and its in-place forms): int8 ADD on the inputs' rescaling tables,
@@ -661,7 +663,24 @@ fn fill_windows(
     let t = kh * kw;
     let off = win.off.get(..t).unwrap_or(&[]);
     let all = (1u32 << t) - 1;
+    // The last row and column a window reaches from its first tap.
+    let (reach_y, reach_x) = ((kh - 1) * win.dh, (kw - 1) * win.dw);
+    let mut base = [zero; 4];
+    let mut outside = [0u32; 4];
     for (j, &(y0, x0)) in origins.iter().enumerate() {
+        // (Wrapping: only the inside taps' pointers are kept.)
+        base[j] = image.as_ptr().wrapping_offset(
+            y0.wrapping_mul(win.iw as isize)
+                .wrapping_add(x0)
+                .wrapping_mul(win.ci as isize),
+        );
+        if y0 >= 0
+            && x0 >= 0
+            && (y0 as usize).saturating_add(reach_y) < win.ih
+            && (x0 as usize).saturating_add(reach_x) < win.iw
+        {
+            continue;
+        }
         let (fy0, fy1) = taps_inside(y0, win.dh, win.ih, kh);
         let (fx0, fx1) = taps_inside(x0, win.dw, win.iw, kw);
         // Bit `fy * kw + fx` set for the taps inside the input.
@@ -670,19 +689,22 @@ fn fill_windows(
         for fy in fy0..fy1 {
             inside |= cols << (fy * kw);
         }
-        // (Wrapping: only the inside taps' pointers are kept.)
-        let base = image.as_ptr().wrapping_offset(
-            y0.wrapping_mul(win.iw as isize)
-                .wrapping_add(x0)
-                .wrapping_mul(win.ci as isize),
-        );
-        // SAFETY (each `write`): `4i + j < 4t <= 4 * MAX_TAPS` (`DwWindow`), so the slot is
-        // inside the table; `write` does not read it.
-        // Every tap as if inside, then the few outside (at the edges) over them.
-        for (i, &o) in off.iter().enumerate() {
-            unsafe { p.add(4 * i + j).write(base.wrapping_add(o)) };
+        outside[j] = all & !inside;
+    }
+    // SAFETY (each `write`): `4i + j < 4t <= 4 * MAX_TAPS` (`DwWindow`), so the slot is
+    // inside the table; `write` does not read it.
+    // Every tap as if inside, the four pixels' pointers of a tap together, then the few
+    // outside (at the edges) over them.
+    for (i, &o) in off.iter().enumerate() {
+        unsafe {
+            let slot = p.add(4 * i);
+            slot.write(base[0].wrapping_add(o));
+            slot.add(1).write(base[1].wrapping_add(o));
+            slot.add(2).write(base[2].wrapping_add(o));
+            slot.add(3).write(base[3].wrapping_add(o));
         }
-        let mut outside = all & !inside;
+    }
+    for (j, mut outside) in outside.into_iter().enumerate() {
         while outside != 0 {
             let i = outside.trailing_zeros() as usize;
             outside &= outside - 1;
@@ -691,9 +713,9 @@ fn fill_windows(
         }
     }
     // Every pointer written: `zero_row` (`need` bytes), or an inside tap `(y, x) = (y0 + fy *
-    // dh, x0 + fx * dw)` with `y < ih`, `x < iw` (`taps_inside`), at `(y0 * iw + x0) * ci +
-    // off[i] = (y * iw + x) * ci`, whose `ci >= need` bytes end at most at `ih * iw * ci <=
-    // image.len()` (`DwWindow::new`).
+    // dh, x0 + fx * dw)` with `y < ih`, `x < iw` (a window wholly inside, or `taps_inside`),
+    // at `(y0 * iw + x0) * ci + off[i] = (y * iw + x) * ci`, whose `ci >= need` bytes end at
+    // most at `ih * iw * ci <= image.len()` (`DwWindow::new`).
     true
 }
 
@@ -1223,6 +1245,57 @@ pub(crate) fn copy_bytes(dst: &mut [i8], src: &[i8]) {
     }
 }
 
+/// [`copy_bytes`] for at most 16 bytes (the short runs of an im2col row): one predicated
+/// load and store (`VCTP.8`), no loop. Copies `min(dst.len(), src.len(), 16)` bytes.
+#[inline(always)]
+pub(crate) fn copy_short(dst: &mut [i8], src: &[i8]) {
+    let n = dst.len().min(src.len()).min(16);
+    if n == 0 {
+        return;
+    }
+    // SAFETY: see the module documentation: `VCTP.8 n` enables the first `n <= 16` lanes,
+    // so the load reads `[0, n)` of `src` and the store writes `[0, n)` of `dst`, both at
+    // least `n` long (a disabled lane accesses no memory).
+    unsafe {
+        asm!(
+            "vctp.8 {n}",
+            "vpstt",
+            "vldrbt.u8 q0, [{s}]",
+            "vstrbt.8 q0, [{d}]",
+            n = in(reg) n,
+            s = in(reg) src.as_ptr(),
+            d = in(reg) dst.as_mut_ptr(),
+            out("q0") _,
+            options(nostack),
+        );
+    }
+}
+
+/// [`fill_bytes`] for at most 16 bytes: one predicated store of `VDUP.8 v`, no loop. Sets
+/// the first `min(dst.len(), 16)` bytes.
+#[inline(always)]
+pub(crate) fn fill_short(dst: &mut [i8], v: i8) {
+    let n = dst.len().min(16);
+    if n == 0 {
+        return;
+    }
+    // SAFETY: see the module documentation: the store writes `[0, n)` of `dst` (`VCTP.8
+    // n`), `n <= dst.len()`.
+    unsafe {
+        asm!(
+            "vdup.8 q0, {v}",
+            "vctp.8 {n}",
+            "vpst",
+            "vstrbt.8 q0, [{d}]",
+            v = in(reg) v as i32,
+            n = in(reg) n,
+            d = in(reg) dst.as_mut_ptr(),
+            out("q0") _,
+            options(nostack),
+        );
+    }
+}
+
 /// Sets every byte of `dst` to `v`: a tail-predicated loop of 16-byte stores (`VSTRB.8` of
 /// `VDUP.8 v`).
 #[inline(always)]
@@ -1466,6 +1539,36 @@ unsafe fn copy_rows_raw(dst: *mut i8, src: *const i8, rows: usize, len: usize, s
                 gap = in(reg) stride.wrapping_sub(len),
                 rows = inout(reg) rows => _,
                 out("lr") _,
+                out("q0") _,
+                options(nostack),
+            );
+        }
+        return;
+    }
+    // Runs of at most 16 bytes (the windows of a few channels, e.g. an audio model's
+    // first convolution over one channel): one predicated load and store per run, the
+    // predicate (`VCTP.8 len`) set once.
+    if len <= 16 {
+        // SAFETY: as below: run `r < rows` (`rows > 0`) reads the `len` bytes at `src + r *
+        // stride` and writes the `len` at `dst + r * len` (`VCTP.8 len` enables the first
+        // `len` lanes only; a disabled lane accesses no memory; `VPSTT` predicates the load
+        // and the store).
+        unsafe {
+            asm!(
+                "vctp.8 {len}",
+                "2:",
+                "vpstt",
+                "vldrbt.u8 q0, [{s}]",
+                "vstrbt.8 q0, [{d}]",
+                "add {s}, {stride}",
+                "add {d}, {len}",
+                "subs {rows}, #1",
+                "bne 2b",
+                s = inout(reg) src => _,
+                d = inout(reg) dst => _,
+                len = in(reg) len,
+                stride = in(reg) stride,
+                rows = inout(reg) rows => _,
                 out("q0") _,
                 options(nostack),
             );

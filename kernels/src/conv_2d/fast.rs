@@ -305,6 +305,27 @@ fn im2col_mve(g: &crate::gemm::Window, image: &[i8], oy: usize, ox: usize, col: 
         crate::arch::copy_rows(col, src, kh, row_len, iw * c);
         return;
     }
+    // Rows of at most 16 bytes (a few channels): the row filled with the zero point, then
+    // the inside taps copied over it, each by one predicated store, no loop.
+    if row_len <= 16 && dw == 1 {
+        let ix0 = x0 + fx0 as isize;
+        let mid = (fx1.max(fx0) - fx0) * c;
+        for fy in 0..kh {
+            let Some(dst) = col.get_mut(fy * row_len..(fy + 1) * row_len) else {
+                return;
+            };
+            crate::arch::fill_short(dst, g.zero_point);
+            let iy = y0 + (fy * dh) as isize;
+            if mid > 0 && iy >= 0 && (iy as usize) < ih {
+                let src = image.get((iy as usize * iw + ix0 as usize) * c..);
+                let dst = dst.get_mut(fx0 * c..fx0 * c + mid);
+                if let (Some(src), Some(dst)) = (src, dst) {
+                    crate::arch::copy_short(dst, src);
+                }
+            }
+        }
+        return;
+    }
     for fy in 0..kh {
         let Some(dst) = col.get_mut(fy * row_len..(fy + 1) * row_len) else {
             return;
