@@ -26,8 +26,9 @@
 //! * `requantize4`: four accumulators requantized and stored at once, exactly
 //!   `gemm::requantize` per lane (the blocks above inline the same instructions).
 //! * `copy_bytes`, `fill_bytes`: the im2col's runs, 16 bytes per tail-predicated step;
-//!   `copy_short`, `fill_short` (and `copy_rows` for runs of at most 16 bytes): one
-//!   predicated load or store (`VCTP.8`, `VPST`), no loop.
+//!   `window_short` (a window of rows of at most 16 bytes with taps outside the input) and
+//!   `copy_rows` for runs of at most 16 bytes: one predicated load and store per run
+//!   (`VCTP.8`, `VPSTT`), no loop per run.
 //! * `lanes_add16_s8`: the window sums of average pooling, 16 channels per tap in 16-bit
 //!   lanes.
 //! * `add_s8_tables4` (and its in-place forms): int8 ADD on the inputs' rescaling tables,
@@ -1245,51 +1246,75 @@ pub(crate) fn copy_bytes(dst: &mut [i8], src: &[i8]) {
     }
 }
 
-/// [`copy_bytes`] for at most 16 bytes (the short runs of an im2col row): one predicated
-/// load and store (`VCTP.8`), no loop. Copies `min(dst.len(), src.len(), 16)` bytes.
+/// An im2col window of short rows with taps outside the input: `dst[..len]` set to `v`
+/// (tail-predicated 16-byte stores), then `rows` runs of `mid <= 16` bytes copied over it,
+/// run `r` from `src[at + r * stride..]` to `dst[to + r * step..]`, each one predicated load
+/// and store (`VCTP.8 mid` set once). Nothing is written unless `dst` holds `len` bytes and
+/// every run lies inside `src` and `dst[..len]`.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) fn copy_short(dst: &mut [i8], src: &[i8]) {
-    let n = dst.len().min(src.len()).min(16);
-    if n == 0 {
+pub(crate) fn window_short(
+    dst: &mut [i8],
+    len: usize,
+    v: i8,
+    src: &[i8],
+    at: usize,
+    stride: usize,
+    to: usize,
+    step: usize,
+    rows: usize,
+    mid: usize,
+) {
+    let last = |start: usize, gap: usize| {
+        rows.checked_sub(1)
+            .and_then(|r| r.checked_mul(gap))
+            .and_then(|o| o.checked_add(start))
+            .and_then(|o| o.checked_add(mid))
+    };
+    if len == 0 || len > dst.len() {
         return;
     }
-    // SAFETY: see the module documentation: `VCTP.8 n` enables the first `n <= 16` lanes,
-    // so the load reads `[0, n)` of `src` and the store writes `[0, n)` of `dst`, both at
-    // least `n` long (a disabled lane accesses no memory).
-    unsafe {
-        asm!(
-            "vctp.8 {n}",
-            "vpstt",
-            "vldrbt.u8 q0, [{s}]",
-            "vstrbt.8 q0, [{d}]",
-            n = in(reg) n,
-            s = in(reg) src.as_ptr(),
-            d = in(reg) dst.as_mut_ptr(),
-            out("q0") _,
-            options(nostack),
-        );
-    }
-}
-
-/// [`fill_bytes`] for at most 16 bytes: one predicated store of `VDUP.8 v`, no loop. Sets
-/// the first `min(dst.len(), 16)` bytes.
-#[inline(always)]
-pub(crate) fn fill_short(dst: &mut [i8], v: i8) {
-    let n = dst.len().min(16);
-    if n == 0 {
+    let runs = rows > 0 && mid > 0;
+    if runs
+        && (mid > 16
+            || last(at, stride).is_none_or(|e| e > src.len())
+            || last(to, step).is_none_or(|e| e > len))
+    {
         return;
     }
-    // SAFETY: see the module documentation: the store writes `[0, n)` of `dst` (`VCTP.8
-    // n`), `n <= dst.len()`.
+    // SAFETY: see the module documentation: the fill writes `[0, len)` of `dst` (tail
+    // predication, `len > 0`); run `r < rows` reads `[at + r * stride, + mid)` of `src`
+    // and writes `[to + r * step, + mid)` of `dst`, inside `src` and `dst[..len]` as
+    // checked above (`VCTP.8 mid` enables the first `mid <= 16` lanes; a disabled lane
+    // accesses no memory); no runs unless `rows > 0` and `mid > 0`.
     unsafe {
         asm!(
             "vdup.8 q0, {v}",
-            "vctp.8 {n}",
-            "vpst",
+            "dlstp.8 lr, {len}",
+            "2:",
+            "vstrb.8 q0, [{f}], #16",
+            "letp lr, 2b",
+            "cbz {rows}, 4f",
+            "vctp.8 {mid}",
+            "3:",
+            "vpstt",
+            "vldrbt.u8 q0, [{s}]",
             "vstrbt.8 q0, [{d}]",
+            "add {s}, {stride}",
+            "add {d}, {step}",
+            "subs {rows}, #1",
+            "bne 3b",
+            "4:",
             v = in(reg) v as i32,
-            n = in(reg) n,
-            d = in(reg) dst.as_mut_ptr(),
+            len = in(reg) len,
+            f = inout(reg) dst.as_mut_ptr() => _,
+            rows = inout(reg) if runs { rows } else { 0 } => _,
+            mid = in(reg) mid,
+            s = inout(reg) src.as_ptr().wrapping_add(at) => _,
+            d = inout(reg) dst.as_mut_ptr().wrapping_add(to) => _,
+            stride = in(reg) stride,
+            step = in(reg) step,
+            out("lr") _,
             out("q0") _,
             options(nostack),
         );

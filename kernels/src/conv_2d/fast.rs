@@ -305,25 +305,30 @@ fn im2col_mve(g: &crate::gemm::Window, image: &[i8], oy: usize, ox: usize, col: 
         crate::arch::copy_rows(col, src, kh, row_len, iw * c);
         return;
     }
-    // Rows of at most 16 bytes (a few channels): the row filled with the zero point, then
-    // the inside taps copied over it, each by one predicated store, no loop.
-    if row_len <= 16 && dw == 1 {
-        let ix0 = x0 + fx0 as isize;
+    // Rows of at most 16 bytes (a few channels), no dilation: the window filled with the
+    // zero point, then the inside runs copied over it, one predicated load and store each.
+    if row_len <= 16 && dw == 1 && dh == 1 {
+        let (fy0, fy1) = crate::gemm::inside(y0, 1, ih, kh);
         let mid = (fx1.max(fx0) - fx0) * c;
-        for fy in 0..kh {
-            let Some(dst) = col.get_mut(fy * row_len..(fy + 1) * row_len) else {
-                return;
-            };
-            crate::arch::fill_short(dst, g.zero_point);
-            let iy = y0 + (fy * dh) as isize;
-            if mid > 0 && iy >= 0 && (iy as usize) < ih {
-                let src = image.get((iy as usize * iw + ix0 as usize) * c..);
-                let dst = dst.get_mut(fx0 * c..fx0 * c + mid);
-                if let (Some(src), Some(dst)) = (src, dst) {
-                    crate::arch::copy_short(dst, src);
-                }
-            }
-        }
+        let rows = if mid > 0 { fy1.saturating_sub(fy0) } else { 0 };
+        // The first inside run (`y0 + fy0`, `x0 + fx0` are inside when there is one).
+        let at = if rows > 0 {
+            ((y0 + fy0 as isize) as usize * iw + (x0 + fx0 as isize) as usize) * c
+        } else {
+            0
+        };
+        crate::arch::window_short(
+            col,
+            kh * row_len,
+            g.zero_point,
+            image,
+            at,
+            iw * c,
+            fy0 * row_len + fx0 * c,
+            row_len,
+            rows,
+            mid,
+        );
         return;
     }
     for fy in 0..kh {
