@@ -150,7 +150,7 @@ macro_rules! element {
         }
     )*};
 }
-element!(f32, i32, i16, i8);
+element!(f32, i32, i16, i8, u8);
 
 /// Runs the out-of-place kernel `kernel` (`I` -> `O`, elementwise) in place: `data` holds
 /// its input from byte `input_at` to its end, and receives its output from byte
@@ -220,6 +220,53 @@ pub fn requantize_s32_s16_in_place(p: &Params, data: &mut [u8], input_at: usize,
     narrow_in_place(data, input_at, output_at, |x: &[i32], y: &mut [i16]| {
         crate::requantize::requantize_s32_s16(p, x, y)
     });
+}
+
+/// [`crate::requantize::requantize_u8_s8`] in place (the output at or before the input's
+/// start, as the planner places it: same element size). TFLM's "shift by 128" case (equal
+/// scales, zero points 128 apart: every byte's top bit flipped) runs on 16 bytes per step
+/// in four 32-bit words; any other on [`narrow_in_place`].
+pub fn requantize_u8_s8_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
+    if crate::requantize::flips(p, -128) && output_at == input_at {
+        flip_in_place(data.get_mut(input_at..).unwrap_or(&mut []));
+        return;
+    }
+    narrow_in_place(data, input_at, output_at, |x: &[u8], y: &mut [i8]| {
+        crate::requantize::requantize_u8_s8(p, x, y)
+    });
+}
+
+/// [`crate::requantize::requantize_s8_u8`] in place (as [`requantize_u8_s8_in_place`]).
+pub fn requantize_s8_u8_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
+    if crate::requantize::flips(p, 128) && output_at == input_at {
+        flip_in_place(data.get_mut(input_at..).unwrap_or(&mut []));
+        return;
+    }
+    narrow_in_place(data, input_at, output_at, |x: &[i8], y: &mut [u8]| {
+        crate::requantize::requantize_s8_u8(p, x, y)
+    });
+}
+
+/// Every byte of `data` with its top bit flipped: 16 bytes per step as four native-endian
+/// 32-bit words (the XOR of a word is the XOR of its bytes in any byte order; one load, XOR
+/// and store each, written out so that opt-level s keeps them), the rest one at a time.
+#[inline(always)]
+fn flip_in_place(data: &mut [u8]) {
+    const TOP: u32 = 0x8080_8080;
+    let flip = |w: &mut [u8; 4]| *w = (u32::from_ne_bytes(*w) ^ TOP).to_ne_bytes();
+    let (blocks, rest) = data.as_chunks_mut::<16>();
+    for b in blocks {
+        let (words, _) = b.as_chunks_mut::<4>();
+        if let [w0, w1, w2, w3] = words {
+            flip(w0);
+            flip(w1);
+            flip(w2);
+            flip(w3);
+        }
+    }
+    for b in rest {
+        *b ^= 0x80;
+    }
 }
 
 #[cfg(test)]
@@ -306,6 +353,28 @@ mod tests {
             |x, y| crate::requantize::requantize_s32_s16(&r, x, y),
             |d, a, o| requantize_s32_s16_in_place(&r, d, a, o),
         );
+        // Uint8 <-> int8: the top-bit flip (equal scales, zero points 128 apart) and a
+        // general requantization.
+        let u = |scale: f32, zero_point: i32| QuantParams { scale, zero_point };
+        let flip_u8_s8 = crate::requantize::prepare(u(0.1, 127), u(0.1, -1)).unwrap();
+        let flip_s8_u8 = crate::requantize::prepare(u(0.1, -5), u(0.1, 123)).unwrap();
+        let general = crate::requantize::prepare(u(0.1, 120), u(0.23, 3)).unwrap();
+        assert!(crate::requantize::flips(&flip_u8_s8, -128));
+        assert!(crate::requantize::flips(&flip_s8_u8, 128));
+        for r in [flip_u8_s8, general] {
+            case(
+                |v| (v >> 11) as u8,
+                |x, y| crate::requantize::requantize_u8_s8(&r, x, y),
+                |d, a, o| requantize_u8_s8_in_place(&r, d, a, o),
+            );
+        }
+        for r in [flip_s8_u8, general] {
+            case(
+                |v| (v >> 11) as i8,
+                |x, y| crate::requantize::requantize_s8_u8(&r, x, y),
+                |d, a, o| requantize_s8_u8_in_place(&r, d, a, o),
+            );
+        }
     }
 
     #[test]

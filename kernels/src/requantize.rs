@@ -103,7 +103,7 @@ pub fn requantize_s32_s16(p: &Params, input: &[i32], output: &mut [i16]) {
 /// Whether the requantization is TFLM's "shift by 128" case: multiplier exactly 1 and the
 /// zero points `output - input = diff` apart. The general path gives the same values there;
 /// flipping the top bit is only faster (TFLM's `Requantize` does that too).
-fn flips(p: &Params, diff: i32) -> bool {
+pub(crate) fn flips(p: &Params, diff: i32) -> bool {
     p.requantize_multiplier == 1 << 30
         && p.requantize_shift == 1
         && p.output_zero_point.wrapping_sub(p.input_zero_point) == diff

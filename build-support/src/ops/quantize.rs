@@ -4,7 +4,9 @@
 //! int32; int32 -> int8, int16) and between int8 and uint8 (`requantize_s8_u8`,
 //! `requantize_u8_s8`); int8 -> int8 and int16 -> int16 also run in place, and so do the
 //! narrowing ones (float32 -> int8 and int16, int16 -> int8, int32 -> int8 and int16:
-//! `quantize::*_in_place`, the output written front to back over the input's start).
+//! `quantize::*_in_place`, the output written front to back over the input's start), and,
+//! with the fast kernels, uint8 <-> int8 (a camera's uint8 image made int8 where it lies:
+//! the top bit flipped, four bytes per word).
 
 #[cfg(feature = "exec")]
 use crate::op::Io;
@@ -66,7 +68,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         kernel,
         Quantize::S8S8(_) | Quantize::Requantize(_, Elem::I16, Elem::I16)
     );
-    let narrowing = kernel.narrowing_in_place().is_some();
+    // Uint8 <-> int8 in place only with the fast kernels: TFLM's reference kernel copies
+    // (and `reference_kernels` builds measure it).
+    let narrowing = kernel.narrowing_in_place().is_some()
+        && (cx.fast_kernels() || !matches!(kernel, Quantize::S8U8(_) | Quantize::U8S8(_)));
     let mut step = cx.step(kernel, vec![Operand::Tensor(input)], output);
     if in_place {
         step.abilities.in_place = vec![0];
@@ -85,6 +90,8 @@ impl Quantize {
             Quantize::Requantize(_, Elem::I16, Elem::I8) => "requantize_s16_s8_in_place",
             Quantize::Requantize(_, Elem::I32, Elem::I8) => "requantize_s32_s8_in_place",
             Quantize::Requantize(_, Elem::I32, Elem::I16) => "requantize_s32_s16_in_place",
+            Quantize::U8S8(_) => "requantize_u8_s8_in_place",
+            Quantize::S8U8(_) => "requantize_s8_u8_in_place",
             _ => return None,
         })
     }
@@ -104,7 +111,9 @@ impl Kernel for Quantize {
         if let (Some(f), Some(_)) = (self.narrowing_in_place(), call.in_place()) {
             let pre = match self {
                 Quantize::F32S8(p) | Quantize::F32S16(p) => [call.params("quantize", p)],
-                Quantize::Requantize(p, ..) => [call.params("requantize", p)],
+                Quantize::Requantize(p, ..) | Quantize::U8S8(p) | Quantize::S8U8(p) => {
+                    [call.params("requantize", p)]
+                }
                 _ => return Err(call.no_in_place_form()),
             };
             return call.narrowing_in_place("quantize", f, &pre);

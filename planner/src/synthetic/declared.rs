@@ -161,6 +161,8 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         (Some(DType::F32), Some(DType::I8 | DType::I16))
                             | (Some(DType::I16), Some(DType::I8))
                             | (Some(DType::I32), Some(DType::I8 | DType::I16))
+                            | (Some(DType::U8), Some(DType::I8))
+                            | (Some(DType::I8), Some(DType::U8))
                     ) =>
                 {
                     a.narrowing_in_place = true
