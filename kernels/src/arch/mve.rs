@@ -565,9 +565,8 @@ pub(crate) struct DwWindow {
     ih: usize,
     iw: usize,
     ci: usize,
-    /// Tap `fy * kw + fx`'s offset from the window's first tap, `(fy * dh * iw + fx * dw) *
-    /// ci`.
-    off: [usize; super::MAX_TAPS],
+    /// The taps' offsets from the window's first tap (built here, for these sizes).
+    taps: DwTaps,
 }
 
 impl DwWindow {
@@ -595,16 +594,7 @@ impl DwWindow {
         if !ok {
             return None;
         }
-        let mut off = [0; super::MAX_TAPS];
-        for fy in 0..kh {
-            for fx in 0..kw {
-                *off.get_mut(fy * kw + fx)? = fy
-                    .checked_mul(dh)?
-                    .checked_mul(iw)?
-                    .checked_add(fx.checked_mul(dw)?)?
-                    .checked_mul(ci)?;
-            }
-        }
+        let taps = DwTaps::new(kh, kw, dh, dw, iw, ci)?;
         Some(DwWindow {
             kh,
             kw,
@@ -613,31 +603,9 @@ impl DwWindow {
             ih,
             iw,
             ci,
-            off,
+            taps,
         })
     }
-}
-
-/// The taps `start..end` of a window row (or column) of `n` taps at `dilation` (at least 1)
-/// whose positions `origin + dilation * t` lie in `0..size`.
-#[inline(always)]
-pub(crate) fn taps_inside(origin: isize, dilation: usize, size: usize, n: usize) -> (usize, usize) {
-    let d = dilation.max(1);
-    let start = if origin >= 0 {
-        0
-    } else if d == 1 {
-        origin.unsigned_abs()
-    } else {
-        origin.unsigned_abs().div_ceil(d)
-    };
-    let end = if origin >= size as isize {
-        0
-    } else if d == 1 {
-        (size as isize - origin) as usize
-    } else {
-        ((size as isize - origin) as usize).div_ceil(d)
-    };
-    (start.min(n), end.min(n))
 }
 
 /// Writes into `pt[..4t]` (`t = kh * kw`) the pointers of a block's taps: pixel `j`'s
@@ -662,7 +630,7 @@ fn fill_windows(
     let zero = zero_row.as_ptr();
     let (kh, kw) = (win.kh, win.kw);
     let t = kh * kw;
-    let off = win.off.get(..t).unwrap_or(&[]);
+    let off = win.taps.off.get(..t).unwrap_or(&[]);
     let all = (1u32 << t) - 1;
     // The last row and column a window reaches from its first tap.
     let (reach_y, reach_x) = ((kh - 1) * win.dh, (kw - 1) * win.dw);
@@ -682,8 +650,8 @@ fn fill_windows(
         {
             continue;
         }
-        let (fy0, fy1) = taps_inside(y0, win.dh, win.ih, kh);
-        let (fx0, fx1) = taps_inside(x0, win.dw, win.iw, kw);
+        let (fy0, fy1) = crate::gemm::inside(y0, win.dh, win.ih, kh);
+        let (fx0, fx1) = crate::gemm::inside(x0, win.dw, win.iw, kw);
         // Bit `fy * kw + fx` set for the taps inside the input.
         let cols = (1u32 << fx1.max(fx0)) - (1u32 << fx0);
         let mut inside = 0u32;
@@ -699,6 +667,7 @@ fn fill_windows(
     for (i, &o) in off.iter().enumerate() {
         unsafe {
             let slot = p.add(4 * i);
+            let o = o as usize;
             slot.write(base[0].wrapping_add(o));
             slot.add(1).write(base[1].wrapping_add(o));
             slot.add(2).write(base[2].wrapping_add(o));
@@ -714,7 +683,7 @@ fn fill_windows(
         }
     }
     // Every pointer written: `zero_row` (`need` bytes), or an inside tap `(y, x) = (y0 + fy *
-    // dh, x0 + fx * dw)` with `y < ih`, `x < iw` (a window wholly inside, or `taps_inside`),
+    // dh, x0 + fx * dw)` with `y < ih`, `x < iw` (a window wholly inside, or `gemm::inside`),
     // at `(y0 * iw + x0) * ci + off[i] = (y * iw + x) * ci`, whose `ci >= need` bytes end at
     // most at `ih * iw * ci <= image.len()` (`DwWindow::new`).
     true
