@@ -450,8 +450,16 @@ fn in_place_candidates(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> Vec<usi
         })
     };
     let declared = &kernels.abilities(graph, op).in_place;
-    // A binary kernel overwrites either input only if both have the output's shape.
-    let mut candidates = if declared.iter().all(|&k| fits(k)) {
+    // A binary kernel overwrites either input only if both have the output's shape; and
+    // no kernel does when another of its inputs is an activation of another shape (an
+    // extra input a hostile model gives a unary operator, which its kernel ignores: the
+    // verifier allows only inputs of the output's shape, or constants, beside it).
+    let others_fit = op
+        .inputs
+        .iter()
+        .enumerate()
+        .all(|(slot, t)| t.is_none_or(|t| graph.tensor(t).is_constant() || fits(slot)));
+    let mut candidates = if others_fit && declared.iter().all(|&k| fits(k)) {
         declared.clone()
     } else {
         Vec::new()
