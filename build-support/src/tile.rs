@@ -403,12 +403,6 @@ fn further_regions(
                 .then_some(first.0)
         };
         let mut candidates = Vec::new();
-        if std::env::var_os("KILN_DEBUG_REGIONS").is_some() {
-            eprintln!(
-                "peak {peak} {} candidates",
-                tiling::candidates_through(g, peak).len()
-            );
-        }
         for c in tiling::candidates_through(g, peak) {
             let Some(first) = model_ops(&c) else { continue };
             let tiled = match tiling::tile(g, c) {
@@ -451,12 +445,6 @@ fn further_regions(
                 .map(|(p, _)| p.arena_bytes)
                 .min()
                 .unwrap_or(usize::MAX);
-            if std::env::var_os("KILN_DEBUG_REGIONS").is_some() {
-                eprintln!(
-                    "region {:?} first {first} extra {extra} arena {a}",
-                    tiled.tiling
-                );
-            }
             let cost = (!min_ram)
                 .then(|| cheapest_fit(&plans, &tiled.graph, &steps, options))
                 .flatten();
