@@ -780,39 +780,33 @@ fn min_ram_plans_of_large_vision_models_match_tflm_on_every_layer() {
         );
         let report = c.tiling.as_ref().expect("tiled");
         assert!(report.extra_macs * 100 <= c.macs * 20, "{stem}: {report:?}");
-        // The same rewrite, with what each tensor of the tiled graph is in the model.
+        // The same rewrites, with what each tensor of the tiled graph is in the model.
         let graph = kiln_planner::read_model(&bytes).unwrap();
-        let t = Tiling {
-            start: report.start,
-            end: report.end,
-            patches: report.patches,
-        };
-        let tiled = tiling::tile(&graph, t).unwrap();
-        assert_eq!(tiled.graph.ops.len(), c.graph.ops.len(), "{stem}");
+        let (tiled, origin) = retile(&graph, report);
+        assert_eq!(tiled.ops.len(), c.graph.ops.len(), "{stem}");
         let samples = common::samples(&dir);
         let s = &samples[0];
         let inputs: Vec<&[u8]> = s.inputs.iter().map(Vec::as_slice).collect();
-        let steps = kiln_build::lower::lower_all(&tiled.graph).unwrap();
-        let values = kiln_build::exec::run(&tiled.graph, &steps, &inputs);
+        let steps = kiln_build::lower::lower_all(&tiled).unwrap();
+        let values = kiln_build::exec::run(&tiled, &steps, &inputs);
         // Every tensor of the model, put together from the tensors of the tiled graph that
         // hold its rows (the model's own tensor, or strips), with the rows each covers.
         // (The region's own tensors stay in the tiled graph, written by no operator.)
-        let written: Vec<bool> = (0..tiled.graph.tensors.len())
+        let written: Vec<bool> = (0..tiled.tensors.len())
             .map(|i| {
-                tiled.graph.inputs.iter().any(|t| t.0 == i)
+                tiled.inputs.iter().any(|t| t.0 == i)
                     || tiled
-                        .graph
                         .ops
                         .iter()
                         .any(|op| op.outputs.iter().any(|t| t.0 == i))
             })
             .collect();
         let mut whole: Vec<Option<(Vec<u8>, Vec<bool>)>> = vec![None; graph.tensors.len()];
-        for (i, origin) in tiled.tensor_origin.iter().enumerate() {
-            let tiling::Origin::Rows(t, row) = *origin else {
+        for (i, o) in origin.iter().enumerate() {
+            let Some((t, row)) = *o else {
                 continue;
             };
-            if t.0 >= graph.tensors.len() || i >= values.len() || !written[i] {
+            if i >= values.len() || !written[i] {
                 continue;
             }
             let got = values[i].bytes();
@@ -902,6 +896,29 @@ proptest! {
             Err(e) => panic!("{t:?}: {e}"),
         };
         prop_assert_eq!(run(&tiled.graph, &[&input]), want.clone(), "{:?}", t);
+        // A second region, on the tiled graph, through an operator outside the strips (as
+        // `--min-ram` tiles around a peak left there): checked against the tiled graph by
+        // the rewrite, and the same bytes.
+        let outside: Vec<usize> = (0..tiled.graph.ops.len())
+            .filter(|&i| matches!(tiled.op_origin[i], tiling::Origin::Op(_)))
+            .collect();
+        if let Some(&op) = outside.get(pick.index(outside.len().max(1)) % outside.len().max(1)) {
+            let again = tiling::candidates_through(&tiled.graph, op);
+            if !again.is_empty() {
+                let t2 = again[pick.index(again.len())];
+                match tiling::tile(&tiled.graph, t2) {
+                    Ok(twice) => prop_assert_eq!(
+                        run(&twice.graph, &[&input]),
+                        want.clone(),
+                        "{:?} then {:?}",
+                        t,
+                        t2
+                    ),
+                    Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => {}
+                    Err(e) => panic!("{t:?} then {t2:?}: {e}"),
+                }
+            }
+        }
         // With the input streamed (where the region starts at it): the same bytes, the
         // reads in the order of their rows.
         if let Ok(streamed) = tiling::stream_input(&tiled) {
