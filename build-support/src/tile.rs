@@ -285,10 +285,10 @@ pub(crate) fn tile_if_needed(
         let seeds: Vec<Smallest> = best.take().into_iter().chain(seed).collect();
         for start in seeds {
             let (more, more_fit) = further_regions(start, options, macs, cap)?;
-            if let Some((c, entry)) = more_fit {
-                if fit.as_ref().is_none_or(|(f, _)| c < *f) {
-                    fit = Some((c, entry));
-                }
+            if let Some((c, entry)) = more_fit
+                && fit.as_ref().is_none_or(|(f, _)| c < *f)
+            {
+                fit = Some((c, entry));
             }
             let key = |s: &Smallest| (s.0, s.1.3.extra_macs);
             if more.0 < floor && best.as_ref().is_none_or(|b| key(&more) < key(b)) {
