@@ -1135,3 +1135,39 @@ fn several_regions_match_tflm_on_every_layer() {
         }
     }
 }
+
+/// The generated code of plans in several regions: person_detect and vww compiled by
+/// `include_model!` at `kiln plan --min-ram`'s arenas (BENCHMARKS.md; one region alone
+/// reached 19,008 B and 36,864 B), which only a tiling in more than one region meets; every
+/// sample byte-identical with TFLM.
+mod person_detect_regions {
+    kiln::include_model!(
+        "../../shared/models/tflm_person_detect_int8.tflite",
+        ram_budget = 18432
+    );
+}
+
+mod vww_regions {
+    kiln::include_model!(
+        "../../shared/models/mlperf_tiny_vww_mobilenetv1_025_96_int8.tflite",
+        ram_budget = 30528
+    );
+}
+
+#[test]
+fn several_regions_compile_and_match_tflm() {
+    assert!(person_detect_regions::ARENA_BYTES <= 18432);
+    check_golden!(
+        person_detect_regions,
+        common::shared_models()
+            .join("golden")
+            .join("tflm_person_detect_int8")
+    );
+    assert!(vww_regions::ARENA_BYTES <= 30528);
+    check_golden!(
+        vww_regions,
+        common::shared_models()
+            .join("golden")
+            .join("mlperf_tiny_vww_mobilenetv1_025_96_int8")
+    );
+}
