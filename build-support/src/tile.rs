@@ -1,6 +1,8 @@
 //! Patch-based execution as [`crate::compile_tokens`] chooses it: which tiling of the
 //! model's first operators (`kiln_planner::tiling`), if any, meets the RAM budget with the
-//! fastest kernels, within the MAC cap and a work budget counted in tilings planned.
+//! fastest kernels, within the MAC cap and a work budget counted in tilings planned; then,
+//! for the smallest arena or a budget one region does not meet, further regions around the
+//! peak that remains ([`further_regions`]).
 
 use crate::choose::{cheapest_fit, estimate, first_fit, fits_budget, plan_variants};
 use crate::lower;

@@ -26,6 +26,12 @@
 //!   view. A CONCATENATION along the rows assembles the cut, which the planner makes slices
 //!   of the cut (each strip written in place).
 //!
+//! Several regions: a tiled graph can be tiled again ([`candidates_through`]: a region
+//! anywhere, around an operator where a plan still peaks, outside the strips before: a
+//! region never holds an operator with a row window). The rewrite copies the strips of the
+//! graph it rewrites as they are, row windows and all, and [`check`] verifies each rewrite
+//! against the graph it rewrites, so by induction every tiling against the model.
+//!
 //! Files: `rows` (which operators a region holds, how they map rows), `rewrite` (the
 //! tiled graph), [`check`] (the independent check), `stream` (a streamed input: the
 //! strips read their rows of the input from a row source, [`stream_input`]).
