@@ -51,6 +51,14 @@ BUDGETS = {
 }
 
 
+def regions(t):
+    """A plan's tiling in words: each region's operators and strips, in order (`-`: none)."""
+    if not t:
+        return "-"
+    return " + ".join(f"ops {r['start']}..{r['end']}, {r['patches']} strips"
+                      for r in [t, *t.get("more", [])])
+
+
 def kiln_bin():
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "kiln-cli"], cwd=REPO, check=True)
     return REPO / "target" / "release" / "kiln"
@@ -108,7 +116,7 @@ def main():
                 ratios.append(ratio)
             mins[stem] = m["arena_bytes"]
             t = m.get("tiling")
-            tiling = f"ops {t['start']}..{t['end']}, {t['patches']} strips" if t else "-"
+            tiling = regions(t)
             extra = 100.0 * m["extra_macs"] / m["macs"] if m["macs"] else 0.0
             if t and model.parent != REPO / "tests" / "models" / "tiling":
                 tiled[stem] = (tiling, extra)
@@ -161,7 +169,7 @@ def main():
                 insns, arena = m4_insns(stem, b, plugin)
                 base = base or insns
                 t = p.get("tiling")
-                tiling = f"ops {t['start']}..{t['end']}, {t['patches']} strips" if t else "-"
+                tiling = regions(t)
                 extra = 100.0 * p["extra_macs"] / p["macs"]
                 variant = p["header"]["plan_variant"].split(":")[0]
                 speed.append(f"| {stem} | {b or 'none'} | {arena} | {variant} | {tiling} | "
@@ -172,9 +180,11 @@ def main():
         "Written by `.venv/bin/python tools/bench_tiling.py`. Default = the arena Kiln compiles "
         "to without a budget (the fastest plan); smallest untiled = the smallest plan layer by "
         "layer (lean scratch, convolutions in place: `kiln plan`'s \"RAM or speed\" line); "
-        "min-ram = `kiln plan --min-ram`: the smallest arena when the model's first operators (a run of them from the start) may "
+        "min-ram = `kiln plan --min-ram`: the smallest arena when runs of operators may "
         "also run one strip of rows at a time (`kiln_planner::tiling`, at most 20 % extra "
-        "multiply-accumulates, the halos computed again), which `include_model!(..., ram_budget "
+        "multiply-accumulates, the halos computed again: a region starting among the first "
+        "operators, then further regions around where the plan still peaks, each a rewrite of "
+        "the graph tiled before; `+` separates them, their operators the model's), which `include_model!(..., ram_budget "
         "= N)` picks when no untiled plan meets N. Extra MACs = MACs computed again / the "
         "model's MACs. Streamed min-ram = `kiln plan --min-ram --streamed-input`: the same "
         "with the input read strip by strip from `invoke`'s row source, never whole in the "
@@ -245,8 +255,16 @@ def main():
             "|---|--:|--:|---|---|--:|--:|--:|",
             *speed,
         ]
-    block = BEGIN + "\n" + "\n".join(text) + "\n" + END
     doc = BENCH.read_text()
+    old_m4 = "Cortex-M4 (QEMU mps2-an386"
+    if not m4 and BEGIN in doc and END in doc:
+        old = doc[doc.index(BEGIN):doc.index(END)]
+        if old_m4 in old:
+            kept = old[old.index(old_m4):].rstrip("\n")
+            note = ("(The Cortex-M4 tables below are from an earlier full run: this one was "
+                    "`--no-m4`, so their plans may differ from the tables above.)")
+            text += ["", note, "", kept]
+    block = BEGIN + "\n" + "\n".join(text) + "\n" + END
     if BEGIN in doc and END in doc:
         doc = doc[:doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
     else:

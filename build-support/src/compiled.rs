@@ -77,6 +77,21 @@ impl Compiled {
                     t.extra_macs,
                     100.0 * t.extra_macs as f64 / self.macs.max(1) as f64
                 ));
+                for m in &t.more {
+                    let strips: Vec<String> =
+                        m.strips.iter().map(|(a, b)| format!("{a}..{b}")).collect();
+                    s.push_str(&format!(
+                        "then the model's operators {}..{} run as {} strips of rows of `{}` \
+                         (t{}; rows {}), {} MACs computed again\n",
+                        m.start,
+                        m.end,
+                        m.patches,
+                        m.cut_name,
+                        m.cut,
+                        strips.join(", "),
+                        m.extra_macs,
+                    ));
+                }
                 if t.streamed {
                     s.push_str(
                         "input streamed: each strip reads its rows of the input from the row \
@@ -133,6 +148,14 @@ impl Compiled {
                         "cut_name": t.cut_name,
                         "strips": t.strips,
                         "streamed": t.streamed,
+                        "more": t.more.iter().map(|m| serde_json::json!({
+                            "start": m.start,
+                            "end": m.end,
+                            "patches": m.patches,
+                            "cut": m.cut,
+                            "cut_name": m.cut_name,
+                            "strips": m.strips,
+                        })).collect::<Vec<_>>(),
                     })
                 }),
             );

@@ -1,6 +1,8 @@
 //! Patch-based execution as [`crate::compile_tokens`] chooses it: which tiling of the
 //! model's first operators (`kiln_planner::tiling`), if any, meets the RAM budget with the
-//! fastest kernels, within the MAC cap and a work budget counted in tilings planned.
+//! fastest kernels, within the MAC cap and a work budget counted in tilings planned; then,
+//! for the smallest arena or a budget one region does not meet, further regions around the
+//! peak that remains ([`further_regions`]).
 
 use crate::choose::{cheapest_fit, estimate, first_fit, fits_budget, plan_variants};
 use crate::lower;
@@ -27,6 +29,11 @@ pub struct TilingReport {
     /// Whether the strips read their rows of the input from `invoke`'s row source
     /// (`streamed_input`).
     pub streamed: bool,
+    /// Regions tiled after this one, in order (each a rewrite of the graph tiled before it,
+    /// over operators outside the strips: `start..end` are the model's operators, `cut` a
+    /// model's tensor, `extra_macs` the region's own; empty in those). `extra_macs` above
+    /// counts every region's.
+    pub more: Vec<TilingReport>,
 }
 
 /// The most tilings [`tile_if_needed`] lowers and plans for one model.
@@ -159,6 +166,9 @@ pub(crate) fn tile_if_needed(
     }
     let smallest = |plans: &[(Plan, usize)]| plans.iter().map(|(p, _)| p.arena_bytes).min();
     let mut best: Option<(usize, TiledPlans, Vec<Origin>)> = None;
+    // The tiling whose strips peak lowest (then fewest extra MACs), from which more regions
+    // may reach lower than from the smallest.
+    let mut seed: Option<(usize, u64, Graph, TilingReport, Vec<Origin>)> = None;
     // The fitting tiling with the fewest estimated instructions so far: its estimate and
     // plans.
     let mut fit: Option<(f64, TiledPlans)> = None;
@@ -203,6 +213,7 @@ pub(crate) fn tile_if_needed(
             strips: tiled.strips.clone(),
             extra_macs: extra,
             streamed,
+            more: Vec::new(),
         };
         let (variant, cost) = if fastest {
             let first = plans.first();
@@ -217,7 +228,31 @@ pub(crate) fn tile_if_needed(
             )
         };
         let origin = tiled.op_origin;
+        // The peak within the strips of its smallest plan: what more regions after this one
+        // cannot lower.
+        let strip_peak = smallest_plan(&plans).map_or(usize::MAX, |p| {
+            p.order
+                .iter()
+                .zip(&p.live_bytes)
+                .filter(|(op, _)| !matches!(origin.get(op.0), Some(Origin::Op(_))))
+                .map(|(_, &b)| b)
+                .max()
+                .unwrap_or(0)
+        });
         let entry = (tiled.graph, steps, plans, report);
+        if (t.min_ram || budget_unmet)
+            && seed
+                .as_ref()
+                .is_none_or(|(p, e, ..)| (strip_peak, extra) < (*p, *e))
+        {
+            seed = Some((
+                strip_peak,
+                extra,
+                entry.0.clone(),
+                entry.3.clone(),
+                origin.clone(),
+            ));
+        }
         match (variant, cost) {
             // Fewer instructions than the fitting tilings before (which have fewer extra
             // MACs). With the fastest kernels, the tilings after it (more extra MACs) cannot
@@ -234,6 +269,33 @@ pub(crate) fn tile_if_needed(
                 best = Some((arena, entry, origin));
             }
             _ => {}
+        }
+    }
+    // More regions where the peak of the smallest tiled plan still is (`min_ram`, or a
+    // budget no tiling of one region meets).
+    if fit.is_none() && (t.min_ram || budget_unmet) {
+        // The seed planned again (its steps are not kept), unless it is the smallest.
+        let seed = match seed {
+            Some((.., g, report, origin)) if best.as_ref().is_none_or(|b| b.1.3 != report) => {
+                let steps = lower::lower_all_with(&g, options.reference_kernels)?;
+                let plans = plan_variants(&g, &steps, options)?;
+                let arena = smallest(&plans).unwrap_or(usize::MAX);
+                Some((arena, (g, steps, plans, report), origin))
+            }
+            _ => None,
+        };
+        let seeds: Vec<Smallest> = best.take().into_iter().chain(seed).collect();
+        for start in seeds {
+            let (more, more_fit) = further_regions(start, options, macs, cap)?;
+            if let Some((c, entry)) = more_fit
+                && fit.as_ref().is_none_or(|(f, _)| c < *f)
+            {
+                fit = Some((c, entry));
+            }
+            let key = |s: &Smallest| (s.0, s.1.3.extra_macs);
+            if more.0 < floor && best.as_ref().is_none_or(|b| key(&more) < key(b)) {
+                best = Some(more);
+            }
         }
     }
     if let Some((c, entry)) = fit {
@@ -297,6 +359,142 @@ pub(crate) fn tile_if_needed(
                 .map(|p| reach.untiled(p, None)),
         ),
     })
+}
+
+/// The most regions one model is tiled in ([`further_regions`]).
+const MAX_REGIONS: usize = 4;
+
+/// The most tilings [`further_regions`] lowers and plans for each region after the first.
+const MAX_FURTHER_PLANNED: usize = 32;
+
+/// A tiled graph's smallest arena, its plans and report, and its operators' origins in the
+/// model.
+type Smallest = (usize, TiledPlans, Vec<Origin>);
+
+/// Regions after the first: while the smallest plan's peak is at an operator of the model
+/// outside the strips, the graph tiled so far is tiled again by a region holding it
+/// ([`kiln_planner::tiling::candidates_through`]; each rewrite checked against the graph
+/// it rewrites, so by induction against the model), if that makes the arena smaller within
+/// the MAC cap. A work budget counted in tilings planned: [`MAX_FURTHER_PLANNED`] per
+/// region (fewest extra MACs first), at most [`MAX_REGIONS`] regions. Returns the smallest,
+/// and with a RAM budget in bytes (not `min_ram`), the tiling met it with the fewest
+/// estimated instructions among those planned in the first region that meets it, if any.
+fn further_regions(
+    mut current: Smallest,
+    options: &Options,
+    macs: u64,
+    cap: u64,
+) -> Result<(Smallest, Option<(f64, TiledPlans)>), Diagnostic> {
+    use kiln_planner::tiling;
+    let min_ram = options.tiling.min_ram;
+    for _ in 1..MAX_REGIONS {
+        let (arena, (g, _, plans, report), origin) = &current;
+        let Some(peak) = smallest_plan(plans)
+            .and_then(|p| Some(p.order[p.peak_step()?].0))
+            .filter(|&p| matches!(origin.get(p), Some(Origin::Op(_))))
+        else {
+            break;
+        };
+        // Regions of the model's operators, in their order (their report says which).
+        let model_ops = |c: &tiling::Tiling| {
+            let Some(&Origin::Op(first)) = origin.get(c.start) else {
+                return None;
+            };
+            (c.start..c.end)
+                .all(|i| origin.get(i) == Some(&Origin::Op(OpId(first.0 + i - c.start))))
+                .then_some(first.0)
+        };
+        let mut candidates = Vec::new();
+        for c in tiling::candidates_through(g, peak) {
+            let Some(first) = model_ops(&c) else { continue };
+            let tiled = match tiling::tile(g, c) {
+                Ok(t) => t,
+                Err(e) if e.kind == ErrorKind::Unsupported => continue,
+                Err(e) => return Err(e),
+            };
+            let extra = tiling::macs(&tiled.graph).saturating_sub(macs);
+            if extra <= cap {
+                candidates.push((extra, first, tiled));
+            }
+        }
+        // The smallest cut first (the region's input dies strip by strip as the cut is
+        // written: a cut as large as it keeps the peak), then the fewest extra MACs, then
+        // the most strips (the smallest strips).
+        candidates.sort_by_key(|(extra, _, t)| {
+            (
+                t.graph.tensor(t.cut).bytes(),
+                *extra,
+                std::cmp::Reverse(t.tiling.patches),
+                t.tiling.end,
+                t.tiling.start,
+            )
+        });
+        let mut smallest: Option<Smallest> = None;
+        let mut fit: Option<(f64, TiledPlans)> = None;
+        for (extra, first, tiled) in candidates.into_iter().take(MAX_FURTHER_PLANNED) {
+            let steps = match lower::lower_all_with(&tiled.graph, options.reference_kernels) {
+                Ok(steps) => steps,
+                Err(e) if e.kind == ErrorKind::Unsupported => continue,
+                Err(e) => return Err(e),
+            };
+            let plans = match plan_variants(&tiled.graph, &steps, options) {
+                Ok(plans) => plans,
+                Err(e) if e.kind == ErrorKind::OverRamBudget => continue,
+                Err(e) => return Err(e),
+            };
+            let a = plans
+                .iter()
+                .map(|(p, _)| p.arena_bytes)
+                .min()
+                .unwrap_or(usize::MAX);
+            let cost = (!min_ram)
+                .then(|| cheapest_fit(&plans, &tiled.graph, &steps, options))
+                .flatten();
+            // Origins in the model: an operator of the graph tiled before is what it was.
+            let composed: Vec<Origin> = tiled
+                .op_origin
+                .iter()
+                .map(|o| match *o {
+                    Origin::Op(x) => origin[x.0],
+                    Origin::Strip(x) => match origin[x.0] {
+                        Origin::Op(m) => Origin::Strip(m),
+                        other => other,
+                    },
+                    other => other,
+                })
+                .collect();
+            let mut r = report.clone();
+            r.extra_macs = extra;
+            r.more.push(TilingReport {
+                start: first,
+                end: first + tiled.tiling.end - tiled.tiling.start,
+                patches: tiled.tiling.patches,
+                cut: tiled.cut.0,
+                cut_name: g.tensor(tiled.cut).name.clone(),
+                strips: tiled.strips.clone(),
+                extra_macs: extra - report.extra_macs.min(extra),
+                streamed: false,
+                more: Vec::new(),
+            });
+            let entry = (tiled.graph, steps, plans, r);
+            match cost {
+                Some(c) if fit.as_ref().is_none_or(|(f, _)| c < *f) => fit = Some((c, entry)),
+                Some(_) => {}
+                None if a < *arena && smallest.as_ref().is_none_or(|(b, ..)| a < *b) => {
+                    smallest = Some((a, entry, composed));
+                }
+                None => {}
+            }
+        }
+        if fit.is_some() {
+            return Ok((current, fit));
+        }
+        match smallest {
+            Some(s) => current = s,
+            None => break,
+        }
+    }
+    Ok((current, None))
 }
 
 /// The plan with the smallest arena (the one emitted when no plan meets the budget).

@@ -138,7 +138,7 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 if op.kind != model.kind
                     || op.inputs != model.inputs
                     || op.outputs != model.outputs
-                    || window_of.is_some()
+                    || window_of != source.row_window(m)
                 {
                     return bad("differs from the model's operator");
                 }
@@ -163,6 +163,7 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 };
                 seen[m.0] += 1;
                 if op.kind != model.kind
+                    || source.row_window(m).is_some()
                     || op.inputs.len() != model.inputs.len()
                     || op.outputs.len() != 1
                     || model.outputs.len() != 1

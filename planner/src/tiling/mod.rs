@@ -26,6 +26,12 @@
 //!   view. A CONCATENATION along the rows assembles the cut, which the planner makes slices
 //!   of the cut (each strip written in place).
 //!
+//! Several regions: a tiled graph can be tiled again ([`candidates_through`]: a region
+//! anywhere, around an operator where a plan still peaks, outside the strips before: a
+//! region never holds an operator with a row window). The rewrite copies the strips of the
+//! graph it rewrites as they are, row windows and all, and [`check`] verifies each rewrite
+//! against the graph it rewrites, so by induction every tiling against the model.
+//!
 //! Files: `rows` (which operators a region holds, how they map rows), `rewrite` (the
 //! tiled graph), [`check`] (the independent check), `stream` (a streamed input: the
 //! strips read their rows of the input from a row source, [`stream_input`]).
@@ -131,6 +137,42 @@ pub fn macs(graph: &Graph) -> u64 {
         .sum()
 }
 
+/// The numbers of strips tried.
+const PATCHES: [usize; 12] = [2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48];
+
+/// How far a region [`candidates_through`] tries reaches before and after the operator it
+/// holds, in operators.
+pub const AROUND: usize = 8;
+
+/// The tilings of regions anywhere in `graph` holding operator `op` (where a plan's peak
+/// sits; in a graph tiled before, outside its strips): starting at most [`AROUND`]
+/// operators before it and ending at most [`AROUND`] after it, each with every number of
+/// strips of [`PATCHES`] up to the cut's height. At most `(AROUND + 1)^2` regions whatever
+/// the graph's size.
+pub fn candidates_through(graph: &Graph, op: usize) -> Vec<Tiling> {
+    let n = graph.ops.len();
+    let mut out = Vec::new();
+    if op >= n || rows_of(graph, &graph.ops[op]).is_none() {
+        return out;
+    }
+    for start in op.saturating_sub(AROUND)..=op {
+        for end in op + 1..=n.min(op + 1 + AROUND) {
+            let Some((_, cut)) = region(graph, start, end) else {
+                continue;
+            };
+            let Some(h) = image_height(graph, cut) else {
+                continue;
+            };
+            out.extend(PATCHES.iter().filter(|&&p| p <= h).map(|&patches| Tiling {
+                start,
+                end,
+                patches,
+            }));
+        }
+    }
+    out
+}
+
 /// The longest region tried, in operators: the large images are at a network's start, and
 /// the candidates stay linear in the graph's size.
 pub const MAX_REGION_OPS: usize = 64;
@@ -141,7 +183,6 @@ pub const MAX_REGION_OPS: usize = 64;
 /// of at most [`MAX_REGION_OPS`] operators; for each, a number of strips from 2 up to the
 /// cut's height (at most 48), each at least one row.
 pub fn candidates(graph: &Graph) -> Vec<Tiling> {
-    const PATCHES: [usize; 12] = [2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48];
     let n = graph.ops.len();
     let tileable: Vec<bool> = graph.ops[..n.min(2 * MAX_REGION_OPS)]
         .iter()

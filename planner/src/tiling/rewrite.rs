@@ -69,6 +69,17 @@ impl Builder<'_> {
         id
     }
 
+    /// An operator of the source outside the region, as it is (with its row window, in a
+    /// graph tiled before).
+    fn copy(&mut self, op: &Op) {
+        let id = OpId(self.ops.len());
+        if let Some(w) = self.source.row_window(op.id) {
+            self.graph.row_windows.push((id, w));
+        }
+        self.ops.push(Op { id, ..op.clone() });
+        self.op_origin.push(Origin::Op(op.id));
+    }
+
     fn push(&mut self, kind: OpKind, inputs: Vec<Option<TensorId>>, output: TensorId, o: Origin) {
         let id = OpId(self.ops.len());
         self.ops.push(Op {
@@ -120,7 +131,8 @@ impl Builder<'_> {
     }
 }
 
-/// Tiles `graph` (a model's main graph, as read) by `tiling`.
+/// Tiles `graph` (a model's main graph, as read, or one tiled before: its strips stay as
+/// they are, outside the region) by `tiling`.
 pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
     let (j, k) = (tiling.start, tiling.end);
     let refuse = |why: &str| {
@@ -163,9 +175,7 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         slices: Vec::new(),
     };
     for op in &graph.ops[..j] {
-        let id = OpId(b.ops.len());
-        b.ops.push(Op { id, ..op.clone() });
-        b.op_origin.push(Origin::Op(op.id));
+        b.copy(op);
     }
     let mut pieces = Vec::with_capacity(strips.len());
     for &(a, z) in &strips {
@@ -256,9 +266,7 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         Origin::Assemble,
     );
     for op in &graph.ops[k..] {
-        let id = OpId(b.ops.len());
-        b.ops.push(Op { id, ..op.clone() });
-        b.op_origin.push(Origin::Op(op.id));
+        b.copy(op);
     }
     let Builder {
         graph: mut tiled_graph,

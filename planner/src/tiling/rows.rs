@@ -187,6 +187,14 @@ pub(super) fn region(graph: &Graph, j: usize, k: usize) -> Option<(Vec<Rows>, Te
     if j >= k || k > graph.ops.len() {
         return None;
     }
+    // Not over the strips of an earlier tiling (a graph tiled again): a strip's window
+    // places it in the whole image, which its own shapes do not say.
+    if graph.ops[j..k]
+        .iter()
+        .any(|op| graph.row_window(op.id).is_some())
+    {
+        return None;
+    }
     let rows: Vec<Rows> = graph.ops[j..k]
         .iter()
         .map(|op| rows_of(graph, op))
