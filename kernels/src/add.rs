@@ -727,11 +727,12 @@ pub fn add_broadcast_s16(
 }
 
 /// The element function of the int32 ADD kernels: the two's-complement sum (TFLM's `int32_t`
-/// addition, which wraps on the targets it runs on), clamped to the range of [`prepare_s32`].
+/// addition, which wraps on the targets it runs on). No clamp: [`prepare_s32`]'s range is the
+/// whole int32 range, and a clamp kept for it costs opt-level s's out-of-line kernels (which
+/// do not see the constant parameters) two compares per element.
 #[inline(always)]
-fn add_s32_op(p: &Params, x: i32, y: i32) -> i32 {
+fn add_s32_op(_p: &Params, x: i32, y: i32) -> i32 {
     x.wrapping_add(y)
-        .clamp(p.quantized_activation_min, p.quantized_activation_max)
 }
 
 /// Int32 ADD of two same-shaped tensors (`reference_ops::Add<int32_t>`).

@@ -16,7 +16,9 @@
 //!
 //! The complex FFT runs KISS FFT's recursion as loops: the input copies of the innermost
 //! sub-FFTs first, then the butterflies stage by stage from the innermost outwards (each
-//! butterfly sees the same inputs as in the recursion; see `Fft::run`).
+//! butterfly sees the same inputs as in the recursion; see `Fft::run`). With the DSP
+//! extension's packed int16 form, an innermost radix-4 butterfly reads its four inputs where
+//! they are instead of from their copy.
 
 /// Constant parameters of a SignalRfft node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +152,18 @@ pub trait Sample: Copy + Default {
     ) -> bool {
         false
     }
+    /// Runs one radix-4 butterfly of the innermost stage (`m = 1`) on a target's packed
+    /// form, reading its four inputs straight from `from` at `stride` (the values
+    /// [`Fft::gather`] would copy into `out` first) and writing `out`; `false` where there
+    /// is none or the values are out of range (the caller copies and runs it).
+    fn bfly4_leaf_packed<const INVERSE: bool>(
+        _out: &mut [Stored<Self>],
+        _from: &[Stored<Self>],
+        _stride: usize,
+        _tw: &[Stored<Self::Table>],
+    ) -> bool {
+        false
+    }
 }
 
 /// Int16 butterflies on words of two int16 halves (a complex value: real low, imaginary
@@ -173,6 +187,32 @@ mod packed {
         *s = [x as u16 as i16, (x >> 16) as u16 as i16];
     }
 
+    /// One radix-4 butterfly on packed values: inputs `x`, twiddles `t` (as [`super::bfly4_one`]).
+    #[inline(always)]
+    fn one<const INVERSE: bool>(x: [u32; 4], t: &[Stored<i16>; 3]) -> [u32; 4] {
+        // `C_FIXDIV(x, 4)`: times `SAMP_MAX / 4`.
+        let q = (i16::MAX / 4) as u32;
+        let f0 = scale_q15(x[0], q);
+        let f1 = scale_q15(x[1], q);
+        let f2 = scale_q15(x[2], q);
+        let f3 = scale_q15(x[3], q);
+        let s0 = cmul_q15(f1, ld(&t[0]));
+        let s1 = cmul_q15(f2, ld(&t[1]));
+        let s2 = cmul_q15(f3, ld(&t[2]));
+        let s5 = ssub16(f0, s1);
+        let f0 = sadd16(f0, s1);
+        let s3 = sadd16(s0, s2);
+        let s4 = ssub16(s0, s2);
+        // s5 - i·s4 and s5 + i·s4.
+        let (plus, minus) = (ssax(s5, s4), sasx(s5, s4));
+        let (r1, r3) = if INVERSE {
+            (minus, plus)
+        } else {
+            (plus, minus)
+        };
+        [sadd16(f0, s3), r1, ssub16(f0, s3), r3]
+    }
+
     /// [`super::Sample::bfly4_packed`] for int16.
     pub(super) fn bfly4<const INVERSE: bool>(
         a: &mut [Stored<i16>],
@@ -181,37 +221,49 @@ mod packed {
         d: &mut [Stored<i16>],
         tw: &[[Stored<i16>; 3]],
     ) {
-        // `C_FIXDIV(x, 4)`: times `SAMP_MAX / 4`.
-        let q = (i16::MAX / 4) as u32;
         let quads = a
             .iter_mut()
             .zip(b.iter_mut())
             .zip(c.iter_mut())
             .zip(d.iter_mut());
         for ((((a, b), c), d), t) in quads.zip(tw) {
-            let f0 = scale_q15(ld(a), q);
-            let f1 = scale_q15(ld(b), q);
-            let f2 = scale_q15(ld(c), q);
-            let f3 = scale_q15(ld(d), q);
-            let s0 = cmul_q15(f1, ld(&t[0]));
-            let s1 = cmul_q15(f2, ld(&t[1]));
-            let s2 = cmul_q15(f3, ld(&t[2]));
-            let s5 = ssub16(f0, s1);
-            let f0 = sadd16(f0, s1);
-            let s3 = sadd16(s0, s2);
-            let s4 = ssub16(s0, s2);
-            // s5 - i·s4 and s5 + i·s4.
-            let (plus, minus) = (ssax(s5, s4), sasx(s5, s4));
-            let (r1, r3) = if INVERSE {
-                (minus, plus)
-            } else {
-                (plus, minus)
-            };
-            st(a, sadd16(f0, s3));
-            st(b, r1);
-            st(c, ssub16(f0, s3));
-            st(d, r3);
+            let [ya, yb, yc, yd] = one::<INVERSE>([ld(a), ld(b), ld(c), ld(d)], t);
+            st(a, ya);
+            st(b, yb);
+            st(c, yc);
+            st(d, yd);
         }
+    }
+
+    /// [`super::Sample::bfly4_leaf_packed`] for int16.
+    pub(super) fn leaf4<const INVERSE: bool>(
+        out: &mut [Stored<i16>],
+        from: &[Stored<i16>],
+        stride: usize,
+        tw: &[Stored<i16>],
+    ) -> bool {
+        let (Ok(out), Some(x3), Some(t)) = (
+            <&mut [Stored<i16>; 4]>::try_from(out),
+            from.get(3 * stride),
+            tw.first_chunk::<3>(),
+        ) else {
+            return false;
+        };
+        // In range: `3 * stride` is, so are `0`, `stride` and `2 * stride`.
+        let x = [
+            ld(&from[0]),
+            ld(&from[stride]),
+            ld(&from[2 * stride]),
+            ld(x3),
+        ];
+        // Written out: a loop over the four keeps them in memory at opt-level s.
+        let [ya, yb, yc, yd] = one::<INVERSE>(x, t);
+        let [a, b, c, d] = out;
+        st(a, ya);
+        st(b, yb);
+        st(c, yc);
+        st(d, yd);
+        true
     }
 }
 
@@ -267,6 +319,19 @@ impl Sample for i16 {
     ) -> bool {
         packed::bfly4::<INVERSE>(a, b, c, d, tw);
         true
+    }
+    #[cfg(any(
+        kiln_arch = "dsp",
+        kiln_arch = "mve",
+        all(test, kiln_arch = "portable")
+    ))]
+    fn bfly4_leaf_packed<const INVERSE: bool>(
+        out: &mut [Stored<i16>],
+        from: &[Stored<i16>],
+        stride: usize,
+        tw: &[Stored<i16>],
+    ) -> bool {
+        packed::leaf4::<INVERSE>(out, from, stride, tw)
     }
 }
 
@@ -541,6 +606,18 @@ pub fn stage_twiddles<X: Copy>(
     Some(())
 }
 
+/// One stage's butterflies over a block (`Fft::bfly2` and the others): block, `m`, the
+/// stage's twiddles.
+type Butterflies<T> = fn(&mut [Stored<T>], usize, &[Stored<<T as Sample>::Table>]);
+
+/// `out[k] = from[k * stride]` for as many values as both have: the input copy of an
+/// innermost sub-FFT ([`Fft::gather`]).
+fn copy_strided<T: Copy>(out: &mut [T], from: &[T], stride: usize) {
+    for (o, x) in out.iter_mut().zip(from.iter().step_by(stride)) {
+        *o = *x;
+    }
+}
+
 /// The tables and sizes one complex FFT needs.
 struct Fft<'a, T: Sample> {
     /// The stage-ordered twiddles ([`stage_twiddles`]).
@@ -570,16 +647,28 @@ impl<T: Sample> Fft<'_, T> {
             end = start;
             if s + 1 == factors.len() / 2 {
                 // The innermost stage (m = 1): each block right after its copies.
+                let copied = |leaf: Butterflies<T>| {
+                    move |b: &mut [Stored<T>], from: &[Stored<T>], stride: usize| {
+                        copy_strided(b, from, stride);
+                        leaf(b, 1, tw);
+                    }
+                };
                 match (p, self.inverse) {
-                    (2, _) => self.gather(out, input, factors, |b| Self::bfly2(b, 1, tw)),
-                    (3, _) => self.gather(out, input, factors, |b| Self::bfly3(b, 1, tw)),
-                    (4, false) => {
-                        self.gather(out, input, factors, |b| Self::bfly4::<false>(b, 1, tw))
-                    }
-                    (4, true) => {
-                        self.gather(out, input, factors, |b| Self::bfly4::<true>(b, 1, tw))
-                    }
-                    _ => self.gather(out, input, factors, |b| Self::bfly5(b, 1, tw)),
+                    (2, _) => self.gather(out, input, factors, copied(Self::bfly2)),
+                    (3, _) => self.gather(out, input, factors, copied(Self::bfly3)),
+                    (4, false) => self.gather(out, input, factors, |b, from, stride| {
+                        if !T::bfly4_leaf_packed::<false>(b, from, stride, tw) {
+                            copy_strided(b, from, stride);
+                            Self::bfly4::<false>(b, 1, tw);
+                        }
+                    }),
+                    (4, true) => self.gather(out, input, factors, |b, from, stride| {
+                        if !T::bfly4_leaf_packed::<true>(b, from, stride, tw) {
+                            copy_strided(b, from, stride);
+                            Self::bfly4::<true>(b, 1, tw);
+                        }
+                    }),
+                    _ => self.gather(out, input, factors, copied(Self::bfly5)),
                 }
                 continue;
             }
@@ -605,7 +694,7 @@ impl<T: Sample> Fft<'_, T> {
         out: &mut [Stored<T>],
         input: &[Stored<T>],
         factors: &[u32],
-        leaf: impl Fn(&mut [Stored<T>]),
+        leaf: impl Fn(&mut [Stored<T>], &[Stored<T>], usize),
     ) {
         let stages = factors.len() / 2;
         let (outer, last) = factors.split_at(2 * (stages - 1));
@@ -622,11 +711,7 @@ impl<T: Sample> Fft<'_, T> {
         let odometer = &mut odometer[..stages - 1];
         let mut base = 0usize;
         for block in out.chunks_exact_mut(p_last) {
-            let from = input.get(base..).unwrap_or_default();
-            for (o, x) in block.iter_mut().zip(from.iter().step_by(last_stride)) {
-                *o = *x;
-            }
-            leaf(block);
+            leaf(block, input.get(base..).unwrap_or_default(), last_stride);
             // The next block: increment the digits of the outer stages, innermost first.
             for (p, fstride, digit) in odometer.iter_mut() {
                 *digit += 1;

@@ -147,7 +147,7 @@ pub const AROUND: usize = 8;
 /// The tilings of regions anywhere in `graph` holding operator `op` (where a plan's peak
 /// sits; in a graph tiled before, outside its strips): starting at most [`AROUND`]
 /// operators before it and ending at most [`AROUND`] after it, each with every number of
-/// strips of [`PATCHES`] up to the cut's height. At most `(AROUND + 1)^2` regions whatever
+/// strips of `PATCHES` up to the cut's height. At most `(AROUND + 1)^2` regions whatever
 /// the graph's size.
 pub fn candidates_through(graph: &Graph, op: usize) -> Vec<Tiling> {
     let n = graph.ops.len();
