@@ -225,7 +225,7 @@ pub fn requantize_s32_s16_in_place(p: &Params, data: &mut [u8], input_at: usize,
 /// [`crate::requantize::requantize_u8_s8`] in place (the output at or before the input's
 /// start, as the planner places it: same element size). TFLM's "shift by 128" case (equal
 /// scales, zero points 128 apart: every byte's top bit flipped) runs on 16 bytes per step
-/// in four 32-bit words; any other on [`narrow_in_place`].
+/// in four 32-bit words; any other on `narrow_in_place`.
 pub fn requantize_u8_s8_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
     if crate::requantize::flips(p, -128) && output_at == input_at {
         flip_in_place(data.get_mut(input_at..).unwrap_or(&mut []));

@@ -1,7 +1,8 @@
 //! SignalEnergy (TFLM's Signal library, `signal/src/energy.cc`): the energy of each bin of
 //! an int16 complex spectrum (interleaved real and imaginary parts), `re² + im²` as uint32,
 //! for the bins `start..end`; the other outputs are zero (TFLM leaves them untouched: its
-//! arena holds zeros there in the golden runs, and Kiln defines them).
+//! arena holds zeros there in the golden runs, and Kiln defines them). With the DSP
+//! extension (and Helium) a bin is one word and its energy one `SMUAD`.
 
 /// Constant parameters of a SignalEnergy node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,31 +42,68 @@ pub fn signal_energy(p: &Params, input: &[i16], output: &mut [u32]) {
     ) else {
         return;
     };
-    let energy = |re: i16, im: i16| {
-        let (re, im) = (re as i32, im as i32);
-        ((re * re) as u32).wrapping_add((im * im) as u32)
-    };
-    // Four bins per step (written out, which opt-level s keeps unrolled), then the rest.
-    let mut outs = out.chunks_exact_mut(4);
-    let mut ins = bins.chunks_exact(8);
-    for (o, c) in (&mut outs).zip(&mut ins) {
-        if let (Ok(o), Ok(&[r0, i0, r1, i1, r2, i2, r3, i3])) =
-            (<&mut [u32; 4]>::try_from(o), <&[i16; 8]>::try_from(c))
+    #[cfg(any(
+        kiln_arch = "dsp",
+        kiln_arch = "mve",
+        all(test, kiln_arch = "portable")
+    ))]
+    {
+        // A bin's two int16 values as one word (one load), its energy one `SMUAD`; four
+        // bins per step, written out (opt-level s keeps them unrolled).
+        let word = |c: &[i16; 2]| (c[0] as u16 as u32) | ((c[1] as u16 as u32) << 16);
+        let energy = |c: &[i16; 2]| {
+            let w = word(c);
+            crate::arch::smuad(w, w)
+        };
+        let (quads, rest) = bins.as_chunks::<8>();
+        let mut outs = out.chunks_exact_mut(4);
+        for (o, q) in (&mut outs).zip(quads) {
+            if let (Ok(o), (pairs, [])) = (<&mut [u32; 4]>::try_from(o), q.as_chunks::<2>())
+                && let [a, b, c, d] = pairs
+            {
+                *o = [energy(a), energy(b), energy(c), energy(d)];
+            }
+        }
+        for (o, c) in outs
+            .into_remainder()
+            .iter_mut()
+            .zip(rest.as_chunks::<2>().0)
         {
-            *o = [
-                energy(r0, i0),
-                energy(r1, i1),
-                energy(r2, i2),
-                energy(r3, i3),
-            ];
+            *o = energy(c);
         }
     }
-    for (o, c) in outs
-        .into_remainder()
-        .iter_mut()
-        .zip(ins.remainder().chunks_exact(2))
+    #[cfg(not(any(
+        kiln_arch = "dsp",
+        kiln_arch = "mve",
+        all(test, kiln_arch = "portable")
+    )))]
     {
-        *o = energy(c[0], c[1]);
+        let energy = |re: i16, im: i16| {
+            let (re, im) = (re as i32, im as i32);
+            ((re * re) as u32).wrapping_add((im * im) as u32)
+        };
+        // Four bins per step (written out, which opt-level s keeps unrolled), then the rest.
+        let mut outs = out.chunks_exact_mut(4);
+        let mut ins = bins.chunks_exact(8);
+        for (o, c) in (&mut outs).zip(&mut ins) {
+            if let (Ok(o), Ok(&[r0, i0, r1, i1, r2, i2, r3, i3])) =
+                (<&mut [u32; 4]>::try_from(o), <&[i16; 8]>::try_from(c))
+            {
+                *o = [
+                    energy(r0, i0),
+                    energy(r1, i1),
+                    energy(r2, i2),
+                    energy(r3, i3),
+                ];
+            }
+        }
+        for (o, c) in outs
+            .into_remainder()
+            .iter_mut()
+            .zip(ins.remainder().chunks_exact(2))
+        {
+            *o = energy(c[0], c[1]);
+        }
     }
 }
 

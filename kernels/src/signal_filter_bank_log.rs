@@ -50,9 +50,11 @@ const LOG_LUT: [u16; 130] = [
 /// TFLM's fraction of log2(x) in Q16, `x` with its top bit at `log2x`.
 fn log2_fraction(x: u32, log2x: u32) -> u32 {
     // The mantissa x - 2^log2x < 2^log2x in Q16: TFLM shifts it left by 16 - log2x or right
-    // by log2x - 16 (a branch); shifting left by 16 in 64 bits, then right by log2x, gives
-    // the same bits without one.
-    let frac = ((((x - (1u32 << log2x)) as u64) << 16) >> log2x) as i32;
+    // by log2x - 16 (a branch). Shifted left by 31 - log2x, x has its top bit at bit 31
+    // and the mantissa below it; one more shift left drops that bit, and the top 16 bits
+    // are then the mantissa times 2^(16 - log2x), rounded down: the same bits, in 32-bit
+    // shifts by amounts below 32 and without the branch.
+    let frac = (((x << (31 - log2x)) << 1) >> 16) as i32;
     // frac < 2^16: the segment is below 128 (the mask only tells the compiler so).
     let seg = (frac >> 9) as usize & 127;
     let (c0, c1) = (LOG_LUT[seg] as i32, LOG_LUT[seg + 1] as i32);

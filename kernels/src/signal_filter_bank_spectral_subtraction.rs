@@ -46,27 +46,39 @@ pub fn signal_filter_bank_spectral_subtraction(
 ) {
     let n = p.num_channels;
     debug_assert!(input.len() >= n && noise_estimate.len() >= n && output.len() >= n);
+    debug_assert!(noise_out.len() >= n);
+    // (Lowering makes every tensor `num_channels` long.)
     let n = n
         .min(input.len())
         .min(noise_estimate.len())
-        .min(output.len());
-    let (input, noise_estimate, output) = (&input[..n], &mut noise_estimate[..n], &mut output[..n]);
+        .min(output.len())
+        .min(noise_out.len());
+    let (input, noise_estimate) = (&input[..n], &mut noise_estimate[..n]);
+    let (output, noise_out) = (&mut output[..n], &mut noise_out[..n]);
     let even = (p.smoothing, p.one_minus_smoothing);
     let odd = (p.alternate_smoothing, p.alternate_one_minus_smoothing);
     // Channels in pairs (even, odd), so the coefficients need no test per channel.
+    // The copy of the estimate is written as it is updated (a store per channel rather than
+    // a memcpy after the loop).
     let mut xs = input.chunks_exact(2);
     let mut noises = noise_estimate.chunks_exact_mut(2);
+    let mut copies = noise_out.chunks_exact_mut(2);
     let mut outs = output.chunks_exact_mut(2);
-    for ((x, noise), out) in (&mut xs).zip(&mut noises).zip(&mut outs) {
+    let quads = (&mut xs).zip(&mut noises).zip(&mut copies).zip(&mut outs);
+    for (((x, noise), copy), out) in quads {
         out[0] = channel(p, even, x[0], &mut noise[0]);
         out[1] = channel(p, odd, x[1], &mut noise[1]);
+        copy[0] = noise[0];
+        copy[1] = noise[1];
     }
-    let rest = outs.into_remainder().iter_mut();
-    for ((out, &x), noise) in rest.zip(xs.remainder()).zip(noises.into_remainder()) {
+    let rest = outs.into_remainder().iter_mut().zip(xs.remainder());
+    let rest = rest
+        .zip(noises.into_remainder())
+        .zip(copies.into_remainder());
+    for (((out, &x), noise), copy) in rest {
         *out = channel(p, even, x, noise);
+        *copy = *noise;
     }
-    let len = noise_out.len().min(n);
-    noise_out[..len].copy_from_slice(&noise_estimate[..len]);
 }
 
 /// One channel: updates its noise estimate from `x` and returns its output.

@@ -40,18 +40,23 @@ pub fn gain(x: u32, lut: &[i16]) -> i16 {
     }
     let interval = 32 - x.leading_zeros();
     let base = 4 * interval as usize - 6;
-    let frac = if interval < 11 {
-        x << (11 - interval)
-    } else {
-        x >> (interval - 11)
-    } & 0x3FF;
+    // The 10 bits below the leading one (TFLM shifts x left by 11 - interval or right by
+    // interval - 11, then masks): shifted up to bit 31, then one more to drop the leading
+    // one, they are the top 10 bits, zero-filled below x's bit 0 as TFLM's left shift.
+    let frac = ((x << x.leading_zeros()) << 1) >> 22;
     let frac = frac as i32;
+    // The interval's three coefficients from one address (a table of `GAIN_LUT_LEN` always
+    // holds them; a shorter one reads its zeros one by one).
+    let (c0, c1, c2) = match lut.get(base..base + 3) {
+        Some(&[c0, c1, c2]) => (c0 as i32, c1 as i32, c2 as i32),
+        _ => (at(base), at(base + 1), at(base + 2)),
+    };
     // |lut| < 2^15 and frac < 2^10: every step stays inside i32, as in the C++.
-    let mut r = (at(base + 2) * frac) >> 5;
-    r += at(base + 1) * 32;
+    let mut r = (c2 * frac) >> 5;
+    r += c1 * 32;
     r *= frac;
     r = (r + (1 << 14)) >> 15;
-    r += at(base);
+    r += c0;
     r as i16
 }
 
@@ -122,6 +127,38 @@ mod tests {
         assert_eq!(shrink(2 << 12), 64);
         assert_eq!(shrink(3 << 12), 128);
         assert_eq!(shrink(u32::MAX), (u32::MAX >> 6) - 64);
+    }
+
+    /// TFLM's `WideDynamicFunction` as written (the two shifts and the mask), against
+    /// [`gain`] over every interval.
+    #[test]
+    fn gain_is_tflms_function() {
+        let lut: [i16; GAIN_LUT_LEN] = core::array::from_fn(|i| (i as i16).wrapping_mul(2311));
+        let tflm = |x: u32| -> i16 {
+            if x <= 2 {
+                return lut[x as usize];
+            }
+            let interval = 32 - x.leading_zeros();
+            let frac = if interval < 11 {
+                x << (11 - interval)
+            } else {
+                x >> (interval - 11)
+            } & 0x3FF;
+            let frac = frac as i32;
+            let base = 4 * interval as usize - 6;
+            let mut r = (lut[base + 2] as i32 * frac) >> 5;
+            r += lut[base + 1] as i32 * 32;
+            r *= frac;
+            r = (r + (1 << 14)) >> 15;
+            (r + lut[base] as i32) as i16
+        };
+        for x in (0..=u32::MAX)
+            .step_by(40_009)
+            .chain((0..32).flat_map(|k| [(1u32 << k) - 1, 1 << k, (1 << k) + 1]))
+            .chain(0..5000)
+        {
+            assert_eq!(gain(x, &lut), tflm(x), "x = {x}");
+        }
     }
 
     #[test]

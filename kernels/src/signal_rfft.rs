@@ -154,7 +154,7 @@ pub trait Sample: Copy + Default {
     }
     /// Runs one radix-4 butterfly of the innermost stage (`m = 1`) on a target's packed
     /// form, reading its four inputs straight from `from` at `stride` (the values
-    /// [`Fft::gather`] would copy into `out` first) and writing `out`; `false` where there
+    /// `Fft::gather` would copy into `out` first) and writing `out`; `false` where there
     /// is none or the values are out of range (the caller copies and runs it).
     fn bfly4_leaf_packed<const INVERSE: bool>(
         _out: &mut [Stored<Self>],

@@ -258,6 +258,26 @@ impl StateInt for i16 {
     }
 }
 
+/// `sum(term(a[i], b[i]))` wrapping in 32 bits (as the reference's `int32_t` sums; the
+/// order does not matter), four terms per step written out (opt-level s keeps them
+/// unrolled); `a` and `b` of one length.
+#[inline(always)]
+fn dot_by4<A: Copy, B: Copy>(a: &[A], b: &[B], term: impl Fn(A, B) -> i32) -> i32 {
+    debug_assert_eq!(a.len(), b.len());
+    let (a4, a_rest) = a.as_chunks::<4>();
+    let (b4, b_rest) = b.as_chunks::<4>();
+    let mut acc = 0i32;
+    for (a, b) in a4.iter().zip(b4) {
+        let pair = term(a[0], b[0]).wrapping_add(term(a[1], b[1]));
+        let pair2 = term(a[2], b[2]).wrapping_add(term(a[3], b[3]));
+        acc = acc.wrapping_add(pair).wrapping_add(pair2);
+    }
+    for (&a, &b) in a_rest.iter().zip(b_rest) {
+        acc = acc.wrapping_add(term(a, b));
+    }
+    acc
+}
+
 fn svdf_integer<T: StateInt>(
     p: &Params,
     input: &[i8],
@@ -295,10 +315,8 @@ fn svdf_integer<T: StateInt>(
             .chunks_exact(n_input)
             .zip(state_b.chunks_exact_mut(n_memory))
         {
-            let mut dot: i32 = 0;
-            for (&w, &v) in w_row.iter().zip(x) {
-                dot = dot.wrapping_add((w as i32).wrapping_mul(v as i32 - p.input_zero_point));
-            }
+            let zp = p.input_zero_point;
+            let dot = dot_by4(w_row, x, |w, v| (w as i32).wrapping_mul(v as i32 - zp));
             let scaled =
                 multiply_by_quantized_multiplier(dot, p.effective_scale_1_a, p.effective_scale_1_b);
             // The pinned TFLM saturates to the state type first and then adds the zero point,
@@ -323,10 +341,10 @@ fn svdf_integer<T: StateInt>(
                 let Some((w_row, s_row)) = time_rows.next() else {
                     break;
                 };
-                let mut t: i32 = 0;
-                for (&w, &s) in w_row.iter().zip(s_row) {
-                    t = t.wrapping_add(w.get().wrapping_mul(s.get() - p.state_zero_point));
-                }
+                let zp = p.state_zero_point;
+                let t = dot_by4(w_row, s_row, |w: T, s: T| {
+                    w.get().wrapping_mul(s.get() - zp)
+                });
                 acc = acc.wrapping_add(t);
             }
             let x2 =

@@ -173,6 +173,7 @@ pub(crate) fn map_by8<T: Copy, U: Copy>(input: &[T], output: &mut [U], f: impl F
 /// slices. For element functions too large for eight at a time in the registers (a multiply
 /// and a clamp of two operands).
 #[inline(always)]
+#[cfg_attr(any(kiln_arch = "dsp", kiln_arch = "mve", test), allow(dead_code))]
 pub(crate) fn zip_map_by4<T: Copy, V: Copy, U: Copy>(
     a: &[T],
     b: &[V],

@@ -276,14 +276,30 @@ impl<'a> Emitter<'a> {
         } else {
             match scratch {
                 _ if many => {
-                    let mut names_out = raw_outs_names(step.outputs.len());
-                    if let Some((so, sl)) = scratch {
-                        let (so, sl) = (u(so), u(sl));
-                        out_spans.push(quote!((#so, #sl)));
-                        names_out.push(quote!(scratch));
+                    // In address order, as `split_many` takes them.
+                    let mut named: Vec<_> = raw_outs_names(step.outputs.len())
+                        .into_iter()
+                        .zip(out_raw.iter().copied())
+                        .collect();
+                    if let Some(span) = scratch {
+                        named.push((quote!(scratch), span));
                     }
-                    quote! {
-                        let ([#(#names),*], [#(#names_out),*]) = ::kiln::runtime::split_many(&mut *arena, [#(#spans),*], [#(#out_spans),*]);
+                    named.sort_by_key(|(_, (offset, _))| *offset);
+                    let names_out = named.iter().map(|(n, _)| n);
+                    let out_spans = named.iter().map(|(_, (o, l))| {
+                        let (o, l) = (u(*o), u(*l));
+                        quote!((#o, #l))
+                    });
+                    if named.len() == 2 {
+                        // Two outputs: `split2`, as an output and its scratch (a shorter
+                        // function than `split_many`'s walk where it is not inlined).
+                        quote! {
+                            let ([#(#names),*], #(#names_out),*) = ::kiln::runtime::split2(&mut *arena, [#(#spans),*], [#(#out_spans),*]);
+                        }
+                    } else {
+                        quote! {
+                            let ([#(#names),*], [#(#names_out),*]) = ::kiln::runtime::split_many(&mut *arena, [#(#spans),*], [#(#out_spans),*]);
+                        }
                     }
                 }
                 None => quote! {

@@ -28,11 +28,12 @@ impl<'a> Emitter<'a> {
         outs: &[(TokenStream, (usize, usize))],
         many: bool,
     ) -> Result<TokenStream> {
+        // Inputs' names and spans, outputs' names and spans with their offsets (the outputs
+        // in address order, as `split_many` takes them).
         type Group = (
             Vec<TokenStream>,
             Vec<TokenStream>,
-            Vec<TokenStream>,
-            Vec<TokenStream>,
+            Vec<(usize, TokenStream, TokenStream)>,
         );
         let mut groups: BTreeMap<usize, Group> = BTreeMap::new();
         for (i, (name, span)) in ins.iter().chain(outs).enumerate() {
@@ -46,13 +47,15 @@ impl<'a> Emitter<'a> {
                 g.0.push(name.clone());
                 g.1.push(spanned);
             } else {
-                g.2.push(name.clone());
-                g.3.push(spanned);
+                g.2.push((o, name.clone(), spanned));
             }
         }
         let mut out = TokenStream::new();
         let single = groups.len() == 1;
-        for (r, (in_names, in_spans, out_names, out_spans)) in groups {
+        for (r, (in_names, in_spans, mut outs)) in groups {
+            outs.sort_by_key(|(offset, ..)| *offset);
+            let out_names: Vec<_> = outs.iter().map(|(_, n, _)| n).collect();
+            let out_spans: Vec<_> = outs.iter().map(|(_, _, s)| s).collect();
             self.used_regions[r] = true;
             let arena = format_ident!("arena{}", r);
             out.extend(match out_names.len() {

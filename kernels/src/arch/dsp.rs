@@ -1116,6 +1116,20 @@ macro_rules! dual16 {
 }
 dual16!(sadd16 => "sadd16", ssub16 => "ssub16", sasx => "sasx", ssax => "ssax");
 
+/// `SMUAD`: `a.low * b.low + a.high * b.high` of the int16 halves, the sum wrapping in 32
+/// bits (`2 · 32768²` gives `2^31` as a `u32`).
+#[inline(always)]
+pub(crate) fn smuad(a: u32, b: u32) -> u32 {
+    let r: u32;
+    // SAFETY: one register-only instruction (see the module documentation); it may set the
+    // sticky Q flag, so the block does not declare the flags preserved.
+    unsafe {
+        asm!("smuad {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b,
+            options(pure, nomem, nostack));
+    }
+    r
+}
+
 /// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.
 #[inline(always)]
 pub(crate) fn smmulr(a: i32, b: i32) -> i32 {

@@ -50,7 +50,7 @@
 //! from Q30 to Q15 as KISS FFT's `C_MUL`), `scale_q15` (both halves times a Q15 constant,
 //! rounded: `C_FIXDIV`), `sadd16`/`ssub16` (halves added, subtracted, wrapping) and
 //! `sasx`/`ssax` (`a + i·b`, `a - i·b`); `max_s16x2`/`min_s16x2` (each half the larger, the
-//! smaller). With the DSP extension (and Helium) these are its
+//! smaller); `smuad` (the sum of the halves' products: a complex value's energy). With the DSP extension (and Helium) these are its
 //! `SMLSD`/`SMLADX`/`SMLABB`/`PKHTB` and dual 16-bit instructions; the plain-Rust forms serve
 //! the host's tests of the butterflies.
 //!
@@ -78,7 +78,9 @@ mod dsp;
 pub(crate) use dsp::*;
 // Helium keeps the DSP extension's dual 16-bit forms.
 #[cfg(kiln_arch = "mve")]
-pub(crate) use dsp::{cmul_q15, max_s16x2, min_s16x2, sadd16, sasx, scale_q15, ssax, ssub16};
+pub(crate) use dsp::{
+    cmul_q15, max_s16x2, min_s16x2, sadd16, sasx, scale_q15, smuad, ssax, ssub16,
+};
 
 #[cfg(kiln_arch = "mve")]
 mod mve;

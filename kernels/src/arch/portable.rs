@@ -239,6 +239,14 @@ pub(crate) fn scale_q15(x: u32, q: u32) -> u32 {
     pack((lo * q + (1 << 14)) >> 15, (hi * q + (1 << 14)) >> 15)
 }
 
+/// `a.low * b.low + a.high * b.high` of the int16 halves, wrapping in 32 bits.
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn smuad(a: u32, b: u32) -> u32 {
+    let ((al, ah), (bl, bh)) = (halves(a), halves(b));
+    ((al * bl) as u32).wrapping_add((ah * bh) as u32)
+}
+
 /// Each int16 half the larger of `a`'s and `b`'s.
 #[inline(always)]
 #[cfg_attr(not(test), allow(dead_code))]
