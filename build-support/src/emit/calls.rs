@@ -143,7 +143,6 @@ impl<'a> Emitter<'a> {
         }
         let mut outs = Vec::new();
         let mut raw_outs = Vec::new();
-        let mut out_spans = Vec::new();
         let mut out_raw = Vec::new();
         for (j, &t) in step.outputs.iter().enumerate() {
             let (_, _, view) = elem(self.tensor(t).dtype)?;
@@ -154,10 +153,7 @@ impl<'a> Emitter<'a> {
             };
             outs.push(quote!(::kiln::runtime::#view(#name)));
             raw_outs.push(quote!(#name));
-            let (off, len) = self.buffer_of(t)?;
-            out_raw.push((off, len));
-            let (off, len) = (u(off), u(len));
-            out_spans.push(quote!((#off, #len)));
+            out_raw.push(self.buffer_of(t)?);
         }
         // Persistent state: slices of the state region, after the inputs.
         let mut state_views = Vec::new();
