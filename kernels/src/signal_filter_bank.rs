@@ -13,22 +13,34 @@
 pub struct Params {
     /// Output channels (`num_channels`); the tables hold `num_channels + 1` entries.
     pub num_channels: usize,
-    /// `Some(k)` when `unweights[j] = k - weights[j]` for every entry (TFLM's generator
-    /// writes `k = 4096`; [`complement`] decides at build time): the kernel then sums
-    /// `weights[j] · x` and `x` per channel, one multiply per bin, and gets the unweighted sum
-    /// as `k · sum(x) - sum(weights · x)`, equal modulo 2^64.
+    /// `Some(k)` when no weight is negative and `unweights[j] = k - weights[j]` for every
+    /// entry (TFLM's generator writes weights in `0..=4096` and `k = 4096`; [`complement`]
+    /// decides at build time): the kernel then sums `weights[j] · x` and `x` per channel, one
+    /// 32 x 32 -> 64-bit multiply-accumulate per bin, and gets the unweighted sum as
+    /// `k · sum(x) - sum(weights · x)`, equal modulo 2^64.
     pub unweights_complement: Option<i64>,
+    /// No weight and no unweight is negative (TFLM's generator writes them in `0..=4096`;
+    /// [`unsigned`] decides at build time): each int16 entry is then its value as uint16 and
+    /// every product an unsigned 32 x 32 -> 64-bit multiply-accumulate (UMLAL on Arm) instead
+    /// of a 64 x 64-bit one.
+    pub unsigned_tables: bool,
 }
 
-/// `Some(k)` if the tables have one length and `unweights[j] + weights[j] = k` for every
-/// `j` (the form [`signal_filter_bank`] computes with one multiply per bin).
+/// Whether no entry of `weights` and `unweights` is negative ([`Params::unsigned_tables`]).
+pub fn unsigned(weights: &[i16], unweights: &[i16]) -> bool {
+    weights.iter().chain(unweights).all(|&v| v >= 0)
+}
+
+/// `Some(k)` if the tables have one length, no weight is negative and
+/// `unweights[j] + weights[j] = k` for every `j` (the form [`signal_filter_bank`] computes
+/// with one unsigned multiply per bin).
 pub fn complement(weights: &[i16], unweights: &[i16]) -> Option<i64> {
     let k = *weights.first()? as i64 + *unweights.first()? as i64;
     (weights.len() == unweights.len()
         && weights
             .iter()
             .zip(unweights)
-            .all(|(&w, &u)| w as i64 + u as i64 == k))
+            .all(|(&w, &u)| w >= 0 && w as i64 + u as i64 == k))
     .then_some(k)
 }
 
@@ -133,10 +145,12 @@ pub fn signal_filter_bank(
             else {
                 return;
             };
+            // No weight is negative here: `w as u16` is its value, and each product is an
+            // unsigned 32 x 32 -> 64-bit multiply (UMLAL on Arm).
             let (mut products, mut sum) = (0u64, 0u64);
             for (&x, &w) in x.iter().zip(w) {
-                products = products.wrapping_add((w as i64 as u64).wrapping_mul(x as u64));
-                sum = sum.wrapping_add(x as u64);
+                products = products.wrapping_add(u64::from(w as u16) * u64::from(x));
+                sum = sum.wrapping_add(u64::from(x));
             }
             weighted = weighted.wrapping_add(products);
             unweighted = (k as u64).wrapping_mul(sum).wrapping_sub(products);
@@ -149,9 +163,13 @@ pub fn signal_filter_bank(
             ) else {
                 return;
             };
-            for ((&x, &w), &u) in x.iter().zip(w).zip(u) {
-                weighted = weighted.wrapping_add((w as i64 as u64).wrapping_mul(x as u64));
-                unweighted = unweighted.wrapping_add((u as i64 as u64).wrapping_mul(x as u64));
+            if p.unsigned_tables {
+                // No entry is negative: `as u16` is its value.
+                accumulate(x, w, u, &mut weighted, &mut unweighted, |v| {
+                    u64::from(v as u16)
+                });
+            } else {
+                accumulate(x, w, u, &mut weighted, &mut unweighted, |v| v as i64 as u64);
             }
         }
         if let Some(Some(o)) = outs.next() {
@@ -160,6 +178,25 @@ pub fn signal_filter_bank(
         weighted = unweighted;
         unweighted = 0;
     }
+}
+
+/// Adds `w[j] · x[j]` to `weighted` and `u[j] · x[j]` to `unweighted`, modulo 2^64, each
+/// int16 entry converted to uint64 by `widen`.
+#[inline(always)]
+fn accumulate(
+    x: &[u32],
+    w: &[i16],
+    u: &[i16],
+    weighted: &mut u64,
+    unweighted: &mut u64,
+    widen: impl Fn(i16) -> u64,
+) {
+    let (mut a, mut b) = (*weighted, *unweighted);
+    for ((&x, &w), &u) in x.iter().zip(w).zip(u) {
+        a = a.wrapping_add(widen(w).wrapping_mul(u64::from(x)));
+        b = b.wrapping_add(widen(u).wrapping_mul(u64::from(x)));
+    }
+    (*weighted, *unweighted) = (a, b);
 }
 
 #[cfg(test)]
@@ -173,6 +210,7 @@ mod tests {
         let p = Params {
             num_channels: 2,
             unweights_complement: None,
+            unsigned_tables: false,
         };
         let (fs, ws, widths) = ([0i16, 1, 3], [0i16, 2, 4], [2i16, 2, 1]);
         check(&p, 4, 5, &fs, &ws, &widths).unwrap();
@@ -203,6 +241,7 @@ mod tests {
         let p = Params {
             num_channels: 1,
             unweights_complement: None,
+            unsigned_tables: false,
         };
         assert_eq!(
             check(&p, 4, 4, &[0, 3], &[0, 0], &[1, 2]),
@@ -234,8 +273,8 @@ mod tests {
             seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             seed
         };
-        for k in [4096i64, 0, -7, 16000] {
-            let weights: [i16; 40] = core::array::from_fn(|_| (next() >> 16) as i16 / 2);
+        for k in [4096i64, 0, -7, 16000, 32767] {
+            let weights: [i16; 40] = core::array::from_fn(|_| (next() >> 17) as i16);
             let unweights: [i16; 40] = core::array::from_fn(|j| (k - weights[j] as i64) as i16);
             assert_eq!(complement(&weights, &unweights), Some(k));
             let input: [u32; 64] = core::array::from_fn(|j| match j % 5 {
@@ -248,6 +287,7 @@ mod tests {
             let general = Params {
                 num_channels: 6,
                 unweights_complement: None,
+                unsigned_tables: false,
             };
             let fast = Params {
                 unweights_complement: Some(k),
@@ -262,9 +302,30 @@ mod tests {
                 &fast, &input, &weights, &unweights, &fs, &ws, &widths, &mut b,
             );
             assert_eq!(a, b, "k = {k}");
+            // Tables without negative entries (not complementary: one is off by one) give
+            // the same outputs through the unsigned multiplies.
+            let weights = weights.map(|w| w & 0x0fff);
+            let unweights: [i16; 40] = core::array::from_fn(|j| 4095 - weights[j] + (j % 2) as i16);
+            assert!(unsigned(&weights, &unweights));
+            let unsigned = Params {
+                unsigned_tables: true,
+                ..general
+            };
+            signal_filter_bank(
+                &general, &input, &weights, &unweights, &fs, &ws, &widths, &mut a,
+            );
+            signal_filter_bank(
+                &unsigned, &input, &weights, &unweights, &fs, &ws, &widths, &mut b,
+            );
+            assert_eq!(a, b, "unsigned tables");
+            assert_ne!(a, [0; 6]);
         }
         let (w, u) = ([1i16, 2, 3], [9i16, 8, 6]);
+        assert!(unsigned(&w, &u));
+        assert!(!unsigned(&w, &[9, -8, 6]));
         assert_eq!(complement(&w, &u), None);
+        // A negative weight keeps the general form.
+        assert_eq!(complement(&[4, -1, 0], &[0, 5, 4]), None);
         assert_eq!(complement(&w, &u[..2]), None);
         assert_eq!(complement(&[], &[]), None);
     }

@@ -71,6 +71,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let p = fb::Params {
         num_channels,
         unweights_complement: fb::complement(&weights.1, &unweights.1),
+        unsigned_tables: fb::unsigned(&weights.1, &unweights.1),
     };
     let weights_len = weights.1.len().min(unweights.1.len());
     let input_len = cx.tensor(input).elements();
