@@ -134,7 +134,6 @@ pub fn broadcast_binary<T: Copy, U: Copy>(
     if inner == 0 {
         return;
     }
-    let mut rows = output.chunks_exact_mut(inner);
     let row = |o: &mut [U], i1: usize, i2: usize| match (s1[5], s2[5]) {
         (1, 1) => {
             for ((o, &x), &y) in o
@@ -160,6 +159,8 @@ pub fn broadcast_binary<T: Copy, U: Copy>(
             }
         }
     };
+    // The output's rows in order (a running offset: no division by the row length).
+    let mut at = 0;
     let (mut a1, mut a2) = (0usize, 0usize);
     for _ in 0..d[0] {
         let (mut b1, mut b2) = (a1, a2);
@@ -170,7 +171,10 @@ pub fn broadcast_binary<T: Copy, U: Copy>(
                 for _ in 0..d[3] {
                     let (mut g1, mut g2) = (e1, e2);
                     for _ in 0..d[4] {
-                        let Some(o) = rows.next() else { return };
+                        let Some(o) = output.get_mut(at..at + inner) else {
+                            return;
+                        };
+                        at += inner;
                         row(o, g1, g2);
                         g1 += s1[4];
                         g2 += s2[4];

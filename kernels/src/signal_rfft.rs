@@ -164,6 +164,16 @@ pub trait Sample: Copy + Default {
     ) -> bool {
         false
     }
+    /// Runs the split steps of `kiss_fftr` (`INVERSE = false`) or `kiss_fftri` on
+    /// `values` (see [`split_pairs`]) on a target's packed form, with the same results as
+    /// the steps [`fftr`] and [`fftri`] write out; `false` where there is none.
+    fn split_packed<const INVERSE: bool>(
+        _values: &mut [Stored<Self>],
+        _ncfft: usize,
+        _super_twiddles: &[Stored<Self::Table>],
+    ) -> bool {
+        false
+    }
 }
 
 /// Int16 butterflies on words of two int16 halves (a complex value: real low, imaginary
@@ -177,14 +187,49 @@ pub trait Sample: Copy + Default {
 ))]
 mod packed {
     use super::Stored;
-    use crate::arch::{cmul_q15, sadd16, sasx, scale_q15, ssax, ssub16};
+    use crate::arch::{cmul_q15, sadd16, sasx, scale_q15, shadd16, shsub16, ssax, ssub16};
 
     fn ld(s: &Stored<i16>) -> u32 {
         (s[0] as u16 as u32) | ((s[1] as u16 as u32) << 16)
     }
 
     fn st(s: &mut Stored<i16>, x: u32) {
-        *s = [x as u16 as i16, (x >> 16) as u16 as i16];
+        *s = unld(x);
+    }
+
+    fn unld(x: u32) -> Stored<i16> {
+        [x as u16 as i16, (x >> 16) as u16 as i16]
+    }
+
+    /// The complex conjugate: the high half negated, wrapping (`~h + 1` modulo 2^16; the
+    /// low half and no carry are unchanged).
+    fn conj(x: u32) -> u32 {
+        (x ^ 0xffff_0000).wrapping_add(0x1_0000)
+    }
+
+    /// [`super::Sample::split_packed`] for int16: each step as [`super::fftr`]'s (forward)
+    /// or [`super::fftri`]'s (inverse) closure, on packed values.
+    pub(super) fn split<const INVERSE: bool>(
+        values: &mut [Stored<i16>],
+        ncfft: usize,
+        super_twiddles: &[Stored<i16>],
+    ) {
+        // `C_FIXDIV(x, 2)`: times `SAMP_MAX / 2`.
+        let q = (i16::MAX / 2) as u32;
+        super::split_pairs(values, ncfft, super_twiddles, |k, nk, t| {
+            let fk = scale_q15(ld(&k), q);
+            let fnk = scale_q15(conj(ld(&nk)), q);
+            let (sum, diff) = (sadd16(fk, fnk), ssub16(fk, fnk));
+            let tw = cmul_q15(diff, ld(t));
+            if INVERSE {
+                (unld(sadd16(sum, tw)), unld(conj(ssub16(sum, tw))))
+            } else {
+                // `HALF_OF(sum + tw)`; `HALF_OF(sum.r - tw.r)` and `HALF_OF(tw.i - sum.i)`.
+                let low_high = |lo: u32, hi: u32| (lo & 0xffff) | (hi & 0xffff_0000);
+                let second = shsub16(low_high(sum, tw), low_high(tw, sum));
+                (unld(shadd16(sum, tw)), unld(second))
+            }
+        });
     }
 
     /// One radix-4 butterfly on packed values: inputs `x`, twiddles `t` (as [`super::bfly4_one`]).
@@ -332,6 +377,19 @@ impl Sample for i16 {
         tw: &[Stored<i16>],
     ) -> bool {
         packed::leaf4::<INVERSE>(out, from, stride, tw)
+    }
+    #[cfg(any(
+        kiln_arch = "dsp",
+        kiln_arch = "mve",
+        all(test, kiln_arch = "portable")
+    ))]
+    fn split_packed<const INVERSE: bool>(
+        values: &mut [Stored<i16>],
+        ncfft: usize,
+        super_twiddles: &[Stored<i16>],
+    ) -> bool {
+        packed::split::<INVERSE>(values, ncfft, super_twiddles);
+        true
     }
 }
 
@@ -894,28 +952,24 @@ impl<T: Sample> Fft<'_, T> {
 }
 
 /// The pairs `(k, ncfft - k)` for `k` in `1..=ncfft / 2` that the real-FFT split steps
-/// visit: `f(k, a, b, tw)` gets value `k`, value `ncfft - k` and super twiddle `k - 1`, and
-/// (reading both before writing) stores the new values; for `k = ncfft - k` (even `ncfft`),
-/// both are the same value, written second as `ncfft - k` as in the C.
-fn split_pairs<T: Sample>(
-    values: &mut [Stored<T>],
+/// visit: `f(a, b, tw)` gets value `k`, value `ncfft - k` and super twiddle `k - 1` and
+/// returns their new values (both read before either is written); for `k = ncfft - k`
+/// (even `ncfft`), both are the same value, written second as `ncfft - k` as in the C.
+fn split_pairs<V: Copy, W>(
+    values: &mut [V],
     ncfft: usize,
-    super_twiddles: &[Stored<T::Table>],
-    f: impl Fn(C<T>, C<T>, C<T>) -> (C<T>, C<T>),
+    super_twiddles: &[W],
+    f: impl Fn(V, V, &W) -> (V, V),
 ) {
     let pairs = (ncfft - 1) / 2;
     let (head, tail) = values[..ncfft].split_at_mut(pairs + 1);
     let (mid, back) = tail.split_at_mut(tail.len() - pairs);
     let fronts = head[1..].iter_mut().zip(back.iter_mut().rev());
     for ((a, b), tw) in fronts.zip(super_twiddles) {
-        let (x, y) = f(ld(a), ld(b), ld_table(tw));
-        st(a, x);
-        st(b, y);
+        (*a, *b) = f(*a, *b, tw);
     }
     if let ([m], Some(tw)) = (mid, super_twiddles.get(pairs)) {
-        let v = ld(m);
-        let (_, y) = f(v, v, ld_table(tw));
-        st(m, y);
+        (_, *m) = f(*m, *m, tw);
     }
 }
 
@@ -937,29 +991,33 @@ fn fftr<T: Sample>(
     let tdc = cdiv(ld(&freq[0]), 2);
     freq[0] = [T::add(tdc.r, tdc.i), T::default()];
     freq[ncfft] = [T::sub(tdc.r, tdc.i), T::default()];
-    split_pairs(freq, ncfft, super_twiddles, |k, nk, stw| {
-        let fpk = cdiv(k, 2);
-        let fpnk = cdiv(
-            C {
-                r: nk.r,
-                i: T::neg(nk.i),
-            },
-            2,
-        );
-        let f1k = cadd(fpk, fpnk);
-        let f2k = csub(fpk, fpnk);
-        let tw = cmul(f2k, stw);
-        (
-            C {
-                r: T::half_sum(f1k.r, tw.r),
-                i: T::half_sum(f1k.i, tw.i),
-            },
-            C {
-                r: T::half_diff(f1k.r, tw.r),
-                i: T::half_diff(tw.i, f1k.i),
-            },
-        )
-    });
+    if !T::split_packed::<false>(freq, ncfft, super_twiddles) {
+        split_pairs(freq, ncfft, super_twiddles, split_forward::<T>);
+    }
+}
+
+/// One step of `kiss_fftr`'s split: values `k` and `ncfft - k` and super twiddle `k - 1`.
+fn split_forward<T: Sample>(
+    k: Stored<T>,
+    nk: Stored<T>,
+    stw: &Stored<T::Table>,
+) -> (Stored<T>, Stored<T>) {
+    let (k, nk, stw) = (ld(&k), ld(&nk), ld_table(stw));
+    let fpk = cdiv(k, 2);
+    let fpnk = cdiv(
+        C {
+            r: nk.r,
+            i: T::neg(nk.i),
+        },
+        2,
+    );
+    let f1k = cadd(fpk, fpnk);
+    let f2k = csub(fpk, fpnk);
+    let tw = cmul(f2k, stw);
+    (
+        [T::half_sum(f1k.r, tw.r), T::half_sum(f1k.i, tw.i)],
+        [T::half_diff(f1k.r, tw.r), T::half_diff(tw.i, f1k.i)],
+    )
 }
 
 /// One `kiss_fftri` of `freq` (`fft_length / 2 + 1` complex values) into `time`
@@ -987,27 +1045,32 @@ fn fftri<T: Sample>(
             2,
         ),
     );
-    split_pairs(tmp, ncfft, super_twiddles, |k, nk, stw| {
-        let fk = cdiv(k, 2);
-        let fnkc = cdiv(
-            C {
-                r: nk.r,
-                i: T::neg(nk.i),
-            },
-            2,
-        );
-        let fek = cadd(fk, fnkc);
-        let fok = cmul(csub(fk, fnkc), stw);
-        let d = csub(fek, fok);
-        (
-            cadd(fek, fok),
-            C {
-                r: d.r,
-                i: T::neg(d.i),
-            },
-        )
-    });
+    if !T::split_packed::<true>(tmp, ncfft, super_twiddles) {
+        split_pairs(tmp, ncfft, super_twiddles, split_inverse::<T>);
+    }
     fft.run(time, tmp, factors);
+}
+
+/// One step of `kiss_fftri`'s split: values `k` and `ncfft - k` and super twiddle `k - 1`.
+fn split_inverse<T: Sample>(
+    k: Stored<T>,
+    nk: Stored<T>,
+    stw: &Stored<T::Table>,
+) -> (Stored<T>, Stored<T>) {
+    let (k, nk, stw) = (ld(&k), ld(&nk), ld_table(stw));
+    let fk = cdiv(k, 2);
+    let fnkc = cdiv(
+        C {
+            r: nk.r,
+            i: T::neg(nk.i),
+        },
+        2,
+    );
+    let fek = cadd(fk, fnkc);
+    let fok = cmul(csub(fk, fnkc), stw);
+    let d = csub(fek, fok);
+    let sum = cadd(fek, fok);
+    ([sum.r, sum.i], [d.r, T::neg(d.i)])
 }
 
 /// The inverse real FFT of every frame: `input` holds `frames * (fft_length + 2)` values
@@ -1210,6 +1273,46 @@ mod tests {
         for seed in 1..50 {
             run::<false>(seed * 0x9E37_79B9);
             run::<true>(seed * 0x85EB_CA6B);
+        }
+    }
+
+    /// The packed int16 split steps give [`split_forward`]'s and [`split_inverse`]'s values
+    /// on random and extreme values and twiddles (`-32768` conjugates to itself), for an
+    /// even and an odd `ncfft`.
+    #[test]
+    #[cfg(kiln_arch = "portable")]
+    fn packed_split_matches_the_scalar_split() {
+        fn run<const INVERSE: bool>(seed: u64, ncfft: usize) {
+            let mut state = seed;
+            let mut next = || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                match state >> 61 {
+                    0 => i16::MIN,
+                    1 => i16::MAX,
+                    2 => -1,
+                    _ => state as i16,
+                }
+            };
+            let values: [Stored<i16>; 65] = core::array::from_fn(|_| [next(), next()]);
+            let tw: [Stored<i16>; 64] = core::array::from_fn(|_| [next(), next()]);
+            let (mut want, mut got) = (values, values);
+            let step = if INVERSE {
+                split_inverse::<i16>
+            } else {
+                split_forward::<i16>
+            };
+            split_pairs(&mut want, ncfft, &tw, step);
+            packed::split::<INVERSE>(&mut got, ncfft, &tw);
+            assert_eq!(got, want, "ncfft {ncfft}, inverse {INVERSE}");
+            assert_ne!(got, values);
+        }
+        for seed in 1..50 {
+            for ncfft in [64, 63] {
+                run::<false>(seed * 0x9E37_79B9, ncfft);
+                run::<true>(seed * 0x85EB_CA6B, ncfft);
+            }
         }
     }
 

@@ -1097,7 +1097,8 @@ pub(crate) fn min_s16x2(a: u32, b: u32) -> u32 {
 
 /// One dual 16-bit instruction on int16 halves (each half wrapping): `SADD16` (`a + b`),
 /// `SSUB16` (`a - b`), `SASX` (low `a - b.high`, high `a + b.low`: `a + i·b` on complex
-/// values) or `SSAX` (low `a + b.high`, high `a - b.low`: `a - i·b`).
+/// values), `SSAX` (low `a + b.high`, high `a - b.low`: `a - i·b`), or the halving
+/// `SHADD16`/`SHSUB16` (`(a + b) >> 1`, `(a - b) >> 1` of the 17-bit sums: never wrap).
 macro_rules! dual16 {
     ($($name:ident => $insn:literal),* $(,)?) => {$(
         #[doc = concat!("`", $insn, "` on the int16 halves of two words.")]
@@ -1114,7 +1115,8 @@ macro_rules! dual16 {
         }
     )*};
 }
-dual16!(sadd16 => "sadd16", ssub16 => "ssub16", sasx => "sasx", ssax => "ssax");
+dual16!(sadd16 => "sadd16", ssub16 => "ssub16", sasx => "sasx", ssax => "ssax",
+    shadd16 => "shadd16", shsub16 => "shsub16");
 
 /// `SMUAD`: `a.low * b.low + a.high * b.high` of the int16 halves, the sum wrapping in 32
 /// bits (`2 · 32768²` gives `2^31` as a `u32`).

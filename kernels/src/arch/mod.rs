@@ -48,7 +48,8 @@
 //! Dual 16-bit forms on words of two int16 halves (a complex value: real low, imaginary
 //! high), for the int16 FFT's butterflies: `cmul_q15` (the complex product, each part rounded
 //! from Q30 to Q15 as KISS FFT's `C_MUL`), `scale_q15` (both halves times a Q15 constant,
-//! rounded: `C_FIXDIV`), `sadd16`/`ssub16` (halves added, subtracted, wrapping) and
+//! rounded: `C_FIXDIV`), `sadd16`/`ssub16` (halves added, subtracted, wrapping),
+//! `shadd16`/`shsub16` (added, subtracted and halved: KISS FFT's `HALF_OF` of a sum) and
 //! `sasx`/`ssax` (`a + i·b`, `a - i·b`); `max_s16x2`/`min_s16x2` (each half the larger, the
 //! smaller); `smuad` (the sum of the halves' products: a complex value's energy). With the DSP extension (and Helium) these are its
 //! `SMLSD`/`SMLADX`/`SMLABB`/`PKHTB` and dual 16-bit instructions; the plain-Rust forms serve
@@ -79,7 +80,7 @@ pub(crate) use dsp::*;
 // Helium keeps the DSP extension's dual 16-bit forms.
 #[cfg(kiln_arch = "mve")]
 pub(crate) use dsp::{
-    cmul_q15, max_s16x2, min_s16x2, sadd16, sasx, scale_q15, smuad, ssax, ssub16,
+    cmul_q15, max_s16x2, min_s16x2, sadd16, sasx, scale_q15, shadd16, shsub16, smuad, ssax, ssub16,
 };
 
 #[cfg(kiln_arch = "mve")]

@@ -279,6 +279,22 @@ pub(crate) fn ssub16(a: u32, b: u32) -> u32 {
     pack(al - bl, ah - bh)
 }
 
+/// The halves' sums of `a` and `b`, halved (`SHADD16`: `(a + b) >> 1`, never wrapping).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn shadd16(a: u32, b: u32) -> u32 {
+    let ((al, ah), (bl, bh)) = (halves(a), halves(b));
+    pack((al + bl) >> 1, (ah + bh) >> 1)
+}
+
+/// The halves' differences of `a` and `b`, halved (`SHSUB16`: `(a - b) >> 1`).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn shsub16(a: u32, b: u32) -> u32 {
+    let ((al, ah), (bl, bh)) = (halves(a), halves(b));
+    pack((al - bl) >> 1, (ah - bh) >> 1)
+}
+
 /// Low `a.low - b.high`, high `a.high + b.low` (`SASX`).
 #[inline(always)]
 #[cfg_attr(not(test), allow(dead_code))]
