@@ -1178,7 +1178,9 @@ pub fn signal_rfft<T: Sample>(
         .chunks_exact(p.input_length)
         .zip(output.chunks_exact_mut(n + 2))
     {
-        time[..p.input_length].copy_from_slice(x);
+        // (`arch::copy_block`: at opt-level s, `copy_from_slice` of 2-byte samples is the
+        // generic byte-aligned `memcpy`, four times the instructions.)
+        crate::arch::copy_block(&mut time[..p.input_length], x);
         time[p.input_length..].fill(T::default());
         fftr(
             &fft,
