@@ -7,6 +7,8 @@
 //! weighted sum is dropped) and channel `i >= 1` is output `i - 1`. As in the C++, each int16
 //! weight is converted to uint64 (sign-extended) and every product and sum wraps modulo 2^64.
 
+use crate::arch;
+
 /// Constant parameters of a SignalFilterBank node (the tables are constant operands,
 /// checked at build time by [`check`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,7 +151,7 @@ pub fn signal_filter_bank(
             // unsigned 32 x 32 -> 64-bit multiply (UMLAL on Arm).
             let (mut products, mut sum) = (0u64, 0u64);
             for (&x, &w) in x.iter().zip(w) {
-                products = products.wrapping_add(u64::from(w as u16) * u64::from(x));
+                products = arch::umlal(products, u32::from(w as u16), x);
                 sum = sum.wrapping_add(u64::from(x));
             }
             weighted = weighted.wrapping_add(products);
@@ -165,11 +167,16 @@ pub fn signal_filter_bank(
             };
             if p.unsigned_tables {
                 // No entry is negative: `as u16` is its value.
-                accumulate(x, w, u, &mut weighted, &mut unweighted, |v| {
-                    u64::from(v as u16)
-                });
+                for ((&x, &w), &u) in x.iter().zip(w).zip(u) {
+                    weighted = arch::umlal(weighted, u32::from(w as u16), x);
+                    unweighted = arch::umlal(unweighted, u32::from(u as u16), x);
+                }
             } else {
-                accumulate(x, w, u, &mut weighted, &mut unweighted, |v| v as i64 as u64);
+                for ((&x, &w), &u) in x.iter().zip(w).zip(u) {
+                    let (w, u, x) = (w as i64 as u64, u as i64 as u64, u64::from(x));
+                    weighted = weighted.wrapping_add(w.wrapping_mul(x));
+                    unweighted = unweighted.wrapping_add(u.wrapping_mul(x));
+                }
             }
         }
         if let Some(Some(o)) = outs.next() {
@@ -178,25 +185,6 @@ pub fn signal_filter_bank(
         weighted = unweighted;
         unweighted = 0;
     }
-}
-
-/// Adds `w[j] · x[j]` to `weighted` and `u[j] · x[j]` to `unweighted`, modulo 2^64, each
-/// int16 entry converted to uint64 by `widen`.
-#[inline(always)]
-fn accumulate(
-    x: &[u32],
-    w: &[i16],
-    u: &[i16],
-    weighted: &mut u64,
-    unweighted: &mut u64,
-    widen: impl Fn(i16) -> u64,
-) {
-    let (mut a, mut b) = (*weighted, *unweighted);
-    for ((&x, &w), &u) in x.iter().zip(w).zip(u) {
-        a = a.wrapping_add(widen(w).wrapping_mul(u64::from(x)));
-        b = b.wrapping_add(widen(u).wrapping_mul(u64::from(x)));
-    }
-    (*weighted, *unweighted) = (a, b);
 }
 
 #[cfg(test)]

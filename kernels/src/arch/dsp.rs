@@ -1132,6 +1132,21 @@ pub(crate) fn smuad(a: u32, b: u32) -> u32 {
     r
 }
 
+/// `UMLAL`: `acc + a * b` (32 x 32 -> 64-bit unsigned product), wrapping in 64 bits. One
+/// instruction: the compiler, left to itself, splits the sum into `UMULL` + `ADDS` + `ADC`
+/// once opt-level 3 unrolls a loop of them.
+#[inline(always)]
+pub(crate) fn umlal(acc: u64, a: u32, b: u32) -> u64 {
+    let (mut lo, mut hi) = (acc as u32, (acc >> 32) as u32);
+    // SAFETY: one register-only instruction (see the module documentation) that sets no
+    // flags.
+    unsafe {
+        asm!("umlal {lo}, {hi}, {a}, {b}", lo = inout(reg) lo, hi = inout(reg) hi,
+            a = in(reg) a, b = in(reg) b, options(pure, nomem, nostack, preserves_flags));
+    }
+    (u64::from(hi) << 32) | u64::from(lo)
+}
+
 /// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.
 #[inline(always)]
 pub(crate) fn smmulr(a: i32, b: i32) -> i32 {

@@ -51,7 +51,9 @@
 //! rounded: `C_FIXDIV`), `sadd16`/`ssub16` (halves added, subtracted, wrapping),
 //! `shadd16`/`shsub16` (added, subtracted and halved: KISS FFT's `HALF_OF` of a sum) and
 //! `sasx`/`ssax` (`a + i·b`, `a - i·b`); `max_s16x2`/`min_s16x2` (each half the larger, the
-//! smaller); `smuad` (the sum of the halves' products: a complex value's energy). With the DSP extension (and Helium) these are its
+//! smaller); `smuad` (the sum of the halves' products: a complex value's energy); `umlal`
+//! (a 32 x 32 -> 64-bit unsigned multiply-accumulate). With the DSP extension (and Helium)
+//! these are its
 //! `SMLSD`/`SMLADX`/`SMLABB`/`PKHTB` and dual 16-bit instructions; the plain-Rust forms serve
 //! the host's tests of the butterflies.
 //!
@@ -81,6 +83,7 @@ pub(crate) use dsp::*;
 #[cfg(kiln_arch = "mve")]
 pub(crate) use dsp::{
     cmul_q15, max_s16x2, min_s16x2, sadd16, sasx, scale_q15, shadd16, shsub16, smuad, ssax, ssub16,
+    umlal,
 };
 
 #[cfg(kiln_arch = "mve")]
@@ -99,7 +102,7 @@ pub(crate) use portable::*;
 #[cfg(kiln_arch = "riscv")]
 mod riscv;
 #[cfg(kiln_arch = "riscv")]
-pub(crate) use portable::{copy_block, lane_sums_s8, lanes_add_s8, max_s8x4, min_s8x4};
+pub(crate) use portable::{copy_block, lane_sums_s8, lanes_add_s8, max_s8x4, min_s8x4, umlal};
 #[cfg(kiln_arch = "riscv")]
 pub(crate) use riscv::*;
 

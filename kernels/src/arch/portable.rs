@@ -239,6 +239,12 @@ pub(crate) fn scale_q15(x: u32, q: u32) -> u32 {
     pack((lo * q + (1 << 14)) >> 15, (hi * q + (1 << 14)) >> 15)
 }
 
+/// `acc + a * b` (32 x 32 -> 64-bit unsigned product), wrapping in 64 bits.
+#[inline(always)]
+pub(crate) fn umlal(acc: u64, a: u32, b: u32) -> u64 {
+    acc.wrapping_add(u64::from(a) * u64::from(b))
+}
+
 /// `a.low * b.low + a.high * b.high` of the int16 halves, wrapping in 32 bits.
 #[inline(always)]
 #[cfg_attr(not(test), allow(dead_code))]
