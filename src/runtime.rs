@@ -545,81 +545,97 @@ pub fn split_many<const K: usize, const M: usize>(
 }
 
 /// Bytes as bytes (`UINT8` and `BOOL` tensors).
+#[inline(always)]
 pub fn u8s(bytes: &[u8]) -> &[u8] {
     bytes
 }
 
 /// Bytes as bytes, mutable.
+#[inline(always)]
 pub fn u8s_mut(bytes: &mut [u8]) -> &mut [u8] {
     bytes
 }
 
 /// Bytes as `i8`.
+#[inline(always)]
 pub fn i8s(bytes: &[u8]) -> &[i8] {
     bytemuck::cast_slice(bytes)
 }
 
 /// Bytes as `i8`, mutable.
+#[inline(always)]
 pub fn i8s_mut(bytes: &mut [u8]) -> &mut [i8] {
     bytemuck::cast_slice_mut(bytes)
 }
 
 /// Bytes as `i16` (2-byte aligned).
+#[inline(always)]
 pub fn i16s(bytes: &[u8]) -> &[i16] {
     bytemuck::cast_slice(bytes)
 }
 
 /// Bytes as `i16`, mutable.
+#[inline(always)]
 pub fn i16s_mut(bytes: &mut [u8]) -> &mut [i16] {
     bytemuck::cast_slice_mut(bytes)
 }
 
 /// Bytes as `i32` (4-byte aligned).
+#[inline(always)]
 pub fn i32s(bytes: &[u8]) -> &[i32] {
     bytemuck::cast_slice(bytes)
 }
 
 /// Bytes as `i32`, mutable.
+#[inline(always)]
 pub fn i32s_mut(bytes: &mut [u8]) -> &mut [i32] {
     bytemuck::cast_slice_mut(bytes)
 }
 
 /// Bytes as `u32` (4-byte aligned).
+#[inline(always)]
 pub fn u32s(bytes: &[u8]) -> &[u32] {
     bytemuck::cast_slice(bytes)
 }
 
 /// Bytes as `u32`, mutable.
+#[inline(always)]
 pub fn u32s_mut(bytes: &mut [u8]) -> &mut [u32] {
     bytemuck::cast_slice_mut(bytes)
 }
 
 /// Bytes as `u64` (8-byte aligned).
+#[inline(always)]
 pub fn u64s(bytes: &[u8]) -> &[u64] {
     bytemuck::cast_slice(bytes)
 }
 
 /// Bytes as `u64`, mutable.
+#[inline(always)]
 pub fn u64s_mut(bytes: &mut [u8]) -> &mut [u64] {
     bytemuck::cast_slice_mut(bytes)
 }
 
 /// Bytes as `f32` (4-byte aligned).
+#[inline(always)]
 pub fn f32s(bytes: &[u8]) -> &[f32] {
     bytemuck::cast_slice(bytes)
 }
 
 /// Bytes as `f32`, mutable.
+#[inline(always)]
 pub fn f32s_mut(bytes: &mut [u8]) -> &mut [f32] {
     bytemuck::cast_slice_mut(bytes)
 }
 
 /// Bytes as `i64` (8-byte aligned).
+#[inline(always)]
 pub fn i64s(bytes: &[u8]) -> &[i64] {
     bytemuck::cast_slice(bytes)
 }
 
 /// Bytes as `i64`, mutable.
+#[inline(always)]
 pub fn i64s_mut(bytes: &mut [u8]) -> &mut [i64] {
     bytemuck::cast_slice_mut(bytes)
 }

@@ -1071,28 +1071,28 @@ pub(crate) fn scale_q15(x: u32, q: u32) -> u32 {
     r
 }
 
-/// `SSUB16` then `SEL`: each int16 half the larger of `a`'s and `b`'s.
+/// `SSUB16` then `SEL`: each int16 half the larger of `a`'s and `b`'s. The result takes
+/// `a`'s register (a running maximum stays in one register, no moves in a loop).
 #[inline(always)]
-pub(crate) fn max_s16x2(a: u32, b: u32) -> u32 {
-    let r: u32;
+pub(crate) fn max_s16x2(mut a: u32, b: u32) -> u32 {
     // SAFETY: two register-only instructions, as in `max_s8x4`.
     unsafe {
-        asm!("ssub16 {r}, {a}, {b}", "sel {r}, {a}, {b}", r = out(reg) r, a = in(reg) a,
-            b = in(reg) b, options(pure, nomem, nostack));
+        asm!("ssub16 {t}, {a}, {b}", "sel {a}, {a}, {b}", a = inout(reg) a, b = in(reg) b,
+            t = out(reg) _, options(pure, nomem, nostack));
     }
-    r
+    a
 }
 
-/// `SSUB16` then `SEL`: each int16 half the smaller of `a`'s and `b`'s.
+/// `SSUB16` then `SEL`: each int16 half the smaller of `a`'s and `b`'s, in `a`'s register
+/// (as [`max_s16x2`]).
 #[inline(always)]
-pub(crate) fn min_s16x2(a: u32, b: u32) -> u32 {
-    let r: u32;
+pub(crate) fn min_s16x2(mut a: u32, b: u32) -> u32 {
     // SAFETY: two register-only instructions, as in `max_s8x4`.
     unsafe {
-        asm!("ssub16 {r}, {a}, {b}", "sel {r}, {b}, {a}", r = out(reg) r, a = in(reg) a,
-            b = in(reg) b, options(pure, nomem, nostack));
+        asm!("ssub16 {t}, {a}, {b}", "sel {a}, {b}, {a}", a = inout(reg) a, b = in(reg) b,
+            t = out(reg) _, options(pure, nomem, nostack));
     }
-    r
+    a
 }
 
 /// One dual 16-bit instruction on int16 halves (each half wrapping): `SADD16` (`a + b`),
@@ -1128,6 +1128,19 @@ pub(crate) fn smuad(a: u32, b: u32) -> u32 {
     unsafe {
         asm!("smuad {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b,
             options(pure, nomem, nostack));
+    }
+    r
+}
+
+/// `PKHBT`: the low half of `lo` and the high half of `hi` in one word.
+#[inline(always)]
+pub(crate) fn pack_halves(lo: u32, hi: u32) -> u32 {
+    let r: u32;
+    // SAFETY: one register-only instruction (see the module documentation) that sets no
+    // flags.
+    unsafe {
+        asm!("pkhbt {r}, {lo}, {hi}", r = lateout(reg) r, lo = in(reg) lo, hi = in(reg) hi,
+            options(pure, nomem, nostack, preserves_flags));
     }
     r
 }

@@ -51,7 +51,8 @@
 //! rounded: `C_FIXDIV`), `sadd16`/`ssub16` (halves added, subtracted, wrapping),
 //! `shadd16`/`shsub16` (added, subtracted and halved: KISS FFT's `HALF_OF` of a sum) and
 //! `sasx`/`ssax` (`a + i·b`, `a - i·b`); `max_s16x2`/`min_s16x2` (each half the larger, the
-//! smaller); `smuad` (the sum of the halves' products: a complex value's energy); `umlal`
+//! smaller); `smuad` (the sum of the halves' products: a complex value's energy);
+//! `pack_halves` (the low half of one word and the high half of another: `PKHBT`); `umlal`
 //! (a 32 x 32 -> 64-bit unsigned multiply-accumulate). With the DSP extension (and Helium)
 //! these are its
 //! `SMLSD`/`SMLADX`/`SMLABB`/`PKHTB` and dual 16-bit instructions; the plain-Rust forms serve
@@ -82,8 +83,8 @@ pub(crate) use dsp::*;
 // Helium keeps the DSP extension's dual 16-bit forms.
 #[cfg(kiln_arch = "mve")]
 pub(crate) use dsp::{
-    cmul_q15, max_s16x2, min_s16x2, sadd16, sasx, scale_q15, shadd16, shsub16, smuad, ssax, ssub16,
-    umlal,
+    cmul_q15, max_s16x2, min_s16x2, pack_halves, sadd16, sasx, scale_q15, shadd16, shsub16, smuad,
+    ssax, ssub16, umlal,
 };
 
 #[cfg(kiln_arch = "mve")]

@@ -239,6 +239,13 @@ pub(crate) fn scale_q15(x: u32, q: u32) -> u32 {
     pack((lo * q + (1 << 14)) >> 15, (hi * q + (1 << 14)) >> 15)
 }
 
+/// The low half of `lo` and the high half of `hi` in one word (`PKHBT`).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn pack_halves(lo: u32, hi: u32) -> u32 {
+    (lo & 0xffff) | (hi & 0xffff_0000)
+}
+
 /// `acc + a * b` (32 x 32 -> 64-bit unsigned product), wrapping in 64 bits.
 #[inline(always)]
 pub(crate) fn umlal(acc: u64, a: u32, b: u32) -> u64 {
