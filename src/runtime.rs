@@ -414,6 +414,7 @@ impl<const N: usize> Weights<N> {
 ///
 /// Each `(offset, len)` names bytes of the arena. The plan verifier has proved that the
 /// output is disjoint from every input; with constant arguments the checks here compile away.
+#[inline(always)]
 pub fn split<const K: usize>(
     arena: &mut [u8],
     inputs: [(usize, usize); K],
@@ -429,8 +430,10 @@ pub fn split<const K: usize>(
         .unwrap_or((&mut [], &mut []));
     let (below, above): (&[u8], &[u8]) = (below, above);
     let end = output.0 + output.1;
-    let ins = inputs.map(|(offset, len)| {
-        if offset + len <= output.0 {
+    // A loop rather than `array::map`, which opt-level s leaves out of line.
+    let mut ins: [&[u8]; K] = [&[]; K];
+    for (i, &(offset, len)) in ins.iter_mut().zip(&inputs) {
+        *i = if offset + len <= output.0 {
             below.get(offset..offset + len).unwrap_or(&[])
         } else {
             debug_assert!(offset >= end, "an input overlaps the output");
@@ -438,12 +441,13 @@ pub fn split<const K: usize>(
                 .checked_sub(end)
                 .and_then(|at| above.get(at..at + len))
                 .unwrap_or(&[])
-        }
-    });
+        };
+    }
     (ins, out)
 }
 
 /// Splits `arena` into `K` shared input slices and two exclusive output slices.
+#[inline(always)]
 pub fn split2<const K: usize>(
     arena: &mut [u8],
     inputs: [(usize, usize); K],
@@ -470,7 +474,9 @@ pub fn split2<const K: usize>(
         .split_at_mut_checked(second.1)
         .unwrap_or((&mut [], &mut []));
     let (a, b, c): (&[u8], &[u8], &[u8]) = (a, b, c);
-    let ins = inputs.map(|(offset, len)| {
+    // A loop rather than `array::map`, as in `split`.
+    let mut ins: [&[u8]; K] = [&[]; K];
+    for (i, &(offset, len)) in ins.iter_mut().zip(&inputs) {
         let part = if offset + len <= first.0 {
             a.get(offset..offset + len)
         } else if offset >= b_start && offset + len <= second.0 {
@@ -481,8 +487,8 @@ pub fn split2<const K: usize>(
                 .checked_sub(c_start)
                 .and_then(|at| c.get(at..at + len))
         };
-        part.unwrap_or(&[])
-    });
+        *i = part.unwrap_or(&[]);
+    }
     if swapped {
         (ins, o2, o1)
     } else {
