@@ -7,7 +7,8 @@
 //! with the ordinary kernels, which they call on one element at a time.
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
-use crate::quant::{PrepareError, QuantParams, ShiftRange, quantize_multiplier, round_f32};
+use crate::quant::{PrepareError, QuantParams, ShiftRange, quantize_multiplier};
+use crate::requantize::requantize_op;
 use crate::util::{map, map_in_place};
 
 /// Constant parameters of a QUANTIZE node.
@@ -59,12 +60,19 @@ pub fn prepare_s8_s8(input: QuantParams, output: QuantParams) -> Result<Params, 
 ///
 /// `x / scale` beyond the `i32` range (or NaN) is undefined behaviour in the C++; here it
 /// saturates (NaN gives the zero point), which is what ARM's conversion instruction does.
+/// The rounding is `round_to_i32` (as in [`quantize_f32_s16`]).
 pub fn quantize_f32_s8(p: &Params, input: &[f32], output: &mut [i8]) {
     debug_assert_eq!(input.len(), output.len());
     for (o, &x) in output.iter_mut().zip(input) {
-        let unclamped = (round_f32(x / p.output_scale) as i32).wrapping_add(p.output_zero_point);
-        *o = unclamped.clamp(i8::MIN as i32, i8::MAX as i32) as i8;
+        *o = quantize_f32_s8_op(p, x);
     }
+}
+
+/// The element function of [`quantize_f32_s8`].
+#[inline(always)]
+fn quantize_f32_s8_op(p: &Params, x: f32) -> i8 {
+    let unclamped = round_to_i32(x / p.output_scale).wrapping_add(p.output_zero_point);
+    unclamped.clamp(i8::MIN as i32, i8::MAX as i32) as i8
 }
 
 /// Build-time parameters of a float -> int16 QUANTIZE (those of [`prepare_f32_s8`]).
@@ -80,9 +88,15 @@ pub fn prepare_f32_s16(output: QuantParams) -> Result<Params, PrepareError> {
 pub fn quantize_f32_s16(p: &Params, input: &[f32], output: &mut [i16]) {
     debug_assert_eq!(input.len(), output.len());
     for (o, &x) in output.iter_mut().zip(input) {
-        let unclamped = round_to_i32(x / p.output_scale).wrapping_add(p.output_zero_point);
-        *o = unclamped.clamp(i16::MIN as i32, i16::MAX as i32) as i16;
+        *o = quantize_f32_s16_op(p, x);
     }
+}
+
+/// The element function of [`quantize_f32_s16`].
+#[inline(always)]
+fn quantize_f32_s16_op(p: &Params, x: f32) -> i16 {
+    let unclamped = round_to_i32(x / p.output_scale).wrapping_add(p.output_zero_point);
+    unclamped.clamp(i16::MIN as i32, i16::MAX as i32) as i16
 }
 
 /// `round_f32(v) as i32` (half away from zero, saturating, NaN to 0) without branches.
@@ -90,15 +104,15 @@ pub fn quantize_f32_s16(p: &Params, input: &[f32], output: &mut [i16]) {
 /// `t = v as i32` truncates (saturating, NaN to 0); `f = v - t` is then exact: the fraction
 /// for `|v| < 2^23`, 0 for the integral floats up to `2^31`, and for a saturated `t` a value
 /// of `v`'s sign that must not move it. `t` steps one away from zero when `|f| >= 0.5`, as
-/// `round_f32` does, except at `i32::MAX` (reached only by saturation: the float below
-/// `2^31` is `2^31 - 128`) and `i32::MIN` (`-2^31` exactly, `f = 0`, or saturation).
+/// `round_f32` does, saturating (`QADD`/`QSUB` with the DSP extension): `i32::MAX` is
+/// reached only by saturation (the float below `2^31` is `2^31 - 128`) with `f >= 0`, and
+/// `i32::MIN` only as `-2^31` exactly (`f = 0`) or by saturation (`f < 0`).
 #[inline(always)]
 fn round_to_i32(v: f32) -> i32 {
     let t = v as i32;
     let f = v - t as f32;
-    let up = (f >= 0.5) & (t != i32::MAX);
-    let down = (f <= -0.5) & (t != i32::MIN);
-    t + up as i32 - down as i32
+    t.saturating_add((f >= 0.5) as i32)
+        .saturating_sub((f <= -0.5) as i32)
 }
 
 /// The element function of the int8 -> int8 requantization kernels.
@@ -152,10 +166,10 @@ macro_rules! element {
 }
 element!(f32, i32, i16, i8, u8);
 
-/// Runs the out-of-place kernel `kernel` (`I` -> `O`, elementwise) in place: `data` holds
-/// its input from byte `input_at` to its end, and receives its output from byte
-/// `output_at`, front to back, one element at a time (read, then its output written; the
-/// kernel called on one element is inlined into this loop).
+/// Runs the elementwise `op` (`I` -> `O`) in place: `data` holds its input from byte
+/// `input_at` to its end, and receives its output from byte `output_at`, front to back,
+/// four elements per step (the four read, then their outputs written; written out so that
+/// opt-level s runs them unrolled), then the rest one by one.
 ///
 /// Correct when `O` is no wider than `I` and `output_at <= input_at + (size(I) - size(O))`:
 /// output element `i` then ends at or before input element `i + 1` starts, so it covers
@@ -167,19 +181,32 @@ fn narrow_in_place<I: Element, O: Element>(
     data: &mut [u8],
     input_at: usize,
     output_at: usize,
-    kernel: impl Fn(&[I], &mut [O]),
+    op: impl Fn(I) -> O,
 ) {
     debug_assert!(O::SIZE <= I::SIZE && output_at <= input_at + (I::SIZE - O::SIZE));
     let n = data.len().saturating_sub(input_at) / I::SIZE;
     if output_at.saturating_add(n * O::SIZE) > data.len() {
         return;
     }
-    for i in 0..n {
-        let (from, to) = (input_at + i * I::SIZE, output_at + i * O::SIZE);
-        let x = I::read(&data[from..from + I::SIZE]);
-        let mut y = O::default();
-        kernel(core::slice::from_ref(&x), core::slice::from_mut(&mut y));
+    let read = |data: &[u8], i: usize| {
+        let from = input_at + i * I::SIZE;
+        I::read(&data[from..from + I::SIZE])
+    };
+    let write = |data: &mut [u8], i: usize, y: O| {
+        let to = output_at + i * O::SIZE;
         y.write(&mut data[to..to + O::SIZE]);
+    };
+    let quads = n / 4 * 4;
+    for i in (0..quads).step_by(4) {
+        let (x0, x1) = (read(data, i), read(data, i + 1));
+        let (x2, x3) = (read(data, i + 2), read(data, i + 3));
+        write(data, i, op(x0));
+        write(data, i + 1, op(x1));
+        write(data, i + 2, op(x2));
+        write(data, i + 3, op(x3));
+    }
+    for i in quads..n {
+        write(data, i, op(read(data, i)));
     }
 }
 
@@ -187,38 +214,36 @@ fn narrow_in_place<I: Element, O: Element>(
 /// end; the int8 output goes from byte `output_at`, at most 3 bytes after `input_at`
 /// (usually equal: the output over the start of the input).
 pub fn quantize_f32_s8_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
-    narrow_in_place(data, input_at, output_at, |x: &[f32], y: &mut [i8]| {
-        quantize_f32_s8(p, x, y)
-    });
+    narrow_in_place(data, input_at, output_at, |x: f32| quantize_f32_s8_op(p, x));
 }
 
 /// [`quantize_f32_s16`] in place (as [`quantize_f32_s8_in_place`]; the output at most 2
 /// bytes after the input).
 pub fn quantize_f32_s16_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
-    narrow_in_place(data, input_at, output_at, |x: &[f32], y: &mut [i16]| {
-        quantize_f32_s16(p, x, y)
+    narrow_in_place(data, input_at, output_at, |x: f32| {
+        quantize_f32_s16_op(p, x)
     });
 }
 
 /// [`crate::requantize::requantize_s16_s8`] in place (as [`quantize_f32_s8_in_place`]; the
 /// output at most 1 byte after the input).
 pub fn requantize_s16_s8_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
-    narrow_in_place(data, input_at, output_at, |x: &[i16], y: &mut [i8]| {
-        crate::requantize::requantize_s16_s8(p, x, y)
+    narrow_in_place(data, input_at, output_at, |x: i16| {
+        requantize_op(p, x as i32, i8::MIN as i32, i8::MAX as i32) as i8
     });
 }
 
 /// [`crate::requantize::requantize_s32_s8`] in place (as [`quantize_f32_s8_in_place`]).
 pub fn requantize_s32_s8_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
-    narrow_in_place(data, input_at, output_at, |x: &[i32], y: &mut [i8]| {
-        crate::requantize::requantize_s32_s8(p, x, y)
+    narrow_in_place(data, input_at, output_at, |x: i32| {
+        requantize_op(p, x, i8::MIN as i32, i8::MAX as i32) as i8
     });
 }
 
 /// [`crate::requantize::requantize_s32_s16`] in place (as [`quantize_f32_s16_in_place`]).
 pub fn requantize_s32_s16_in_place(p: &Params, data: &mut [u8], input_at: usize, output_at: usize) {
-    narrow_in_place(data, input_at, output_at, |x: &[i32], y: &mut [i16]| {
-        crate::requantize::requantize_s32_s16(p, x, y)
+    narrow_in_place(data, input_at, output_at, |x: i32| {
+        requantize_op(p, x, i16::MIN as i32, i16::MAX as i32) as i16
     });
 }
 
@@ -231,8 +256,8 @@ pub fn requantize_u8_s8_in_place(p: &Params, data: &mut [u8], input_at: usize, o
         flip_in_place(data.get_mut(input_at..).unwrap_or(&mut []));
         return;
     }
-    narrow_in_place(data, input_at, output_at, |x: &[u8], y: &mut [i8]| {
-        crate::requantize::requantize_u8_s8(p, x, y)
+    narrow_in_place(data, input_at, output_at, |x: u8| {
+        requantize_op(p, x as i32, i8::MIN as i32, i8::MAX as i32) as i8
     });
 }
 
@@ -242,8 +267,8 @@ pub fn requantize_s8_u8_in_place(p: &Params, data: &mut [u8], input_at: usize, o
         flip_in_place(data.get_mut(input_at..).unwrap_or(&mut []));
         return;
     }
-    narrow_in_place(data, input_at, output_at, |x: &[i8], y: &mut [u8]| {
-        crate::requantize::requantize_s8_u8(p, x, y)
+    narrow_in_place(data, input_at, output_at, |x: i8| {
+        requantize_op(p, x as i32, u8::MIN as i32, u8::MAX as i32) as u8
     });
 }
 
@@ -272,6 +297,7 @@ fn flip_in_place(data: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quant::round_f32;
     use std::vec::Vec;
 
     /// Each narrowing kernel in place equals it out of place, for element counts around the

@@ -30,7 +30,7 @@ pub fn prepare(input: QuantParams, output: QuantParams) -> Result<Params, Prepar
 /// The element function of the requantization kernels on a widened input, clamped to
 /// `lo..=hi` (the output type's range).
 #[inline(always)]
-fn requantize_op(p: &Params, x: i32, lo: i32, hi: i32) -> i32 {
+pub(crate) fn requantize_op(p: &Params, x: i32, lo: i32, hi: i32) -> i32 {
     multiply_by_quantized_multiplier(
         x.wrapping_sub(p.input_zero_point),
         p.requantize_multiplier,
