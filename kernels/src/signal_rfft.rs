@@ -207,8 +207,8 @@ mod packed {
         (x ^ 0xffff_0000).wrapping_add(0x1_0000)
     }
 
-    /// [`super::Sample::split_packed`] for int16: each step as [`super::fftr`]'s (forward)
-    /// or [`super::fftri`]'s (inverse) closure, on packed values.
+    /// [`super::Sample::split_packed`] for int16: each step as [`super::split_forward`]
+    /// or [`super::split_inverse`], on packed values.
     pub(super) fn split<const INVERSE: bool>(
         values: &mut [Stored<i16>],
         ncfft: usize,
@@ -767,10 +767,21 @@ impl<T: Sample> Fft<'_, T> {
             *o = (p, fstride, 0);
         }
         let odometer = &mut odometer[..stages - 1];
+        // The innermost outer stage's digit runs through each group of `p0` blocks (a
+        // plain loop); the odometer counts the groups (a single stage: one block, no digit).
+        let ((p0, f0), odometer) = match odometer.split_first_mut() {
+            Some((&mut (p, fstride, _), rest)) => ((p, fstride), rest),
+            None => ((1, 0), &mut [][..]),
+        };
         let mut base = 0usize;
-        for block in out.chunks_exact_mut(p_last) {
-            leaf(block, input.get(base..).unwrap_or_default(), last_stride);
-            // The next block: increment the digits of the outer stages, innermost first.
+        for group in out.chunks_exact_mut(p_last * p0) {
+            let mut at = base;
+            for block in group.chunks_exact_mut(p_last) {
+                leaf(block, input.get(at..).unwrap_or_default(), last_stride);
+                at += f0;
+            }
+            // The next group: increment the digits of the other outer stages, innermost
+            // first.
             for (p, fstride, digit) in odometer.iter_mut() {
                 *digit += 1;
                 base += *fstride;
