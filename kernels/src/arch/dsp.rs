@@ -1105,8 +1105,9 @@ macro_rules! dual16 {
         #[inline(always)]
         pub(crate) fn $name(a: u32, b: u32) -> u32 {
             let r: u32;
-            // SAFETY: one register-only instruction (see the module documentation); it
-            // sets the GE flags, so the block does not declare the flags preserved.
+            // SAFETY: one register-only instruction (see the module documentation); the
+            // non-halving ones set the GE flags, so the block does not declare the flags
+            // preserved.
             unsafe {
                 asm!(concat!($insn, " {r}, {a}, {b}"), r = lateout(reg) r, a = in(reg) a,
                     b = in(reg) b, options(pure, nomem, nostack));

@@ -53,10 +53,10 @@
 //! `sasx`/`ssax` (`a + i·b`, `a - i·b`); `max_s16x2`/`min_s16x2` (each half the larger, the
 //! smaller); `smuad` (the sum of the halves' products: a complex value's energy);
 //! `pack_halves` (the low half of one word and the high half of another: `PKHBT`); `umlal`
-//! (a 32 x 32 -> 64-bit unsigned multiply-accumulate). With the DSP extension (and Helium)
-//! these are its
-//! `SMLSD`/`SMLADX`/`SMLABB`/`PKHTB` and dual 16-bit instructions; the plain-Rust forms serve
-//! the host's tests of the butterflies.
+//! (a 32 x 32 -> 64-bit unsigned multiply-accumulate, for the uint64 sums of the Signal
+//! library's filter bank). With the DSP extension (and Helium) these are its
+//! `SMLSD`/`SMLADX`/`SMLABB`/`PKHTB`/`UMLAL` and dual 16-bit instructions; the plain-Rust
+//! forms serve the host's tests of the butterflies.
 //!
 //! `lanes_add_s8::<W>(acc, x, at, n, stride)` adds `n` taps of `4 * W` int8 channels (`W`
 //! 1 or 2; tap `k` at `x[at + k * stride..]`) to sums kept in the 16-bit lanes of four
