@@ -37,8 +37,8 @@
 //! * Flags: the loop counter's `SUBS` changes the flags, which `asm!` assumes unless
 //!   `preserves_flags` is given (it is not).
 //! * The loops run only when their count is above 0 (a zero count would wrap the counter).
-//! * The single-instruction helpers ([`smmulr`], [`ssat8`], [`rq_shift`], [`max_s8x4`],
-//!   [`min_s8x4`]) are `pure, nomem`: they only read their register operands.
+//! * The single-instruction helpers ([`smmulr`], [`ssat8`], [`rq_shift`], [`rq_full`], [`max_s8x4`],
+//!   [`min_s8x4`], [`sxtb16`], [`sxtab16`], [`smlad`]) are `pure, nomem`: they only read their register operands.
 #![allow(unsafe_code)]
 
 use super::{DwRow, dot};
@@ -1027,6 +1027,39 @@ pub(crate) fn rq_shift(acc: i32, m: i32, e: i32, offset: i32) -> i32 {
     r
 }
 
+/// `MultiplyByQuantizedMultiplier(acc, m, -e) + offset` (TFLM's double rounding, the sum
+/// wrapping) for any `acc`, `m != i32::MIN`, `e` in 1..=31, in six instructions, where
+/// [`rq_shift`] needs `|acc| <= 2^30` (a bias can take a sum past that). The doubling high
+/// multiply is `floor((acc * m + 2^30) / 2^31)` (equal to gemmlowp's for every product but
+/// `MIN * MIN`): `SMULL`, then `LSRS #31` leaves bit 31 of the low word in the register and
+/// bit 30 (the rounding bit) in the carry, and `ADC` with the high word shifted left by one
+/// adds both. The rounding right shift is [`rq_shift`]'s.
+#[inline(always)]
+pub(crate) fn rq_full(acc: i32, m: i32, e: i32, offset: i32) -> i32 {
+    let r: i32;
+    // SAFETY: register-only instructions (see the module documentation); `LSRS`, `ASRS` and
+    // the `ADC`s write and read the flags, which the block does not declare preserved. `lo`
+    // and `hi` are written before `e` and `offset` are read, so they are not `lateout`.
+    unsafe {
+        asm!(
+            "smull {lo}, {hi}, {a}, {m}",
+            "lsrs {lo}, {lo}, #31",
+            "adc {lo}, {lo}, {hi}, lsl #1",
+            "add {lo}, {lo}, {lo}, asr #31",
+            "asrs {lo}, {lo}, {e}",
+            "adc {lo}, {lo}, {o}",
+            lo = out(reg) r,
+            hi = out(reg) _,
+            a = in(reg) acc,
+            m = in(reg) m,
+            e = in(reg) e,
+            o = in(reg) offset,
+            options(pure, nomem, nostack),
+        );
+    }
+    r
+}
+
 /// Two int16 halves of a word as a complex value: real part low, imaginary part high.
 /// `cmul_q15(f, t)`: the complex product with each part rounded from Q30 to Q15
 /// (`(x + 2^14) >> 15` of the 32-bit sum, wrapping like the C's `int` arithmetic), as
@@ -1126,6 +1159,60 @@ pub(crate) fn smuad(a: u32, b: u32) -> u32 {
     unsafe {
         asm!("smuad {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b,
             options(pure, nomem, nostack));
+    }
+    r
+}
+
+/// `SXTB16` (`ROR8` false: bytes 0 and 2 of `x`) or `SXTB16 ..., ROR #8` (`ROR8` true:
+/// bytes 1 and 3), each sign-extended into an int16 half (low, high). One instruction for
+/// the widening of four int8 values in two of these, which plain Rust gives as `SXTB`,
+/// `SBFX` and `PKHBT` (three); the single-row dot products of SVDF use them where a
+/// `mac_*` block's set-up costs more than its rows are long.
+#[inline(always)]
+pub(crate) fn sxtb16<const ROR8: bool>(x: u32) -> u32 {
+    let r: u32;
+    // SAFETY: one register-only instruction (see the module documentation).
+    unsafe {
+        if ROR8 {
+            asm!("sxtb16 {r}, {x}, ror #8", r = lateout(reg) r, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        } else {
+            asm!("sxtb16 {r}, {x}", r = lateout(reg) r, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        }
+    }
+    r
+}
+
+/// `SXTAB16` (`ROR8`: with `ROR #8`): [`sxtb16`] of `x` added to the int16 halves of `a`,
+/// each half wrapping. With `a` two copies of a zero point's negation, the widening and the
+/// offset of four int8 values cost two instructions (CMSIS-NN's fully connected form).
+#[inline(always)]
+pub(crate) fn sxtab16<const ROR8: bool>(a: u32, x: u32) -> u32 {
+    let r: u32;
+    // SAFETY: one register-only instruction (see the module documentation).
+    unsafe {
+        if ROR8 {
+            asm!("sxtab16 {r}, {a}, {x}, ror #8", r = lateout(reg) r, a = in(reg) a,
+                x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
+        } else {
+            asm!("sxtab16 {r}, {a}, {x}", r = lateout(reg) r, a = in(reg) a, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        }
+    }
+    r
+}
+
+/// `SMLAD`: `acc + a.low * b.low + a.high * b.high` of the int16 halves, each addition
+/// wrapping in 32 bits (as the reference kernels' `int32_t` sums).
+#[inline(always)]
+pub(crate) fn smlad(a: u32, b: u32, acc: i32) -> i32 {
+    let r: i32;
+    // SAFETY: one register-only instruction (see the module documentation); it may set the
+    // sticky Q flag, so the block does not declare the flags preserved.
+    unsafe {
+        asm!("smlad {r}, {a}, {b}, {c}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b,
+            c = in(reg) acc, options(pure, nomem, nostack));
     }
     r
 }
