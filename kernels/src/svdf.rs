@@ -387,9 +387,9 @@ pub fn svdf_s8(
 ///   whole-state shift moves it into the previous row's newest slot, which that row's feature
 ///   overwrites anyway) a word at a time, and the time product reads the shifted words from
 ///   registers.
-/// * Requantization by `arch::rq_full` (six instructions, any accumulator: the biases of
-///   real layers take the sums past `rq_shift`'s `2^30`) for right shifts, else the
-///   reference arithmetic.
+/// * Requantization by `arch::rq_full` (six instructions, any accumulator: a bias can take
+///   the time sums past `rq_shift`'s `2^30`, as tflm_keyword_scrambled_int8's do) for right
+///   shifts, else the reference arithmetic.
 #[cfg(any(kiln_arch = "dsp", all(test, kiln_arch = "portable")))]
 mod packed {
     use super::Params;
