@@ -61,6 +61,12 @@
 //! halves), `sxtab16::<R>(a, x)` (the same added to `a`'s halves, wrapping) and
 //! `smlad(a, b, acc)` (`acc` plus both halves' products, wrapping).
 //!
+//! Float rows (`dsp` on hard-float targets, `cfg(target_abi = "eabihf")`, and `portable`):
+//! `dot_f32(x, w)` (the dot product summed from `+0.0` in increasing order, each product
+//! rounded before its addition: `VMLA.F32`, not fused) and `dense_f32_x4(k, x, w, bias,
+//! range, out)` (four outputs of a float FULLY_CONNECTED: four such sums plus their biases,
+//! clamped in TFLM's order and stored).
+//!
 //! `lanes_add_s8::<W>(acc, x, at, n, stride)` adds `n` taps of `4 * W` int8 channels (`W`
 //! 1 or 2; tap `k` at `x[at + k * stride..]`) to sums kept in the 16-bit lanes of four
 //! words, at most 256 taps per set of lanes; `lane_sums_s8(acc, taps)` reads the eight

@@ -331,6 +331,42 @@ pub(crate) fn smlad(a: u32, b: u32, acc: i32) -> i32 {
     acc.wrapping_add(al * bl).wrapping_add(ah * bh)
 }
 
+/// `x[0] * w[0] + x[1] * w[1] + ...` summed from `+0.0` in increasing order over the
+/// shorter length (the DSP form's `VMLA`: each product rounded before its addition).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn dot_f32(x: &[f32], w: &[f32]) -> f32 {
+    let mut a = 0.0f32;
+    for (&x, &w) in x.iter().zip(w) {
+        a += x * w;
+    }
+    a
+}
+
+/// Four outputs of a float FULLY_CONNECTED (see the DSP form): `out[i] =
+/// clamp(dot_f32(x[..k], w[ik..(i + 1)k]) + bias[i])`, nothing written if a slice is too
+/// short.
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn dense_f32_x4(
+    k: usize,
+    x: &[f32],
+    w: &[f32],
+    bias: &[f32; 4],
+    range: &[f32; 2],
+    out: &mut [f32; 4],
+) {
+    if let (Some(x), Some(w), true) = (x.get(..k), w.get(..4 * k), k > 0) {
+        for ((o, r), b) in out.iter_mut().zip(w.chunks_exact(k)).zip(bias) {
+            *o = crate::util::clamp_f32(dot_f32(x, r) + b, range[0], range[1]);
+        }
+    } else if k == 0 {
+        for (o, b) in out.iter_mut().zip(bias) {
+            *o = crate::util::clamp_f32(0.0 + b, range[0], range[1]);
+        }
+    }
+}
+
 /// Each of the four signed bytes (little-endian lanes) the larger of `a`'s and `b`'s.
 #[inline(always)]
 pub(crate) fn max_s8x4(a: u32, b: u32) -> u32 {
