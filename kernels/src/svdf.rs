@@ -356,8 +356,9 @@ fn svdf_integer<T: StateInt>(
 }
 
 /// Int8 SVDF with an int8 activation state and int8 time weights (`EvalInt8SvdfReference`).
-/// `state` is the variable tensor, updated in place. With the DSP extension, [`packed`]'s
-/// form wherever it applies (a memory size that is a multiple of 4).
+/// `state` is the variable tensor, updated in place. With the DSP extension it runs the
+/// packed form (private module `packed`: dual 16-bit multiply-accumulates) wherever that
+/// applies (a memory size that is a multiple of 4).
 pub fn svdf_s8(
     p: &Params,
     input: &[i8],
