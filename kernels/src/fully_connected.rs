@@ -351,7 +351,11 @@ pub fn fully_connected_s8_fast(
 
 /// Float FULLY_CONNECTED (`reference_ops::FullyConnected`): the dot product is accumulated in
 /// `f32` in increasing `d` order starting from `0.0`, then `total + bias` (bias `0.0` when
-/// absent) is clamped.
+/// absent) is clamped. On hard-float Cortex-M with the DSP extension, four outputs at a
+/// time are `arch::dense_f32_x4`'s and the rest's dot products `arch::dot_f32`'s (`VMLA`:
+/// the same roundings in the same order). Always inlined: with a layer's constant shapes
+/// the drivers' set-up folds away (the group loop, `fc_f32_groups`, stays one copy).
+#[inline(always)]
 pub fn fully_connected_f32(
     p: &Params,
     input: &[f32],
@@ -366,29 +370,126 @@ pub fn fully_connected_f32(
     if p.accum_depth == 0 || p.output_depth == 0 {
         return;
     }
-    for (in_row, out_row) in input
-        .chunks_exact(p.accum_depth)
-        .zip(output.chunks_exact_mut(p.output_depth))
-    {
-        for (oc, (out, w_row)) in out_row
-            .iter_mut()
-            .zip(weights.chunks_exact(p.accum_depth))
-            .enumerate()
-        {
-            let mut total = 0.0f32;
-            for (&x, &w) in in_row.iter().zip(w_row) {
-                total += x * w;
-            }
-            let bias_value = match bias {
-                Some(b) => b[oc],
-                None => 0.0,
-            };
-            *out = clamp_f32(
-                total + bias_value,
-                p.float_activation_min,
-                p.float_activation_max,
-            );
+    // The bias in groups of four and the rest (zeros without a bias: TFLM adds `0.0` too,
+    // which turns a `-0.0` sum into `+0.0`).
+    match bias {
+        Some(b) => {
+            let (b4, b_rest) = b.as_chunks::<4>();
+            fc_f32_rows(p, input, weights, output, b4.iter(), b_rest.iter());
         }
+        None => fc_f32_rows(
+            p,
+            input,
+            weights,
+            output,
+            core::iter::repeat(&[0.0; 4]),
+            core::iter::repeat(&0.0),
+        ),
+    }
+}
+
+/// [`fully_connected_f32`] with the bias values of each group of four output channels
+/// (`b4`) and of the rest (`b1`): four channels per `dense_f32_x4`, then the rest one by
+/// one.
+#[inline(always)]
+fn fc_f32_rows<'a>(
+    p: &Params,
+    input: &[f32],
+    weights: &[f32],
+    output: &mut [f32],
+    b4: impl Iterator<Item = &'a [f32; 4]> + Clone,
+    b1: impl Iterator<Item = &'a f32> + Clone,
+) {
+    let (k, m) = (p.accum_depth, p.output_depth);
+    let range = [p.float_activation_min, p.float_activation_max];
+    for batch in 0..p.batches {
+        let (Some(x), Some(out_row)) = (
+            input.get(batch * k..),
+            output.get_mut(batch * m..).and_then(|o| o.get_mut(..m)),
+        ) else {
+            return;
+        };
+        let (out4, out_rest) = out_row.as_chunks_mut::<4>();
+        let mut w = fc_f32_groups(k, x, weights, out4, b4.clone(), &range);
+        for (o, &b) in out_rest.iter_mut().zip(b1.clone()) {
+            *o = clamp_f32(dot_f32(k, x, w) + b, range[0], range[1]);
+            w = w.get(k..).unwrap_or_default();
+        }
+    }
+}
+
+/// The groups of four outputs of one input row (`out4`, biases `b4`), from the first rows of
+/// `w`; returns the rest of `w`. Not inlined: one copy of the group loop serves every layer
+/// (opt-level 3 would unroll it, one copy of the block per group, for the short loops of
+/// small layers).
+#[inline(never)]
+fn fc_f32_groups<'w, 'b>(
+    k: usize,
+    x: &[f32],
+    weights: &'w [f32],
+    out4: &mut [[f32; 4]],
+    b4: impl Iterator<Item = &'b [f32; 4]>,
+    range: &[f32; 2],
+) -> &'w [f32] {
+    // Each call reads the first rows of `w`, which then moves past them.
+    let mut w = weights;
+    for (o, b) in out4.iter_mut().zip(b4) {
+        dense_f32_x4(k, x, w, b, range, o);
+        w = w.get(4 * k..).unwrap_or_default();
+    }
+    w
+}
+
+/// Four outputs: `out[i] = clamp(dot_f32(x, w[ik..(i + 1)k]) + bias[i])`.
+#[inline(always)]
+fn dense_f32_x4(
+    k: usize,
+    x: &[f32],
+    w: &[f32],
+    bias: &[f32; 4],
+    range: &[f32; 2],
+    out: &mut [f32; 4],
+) {
+    #[cfg(any(
+        all(kiln_arch = "dsp", target_abi = "eabihf"),
+        all(test, kiln_arch = "portable")
+    ))]
+    crate::arch::dense_f32_x4(k, x, w, bias, range, out);
+    #[cfg(not(any(
+        all(kiln_arch = "dsp", target_abi = "eabihf"),
+        all(test, kiln_arch = "portable")
+    )))]
+    if let Some(w) = w.get(..4 * k) {
+        for ((o, r), b) in out.iter_mut().zip(w.chunks_exact(k.max(1))).zip(bias) {
+            *o = clamp_f32(dot_f32(k, x, r) + b, range[0], range[1]);
+        }
+    }
+}
+
+/// `sum(x[d] * w[d])` over `d < k` from `0.0` in increasing `d` (`0.0` if a slice is
+/// shorter than `k`, never the case).
+#[inline(always)]
+fn dot_f32(k: usize, x: &[f32], w: &[f32]) -> f32 {
+    let (Some(x), Some(w)) = (x.get(..k), w.get(..k)) else {
+        return 0.0;
+    };
+    #[cfg(any(
+        all(kiln_arch = "dsp", target_abi = "eabihf"),
+        all(test, kiln_arch = "portable")
+    ))]
+    {
+        crate::arch::dot_f32(x, w)
+    }
+    #[cfg(not(any(
+        all(kiln_arch = "dsp", target_abi = "eabihf"),
+        all(test, kiln_arch = "portable")
+    )))]
+    {
+        let mut total = 0.0f32;
+        for (&x, &w) in x.iter().zip(w) {
+            total += x * w;
+        }
+        total
     }
 }
 
@@ -581,6 +682,7 @@ pub fn fully_connected_per_channel_s16_bias32(
 mod tests {
     use super::*;
     use std::vec;
+    use std::vec::Vec;
 
     fn q(scale: f32, zero_point: i32) -> QuantParams {
         QuantParams { scale, zero_point }
@@ -792,6 +894,78 @@ mod tests {
             &mut m,
             &mut r
         ));
+    }
+
+    /// The float kernel (on the host with the DSP drivers' grouping: four outputs per
+    /// `dense_f32_x4`, the rest one by one) against TFLM's loop transcribed, bit for bit:
+    /// every depth up to 19 (every tail), output counts with and without a remainder of
+    /// four, several batches, with and without a bias, each activation, and special values
+    /// (NaN, infinities, -0.0, large products) in the inputs, weights and biases.
+    #[test]
+    fn float_matches_tflm_loop_bit_for_bit() {
+        let mut seed = 0x853C_49E6_748F_EA9Bu64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        let specials = [
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            f32::MAX,
+            1e30,
+            -1e-30,
+        ];
+        let value = |next: &mut dyn FnMut() -> u32| {
+            let r = next();
+            if r.is_multiple_of(23) {
+                specials[(r / 23) as usize % specials.len()]
+            } else {
+                (r % 20_001) as f32 / 1000.0 - 10.0
+            }
+        };
+        let activations = [
+            Activation::None,
+            Activation::Relu,
+            Activation::Relu6,
+            Activation::ReluN1To1,
+        ];
+        for case in 0..600 {
+            let batches = 1 + case % 3;
+            let depth = 1 + (case / 3) % 19;
+            let outputs = 1 + next() as usize % 13;
+            let p = prepare_f32(batches, depth, outputs, activations[case % 4]).unwrap();
+            let input: Vec<f32> = (0..batches * depth).map(|_| value(&mut next)).collect();
+            let weights: Vec<f32> = (0..outputs * depth).map(|_| value(&mut next)).collect();
+            let bias: Vec<f32> = (0..outputs).map(|_| value(&mut next)).collect();
+            let bias = (case % 5 != 0).then_some(&bias[..]);
+            let mut got = vec![0.0f32; batches * outputs];
+            fully_connected_f32(&p, &input, &weights, bias, &mut got);
+            for b in 0..batches {
+                for o in 0..outputs {
+                    let mut total = 0.0f32;
+                    for d in 0..depth {
+                        total += input[b * depth + d] * weights[o * depth + d];
+                    }
+                    let want = clamp_f32(
+                        total + bias.map_or(0.0, |v| v[o]),
+                        p.float_activation_min,
+                        p.float_activation_max,
+                    );
+                    let g = got[b * outputs + o];
+                    assert_eq!(
+                        g.to_bits(),
+                        want.to_bits(),
+                        "case {case}: batch {b} output {o}: {g} != {want}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -356,7 +356,9 @@ fn svdf_integer<T: StateInt>(
 }
 
 /// Int8 SVDF with an int8 activation state and int8 time weights (`EvalInt8SvdfReference`).
-/// `state` is the variable tensor, updated in place.
+/// `state` is the variable tensor, updated in place. With the DSP extension it runs the
+/// packed form (private module `packed`: dual 16-bit multiply-accumulates) wherever that
+/// applies (a memory size that is a multiple of 4).
 pub fn svdf_s8(
     p: &Params,
     input: &[i8],
@@ -366,7 +368,191 @@ pub fn svdf_s8(
     state: &mut [i8],
     output: &mut [i8],
 ) {
+    #[cfg(any(kiln_arch = "dsp", all(test, kiln_arch = "portable")))]
+    if packed::svdf_s8(p, input, weights_feature, weights_time, bias, state, output) {
+        return;
+    }
     svdf_integer(p, input, weights_feature, weights_time, bias, state, output);
+}
+
+/// The int8 SVDF on the DSP extension's instructions (`crate::arch`), byte-identical with
+/// [`svdf_integer`]. Also built for the host's tests (portable arch), on the plain-Rust
+/// forms of the instructions.
+///
+/// * Both dot products four values per step: one load each of values and weights, the
+///   values widened with their zero point subtracted by two `SXTAB16` (a zero point's
+///   negation in both int16 halves; `x - zp` fits in 16 bits for int8 values and zero
+///   points), the weights by two `SXTB16`, two `SMLAD`.
+/// * Each filter whole before the next (its feature, its state row, its time product): the
+///   state's shift by one is done row by row (only the row's first element leaves it; the
+///   whole-state shift moves it into the previous row's newest slot, which that row's feature
+///   overwrites anyway) a word at a time, and the time product reads the shifted words from
+///   registers.
+/// * Requantization by `arch::rq_full` (six instructions, any accumulator: a bias can take
+///   the time sums past `rq_shift`'s `2^30`, as tflm_keyword_scrambled_int8's do) for right
+///   shifts, else the reference arithmetic.
+#[cfg(any(kiln_arch = "dsp", all(test, kiln_arch = "portable")))]
+mod packed {
+    use super::Params;
+    use crate::arch::{rq_full, smlad, ssat8, sxtab16, sxtb16};
+    use crate::fixed_point::multiply_by_quantized_multiplier;
+
+    /// Four int8 values as a word (value `i` in byte `i`).
+    #[inline(always)]
+    fn word(b: [i8; 4]) -> u32 {
+        u32::from_le_bytes(b.map(|v| v as u8))
+    }
+
+    /// `-zp` in both int16 halves of a word.
+    fn offsets(zp: i32) -> u32 {
+        ((zp.wrapping_neg() as u16) as u32) * 0x1_0001
+    }
+
+    /// `acc + sum_i (x_i - zp) * w_i` over the four bytes of `x` and `w`, `off2` =
+    /// [`offsets`]`(zp)`.
+    #[inline(always)]
+    fn dot4(acc: i32, x: u32, off2: u32, w: u32) -> i32 {
+        let acc = smlad(sxtab16::<false>(off2, x), sxtb16::<false>(w), acc);
+        smlad(sxtab16::<true>(off2, x), sxtb16::<true>(w), acc)
+    }
+
+    /// `MultiplyByQuantizedMultiplier(acc, m, shift) + offset` (wrapping): `arch::rq_full`
+    /// for the right shifts (`fast`: `shift` in `-31..=-1` and `m` not `i32::MIN`), else the
+    /// reference arithmetic.
+    #[inline(always)]
+    fn requantize(fast: bool, acc: i32, m: i32, shift: i32, offset: i32) -> i32 {
+        if fast {
+            rq_full(acc, m, -shift, offset)
+        } else {
+            requantize_reference(acc, m, shift, offset)
+        }
+    }
+
+    /// Whether [`requantize`] may take `arch::rq_full` for this multiplier and shift.
+    fn rq_full_fits(m: i32, shift: i32) -> bool {
+        (-31..=-1).contains(&shift) && m != i32::MIN
+    }
+
+    /// [`requantize`] outside `rq_full`'s range (left shifts, or a shift of 0): out of
+    /// line, the models' layers do not take it.
+    #[cold]
+    #[inline(never)]
+    fn requantize_reference(acc: i32, m: i32, shift: i32, offset: i32) -> i32 {
+        multiply_by_quantized_multiplier(acc, m, shift).wrapping_add(offset)
+    }
+
+    /// `sum_i w[i] * (x[i] - zp)` over the shorter of the two.
+    #[inline(always)]
+    fn dot_offset(x: &[i8], w: &[i8], zp: i32, off2: u32) -> i32 {
+        let (x4, x_rest) = x.as_chunks::<4>();
+        let (w4, w_rest) = w.as_chunks::<4>();
+        let mut acc = 0i32;
+        for (&x, &w) in x4.iter().zip(w4) {
+            acc = dot4(acc, word(x), off2, word(w));
+        }
+        for (&x, &w) in x_rest.iter().zip(w_rest) {
+            acc = acc.wrapping_add((w as i32).wrapping_mul(x as i32 - zp));
+        }
+        acc
+    }
+
+    /// Shifts `row` (a multiple of 4 bytes) left by one element, `v` entering last, and
+    /// returns `sum_m wt[m] * (row[m] - zp)` of the shifted row (`off2` =
+    /// [`offsets`]`(zp)`; `wt` at least as long as `row`). Word by word: the shifted word
+    /// `i` is the old word `i` shifted right by a byte with the old word `i + 1`'s first
+    /// byte on top (each word loaded once, carried to the next step).
+    #[inline(always)]
+    fn shift_dot(row: &mut [i8], wt: &[i8], v: i8, off2: u32) -> i32 {
+        let Some((first, rest)) = row.as_chunks_mut::<4>().0.split_first_mut() else {
+            return 0;
+        };
+        let mut wts = wt.as_chunks::<4>().0.iter();
+        let bytes = |s: u32| s.to_le_bytes().map(|b| b as i8);
+        let mut prev = first;
+        let mut old = word(*prev);
+        let mut acc = 0i32;
+        for (cur, &w) in rest.iter_mut().zip(&mut wts) {
+            let next = word(*cur);
+            let s = (old >> 8) | (next << 24);
+            *prev = bytes(s);
+            acc = dot4(acc, s, off2, word(w));
+            (prev, old) = (cur, next);
+        }
+        if let Some(&w) = wts.next() {
+            let s = (old >> 8) | ((v as u8 as u32) << 24);
+            *prev = bytes(s);
+            acc = dot4(acc, s, off2, word(w));
+        }
+        acc
+    }
+
+    /// The int8 SVDF (see [`super`]'s module docs and [`packed`](self)); `false` (nothing
+    /// written) unless the memory size is a non-zero multiple of 4, the zero points are
+    /// int8 and every slice is as long as `p` says.
+    pub(super) fn svdf_s8(
+        p: &Params,
+        input: &[i8],
+        weights_feature: &[i8],
+        weights_time: &[i8],
+        bias: Option<&[i32]>,
+        state: &mut [i8],
+        output: &mut [i8],
+    ) -> bool {
+        let (n_input, n_filter, n_memory, n_rank, n_unit) = (
+            p.input_size,
+            p.num_filters,
+            p.memory_size,
+            p.rank,
+            p.num_units,
+        );
+        let int8 = |zp: i32| (-128..=127).contains(&zp);
+        if n_memory == 0
+            || !n_memory.is_multiple_of(4)
+            || n_input == 0
+            || n_rank == 0
+            || n_filter != n_unit * n_rank
+            || !int8(p.input_zero_point)
+            || !int8(p.state_zero_point)
+            || input.len() != p.batches * n_input
+            || weights_feature.len() < n_filter * n_input
+            || weights_time.len() < n_filter * n_memory
+            || state.len() != p.state_len()
+            || output.len() != p.batches * n_unit
+            || bias.is_some_and(|b| b.len() < n_unit)
+        {
+            return false;
+        }
+        let (x_zp, s_zp) = (p.input_zero_point, p.state_zero_point);
+        let (x_off, s_off) = (offsets(x_zp), offsets(s_zp));
+        let (m1, shift1) = (p.effective_scale_1_a, p.effective_scale_1_b);
+        let (m2, shift2) = (p.effective_scale_2_a, p.effective_scale_2_b);
+        let (fast1, fast2) = (rq_full_fits(m1, shift1), rq_full_fits(m2, shift2));
+        let state_rows = state.chunks_exact_mut(n_filter * n_memory);
+        let out_rows = output.chunks_exact_mut(n_unit);
+        for ((x, state_b), out_b) in input.chunks_exact(n_input).zip(state_rows).zip(out_rows) {
+            let mut filters = weights_feature
+                .chunks_exact(n_input)
+                .zip(weights_time.chunks_exact(n_memory))
+                .zip(state_b.chunks_exact_mut(n_memory));
+            for (u, o) in out_b.iter_mut().enumerate() {
+                let mut acc = bias.map_or(0, |b| b[u]);
+                for _ in 0..n_rank {
+                    let Some(((wf, wt), row)) = filters.next() else {
+                        break;
+                    };
+                    let dot = dot_offset(x, wf, x_zp, x_off);
+                    // Saturated to int8, then the zero point added and narrowed (the pinned
+                    // TFLM's order, see `svdf_integer`).
+                    let scaled = requantize(fast1, dot, m1, shift1, 0);
+                    let v = s_zp.wrapping_add(ssat8(scaled)) as i8;
+                    acc = acc.wrapping_add(shift_dot(row, wt, v, s_off));
+                }
+                let r = requantize(fast2, acc, m2, shift2, p.output_zero_point);
+                *o = ssat8(r) as i8;
+            }
+        }
+        true
+    }
 }
 
 /// Int8 SVDF with an int16 activation state and int16 time weights
@@ -696,6 +882,96 @@ mod tests {
                 assert_eq!(out, out_ref, "case {case}");
             }
         }
+    }
+
+    /// The packed form against `svdf_integer` on random layers: memory sizes that are
+    /// multiples of 4, input sizes with every tail, extreme zero points and weights, both
+    /// requantizations' fast and reference ranges (left shifts, a shift of 0, sums past
+    /// 2^30 through large biases), several batches and ranks, states run over several
+    /// invokes.
+    #[cfg(any(kiln_arch = "dsp", kiln_arch = "portable"))]
+    #[test]
+    fn packed_matches_the_generic_kernel() {
+        let mut rng = Lcg(7);
+        let mut fast_runs = 0;
+        for case in 0..400 {
+            let batches = 1 + case % 3;
+            let input_size = 1 + (rng.next() % 40) as usize;
+            let rank = 1 + (rng.next() % 3) as usize;
+            let num_units = 1 + (rng.next() % 5) as usize;
+            let num_filters = rank * num_units;
+            let memory_size = 4 * (1 + (rng.next() % 9) as usize);
+            let zp = |rng: &mut Lcg| match rng.next() % 4 {
+                0 => -128,
+                1 => 127,
+                _ => rng.i8() as i32,
+            };
+            let shift = |rng: &mut Lcg| match rng.next() % 8 {
+                0 => 0,
+                1 => 1 + (rng.next() % 3) as i32,
+                2 => -31,
+                _ => -1 - (rng.next() % 14) as i32,
+            };
+            let p = Params {
+                input_zero_point: zp(&mut rng),
+                state_zero_point: zp(&mut rng),
+                output_zero_point: zp(&mut rng),
+                effective_scale_1_a: (1 << 30) + (rng.next() >> 2) as i32,
+                effective_scale_1_b: shift(&mut rng),
+                effective_scale_2_a: (1 << 30) + (rng.next() >> 2) as i32,
+                effective_scale_2_b: shift(&mut rng),
+                ..Params::shape(batches, input_size, num_filters, rank, memory_size)
+            };
+            let extreme = |rng: &mut Lcg| match rng.next() % 4 {
+                0 => -128,
+                1 => 127,
+                _ => rng.i8(),
+            };
+            let wf: Vec<i8> = (0..num_filters * input_size)
+                .map(|_| extreme(&mut rng))
+                .collect();
+            let wt: Vec<i8> = (0..num_filters * memory_size)
+                .map(|_| extreme(&mut rng))
+                .collect();
+            let bias: Vec<i32> = (0..num_units)
+                .map(|_| match rng.next() % 5 {
+                    0 => (1 << 30) - (rng.next() % 70_000) as i32,
+                    1 => i32::MIN + (rng.next() % 70_000) as i32,
+                    _ => rng.next() as i32 % 100_000,
+                })
+                .collect();
+            let bias = (case % 7 != 0).then_some(&bias[..]);
+            let mut state = vec![0i8; p.state_len()];
+            reset_state_s8(&p, &mut state);
+            let mut state_ref = state.clone();
+            let mut out = vec![0i8; batches * num_units];
+            let mut out_ref = out.clone();
+            for _ in 0..3 {
+                let x: Vec<i8> = (0..batches * input_size)
+                    .map(|_| extreme(&mut rng))
+                    .collect();
+                assert!(packed::svdf_s8(
+                    &p, &x, &wf, &wt, bias, &mut state, &mut out
+                ));
+                svdf_integer(&p, &x, &wf, &wt, bias, &mut state_ref, &mut out_ref);
+                assert_eq!(state, state_ref, "case {case}: {p:?}");
+                assert_eq!(out, out_ref, "case {case}: {p:?}");
+            }
+            fast_runs += (p.effective_scale_1_b < 0 && p.effective_scale_2_b < 0) as usize;
+        }
+        assert!(fast_runs > 200);
+        // Memory sizes that are not multiples of 4 are left to the generic kernel.
+        let p = Params::shape(1, 4, 2, 1, 6);
+        let mut state = [0i8; 12];
+        assert!(!packed::svdf_s8(
+            &p,
+            &[0; 4],
+            &[0; 8],
+            &[0; 12],
+            None,
+            &mut state,
+            &mut [0; 2]
+        ));
     }
 
     #[test]

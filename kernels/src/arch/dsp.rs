@@ -37,8 +37,8 @@
 //! * Flags: the loop counter's `SUBS` changes the flags, which `asm!` assumes unless
 //!   `preserves_flags` is given (it is not).
 //! * The loops run only when their count is above 0 (a zero count would wrap the counter).
-//! * The single-instruction helpers ([`smmulr`], [`ssat8`], [`rq_shift`], [`max_s8x4`],
-//!   [`min_s8x4`]) are `pure, nomem`: they only read their register operands.
+//! * The single-instruction helpers ([`smmulr`], [`ssat8`], [`rq_shift`], [`rq_full`], [`max_s8x4`],
+//!   [`min_s8x4`], [`sxtb16`], [`sxtab16`], [`smlad`]) are `pure, nomem`: they only read their register operands.
 #![allow(unsafe_code)]
 
 use super::{DwRow, dot};
@@ -1027,6 +1027,236 @@ pub(crate) fn rq_shift(acc: i32, m: i32, e: i32, offset: i32) -> i32 {
     r
 }
 
+/// `MultiplyByQuantizedMultiplier(acc, m, -e) + offset` (TFLM's double rounding, the sum
+/// wrapping) for any `acc`, `m != i32::MIN`, `e` in 1..=31, in six instructions, where
+/// [`rq_shift`] needs `|acc| <= 2^30` (a bias can take a sum past that). The doubling high
+/// multiply is `floor((acc * m + 2^30) / 2^31)` (equal to gemmlowp's for every product but
+/// `MIN * MIN`): `SMULL`, then `LSRS #31` leaves bit 31 of the low word in the register and
+/// bit 30 (the rounding bit) in the carry, and `ADC` with the high word shifted left by one
+/// adds both. The rounding right shift is [`rq_shift`]'s.
+#[inline(always)]
+pub(crate) fn rq_full(acc: i32, m: i32, e: i32, offset: i32) -> i32 {
+    let r: i32;
+    // SAFETY: register-only instructions (see the module documentation); `LSRS`, `ASRS` and
+    // the `ADC`s write and read the flags, which the block does not declare preserved. `lo`
+    // and `hi` are written before `e` and `offset` are read, so they are not `lateout`.
+    unsafe {
+        asm!(
+            "smull {lo}, {hi}, {a}, {m}",
+            "lsrs {lo}, {lo}, #31",
+            "adc {lo}, {lo}, {hi}, lsl #1",
+            "add {lo}, {lo}, {lo}, asr #31",
+            "asrs {lo}, {lo}, {e}",
+            "adc {lo}, {lo}, {o}",
+            lo = out(reg) r,
+            hi = out(reg) _,
+            a = in(reg) acc,
+            m = in(reg) m,
+            e = in(reg) e,
+            o = in(reg) offset,
+            options(pure, nomem, nostack),
+        );
+    }
+    r
+}
+
+/// `x[0] * w[0] + x[1] * w[1] + ...` summed from `+0.0` in increasing order over the
+/// shorter length, each product rounded before its addition: `VMLA.F32` is the chained (not
+/// fused) multiply-accumulate, the same two roundings as Rust's `acc += x * w` (and the same
+/// operand order of the addition, which decides which NaN propagates). Four values of each
+/// row per `VLDMIA` and four `VMLA`s (two instructions per product where LLVM gives five:
+/// `VLDR`, `VLDR`, `VMUL`, `VADD` and address arithmetic), then the last `n % 4` one at a
+/// time, all in one block (a float FULLY_CONNECTED row costs about ten instructions beside
+/// its products). Hard-float targets only: the block uses `s0`-`s8` (declared clobbered),
+/// the sum passes in and out through a core register (stable Rust's `sreg` operands need
+/// the `vfp2` feature, which single-precision cores lack).
+#[cfg(target_abi = "eabihf")]
+#[inline(always)]
+pub(crate) fn dot_f32(x: &[f32], w: &[f32]) -> f32 {
+    let n = x.len().min(w.len());
+    let a: u32;
+    // SAFETY: the first loop runs `n / 4` times and reads 16 bytes of each row per step, the
+    // second `n % 4` times and 4 bytes per step, each only if its count is above 0: `4n`
+    // bytes from the start of each slice, both at least `n` values long. `VLDMIA` needs
+    // word alignment, which `f32` slices have. Pointers and counters are `inout ... => _`,
+    // `s0`-`s8` declared clobbered; `CMP` and `SUBS` set the flags.
+    unsafe {
+        asm!(
+            "vmov s8, {a}",
+            "cmp {n4}, #0",
+            "beq 3f",
+            "2:",
+            "vldmia {x}!, {{s0-s3}}",
+            "vldmia {w}!, {{s4-s7}}",
+            "vmla.f32 s8, s0, s4",
+            "vmla.f32 s8, s1, s5",
+            "vmla.f32 s8, s2, s6",
+            "vmla.f32 s8, s3, s7",
+            "subs {n4}, {n4}, #1",
+            "bne 2b",
+            "3:",
+            "cmp {n1}, #0",
+            "beq 5f",
+            "4:",
+            "vldmia {x}!, {{s0}}",
+            "vldmia {w}!, {{s4}}",
+            "vmla.f32 s8, s0, s4",
+            "subs {n1}, {n1}, #1",
+            "bne 4b",
+            "5:",
+            "vmov {a}, s8",
+            x = inout(reg) x.as_ptr() => _,
+            w = inout(reg) w.as_ptr() => _,
+            n4 = inout(reg) n / 4 => _,
+            n1 = inout(reg) n % 4 => _,
+            a = inout(reg) 0u32 => a,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s4") _, out("s5") _, out("s6") _, out("s7") _, out("s8") _,
+            options(nostack, readonly),
+        );
+    }
+    f32::from_bits(a)
+}
+
+/// Four outputs of a float FULLY_CONNECTED: `out[i] = clamp(dot_f32(x[..k], w[ik..(i +
+/// 1)k]) + bias[i])` with `clamp(v) = min(max(v, lo), hi)` in TFLM's order (`v < lo ? lo :
+/// v`, then `hi < v ? hi : v`: NaN passes), `[lo, hi] = range`. Each sum in its own
+/// register in [`dot_f32`]'s order; `x` loaded once for the four rows, four values of each
+/// row per `VLDMIA` (23 instructions per 16 products); the bias, the clamp (`VCMP`, `VMRS`,
+/// a conditional `VMOV`, as LLVM compiles the comparisons) and the store in the same block,
+/// so a small layer pays one block's set-up per four outputs. Nothing is written if `x` is
+/// shorter than `k` or `w` than `4k` (never in Kiln's calls).
+#[cfg(target_abi = "eabihf")]
+#[inline(always)]
+pub(crate) fn dense_f32_x4(
+    k: usize,
+    x: &[f32],
+    w: &[f32],
+    bias: &[f32; 4],
+    range: &[f32; 2],
+    out: &mut [f32; 4],
+) {
+    if x.len() < k || w.len() / 4 < k {
+        return;
+    }
+    // SAFETY: as [`dot_f32`]: each loop runs only if its count is above 0; the first reads
+    // 16 bytes of `x` and of each row per step (`k / 4` steps), the second 4 bytes (`k % 4`
+    // steps): `4k` bytes from the start of `x` and of each row (row `i` at `w + 4ik` bytes),
+    // all inside the slices (checked above). The block also reads the 16 bytes of `bias` and
+    // the 8 of `range` and writes the 16 bytes of `out`, and nothing else. `VLDMIA`/`VSTMIA`
+    // need word alignment, which `f32` data has. Pointers and counters are `inout ... => _`
+    // or `out`; `s0`-`s15` declared clobbered; `CMP`, `SUBS` and `VMRS APSR_nzcv` set the
+    // flags.
+    unsafe {
+        asm!(
+            "vldmia {b}, {{s12-s15}}",
+            "movs {w3}, #0",
+            "vmov s8, {w3}",
+            "vmov s9, {w3}",
+            "vmov s10, {w3}",
+            "vmov s11, {w3}",
+            "lsls {k}, {k}, #2",
+            "add {w1}, {w0}, {k}",
+            "add {w2}, {w1}, {k}",
+            "add {w3}, {w2}, {k}",
+            "lsrs {b}, {k}, #4",
+            "beq 3f",
+            "2:",
+            "vldmia {x}!, {{s0-s3}}",
+            "vldmia {w0}!, {{s4-s7}}",
+            "vmla.f32 s8, s0, s4",
+            "vmla.f32 s8, s1, s5",
+            "vmla.f32 s8, s2, s6",
+            "vmla.f32 s8, s3, s7",
+            "vldmia {w1}!, {{s4-s7}}",
+            "vmla.f32 s9, s0, s4",
+            "vmla.f32 s9, s1, s5",
+            "vmla.f32 s9, s2, s6",
+            "vmla.f32 s9, s3, s7",
+            "vldmia {w2}!, {{s4-s7}}",
+            "vmla.f32 s10, s0, s4",
+            "vmla.f32 s10, s1, s5",
+            "vmla.f32 s10, s2, s6",
+            "vmla.f32 s10, s3, s7",
+            "vldmia {w3}!, {{s4-s7}}",
+            "vmla.f32 s11, s0, s4",
+            "vmla.f32 s11, s1, s5",
+            "vmla.f32 s11, s2, s6",
+            "vmla.f32 s11, s3, s7",
+            "subs {b}, {b}, #1",
+            "bne 2b",
+            "3:",
+            "ands {k}, {k}, #12",
+            "beq 5f",
+            "4:",
+            "vldmia {x}!, {{s0}}",
+            "vldmia {w0}!, {{s4}}",
+            "vldmia {w1}!, {{s5}}",
+            "vldmia {w2}!, {{s6}}",
+            "vldmia {w3}!, {{s7}}",
+            "vmla.f32 s8, s0, s4",
+            "vmla.f32 s9, s0, s5",
+            "vmla.f32 s10, s0, s6",
+            "vmla.f32 s11, s0, s7",
+            "subs {k}, {k}, #4",
+            "bne 4b",
+            "5:",
+            "vldmia {r}, {{s0-s1}}",
+            "vadd.f32 s8, s8, s12",
+            "vadd.f32 s9, s9, s13",
+            "vadd.f32 s10, s10, s14",
+            "vadd.f32 s11, s11, s15",
+            "vcmp.f32 s8, s0",
+            "vmrs APSR_nzcv, fpscr",
+            "it mi",
+            "vmovmi.f32 s8, s0",
+            "vcmp.f32 s1, s8",
+            "vmrs APSR_nzcv, fpscr",
+            "it mi",
+            "vmovmi.f32 s8, s1",
+            "vcmp.f32 s9, s0",
+            "vmrs APSR_nzcv, fpscr",
+            "it mi",
+            "vmovmi.f32 s9, s0",
+            "vcmp.f32 s1, s9",
+            "vmrs APSR_nzcv, fpscr",
+            "it mi",
+            "vmovmi.f32 s9, s1",
+            "vcmp.f32 s10, s0",
+            "vmrs APSR_nzcv, fpscr",
+            "it mi",
+            "vmovmi.f32 s10, s0",
+            "vcmp.f32 s1, s10",
+            "vmrs APSR_nzcv, fpscr",
+            "it mi",
+            "vmovmi.f32 s10, s1",
+            "vcmp.f32 s11, s0",
+            "vmrs APSR_nzcv, fpscr",
+            "it mi",
+            "vmovmi.f32 s11, s0",
+            "vcmp.f32 s1, s11",
+            "vmrs APSR_nzcv, fpscr",
+            "it mi",
+            "vmovmi.f32 s11, s1",
+            "vstmia {o}, {{s8-s11}}",
+            x = inout(reg) x.as_ptr() => _,
+            w0 = inout(reg) w.as_ptr() => _,
+            k = inout(reg) k => _,
+            b = inout(reg) bias.as_ptr() => _,
+            r = in(reg) range.as_ptr(),
+            o = in(reg) out.as_mut_ptr(),
+            w1 = out(reg) _,
+            w2 = out(reg) _,
+            w3 = out(reg) _,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s4") _, out("s5") _, out("s6") _, out("s7") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s12") _, out("s13") _, out("s14") _, out("s15") _,
+            options(nostack),
+        );
+    }
+}
+
 /// Two int16 halves of a word as a complex value: real part low, imaginary part high.
 /// `cmul_q15(f, t)`: the complex product with each part rounded from Q30 to Q15
 /// (`(x + 2^14) >> 15` of the 32-bit sum, wrapping like the C's `int` arithmetic), as
@@ -1159,6 +1389,60 @@ pub(crate) fn umlal(acc: u64, a: u32, b: u32) -> u64 {
             a = in(reg) a, b = in(reg) b, options(pure, nomem, nostack, preserves_flags));
     }
     (u64::from(hi) << 32) | u64::from(lo)
+}
+
+/// `SXTB16` (`ROR8` false: bytes 0 and 2 of `x`) or `SXTB16 ..., ROR #8` (`ROR8` true:
+/// bytes 1 and 3), each sign-extended into an int16 half (low, high). One instruction for
+/// the widening of four int8 values in two of these, which plain Rust gives as `SXTB`,
+/// `SBFX` and `PKHBT` (three); the single-row dot products of SVDF use them where a
+/// `mac_*` block's set-up costs more than its rows are long.
+#[inline(always)]
+pub(crate) fn sxtb16<const ROR8: bool>(x: u32) -> u32 {
+    let r: u32;
+    // SAFETY: one register-only instruction (see the module documentation).
+    unsafe {
+        if ROR8 {
+            asm!("sxtb16 {r}, {x}, ror #8", r = lateout(reg) r, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        } else {
+            asm!("sxtb16 {r}, {x}", r = lateout(reg) r, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        }
+    }
+    r
+}
+
+/// `SXTAB16` (`ROR8`: with `ROR #8`): [`sxtb16`] of `x` added to the int16 halves of `a`,
+/// each half wrapping. With `a` two copies of a zero point's negation, the widening and the
+/// offset of four int8 values cost two instructions (CMSIS-NN's fully connected form).
+#[inline(always)]
+pub(crate) fn sxtab16<const ROR8: bool>(a: u32, x: u32) -> u32 {
+    let r: u32;
+    // SAFETY: one register-only instruction (see the module documentation).
+    unsafe {
+        if ROR8 {
+            asm!("sxtab16 {r}, {a}, {x}, ror #8", r = lateout(reg) r, a = in(reg) a,
+                x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
+        } else {
+            asm!("sxtab16 {r}, {a}, {x}", r = lateout(reg) r, a = in(reg) a, x = in(reg) x,
+                options(pure, nomem, nostack, preserves_flags));
+        }
+    }
+    r
+}
+
+/// `SMLAD`: `acc + a.low * b.low + a.high * b.high` of the int16 halves, each addition
+/// wrapping in 32 bits (as the reference kernels' `int32_t` sums).
+#[inline(always)]
+pub(crate) fn smlad(a: u32, b: u32, acc: i32) -> i32 {
+    let r: i32;
+    // SAFETY: one register-only instruction (see the module documentation); it may set the
+    // sticky Q flag, so the block does not declare the flags preserved.
+    unsafe {
+        asm!("smlad {r}, {a}, {b}, {c}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b,
+            c = in(reg) acc, options(pure, nomem, nostack));
+    }
+    r
 }
 
 /// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.

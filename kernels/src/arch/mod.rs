@@ -41,7 +41,8 @@
 //!
 //! # Contract
 //!
-//! Single instructions: `smmulr`, `ssat8`, and `rq_shift` (five, see each); `max_s8x4` and
+//! Single instructions: `smmulr`, `ssat8`, and `rq_shift` (five, see each) and `rq_full`
+//! (six, any accumulator; `dsp` and `portable` only); `max_s8x4` and
 //! `min_s8x4` (two each: the lane-wise signed maximum and minimum of four int8 values in a
 //! word, `SSUB8` + `SEL`).
 //!
@@ -57,6 +58,18 @@
 //! library's filter bank). With the DSP extension (and Helium) these are its
 //! `SMLSD`/`SMLADX`/`SMLABB`/`PKHTB`/`UMLAL` and dual 16-bit instructions; the plain-Rust
 //! forms serve the host's tests of the butterflies.
+//!
+//! Widening and dual multiply-accumulate of int8 values, one instruction each with the DSP
+//! extension (`dsp` only; the plain-Rust forms serve the host's tests of their callers):
+//! `sxtb16::<R>(x)` (bytes 0 and 2 of a word, `R`: 1 and 3, sign-extended into int16
+//! halves), `sxtab16::<R>(a, x)` (the same added to `a`'s halves, wrapping) and
+//! `smlad(a, b, acc)` (`acc` plus both halves' products, wrapping).
+//!
+//! Float rows (`dsp` on hard-float targets, `cfg(target_abi = "eabihf")`, and `portable`):
+//! `dot_f32(x, w)` (the dot product summed from `+0.0` in increasing order, each product
+//! rounded before its addition: `VMLA.F32`, not fused) and `dense_f32_x4(k, x, w, bias,
+//! range, out)` (four outputs of a float FULLY_CONNECTED: four such sums plus their biases,
+//! clamped in TFLM's order and stored).
 //!
 //! `lanes_add_s8::<W>(acc, x, at, n, stride)` adds `n` taps of `4 * W` int8 channels (`W`
 //! 1 or 2; tap `k` at `x[at + k * stride..]`) to sums kept in the 16-bit lanes of four
@@ -569,6 +582,55 @@ mod tests {
             for &b in &vals {
                 assert_eq!(rv::smmulr(a, b), smmulr(a, b), "smmulr({a}, {b})");
             }
+        }
+    }
+
+    /// `rq_full` equals TFLM's `MultiplyByQuantizedMultiplier` plus the offset for every
+    /// accumulator (edges included), multiplier but `i32::MIN` (products at the doubling
+    /// multiply's ties included) and right shift 1..=31.
+    #[cfg(not(kiln_arch = "riscv"))]
+    #[test]
+    fn rq_full_is_the_reference_requantization() {
+        use crate::fixed_point::multiply_by_quantized_multiplier;
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let edges = [
+            i32::MIN,
+            i32::MIN + 1,
+            -(1 << 30) - 1,
+            -1,
+            0,
+            1,
+            (1 << 30) + 1,
+            i32::MAX,
+        ];
+        for i in 0..300_000u32 {
+            let (r, s) = (next(), next());
+            let acc = match i % 4 {
+                0 => edges[(r >> 8) as usize % edges.len()],
+                1 => (s as i32) >> (r % 31),
+                _ => s as i32,
+            };
+            let m = match i % 5 {
+                0 => edges[(s >> 16) as usize % edges.len()].max(i32::MIN + 1),
+                1 => (r >> 33) as i32 - (1 << 30),
+                // Products at exact halves of the doubling multiply's rounding.
+                2 => [1 << 30, 3 << 28, -(1 << 30)][(r >> 40) as usize % 3],
+                _ => (1 << 30) + ((r >> 34) as i32),
+            };
+            let e = 1 + ((r >> 20) % 31) as i32;
+            let offset = (s >> 40) as i32 % 256 - 128;
+            let want = multiply_by_quantized_multiplier(acc, m, -e).wrapping_add(offset);
+            assert_eq!(
+                rq_full(acc, m, e, offset),
+                want,
+                "rq_full({acc}, {m}, {e}, {offset})"
+            );
         }
     }
 

@@ -199,6 +199,18 @@ pub(crate) fn rq_shift(acc: i32, m: i32, e: i32, offset: i32) -> i32 {
     (t >> (e & 31)) + ((t >> ((e - 1) & 31)) & 1) + offset
 }
 
+/// `MultiplyByQuantizedMultiplier(acc, m, -e) + offset` for any `acc`, `m != i32::MIN`,
+/// `e` in 1..=31 (see the DSP form).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn rq_full(acc: i32, m: i32, e: i32, offset: i32) -> i32 {
+    let y = ((acc as i64 * m as i64 + (1 << 30)) >> 31) as i32;
+    let t = y.wrapping_add(y >> 31);
+    (t >> (e & 31))
+        .wrapping_add((t >> ((e - 1) & 31)) & 1)
+        .wrapping_add(offset)
+}
+
 /// `SMMULR`: `(a * b + 2^31) >> 32`, the rounded high word of the 64-bit product.
 #[inline(always)]
 pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
@@ -322,6 +334,66 @@ pub(crate) fn sasx(a: u32, b: u32) -> u32 {
 pub(crate) fn ssax(a: u32, b: u32) -> u32 {
     let ((al, ah), (bl, bh)) = (halves(a), halves(b));
     pack(al + bh, ah - bl)
+}
+
+/// Bytes 0 and 2 of `x` (`ROR8`: 1 and 3), sign-extended into the int16 halves (`SXTB16`).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn sxtb16<const ROR8: bool>(x: u32) -> u32 {
+    let x = if ROR8 { x >> 8 } else { x };
+    pack(x as i8 as i32, (x >> 16) as i8 as i32)
+}
+
+/// [`sxtb16`] of `x` added to the halves of `a`, each half wrapping (`SXTAB16`).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn sxtab16<const ROR8: bool>(a: u32, x: u32) -> u32 {
+    let ((al, ah), (xl, xh)) = (halves(a), halves(sxtb16::<ROR8>(x)));
+    pack(al + xl, ah + xh)
+}
+
+/// `acc + a.low * b.low + a.high * b.high` of the int16 halves, wrapping (`SMLAD`).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn smlad(a: u32, b: u32, acc: i32) -> i32 {
+    let ((al, ah), (bl, bh)) = (halves(a), halves(b));
+    acc.wrapping_add(al * bl).wrapping_add(ah * bh)
+}
+
+/// `x[0] * w[0] + x[1] * w[1] + ...` summed from `+0.0` in increasing order over the
+/// shorter length (the DSP form's `VMLA`: each product rounded before its addition).
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn dot_f32(x: &[f32], w: &[f32]) -> f32 {
+    let mut a = 0.0f32;
+    for (&x, &w) in x.iter().zip(w) {
+        a += x * w;
+    }
+    a
+}
+
+/// Four outputs of a float FULLY_CONNECTED (see the DSP form): `out[i] =
+/// clamp(dot_f32(x[..k], w[ik..(i + 1)k]) + bias[i])`, nothing written if a slice is too
+/// short.
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn dense_f32_x4(
+    k: usize,
+    x: &[f32],
+    w: &[f32],
+    bias: &[f32; 4],
+    range: &[f32; 2],
+    out: &mut [f32; 4],
+) {
+    if let (Some(x), Some(w), true) = (x.get(..k), w.get(..4 * k), k > 0) {
+        for ((o, r), b) in out.iter_mut().zip(w.chunks_exact(k)).zip(bias) {
+            *o = crate::util::clamp_f32(dot_f32(x, r) + b, range[0], range[1]);
+        }
+    } else if k == 0 {
+        for (o, b) in out.iter_mut().zip(bias) {
+            *o = crate::util::clamp_f32(0.0 + b, range[0], range[1]);
+        }
+    }
 }
 
 /// Each of the four signed bytes (little-endian lanes) the larger of `a`'s and `b`'s.
