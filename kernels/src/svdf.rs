@@ -355,11 +355,24 @@ fn svdf_integer<T: StateInt>(
     }
 }
 
-/// Int8 SVDF with an int8 activation state and int8 time weights (`EvalInt8SvdfReference`).
-/// `state` is the variable tensor, updated in place. With the DSP extension it runs the
-/// packed form (private module `packed`: dual 16-bit multiply-accumulates) wherever that
-/// applies (a memory size that is a multiple of 4).
+/// Int8 SVDF with an int8 activation state and int8 time weights (`EvalInt8SvdfReference`),
+/// TFLM's loops: the reference kernel. `state` is the variable tensor, updated in place.
 pub fn svdf_s8(
+    p: &Params,
+    input: &[i8],
+    weights_feature: &[i8],
+    weights_time: &[i8],
+    bias: Option<&[i32]>,
+    state: &mut [i8],
+    output: &mut [i8],
+) {
+    svdf_integer(p, input, weights_feature, weights_time, bias, state, output);
+}
+
+/// [`svdf_s8`], byte-identical, on the DSP extension's packed form (private module
+/// `packed`: dual 16-bit multiply-accumulates) wherever that applies (a memory size that is
+/// a multiple of 4); elsewhere the reference loops.
+pub fn svdf_s8_fast(
     p: &Params,
     input: &[i8],
     weights_feature: &[i8],
@@ -829,18 +842,20 @@ mod tests {
         let wf = [1i8, 2, -1, 1];
         let wt = [1i8, 10, 2, -3];
         let bias = [5i32, -5];
-        let mut state = [0i8; 4];
-        let mut out = [0i8; 2];
-        // x - zp = [2, 3]: features [8, 1]; state rows [0, 8], [0, 1].
-        svdf_s8(&p, &[3, 4], &wf, &wt, Some(&bias), &mut state, &mut out);
-        assert_eq!(state, [0, 8, 0, 1]);
-        // unit 0: 5 + 10*8 = 85 (+3); unit 1: -5 - 3 = -8 (+3).
-        assert_eq!(out, [88, -5]);
-        // x - zp = [0, -1]: features [-2, -1]; rows [8, -2], [1, -1].
-        svdf_s8(&p, &[1, 0], &wf, &wt, Some(&bias), &mut state, &mut out);
-        assert_eq!(state, [8, -2, 1, -1]);
-        // unit 0: 5 + 8 - 20 = -7 (+3); unit 1: -5 + 2 + 3 = 0 (+3).
-        assert_eq!(out, [-4, 3]);
+        for svdf in [svdf_s8, svdf_s8_fast] {
+            let mut state = [0i8; 4];
+            let mut out = [0i8; 2];
+            // x - zp = [2, 3]: features [8, 1]; state rows [0, 8], [0, 1].
+            svdf(&p, &[3, 4], &wf, &wt, Some(&bias), &mut state, &mut out);
+            assert_eq!(state, [0, 8, 0, 1]);
+            // unit 0: 5 + 10*8 = 85 (+3); unit 1: -5 - 3 = -8 (+3).
+            assert_eq!(out, [88, -5]);
+            // x - zp = [0, -1]: features [-2, -1]; rows [8, -2], [1, -1].
+            svdf(&p, &[1, 0], &wf, &wt, Some(&bias), &mut state, &mut out);
+            assert_eq!(state, [8, -2, 1, -1]);
+            // unit 0: 5 + 8 - 20 = -7 (+3); unit 1: -5 + 2 + 3 = 0 (+3).
+            assert_eq!(out, [-4, 3]);
+        }
     }
 
     #[test]
@@ -871,15 +886,26 @@ mod tests {
             let wt: Vec<i8> = (0..num_filters * memory_size).map(|_| rng.i8()).collect();
             let bias: Vec<i32> = (0..num_units).map(|_| rng.next() as i32 % 2000).collect();
             let mut state = vec![p.state_zero_point as i8; p.state_len()];
-            let mut state_ref = state.clone();
+            let (mut state_ref, mut state_fast) = (state.clone(), state.clone());
             let mut out = vec![0i8; batches * num_units];
-            let mut out_ref = out.clone();
+            let (mut out_ref, mut out_fast) = (out.clone(), out.clone());
             for _ in 0..4 {
                 let x: Vec<i8> = (0..batches * input_size).map(|_| rng.i8()).collect();
                 svdf_s8(&p, &x, &wf, &wt, Some(&bias), &mut state, &mut out);
+                svdf_s8_fast(
+                    &p,
+                    &x,
+                    &wf,
+                    &wt,
+                    Some(&bias),
+                    &mut state_fast,
+                    &mut out_fast,
+                );
                 reference_s8(&p, &x, &wf, &wt, &bias, &mut state_ref, &mut out_ref);
                 assert_eq!(state, state_ref, "case {case}");
                 assert_eq!(out, out_ref, "case {case}");
+                assert_eq!(state_fast, state_ref, "case {case}, fast");
+                assert_eq!(out_fast, out_ref, "case {case}, fast");
             }
         }
     }

@@ -14,8 +14,10 @@ use proc_macro2::TokenStream;
 /// The kernels, by types.
 #[derive(Debug)]
 enum Svdf {
-    /// int8 state and time weights.
+    /// int8 state and time weights: TFLM's loops (the reference kernel).
     S8(svdf::Params),
+    /// int8 state and time weights, on the target's fast form where it has one.
+    S8Fast(svdf::Params),
     /// int16 state and time weights.
     S8S16(svdf::Params),
     F32(svdf::Params),
@@ -53,7 +55,9 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
                 cx.quant(output)?,
             )
             .map_err(prepare_error)?;
-            if wt_type == DType::I8 {
+            if wt_type == DType::I8 && cx.fast_kernels() {
+                Svdf::S8Fast(p)
+            } else if wt_type == DType::I8 {
                 Svdf::S8(p)
             } else {
                 Svdf::S8S16(p)
@@ -78,7 +82,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         }
     };
     let p = match &kernel {
-        Svdf::S8(p) | Svdf::S8S16(p) | Svdf::F32(p) => p,
+        Svdf::S8(p) | Svdf::S8Fast(p) | Svdf::S8S16(p) | Svdf::F32(p) => p,
     };
     cx.check_elements(state, p.state_len())?;
     cx.check_elements(output, p.batches * p.num_units)?;
@@ -106,6 +110,7 @@ impl Kernel for Svdf {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
         let (function, p) = match self {
             Svdf::S8(p) => ("svdf_s8", p),
+            Svdf::S8Fast(p) => ("svdf_s8_fast", p),
             Svdf::S8S16(p) => ("svdf_s8_s16", p),
             Svdf::F32(p) => ("svdf_f32", p),
         };
@@ -122,6 +127,15 @@ impl Kernel for Svdf {
         use crate::op::{f32s, i8s, i16s, i32s};
         match self {
             Svdf::S8(p) => svdf::svdf_s8(
+                p,
+                i8s(x),
+                i8s(wf),
+                i8s(wt),
+                bias.map(i32s),
+                o8(state),
+                o8(out),
+            ),
+            Svdf::S8Fast(p) => svdf::svdf_s8_fast(
                 p,
                 i8s(x),
                 i8s(wf),
