@@ -408,6 +408,19 @@ pub enum OpKind {
     AssignVariable {
         resource: usize,
     },
+    /// Kiln's own (a tiling's accumulating end, [`crate::tiling`]; no model holds it, the
+    /// reader never makes it): adds the per-channel sums of the pixels of a strip of an int8
+    /// NHWC image (input 0) to an INT32 accumulator of one value per channel (input 1; absent
+    /// for the first strip: the sums start at zero), writing the new accumulator.
+    KilnRowSum,
+    /// Kiln's own (as [`OpKind::KilnRowSum`]): the output of an int8 AVERAGE_POOL_2D with
+    /// `options` whose one output pixel's window covers the whole `height` x `width` image,
+    /// from that image's per-channel sums (input 0, the last [`OpKind::KilnRowSum`]).
+    KilnAverageFinish {
+        options: Pool2dOptions,
+        height: usize,
+        width: usize,
+    },
     /// A builtin without options. Planned like any other operator; the operator modules
     /// dispatch it by name (and refuse it if Kiln has no kernel).
     Other {
@@ -539,6 +552,8 @@ impl OpKind {
             OpKind::VarHandle { .. } => "VAR_HANDLE",
             OpKind::ReadVariable { .. } => "READ_VARIABLE",
             OpKind::AssignVariable { .. } => "ASSIGN_VARIABLE",
+            OpKind::KilnRowSum => "KILN_ROW_SUM",
+            OpKind::KilnAverageFinish { .. } => "KILN_AVERAGE_FINISH",
             OpKind::Other { name } | OpKind::Custom { name, .. } => name,
         }
     }

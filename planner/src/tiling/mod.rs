@@ -81,6 +81,14 @@ pub enum Origin {
     Slice,
     /// The CONCATENATION assembling the cut.
     Assemble,
+    /// A tensor: the per-channel sums (INT32, one per channel) of rows `0..r` of this image
+    /// tensor of the model, accumulated strip by strip where a region ends in a sink.
+    Sum(TensorId, usize),
+    /// A KILN_ROW_SUM adding a strip's sums to the accumulator.
+    Accumulate,
+    /// The KILN_AVERAGE_FINISH writing the cut (the sink's output) from the sums of the
+    /// whole image.
+    Finish,
 }
 
 /// A tiled graph and what it was made from.
@@ -88,9 +96,13 @@ pub enum Origin {
 pub struct Tiled {
     pub graph: Graph,
     pub tiling: Tiling,
-    /// The tensor assembled from strips.
+    /// The tensor assembled from strips (or, for a region ending in a sink, the sink's
+    /// output, finished from the accumulated sums).
     pub cut: TensorId,
-    /// The cut's rows of each strip.
+    /// For a region ending in a sink (an AVERAGE_POOL_2D over the whole image): the image
+    /// the strips' sums accumulate, which is never whole.
+    pub sink: Option<TensorId>,
+    /// The cut's rows of each strip (the sink image's, with a sink).
     pub strips: Vec<(usize, usize)>,
     /// Per tensor of `graph`: [`Origin::Rows`].
     pub tensor_origin: Vec<Origin>,
@@ -157,10 +169,10 @@ pub fn candidates_through(graph: &Graph, op: usize) -> Vec<Tiling> {
     }
     for start in op.saturating_sub(AROUND)..=op {
         for end in op + 1..=n.min(op + 1 + AROUND) {
-            let Some((_, cut)) = region(graph, start, end) else {
+            let Some(r) = region(graph, start, end) else {
                 continue;
             };
-            let Some(h) = image_height(graph, cut) else {
+            let Some(h) = image_height(graph, r.split()) else {
                 continue;
             };
             out.extend(PATCHES.iter().filter(|&&p| p <= h).map(|&patches| Tiling {
@@ -203,10 +215,10 @@ pub fn candidates(graph: &Graph) -> Vec<Tiling> {
             if !tileable.get(end - 1).copied().unwrap_or(false) {
                 break;
             }
-            let Some((_, cut)) = region(graph, start, end) else {
+            let Some(r) = region(graph, start, end) else {
                 continue;
             };
-            let Some(h) = image_height(graph, cut) else {
+            let Some(h) = image_height(graph, r.split()) else {
                 continue;
             };
             out.extend(PATCHES.iter().filter(|&&p| p <= h).map(|&patches| Tiling {

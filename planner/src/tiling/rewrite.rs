@@ -48,6 +48,23 @@ impl Builder<'_> {
         id
     }
 
+    /// A new INT32 accumulator: the per-channel sums of rows `0..r` of image `t` (with its
+    /// quantization: sums of its quantized values).
+    fn sums(&mut self, t: TensorId, r: usize) -> TensorId {
+        let src = self.source.tensor(t);
+        let id = TensorId(self.graph.tensors.len());
+        self.graph.tensors.push(Tensor {
+            id,
+            name: format!("{} sums of rows 0..{r}", src.name),
+            shape: vec![src.shape[3]],
+            dtype: DType::I32,
+            quant: src.quant.clone(),
+            kind: TensorKind::Activation,
+        });
+        self.tensor_origin.push(Origin::Sum(t, r));
+        id
+    }
+
     /// A constant INT32 vector (SLICE's begin and size).
     fn constant(&mut self, name: String, values: &[i32]) -> TensorId {
         let id = TensorId(self.graph.tensors.len());
@@ -141,9 +158,13 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
             tiling.patches
         ))
     };
-    let (rows, cut) =
-        region(graph, j, k).ok_or_else(|| refuse("they are not a tileable region"))?;
-    let h_cut = image_height(graph, cut).ok_or_else(|| refuse("the cut is not an image"))?;
+    let region = region(graph, j, k).ok_or_else(|| refuse("they are not a tileable region"))?;
+    let (rows, cut, sink) = (&region.rows, region.cut, region.sink);
+    // The tensor whose rows the strips split (a sink's image, or the cut), and the operators
+    // run in strips (all but a sink).
+    let split = region.split();
+    let body = if sink.is_some() { k - 1 } else { k };
+    let h_cut = image_height(graph, split).ok_or_else(|| refuse("the cut is not an image"))?;
     if tiling.patches < 2 || tiling.patches > h_cut {
         return Err(refuse("the cut has fewer rows than strips"));
     }
@@ -178,11 +199,13 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         b.copy(op);
     }
     let mut pieces = Vec::with_capacity(strips.len());
+    // A sink's accumulator after the strips so far.
+    let mut acc: Option<TensorId> = None;
     for &(a, z) in &strips {
         // The rows of every tensor this strip needs, from the cut backwards.
         let mut need: Vec<Option<(usize, usize)>> = vec![None; graph.tensors.len()];
-        need[cut.0] = Some((a, z));
-        for (op, &r) in graph.ops[j..k].iter().zip(&rows).rev() {
+        need[split.0] = Some((a, z));
+        for (op, &r) in graph.ops[j..body].iter().zip(rows).rev() {
             let Some(out) = need[op.outputs[0].0] else {
                 continue;
             };
@@ -205,7 +228,7 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         // The strip's tensors, operators forwards.
         b.slices.clear();
         let mut held: Vec<Option<TensorId>> = vec![None; graph.tensors.len()];
-        for (op, &r) in graph.ops[j..k].iter().zip(&rows) {
+        for (op, &r) in graph.ops[j..body].iter().zip(rows) {
             let out_t = op.outputs[0];
             let Some(out_rows) = need[out_t.0] else {
                 continue;
@@ -254,17 +277,46 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
             }
             b.push(op.kind.clone(), inputs, out, Origin::Strip(op.id));
         }
-        pieces.push(held[cut.0].ok_or_else(|| refuse("a strip does not reach the cut"))?);
+        let piece = held[split.0].ok_or_else(|| refuse("a strip does not reach the cut"))?;
+        match sink {
+            // The strip's sums added to the accumulator.
+            Some(image) => {
+                let sums = b.sums(image, z);
+                b.push(
+                    OpKind::KilnRowSum,
+                    vec![Some(piece), acc],
+                    sums,
+                    Origin::Accumulate,
+                );
+                acc = Some(sums);
+            }
+            None => pieces.push(piece),
+        }
     }
-    b.push(
-        OpKind::Concatenation(ConcatenationOptions {
-            axis: 1,
-            activation: Activation::None,
-        }),
-        pieces.into_iter().map(Some).collect(),
-        cut,
-        Origin::Assemble,
-    );
+    match (sink, acc) {
+        (Some(image), Some(acc)) => {
+            let OpKind::AveragePool2d(options) = graph.ops[k - 1].kind else {
+                return Err(refuse("the sink is not an AVERAGE_POOL_2D"));
+            };
+            let s = &graph.tensor(image).shape;
+            let kind = OpKind::KilnAverageFinish {
+                options,
+                height: s[1],
+                width: s[2],
+            };
+            b.push(kind, vec![Some(acc)], cut, Origin::Finish);
+        }
+        (Some(_), None) => return Err(refuse("no strips")),
+        (None, _) => b.push(
+            OpKind::Concatenation(ConcatenationOptions {
+                axis: 1,
+                activation: Activation::None,
+            }),
+            pieces.into_iter().map(Some).collect(),
+            cut,
+            Origin::Assemble,
+        ),
+    }
     for op in &graph.ops[k..] {
         b.copy(op);
     }
@@ -291,6 +343,7 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         graph: tiled_graph,
         tiling,
         cut,
+        sink,
         strips,
         tensor_origin,
         op_origin,

@@ -182,8 +182,74 @@ pub(super) fn input_rows(rows: Rows, (a, b): (usize, usize), h: usize) -> (usize
     }
 }
 
-/// The region of operators `j..k`, if they can be tiled: how each maps rows, and the cut.
-pub(super) fn region(graph: &Graph, j: usize, k: usize) -> Option<(Vec<Rows>, TensorId)> {
+/// If `op` can end a region accumulating its strips (a *sink*): an int8 AVERAGE_POOL_2D
+/// whose one output pixel's window covers the whole input image (NHWC, batch 1, an
+/// activation), which its strips' per-channel sums compute exactly. The image it reads.
+pub(super) fn sink(graph: &Graph, op: &Op) -> Option<TensorId> {
+    let OpKind::AveragePool2d(o) = &op.kind else {
+        return None;
+    };
+    let (x, &[out]) = (op.input(0)?, &op.outputs[..]) else {
+        return None;
+    };
+    let (xt, ot) = (graph.tensor(x), graph.tensor(out));
+    let (s, so) = (&xt.shape, &ot.shape);
+    if xt.dtype != DType::I8
+        || ot.dtype != DType::I8
+        || xt.kind != TensorKind::Activation
+        || ot.kind != TensorKind::Activation
+        || s.len() != 4
+        || s[0] != 1
+        || so.len() != 4
+        || so[..3] != [1, 1, 1]
+        || so[3] != s[3]
+        || op.inputs.len() != 1
+    {
+        return None;
+    }
+    // One output pixel; its window, `-pad..extent - pad`, holds every row and column.
+    let covers = |padding, size: usize, stride: i32, filter: i32| {
+        let (stride, extent) = (usize::try_from(stride).ok()?, usize::try_from(filter).ok()?);
+        if stride == 0 || extent == 0 || extent > i16::MAX as usize {
+            return None;
+        }
+        let (out, pad) = out_and_pad(padding, size, stride, extent);
+        (out == 1 && pad + size <= extent).then_some(())
+    };
+    covers(o.padding, s[1], o.stride_h, o.filter_h)?;
+    covers(o.padding, s[2], o.stride_w, o.filter_w)?;
+    Some(x)
+}
+
+/// A tileable region: how each operator maps rows, the tensor leaving it (the *cut*), and
+/// for a region ending in a [`sink`], the image the sink sums (whose rows are split into
+/// strips, instead of the cut's).
+pub(super) struct Region {
+    pub rows: Vec<Rows>,
+    pub cut: TensorId,
+    pub sink: Option<TensorId>,
+}
+
+impl Region {
+    /// The tensor whose rows the strips split: the sink's image, or the cut.
+    pub fn split(&self) -> TensorId {
+        self.sink.unwrap_or(self.cut)
+    }
+}
+
+/// The region of operators `j..k`, if they can be tiled: how each maps rows, and the cut;
+/// if its last operator is a [`sink`] writing the cut (after at least one operator writing
+/// the image it sums), that image.
+pub(super) fn region(graph: &Graph, j: usize, k: usize) -> Option<Region> {
+    let (rows, cut) = region_rows(graph, j, k)?;
+    let last = &graph.ops[k - 1];
+    let sink = sink(graph, last).filter(|&x| {
+        last.outputs == [cut] && graph.ops[j..k - 1].iter().any(|op| op.outputs.contains(&x))
+    });
+    Some(Region { rows, cut, sink })
+}
+
+fn region_rows(graph: &Graph, j: usize, k: usize) -> Option<(Vec<Rows>, TensorId)> {
     if j >= k || k > graph.ops.len() {
         return None;
     }
