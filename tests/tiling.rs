@@ -1259,7 +1259,7 @@ fn chain_into_global_pool(
         stride_h: if same { s[1] as i32 } else { 1 },
         filter_w: fw as i32,
         filter_h: fh as i32,
-        activation: if seed % 2 == 0 {
+        activation: if seed.is_multiple_of(2) {
             Activation::Relu
         } else {
             Activation::None
