@@ -6,9 +6,15 @@
 //! int32 sum of the window's values per channel, divided by the count with rounding half
 //! away from zero, clamped to the activation range.
 //!
+//! A strip of an image flattened into an int8 FULLY_CONNECTED likewise adds its slice of
+//! the dot products, `(w + weights_offset) * (x + input_offset)` over its elements, to an
+//! INT32 accumulator per output ([`dot_sum_s8`]), and [`dense_finish_s8`] adds the bias and
+//! requantizes as `reference_integer_ops::FullyConnected` (per tensor or per channel).
+//!
 //! Integer addition is associative, so the sums of disjoint strips covering every row once
-//! are the whole image's sums (in wrapping arithmetic too, as TFLM's pooling kernel adds).
+//! are the whole image's sums (in wrapping arithmetic too, as TFLM's kernels add).
 
+use crate::fixed_point::multiply_by_quantized_multiplier;
 use crate::util::clamp_i32;
 
 /// Reference kernels need no scratch memory.
@@ -71,6 +77,85 @@ pub fn average_finish_s8(p: &Params, acc: &[i32], out: &mut [i8]) -> bool {
         *o = clamp_i32(avg, p.quantized_activation_min, p.quantized_activation_max) as i8;
     }
     true
+}
+
+/// Parameters of [`dot_sum_s8`]: where a strip sits in the flattened input of a
+/// FULLY_CONNECTED, and its offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DotParams {
+    /// The FULLY_CONNECTED's input elements (the weights' row length).
+    pub accum_depth: usize,
+    /// The strip's first element in the flattened input.
+    pub first: usize,
+    /// `-input zero point`.
+    pub input_offset: i32,
+    /// `-weights zero point` (0 for per-channel weights, as TFLM's kernel has none).
+    pub weights_offset: i32,
+}
+
+/// The first strip's slice of the dot products: `out[o] = sum over i of (weights[o *
+/// accum_depth + first + i] + weights_offset) * (input[i] + input_offset)`.
+pub fn dot_sum_s8_first(p: &DotParams, input: &[i8], weights: &[i8], out: &mut [i32]) {
+    out.fill(0);
+    dot_sum_s8_in_place2(p, input, out, weights);
+}
+
+/// The dot products so far plus a strip's slice of them (see [`dot_sum_s8_first`]).
+pub fn dot_sum_s8(p: &DotParams, input: &[i8], acc: &[i32], weights: &[i8], out: &mut [i32]) {
+    out.copy_from_slice(acc);
+    dot_sum_s8_in_place2(p, input, out, weights);
+}
+
+/// [`dot_sum_s8`] over its accumulator.
+pub fn dot_sum_s8_in_place2(p: &DotParams, input: &[i8], acc: &mut [i32], weights: &[i8]) {
+    if p.accum_depth == 0 {
+        return;
+    }
+    debug_assert!(p.first + input.len() <= p.accum_depth);
+    debug_assert!(weights.len() >= acc.len() * p.accum_depth);
+    for (a, row) in acc.iter_mut().zip(weights.chunks_exact(p.accum_depth)) {
+        let mut sum = *a;
+        for (&x, &w) in input.iter().zip(&row[p.first..]) {
+            sum = sum.wrapping_add(
+                (i32::from(w) + p.weights_offset).wrapping_mul(i32::from(x) + p.input_offset),
+            );
+        }
+        *a = sum;
+    }
+}
+
+/// Parameters of [`dense_finish_s8`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DenseParams {
+    /// The output's zero point.
+    pub output_offset: i32,
+    /// Lower clamp of the quantized output.
+    pub quantized_activation_min: i32,
+    /// Upper clamp of the quantized output.
+    pub quantized_activation_max: i32,
+}
+
+/// A FULLY_CONNECTED's int8 outputs from its accumulated dot products: `acc[o] + bias[o]`,
+/// multiplied by `multiplier[o]` / `shift[o]` (a per-tensor layer's repeated), plus the
+/// output offset, clamped (`reference_integer_ops::FullyConnected` and
+/// `FullyConnectedPerChannel` after their sums).
+pub fn dense_finish_s8(
+    p: &DenseParams,
+    multiplier: &[i32],
+    shift: &[i32],
+    acc: &[i32],
+    bias: Option<&[i32]>,
+    out: &mut [i8],
+) {
+    for (o, (y, &a)) in out.iter_mut().zip(acc).enumerate() {
+        let a = match bias {
+            Some(b) => a.wrapping_add(b[o]),
+            None => a,
+        };
+        let v = multiply_by_quantized_multiplier(a, multiplier[o], shift[o])
+            .wrapping_add(p.output_offset);
+        *y = clamp_i32(v, p.quantized_activation_min, p.quantized_activation_max) as i8;
+    }
 }
 
 #[cfg(test)]

@@ -421,6 +421,18 @@ pub enum OpKind {
         height: usize,
         width: usize,
     },
+    /// Kiln's own (as [`OpKind::KilnRowSum`]): adds a strip's slice of an int8
+    /// FULLY_CONNECTED's dot products to an INT32 accumulator of one value per output: the
+    /// strip (input 0, rows of an NHWC image of batch 1 whose flattening is the layer's
+    /// input) holds the flattened input's elements from `first`; input 1 is the accumulator
+    /// (absent for the first strip), input 2 the layer's weights.
+    KilnDotSum {
+        first: usize,
+    },
+    /// Kiln's own (as [`OpKind::KilnRowSum`]): an int8 FULLY_CONNECTED with `options` from
+    /// its accumulated dot products (input 0): adds the bias (input 2, if present) and
+    /// requantizes; input 1 is the layer's weights (for their quantization).
+    KilnDenseFinish(FullyConnectedOptions),
     /// A builtin without options. Planned like any other operator; the operator modules
     /// dispatch it by name (and refuse it if Kiln has no kernel).
     Other {
@@ -554,6 +566,8 @@ impl OpKind {
             OpKind::AssignVariable { .. } => "ASSIGN_VARIABLE",
             OpKind::KilnRowSum => "KILN_ROW_SUM",
             OpKind::KilnAverageFinish { .. } => "KILN_AVERAGE_FINISH",
+            OpKind::KilnDotSum { .. } => "KILN_DOT_SUM",
+            OpKind::KilnDenseFinish(_) => "KILN_DENSE_FINISH",
             OpKind::Other { name } | OpKind::Custom { name, .. } => name,
         }
     }

@@ -29,9 +29,11 @@ mod concatenation;
 mod control_flow;
 mod conv_2d;
 mod cumsum;
+mod dense_finish;
 mod depthwise_conv_2d;
 mod dequantize;
 mod div;
+mod dot_sum;
 mod dynamic_update_slice;
 mod elementwise;
 mod fill;
@@ -219,14 +221,16 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
 ];
 
 /// The lowering of the operator named `name` (TFLite's name), if Kiln compiles it; and of
-/// Kiln's own KILN_READ_ROWS (a streamed input's rows), KILN_ROW_SUM and
-/// KILN_AVERAGE_FINISH (a tiled region's accumulating end), which no model holds and
+/// Kiln's own KILN_READ_ROWS (a streamed input's rows), KILN_ROW_SUM, KILN_AVERAGE_FINISH,
+/// KILN_DOT_SUM and KILN_DENSE_FINISH (a tiled region's accumulating ends), which no model holds and
 /// [`OPERATORS`] does not list.
 pub fn lowering(name: &str) -> Option<Lowering> {
     match name {
         kiln_planner::tiling::READ_ROWS => return Some(read_rows::lower),
         "KILN_ROW_SUM" => return Some(row_sum::lower),
         "KILN_AVERAGE_FINISH" => return Some(average_finish::lower),
+        "KILN_DOT_SUM" => return Some(dot_sum::lower),
+        "KILN_DENSE_FINISH" => return Some(dense_finish::lower),
         _ => {}
     }
     OPERATORS

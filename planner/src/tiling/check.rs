@@ -94,10 +94,17 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
     // holds none (`NO_ROWS`) but the sums of rows `0..r` of an image (`sums`).
     const NO_ROWS: TensorId = TensorId(usize::MAX);
     let mut rows: Vec<(TensorId, usize, usize)> = Vec::with_capacity(g.tensors.len());
+    // A dense sink's accumulators: dot products over the flattened rows `0..r` (`dots`).
     let mut sums: Vec<Option<(TensorId, usize)>> = vec![None; g.tensors.len()];
+    let mut dots: Vec<Option<(TensorId, usize)>> = vec![None; g.tensors.len()];
     for (t, o) in g.tensors.iter().zip(&tiled.tensor_origin) {
         let whole = (t.id, 0, t.shape.get(1).copied().unwrap_or(0));
-        if let (Origin::Sum(m, r), false) = (*o, t.id.0 < n0 || t.is_constant()) {
+        let (accumulator, dot) = match *o {
+            Origin::Sum(m, r) => (Some((m, r)), false),
+            Origin::Dot(m, r) => (Some((m, r)), true),
+            _ => (None, false),
+        };
+        if let (Some((m, r)), false) = (accumulator, t.id.0 < n0 || t.is_constant()) {
             let Some(image) = source.tensors.get(m.0) else {
                 return Err(format!("tensor {} claims a tensor the model lacks", t.id.0));
             };
@@ -108,7 +115,8 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 || image.kind != TensorKind::Activation
                 || r == 0
                 || r > s[1]
-                || t.shape != [s[3]]
+                || (!dot && t.shape != [s[3]])
+                || t.shape.len() != 1
                 || t.dtype != DType::I32
                 || t.quant != image.quant
                 || t.kind != TensorKind::Activation
@@ -118,7 +126,11 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                     t.id.0, m.0
                 ));
             }
-            sums[t.id.0] = Some((m, r));
+            if dot {
+                dots[t.id.0] = Some((m, r));
+            } else {
+                sums[t.id.0] = Some((m, r));
+            }
             rows.push((NO_ROWS, 0, 0));
             continue;
         }
@@ -169,6 +181,23 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
             source_producer[t.0] = Some(op.id);
         }
     }
+    // A dense sink's operators in the model: the FULLY_CONNECTED writing the cut and the
+    // RESHAPE flattening the image into its input, unless the layer reads the image itself.
+    let dense = source_producer
+        .get(tiled.cut.0)
+        .copied()
+        .flatten()
+        .map(|p| source.op(p))
+        .filter(|fc| matches!(fc.kind, OpKind::FullyConnected(_)))
+        .and_then(|fc| {
+            let y = fc.input(0)?;
+            if tiled.sink == Some(y) {
+                return Some((fc, None));
+            }
+            let reshape = source.op(source_producer.get(y.0).copied().flatten()?);
+            (reshape.kind == OpKind::Reshape && reshape.outputs == [y])
+                .then_some((fc, Some(reshape)))
+        });
     let mut seen = vec![0usize; source.ops.len()];
     let mut assembled = 0;
     for (op, origin) in g.ops.iter().zip(&tiled.op_origin) {
@@ -330,20 +359,87 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 }
             }
             Origin::Accumulate => {
-                let (OpKind::KilnRowSum, [out]) = (&op.kind, &op.outputs[..]) else {
-                    return bad("an accumulation that is not one KILN_ROW_SUM");
+                let [out] = &op.outputs[..] else {
+                    return bad("an accumulation with other than one output");
                 };
-                let (Some((m, end)), [Some(strip), prev]) = (sums[out.0], &op.inputs[..]) else {
+                // Per-channel sums (KILN_ROW_SUM) or a dense sink's dot products
+                // (KILN_DOT_SUM: the model layer's weights, from the strip's first element).
+                let (acc, first) = match (&op.kind, &op.inputs[..], dense) {
+                    (OpKind::KilnRowSum, [_, _], _) => (&sums, None),
+                    (OpKind::KilnDotSum { first }, [_, _, w], Some((fc, _)))
+                        if *w == fc.input(1)
+                            && g.tensor(*out).shape
+                                == [source.tensor(fc.outputs[0]).elements()] =>
+                    {
+                        (&dots, Some(*first))
+                    }
+                    _ => return bad("an accumulation that is not a KILN_ROW_SUM or KILN_DOT_SUM"),
+                };
+                let (Some((m, end)), [Some(strip), prev, ..]) = (acc[out.0], &op.inputs[..]) else {
                     return bad("an accumulation without its strip or its sums");
                 };
                 let (ms, r, h) = rows[strip.0];
                 // The sums so far end where the strip starts (none: it starts at row 0).
                 let start = match prev {
                     None => Some(0),
-                    Some(p) => sums[p.0].filter(|&(mp, _)| mp == m).map(|(_, e)| e),
+                    Some(p) => acc[p.0].filter(|&(mp, _)| mp == m).map(|(_, e)| e),
                 };
-                if ms != m || start != Some(r) || r + h != end {
+                let s = &source.tensor(m).shape;
+                if ms != m
+                    || start != Some(r)
+                    || r + h != end
+                    || first.is_some_and(|f| f != r * s[2] * s[3])
+                {
                     return bad("its strip does not follow the sums it adds to");
+                }
+            }
+            Origin::Finish if matches!(op.kind, OpKind::KilnDenseFinish(_)) => {
+                assembled += 1;
+                let OpKind::KilnDenseFinish(options) = op.kind else {
+                    unreachable!("matched")
+                };
+                let Some((fc, reshape)) = dense else {
+                    return bad("finishes a tensor no FULLY_CONNECTED of the model writes");
+                };
+                seen[fc.id.0] += 1;
+                if let Some(r) = reshape {
+                    seen[r.id.0] += 1;
+                }
+                let x = match reshape {
+                    Some(r) => r.input(0),
+                    None => fc.input(0),
+                };
+                let (OpKind::FullyConnected(o), Some(x), Some(y), Some(w)) =
+                    (&fc.kind, x, fc.input(0), fc.input(1))
+                else {
+                    return bad("the model's layer lacks its operands");
+                };
+                let (image, flat, weights) = (source.tensor(x), source.tensor(y), source.tensor(w));
+                let s = &image.shape;
+                let elements = image.elements();
+                let acc = op.input(0);
+                if *o != options
+                    || op.outputs != [tiled.cut]
+                    || fc.outputs != [tiled.cut]
+                    || op.inputs.len() != 3
+                    || op.input(1) != Some(w)
+                    || op.input(2) != fc.input(2)
+                    || fc.inputs.len() > 3
+                    || tiled.sink != Some(x)
+                    || s.len() != 4
+                    || s[0] != 1
+                    || acc.and_then(|a| dots[a.0]) != Some((x, s[1]))
+                    || flat.elements() != elements
+                    || flat.dtype != image.dtype
+                    || flat.quant != image.quant
+                    || weights.shape.len() != 2
+                    || weights.shape[1] != elements
+                    || !weights.is_constant()
+                    || source.tensor(tiled.cut).elements() != weights.shape[0]
+                {
+                    return bad(
+                        "does not finish the model's layer over the whole image's dot products",
+                    );
                 }
             }
             Origin::Finish => {
@@ -391,7 +487,7 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                     return bad("does not finish the model's pooling over the whole image's sums");
                 }
             }
-            Origin::Rows(..) | Origin::Sum(..) => {
+            Origin::Rows(..) | Origin::Sum(..) | Origin::Dot(..) => {
                 return bad("an operator with a tensor's origin");
             }
         }

@@ -48,20 +48,20 @@ impl Builder<'_> {
         id
     }
 
-    /// A new INT32 accumulator: the per-channel sums of rows `0..r` of image `t` (with its
-    /// quantization: sums of its quantized values).
-    fn sums(&mut self, t: TensorId, r: usize) -> TensorId {
+    /// A new INT32 accumulator of `n` values: sums over rows `0..r` of image `t` (with its
+    /// quantization: sums of its quantized values), `origin` what they are.
+    fn sums(&mut self, t: TensorId, r: usize, n: usize, origin: Origin) -> TensorId {
         let src = self.source.tensor(t);
         let id = TensorId(self.graph.tensors.len());
         self.graph.tensors.push(Tensor {
             id,
             name: format!("{} sums of rows 0..{r}", src.name),
-            shape: vec![src.shape[3]],
+            shape: vec![n],
             dtype: DType::I32,
             quant: src.quant.clone(),
             kind: TensorKind::Activation,
         });
-        self.tensor_origin.push(Origin::Sum(t, r));
+        self.tensor_origin.push(origin);
         id
     }
 
@@ -163,7 +163,8 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
     // The tensor whose rows the strips split (a sink's image, or the cut), and the operators
     // run in strips (all but a sink).
     let split = region.split();
-    let body = if sink.is_some() { k - 1 } else { k };
+    let body = region.body_end(k);
+    let dense = region.dense.is_some();
     let h_cut = image_height(graph, split).ok_or_else(|| refuse("the cut is not an image"))?;
     if tiling.patches < 2 || tiling.patches > h_cut {
         return Err(refuse("the cut has fewer rows than strips"));
@@ -280,8 +281,25 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         let piece = held[split.0].ok_or_else(|| refuse("a strip does not reach the cut"))?;
         match sink {
             // The strip's sums added to the accumulator.
+            Some(image) if dense => {
+                let fc = &graph.ops[k - 1];
+                let outputs = graph.tensor(fc.outputs[0]).elements();
+                let sums = b.sums(image, z, outputs, Origin::Dot(image, z));
+                let s = &graph.tensor(image).shape;
+                let kind = OpKind::KilnDotSum {
+                    first: a * s[2] * s[3],
+                };
+                b.push(
+                    kind,
+                    vec![Some(piece), acc, fc.input(1)],
+                    sums,
+                    Origin::Accumulate,
+                );
+                acc = Some(sums);
+            }
             Some(image) => {
-                let sums = b.sums(image, z);
+                let channels = graph.tensor(image).shape[3];
+                let sums = b.sums(image, z, channels, Origin::Sum(image, z));
                 b.push(
                     OpKind::KilnRowSum,
                     vec![Some(piece), acc],
@@ -294,6 +312,19 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         }
     }
     match (sink, acc) {
+        (Some(_), Some(acc)) if dense => {
+            let fc = &graph.ops[k - 1];
+            let OpKind::FullyConnected(options) = fc.kind else {
+                return Err(refuse("the sink is not a FULLY_CONNECTED"));
+            };
+            let inputs = vec![Some(acc), fc.input(1), fc.input(2)];
+            b.push(
+                OpKind::KilnDenseFinish(options),
+                inputs,
+                cut,
+                Origin::Finish,
+            );
+        }
         (Some(image), Some(acc)) => {
             let OpKind::AveragePool2d(options) = graph.ops[k - 1].kind else {
                 return Err(refuse("the sink is not an AVERAGE_POOL_2D"));
