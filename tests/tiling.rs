@@ -1513,7 +1513,7 @@ fn chain_into_dense(
         wq,
         Some(wdata),
     );
-    let bias = (seed % 3 != 0).then(|| {
+    let bias = (!seed.is_multiple_of(3)).then(|| {
         let data = (0..outputs)
             .flat_map(|_| ((rand() % 4001) as i32 - 2000).to_le_bytes())
             .collect();
