@@ -165,7 +165,7 @@ mod tests {
     #[test]
     fn strips_sum_to_the_whole_images_average() {
         // A 4x3 image of 2 channels, as one pool and as strips of rows 0..1, 1..3, 3..4.
-        let image: [i8; 24] = core::array::from_fn(|i| (i as i8).wrapping_mul(37) - 50);
+        let image: [i8; 24] = core::array::from_fn(|i| (i as i8).wrapping_mul(37).wrapping_sub(50));
         let (w, d) = (3, 2);
         let mut acc = [0i32; 2];
         row_sum_s8_first(&image[..w * d], &mut acc);
