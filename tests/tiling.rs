@@ -1173,3 +1173,476 @@ fn several_regions_compile_and_match_tflm() {
             .join("mlperf_tiny_vww_mobilenetv1_025_96_int8")
     );
 }
+
+/// Accumulating region ends (sinks, issue 30): kws_dscnn's ten layers of 25x5x64 images run
+/// in strips straight into its AVERAGE_POOL_2D over the whole image, which KILN_ROW_SUM
+/// accumulates strip by strip and KILN_AVERAGE_FINISH finishes; micro_speech's convolution
+/// runs in strips into its FULLY_CONNECTED over the whole image (KILN_DOT_SUM,
+/// KILN_DENSE_FINISH). For every number of strips: the sink's output and the model's output
+/// are TFLM's (`golden_all/`, `golden/`), byte for byte, and the plan verifies.
+#[test]
+fn sink_regions_of_kws_dscnn_and_micro_speech_match_tflm() {
+    for (stem, dense) in [
+        ("mlperf_tiny_kws_dscnn_int8", false),
+        ("tflm_micro_speech_int8", true),
+    ] {
+        sink_regions_match_tflm(stem, dense);
+    }
+}
+
+fn sink_regions_match_tflm(stem: &str, dense: bool) {
+    let bytes = std::fs::read(common::shared_models().join(format!("{stem}.tflite"))).unwrap();
+    let graph = kiln_planner::read_model(&bytes).unwrap();
+    let sinks: Vec<(Tiling, tiling::Tiled)> = tiling::candidates(&graph)
+        .into_iter()
+        .filter_map(|t| Some((t, tiling::tile(&graph, t).ok()?)))
+        .filter(|(_, tiled)| tiled.sink.is_some())
+        .collect();
+    assert!(sinks.len() >= 8, "{stem}: {} sink tilings", sinks.len());
+    let finish = |g: &Graph| {
+        g.ops
+            .iter()
+            .filter(|op| match op.kind {
+                OpKind::KilnDenseFinish(_) => dense,
+                OpKind::KilnAverageFinish { .. } => !dense,
+                _ => false,
+            })
+            .count()
+    };
+    assert!(sinks.iter().all(|(_, t)| finish(&t.graph) == 1), "{stem}");
+    let all = common::shared_models().join("golden_all").join(stem);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(all.join("golden.json")).unwrap()).unwrap();
+    let layers: Vec<usize> = json["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["tensor_index"].as_u64().unwrap() as usize)
+        .collect();
+    let every = &common::samples(&all)[0];
+    let samples = common::samples(&common::shared_models().join("golden").join(stem));
+    for (t, tiled) in &sinks {
+        let g = &tiled.graph;
+        // The image the sink sums is never written whole: only its strips are.
+        let image = tiled.sink.unwrap();
+        assert!(g.ops.iter().all(|op| !op.outputs.contains(&image)), "{t:?}");
+        let steps = kiln_build::lower::lower_all(g).unwrap();
+        let d = kiln_build::lower::declared(&steps);
+        kiln_planner::plan(g, &d, &Default::default()).expect("plans and verifies");
+        let inputs: Vec<&[u8]> = every.inputs.iter().map(Vec::as_slice).collect();
+        let values = kiln_build::exec::run(g, &steps, &inputs);
+        let at = layers.iter().position(|&l| l == tiled.cut.0).unwrap();
+        assert_eq!(
+            values[tiled.cut.0].bytes(),
+            every.outputs[at],
+            "{stem} {t:?}: sink"
+        );
+        for s in &samples {
+            let inputs: Vec<&[u8]> = s.inputs.iter().map(Vec::as_slice).collect();
+            assert_eq!(run(g, &inputs), s.outputs, "{stem} {t:?}: seed {}", s.seed);
+        }
+    }
+}
+
+/// `chain` ending in an int8 AVERAGE_POOL_2D whose one output pixel's window covers the
+/// whole image (VALID with the image's size, or SAME with a window `grow` cells larger).
+fn chain_into_global_pool(
+    h: usize,
+    w: usize,
+    c: usize,
+    layers: &[Layer],
+    seed: u64,
+    same: bool,
+    grow: usize,
+) -> Graph {
+    let mut g = chain(h, w, c, layers, seed);
+    let x = *g.outputs.last().unwrap();
+    let (s, quant) = (g.tensor(x).shape.clone(), g.tensor(x).quant.clone());
+    let y = TensorId(g.tensors.len());
+    g.tensors.push(Tensor {
+        id: y,
+        name: "pooled".into(),
+        shape: vec![1, 1, 1, s[3]],
+        dtype: DType::I8,
+        quant,
+        kind: TensorKind::Activation,
+    });
+    let (fh, fw) = if same {
+        (s[1] + grow, s[2] + grow)
+    } else {
+        (s[1], s[2])
+    };
+    let o = Pool2dOptions {
+        padding: if same { Padding::Same } else { Padding::Valid },
+        // SAME: one output pixel only with a stride at least the image's size.
+        stride_w: if same { s[2] as i32 } else { 1 },
+        stride_h: if same { s[1] as i32 } else { 1 },
+        filter_w: fw as i32,
+        filter_h: fh as i32,
+        activation: if seed.is_multiple_of(2) {
+            Activation::Relu
+        } else {
+            Activation::None
+        },
+    };
+    g.ops.push(Op {
+        id: OpId(g.ops.len()),
+        kind: OpKind::AveragePool2d(o),
+        inputs: vec![Some(x)],
+        outputs: vec![y],
+        intermediates: Vec::new(),
+    });
+    g.outputs = vec![y];
+    g
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Random chains into a whole-image AVERAGE_POOL_2D: every sink tiling (any number of
+    /// strips the image's rows allow) gives the untiled bytes.
+    #[test]
+    fn random_chains_into_a_global_pool_tile_byte_identically(
+        h in 4usize..=20,
+        w in 1usize..=5,
+        c in 1usize..=3,
+        layers in prop::collection::vec(layer(), 1..=4),
+        seed in any::<u64>(),
+        same in any::<bool>(),
+        grow in 0usize..=2,
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let g = chain_into_global_pool(h, w, c, &layers, seed, same, grow);
+        prop_assume!(g.ops.len() >= 2);
+        prop_assume!(kiln_build::lower::lower_all(&g).is_ok());
+        let sinks: Vec<tiling::Tiled> = tiling::candidates(&g)
+            .into_iter()
+            .filter_map(|t| tiling::tile(&g, t).ok())
+            .filter(|t| t.sink.is_some())
+            .collect();
+        prop_assume!(!sinks.is_empty());
+        let tiled = &sinks[pick.index(sinks.len())];
+        let input: Vec<u8> = (0..h * w * c).map(|i| ((i as u64 * 7919) ^ seed) as u8).collect();
+        let want = run(&g, &[&input]);
+        prop_assert_eq!(run(&tiled.graph, &[&input]), want, "{:?}", tiled.tiling);
+    }
+}
+
+/// A sink whose accumulators skip a strip, count one twice, start after row 0, or finish
+/// another pooling is rejected by the independent check.
+#[test]
+fn the_check_rejects_wrong_sinks() {
+    let layers = [
+        Layer::Conv {
+            k: 3,
+            stride: 1,
+            dilation: 1,
+            same: true,
+            out_c: 3,
+        },
+        Layer::Depthwise {
+            k: 3,
+            stride: 1,
+            dilation: 1,
+            same: true,
+            mult: 1,
+        },
+    ];
+    let g = chain_into_global_pool(12, 3, 2, &layers, 7, false, 0);
+    let t = Tiling {
+        start: 0,
+        end: 3,
+        patches: 3,
+    };
+    let good = tiling::tile(&g, t).unwrap();
+    assert!(good.sink.is_some());
+    tiling::check::check(&g, &good).unwrap();
+    let sums: Vec<usize> = (0..good.graph.ops.len())
+        .filter(|&i| good.op_origin[i] == tiling::Origin::Accumulate)
+        .collect();
+    assert_eq!(sums.len(), 3);
+    let finish = good
+        .op_origin
+        .iter()
+        .position(|o| *o == tiling::Origin::Finish)
+        .unwrap();
+    // The last strip's sums added to the first strip's (the middle strip left out).
+    let mut bad = good.clone();
+    bad.graph.ops[sums[2]].inputs[1] = Some(bad.graph.ops[sums[0]].outputs[0]);
+    assert!(tiling::check::check(&g, &bad).is_err());
+    // The middle strip's rows counted twice (its sums added where the last strip's go).
+    let mut bad = good.clone();
+    bad.graph.ops[sums[2]].inputs[0] = bad.graph.ops[sums[1]].inputs[0];
+    assert!(tiling::check::check(&g, &bad).is_err());
+    // The middle strip's sums started afresh: the first strip's rows lost.
+    let mut bad = good.clone();
+    bad.graph.ops[sums[1]].inputs[1] = None;
+    assert!(tiling::check::check(&g, &bad).is_err());
+    // The finish reads the sums of the first two strips only.
+    let mut bad = good.clone();
+    bad.graph.ops[finish].inputs[0] = Some(bad.graph.ops[sums[1]].outputs[0]);
+    assert!(tiling::check::check(&g, &bad).is_err());
+    // The finish averages over another image size.
+    let mut bad = good.clone();
+    if let OpKind::KilnAverageFinish { height, .. } = &mut bad.graph.ops[finish].kind {
+        *height += 1;
+    }
+    assert!(tiling::check::check(&g, &bad).is_err());
+    // A finish claiming a pooling that is not over the whole image.
+    let mut g2 = g.clone();
+    let last = g2.ops.len() - 1;
+    if let OpKind::AveragePool2d(o) = &mut g2.ops[last].kind {
+        o.filter_h -= 1;
+    }
+    let mut bad = good.clone();
+    bad.graph.ops[finish].kind = match &bad.graph.ops[finish].kind {
+        OpKind::KilnAverageFinish { height, width, .. } => OpKind::KilnAverageFinish {
+            options: match g2.ops[last].kind {
+                OpKind::AveragePool2d(o) => o,
+                _ => unreachable!(),
+            },
+            height: *height,
+            width: *width,
+        },
+        _ => unreachable!(),
+    };
+    assert!(tiling::check::check(&g, &bad).is_err());
+}
+
+/// The generated code of a sink: kws_dscnn compiled by `include_model!` under a budget
+/// below its smallest untiled plan (8,490 B) and any tiling with a cut (its images are
+/// 8,000 B each), which only its layers run in strips into the accumulated AVERAGE_POOL_2D
+/// meet; every sample byte-identical with TFLM.
+mod kws_sink {
+    kiln::include_model!(
+        "../../shared/models/mlperf_tiny_kws_dscnn_int8.tflite",
+        ram_budget = 6144
+    );
+}
+
+const _: () = assert!(kws_sink::ARENA_BYTES <= 6144);
+
+#[test]
+fn a_sink_compiles_and_matches_tflm() {
+    check_golden!(
+        kws_sink,
+        common::shared_models()
+            .join("golden")
+            .join("mlperf_tiny_kws_dscnn_int8")
+    );
+}
+
+/// `chain` ending in an int8 FULLY_CONNECTED over the whole image (after a RESHAPE
+/// flattening it, or reading it as it is), per-tensor or per-channel weights, a bias or none.
+#[allow(clippy::too_many_arguments)]
+fn chain_into_dense(
+    h: usize,
+    w: usize,
+    c: usize,
+    layers: &[Layer],
+    seed: u64,
+    reshape: bool,
+    per_channel: bool,
+    outputs: usize,
+) -> Graph {
+    let mut g = chain(h, w, c, layers, seed);
+    let x = *g.outputs.last().unwrap();
+    let (d, xq) = (g.tensor(x).elements(), g.tensor(x).quant.clone());
+    let Quantization::PerTensor { scale: xs, .. } = xq else {
+        unreachable!("chain's images are per tensor")
+    };
+    let mut next = seed | 1;
+    let mut rand = move || {
+        next = next
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (next >> 33) as u32
+    };
+    let push = |g: &mut Graph, name: &str, shape, dtype, quant, data: Option<Vec<u8>>| {
+        let id = TensorId(g.tensors.len());
+        let buffer = 1000 + id.0;
+        g.tensors.push(Tensor {
+            id,
+            name: name.into(),
+            shape,
+            dtype,
+            quant,
+            kind: match data {
+                Some(data) => TensorKind::Constant {
+                    buffer,
+                    offset: 0,
+                    data,
+                },
+                None => TensorKind::Activation,
+            },
+        });
+        id
+    };
+    let input = if reshape {
+        let y = push(&mut g, "flat", vec![1, d], DType::I8, xq.clone(), None);
+        g.ops.push(Op {
+            id: OpId(g.ops.len()),
+            kind: OpKind::Reshape,
+            inputs: vec![Some(x)],
+            outputs: vec![y],
+            intermediates: Vec::new(),
+        });
+        y
+    } else {
+        x
+    };
+    let ws = 0.01;
+    let wq = if per_channel {
+        Quantization::PerChannel {
+            scales: (0..outputs).map(|o| ws * (1.0 + o as f32 * 0.25)).collect(),
+            zero_points: vec![0; outputs],
+            axis: 0,
+        }
+    } else {
+        Quantization::PerTensor {
+            scale: ws,
+            zero_point: 0,
+        }
+    };
+    let wdata: Vec<u8> = (0..outputs * d).map(|_| rand() as u8).collect();
+    let wt = push(
+        &mut g,
+        "weights",
+        vec![outputs, d],
+        DType::I8,
+        wq,
+        Some(wdata),
+    );
+    let bias = (!seed.is_multiple_of(3)).then(|| {
+        let data = (0..outputs)
+            .flat_map(|_| ((rand() % 4001) as i32 - 2000).to_le_bytes())
+            .collect();
+        let q = Quantization::PerTensor {
+            scale: xs * ws,
+            zero_point: 0,
+        };
+        push(&mut g, "bias", vec![outputs], DType::I32, q, Some(data))
+    });
+    let oq = Quantization::PerTensor {
+        scale: 0.05 + (seed % 7) as f32 * 0.02,
+        zero_point: (seed % 9) as i64 - 4,
+    };
+    let out = push(&mut g, "dense", vec![1, outputs], DType::I8, oq, None);
+    g.ops.push(Op {
+        id: OpId(g.ops.len()),
+        kind: OpKind::FullyConnected(kiln_planner::ir::FullyConnectedOptions {
+            activation: if seed.is_multiple_of(2) {
+                Activation::Relu
+            } else {
+                Activation::None
+            },
+            keep_num_dims: false,
+        }),
+        inputs: vec![Some(input), Some(wt), bias],
+        outputs: vec![out],
+        intermediates: Vec::new(),
+    });
+    g.outputs = vec![out];
+    g
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Random chains into a FULLY_CONNECTED over the whole image: every dense sink tiling
+    /// gives the untiled bytes.
+    #[test]
+    fn random_chains_into_a_dense_layer_tile_byte_identically(
+        h in 4usize..=16,
+        w in 1usize..=4,
+        c in 1usize..=3,
+        layers in prop::collection::vec(layer(), 1..=3),
+        seed in any::<u64>(),
+        reshape in any::<bool>(),
+        per_channel in any::<bool>(),
+        outputs in 1usize..=5,
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let g = chain_into_dense(h, w, c, &layers, seed, reshape, per_channel, outputs);
+        prop_assume!(kiln_build::lower::lower_all(&g).is_ok());
+        let sinks: Vec<tiling::Tiled> = tiling::candidates(&g)
+            .into_iter()
+            .filter_map(|t| tiling::tile(&g, t).ok())
+            .filter(|t| t.sink.is_some())
+            .collect();
+        prop_assume!(!sinks.is_empty());
+        let tiled = &sinks[pick.index(sinks.len())];
+        let input: Vec<u8> = (0..h * w * c).map(|i| ((i as u64 * 7919) ^ seed) as u8).collect();
+        let want = run(&g, &[&input]);
+        prop_assert_eq!(run(&tiled.graph, &[&input]), want, "{:?}", tiled.tiling);
+    }
+}
+
+/// A dense sink whose strips' dot products start at the wrong element, use other weights,
+/// or skip a strip is rejected by the independent check.
+#[test]
+fn the_check_rejects_wrong_dense_sinks() {
+    let layers = [Layer::Conv {
+        k: 3,
+        stride: 1,
+        dilation: 1,
+        same: true,
+        out_c: 2,
+    }];
+    for reshape in [false, true] {
+        let g = chain_into_dense(9, 3, 2, &layers, 5, reshape, false, 3);
+        let n = g.ops.len();
+        let good = tiling::tile(
+            &g,
+            Tiling {
+                start: 0,
+                end: n,
+                patches: 3,
+            },
+        )
+        .unwrap();
+        assert!(good.sink.is_some());
+        tiling::check::check(&g, &good).unwrap();
+        let dots: Vec<usize> = (0..good.graph.ops.len())
+            .filter(|&i| good.op_origin[i] == tiling::Origin::Accumulate)
+            .collect();
+        assert_eq!(dots.len(), 3);
+        // The middle strip's products taken one pixel too far along the weights' rows.
+        let mut bad = good.clone();
+        if let OpKind::KilnDotSum { first } = &mut bad.graph.ops[dots[1]].kind {
+            *first += 2;
+        }
+        assert!(tiling::check::check(&g, &bad).is_err());
+        // Other weights (the convolution's filter in their place).
+        let mut bad = good.clone();
+        bad.graph.ops[dots[1]].inputs[2] = g.ops[0].input(1);
+        assert!(tiling::check::check(&g, &bad).is_err());
+        // The last strip added to the first strip's products.
+        let mut bad = good.clone();
+        bad.graph.ops[dots[2]].inputs[1] = Some(bad.graph.ops[dots[0]].outputs[0]);
+        assert!(tiling::check::check(&g, &bad).is_err());
+    }
+}
+
+/// The generated code of a dense sink: micro_speech compiled by `include_model!` under a
+/// budget below its smallest tiling with a cut (4,280 B: the convolution's whole 4,000-byte
+/// image), which only its convolution run in strips into the accumulated FULLY_CONNECTED
+/// meets; every sample byte-identical with TFLM.
+mod micro_speech_sink {
+    kiln::include_model!(
+        "../../shared/models/tflm_micro_speech_int8.tflite",
+        ram_budget = 2304
+    );
+}
+
+const _: () = assert!(micro_speech_sink::ARENA_BYTES <= 2304);
+
+#[test]
+fn a_dense_sink_compiles_and_matches_tflm() {
+    check_golden!(
+        micro_speech_sink,
+        common::shared_models()
+            .join("golden")
+            .join("tflm_micro_speech_int8")
+    );
+}

@@ -19,9 +19,14 @@ pub struct TilingReport {
     pub start: usize,
     pub end: usize,
     pub patches: usize,
-    /// The tensor assembled from the strips (the model's index) and its name.
+    /// The tensor assembled from the strips (the model's index) and its name; for a region
+    /// ending in a sink ([`TilingReport::sink`]), the image whose strips are summed.
     pub cut: usize,
     pub cut_name: String,
+    /// For a region ending in a sink (an AVERAGE_POOL_2D over the whole image, finished from
+    /// the strips' per-channel sums: the image is never whole), the sink's output (the
+    /// model's index).
+    pub sink: Option<usize>,
     /// The cut's rows of each strip.
     pub strips: Vec<(usize, usize)>,
     /// Multiply-accumulates computed again for the strips' halos.
@@ -204,12 +209,14 @@ pub(crate) fn tile_if_needed(
             Err(e) => return Err(e),
         };
         let arena = smallest(&plans).unwrap_or(usize::MAX);
+        let split = tiled.sink.unwrap_or(tiled.cut);
         let report = TilingReport {
             start: tiled.tiling.start,
             end: tiled.tiling.end,
             patches: tiled.tiling.patches,
-            cut: tiled.cut.0,
-            cut_name: graph.tensor(tiled.cut).name.clone(),
+            cut: split.0,
+            cut_name: graph.tensor(split).name.clone(),
+            sink: tiled.sink.map(|_| tiled.cut.0),
             strips: tiled.strips.clone(),
             extra_macs: extra,
             streamed,
@@ -465,12 +472,14 @@ fn further_regions(
                 .collect();
             let mut r = report.clone();
             r.extra_macs = extra;
+            let split = tiled.sink.unwrap_or(tiled.cut);
             r.more.push(TilingReport {
                 start: first,
                 end: first + tiled.tiling.end - tiled.tiling.start,
                 patches: tiled.tiling.patches,
-                cut: tiled.cut.0,
-                cut_name: g.tensor(tiled.cut).name.clone(),
+                cut: split.0,
+                cut_name: g.tensor(split).name.clone(),
+                sink: tiled.sink.map(|_| tiled.cut.0),
                 strips: tiled.strips.clone(),
                 extra_macs: extra - report.extra_macs.min(extra),
                 streamed: false,

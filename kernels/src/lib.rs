@@ -196,6 +196,7 @@ pub mod requantize;
 pub mod resize_bilinear;
 pub mod resize_nearest_neighbor;
 pub mod reverse;
+pub mod row_sum;
 pub mod select;
 pub mod signal_delay;
 pub mod signal_energy;

@@ -408,6 +408,31 @@ pub enum OpKind {
     AssignVariable {
         resource: usize,
     },
+    /// Kiln's own (a tiling's accumulating end, [`crate::tiling`]; no model holds it, the
+    /// reader never makes it): adds the per-channel sums of the pixels of a strip of an int8
+    /// NHWC image (input 0) to an INT32 accumulator of one value per channel (input 1; absent
+    /// for the first strip: the sums start at zero), writing the new accumulator.
+    KilnRowSum,
+    /// Kiln's own (as [`OpKind::KilnRowSum`]): the output of an int8 AVERAGE_POOL_2D with
+    /// `options` whose one output pixel's window covers the whole `height` x `width` image,
+    /// from that image's per-channel sums (input 0, the last [`OpKind::KilnRowSum`]).
+    KilnAverageFinish {
+        options: Pool2dOptions,
+        height: usize,
+        width: usize,
+    },
+    /// Kiln's own (as [`OpKind::KilnRowSum`]): adds a strip's slice of an int8
+    /// FULLY_CONNECTED's dot products to an INT32 accumulator of one value per output: the
+    /// strip (input 0, rows of an NHWC image of batch 1 whose flattening is the layer's
+    /// input) holds the flattened input's elements from `first`; input 1 is the accumulator
+    /// (absent for the first strip), input 2 the layer's weights.
+    KilnDotSum {
+        first: usize,
+    },
+    /// Kiln's own (as [`OpKind::KilnRowSum`]): an int8 FULLY_CONNECTED with `options` from
+    /// its accumulated dot products (input 0): adds the bias (input 2, if present) and
+    /// requantizes; input 1 is the layer's weights (for their quantization).
+    KilnDenseFinish(FullyConnectedOptions),
     /// A builtin without options. Planned like any other operator; the operator modules
     /// dispatch it by name (and refuse it if Kiln has no kernel).
     Other {
@@ -539,6 +564,10 @@ impl OpKind {
             OpKind::VarHandle { .. } => "VAR_HANDLE",
             OpKind::ReadVariable { .. } => "READ_VARIABLE",
             OpKind::AssignVariable { .. } => "ASSIGN_VARIABLE",
+            OpKind::KilnRowSum => "KILN_ROW_SUM",
+            OpKind::KilnAverageFinish { .. } => "KILN_AVERAGE_FINISH",
+            OpKind::KilnDotSum { .. } => "KILN_DOT_SUM",
+            OpKind::KilnDenseFinish(_) => "KILN_DENSE_FINISH",
             OpKind::Other { name } | OpKind::Custom { name, .. } => name,
         }
     }

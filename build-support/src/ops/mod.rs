@@ -20,6 +20,7 @@ use kiln_planner::diag::Result;
 mod add;
 mod add_n;
 mod arg_min_max;
+mod average_finish;
 mod batch_matmul;
 mod broadcast_to;
 mod cast;
@@ -28,9 +29,11 @@ mod concatenation;
 mod control_flow;
 mod conv_2d;
 mod cumsum;
+mod dense_finish;
 mod depthwise_conv_2d;
 mod dequantize;
 mod div;
+mod dot_sum;
 mod dynamic_update_slice;
 mod elementwise;
 mod fill;
@@ -61,6 +64,7 @@ mod reshape;
 mod resize_bilinear;
 mod resize_nearest_neighbor;
 mod reverse;
+mod row_sum;
 mod select;
 mod signal_delay;
 mod signal_energy;
@@ -217,11 +221,17 @@ pub const OPERATORS: &[(&str, Lowering)] = &[
 ];
 
 /// The lowering of the operator named `name` (TFLite's name), if Kiln compiles it; and of
-/// Kiln's own KILN_READ_ROWS (a streamed input's rows), which no model holds and
+/// Kiln's own KILN_READ_ROWS (a streamed input's rows), KILN_ROW_SUM, KILN_AVERAGE_FINISH,
+/// KILN_DOT_SUM and KILN_DENSE_FINISH (a tiled region's accumulating ends), which no model holds and
 /// [`OPERATORS`] does not list.
 pub fn lowering(name: &str) -> Option<Lowering> {
-    if name == kiln_planner::tiling::READ_ROWS {
-        return Some(read_rows::lower);
+    match name {
+        kiln_planner::tiling::READ_ROWS => return Some(read_rows::lower),
+        "KILN_ROW_SUM" => return Some(row_sum::lower),
+        "KILN_AVERAGE_FINISH" => return Some(average_finish::lower),
+        "KILN_DOT_SUM" => return Some(dot_sum::lower),
+        "KILN_DENSE_FINISH" => return Some(dense_finish::lower),
+        _ => {}
     }
     OPERATORS
         .binary_search_by(|(n, _)| n.cmp(&name))

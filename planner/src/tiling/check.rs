@@ -59,6 +59,23 @@ fn window(
     Some([s, needed / 2, extent])
 }
 
+/// Whether a pooling window over an axis of `size` cells has one output position whose window
+/// (from `-padding`, `filter` cells) holds every cell (TFLM's `ComputePaddingHeightWidth`).
+fn whole_window(padding: Padding, size: usize, stride: i32, filter: i32) -> bool {
+    let (Ok(s), Ok(f)) = (usize::try_from(stride), usize::try_from(filter)) else {
+        return false;
+    };
+    if s == 0 || f == 0 || size == 0 {
+        return false;
+    }
+    let out = match padding {
+        Padding::Same => size.div_ceil(s),
+        Padding::Valid => (size + s).saturating_sub(f) / s,
+    };
+    let before = (f.saturating_sub(size)) / 2;
+    out == 1 && before + size <= f
+}
+
 /// Checks `tiled` against `source`; the error says what is wrong.
 pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
     let g = &tiled.graph;
@@ -73,10 +90,50 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
     {
         return Err("the model's tensors, inputs or outputs changed".into());
     }
-    // Rows of which tensor each tensor holds (the model's: all of their own).
+    // Rows of which tensor each tensor holds (the model's: all of their own); an accumulator
+    // holds none (`NO_ROWS`) but the sums of rows `0..r` of an image (`sums`).
+    const NO_ROWS: TensorId = TensorId(usize::MAX);
     let mut rows: Vec<(TensorId, usize, usize)> = Vec::with_capacity(g.tensors.len());
+    // A dense sink's accumulators: dot products over the flattened rows `0..r` (`dots`).
+    let mut sums: Vec<Option<(TensorId, usize)>> = vec![None; g.tensors.len()];
+    let mut dots: Vec<Option<(TensorId, usize)>> = vec![None; g.tensors.len()];
     for (t, o) in g.tensors.iter().zip(&tiled.tensor_origin) {
         let whole = (t.id, 0, t.shape.get(1).copied().unwrap_or(0));
+        let (accumulator, dot) = match *o {
+            Origin::Sum(m, r) => (Some((m, r)), false),
+            Origin::Dot(m, r) => (Some((m, r)), true),
+            _ => (None, false),
+        };
+        if let (Some((m, r)), false) = (accumulator, t.id.0 < n0 || t.is_constant()) {
+            let Some(image) = source.tensors.get(m.0) else {
+                return Err(format!("tensor {} claims a tensor the model lacks", t.id.0));
+            };
+            let s = &image.shape;
+            if s.len() != 4
+                || s[0] != 1
+                || image.dtype != DType::I8
+                || image.kind != TensorKind::Activation
+                || r == 0
+                || r > s[1]
+                || (!dot && t.shape != [s[3]])
+                || t.shape.len() != 1
+                || t.dtype != DType::I32
+                || t.quant != image.quant
+                || t.kind != TensorKind::Activation
+            {
+                return Err(format!(
+                    "tensor {} is not the sums of rows 0..{r} of tensor {}",
+                    t.id.0, m.0
+                ));
+            }
+            if dot {
+                dots[t.id.0] = Some((m, r));
+            } else {
+                sums[t.id.0] = Some((m, r));
+            }
+            rows.push((NO_ROWS, 0, 0));
+            continue;
+        }
         if t.id.0 < n0 || t.is_constant() {
             if *o != Origin::Rows(t.id, 0) {
                 return Err(format!(
@@ -124,6 +181,23 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
             source_producer[t.0] = Some(op.id);
         }
     }
+    // A dense sink's operators in the model: the FULLY_CONNECTED writing the cut and the
+    // RESHAPE flattening the image into its input, unless the layer reads the image itself.
+    let dense = source_producer
+        .get(tiled.cut.0)
+        .copied()
+        .flatten()
+        .map(|p| source.op(p))
+        .filter(|fc| matches!(fc.kind, OpKind::FullyConnected(_)))
+        .and_then(|fc| {
+            let y = fc.input(0)?;
+            if tiled.sink == Some(y) {
+                return Some((fc, None));
+            }
+            let reshape = source.op(source_producer.get(y.0).copied().flatten()?);
+            (reshape.kind == OpKind::Reshape && reshape.outputs == [y])
+                .then_some((fc, Some(reshape)))
+        });
     let mut seen = vec![0usize; source.ops.len()];
     let mut assembled = 0;
     for (op, origin) in g.ops.iter().zip(&tiled.op_origin) {
@@ -149,7 +223,7 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                     let by = tiled.op_origin[p.0];
                     let ok = match by {
                         Origin::Op(q) => Some(q) == source_producer[t.0],
-                        Origin::Assemble => t == tiled.cut,
+                        Origin::Assemble | Origin::Finish => t == tiled.cut,
                         _ => false,
                     };
                     if !ok {
@@ -247,6 +321,9 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                     return bad("a slice without its operands");
                 };
                 let ((mx, rx, hx), (my, ry, hy)) = (rows[x.0], rows[y.0]);
+                if mx == NO_ROWS || my == NO_ROWS {
+                    return bad("a slice of sums");
+                }
                 let w = &g.tensor(*y).shape;
                 let begin = ints(op.input(1));
                 let size = ints(op.input(2));
@@ -281,11 +358,145 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                     return bad("the strips do not cover the cut");
                 }
             }
-            Origin::Rows(..) => return bad("an operator with a tensor's origin"),
+            Origin::Accumulate => {
+                let [out] = &op.outputs[..] else {
+                    return bad("an accumulation with other than one output");
+                };
+                // Per-channel sums (KILN_ROW_SUM) or a dense sink's dot products
+                // (KILN_DOT_SUM: the model layer's weights, from the strip's first element).
+                let (acc, first) = match (&op.kind, &op.inputs[..], dense) {
+                    (OpKind::KilnRowSum, [_, _], _) => (&sums, None),
+                    (OpKind::KilnDotSum { first }, [_, _, w], Some((fc, _)))
+                        if *w == fc.input(1)
+                            && g.tensor(*out).shape
+                                == [source.tensor(fc.outputs[0]).elements()] =>
+                    {
+                        (&dots, Some(*first))
+                    }
+                    _ => return bad("an accumulation that is not a KILN_ROW_SUM or KILN_DOT_SUM"),
+                };
+                let (Some((m, end)), [Some(strip), prev, ..]) = (acc[out.0], &op.inputs[..]) else {
+                    return bad("an accumulation without its strip or its sums");
+                };
+                let (ms, r, h) = rows[strip.0];
+                // The sums so far end where the strip starts (none: it starts at row 0).
+                let start = match prev {
+                    None => Some(0),
+                    Some(p) => acc[p.0].filter(|&(mp, _)| mp == m).map(|(_, e)| e),
+                };
+                let s = &source.tensor(m).shape;
+                if ms != m
+                    || start != Some(r)
+                    || r + h != end
+                    || first.is_some_and(|f| f != r * s[2] * s[3])
+                {
+                    return bad("its strip does not follow the sums it adds to");
+                }
+            }
+            Origin::Finish if matches!(op.kind, OpKind::KilnDenseFinish(_)) => {
+                assembled += 1;
+                let OpKind::KilnDenseFinish(options) = op.kind else {
+                    unreachable!("matched")
+                };
+                let Some((fc, reshape)) = dense else {
+                    return bad("finishes a tensor no FULLY_CONNECTED of the model writes");
+                };
+                seen[fc.id.0] += 1;
+                if let Some(r) = reshape {
+                    seen[r.id.0] += 1;
+                }
+                let x = match reshape {
+                    Some(r) => r.input(0),
+                    None => fc.input(0),
+                };
+                let (OpKind::FullyConnected(o), Some(x), Some(y), Some(w)) =
+                    (&fc.kind, x, fc.input(0), fc.input(1))
+                else {
+                    return bad("the model's layer lacks its operands");
+                };
+                let (image, flat, weights) = (source.tensor(x), source.tensor(y), source.tensor(w));
+                let s = &image.shape;
+                let elements = image.elements();
+                let acc = op.input(0);
+                if *o != options
+                    || op.outputs != [tiled.cut]
+                    || fc.outputs != [tiled.cut]
+                    || op.inputs.len() != 3
+                    || op.input(1) != Some(w)
+                    || op.input(2) != fc.input(2)
+                    || fc.inputs.len() > 3
+                    || tiled.sink != Some(x)
+                    || s.len() != 4
+                    || s[0] != 1
+                    || acc.and_then(|a| dots[a.0]) != Some((x, s[1]))
+                    || flat.elements() != elements
+                    || flat.dtype != image.dtype
+                    || flat.quant != image.quant
+                    || weights.shape.len() != 2
+                    || weights.shape[1] != elements
+                    || !weights.is_constant()
+                    || source.tensor(tiled.cut).elements() != weights.shape[0]
+                {
+                    return bad(
+                        "does not finish the model's layer over the whole image's dot products",
+                    );
+                }
+            }
+            Origin::Finish => {
+                assembled += 1;
+                let OpKind::KilnAverageFinish {
+                    options,
+                    height,
+                    width,
+                } = op.kind
+                else {
+                    return bad("the sums are not finished by KILN_AVERAGE_FINISH");
+                };
+                let Some(model) = source_producer
+                    .get(tiled.cut.0)
+                    .copied()
+                    .flatten()
+                    .map(|p| source.op(p))
+                else {
+                    return bad("finishes a tensor no operator of the model writes");
+                };
+                seen[model.id.0] += 1;
+                let (OpKind::AveragePool2d(o), Some(x), [acc]) = (
+                    &model.kind,
+                    model.input(0),
+                    &op.present_inputs().collect::<Vec<_>>()[..],
+                ) else {
+                    return bad("the model's operator is not an AVERAGE_POOL_2D");
+                };
+                let image = source.tensor(x);
+                let s = &image.shape;
+                let out = source.tensor(tiled.cut);
+                if *o != options
+                    || op.outputs != [tiled.cut]
+                    || model.outputs != [tiled.cut]
+                    || model.inputs.len() != 1
+                    || tiled.sink != Some(x)
+                    || sums[acc.0] != Some((x, s[1]))
+                    || [height, width] != [s[1], s[2]]
+                    || out.dtype != DType::I8
+                    || out.shape != [1, 1, 1, s[3]]
+                    || source.row_window(model.id).is_some()
+                    || !whole_window(o.padding, s[1], o.stride_h, o.filter_h)
+                    || !whole_window(o.padding, s[2], o.stride_w, o.filter_w)
+                {
+                    return bad("does not finish the model's pooling over the whole image's sums");
+                }
+            }
+            Origin::Rows(..) | Origin::Sum(..) | Origin::Dot(..) => {
+                return bad("an operator with a tensor's origin");
+            }
         }
     }
     if assembled != 1 {
         return Err(format!("the cut is assembled {assembled} times"));
+    }
+    if tiled.sink.is_some() != tiled.op_origin.contains(&Origin::Finish) {
+        return Err("a sink without its finish, or a finish without a sink".into());
     }
     if let Some(m) = seen.iter().position(|&c| c == 0) {
         return Err(format!("the model's op {m} is missing"));

@@ -26,6 +26,18 @@
 //!   view. A CONCATENATION along the rows assembles the cut, which the planner makes slices
 //!   of the cut (each strip written in place).
 //!
+//! Accumulating ends (*sinks*): a region may also end in an int8 AVERAGE_POOL_2D whose one
+//! output pixel's window covers its whole input image (a global average pooling, as at the
+//! end of keyword spotting and image classification networks), so that the image it reads
+//! is never whole. The strips split that image's rows (they do not overlap: halos are for
+//! the inputs only); after each strip a KILN_ROW_SUM ([`OpKind::KilnRowSum`]) adds the
+//! strip's per-channel sums to an INT32 accumulator (the first one from zero; the planner
+//! runs the others in place over it), and one KILN_AVERAGE_FINISH
+//! ([`OpKind::KilnAverageFinish`]) divides the whole image's sums by its pixels with TFLM's
+//! rounding and clamp, writing the pooling's output (the cut). Integer sums are exact in any
+//! split, so the bytes are TFLM's. [`check`] verifies that the accumulators add strips
+//! covering every row once, in order, and that the finish is the model's pooling.
+//!
 //! Several regions: a tiled graph can be tiled again ([`candidates_through`]: a region
 //! anywhere, around an operator where a plan still peaks, outside the strips before: a
 //! region never holds an operator with a row window). The rewrite copies the strips of the
@@ -81,6 +93,17 @@ pub enum Origin {
     Slice,
     /// The CONCATENATION assembling the cut.
     Assemble,
+    /// A tensor: the per-channel sums (INT32, one per channel) of rows `0..r` of this image
+    /// tensor of the model, accumulated strip by strip where a region ends in a sink.
+    Sum(TensorId, usize),
+    /// A tensor: the dot products (INT32, one per output) of a FULLY_CONNECTED over the
+    /// flattened rows `0..r` of this image tensor of the model (a dense sink's accumulator).
+    Dot(TensorId, usize),
+    /// A KILN_ROW_SUM or KILN_DOT_SUM adding a strip's sums to the accumulator.
+    Accumulate,
+    /// The KILN_AVERAGE_FINISH or KILN_DENSE_FINISH writing the cut (the sink's output)
+    /// from the sums of the whole image.
+    Finish,
 }
 
 /// A tiled graph and what it was made from.
@@ -88,9 +111,13 @@ pub enum Origin {
 pub struct Tiled {
     pub graph: Graph,
     pub tiling: Tiling,
-    /// The tensor assembled from strips.
+    /// The tensor assembled from strips (or, for a region ending in a sink, the sink's
+    /// output, finished from the accumulated sums).
     pub cut: TensorId,
-    /// The cut's rows of each strip.
+    /// For a region ending in a sink (an AVERAGE_POOL_2D over the whole image): the image
+    /// the strips' sums accumulate, which is never whole.
+    pub sink: Option<TensorId>,
+    /// The cut's rows of each strip (the sink image's, with a sink).
     pub strips: Vec<(usize, usize)>,
     /// Per tensor of `graph`: [`Origin::Rows`].
     pub tensor_origin: Vec<Origin>,
@@ -157,10 +184,10 @@ pub fn candidates_through(graph: &Graph, op: usize) -> Vec<Tiling> {
     }
     for start in op.saturating_sub(AROUND)..=op {
         for end in op + 1..=n.min(op + 1 + AROUND) {
-            let Some((_, cut)) = region(graph, start, end) else {
+            let Some(r) = region(graph, start, end) else {
                 continue;
             };
-            let Some(h) = image_height(graph, cut) else {
+            let Some(h) = image_height(graph, r.split()) else {
                 continue;
             };
             out.extend(PATCHES.iter().filter(|&&p| p <= h).map(|&patches| Tiling {
@@ -201,12 +228,24 @@ pub fn candidates(graph: &Graph) -> Vec<Tiling> {
         }
         for end in start + 1..=n.min(start + MAX_REGION_OPS) {
             if !tileable.get(end - 1).copied().unwrap_or(false) {
+                // A dense sink (a FULLY_CONNECTED, after a RESHAPE or not) right after the
+                // run.
+                for e in [end, end + 1].into_iter().filter(|&e| e <= n) {
+                    if let Some(r) = region(graph, start, e).filter(|r| r.dense.is_some()) {
+                        let h = image_height(graph, r.split()).unwrap_or(0);
+                        out.extend(PATCHES.iter().filter(|&&p| p <= h).map(|&patches| Tiling {
+                            start,
+                            end: e,
+                            patches,
+                        }));
+                    }
+                }
                 break;
             }
-            let Some((_, cut)) = region(graph, start, end) else {
+            let Some(r) = region(graph, start, end) else {
                 continue;
             };
-            let Some(h) = image_height(graph, cut) else {
+            let Some(h) = image_height(graph, r.split()) else {
                 continue;
             };
             out.extend(PATCHES.iter().filter(|&&p| p <= h).map(|&patches| Tiling {

@@ -48,6 +48,23 @@ impl Builder<'_> {
         id
     }
 
+    /// A new INT32 accumulator of `n` values: sums over rows `0..r` of image `t` (with its
+    /// quantization: sums of its quantized values), `origin` what they are.
+    fn sums(&mut self, t: TensorId, r: usize, n: usize, origin: Origin) -> TensorId {
+        let src = self.source.tensor(t);
+        let id = TensorId(self.graph.tensors.len());
+        self.graph.tensors.push(Tensor {
+            id,
+            name: format!("{} sums of rows 0..{r}", src.name),
+            shape: vec![n],
+            dtype: DType::I32,
+            quant: src.quant.clone(),
+            kind: TensorKind::Activation,
+        });
+        self.tensor_origin.push(origin);
+        id
+    }
+
     /// A constant INT32 vector (SLICE's begin and size).
     fn constant(&mut self, name: String, values: &[i32]) -> TensorId {
         let id = TensorId(self.graph.tensors.len());
@@ -141,9 +158,14 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
             tiling.patches
         ))
     };
-    let (rows, cut) =
-        region(graph, j, k).ok_or_else(|| refuse("they are not a tileable region"))?;
-    let h_cut = image_height(graph, cut).ok_or_else(|| refuse("the cut is not an image"))?;
+    let region = region(graph, j, k).ok_or_else(|| refuse("they are not a tileable region"))?;
+    let (rows, cut, sink) = (&region.rows, region.cut, region.sink);
+    // The tensor whose rows the strips split (a sink's image, or the cut), and the operators
+    // run in strips (all but a sink).
+    let split = region.split();
+    let body = region.body_end(k);
+    let dense = region.dense.is_some();
+    let h_cut = image_height(graph, split).ok_or_else(|| refuse("the cut is not an image"))?;
     if tiling.patches < 2 || tiling.patches > h_cut {
         return Err(refuse("the cut has fewer rows than strips"));
     }
@@ -178,11 +200,13 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         b.copy(op);
     }
     let mut pieces = Vec::with_capacity(strips.len());
+    // A sink's accumulator after the strips so far.
+    let mut acc: Option<TensorId> = None;
     for &(a, z) in &strips {
         // The rows of every tensor this strip needs, from the cut backwards.
         let mut need: Vec<Option<(usize, usize)>> = vec![None; graph.tensors.len()];
-        need[cut.0] = Some((a, z));
-        for (op, &r) in graph.ops[j..k].iter().zip(&rows).rev() {
+        need[split.0] = Some((a, z));
+        for (op, &r) in graph.ops[j..body].iter().zip(rows).rev() {
             let Some(out) = need[op.outputs[0].0] else {
                 continue;
             };
@@ -205,7 +229,7 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         // The strip's tensors, operators forwards.
         b.slices.clear();
         let mut held: Vec<Option<TensorId>> = vec![None; graph.tensors.len()];
-        for (op, &r) in graph.ops[j..k].iter().zip(&rows) {
+        for (op, &r) in graph.ops[j..body].iter().zip(rows) {
             let out_t = op.outputs[0];
             let Some(out_rows) = need[out_t.0] else {
                 continue;
@@ -254,17 +278,76 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
             }
             b.push(op.kind.clone(), inputs, out, Origin::Strip(op.id));
         }
-        pieces.push(held[cut.0].ok_or_else(|| refuse("a strip does not reach the cut"))?);
+        let piece = held[split.0].ok_or_else(|| refuse("a strip does not reach the cut"))?;
+        match sink {
+            // The strip's sums added to the accumulator.
+            Some(image) if dense => {
+                let fc = &graph.ops[k - 1];
+                let outputs = graph.tensor(fc.outputs[0]).elements();
+                let sums = b.sums(image, z, outputs, Origin::Dot(image, z));
+                let s = &graph.tensor(image).shape;
+                let kind = OpKind::KilnDotSum {
+                    first: a * s[2] * s[3],
+                };
+                b.push(
+                    kind,
+                    vec![Some(piece), acc, fc.input(1)],
+                    sums,
+                    Origin::Accumulate,
+                );
+                acc = Some(sums);
+            }
+            Some(image) => {
+                let channels = graph.tensor(image).shape[3];
+                let sums = b.sums(image, z, channels, Origin::Sum(image, z));
+                b.push(
+                    OpKind::KilnRowSum,
+                    vec![Some(piece), acc],
+                    sums,
+                    Origin::Accumulate,
+                );
+                acc = Some(sums);
+            }
+            None => pieces.push(piece),
+        }
     }
-    b.push(
-        OpKind::Concatenation(ConcatenationOptions {
-            axis: 1,
-            activation: Activation::None,
-        }),
-        pieces.into_iter().map(Some).collect(),
-        cut,
-        Origin::Assemble,
-    );
+    match (sink, acc) {
+        (Some(_), Some(acc)) if dense => {
+            let fc = &graph.ops[k - 1];
+            let OpKind::FullyConnected(options) = fc.kind else {
+                return Err(refuse("the sink is not a FULLY_CONNECTED"));
+            };
+            let inputs = vec![Some(acc), fc.input(1), fc.input(2)];
+            b.push(
+                OpKind::KilnDenseFinish(options),
+                inputs,
+                cut,
+                Origin::Finish,
+            );
+        }
+        (Some(image), Some(acc)) => {
+            let OpKind::AveragePool2d(options) = graph.ops[k - 1].kind else {
+                return Err(refuse("the sink is not an AVERAGE_POOL_2D"));
+            };
+            let s = &graph.tensor(image).shape;
+            let kind = OpKind::KilnAverageFinish {
+                options,
+                height: s[1],
+                width: s[2],
+            };
+            b.push(kind, vec![Some(acc)], cut, Origin::Finish);
+        }
+        (Some(_), None) => return Err(refuse("no strips")),
+        (None, _) => b.push(
+            OpKind::Concatenation(ConcatenationOptions {
+                axis: 1,
+                activation: Activation::None,
+            }),
+            pieces.into_iter().map(Some).collect(),
+            cut,
+            Origin::Assemble,
+        ),
+    }
     for op in &graph.ops[k..] {
         b.copy(op);
     }
@@ -291,6 +374,7 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         graph: tiled_graph,
         tiling,
         cut,
+        sink,
         strips,
         tensor_origin,
         op_origin,

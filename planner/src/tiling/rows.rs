@@ -182,8 +182,174 @@ pub(super) fn input_rows(rows: Rows, (a, b): (usize, usize), h: usize) -> (usize
     }
 }
 
-/// The region of operators `j..k`, if they can be tiled: how each maps rows, and the cut.
-pub(super) fn region(graph: &Graph, j: usize, k: usize) -> Option<(Vec<Rows>, TensorId)> {
+/// If `op` can end a region accumulating its strips (a *sink*): an int8 AVERAGE_POOL_2D
+/// whose one output pixel's window covers the whole input image (NHWC, batch 1, an
+/// activation), which its strips' per-channel sums compute exactly. The image it reads.
+pub(super) fn sink(graph: &Graph, op: &Op) -> Option<TensorId> {
+    let OpKind::AveragePool2d(o) = &op.kind else {
+        return None;
+    };
+    let (x, &[out]) = (op.input(0)?, &op.outputs[..]) else {
+        return None;
+    };
+    let (xt, ot) = (graph.tensor(x), graph.tensor(out));
+    let (s, so) = (&xt.shape, &ot.shape);
+    if xt.dtype != DType::I8
+        || ot.dtype != DType::I8
+        || xt.kind != TensorKind::Activation
+        || ot.kind != TensorKind::Activation
+        || s.len() != 4
+        || s[0] != 1
+        || so.len() != 4
+        || so[..3] != [1, 1, 1]
+        || so[3] != s[3]
+        || op.inputs.len() != 1
+    {
+        return None;
+    }
+    // One output pixel; its window, `-pad..extent - pad`, holds every row and column.
+    let covers = |padding, size: usize, stride: i32, filter: i32| {
+        let (stride, extent) = (usize::try_from(stride).ok()?, usize::try_from(filter).ok()?);
+        if stride == 0 || extent == 0 || extent > i16::MAX as usize {
+            return None;
+        }
+        let (out, pad) = out_and_pad(padding, size, stride, extent);
+        (out == 1 && pad + size <= extent).then_some(())
+    };
+    covers(o.padding, s[1], o.stride_h, o.filter_h)?;
+    covers(o.padding, s[2], o.stride_w, o.filter_w)?;
+    Some(x)
+}
+
+/// If `fc` (after `reshape`, if given) can end a region accumulating its strips (a *dense
+/// sink*): an int8 FULLY_CONNECTED of one batch, constant weights `[outputs, H*W*C]` and an
+/// INT32 constant bias or none, over an int8 NHWC image of batch 1 (an activation), or over
+/// a RESHAPE flattening it that only the layer reads. The image.
+pub(super) fn dense_sink(graph: &Graph, reshape: Option<&Op>, fc: &Op) -> Option<TensorId> {
+    let OpKind::FullyConnected(_) = fc.kind else {
+        return None;
+    };
+    if fc.outputs.len() != 1 {
+        return None;
+    }
+    let (x, y) = match reshape {
+        Some(r) if r.kind == OpKind::Reshape && r.outputs.len() == 1 => (r.input(0)?, r.outputs[0]),
+        Some(_) => return None,
+        None => (fc.input(0)?, fc.input(0)?),
+    };
+    let (xt, yt) = (graph.tensor(x), graph.tensor(y));
+    let w = graph.tensor(fc.input(1)?);
+    let out = graph.tensor(fc.outputs[0]);
+    let s = &xt.shape;
+    let bias_ok = fc
+        .input(2)
+        .is_none_or(|b| graph.tensor(b).is_constant() && graph.tensor(b).dtype == DType::I32);
+    let ok = fc.input(0) == Some(y)
+        && fc.inputs.len() <= 3
+        && s.len() == 4
+        && s[0] == 1
+        && xt.dtype == DType::I8
+        && xt.kind == TensorKind::Activation
+        && yt.dtype == DType::I8
+        && yt.quant == xt.quant
+        && yt.elements() == xt.elements()
+        && w.is_constant()
+        && w.dtype == DType::I8
+        && w.shape.len() == 2
+        && w.shape[1] == xt.elements()
+        && out.dtype == DType::I8
+        && out.kind == TensorKind::Activation
+        && out.elements() == w.shape[0]
+        && bias_ok
+        // The flattened image is read by the layer only.
+        && (reshape.is_none()
+            || (!graph.outputs.contains(&y)
+                && graph
+                    .ops
+                    .iter()
+                    .filter(|op| op.present_inputs().any(|t| t == y))
+                    .count()
+                    == 1));
+    ok.then_some(x)
+}
+
+/// A tileable region: how each operator maps rows, the tensor leaving it (the *cut*), and
+/// for a region ending in a sink, the image the sink sums (whose rows are split into
+/// strips, instead of the cut's) and whether the sink is a dense one, of how many
+/// operators (a FULLY_CONNECTED, after a RESHAPE or not) rather than a pooling.
+pub(super) struct Region {
+    pub rows: Vec<Rows>,
+    pub cut: TensorId,
+    pub sink: Option<TensorId>,
+    pub dense: Option<usize>,
+}
+
+impl Region {
+    /// The tensor whose rows the strips split: the sink's image, or the cut.
+    pub fn split(&self) -> TensorId {
+        self.sink.unwrap_or(self.cut)
+    }
+
+    /// The end of the operators run in strips (all but the sink's).
+    pub fn body_end(&self, k: usize) -> usize {
+        match (self.sink, self.dense) {
+            (None, _) => k,
+            (Some(_), None) => k - 1,
+            (Some(_), Some(n)) => k - n,
+        }
+    }
+}
+
+/// The region of operators `j..k`, if they can be tiled: how each maps rows, and the cut;
+/// if its last operator is a [`sink`] writing the cut (after at least one operator writing
+/// the image it sums), that image; if its last one or two are a [`dense_sink`] (after at
+/// least one operator, whose image is the only tensor leaving them), that image, the cut the
+/// layer's output.
+pub(super) fn region(graph: &Graph, j: usize, k: usize) -> Option<Region> {
+    if let Some((rows, cut)) = region_rows(graph, j, k) {
+        let last = &graph.ops[k - 1];
+        let sink = sink(graph, last).filter(|&x| {
+            last.outputs == [cut] && graph.ops[j..k - 1].iter().any(|op| op.outputs.contains(&x))
+        });
+        return Some(Region {
+            rows,
+            cut,
+            sink,
+            dense: None,
+        });
+    }
+    if k < j + 2 || k > graph.ops.len() {
+        return None;
+    }
+    let fc = &graph.ops[k - 1];
+    for n in [1, 2] {
+        if k < j + n + 1 {
+            break;
+        }
+        let reshape = (n == 2).then(|| &graph.ops[k - 2]);
+        let Some(x) = dense_sink(graph, reshape, fc) else {
+            continue;
+        };
+        let Some((rows, image)) = region_rows(graph, j, k - n) else {
+            continue;
+        };
+        // The image leaves the strips for the sink only.
+        let read_after = graph.ops[k - n + 1..]
+            .iter()
+            .any(|op| op.present_inputs().any(|t| t == x));
+        if image == x && !read_after && !graph.outputs.contains(&x) {
+            return Some(Region {
+                rows,
+                cut: fc.outputs[0],
+                sink: Some(x),
+                dense: Some(n),
+            });
+        }
+    }
+    None
+}
+
+fn region_rows(graph: &Graph, j: usize, k: usize) -> Option<(Vec<Rows>, TensorId)> {
     if j >= k || k > graph.ops.len() {
         return None;
     }

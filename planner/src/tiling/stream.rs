@@ -146,6 +146,7 @@ pub fn stream_input(tiled: &Tiled) -> Result<Tiled> {
         graph,
         tiling: tiled.tiling,
         cut: tiled.cut,
+        sink: tiled.sink,
         strips: tiled.strips.clone(),
         tensor_origin,
         op_origin,
