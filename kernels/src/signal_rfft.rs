@@ -165,8 +165,8 @@ pub trait Sample: Copy + Default {
         false
     }
     /// Runs the split steps of `kiss_fftr` (`INVERSE = false`) or `kiss_fftri` on
-    /// `values` (see [`split_pairs`]) on a target's packed form, with the same results as
-    /// the steps [`fftr`] and [`fftri`] write out; `false` where there is none.
+    /// `values` (see `split_pairs`) on a target's packed form, with the same results as
+    /// the steps `split_forward` and `split_inverse`; `false` where there is none.
     fn split_packed<const INVERSE: bool>(
         _values: &mut [Stored<Self>],
         _ncfft: usize,
