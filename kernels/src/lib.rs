@@ -123,7 +123,8 @@
 //! | [`reduce`], [`arg_min_max`], [`cumsum`] | SUM, REDUCE_MAX/MIN/ALL on [`mean`]'s layout; ARG_MAX/ARG_MIN; CUMSUM |
 //! | [`gather`], [`slice`](mod@slice), [`split`] | GATHER, GATHER_ND, EMBEDDING_LOOKUP; SLICE; SPLIT, SPLIT_V, UNPACK and PACK (byte copies) |
 //! | [`batch_matmul`] | BATCH_MATMUL float32/int8/int16 (operands read through strides, no scratch) |
-//! | [`lstm`], [`lstm_f32`], [`lstm_s16`], [`svdf`] | UNIDIRECTIONAL_SEQUENCE_LSTM int8, float32, int16; SVDF |
+//! | [`lstm`], [`lstm_f32`], [`lstm_s16`], [`svdf`] | UNIDIRECTIONAL_SEQUENCE_LSTM int8, float32, int16; SVDF (`svdf_s8` TFLM's loops, `svdf_s8_fast` on the DSP extension) |
+//! | [`row_sum`] | the sinks of tiled regions: a strip's per-channel sums or dot products added to an INT32 accumulator, the whole-image average or FULLY_CONNECTED finished from it |
 //! | [`neg`], [`math`] | NEG float32; the exp/log helpers behind SOFTMAX and friends |
 //! | [`conv_2d`], [`depthwise_conv_2d`], [`fully_connected`], [`add`] (fast int8) | `conv_2d_s8_fast`, `conv_2d_s8_fast_pointwise_in_place`, `depthwise_conv_2d_s8_fast`, `depthwise_conv_2d_s8_fast_single`, `depthwise_conv_2d_s8_fast_in_place`, `fully_connected_s8_fast`, the fast ADD kernels (see each module), on [`gemm`] |
 //!
