@@ -15,18 +15,18 @@ pub const KINDS: [&str; 6] = [
 ];
 
 /// Cortex-M4 (DSP kernels) instructions per unit of each of [`KINDS`].
-pub const M4: [f64; 6] = [1.6491, 2.4969, 2.0992, 5.3842, 3.9743, 483.6072];
+pub const M4: [f64; 6] = [1.6596, 2.4607, 2.0955, 5.2540, 3.9015, 256.9369];
 
 /// Cortex-M55 (Helium kernels) instructions per unit of each of [`KINDS`].
-pub const M55: [f64; 6] = [0.3071, 1.0768, 0.2151, 1.4115, 1.0315, 331.6120];
+pub const M55: [f64; 6] = [0.3062, 1.0665, 0.2068, 1.4038, 1.0351, 330.3412];
 
 /// The models fitted.
 pub const MODELS: usize = 24;
 
 /// The estimate's error on the fitted models, in percent: median and worst (M4, M55),
 /// and the model of the worst.
-pub const M4_ERROR: (f64, f64, &str) = (7.5, 95.7, "tflm_mnist_lstm_int8");
-pub const M55_ERROR: (f64, f64, &str) = (21.5, 98.3, "tflm_mnist_lstm_int8");
+pub const M4_ERROR: (f64, f64, &str) = (5.7, 95.8, "tflm_mnist_lstm_int8");
+pub const M55_ERROR: (f64, f64, &str) = (20.3, 98.3, "tflm_mnist_lstm_int8");
 
 /// The kinds of code, in the order of the code rates: distinct kernel functions of
 /// convolutions, of depthwise convolutions, of the other MAC kernels and of the rest;
@@ -40,14 +40,14 @@ pub const CODE_KINDS: [&str; 5] = [
 ];
 
 /// Cortex-M4 code bytes per unit of each of [`CODE_KINDS`], opt-level "s".
-pub const CODE_M4_S: [f64; 5] = [4231.9198, 1233.5113, 803.0213, 254.9281, 108.9956];
+pub const CODE_M4_S: [f64; 5] = [3824.6620, 498.9054, 918.1056, 236.9445, 104.7618];
 
 /// Cortex-M4 code bytes per unit of each of [`CODE_KINDS`], opt-level 3.
-pub const CODE_M4_3: [f64; 5] = [5329.9915, 1617.1023, 1266.4120, 404.0580, 91.2767];
+pub const CODE_M4_3: [f64; 5] = [5321.8280, 565.1603, 1651.4203, 279.1405, 114.2774];
 
 /// The models fitted for the code estimate.
 pub const CODE_MODELS: usize = 24;
 
 /// The code estimate's error on the fitted models at opt-level "s": median in percent,
 /// worst in bytes, and the model of the worst.
-pub const CODE_ERROR: (f64, f64, &str) = (12.6, 2554.0, "siliconlabs_image_example1");
+pub const CODE_ERROR: (f64, f64, &str) = (8.8, 2202.0, "siliconlabs_image_example1");
