@@ -8,10 +8,7 @@
 
 #[cfg(feature = "exec")]
 use crate::op::Io;
-use crate::op::{
-    Call, Cx, Kernel, Operand, Step, activation, padding, positive, prepare_error, types,
-    unsupported,
-};
+use crate::op::{Call, Cx, Kernel, Operand, Step, prepare_error, types, unsupported};
 use kiln_kernels::pooling as pool;
 use kiln_kernels::row_sum as k;
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
@@ -43,14 +40,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     }
     let depth = cx.tensor(acc).shape.iter().product::<usize>();
     cx.check_shape(acc, &[depth])?;
-    let opts = pool::Options {
-        padding: padding(o.padding),
-        stride_height: positive(o.stride_h, "stride")?,
-        stride_width: positive(o.stride_w, "stride")?,
-        filter_height: positive(o.filter_h, "filter height")?,
-        filter_width: positive(o.filter_w, "filter width")?,
-        activation: activation(o.activation),
-    };
+    let opts = super::pooling::options(&o)?;
     let p = pool::prepare_s8(
         [1, height, width, depth],
         [1, 1],

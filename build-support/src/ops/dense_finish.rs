@@ -8,13 +8,10 @@
 
 #[cfg(feature = "exec")]
 use crate::op::Io;
-use crate::op::{
-    Call, Cx, Kernel, Operand, PerChannel, Step, activation, prepare_error, unsupported,
-};
-use kiln_kernels::fully_connected as fc;
+use crate::op::{Call, Cx, Kernel, Operand, PerChannel, Step, activation, unsupported};
 use kiln_kernels::row_sum as k;
 use kiln_planner::diag::Result;
-use kiln_planner::ir::{DType, OpKind, Quantization};
+use kiln_planner::ir::{DType, OpKind};
 use proc_macro2::TokenStream;
 
 /// The kernel's parameters and its per-channel tables (a per-tensor layer's repeated).
@@ -49,32 +46,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     cx.check_bias(bias, outputs, &[DType::I32])?;
     let act = activation(o.activation);
     let (iq, oq) = (cx.quant(acc)?, cx.quant(output)?);
-    let (p, t) = match &cx.tensor(weights).quant {
-        Quantization::PerChannel { scales, .. } => PerChannel::prepare(outputs, |m, s| {
-            fc::prepare_per_channel_s8(1, accum_depth, outputs, iq, scales, oq, act, m, s)
-        })?,
-        _ => {
-            let bias_scale = match bias {
-                Some(b) => Some(cx.quant(b)?.scale),
-                None => None,
-            };
-            let p = fc::prepare_s8(
-                1,
-                accum_depth,
-                outputs,
-                iq,
-                cx.quant(weights)?,
-                bias_scale,
-                oq,
-                act,
-            )
-            .map_err(prepare_error)?;
-            let t = PerChannel {
-                multiplier: vec![p.output_multiplier; outputs],
-                shift: vec![p.output_shift; outputs],
-            };
-            (p, t)
-        }
+    let layer = [1, accum_depth, outputs];
+    let (p, t) = match super::fully_connected::prepare_s8(cx, layer, iq, oq, act, weights, bias)? {
+        (p, Some(t)) => (p, t),
+        (p, None) => (p, super::fully_connected::per_tensor(&p)),
     };
     let params = k::DenseParams {
         output_offset: p.output_offset,

@@ -7,8 +7,9 @@ use crate::op::{
     Call, Cx, Fast, Kernel, Operand, PerChannel, Step, activation, prepare_error, unsupported,
 };
 use kiln_kernels::fully_connected as fc;
+use kiln_kernels::quant::{Activation, QuantParams};
 use kiln_planner::diag::Result;
-use kiln_planner::ir::{DType, OpKind, Quantization};
+use kiln_planner::ir::{DType, OpKind, Quantization, TensorId};
 use proc_macro2::TokenStream;
 
 /// The kernels, by types and quantization.
@@ -136,43 +137,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
                     .expected_found("INT32", cx.dtype(b).name()));
             }
             let (iq, oq) = (cx.quant(input)?, cx.quant(output)?);
-            match &cx.tensor(weights).quant {
-                Quantization::PerChannel { scales, .. } => {
-                    let (p, t) = PerChannel::prepare(output_depth, |m, s| {
-                        fc::prepare_per_channel_s8(
-                            batches,
-                            accum_depth,
-                            output_depth,
-                            iq,
-                            scales,
-                            oq,
-                            act,
-                            m,
-                            s,
-                        )
-                    })?;
-                    FullyConnected::PerChannelS8(p, t)
-                }
-                _ => {
-                    let wq = cx.quant(weights)?;
-                    let bias_scale = match bias {
-                        Some(b) => Some(cx.quant(b)?.scale),
-                        None => None,
-                    };
-                    FullyConnected::S8(
-                        fc::prepare_s8(
-                            batches,
-                            accum_depth,
-                            output_depth,
-                            iq,
-                            wq,
-                            bias_scale,
-                            oq,
-                            act,
-                        )
-                        .map_err(prepare_error)?,
-                    )
-                }
+            let layer = [batches, accum_depth, output_depth];
+            match prepare_s8(cx, layer, iq, oq, act, weights, bias)? {
+                (p, Some(t)) => FullyConnected::PerChannelS8(p, t),
+                (p, None) => FullyConnected::S8(p),
             }
         }
         (DType::F32, DType::F32, DType::F32) => FullyConnected::F32(
@@ -205,8 +173,52 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     Ok(cx.step(kernel, inputs, output))
 }
 
+/// An int8 layer's parameters (`[batches, accum_depth, output_depth]`) as TFLM's `Prepare`
+/// computes them: with per-channel tables for per-channel weights, `None` for per-tensor
+/// ones (FULLY_CONNECTED and a tiled region's KILN_DENSE_FINISH).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn prepare_s8(
+    cx: &Cx<'_>,
+    [batches, accum_depth, output_depth]: [usize; 3],
+    iq: QuantParams,
+    oq: QuantParams,
+    act: Activation,
+    weights: TensorId,
+    bias: Option<TensorId>,
+) -> Result<(fc::Params, Option<PerChannel>)> {
+    if let Quantization::PerChannel { scales, .. } = &cx.tensor(weights).quant {
+        let (p, t) = PerChannel::prepare(output_depth, |m, s| {
+            fc::prepare_per_channel_s8(
+                batches,
+                accum_depth,
+                output_depth,
+                iq,
+                scales,
+                oq,
+                act,
+                m,
+                s,
+            )
+        })?;
+        return Ok((p, Some(t)));
+    }
+    let bias_scale = bias.map(|b| cx.quant(b).map(|q| q.scale)).transpose()?;
+    let p = fc::prepare_s8(
+        batches,
+        accum_depth,
+        output_depth,
+        iq,
+        cx.quant(weights)?,
+        bias_scale,
+        oq,
+        act,
+    )
+    .map_err(prepare_error)?;
+    Ok((p, None))
+}
+
 /// A per-tensor layer's multiplier and shift as per-channel tables.
-fn per_tensor(p: &fc::Params) -> PerChannel {
+pub(super) fn per_tensor(p: &fc::Params) -> PerChannel {
     PerChannel {
         multiplier: vec![p.output_multiplier; p.output_depth],
         shift: vec![p.output_shift; p.output_depth],

@@ -13,7 +13,7 @@ use crate::op::{
 use kiln_kernels::pooling as pool;
 use kiln_kernels::pooling::Kind;
 use kiln_planner::diag::{Diagnostic, ErrorKind, Result};
-use kiln_planner::ir::{DType, OpKind, TensorId};
+use kiln_planner::ir::{DType, OpKind, Pool2dOptions, TensorId};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -39,20 +39,26 @@ pub(super) fn lower_l2(cx: &Cx<'_>) -> Result<Step> {
     lower(cx, Kind::L2)
 }
 
-fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
-    let (OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) | OpKind::L2Pool2d(o)) = &cx.op.kind
-    else {
-        unreachable!("registered for AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D")
-    };
-    let (input, output) = (cx.input(0)?, cx.output()?);
-    let opts = pool::Options {
+/// The kernels' options from the model's (AVERAGE_POOL_2D and a tiled region's
+/// KILN_AVERAGE_FINISH).
+pub(super) fn options(o: &Pool2dOptions) -> Result<pool::Options> {
+    Ok(pool::Options {
         padding: padding(o.padding),
         stride_height: positive(o.stride_h, "stride")?,
         stride_width: positive(o.stride_w, "stride")?,
         filter_height: positive(o.filter_h, "filter height")?,
         filter_width: positive(o.filter_w, "filter width")?,
         activation: activation(o.activation),
+    })
+}
+
+fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
+    let (OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) | OpKind::L2Pool2d(o)) = &cx.op.kind
+    else {
+        unreachable!("registered for AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D")
     };
+    let (input, output) = (cx.input(0)?, cx.output()?);
+    let opts = options(o)?;
     let is = cx.image_shape4(input)?;
     let os = cx.shape4(output)?;
     // The whole image's output height (a strip's output holds some of its rows).

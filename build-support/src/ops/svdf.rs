@@ -126,16 +126,11 @@ impl Kernel for Svdf {
         let state = states[0].bytes_mut();
         use crate::op::{f32s, i8s, i16s, i32s};
         match self {
-            Svdf::S8(p) => svdf::svdf_s8(
-                p,
-                i8s(x),
-                i8s(wf),
-                i8s(wt),
-                bias.map(i32s),
-                o8(state),
-                o8(out),
-            ),
-            Svdf::S8Fast(p) => svdf::svdf_s8_fast(
+            Svdf::S8(p) | Svdf::S8Fast(p) => (if matches!(self, Svdf::S8Fast(_)) {
+                svdf::svdf_s8_fast
+            } else {
+                svdf::svdf_s8
+            })(
                 p,
                 i8s(x),
                 i8s(wf),
