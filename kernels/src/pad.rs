@@ -44,27 +44,61 @@ pub fn prepare(input_shape: &[usize], paddings: &[[usize; 2]]) -> Result<Params,
 }
 
 /// Pads `input` into `output` with `pad_value` (any element type).
+///
+/// Trailing dimensions without padding are merged into the one before them, so each copy is
+/// the longest contiguous run (for NHWC with the channels unpadded, a whole row of pixels)
+/// through [`crate::arch::copy_block`], and every output element is written once: the gap
+/// before each run is filled, then the run copied, in output order.
 pub fn pad<T: Copy>(p: &Params, input: &[T], pad_value: T, output: &mut [T]) {
     debug_assert_eq!(input.len(), p.input_dims.iter().product::<usize>());
     debug_assert_eq!(output.len(), p.output_dims.iter().product::<usize>());
-    output.fill(pad_value);
-    let [_, i1, i2, i3, i4] = p.input_dims;
-    let [_, o1, o2, o3, o4] = p.output_dims;
-    let [l0, l1, l2, l3, l4] = p.left_padding;
-    if i4 == 0 {
-        return;
+    let (mut i, mut o, mut l) = (p.input_dims, p.output_dims, p.left_padding);
+    // Merge dimension k into k - 1 while k is not padded: the merged dimension's runs are
+    // contiguous in both tensors.
+    let mut n = 5;
+    while n > 1 && l[n - 1] == 0 && i[n - 1] == o[n - 1] {
+        i[n - 2] *= i[n - 1];
+        o[n - 2] *= o[n - 1];
+        l[n - 2] *= o[n - 1];
+        n -= 1;
     }
-    // Copy each innermost input row to its place in the output.
-    for (r, row) in input.chunks_exact(i4).enumerate() {
-        let mut rem = r;
-        let c3 = rem % i3.max(1);
-        rem /= i3.max(1);
-        let c2 = rem % i2.max(1);
-        rem /= i2.max(1);
-        let c1 = rem % i1.max(1);
-        let c0 = rem / i1.max(1);
-        let start = ((((c0 + l0) * o1 + c1 + l1) * o2 + c2 + l2) * o3 + c3 + l3) * o4 + l4;
-        output[start..start + i4].copy_from_slice(row);
+    // Right-aligned in five dimensions again.
+    let (mut id, mut od, mut ld) = ([1; 5], [1; 5], [0; 5]);
+    id[5 - n..].copy_from_slice(&i[..n]);
+    od[5 - n..].copy_from_slice(&o[..n]);
+    ld[5 - n..].copy_from_slice(&l[..n]);
+    let [i0, i1, i2, i3, run] = id;
+    let [_, o1, o2, o3, o4] = od;
+    let [l0, l1, l2, l3, l4] = ld;
+    // Output written so far, input read so far.
+    let (mut done, mut read) = (0, 0);
+    if run > 0 {
+        for c0 in 0..i0 {
+            for c1 in 0..i1 {
+                for c2 in 0..i2 {
+                    let base = (((c0 + l0) * o1 + c1 + l1) * o2 + c2 + l2) * o3 + l3;
+                    for c3 in 0..i3 {
+                        let start = (base + c3) * o4 + l4;
+                        let (Some(seg), Some(src)) = (
+                            output.get_mut(done..start + run),
+                            input.get(read..read + run),
+                        ) else {
+                            return;
+                        };
+                        let Some((gap, dst)) = seg.split_at_mut_checked(start - done) else {
+                            return;
+                        };
+                        gap.fill(pad_value);
+                        crate::arch::copy_block(dst, src);
+                        done = start + run;
+                        read += run;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(rest) = output.get_mut(done..) {
+        rest.fill(pad_value);
     }
 }
 
@@ -85,5 +119,60 @@ mod tests {
             f,
             [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0]
         );
+    }
+
+    /// Every output element by its own index: TFLM's `PadImpl` element by element.
+    fn naive(p: &Params, input: &[i16], v: i16, out: &mut [i16]) {
+        let o = p.output_dims;
+        let mut k = 0;
+        for a in 0..o[0] {
+            for b in 0..o[1] {
+                for c in 0..o[2] {
+                    for d in 0..o[3] {
+                        for e in 0..o[4] {
+                            let at = [a, b, c, d, e];
+                            let mut inside = true;
+                            let mut src = 0usize;
+                            for j in 0..5 {
+                                let x = at[j].wrapping_sub(p.left_padding[j]);
+                                inside &= x < p.input_dims[j];
+                                src = src.wrapping_mul(p.input_dims[j]).wrapping_add(x);
+                            }
+                            out[k] = if inside { input[src] } else { v };
+                            k += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn merged_runs_match_element_by_element() {
+        // Shapes with padding in every position, none, only the innermost, zero-sized dims.
+        let cases: &[(&[usize], &[[usize; 2]])] = &[
+            (&[1, 5, 6, 3], &[[0, 0], [0, 1], [0, 1], [0, 0]]),
+            (&[1, 5, 6, 3], &[[0, 0], [1, 1], [2, 1], [0, 0]]),
+            (&[1, 4, 4, 3], &[[0, 0], [0, 0], [0, 0], [1, 2]]),
+            (&[2, 3, 4, 5], &[[1, 0], [0, 2], [1, 1], [0, 1]]),
+            (&[2, 3, 4, 5], &[[0, 0], [0, 0], [0, 0], [0, 0]]),
+            (&[3, 4, 5], &[[2, 1], [0, 0], [0, 0]]),
+            (&[2, 2, 2, 2, 2], &[[1, 0], [0, 1], [1, 0], [0, 1], [1, 1]]),
+            (&[7], &[[3, 4]]),
+            (&[1, 0, 4, 2], &[[0, 0], [1, 1], [0, 0], [0, 0]]),
+            (&[1, 3, 2, 8], &[[0, 0], [0, 0], [0, 3], [0, 0]]),
+        ];
+        for &(shape, pads) in cases {
+            let p = prepare(shape, pads).unwrap();
+            let len: usize = shape.iter().product();
+            let input: [i16; 256] = core::array::from_fn(|k| k as i16 + 1);
+            let n: usize = p.output_dims.iter().product();
+            let mut want = [0i16; 1024];
+            naive(&p, &input[..len], -7, &mut want[..n]);
+            let mut out = [99i16; 1024];
+            pad(&p, &input[..len], -7, &mut out[..n]);
+            assert_eq!(out[..n], want[..n], "{shape:?} {pads:?}");
+            assert!(out[n..].iter().all(|&x| x == 99));
+        }
     }
 }
