@@ -3,7 +3,8 @@
 //! `golden_all/` holds TFLM's bytes for each. Every Signal operator Kiln compiles is lowered
 //! from the real model (its options, its constant tables), run by the host executor on the
 //! golden inputs of that layer and compared byte for byte with the golden output, so each is
-//! checked in the preprocessor on its own.
+//! checked in the preprocessor on its own; with the fast kernels and with the reference ones
+//! (`reference_kernels`: SignalRfft on TFLM's scalar steps).
 
 mod common;
 
@@ -43,42 +44,45 @@ fn every_compiled_signal_layer_of_the_audio_preprocessor_matches_tflm() {
         {
             continue;
         }
-        let Ok(step) = kiln_build::lower::lower_op(&graph, op) else {
-            panic!("op {} ({name}) does not compile", op.id.0);
-        };
-        let runtime: Vec<TensorId> = op
-            .inputs
-            .iter()
-            .flatten()
-            .copied()
-            .filter(|&t| !graph.tensor(t).is_constant())
-            .collect();
-        let mut one = graph.clone();
-        one.inputs = runtime.clone();
-        for s in &samples {
-            let inputs: Vec<&[u8]> = runtime
+        for reference in [false, true] {
+            let Ok(step) = kiln_build::lower::lower_op_with(&graph, op, reference) else {
+                panic!("op {} ({name}) does not compile", op.id.0);
+            };
+            let runtime: Vec<TensorId> = op
+                .inputs
                 .iter()
-                .map(|t| {
-                    if graph.inputs.contains(t) {
-                        s.inputs[graph.inputs.iter().position(|i| i == t).unwrap()].as_slice()
-                    } else {
-                        s.outputs[slot[&t.0]].as_slice()
-                    }
-                })
+                .flatten()
+                .copied()
+                .filter(|&t| !graph.tensor(t).is_constant())
                 .collect();
-            let t = kiln_build::exec::run(&one, std::slice::from_ref(&step), &inputs);
-            for &o in &op.outputs {
-                let want = &s.outputs[slot[&o.0]];
-                let got = t[o.0].bytes();
-                let at = got.iter().zip(want).position(|(a, b)| a != b);
-                assert!(
-                    got == want.as_slice(),
-                    "op {} ({name}), sample {}: output tensor {} differs at byte {at:?} of {}",
-                    op.id.0,
-                    s.seed,
-                    o.0,
-                    want.len()
-                );
+            let mut one = graph.clone();
+            one.inputs = runtime.clone();
+            for s in &samples {
+                let inputs: Vec<&[u8]> = runtime
+                    .iter()
+                    .map(|t| {
+                        if graph.inputs.contains(t) {
+                            s.inputs[graph.inputs.iter().position(|i| i == t).unwrap()].as_slice()
+                        } else {
+                            s.outputs[slot[&t.0]].as_slice()
+                        }
+                    })
+                    .collect();
+                let t = kiln_build::exec::run(&one, std::slice::from_ref(&step), &inputs);
+                for &o in &op.outputs {
+                    let want = &s.outputs[slot[&o.0]];
+                    let got = t[o.0].bytes();
+                    let at = got.iter().zip(want).position(|(a, b)| a != b);
+                    assert!(
+                        got == want.as_slice(),
+                        "op {} ({name}, reference kernels {reference}), sample {}: output tensor \
+                     {} differs at byte {at:?} of {}",
+                        op.id.0,
+                        s.seed,
+                        o.0,
+                        want.len()
+                    );
+                }
             }
         }
         checked.push(format!("op {} {name}", op.id.0));

@@ -676,8 +676,11 @@ fn copy_strided<T: Copy>(out: &mut [T], from: &[T], stride: usize) {
     }
 }
 
-/// The tables and sizes one complex FFT needs.
-struct Fft<'a, T: Sample> {
+/// The tables and sizes one complex FFT needs. `PACKED`: whether the packed int16 forms may
+/// run ([`Sample::bfly4_packed`] and the others); without them, every butterfly and split
+/// step is `_kiss_fft_guts.h`'s scalar arithmetic (the reference kernel,
+/// [`signal_rfft_s16_reference`]).
+struct Fft<'a, T: Sample, const PACKED: bool> {
     /// The stage-ordered twiddles ([`stage_twiddles`]).
     twiddles: &'a [Stored<T::Table>],
     n: usize,
@@ -686,7 +689,7 @@ struct Fft<'a, T: Sample> {
     inverse: bool,
 }
 
-impl<T: Sample> Fft<'_, T> {
+impl<T: Sample, const PACKED: bool> Fft<'_, T, PACKED> {
     /// `kf_work(out, input, 1, 1, factors)`: the complex FFT of `input` (`n` values) into
     /// `out`. KISS FFT recurses: each stage `(p, m)` first runs its `p` sub-FFTs of `m`
     /// points (the innermost ones copy their inputs), then its butterflies over its `p * m`
@@ -715,13 +718,13 @@ impl<T: Sample> Fft<'_, T> {
                     (2, _) => self.gather(out, input, factors, copied(Self::bfly2)),
                     (3, _) => self.gather(out, input, factors, copied(Self::bfly3)),
                     (4, false) => self.gather(out, input, factors, |b, from, stride| {
-                        if !T::bfly4_leaf_packed::<false>(b, from, stride, tw) {
+                        if !(PACKED && T::bfly4_leaf_packed::<false>(b, from, stride, tw)) {
                             copy_strided(b, from, stride);
                             Self::bfly4::<false>(b, 1, tw);
                         }
                     }),
                     (4, true) => self.gather(out, input, factors, |b, from, stride| {
-                        if !T::bfly4_leaf_packed::<true>(b, from, stride, tw) {
+                        if !(PACKED && T::bfly4_leaf_packed::<true>(b, from, stride, tw)) {
                             copy_strided(b, from, stride);
                             Self::bfly4::<true>(b, 1, tw);
                         }
@@ -804,14 +807,15 @@ impl<T: Sample> Fft<'_, T> {
         }
     }
 
-    /// Radix 4 over `m` butterflies: four at a time through [`Lanes`] (each lane the same
-    /// operations as one butterfly alone), the rest one by one.
+    /// Radix 4 over `m` butterflies: packed if allowed and the sample type has the form,
+    /// else four at a time through [`Lanes`] (each lane the same operations as one
+    /// butterfly alone), the rest one by one.
     fn bfly4<const INVERSE: bool>(out: &mut [Stored<T>], m: usize, tw: &[Stored<T::Table>]) {
         let (a, rest) = out.split_at_mut(m);
         let (b, rest) = rest.split_at_mut(m);
         let (c, d) = rest.split_at_mut(m);
         let tws = tw.as_chunks::<3>().0;
-        if T::bfly4_packed::<INVERSE>(a, b, c, d, tws) {
+        if PACKED && T::bfly4_packed::<INVERSE>(a, b, c, d, tws) {
             return;
         }
         let side = if T::SIDE_BY_SIDE {
@@ -990,8 +994,8 @@ fn split_pairs<V: Copy, W>(
 /// values and the split runs in place: step `k` reads values `k` and `ncfft - k`, which no
 /// earlier step wrote (they wrote `0`, `ncfft`, and `j`, `ncfft - j` for `j < k`), before
 /// writing them, so every value it reads is `tmpbuf`'s.
-fn fftr<T: Sample>(
-    fft: &Fft<'_, T>,
+fn fftr<T: Sample, const PACKED: bool>(
+    fft: &Fft<'_, T, PACKED>,
     factors: &[u32],
     super_twiddles: &[Stored<T::Table>],
     time: &[Stored<T>],
@@ -1002,7 +1006,7 @@ fn fftr<T: Sample>(
     let tdc = cdiv(ld(&freq[0]), 2);
     freq[0] = [T::add(tdc.r, tdc.i), T::default()];
     freq[ncfft] = [T::sub(tdc.r, tdc.i), T::default()];
-    if !T::split_packed::<false>(freq, ncfft, super_twiddles) {
+    if !(PACKED && T::split_packed::<false>(freq, ncfft, super_twiddles)) {
         split_pairs(freq, ncfft, super_twiddles, split_forward::<T>);
     }
 }
@@ -1035,7 +1039,7 @@ fn split_forward<T: Sample>(
 /// (`fft_length` samples), with `tmp` (`fft_length` samples) as scratch: `tmp` takes the
 /// inputs (value `0` and the pairs `k`, `ncfft - k`) and then the complex FFT reads it.
 fn fftri<T: Sample>(
-    fft: &Fft<'_, T>,
+    fft: &Fft<'_, T, true>,
     factors: &[u32],
     super_twiddles: &[Stored<T::Table>],
     freq: &[Stored<T>],
@@ -1175,11 +1179,23 @@ pub fn signal_rfft<T: Sample>(
     output: &mut [T],
     scratch: &mut [T],
 ) {
+    let tables = (factors, twiddles, super_twiddles);
+    rfft_frames::<T, true>(p, tables, input, output, scratch)
+}
+
+/// [`signal_rfft`], with the packed int16 forms if `PACKED`.
+fn rfft_frames<T: Sample, const PACKED: bool>(
+    p: &Params,
+    (factors, twiddles, super_twiddles): (&[u32], &[T::Table], &[T::Table]),
+    input: &[T],
+    output: &mut [T],
+    scratch: &mut [T],
+) {
     let n = p.fft_length;
     debug_assert_eq!(input.len(), p.frames * p.input_length);
     debug_assert_eq!(output.len(), p.frames * (n + 2));
     let time = &mut scratch[..n];
-    let fft = Fft {
+    let fft = Fft::<T, PACKED> {
         twiddles: twiddles.as_chunks().0,
         n: n / 2,
         inverse: false,
@@ -1214,6 +1230,23 @@ pub fn signal_rfft_s16(
     scratch: &mut [i16],
 ) {
     signal_rfft(p, factors, twiddles, super_twiddles, input, output, scratch)
+}
+
+/// [`signal_rfft_s16`] as TFLM's reference kernel computes it: every butterfly and split
+/// step in `_kiss_fft_guts.h`'s scalar arithmetic, one value at a time, without the packed
+/// DSP forms. The same outputs; the kernel of `reference_kernels` builds, the yardstick of
+/// the packed forms' instructions. (int32 and float32 have only the scalar forms.)
+pub fn signal_rfft_s16_reference(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[i16],
+    super_twiddles: &[i16],
+    input: &[i16],
+    output: &mut [i16],
+    scratch: &mut [i16],
+) {
+    let tables = (factors, twiddles, super_twiddles);
+    rfft_frames::<i16, false>(p, tables, input, output, scratch)
 }
 
 /// [`signal_rfft`] on float32 samples (twiddles as `f32` bits).
@@ -1326,6 +1359,51 @@ mod tests {
                 run::<false>(seed * 0x9E37_79B9, ncfft);
                 run::<true>(seed * 0x85EB_CA6B, ncfft);
             }
+        }
+    }
+
+    /// The reference kernel (scalar steps only) and the packed one give the same frames on
+    /// random samples and tables, for radix 4 and 2 (`fft_length` 512, 64: the packed
+    /// leaves, butterflies and split) and with radix 3 (24), odd `ncfft` (30).
+    #[test]
+    fn reference_and_packed_rfft_agree() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            match state >> 61 {
+                0 => i16::MIN,
+                1 => i16::MAX,
+                _ => state as i16,
+            }
+        };
+        for (n, input_length) in [(512, 480), (64, 64), (24, 20), (30, 30)] {
+            let p = prepare(n, input_length, 2).unwrap();
+            let n = p.fft_length;
+            let mut f = [0u32; 64];
+            let len = factors(n / 2, &mut f).unwrap();
+            let tw: [i16; 2048] = core::array::from_fn(|_| next());
+            let stw: [i16; 1024] = core::array::from_fn(|_| next());
+            let tw = &tw[..2 * stage_twiddles_len(&f[..len])];
+            let stw = &stw[..n / 2];
+            let input: [i16; 1024] = core::array::from_fn(|_| next());
+            let input = &input[..2 * input_length];
+            let (mut want, mut got) = ([0i16; 2 * 514], [0i16; 2 * 514]);
+            let mut scratch = [0i16; 512];
+            let out = 2 * (n + 2);
+            signal_rfft_s16_reference(
+                &p,
+                &f[..len],
+                tw,
+                stw,
+                input,
+                &mut want[..out],
+                &mut scratch,
+            );
+            signal_rfft_s16(&p, &f[..len], tw, stw, input, &mut got[..out], &mut scratch);
+            assert_eq!(got, want, "fft_length {n}");
+            assert!(want[..out].iter().any(|&x| x != 0));
         }
     }
 

@@ -57,6 +57,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             factors: f[..len].to_vec(),
             tables: tables(dtype, n, true),
             inverse: true,
+            reference: false,
         },
         vec![Operand::Tensor(input)],
         output,

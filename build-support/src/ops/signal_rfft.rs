@@ -28,6 +28,9 @@ pub(super) struct Rfft {
     pub(super) factors: Vec<u32>,
     pub(super) tables: Tables,
     pub(super) inverse: bool,
+    /// int16 forward transform on TFLM's scalar steps (`reference_kernels`:
+    /// `signal_rfft_s16_reference`); the other forms have only those.
+    pub(super) reference: bool,
 }
 
 #[derive(Debug)]
@@ -238,6 +241,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             factors: f[..len].to_vec(),
             tables,
             inverse: false,
+            reference: !cx.fast_kernels(),
         },
         vec![Operand::Tensor(input)],
         output,
@@ -258,6 +262,8 @@ impl Kernel for Rfft {
                 pre.push(call.table("SUPER_TWIDDLES", stw));
                 if self.inverse {
                     "signal_irfft_s16"
+                } else if self.reference {
+                    "signal_rfft_s16_reference"
                 } else {
                     "signal_rfft_s16"
                 }
@@ -295,6 +301,8 @@ impl Kernel for Rfft {
                 let x = io.i16(0);
                 let f16 = if self.inverse {
                     signal_rfft::signal_irfft_s16
+                } else if self.reference {
+                    signal_rfft::signal_rfft_s16_reference
                 } else {
                     signal_rfft::signal_rfft_s16
                 };
