@@ -47,8 +47,10 @@ pub fn prepare(input_shape: &[usize], paddings: &[[usize; 2]]) -> Result<Params,
 ///
 /// Trailing dimensions without padding are merged into the one before them, so each copy is
 /// the longest contiguous run (for NHWC with the channels unpadded, a whole row of pixels)
-/// through [`crate::arch::copy_block`], and every output element is written once: the gap
-/// before each run is filled, then the run copied, in output order.
+/// through [`crate::arch::copy_block`]. Every output element is written once, the gap before
+/// each run filled, then the run copied, in output order; except where the gaps between runs
+/// are short (channels padded: a `memset` call per gap would cost more than the elements),
+/// where the whole output is filled first and then the runs copied over it.
 pub fn pad<T: Copy>(p: &Params, input: &[T], pad_value: T, output: &mut [T]) {
     debug_assert_eq!(input.len(), p.input_dims.iter().product::<usize>());
     debug_assert_eq!(output.len(), p.output_dims.iter().product::<usize>());
@@ -70,6 +72,13 @@ pub fn pad<T: Copy>(p: &Params, input: &[T], pad_value: T, output: &mut [T]) {
     let [i0, i1, i2, i3, run] = id;
     let [_, o1, o2, o3, o4] = od;
     let [l0, l1, l2, l3, l4] = ld;
+    // Gaps of fewer elements than this between runs: filled with the rest, up front. (No
+    // gap: nothing is padded, one run is the whole tensor.)
+    const SHORT_GAP: usize = 16;
+    let prefill = (1..SHORT_GAP).contains(&(o4 - run));
+    if prefill {
+        output.fill(pad_value);
+    }
     // Output written so far, input read so far.
     let (mut done, mut read) = (0, 0);
     if run > 0 {
@@ -88,7 +97,9 @@ pub fn pad<T: Copy>(p: &Params, input: &[T], pad_value: T, output: &mut [T]) {
                         let Some((gap, dst)) = seg.split_at_mut_checked(start - done) else {
                             return;
                         };
-                        gap.fill(pad_value);
+                        if !prefill {
+                            gap.fill(pad_value);
+                        }
                         crate::arch::copy_block(dst, src);
                         done = start + run;
                         read += run;
@@ -97,8 +108,44 @@ pub fn pad<T: Copy>(p: &Params, input: &[T], pad_value: T, output: &mut [T]) {
             }
         }
     }
-    if let Some(rest) = output.get_mut(done..) {
+    if let (false, Some(rest)) = (prefill, output.get_mut(done..)) {
         rest.fill(pad_value);
+    }
+}
+
+/// [`pad`] as TFLM's reference kernel computes it (`reference_ops::PadImpl`): element by
+/// element over the five output dimensions, each tested against the padding of every
+/// dimension. The same outputs; the kernel of `reference_kernels` builds.
+pub fn pad_reference<T: Copy>(p: &Params, input: &[T], pad_value: T, output: &mut [T]) {
+    let [o0, o1, o2, o3, o4] = p.output_dims;
+    let (l, i) = (p.left_padding, p.input_dims);
+    // Whether output index `x` of dimension `k` is inside the input.
+    let inside = |k: usize, x: usize| x >= l[k] && x < l[k] + i[k];
+    let mut src = input.iter();
+    let mut out = output.iter_mut();
+    for a in 0..o0 {
+        for b in 0..o1 {
+            for c in 0..o2 {
+                for d in 0..o3 {
+                    for e in 0..o4 {
+                        let Some(y) = out.next() else { return };
+                        *y = if inside(0, a)
+                            && inside(1, b)
+                            && inside(2, c)
+                            && inside(3, d)
+                            && inside(4, e)
+                        {
+                            match src.next() {
+                                Some(&x) => x,
+                                None => return,
+                            }
+                        } else {
+                            pad_value
+                        };
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -161,6 +208,9 @@ mod tests {
             (&[7], &[[3, 4]]),
             (&[1, 0, 4, 2], &[[0, 0], [1, 1], [0, 0], [0, 0]]),
             (&[1, 3, 2, 8], &[[0, 0], [0, 0], [0, 3], [0, 0]]),
+            // Long gaps between runs (filled one by one, not up front).
+            (&[2, 3, 4], &[[0, 0], [0, 0], [1, 20]]),
+            (&[1, 2, 2, 3], &[[0, 0], [0, 0], [9, 9], [0, 0]]),
         ];
         for &(shape, pads) in cases {
             let p = prepare(shape, pads).unwrap();
@@ -169,10 +219,12 @@ mod tests {
             let n: usize = p.output_dims.iter().product();
             let mut want = [0i16; 1024];
             naive(&p, &input[..len], -7, &mut want[..n]);
-            let mut out = [99i16; 1024];
-            pad(&p, &input[..len], -7, &mut out[..n]);
-            assert_eq!(out[..n], want[..n], "{shape:?} {pads:?}");
-            assert!(out[n..].iter().all(|&x| x == 99));
+            for f in [pad::<i16>, pad_reference::<i16>] {
+                let mut out = [99i16; 1024];
+                f(&p, &input[..len], -7, &mut out[..n]);
+                assert_eq!(out[..n], want[..n], "{shape:?} {pads:?}");
+                assert!(out[n..].iter().all(|&x| x == 99));
+            }
         }
     }
 }

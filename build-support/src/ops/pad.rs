@@ -11,9 +11,10 @@ use kiln_planner::ir::DType;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-/// The generic kernel with the value it pads with (its element type is the tensors').
+/// The generic kernel with the value it pads with (its element type is the tensors'), and
+/// whether it is TFLM's element-by-element loop (`reference_kernels`: `pad_reference`).
 #[derive(Debug)]
-struct Pad(pad::Params, PadValue);
+struct Pad(pad::Params, PadValue, bool);
 
 /// The value PAD fills with.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -90,7 +91,12 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             .at_tensor(input.0, cx.tensor(input).name.clone())
             .expected_found(cx.dtype(output).name(), cx.dtype(input).name()));
     }
-    Ok(cx.step(Pad(p, pad_value), vec![Operand::Tensor(input)], output))
+    let reference = !cx.fast_kernels();
+    Ok(cx.step(
+        Pad(p, pad_value, reference),
+        vec![Operand::Tensor(input)],
+        output,
+    ))
 }
 
 impl Kernel for Pad {
@@ -108,18 +114,27 @@ impl Kernel for Pad {
                 quote!(#v)
             }
         };
-        let f = kernel_fn("pad", "pad");
+        let f = kernel_fn("pad", if self.2 { "pad_reference" } else { "pad" });
         let (x, out) = (call.input(0), call.output());
         Ok(quote!(#f(#p, #x, #v, #out);))
     }
 
     #[cfg(feature = "exec")]
     fn run(&self, io: &mut Io<'_>) {
-        match self.1 {
-            PadValue::I8(v) => pad::pad(&self.0, io.i8(0), v, io.out_i8()),
-            PadValue::I16(v) => pad::pad(&self.0, io.i16(0), v, io.out_i16()),
-            PadValue::I32(v) => pad::pad(&self.0, io.i32(0), v, io.out_i32()),
-            PadValue::F32(v) => pad::pad(&self.0, io.f32(0), v, io.out_f32()),
+        macro_rules! run {
+            ($f:ident) => {
+                match self.1 {
+                    PadValue::I8(v) => pad::$f(&self.0, io.i8(0), v, io.out_i8()),
+                    PadValue::I16(v) => pad::$f(&self.0, io.i16(0), v, io.out_i16()),
+                    PadValue::I32(v) => pad::$f(&self.0, io.i32(0), v, io.out_i32()),
+                    PadValue::F32(v) => pad::$f(&self.0, io.f32(0), v, io.out_f32()),
+                }
+            };
+        }
+        if self.2 {
+            run!(pad_reference)
+        } else {
+            run!(pad)
         }
     }
 }
