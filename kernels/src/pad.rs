@@ -168,7 +168,7 @@ mod tests {
         );
     }
 
-    /// Every output element by its own index: TFLM's `PadImpl` element by element.
+    /// Every output element from its input element's row-major index, or the pad value.
     fn naive(p: &Params, input: &[i16], v: i16, out: &mut [i16]) {
         let o = p.output_dims;
         let mut k = 0;
@@ -180,10 +180,11 @@ mod tests {
                             let at = [a, b, c, d, e];
                             let mut inside = true;
                             let mut src = 0usize;
-                            for j in 0..5 {
-                                let x = at[j].wrapping_sub(p.left_padding[j]);
-                                inside &= x < p.input_dims[j];
-                                src = src.wrapping_mul(p.input_dims[j]).wrapping_add(x);
+                            let dims = p.input_dims.iter().zip(&p.left_padding);
+                            for (&x, (&i, &l)) in at.iter().zip(dims) {
+                                let x = x.wrapping_sub(l);
+                                inside &= x < i;
+                                src = src.wrapping_mul(i).wrapping_add(x);
                             }
                             out[k] = if inside { input[src] } else { v };
                             k += 1;
