@@ -67,7 +67,7 @@ mod rewrite;
 mod rows;
 mod stream;
 
-pub use rewrite::tile;
+pub use rewrite::{tile, tile_chained};
 pub use stream::{READ_ROWS, read_rows, stream_input};
 
 /// A tiling: the operators `start..end` of the stored order run as `patches` strips of the
@@ -93,6 +93,9 @@ pub enum Origin {
     Slice,
     /// The CONCATENATION assembling the cut.
     Assemble,
+    /// A CONCATENATION gathering a strip's rows of a region's input from the strips of the
+    /// region before it, whose assembling CONCATENATION the chained graph drops.
+    Gather,
     /// A tensor: the per-channel sums (INT32, one per channel) of rows `0..r` of this image
     /// tensor of the model, accumulated strip by strip where a region ends in a sink.
     Sum(TensorId, usize),

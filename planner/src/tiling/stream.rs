@@ -16,8 +16,9 @@ use crate::ir::{Graph, Op, OpKind, TensorId};
 /// The operator that reads rows of the streamed input (`OpKind::Other`; no TFLite builtin
 /// has this name, and a custom operator of that name is refused when lowered). Inputs: the
 /// first row and the number of rows, INT32 scalars as constant tensors of one element
-/// each, and the output of the read before it (none for the first), which no kernel reads:
-/// it keeps the reads in the order of their rows whatever order the planner finds; output:
+/// each, and a tensor made from the rows of the read before it (none for the first: the
+/// last tensor of the strip before, or that read's output), which no kernel reads: it
+/// keeps the reads in the order of their rows whatever order the planner finds; output:
 /// the rows, a tensor of the input's shape with that many rows.
 pub const READ_ROWS: &str = "KILN_READ_ROWS";
 
@@ -33,6 +34,43 @@ pub fn read_rows(graph: &Graph, op: &Op) -> Option<(usize, usize)> {
         (t.elements() == 1 && d.len() == 4).then_some(usize::try_from(v).ok()?)
     };
     Some((scalar(0)?, scalar(1)?))
+}
+
+/// What the read that replaces the SLICE `next` of `g` waits for, to come after the read
+/// that replaces the SLICE `prev`: the output of the last strip operator (or accumulation)
+/// before the first operator reading `next`'s rows, if it is made from `prev`'s rows (the
+/// strip before, whose last tensor the next strips or the cut keep anyway), else `prev`'s
+/// own output (which it would keep live through the strip).
+fn after_read(g: &Graph, origin: &[Origin], prev: usize, next: usize) -> TensorId {
+    let own = g.ops[prev].outputs[0];
+    let read = g.ops[next].outputs[0];
+    let Some(first) = g
+        .ops
+        .iter()
+        .position(|op| op.present_inputs().any(|t| t == read))
+    else {
+        return own;
+    };
+    let Some(last) = g.ops[..first].iter().rposition(|op| {
+        matches!(
+            origin.get(op.id.0),
+            Some(Origin::Strip(_) | Origin::Accumulate)
+        ) && op.outputs.len() == 1
+    }) else {
+        return own;
+    };
+    // The tensors made from `prev`'s rows, in the stored (topological) order.
+    let mut from = vec![false; g.tensors.len()];
+    from[own.0] = true;
+    for op in &g.ops[..=last] {
+        if op.present_inputs().any(|t| from[t.0]) {
+            for &o in &op.outputs {
+                from[o.0] = true;
+            }
+        }
+    }
+    let candidate = g.ops[last].outputs[0];
+    if from[candidate.0] { candidate } else { own }
 }
 
 /// `tiled` with its input streamed: the model's one input must be read only by the SLICEs
@@ -108,9 +146,11 @@ pub fn stream_input(tiled: &Tiled) -> Result<Tiled> {
         graph.ops[i].kind = OpKind::Other {
             name: READ_ROWS.to_string(),
         };
-        // After the read before it (its output, read by no kernel, orders them): a
-        // source gets its requests in the order of the rows.
-        let after = reads.last().map(|&r: &usize| graph.ops[r].outputs[0]);
+        // After the read before it (a tensor made from its rows, read by no kernel, orders
+        // them): a source gets its requests in the order of the rows.
+        let after = reads
+            .last()
+            .map(|&r: &usize| after_read(g, &tiled.op_origin, r, i));
         graph.ops[i].inputs = vec![Some(f), Some(n), after];
         op_origin[i] = Origin::Slice;
         reads.push(i);
