@@ -174,7 +174,7 @@ pub(crate) fn tile_if_needed(
     // The [`SEEDS`] tilings whose strips peak lowest (then fewest extra MACs), from which
     // more regions may reach lower than from the smallest.
     let mut seeds: Vec<(usize, u64, Graph, TilingReport, Vec<Origin>)> = Vec::new();
-    // The tilings planned (within the cap).
+    // The tilings planned.
     let mut tried: Vec<tiling::Tiling> = Vec::new();
     // The fitting tiling with the fewest estimated instructions so far: its estimate and
     // plans.
@@ -198,7 +198,6 @@ pub(crate) fn tile_if_needed(
             planned_after_fit += 1;
         }
         reach.planned.push((tiled.tiling.start, tiled.tiling.end));
-        tried.push(tiled.tiling);
         let steps = match lower::lower_all_with(&tiled.graph, options.reference_kernels) {
             Ok(steps) => steps,
             // Strips some operator's kernel does not take (as the model's operator).
@@ -211,6 +210,7 @@ pub(crate) fn tile_if_needed(
             Err(e) if e.kind == ErrorKind::OverRamBudget => continue,
             Err(e) => return Err(e),
         };
+        tried.push(tiled.tiling);
         let arena = smallest(&plans).unwrap_or(usize::MAX);
         let split = tiled.sink.unwrap_or(tiled.cut);
         let report = TilingReport {
@@ -269,7 +269,6 @@ pub(crate) fn tile_if_needed(
             );
             seeds.truncate(SEEDS);
         }
-
         match (variant, cost) {
             // Fewer instructions than the fitting tilings before (which have fewer extra
             // MACs). With the fastest kernels, the tilings after it (more extra MACs) cannot

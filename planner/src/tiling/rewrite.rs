@@ -186,17 +186,15 @@ impl Builder<'_> {
     }
 }
 
+/// The strips assembled into a tensor, each with the rows of it that it holds.
+type Pieces = Vec<(TensorId, (usize, usize))>;
+
 /// If the region's input `t` (in `graph`, tiled before) is assembled by a CONCATENATION
 /// along its rows of strips (of its dtype, quantization and width, no activation) that
 /// only the region's operators `j..body` read: that operator and its pieces with the rows
 /// of `t` each holds. The strips of the region then read their rows from the pieces (a
 /// region chained to the one before it), so that `t` is never whole.
-fn assembled(
-    graph: &Graph,
-    t: TensorId,
-    j: usize,
-    body: usize,
-) -> Option<(OpId, Vec<(TensorId, (usize, usize))>)> {
+fn assembled(graph: &Graph, t: TensorId, j: usize, body: usize) -> Option<(OpId, Pieces)> {
     if graph.outputs.contains(&t) || graph.inputs.contains(&t) {
         return None;
     }
