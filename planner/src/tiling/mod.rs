@@ -43,6 +43,13 @@
 //! region never holds an operator with a row window). The rewrite copies the strips of the
 //! graph it rewrites as they are, row windows and all, and [`check`] verifies each rewrite
 //! against the graph it rewrites, so by induction every tiling against the model.
+//! [`tile_chained`] chains a region to the one before it where its input is that region's
+//! cut and nothing else reads it: its strips read their rows from the strips before (a
+//! SLICE of one, or a CONCATENATION gathering rows of several, [`Origin::Gather`]) and the
+//! cut's assembling CONCATENATION is dropped, so the cut is never whole and a plan may
+//! interleave the strips of both regions; [`check`] accepts a dropped CONCATENATION only
+//! along the rows, without activation, of inputs of its output's type, whose output nothing
+//! reads, and then takes each input as its rows of the output.
 //!
 //! Files: `rows` (which operators a region holds, how they map rows), `rewrite` (the
 //! tiled graph), [`check`] (the independent check), `stream` (a streamed input: the
