@@ -917,6 +917,18 @@ proptest! {
                     Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => {}
                     Err(e) => panic!("{t:?} then {t2:?}: {e}"),
                 }
+                // Chained to the first region (where it starts at its cut): the same bytes.
+                match tiling::tile_chained(&tiled.graph, t2) {
+                    Ok(twice) => prop_assert_eq!(
+                        run(&twice.graph, &[&input]),
+                        want.clone(),
+                        "{:?} then {:?} chained",
+                        t,
+                        t2
+                    ),
+                    Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => {}
+                    Err(e) => panic!("{t:?} then {t2:?} chained: {e}"),
+                }
             }
         }
         // With the input streamed (where the region starts at it): the same bytes, the
@@ -982,6 +994,106 @@ fn the_check_rejects_wrong_tilings() {
     let strip = bad.graph.ops[first_strip].outputs[0];
     bad.tensor_origin[strip.0] = tiling::Origin::Rows(TensorId(0), 0);
     assert!(tiling::check::check(&g, &bad).is_err());
+}
+
+/// A region chained to the one before it (issue 30): tiled right after the cut of the
+/// region before, its strips read their rows from that region's strips (a SLICE of one, or a
+/// CONCATENATION gathering rows of two), the cut's assembling CONCATENATION is dropped, the
+/// bytes are the untiled graph's, and the check rejects a gathering that takes other rows.
+#[test]
+fn chained_regions_never_assemble_the_cut_between_them() {
+    let layers = [
+        Layer::Conv {
+            k: 3,
+            stride: 1,
+            dilation: 1,
+            same: true,
+            out_c: 2,
+        },
+        Layer::Depthwise {
+            k: 3,
+            stride: 1,
+            dilation: 1,
+            same: true,
+            mult: 1,
+        },
+        Layer::Conv {
+            k: 3,
+            stride: 1,
+            dilation: 1,
+            same: true,
+            out_c: 3,
+        },
+        Layer::Depthwise {
+            k: 3,
+            stride: 2,
+            dilation: 1,
+            same: true,
+            mult: 1,
+        },
+    ];
+    let g = chain(12, 3, 2, &layers, 7);
+    let input: Vec<u8> = (0..12 * 3 * 2).map(|i| (i * 37 + 11) as u8).collect();
+    let want = run(&g, &[&input]);
+    let first = tiling::tile(
+        &g,
+        Tiling {
+            start: 0,
+            end: 2,
+            patches: 4,
+        },
+    )
+    .unwrap();
+    let cut = first.cut;
+    // The region of the two operators after the first region's cut.
+    let start = (0..first.graph.ops.len())
+        .find(|&i| first.op_origin[i] == tiling::Origin::Op(OpId(2)))
+        .unwrap();
+    let second = tiling::tile_chained(
+        &first.graph,
+        Tiling {
+            start,
+            end: start + 2,
+            patches: 3,
+        },
+    )
+    .unwrap();
+    tiling::check::check(&first.graph, &second).unwrap();
+    let g2 = &second.graph;
+    // The first cut is neither written nor read: only strips of it.
+    assert!(
+        g2.ops
+            .iter()
+            .all(|op| !op.outputs.contains(&cut) && op.present_inputs().all(|t| t != cut))
+    );
+    let gathers: Vec<usize> = (0..g2.ops.len())
+        .filter(|&i| second.op_origin[i] == tiling::Origin::Gather)
+        .collect();
+    assert!(!gathers.is_empty());
+    assert_eq!(run(g2, &[&input]), want);
+    // A gathering of its rows in the wrong order.
+    let mut bad = second.clone();
+    bad.graph.ops[gathers[0]].inputs.reverse();
+    assert!(tiling::check::check(&first.graph, &bad).is_err());
+    // A gathering claiming the rows one row later.
+    let mut bad = second.clone();
+    let out = bad.graph.ops[gathers[0]].outputs[0];
+    let tiling::Origin::Rows(t, r) = bad.tensor_origin[out.0] else {
+        panic!("a gathering holds rows")
+    };
+    bad.tensor_origin[out.0] = tiling::Origin::Rows(t, r + 1);
+    assert!(tiling::check::check(&first.graph, &bad).is_err());
+    // A gathering missing one of its pieces.
+    let mut bad = second.clone();
+    bad.graph.ops[gathers[0]].inputs.pop();
+    assert!(tiling::check::check(&first.graph, &bad).is_err());
+    // An operator of the graph tiled before claimed as something else (it is missing).
+    let mut bad = second.clone();
+    let strip = (0..bad.graph.ops.len())
+        .find(|&i| bad.op_origin[i] == tiling::Origin::Op(OpId(0)))
+        .unwrap();
+    bad.op_origin[strip] = tiling::Origin::Slice;
+    assert!(tiling::check::check(&first.graph, &bad).is_err());
 }
 
 /// The tiled graph of a compiled model's tiling report, rebuilt region after region from

@@ -171,9 +171,11 @@ pub(crate) fn tile_if_needed(
     }
     let smallest = |plans: &[(Plan, usize)]| plans.iter().map(|(p, _)| p.arena_bytes).min();
     let mut best: Option<(usize, TiledPlans, Vec<Origin>)> = None;
-    // The tiling whose strips peak lowest (then fewest extra MACs), from which more regions
-    // may reach lower than from the smallest.
-    let mut seed: Option<(usize, u64, Graph, TilingReport, Vec<Origin>)> = None;
+    // The [`SEEDS`] tilings whose strips peak lowest (then fewest extra MACs), from which
+    // more regions may reach lower than from the smallest.
+    let mut seeds: Vec<(usize, u64, Graph, TilingReport, Vec<Origin>)> = Vec::new();
+    // The tilings planned.
+    let mut tried: Vec<tiling::Tiling> = Vec::new();
     // The fitting tiling with the fewest estimated instructions so far: its estimate and
     // plans.
     let mut fit: Option<(f64, TiledPlans)> = None;
@@ -208,6 +210,7 @@ pub(crate) fn tile_if_needed(
             Err(e) if e.kind == ErrorKind::OverRamBudget => continue,
             Err(e) => return Err(e),
         };
+        tried.push(tiled.tiling);
         let arena = smallest(&plans).unwrap_or(usize::MAX);
         let split = tiled.sink.unwrap_or(tiled.cut);
         let report = TilingReport {
@@ -248,17 +251,23 @@ pub(crate) fn tile_if_needed(
         });
         let entry = (tiled.graph, steps, plans, report);
         if (t.min_ram || budget_unmet)
-            && seed
-                .as_ref()
-                .is_none_or(|(p, e, ..)| (strip_peak, extra) < (*p, *e))
+            && (seeds.len() < SEEDS
+                || seeds
+                    .last()
+                    .is_some_and(|(p, e, ..)| (strip_peak, extra) < (*p, *e)))
         {
-            seed = Some((
-                strip_peak,
-                extra,
-                entry.0.clone(),
-                entry.3.clone(),
-                origin.clone(),
-            ));
+            let at = seeds.partition_point(|(p, e, ..)| (*p, *e) <= (strip_peak, extra));
+            seeds.insert(
+                at,
+                (
+                    strip_peak,
+                    extra,
+                    entry.0.clone(),
+                    entry.3.clone(),
+                    origin.clone(),
+                ),
+            );
+            seeds.truncate(SEEDS);
         }
         match (variant, cost) {
             // Fewer instructions than the fitting tilings before (which have fewer extra
@@ -281,17 +290,33 @@ pub(crate) fn tile_if_needed(
     // More regions where the peak of the smallest tiled plan still is (`min_ram`, or a
     // budget no tiling of one region meets).
     if fit.is_none() && (t.min_ram || budget_unmet) {
-        // The seed planned again (its steps are not kept), unless it is the smallest.
-        let seed = match seed {
-            Some((.., g, report, origin)) if best.as_ref().is_none_or(|b| b.1.3 != report) => {
-                let steps = lower::lower_all_with(&g, options.reference_kernels)?;
-                let plans = plan_variants(&g, &steps, options)?;
-                let arena = smallest(&plans).unwrap_or(usize::MAX);
-                Some((arena, (g, steps, plans, report), origin))
-            }
-            _ => None,
+        // The seeds planned again (their steps are not kept), but for the smallest.
+        let mut starts: Vec<Smallest> = best.take().into_iter().collect();
+        // And, with a streamed input (no input whose bytes the strips must outlive), the
+        // smallest's region in the most strips planned: chained to regions after it, the
+        // smallest strips may make the smallest arena.
+        let most_strips = starts.first().filter(|_| streamed).and_then(|b| {
+            let r = &b.1.3;
+            tried
+                .iter()
+                .filter(|c| (c.start, c.end) == (r.start, r.end) && c.patches > r.patches)
+                .max_by_key(|c| c.patches)
+                .copied()
+        });
+        let most_strips = match most_strips {
+            Some(c) => Some(again(graph, c, streamed, macs)?),
+            None => None,
         };
-        let seeds: Vec<Smallest> = best.take().into_iter().chain(seed).collect();
+        for (.., g, report, origin) in seeds.into_iter().chain(most_strips) {
+            if starts.iter().any(|b| b.1.3 == report) {
+                continue;
+            }
+            let steps = lower::lower_all_with(&g, options.reference_kernels)?;
+            let plans = plan_variants(&g, &steps, options)?;
+            let arena = smallest(&plans).unwrap_or(usize::MAX);
+            starts.push((arena, (g, steps, plans, report), origin));
+        }
+        let seeds = starts;
         for start in seeds {
             let (more, more_fit) = further_regions(start, options, macs, cap)?;
             if let Some((c, entry)) = more_fit
@@ -368,6 +393,40 @@ pub(crate) fn tile_if_needed(
     })
 }
 
+/// Tiling `c` of `graph` made again (streamed if `streamed`), as a seed of
+/// [`further_regions`].
+fn again(
+    graph: &Graph,
+    c: kiln_planner::tiling::Tiling,
+    streamed: bool,
+    macs: u64,
+) -> Result<(usize, u64, Graph, TilingReport, Vec<Origin>), Diagnostic> {
+    use kiln_planner::tiling;
+    let mut tiled = tiling::tile(graph, c)?;
+    if streamed {
+        tiled = tiling::stream_input(&tiled)?;
+    }
+    let extra = tiling::macs(&tiled.graph).saturating_sub(macs);
+    let split = tiled.sink.unwrap_or(tiled.cut);
+    let report = TilingReport {
+        start: c.start,
+        end: c.end,
+        patches: c.patches,
+        cut: split.0,
+        cut_name: graph.tensor(split).name.clone(),
+        sink: tiled.sink.map(|_| tiled.cut.0),
+        strips: tiled.strips.clone(),
+        extra_macs: extra,
+        streamed,
+        more: Vec::new(),
+    };
+    Ok((0, extra, tiled.graph, report, tiled.op_origin))
+}
+
+/// How many tilings of the first region, those whose strips peak lowest, [`tile_if_needed`]
+/// tiles further ([`further_regions`]) besides the smallest.
+const SEEDS: usize = 1;
+
 /// The most regions one model is tiled in ([`further_regions`]).
 const MAX_REGIONS: usize = 4;
 
@@ -382,7 +441,9 @@ type Smallest = (usize, TiledPlans, Vec<Origin>);
 /// outside the strips, the graph tiled so far is tiled again by a region holding it
 /// ([`kiln_planner::tiling::candidates_through`]; each rewrite checked against the graph
 /// it rewrites, so by induction against the model), if that makes the arena smaller within
-/// the MAC cap. A work budget counted in tilings planned: [`MAX_FURTHER_PLANNED`] per
+/// the MAC cap. With a streamed input, each region is chained to the one before
+/// ([`kiln_planner::tiling::tile_chained`]: the cut between them is never whole), and a
+/// peak in the strips is tiled around the operator reading the last region's cut. A work budget counted in tilings planned: [`MAX_FURTHER_PLANNED`] per
 /// region (fewest extra MACs first), at most [`MAX_REGIONS`] regions. Returns the smallest,
 /// and with a RAM budget in bytes (not `min_ram`), the tiling met it with the fewest
 /// estimated instructions among those planned in the first region that meets it, if any.
@@ -396,11 +457,31 @@ fn further_regions(
     let min_ram = options.tiling.min_ram;
     for _ in 1..MAX_REGIONS {
         let (arena, (g, _, plans, report), origin) = &current;
-        let Some(peak) = smallest_plan(plans)
-            .and_then(|p| Some(p.order[p.peak_step()?].0))
-            .filter(|&p| matches!(origin.get(p), Some(Origin::Op(_))))
-        else {
+        let Some(peak) = smallest_plan(plans).and_then(|p| Some(p.order[p.peak_step()?].0)) else {
             break;
+        };
+        // At a peak in the strips, with a streamed input, the operator reading the last
+        // region's cut: a region from there, chained to it, takes its strips as they come
+        // (the cut is never whole).
+        let peak = match origin.get(peak) {
+            Some(Origin::Op(_)) => peak,
+            _ if !report.streamed => break,
+            _ => {
+                let Some(cut) = (0..g.ops.len())
+                    .rev()
+                    .find(|&i| origin.get(i) == Some(&Origin::Assemble))
+                    .map(|i| g.ops[i].outputs[0])
+                else {
+                    break;
+                };
+                let Some(reader) = g.ops.iter().position(|op| {
+                    matches!(origin.get(op.id.0), Some(Origin::Op(_)))
+                        && op.present_inputs().any(|t| t == cut)
+                }) else {
+                    break;
+                };
+                reader
+            }
         };
         // Regions of the model's operators, in their order (their report says which).
         let model_ops = |c: &tiling::Tiling| {
@@ -414,7 +495,14 @@ fn further_regions(
         let mut candidates = Vec::new();
         for c in tiling::candidates_through(g, peak) {
             let Some(first) = model_ops(&c) else { continue };
-            let tiled = match tiling::tile(g, c) {
+            // With a streamed input, chained to the region before (its cut never whole):
+            // without the input's bytes, what is left is the strips' and the cuts'.
+            let tiled = if report.streamed {
+                tiling::tile_chained(g, c)
+            } else {
+                tiling::tile(g, c)
+            };
+            let tiled = match tiled {
                 Ok(t) => t,
                 Err(e) if e.kind == ErrorKind::Unsupported => continue,
                 Err(e) => return Err(e),

@@ -169,6 +169,61 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
         }
         rows.push((m, r, s[1]));
     }
+    // The model's operators the tiled graph drops: only a CONCATENATION along the rows
+    // (no activation, its inputs of its output's type and width) whose output nothing
+    // reads any more (a region chained to the strips of the one before it: its strips
+    // read their rows from the CONCATENATION's inputs). Each input then holds its rows of
+    // the output.
+    let mut kept = vec![false; source.ops.len()];
+    for o in &tiled.op_origin {
+        if let Origin::Op(m) | Origin::Strip(m) = *o
+            && let Some(k) = kept.get_mut(m.0)
+        {
+            *k = true;
+        }
+    }
+    let mut dropped = vec![false; source.ops.len()];
+    for (c, _) in kept.iter().enumerate().filter(|(_, k)| !**k) {
+        let c = &source.ops[c];
+        let bad = |why: &str| Err(format!("the model's op {} is dropped: {why}", c.id.0));
+        // (Another operator missing is refused below.)
+        let (OpKind::Concatenation(o), [y]) = (&c.kind, &c.outputs[..]) else {
+            continue;
+        };
+        let out = source.tensor(*y);
+        if o.axis != 1
+            || o.activation != crate::ir::Activation::None
+            || out.shape.len() != 4
+            || out.kind != TensorKind::Activation
+            || g.outputs.contains(y)
+            || g.ops.iter().any(|op| op.present_inputs().any(|t| t == *y))
+        {
+            return bad("it is not a concatenation of rows whose output nothing reads");
+        }
+        let mut at = 0;
+        for x in &c.inputs {
+            let Some(x) = x.map(|x| source.tensor(x)) else {
+                return bad("an input is missing");
+            };
+            let s = &x.shape;
+            if s.len() != 4
+                || s[0] != out.shape[0]
+                || s[2..] != out.shape[2..]
+                || x.dtype != out.dtype
+                || x.quant != out.quant
+                || x.kind != TensorKind::Activation
+                || rows[x.id.0] != (x.id, 0, s[1])
+            {
+                return bad("an input is not rows of its output");
+            }
+            rows[x.id.0] = (*y, at, s[1]);
+            at += s[1];
+        }
+        if at != out.shape[1] {
+            return bad("its inputs do not cover its output's rows");
+        }
+        dropped[c.id.0] = true;
+    }
     let mut producer = vec![None; g.tensors.len()];
     for op in &g.ops {
         for &t in &op.outputs {
@@ -358,6 +413,26 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                     return bad("the strips do not cover the cut");
                 }
             }
+            Origin::Gather => {
+                let (OpKind::Concatenation(o), [y]) = (&op.kind, &op.outputs[..]) else {
+                    return bad("a gathering that is not a concatenation");
+                };
+                let (m, mut at, h) = rows[y.0];
+                let end = at + h;
+                if o.axis != 1 || o.activation != crate::ir::Activation::None || y.0 < n0 {
+                    return bad("a gathering that is not a concatenation of rows");
+                }
+                for t in op.present_inputs() {
+                    let (mt, r, ht) = rows[t.0];
+                    if mt != m || mt == NO_ROWS || r != at {
+                        return bad("a gathering whose inputs do not hold its rows, in order");
+                    }
+                    at += ht;
+                }
+                if at != end || op.inputs.len() < 2 {
+                    return bad("a gathering whose inputs do not cover its rows");
+                }
+            }
             Origin::Accumulate => {
                 let [out] = &op.outputs[..] else {
                     return bad("an accumulation with other than one output");
@@ -498,7 +573,7 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
     if tiled.sink.is_some() != tiled.op_origin.contains(&Origin::Finish) {
         return Err("a sink without its finish, or a finish without a sink".into());
     }
-    if let Some(m) = seen.iter().position(|&c| c == 0) {
+    if let Some(m) = (0..seen.len()).position(|m| seen[m] == 0 && !dropped[m]) {
         return Err(format!("the model's op {m} is missing"));
     }
     // Every strip tensor is written by exactly one operator (validate: at most once).

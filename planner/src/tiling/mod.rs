@@ -43,6 +43,13 @@
 //! region never holds an operator with a row window). The rewrite copies the strips of the
 //! graph it rewrites as they are, row windows and all, and [`check`] verifies each rewrite
 //! against the graph it rewrites, so by induction every tiling against the model.
+//! [`tile_chained`] chains a region to the one before it where its input is that region's
+//! cut and nothing else reads it: its strips read their rows from the strips before (a
+//! SLICE of one, or a CONCATENATION gathering rows of several, [`Origin::Gather`]) and the
+//! cut's assembling CONCATENATION is dropped, so the cut is never whole and a plan may
+//! interleave the strips of both regions; [`check`] accepts a dropped CONCATENATION only
+//! along the rows, without activation, of inputs of its output's type, whose output nothing
+//! reads, and then takes each input as its rows of the output.
 //!
 //! Files: `rows` (which operators a region holds, how they map rows), `rewrite` (the
 //! tiled graph), [`check`] (the independent check), `stream` (a streamed input: the
@@ -67,7 +74,7 @@ mod rewrite;
 mod rows;
 mod stream;
 
-pub use rewrite::tile;
+pub use rewrite::{tile, tile_chained};
 pub use stream::{READ_ROWS, read_rows, stream_input};
 
 /// A tiling: the operators `start..end` of the stored order run as `patches` strips of the
@@ -93,6 +100,9 @@ pub enum Origin {
     Slice,
     /// The CONCATENATION assembling the cut.
     Assemble,
+    /// A CONCATENATION gathering a strip's rows of a region's input from the strips of the
+    /// region before it, whose assembling CONCATENATION the chained graph drops.
+    Gather,
     /// A tensor: the per-channel sums (INT32, one per channel) of rows `0..r` of this image
     /// tensor of the model, accumulated strip by strip where a region ends in a sink.
     Sum(TensorId, usize),

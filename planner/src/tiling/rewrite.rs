@@ -27,6 +27,8 @@ struct Builder<'g> {
     next_buffer: usize,
     /// The SLICEs made for the current strip: (source tensor, rows) -> slice.
     slices: Vec<(SliceKey, TensorId)>,
+    /// The gathering CONCATENATIONs made for the current strip: rows -> tensor.
+    gathered: Vec<((usize, usize), TensorId)>,
 }
 
 impl Builder<'_> {
@@ -146,11 +148,106 @@ impl Builder<'_> {
         self.slices.push(((from, want), out));
         Ok(out)
     }
+
+    /// Rows `want` of `t`, the output of a CONCATENATION along the rows of `pieces` (each
+    /// with the rows of `t` it holds) that the tiled graph drops: the one piece holding
+    /// them (or a SLICE of it), or a CONCATENATION ([`Origin::Gather`]) of the pieces' rows.
+    fn gather(
+        &mut self,
+        t: TensorId,
+        pieces: &[(TensorId, (usize, usize))],
+        want: (usize, usize),
+    ) -> Result<TensorId> {
+        let mut parts = Vec::new();
+        for &(piece, (p, q)) in pieces {
+            let (a, z) = (want.0.max(p), want.1.min(q));
+            if a < z {
+                parts.push(self.rows(t, piece, (p, q), (a, z))?);
+            }
+        }
+        if let [one] = parts[..] {
+            return Ok(one);
+        }
+        if let Some(&(_, g)) = self.gathered.iter().find(|(w, _)| *w == want) {
+            return Ok(g);
+        }
+        let out = self.strip(t, want);
+        self.push(
+            OpKind::Concatenation(ConcatenationOptions {
+                axis: 1,
+                activation: Activation::None,
+            }),
+            parts.into_iter().map(Some).collect(),
+            out,
+            Origin::Gather,
+        );
+        self.gathered.push((want, out));
+        Ok(out)
+    }
+}
+
+/// The strips assembled into a tensor, each with the rows of it that it holds.
+type Pieces = Vec<(TensorId, (usize, usize))>;
+
+/// If the region's input `t` (in `graph`, tiled before) is assembled by a CONCATENATION
+/// along its rows of strips (of its dtype, quantization and width, no activation) that
+/// only the region's operators `j..body` read: that operator and its pieces with the rows
+/// of `t` each holds. The strips of the region then read their rows from the pieces (a
+/// region chained to the one before it), so that `t` is never whole.
+fn assembled(graph: &Graph, t: TensorId, j: usize, body: usize) -> Option<(OpId, Pieces)> {
+    if graph.outputs.contains(&t) || graph.inputs.contains(&t) {
+        return None;
+    }
+    let readers_outside = graph
+        .ops
+        .iter()
+        .any(|op| op.present_inputs().any(|x| x == t) && !(j..body).contains(&op.id.0));
+    let c = graph.ops[..j].iter().find(|op| op.outputs.contains(&t))?;
+    let OpKind::Concatenation(o) = &c.kind else {
+        return None;
+    };
+    let whole = graph.tensor(t);
+    let same = |x: &Tensor| {
+        x.kind == TensorKind::Activation
+            && x.dtype == whole.dtype
+            && x.quant == whole.quant
+            && x.shape.len() == 4
+            && whole.shape.len() == 4
+            && x.shape[0] == whole.shape[0]
+            && x.shape[2..] == whole.shape[2..]
+    };
+    if readers_outside || o.axis != 1 || o.activation != Activation::None || c.outputs != [t] {
+        return None;
+    }
+    let mut at = 0;
+    let mut pieces = Vec::with_capacity(c.inputs.len());
+    for x in &c.inputs {
+        let x = graph.tensor((*x)?);
+        if !same(x) || pieces.iter().any(|&(p, _)| p == x.id) {
+            return None;
+        }
+        pieces.push((x.id, (at, at + x.shape[1])));
+        at += x.shape[1];
+    }
+    (at == whole.shape[1] && image_height(graph, t).is_some()).then_some((c.id, pieces))
 }
 
 /// Tiles `graph` (a model's main graph, as read, or one tiled before: its strips stay as
 /// they are, outside the region) by `tiling`.
 pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
+    rewrite(graph, tiling, false)
+}
+
+/// [`tile`], with the region chained to the region before it where its input is that
+/// region's cut, assembled from strips that only this region reads: the strips read their
+/// rows from the strips before (a SLICE of one, or a CONCATENATION, [`Origin::Gather`], of
+/// rows of two or more) and the assembling CONCATENATION is dropped, so that the cut is never
+/// whole and the planner may run the strips of both regions interleaved.
+pub fn tile_chained(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
+    rewrite(graph, tiling, true)
+}
+
+fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
     let (j, k) = (tiling.start, tiling.end);
     let refuse = |why: &str| {
         Diagnostic::unsupported(format!(
@@ -195,9 +292,24 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         op_origin: Vec::new(),
         next_buffer,
         slices: Vec::new(),
+        gathered: Vec::new(),
     };
+    // The region's input, if it is assembled from the strips of a region before (that
+    // CONCATENATION dropped, the strips read from its pieces).
+    let chained = chain
+        .then_some(&graph.ops[j..body])
+        .into_iter()
+        .flatten()
+        .flat_map(|op| op.present_inputs())
+        .filter(|&t| {
+            !graph.tensor(t).is_constant()
+                && !graph.ops[j..body].iter().any(|op| op.outputs.contains(&t))
+        })
+        .find_map(|t| Some((t, assembled(graph, t, j, body)?)));
     for op in &graph.ops[..j] {
-        b.copy(op);
+        if chained.as_ref().is_none_or(|(_, (c, _))| *c != op.id) {
+            b.copy(op);
+        }
     }
     let mut pieces = Vec::with_capacity(strips.len());
     // A sink's accumulator after the strips so far.
@@ -228,6 +340,7 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
         }
         // The strip's tensors, operators forwards.
         b.slices.clear();
+        b.gathered.clear();
         let mut held: Vec<Option<TensorId>> = vec![None; graph.tensors.len()];
         for (op, &r) in graph.ops[j..body].iter().zip(rows) {
             let out_t = op.outputs[0];
@@ -255,12 +368,14 @@ pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
                     return Err(refuse("a strip reads no rows of an operator's input"));
                 }
                 let have = need[t.0].ok_or_else(|| refuse("an input's rows are unknown"))?;
-                let (from, held_rows) = match held[t.0] {
-                    Some(s) => (s, have),
+                let from = match (held[t.0], &chained) {
+                    (Some(s), _) => b.rows(t, s, have, want)?,
+                    // A region input assembled from the strips before: from its pieces.
+                    (None, Some((c, (_, pieces)))) if *c == t => b.gather(t, pieces, want)?,
                     // A region input: the whole tensor.
-                    None => (t, (0, h)),
+                    (None, _) => b.rows(t, t, (0, h), want)?,
                 };
-                inputs.push(Some(b.rows(t, from, held_rows, want)?));
+                inputs.push(Some(from));
                 if let Rows::Window { .. } = r {
                     window.get_or_insert(RowWindow {
                         input_row: want.0,
