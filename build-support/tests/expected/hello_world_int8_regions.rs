@@ -17,7 +17,7 @@ mod kiln_model_put_each_include_model_in_its_own_module {
     /// - peak: op 1 (FULLY_CONNECTED) at step 1, 32 bytes live
     /// - persistent: 0 bytes ([`PERSISTENT_BYTES`])
     /// - flash: 684 bytes = weights 288 ([`WEIGHTS_BYTES`]) + prepared constants 396 (Kiln's tables), the figure of the flash budget and of `kiln plan`; code not included
-    /// - code: about 1232 bytes on a Cortex-M4 at opt-level "s" (1994 at 3), `kiln plan`'s estimate from the kernels called (the compiler decides)
+    /// - code: about 1227 bytes on a Cortex-M4 at opt-level "s" (1992 at 3), `kiln plan`'s estimate from the kernels called (the compiler decides)
     ///
     /// # Reproducibility
     ///
