@@ -33,7 +33,7 @@ step() { echo; echo "=== firmware: $* ($(( $(date +%s) - start ))s)"; }
 
 step "qemu-system-arm and the rustup targets"
 if ! command -v qemu-system-arm >/dev/null; then
-  apt-get update && apt-get install -y qemu-system-arm
+  apt-get update && apt-get install -y --allow-downgrades qemu-system-arm qemu-utils/bookworm
 fi
 rustup target add thumbv6m-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf
 rustup component add rustfmt clippy

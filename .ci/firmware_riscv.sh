@@ -32,7 +32,7 @@ step() { echo; echo "=== firmware riscv: $* ($(( $(date +%s) - start ))s)"; }
 
 step "qemu-system-riscv32 and the rustup targets"
 if ! command -v qemu-system-riscv32 >/dev/null; then
-  apt-get update && apt-get install -y qemu-system-misc
+  apt-get update && apt-get install -y --allow-downgrades qemu-system-misc qemu-utils/bookworm
 fi
 rustup target add riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf
 rustup component add clippy

@@ -21,7 +21,7 @@ step() { echo; echo "=== kernel cases on Cortex-M: $* ($(( $(date +%s) - start )
 
 step "qemu-system-arm and the rustup target"
 if ! command -v qemu-system-arm >/dev/null; then
-  apt-get update && apt-get install -y qemu-system-arm
+  apt-get update && apt-get install -y --allow-downgrades qemu-system-arm qemu-utils/bookworm
 fi
 rustup target add thumbv7em-none-eabihf thumbv8m.main-none-eabihf
 rustup component add rustfmt clippy

@@ -14,7 +14,7 @@ step() { echo; echo "=== kws: $* ($(( $(date +%s) - start ))s)"; }
 
 step "qemu-system-arm and the rustup target"
 if ! command -v qemu-system-arm >/dev/null; then
-  apt-get update && apt-get install -y qemu-system-arm
+  apt-get update && apt-get install -y --allow-downgrades qemu-system-arm qemu-utils/bookworm
 fi
 rustup target add thumbv7em-none-eabihf
 rustup component add rustfmt clippy
