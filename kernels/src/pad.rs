@@ -47,7 +47,7 @@ pub fn prepare(input_shape: &[usize], paddings: &[[usize; 2]]) -> Result<Params,
 ///
 /// Trailing dimensions without padding are merged into the one before them, so each copy is
 /// the longest contiguous run (for NHWC with the channels unpadded, a whole row of pixels)
-/// through [`crate::arch::copy_block`]. Every output element is written once, the gap before
+/// through `arch::copy_block`. Every output element is written once, the gap before
 /// each run filled, then the run copied, in output order; except where the gaps between runs
 /// are short (channels padded: a `memset` call per gap would cost more than the elements),
 /// where the whole output is filled first and then the runs copied over it.
