@@ -657,6 +657,51 @@ pub fn lstm_s8(
     }
 }
 
+/// [`lstm_s8`] over its own input, for a state no wider than the input rows (`state_size <=
+/// input_size`): `data` holds the input from element `input_at` and receives the output from
+/// element `output_at` (at most `input_size - state_size` after `input_at`). Rows run in
+/// memory order (for batch-major layouts, batch row after batch row: each has its own state,
+/// so the order changes no bit); each row's hidden state goes to `scratch` (`state_size`
+/// elements) while its input row is read, and then over it, so output row `r` covers only
+/// input rows up to `r`, all read.
+#[allow(clippy::too_many_arguments)]
+pub fn lstm_s8_in_place(
+    p: &Params,
+    effective_bias: &[i32],
+    data: &mut [i8],
+    input_at: usize,
+    output_at: usize,
+    weights: &LstmWeights<'_>,
+    hidden_state: &mut [i8],
+    cell_state: &mut [i16],
+    scratch: &mut [i8],
+) {
+    let (n_batch, n_time, n_in, n_state) = (p.batches, p.time_steps, p.input_size, p.state_size);
+    debug_assert!(n_state <= n_in && output_at <= input_at + (n_in - n_state));
+    debug_assert_eq!(scratch.len(), n_state);
+    if n_in == 0 || n_state == 0 || n_state > n_in {
+        return;
+    }
+    for row in 0..n_batch * n_time {
+        let b = if p.time_major {
+            row % n_batch
+        } else {
+            row / n_time
+        };
+        let x = &data[input_at + row * n_in..][..n_in];
+        step_row(
+            p,
+            effective_bias,
+            weights,
+            x,
+            &mut hidden_state[b * n_state..(b + 1) * n_state],
+            &mut cell_state[b * n_state..(b + 1) * n_state],
+            scratch,
+        );
+        data[output_at + row * n_state..][..n_state].copy_from_slice(scratch);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -830,5 +875,79 @@ mod tests {
         // h = tanh(c) * 0.5 at scale 1/128, zero point -3: tanh(0.25) * 64 = 15.7 -> 16.
         assert_eq!(&out[4..8], &[16 - 3, -16 - 3, 30 - 3, -3]);
         assert_eq!(&out[4..8], &h[0..4]);
+    }
+
+    /// The in-place form gives the ordinary one's output, hidden and cell state, in both
+    /// layouts, with the output at the input's start and at the farthest the planner allows.
+    #[test]
+    fn in_place_matches_out_of_place() {
+        const N_IN: usize = 5;
+        const N_STATE: usize = 3;
+        const ROWS: usize = 6;
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as i8
+        };
+        let wx: [[i8; N_STATE * N_IN]; 4] =
+            core::array::from_fn(|_| core::array::from_fn(|_| next()));
+        let wh: [[i8; N_STATE * N_STATE]; 4] =
+            core::array::from_fn(|_| core::array::from_fn(|_| next()));
+        let weights = LstmWeights {
+            input_to_input: &wx[0],
+            input_to_forget: &wx[1],
+            input_to_cell: &wx[2],
+            input_to_output: &wx[3],
+            recurrent_to_input: &wh[0],
+            recurrent_to_forget: &wh[1],
+            recurrent_to_cell: &wh[2],
+            recurrent_to_output: &wh[3],
+        };
+        let b = [300i32, -200, 50];
+        let biases = LstmBiases {
+            input_gate: &b,
+            forget_gate: &b,
+            cell_gate: &b,
+            output_gate: &b,
+        };
+        let input: [i8; ROWS * N_IN] = core::array::from_fn(|_| next());
+        for time_major in [false, true] {
+            let mut cfg = config(N_IN, N_STATE);
+            cfg.time_major = time_major;
+            (cfg.batches, cfg.time_steps) = (2, 3);
+            let mut eb = [0i32; 8 * N_STATE];
+            let p = prepare_s8(&cfg, &weights, &biases, &mut eb).unwrap();
+            let (mut h, mut c) = ([0i8; 2 * N_STATE], [0i16; 2 * N_STATE]);
+            reset_state_s8(&p, &mut h, &mut c);
+            c[1] = 900;
+            let (h0, c0) = (h, c);
+            let mut want = [0i8; ROWS * N_STATE];
+            lstm_s8(&p, &eb, &input, &weights, &mut h, &mut c, &mut want);
+            for output_at in [0, N_IN - N_STATE] {
+                let (mut h1, mut c1) = (h0, c0);
+                let mut data = input;
+                let mut scratch = [0i8; N_STATE];
+                lstm_s8_in_place(
+                    &p,
+                    &eb,
+                    &mut data,
+                    0,
+                    output_at,
+                    &weights,
+                    &mut h1,
+                    &mut c1,
+                    &mut scratch,
+                );
+                let got = &data[output_at..][..ROWS * N_STATE];
+                assert_eq!(
+                    got,
+                    &want[..],
+                    "time major {time_major}, output at {output_at}"
+                );
+                assert_eq!((h1, c1), (h, c));
+            }
+        }
     }
 }

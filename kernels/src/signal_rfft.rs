@@ -31,10 +31,16 @@ pub struct Params {
     pub frames: usize,
 }
 
-/// Scratch elements (of the sample type): the zero-padded frame. (The complex FFT writes
-/// into the output frame, where the real-FFT split then runs in place.)
+/// Scratch elements (of the sample type): none for frames of an even length, which the
+/// complex FFT reads where they are (as complex values, zero past their end); for an odd
+/// length, the zero-padded frame. (The complex FFT writes into the output frame, where the
+/// real-FFT split then runs in place.)
 pub const fn scratch_elements(p: &Params) -> usize {
-    p.fft_length
+    if p.input_length.is_multiple_of(2) {
+        0
+    } else {
+        p.fft_length
+    }
 }
 
 /// Scratch elements of the inverse transform ([`signal_irfft`]): the complex FFT's input.
@@ -780,7 +786,19 @@ impl<T: Sample, const PACKED: bool> Fft<'_, T, PACKED> {
         for group in out.chunks_exact_mut(p_last * p0) {
             let mut at = base;
             for block in group.chunks_exact_mut(p_last) {
-                leaf(block, input.get(at..).unwrap_or_default(), last_stride);
+                if at + (p_last - 1) * last_stride < input.len() {
+                    leaf(block, &input[at..], last_stride);
+                } else {
+                    // A block reading past the end of a frame shorter than the FFT: its
+                    // values, zero past the end, gathered first (at most radix 5).
+                    let mut padded = [[T::default(); 2]; 5];
+                    for (q, v) in padded[..p_last].iter_mut().enumerate() {
+                        if let Some(x) = input.get(at + q * last_stride) {
+                            *v = *x;
+                        }
+                    }
+                    leaf(block, &padded[..p_last], 1);
+                }
                 at += f0;
             }
             // The next group: increment the digits of the other outer stages, innermost
@@ -1194,7 +1212,6 @@ fn rfft_frames<T: Sample, const PACKED: bool>(
     let n = p.fft_length;
     debug_assert_eq!(input.len(), p.frames * p.input_length);
     debug_assert_eq!(output.len(), p.frames * (n + 2));
-    let time = &mut scratch[..n];
     let fft = Fft::<T, PACKED> {
         twiddles: twiddles.as_chunks().0,
         n: n / 2,
@@ -1205,10 +1222,17 @@ fn rfft_frames<T: Sample, const PACKED: bool>(
         .chunks_exact(p.input_length)
         .zip(output.chunks_exact_mut(n + 2))
     {
-        // (`arch::copy_block`: at opt-level s, `copy_from_slice` of 2-byte samples is the
-        // generic byte-aligned `memcpy`, four times the instructions.)
-        crate::arch::copy_block(&mut time[..p.input_length], x);
-        time[p.input_length..].fill(T::default());
+        let time = if p.input_length.is_multiple_of(2) {
+            // Read where it is: the complex FFT takes the values past its end as zero.
+            x
+        } else {
+            // (`arch::copy_block`: at opt-level s, `copy_from_slice` of 2-byte samples is
+            // the generic byte-aligned `memcpy`, four times the instructions.)
+            let time = &mut scratch[..n];
+            crate::arch::copy_block(&mut time[..p.input_length], x);
+            time[p.input_length..].fill(T::default());
+            time
+        };
         fftr(
             &fft,
             factors,

@@ -327,10 +327,13 @@ fn is_arena(graph: &Graph, t: TensorId) -> bool {
 }
 
 /// The scratch bytes an operator needs because it runs in place: its convolution's declared
-/// in-place scratch (a channel plane or a pixel); elementwise operators need none.
+/// in-place scratch (a channel plane or a pixel), or its narrowing kernel's (an LSTM's row);
+/// elementwise operators need none.
 pub fn in_place_scratch(graph: &Graph, kernels: &dyn Kernels, op: &Op, mode: OpMode) -> usize {
-    match (mode, &kernels.abilities(graph, op).conv_in_place) {
-        (OpMode::InPlace { input: 0 }, Some(c)) => c.scratch_bytes,
+    let a = kernels.abilities(graph, op);
+    match (mode, &a.conv_in_place, &a.narrowing_in_place) {
+        (OpMode::InPlace { input: 0 }, Some(c), _) => c.scratch_bytes,
+        (OpMode::InPlace { input: 0 }, None, Some(n)) => n.scratch_bytes,
         _ => 0,
     }
 }
@@ -397,7 +400,14 @@ pub fn step_gains(
                 if let Some(a) = op.input(k).filter(|&a| is_arena(graph, a))
                     && alone(k)
                 {
-                    g.if_dies.push((roots[a.0], graph.tensor(c).bytes()));
+                    let scratch = match (k, &kernels.abilities(graph, op).narrowing_in_place) {
+                        (0, Some(n)) => n.scratch_bytes,
+                        _ => 0,
+                    };
+                    let saved = graph.tensor(c).bytes().saturating_sub(scratch);
+                    if saved > 0 {
+                        g.if_dies.push((roots[a.0], saved));
+                    }
                 }
             }
         }
@@ -479,11 +489,10 @@ fn narrows(graph: &Graph, kernels: &dyn Kernels, op: &Op) -> bool {
         return false;
     };
     let (a, c) = (graph.tensor(a), graph.tensor(c));
-    kernels.abilities(graph, op).narrowing_in_place
-        && op.outputs.len() == 1
-        && a.elements() == c.elements()
-        && c.dtype.size() > 0
-        && c.dtype.size() <= a.dtype.size()
+    kernels
+        .abilities(graph, op)
+        .narrowing_in_place
+        .is_some_and(|n| op.outputs.len() == 1 && n.unit_bytes(a.bytes(), c.bytes()).is_some())
 }
 
 /// The byte offset of each input of an operator in its output, if it declares that its

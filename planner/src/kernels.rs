@@ -24,12 +24,10 @@ pub struct Abilities {
     /// Inputs (indices into the operator's inputs) an elementwise kernel can overwrite with
     /// its output, which has their shape and type.
     pub in_place: Vec<usize>,
-    /// A narrowing kernel (QUANTIZE float32 -> int8, int16 -> int8, ...) that can write its
-    /// output over input 0, which has its element count and elements at least as wide, front
-    /// to back: it reads input element `i` before writing output element `i`, so the output
-    /// can start anywhere up to input 0's start plus the difference of the element sizes
-    /// (the planner places it at the start).
-    pub narrowing_in_place: bool,
+    /// A narrowing kernel (QUANTIZE float32 -> int8, int16 -> int8, ...; an int8 sequence
+    /// LSTM whose state is no wider than its input rows) that can write its output over
+    /// input 0 front to back, unit by unit ([`Narrowing`]).
+    pub narrowing_in_place: Option<Narrowing>,
     /// A convolution that can write its output over input 0 while reading it.
     pub conv_in_place: Option<ConvInPlace>,
     /// Byte offsets in the output at which the inputs can be placed as slices (in input
@@ -40,6 +38,34 @@ pub struct Abilities {
     /// input): SPLIT, SPLIT_V and UNPACK on an outer axis (tiling it), a SLICE whose box is
     /// contiguous. The operator then needs no code.
     pub split_slices: Option<(usize, Vec<usize>)>,
+}
+
+/// How a narrowing kernel runs over its own input 0: input and output are each `units`
+/// equal runs of bytes (elements for QUANTIZE; rows, a time step of a batch row, for an
+/// LSTM), the output's no longer; the kernel reads input unit `i` before it writes output
+/// unit `i`, and reads no unit before `i` after that. So the output can start anywhere up to
+/// input 0's start plus the difference of the unit sizes (the planner places it at the
+/// start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Narrowing {
+    pub units: usize,
+    /// Scratch bytes of the in-place form (an LSTM's output row, computed before it is
+    /// stored over its input row).
+    pub scratch_bytes: usize,
+}
+
+impl Narrowing {
+    /// Bytes per unit of input `input_bytes` and output `output_bytes`, if they split into
+    /// [`Narrowing::units`] equal runs, the output's no longer and not empty.
+    pub fn unit_bytes(&self, input_bytes: usize, output_bytes: usize) -> Option<(usize, usize)> {
+        let n = self.units;
+        let ok = n > 0
+            && input_bytes.is_multiple_of(n)
+            && output_bytes.is_multiple_of(n)
+            && output_bytes > 0;
+        let (ea, ec) = (input_bytes / n.max(1), output_bytes / n.max(1));
+        (ok && ec <= ea).then_some((ea, ec))
+    }
 }
 
 /// How a convolution runs over its own input, and the scratch that needs.
@@ -70,7 +96,7 @@ pub struct NoKernels;
 pub static NO_ABILITIES: Abilities = Abilities {
     view: false,
     in_place: Vec::new(),
-    narrowing_in_place: false,
+    narrowing_in_place: None,
     conv_in_place: None,
     concat_slices: None,
     split_slices: None,

@@ -541,12 +541,16 @@ fn required(
                 cover(BufferOwner::Tensor(t), s, size);
             }
         }
-        // A convolution in place keeps one output channel plane or pixel aside.
+        // A convolution in place keeps one output channel plane or pixel aside, a narrowing
+        // LSTM one output row.
+        let declared = kernels.abilities(graph, op);
         let plane = match (
             modes.get(op.id.0),
-            kernels.abilities(graph, op).conv_in_place,
+            declared.conv_in_place,
+            declared.narrowing_in_place,
         ) {
-            (Some(OpMode::InPlace { input: 0 }), Some(c)) => c.scratch_bytes,
+            (Some(OpMode::InPlace { input: 0 }), Some(c), _) => c.scratch_bytes,
+            (Some(OpMode::InPlace { input: 0 }), None, Some(n)) => n.scratch_bytes,
             _ => 0,
         };
         let sc = kernels.scratch_bytes(graph, op) + plane;

@@ -813,7 +813,10 @@ fn the_verifier_checks_where_a_narrowing_output_starts() {
     expect_error(&g, &p, "declares no in-place form");
     let mut declared = kernels(&g);
     let op0 = declared.ops[0].get_or_insert_with(Default::default);
-    op0.1.narrowing_in_place = true;
+    op0.1.narrowing_in_place = Some(kiln_planner::kernels::Narrowing {
+        units: g.tensors[0].elements(),
+        scratch_bytes: 0,
+    });
     let e = verify::verify(&g, &p, &declared).expect_err("a widening output over its input");
-    assert!(e.to_string().contains("has wider elements"), "{e}");
+    assert!(e.to_string().contains("the output's are wider"), "{e}");
 }

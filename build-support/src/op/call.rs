@@ -229,6 +229,17 @@ impl Call<'_, '_> {
         Ok(quote!(#f(#(#pre,)* #out, #input_at, #output_at);))
     }
 
+    /// For a narrowing kernel over its own input 0 that takes more operands than the input
+    /// (the int8 LSTM): the output's view of the bytes of both, and the byte offsets of the
+    /// input and of the output in them.
+    pub fn narrowed(&self) -> Result<(TokenStream, TokenStream, TokenStream)> {
+        if self.in_place != Some(0) {
+            return Err(self.no_in_place_form());
+        }
+        let (input_at, output_at) = (u(self.in_place_at.0), u(self.in_place_at.1));
+        Ok((self.out.clone(), quote!(#input_at), quote!(#output_at)))
+    }
+
     /// `<module>::<function>(pre.., operands.., states.., out);`: the ordinary form.
     pub fn standard(
         &self,

@@ -13,6 +13,7 @@ use crate::op::{Io, f32s, i8s, o8, o16, of};
 use kiln_kernels::{lstm, lstm_f32, lstm_s16};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, LstmOptions, OpKind, TensorId};
+use kiln_planner::kernels::Narrowing;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
@@ -116,8 +117,20 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         .chain(weights)
         .map(Operand::Tensor)
         .collect();
+    let state_size = p.state_size;
+    let units = p.batches * p.time_steps;
     let mut step = cx.step(LstmS8(p, effective), inputs, output);
     step.states = vec![hidden, cell];
+    // Each row's hidden state over its input row, through a scratch row, where the state is
+    // no wider than the rows and there are several (one row is all scratch)
+    // (`lstm::lstm_s8_in_place`).
+    let width = cx.tensor(input).shape.last().copied().unwrap_or(0);
+    if units > 1 && state_size > 0 && state_size <= width {
+        step.abilities.narrowing_in_place = Some(Narrowing {
+            units,
+            scratch_bytes: state_size,
+        });
+    }
     Ok(step)
 }
 
@@ -436,9 +449,6 @@ const WEIGHTS: [&str; 8] = [
 
 impl Kernel for LstmS8 {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
-        if call.in_place().is_some() {
-            return Err(call.no_in_place_form());
-        }
         let p = call.params("lstm", &self.0);
         // The biases with the input and hidden zero points folded in.
         let bias = call.table("BIAS", &self.1);
@@ -446,8 +456,22 @@ impl Kernel for LstmS8 {
             return Err(unsupported("LSTM operands are missing"));
         };
         let fields = WEIGHTS.map(|f| Ident::new(f, Span::call_site()));
+        let states = call.states();
+        if call.in_place().is_some() {
+            // (int8: the byte offsets are element offsets.)
+            let (data, input_at, output_at) = call.narrowed()?;
+            let scratch = call.scratch(false)?;
+            let f = kernel_fn("lstm", "lstm_s8_in_place");
+            return Ok(quote! {
+                #f(
+                    #p, #bias, #data, #input_at, #output_at,
+                    &::kiln::kernels::lstm::LstmWeights { #(#fields: #w),* },
+                    #(#states,)* #scratch
+                );
+            });
+        }
         let f = kernel_fn("lstm", "lstm_s8");
-        let (states, out) = (call.states(), call.output());
+        let out = call.output();
         Ok(quote! {
             #f(
                 #p, #bias, #x,

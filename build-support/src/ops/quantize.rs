@@ -14,6 +14,7 @@ use crate::op::{Call, Cx, Elem, Kernel, Operand, Step, elem, prepare_error, type
 use kiln_kernels::{quantize, requantize};
 use kiln_planner::diag::Result;
 use kiln_planner::ir::DType;
+use kiln_planner::kernels::Narrowing;
 use proc_macro2::TokenStream;
 
 /// The kernels, by types.
@@ -76,7 +77,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     if in_place {
         step.abilities.in_place = vec![0];
     }
-    step.abilities.narrowing_in_place = narrowing;
+    step.abilities.narrowing_in_place = narrowing.then(|| Narrowing {
+        units: cx.tensor(output).elements(),
+        scratch_bytes: 0,
+    });
     Ok(step)
 }
 

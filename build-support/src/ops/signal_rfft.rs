@@ -250,6 +250,17 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     Ok(step)
 }
 
+impl Rfft {
+    /// Scratch elements of the kernel (the lowering's `scratch_bytes` in samples).
+    fn scratch_elements(&self) -> usize {
+        if self.inverse {
+            signal_rfft::inverse_scratch_elements(&self.p)
+        } else {
+            signal_rfft::scratch_elements(&self.p)
+        }
+    }
+}
+
 impl Kernel for Rfft {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
         let mut pre = vec![
@@ -287,7 +298,12 @@ impl Kernel for Rfft {
                 }
             }
         };
-        let scratch = call.scratch(false)?;
+        // (None for the forward transform of frames of an even length.)
+        let scratch = if self.scratch_elements() > 0 {
+            call.scratch(false)?
+        } else {
+            quote::quote!(&mut [])
+        };
         call.standard_with("signal_rfft", function, &pre, &[scratch])
     }
 
@@ -297,7 +313,7 @@ impl Kernel for Rfft {
         let (p, f) = (&self.p, &self.factors);
         match &self.tables {
             Tables::I16 { tw, stw } => {
-                let mut scratch = Buffer::zeroed(signal_rfft::scratch_bytes(p, 2));
+                let mut scratch = Buffer::zeroed(self.scratch_elements() * 2);
                 let x = io.i16(0);
                 let f16 = if self.inverse {
                     signal_rfft::signal_irfft_s16
@@ -309,7 +325,7 @@ impl Kernel for Rfft {
                 f16(p, f, tw, stw, x, io.out_i16(), o16(scratch.bytes_mut()));
             }
             Tables::I32 { tw, stw } => {
-                let mut scratch = Buffer::zeroed(signal_rfft::scratch_bytes(p, 4));
+                let mut scratch = Buffer::zeroed(self.scratch_elements() * 4);
                 let x = io.i32(0);
                 let f32_ = if self.inverse {
                     signal_rfft::signal_irfft_s32
@@ -319,7 +335,7 @@ impl Kernel for Rfft {
                 f32_(p, f, tw, stw, x, io.out_i32(), o32(scratch.bytes_mut()));
             }
             Tables::F32 { tw, stw } => {
-                let mut scratch = Buffer::zeroed(signal_rfft::scratch_bytes(p, 4));
+                let mut scratch = Buffer::zeroed(self.scratch_elements() * 4);
                 let x = io.f32(0);
                 let ff = if self.inverse {
                     signal_rfft::signal_irfft_f32

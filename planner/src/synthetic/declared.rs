@@ -91,8 +91,8 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                     }
                 }
                 // TFLM's SignalRfft and SignalIrfft (`kiln_kernels::signal_rfft`): the
-                // zero-padded frame, or the inverse FFT's input: `fft_length` samples of the
-                // input's type.
+                // zero-padded frame (none for frames of an even length, read where they
+                // are), or the inverse FFT's input: `fft_length` samples of the input's type.
                 (OpKind::Custom { name, options }, _, Some(x), _)
                     if name == "SignalRfft" || name == "SignalIrfft" =>
                 {
@@ -101,7 +101,12 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         .and_then(|o| o.int("fft_length"))
                         .and_then(|n| usize::try_from(n).ok())
                         .unwrap_or(0);
-                    n * x.dtype.size()
+                    let even_frames = x.shape.last().is_some_and(|&l| l % 2 == 0);
+                    if name == "SignalRfft" && even_frames {
+                        0
+                    } else {
+                        n * x.dtype.size()
+                    }
                 }
                 _ => 0,
             };
@@ -165,7 +170,28 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                             | (Some(DType::I8), Some(DType::U8))
                     ) =>
                 {
-                    a.narrowing_in_place = true
+                    a.narrowing_in_place = out.map(|o| crate::kernels::Narrowing {
+                        units: o.elements(),
+                        scratch_bytes: 0,
+                    })
+                }
+                // The int8 sequence LSTM writes each row's hidden state over its input row
+                // (through a scratch row) where the state is no wider than the input rows
+                // and there are several.
+                OpKind::UnidirectionalSequenceLstm(_)
+                    if dtype_in(&[DType::I8]) && input(0).is_some_and(|x| x.dtype == DType::I8) =>
+                {
+                    if let (Some(o), Some(x)) = (out, input(0))
+                        && let (Some(&state), Some(&width)) = (o.shape.last(), x.shape.last())
+                        && state > 0
+                        && state <= width
+                        && o.elements() / state > 1
+                    {
+                        a.narrowing_in_place = Some(crate::kernels::Narrowing {
+                            units: o.elements() / state,
+                            scratch_bytes: state,
+                        });
+                    }
                 }
                 OpKind::Concatenation(o) if o.activation == crate::ir::Activation::None => {
                     if let Some(y) = out {

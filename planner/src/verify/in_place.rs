@@ -72,23 +72,24 @@ pub(super) fn check(
         if place(Some(a)).is_none() || place(Some(a)) != place(Some(c)) {
             return Err("its output is not the overwritten input's bytes");
         }
-    } else if declared.narrowing_in_place && input == 0 {
-        // Narrowing, front to back: output element `i` (`ec` bytes at `s1 + i * ec`) is
-        // written after input element `i` (`ea` bytes at `s0 + i * ea`) is read, so it may
-        // cover only bytes of input elements up to `i`: `s1 + (i + 1) * ec <= s0 + (i + 1) *
-        // ea` for every `i`, that is `s1 <= s0 + (ea - ec)` (the tightest at `i = 0`). The
-        // output then ends within the input's bytes. Bytes before `s0` are not the input's:
-        // writing them is checked as any write.
-        let (ea, ec) = (ta.dtype.size(), tc.dtype.size());
-        if ta.elements() != tc.elements() || ec == 0 || ec > ea {
-            return Err("its output differs from its input in element count or has wider elements");
-        }
+    } else if let (Some(n), 0) = (declared.narrowing_in_place, input) {
+        // Narrowing, front to back in `units` runs of bytes: output unit `i` (`ec` bytes at
+        // `s1 + i * ec`) is written after input unit `i` (`ea` bytes at `s0 + i * ea`) is
+        // read, so it may cover only bytes of input units up to `i`: `s1 + (i + 1) * ec <=
+        // s0 + (i + 1) * ea` for every `i`, that is `s1 <= s0 + (ea - ec)` (the tightest at
+        // `i = 0`). The output then ends within the input's bytes. Bytes before `s0` are not
+        // the input's: writing them is checked as any write.
+        let Some((ea, ec)) = n.unit_bytes(ta.bytes(), tc.bytes()) else {
+            return Err(
+                "its output and input do not split into its units, or the output's are wider",
+            );
+        };
         let (Some((s0, _)), Some((s1, _))) = (place(Some(a)), place(Some(c))) else {
             return Err("its input or output has no arena bytes");
         };
         if s1 > s0 + (ea - ec) {
             return Err(
-                "its output starts too far into its input (past the difference of their element sizes)",
+                "its output starts too far into its input (past the difference of their unit sizes)",
             );
         }
     } else {
