@@ -1294,15 +1294,26 @@ fn several_regions_compile_and_match_tflm() {
 /// are TFLM's (`golden_all/`, `golden/`), byte for byte, and the plan verifies.
 #[test]
 fn sink_regions_of_kws_dscnn_and_micro_speech_match_tflm() {
-    for (stem, dense) in [
-        ("mlperf_tiny_kws_dscnn_int8", false),
-        ("tflm_micro_speech_int8", true),
+    for (stem, finish) in [
+        ("mlperf_tiny_kws_dscnn_int8", "KILN_AVERAGE_FINISH"),
+        ("tflm_micro_speech_int8", "KILN_DENSE_FINISH"),
     ] {
-        sink_regions_match_tflm(stem, dense);
+        sink_regions_match_tflm(stem, finish, 8);
     }
 }
 
-fn sink_regions_match_tflm(stem: &str, dense: bool) {
+/// The streaming wake-word model ends its convolutions in a DEPTHWISE_CONV_2D whose window
+/// is its whole 15-row image: regions ending there (a depthwise sink) sum their strips'
+/// weighted pixels and finish per channel as TFLM.
+#[test]
+fn depthwise_sink_regions_of_sww_match_tflm() {
+    sink_regions_match_tflm("mlperf_tiny_sww_int8", "KILN_DEPTHWISE_FINISH", 4);
+}
+
+/// Every tiling of `stem` ending in a sink (at least `least` of them) finishes with
+/// `finish`, never writes the sink's image whole, and gives TFLM's bytes on the sink's
+/// output and the model's outputs.
+fn sink_regions_match_tflm(stem: &str, finish: &str, least: usize) {
     let bytes = std::fs::read(common::shared_models().join(format!("{stem}.tflite"))).unwrap();
     let graph = kiln_planner::read_model(&bytes).unwrap();
     let sinks: Vec<(Tiling, tiling::Tiled)> = tiling::candidates(&graph)
@@ -1310,18 +1321,9 @@ fn sink_regions_match_tflm(stem: &str, dense: bool) {
         .filter_map(|t| Some((t, tiling::tile(&graph, t).ok()?)))
         .filter(|(_, tiled)| tiled.sink.is_some())
         .collect();
-    assert!(sinks.len() >= 8, "{stem}: {} sink tilings", sinks.len());
-    let finish = |g: &Graph| {
-        g.ops
-            .iter()
-            .filter(|op| match op.kind {
-                OpKind::KilnDenseFinish(_) => dense,
-                OpKind::KilnAverageFinish { .. } => !dense,
-                _ => false,
-            })
-            .count()
-    };
-    assert!(sinks.iter().all(|(_, t)| finish(&t.graph) == 1), "{stem}");
+    assert!(sinks.len() >= least, "{stem}: {} sink tilings", sinks.len());
+    let finishes = |g: &Graph| g.ops.iter().filter(|op| op.kind.name() == finish).count();
+    assert!(sinks.iter().all(|(_, t)| finishes(&t.graph) == 1), "{stem}");
     let all = common::shared_models().join("golden_all").join(stem);
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(all.join("golden.json")).unwrap()).unwrap();
@@ -1544,6 +1546,30 @@ fn a_sink_compiles_and_matches_tflm() {
     );
 }
 
+/// The generated code of a depthwise sink: sww compiled by `include_model!` under a budget
+/// (3,536 B) that only its convolutions run in two strips into its last DEPTHWISE_CONV_2D,
+/// accumulated, meet (26.6 % extra MACs, allowed here up to 30 %); every sample
+/// byte-identical with TFLM.
+mod sww_sink {
+    kiln::include_model!(
+        "../../shared/models/mlperf_tiny_sww_int8.tflite",
+        ram_budget = 3536,
+        max_extra_macs = 30
+    );
+}
+
+const _: () = assert!(sww_sink::ARENA_BYTES <= 3536);
+
+#[test]
+fn a_depthwise_sink_compiles_and_matches_tflm() {
+    check_golden!(
+        sww_sink,
+        common::shared_models()
+            .join("golden")
+            .join("mlperf_tiny_sww_int8")
+    );
+}
+
 /// `chain` ending in an int8 FULLY_CONNECTED over the whole image (after a RESHAPE
 /// flattening it, or reading it as it is), per-tensor or per-channel weights, a bias or none.
 #[allow(clippy::too_many_arguments)]
@@ -1734,6 +1760,60 @@ fn the_check_rejects_wrong_dense_sinks() {
         bad.graph.ops[dots[2]].inputs[1] = Some(bad.graph.ops[dots[0]].outputs[0]);
         assert!(tiling::check::check(&g, &bad).is_err());
     }
+}
+
+/// A depthwise sink (sww's last convolutions, in two strips) whose strips' sums start at
+/// the wrong pixel, use another filter, skip a strip, or finish another layer is rejected.
+#[test]
+fn the_check_rejects_wrong_depthwise_sinks() {
+    let bytes = std::fs::read(common::shared_models().join("mlperf_tiny_sww_int8.tflite")).unwrap();
+    let g = kiln_planner::read_model(&bytes).unwrap();
+    let good = tiling::tile(
+        &g,
+        Tiling {
+            start: 0,
+            end: 7,
+            patches: 3,
+        },
+    )
+    .unwrap();
+    assert!(good.sink.is_some());
+    tiling::check::check(&g, &good).unwrap();
+    let sums: Vec<usize> = (0..good.graph.ops.len())
+        .filter(|&i| good.op_origin[i] == tiling::Origin::Accumulate)
+        .collect();
+    assert_eq!(sums.len(), 3);
+    assert!(
+        sums.iter()
+            .all(|&i| matches!(good.graph.ops[i].kind, OpKind::KilnDepthwiseSum { .. }))
+    );
+    // The middle strip's sums taken one pixel too far along the filter.
+    let mut bad = good.clone();
+    if let OpKind::KilnDepthwiseSum { first } = &mut bad.graph.ops[sums[1]].kind {
+        *first += 1;
+    }
+    assert!(tiling::check::check(&g, &bad).is_err());
+    // Another filter (the first layer's in its place).
+    let mut bad = good.clone();
+    bad.graph.ops[sums[1]].inputs[2] = g.ops[0].input(1);
+    assert!(tiling::check::check(&g, &bad).is_err());
+    // The last strip added to the first strip's sums.
+    let mut bad = good.clone();
+    bad.graph.ops[sums[2]].inputs[1] = Some(bad.graph.ops[sums[0]].outputs[0]);
+    assert!(tiling::check::check(&g, &bad).is_err());
+    // The finish with other options (a ReLU the layer does not have).
+    let mut bad = good.clone();
+    let finish = (0..bad.graph.ops.len())
+        .find(|&i| bad.op_origin[i] == tiling::Origin::Finish)
+        .unwrap();
+    if let OpKind::KilnDepthwiseFinish(o) = &mut bad.graph.ops[finish].kind {
+        o.activation = if o.activation == Activation::Relu {
+            Activation::None
+        } else {
+            Activation::Relu
+        };
+    }
+    assert!(tiling::check::check(&g, &bad).is_err());
 }
 
 /// The generated code of a dense sink: micro_speech compiled by `include_model!` under a

@@ -11,6 +11,10 @@
 //! INT32 accumulator per output ([`dot_sum_s8`]), and [`dense_finish_s8`] adds the bias and
 //! requantizes as `reference_integer_ops::FullyConnected` (per tensor or per channel).
 //!
+//! A strip of the image of an int8 DEPTHWISE_CONV_2D whose window is that whole image adds
+//! its pixels' weighted per-channel sums ([`depthwise_sum_s8`]), which [`dense_finish_s8`]
+//! finishes per channel as `reference_integer_ops::DepthwiseConv` does.
+//!
 //! Integer addition is associative, so the sums of disjoint strips covering every row once
 //! are the whole image's sums (in wrapping arithmetic too, as TFLM's kernels add).
 
@@ -124,6 +128,64 @@ pub fn dot_sum_s8_in_place2(p: &DotParams, input: &[i8], acc: &mut [i32], weight
     }
 }
 
+/// Parameters of [`depthwise_sum_s8`]: where a strip sits in the image of a DEPTHWISE_CONV_2D
+/// whose window is that whole image, and the input offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DepthwiseSumParams {
+    /// The image's channels (the accumulator's length).
+    pub channels: usize,
+    /// The strip's first pixel in the image (its first row times the image's width).
+    pub first: usize,
+    /// `-input zero point`.
+    pub input_offset: i32,
+}
+
+/// The first strip's part of the per-channel sums: `out[c] = sum over the strip's pixels
+/// `p` of filter[(first + p) * channels + c] * (input[p * channels + c] + input_offset)`
+/// (TFLM's `reference_integer_ops::DepthwiseConv` accumulation for the one output pixel).
+pub fn depthwise_sum_s8_first(
+    p: &DepthwiseSumParams,
+    input: &[i8],
+    filter: &[i8],
+    out: &mut [i32],
+) {
+    out.fill(0);
+    depthwise_sum_s8_in_place2(p, input, out, filter);
+}
+
+/// The sums so far plus a strip's part of them (see [`depthwise_sum_s8_first`]).
+pub fn depthwise_sum_s8(
+    p: &DepthwiseSumParams,
+    input: &[i8],
+    acc: &[i32],
+    filter: &[i8],
+    out: &mut [i32],
+) {
+    out.copy_from_slice(acc);
+    depthwise_sum_s8_in_place2(p, input, out, filter);
+}
+
+/// [`depthwise_sum_s8`] over its accumulator.
+pub fn depthwise_sum_s8_in_place2(
+    p: &DepthwiseSumParams,
+    input: &[i8],
+    acc: &mut [i32],
+    filter: &[i8],
+) {
+    let c = p.channels;
+    if c == 0 {
+        return;
+    }
+    debug_assert_eq!(acc.len(), c);
+    debug_assert!((p.first * c + input.len()) <= filter.len());
+    let weights = filter.get(p.first * c..).unwrap_or_default();
+    for (pixel, w) in input.chunks_exact(c).zip(weights.chunks_exact(c)) {
+        for ((a, &x), &w) in acc.iter_mut().zip(pixel).zip(w) {
+            *a = a.wrapping_add(i32::from(w).wrapping_mul(i32::from(x) + p.input_offset));
+        }
+    }
+}
+
 /// Parameters of [`dense_finish_s8`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DenseParams {
@@ -138,7 +200,8 @@ pub struct DenseParams {
 /// A FULLY_CONNECTED's int8 outputs from its accumulated dot products: `acc[o] + bias[o]`,
 /// multiplied by `multiplier[o]` / `shift[o]` (a per-tensor layer's repeated), plus the
 /// output offset, clamped (`reference_integer_ops::FullyConnected` and
-/// `FullyConnectedPerChannel` after their sums).
+/// `FullyConnectedPerChannel` after their sums); likewise a whole-image DEPTHWISE_CONV_2D's
+/// from its per-channel sums (`reference_integer_ops::DepthwiseConv` after its sum).
 pub fn dense_finish_s8(
     p: &DenseParams,
     multiplier: &[i32],

@@ -433,6 +433,20 @@ pub enum OpKind {
     /// its accumulated dot products (input 0): adds the bias (input 2, if present) and
     /// requantizes; input 1 is the layer's weights (for their quantization).
     KilnDenseFinish(FullyConnectedOptions),
+    /// Kiln's own (as [`OpKind::KilnRowSum`]): adds a strip's part of an int8
+    /// DEPTHWISE_CONV_2D whose one output pixel's window is its whole input image (VALID,
+    /// depth multiplier 1) to an INT32 accumulator of one value per channel: the strip
+    /// (input 0, rows of the NHWC image of batch 1) holds the image's pixels from pixel
+    /// `first`; input 1 is the accumulator (absent for the first strip), input 2 the layer's
+    /// filter.
+    KilnDepthwiseSum {
+        first: usize,
+    },
+    /// Kiln's own (as [`OpKind::KilnRowSum`]): that int8 DEPTHWISE_CONV_2D with `options`
+    /// from its accumulated per-channel sums (input 0): adds the bias (input 2, if present)
+    /// and requantizes per channel; input 1 is the layer's filter (for its quantization and
+    /// the image's size).
+    KilnDepthwiseFinish(DepthwiseConv2dOptions),
     /// A builtin without options. Planned like any other operator; the operator modules
     /// dispatch it by name (and refuse it if Kiln has no kernel).
     Other {
@@ -568,6 +582,8 @@ impl OpKind {
             OpKind::KilnAverageFinish { .. } => "KILN_AVERAGE_FINISH",
             OpKind::KilnDotSum { .. } => "KILN_DOT_SUM",
             OpKind::KilnDenseFinish(_) => "KILN_DENSE_FINISH",
+            OpKind::KilnDepthwiseSum { .. } => "KILN_DEPTHWISE_SUM",
+            OpKind::KilnDepthwiseFinish(_) => "KILN_DEPTHWISE_FINISH",
             OpKind::Other { name } | OpKind::Custom { name, .. } => name,
         }
     }

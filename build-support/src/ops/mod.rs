@@ -31,6 +31,8 @@ mod conv_2d;
 mod cumsum;
 mod dense_finish;
 mod depthwise_conv_2d;
+mod depthwise_finish;
+mod depthwise_sum;
 mod dequantize;
 mod div;
 mod dot_sum;
@@ -231,6 +233,8 @@ pub fn lowering(name: &str) -> Option<Lowering> {
         "KILN_AVERAGE_FINISH" => return Some(average_finish::lower),
         "KILN_DOT_SUM" => return Some(dot_sum::lower),
         "KILN_DENSE_FINISH" => return Some(dense_finish::lower),
+        "KILN_DEPTHWISE_SUM" => return Some(depthwise_sum::lower),
+        "KILN_DEPTHWISE_FINISH" => return Some(depthwise_finish::lower),
         _ => {}
     }
     OPERATORS

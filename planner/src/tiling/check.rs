@@ -253,6 +253,18 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
             (reshape.kind == OpKind::Reshape && reshape.outputs == [y])
                 .then_some((fc, Some(reshape)))
         });
+    // A depthwise sink's operator in the model: the DEPTHWISE_CONV_2D writing the cut from
+    // the sink's image.
+    let depthwise = source_producer
+        .get(tiled.cut.0)
+        .copied()
+        .flatten()
+        .map(|p| source.op(p))
+        .filter(|dw| {
+            matches!(dw.kind, OpKind::DepthwiseConv2d(_))
+                && tiled.sink.is_some()
+                && dw.input(0) == tiled.sink
+        });
     let mut seen = vec![0usize; source.ops.len()];
     let mut assembled = 0;
     for (op, origin) in g.ops.iter().zip(&tiled.op_origin) {
@@ -441,6 +453,14 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 // (KILN_DOT_SUM: the model layer's weights, from the strip's first element).
                 let (acc, first) = match (&op.kind, &op.inputs[..], dense) {
                     (OpKind::KilnRowSum, [_, _], _) => (&sums, None),
+                    // (The first pixel, as the element of a one-channel image.)
+                    (OpKind::KilnDepthwiseSum { first }, [_, _, f], _)
+                        if depthwise.is_some_and(|dw| *f == dw.input(1))
+                            && g.tensor(*out).shape == [source.tensor(tiled.cut).elements()] =>
+                    {
+                        let c = source.tensor(tiled.cut).elements();
+                        (&sums, Some(first * c))
+                    }
                     (OpKind::KilnDotSum { first }, [_, _, w], Some((fc, _)))
                         if *w == fc.input(1)
                             && g.tensor(*out).shape
@@ -448,7 +468,12 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                     {
                         (&dots, Some(*first))
                     }
-                    _ => return bad("an accumulation that is not a KILN_ROW_SUM or KILN_DOT_SUM"),
+                    _ => {
+                        return bad(
+                            "an accumulation that is not a KILN_ROW_SUM, KILN_DOT_SUM or \
+                             KILN_DEPTHWISE_SUM",
+                        );
+                    }
                 };
                 let (Some((m, end)), [Some(strip), prev, ..]) = (acc[out.0], &op.inputs[..]) else {
                     return bad("an accumulation without its strip or its sums");
@@ -514,6 +539,48 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 {
                     return bad(
                         "does not finish the model's layer over the whole image's dot products",
+                    );
+                }
+            }
+            Origin::Finish if matches!(op.kind, OpKind::KilnDepthwiseFinish(_)) => {
+                assembled += 1;
+                let OpKind::KilnDepthwiseFinish(options) = op.kind else {
+                    unreachable!("matched")
+                };
+                let Some(dw) = depthwise else {
+                    return bad("finishes a tensor no DEPTHWISE_CONV_2D of the model writes");
+                };
+                seen[dw.id.0] += 1;
+                let (OpKind::DepthwiseConv2d(o), Some(x), Some(f)) =
+                    (&dw.kind, dw.input(0), dw.input(1))
+                else {
+                    return bad("the model's layer lacks its operands");
+                };
+                let (image, filter) = (source.tensor(x), source.tensor(f));
+                let s = &image.shape;
+                let acc = op.input(0);
+                if *o != options
+                    || op.outputs != [tiled.cut]
+                    || dw.outputs != [tiled.cut]
+                    || op.inputs.len() != 3
+                    || op.input(1) != Some(f)
+                    || op.input(2) != dw.input(2)
+                    || dw.inputs.len() > 3
+                    || tiled.sink != Some(x)
+                    || s.len() != 4
+                    || s[0] != 1
+                    || acc.and_then(|a| sums[a.0]) != Some((x, s[1]))
+                    || filter.shape != [1, s[1], s[2], s[3]]
+                    || !filter.is_constant()
+                    || source.tensor(tiled.cut).shape != [1, 1, 1, s[3]]
+                    || o.padding != crate::ir::Padding::Valid
+                    || o.depth_multiplier != 1
+                    || o.dilation_h != 1
+                    || o.dilation_w != 1
+                    || source.row_window(dw.id).is_some()
+                {
+                    return bad(
+                        "does not finish the model's depthwise layer over the whole image's sums",
                     );
                 }
             }

@@ -35,7 +35,10 @@
 //! runs the others in place over it), and one KILN_AVERAGE_FINISH
 //! ([`OpKind::KilnAverageFinish`]) divides the whole image's sums by its pixels with TFLM's
 //! rounding and clamp, writing the pooling's output (the cut). Integer sums are exact in any
-//! split, so the bytes are TFLM's. [`check`] verifies that the accumulators add strips
+//! split, so the bytes are TFLM's. Likewise an int8 DEPTHWISE_CONV_2D whose one output
+//! pixel's window is exactly its input image (VALID, the filter the image's size): each
+//! strip adds its pixels' weighted per-channel sums (KILN_DEPTHWISE_SUM, the filter's rows of
+//! the strip) and KILN_DEPTHWISE_FINISH adds the bias and requantizes per channel. [`check`] verifies that the accumulators add strips
 //! covering every row once, in order, and that the finish is the model's pooling.
 //!
 //! Several regions: a tiled graph can be tiled again ([`candidates_through`]: a region

@@ -262,6 +262,9 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
     let split = region.split();
     let body = region.body_end(k);
     let dense = region.dense.is_some();
+    // A sink that is a DEPTHWISE_CONV_2D over the whole image (else an AVERAGE_POOL_2D).
+    let depthwise =
+        sink.is_some() && !dense && matches!(graph.ops[k - 1].kind, OpKind::DepthwiseConv2d(_));
     let h_cut = image_height(graph, split).ok_or_else(|| refuse("the cut is not an image"))?;
     if tiling.patches < 2 || tiling.patches > h_cut {
         return Err(refuse("the cut has fewer rows than strips"));
@@ -412,6 +415,19 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
                 );
                 acc = Some(sums);
             }
+            // A depthwise sink: the strip's weighted per-channel sums.
+            Some(image) if depthwise => {
+                let dw = &graph.ops[k - 1];
+                let s = &graph.tensor(image).shape;
+                let sums = b.sums(image, z, s[3], Origin::Sum(image, z));
+                b.push(
+                    OpKind::KilnDepthwiseSum { first: a * s[2] },
+                    vec![Some(piece), acc, dw.input(1)],
+                    sums,
+                    Origin::Accumulate,
+                );
+                acc = Some(sums);
+            }
             Some(image) => {
                 let channels = graph.tensor(image).shape[3];
                 let sums = b.sums(image, z, channels, Origin::Sum(image, z));
@@ -435,6 +451,19 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
             let inputs = vec![Some(acc), fc.input(1), fc.input(2)];
             b.push(
                 OpKind::KilnDenseFinish(options),
+                inputs,
+                cut,
+                Origin::Finish,
+            );
+        }
+        (Some(_), Some(acc)) if depthwise => {
+            let dw = &graph.ops[k - 1];
+            let OpKind::DepthwiseConv2d(options) = dw.kind else {
+                return Err(refuse("the sink is not a DEPTHWISE_CONV_2D"));
+            };
+            let inputs = vec![Some(acc), dw.input(1), dw.input(2)];
+            b.push(
+                OpKind::KilnDepthwiseFinish(options),
                 inputs,
                 cut,
                 Origin::Finish,

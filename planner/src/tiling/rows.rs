@@ -184,8 +184,12 @@ pub(super) fn input_rows(rows: Rows, (a, b): (usize, usize), h: usize) -> (usize
 
 /// If `op` can end a region accumulating its strips (a *sink*): an int8 AVERAGE_POOL_2D
 /// whose one output pixel's window covers the whole input image (NHWC, batch 1, an
-/// activation), which its strips' per-channel sums compute exactly. The image it reads.
+/// activation), which its strips' per-channel sums compute exactly; or a
+/// [`depthwise_sink`]. The image it reads.
 pub(super) fn sink(graph: &Graph, op: &Op) -> Option<TensorId> {
+    if let Some(x) = depthwise_sink(graph, op) {
+        return Some(x);
+    }
     let OpKind::AveragePool2d(o) = &op.kind else {
         return None;
     };
@@ -219,6 +223,45 @@ pub(super) fn sink(graph: &Graph, op: &Op) -> Option<TensorId> {
     covers(o.padding, s[1], o.stride_h, o.filter_h)?;
     covers(o.padding, s[2], o.stride_w, o.filter_w)?;
     Some(x)
+}
+
+/// If `op` can end a region accumulating its strips as a *depthwise sink*: an int8
+/// DEPTHWISE_CONV_2D whose one output pixel's window is exactly its input image (VALID, the
+/// filter the image's size, no dilation, depth multiplier 1; NHWC, batch 1, an activation),
+/// with a constant int8 filter `[1, H, W, C]` and an INT32 constant bias or none, which its
+/// strips' per-channel weighted sums compute exactly. The image it reads.
+pub(super) fn depthwise_sink(graph: &Graph, op: &Op) -> Option<TensorId> {
+    let OpKind::DepthwiseConv2d(o) = &op.kind else {
+        return None;
+    };
+    let (x, f, &[out]) = (op.input(0)?, op.input(1)?, &op.outputs[..]) else {
+        return None;
+    };
+    let (xt, ft, ot) = (graph.tensor(x), graph.tensor(f), graph.tensor(out));
+    let (s, sf) = (&xt.shape, &ft.shape);
+    let bias_ok = op
+        .input(2)
+        .is_none_or(|b| graph.tensor(b).is_constant() && graph.tensor(b).dtype == DType::I32);
+    let ok = xt.dtype == DType::I8
+        && ot.dtype == DType::I8
+        && ft.dtype == DType::I8
+        && xt.kind == TensorKind::Activation
+        && ot.kind == TensorKind::Activation
+        && ft.is_constant()
+        && bias_ok
+        && op.inputs.len() <= 3
+        && s.len() == 4
+        && s[0] == 1
+        && sf.len() == 4
+        && sf[..] == [1, s[1], s[2], s[3]]
+        && ot.shape == [1, 1, 1, s[3]]
+        && o.padding == crate::ir::Padding::Valid
+        && o.depth_multiplier == 1
+        && o.dilation_h == 1
+        && o.dilation_w == 1
+        && o.stride_h >= 1
+        && o.stride_w >= 1;
+    ok.then_some(x)
 }
 
 /// If `fc` (after `reshape`, if given) can end a region accumulating its strips (a *dense
