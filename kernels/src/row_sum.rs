@@ -250,6 +250,37 @@ mod tests {
     }
 
     #[test]
+    fn depthwise_strips_sum_to_the_whole_images_weighted_sums() {
+        // A 5x2 image of 3 channels and its filter, as strips of rows 0..2, 2..3, 3..5.
+        let (w, c) = (2, 3);
+        let image: [i8; 30] = core::array::from_fn(|i| (i as i8).wrapping_mul(53).wrapping_add(7));
+        let filter: [i8; 30] =
+            core::array::from_fn(|i| (i as i8).wrapping_mul(-29).wrapping_sub(3));
+        let at = |row: usize| DepthwiseSumParams {
+            channels: c,
+            first: row * w,
+            input_offset: 11,
+        };
+        let mut acc = [0i32; 3];
+        depthwise_sum_s8_first(&at(0), &image[..2 * w * c], &filter, &mut acc);
+        let mut next = [0i32; 3];
+        depthwise_sum_s8(
+            &at(2),
+            &image[2 * w * c..3 * w * c],
+            &acc,
+            &filter,
+            &mut next,
+        );
+        depthwise_sum_s8_in_place2(&at(3), &image[3 * w * c..], &mut next, &filter);
+        for (ch, &got) in next.iter().enumerate() {
+            let want: i32 = (0..10)
+                .map(|p| i32::from(filter[p * c + ch]) * (i32::from(image[p * c + ch]) + 11))
+                .sum();
+            assert_eq!(got, want, "channel {ch}");
+        }
+    }
+
+    #[test]
     fn rounds_half_away_from_zero_and_clamps() {
         let p = Params {
             count: 4,

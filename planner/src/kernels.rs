@@ -145,3 +145,36 @@ impl<F: Fn(&Graph, &Op) -> usize> Kernels for WithScratch<'_, F> {
         self.1.abilities(graph, op)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Narrowing;
+
+    #[test]
+    fn narrowing_units_split_input_and_output_evenly() {
+        // An LSTM of 28 rows: 28-byte input rows, 20-byte output rows.
+        let lstm = Narrowing {
+            units: 28,
+            scratch_bytes: 20,
+        };
+        assert_eq!(lstm.unit_bytes(784, 560), Some((28, 20)));
+        // Wider output rows, rows that do not divide, no units, an empty output.
+        assert_eq!(lstm.unit_bytes(560, 784), None);
+        assert_eq!(lstm.unit_bytes(785, 560), None);
+        assert_eq!(
+            Narrowing {
+                units: 0,
+                scratch_bytes: 0
+            }
+            .unit_bytes(4, 4),
+            None
+        );
+        assert_eq!(lstm.unit_bytes(784, 0), None);
+        // QUANTIZE float32 -> int8 of 10 elements.
+        let q = Narrowing {
+            units: 10,
+            scratch_bytes: 0,
+        };
+        assert_eq!(q.unit_bytes(40, 10), Some((4, 1)));
+    }
+}
