@@ -1801,6 +1801,11 @@ fn the_check_rejects_wrong_depthwise_sinks() {
     let mut bad = good.clone();
     bad.graph.ops[sums[2]].inputs[1] = Some(bad.graph.ops[sums[0]].outputs[0]);
     assert!(tiling::check::check(&g, &bad).is_err());
+    // The middle strip's pixels summed unweighted (a pooling's KILN_ROW_SUM).
+    let mut bad = good.clone();
+    bad.graph.ops[sums[1]].kind = OpKind::KilnRowSum;
+    bad.graph.ops[sums[1]].inputs.truncate(2);
+    assert!(tiling::check::check(&g, &bad).is_err());
     // The finish with other options (a ReLU the layer does not have).
     let mut bad = good.clone();
     let finish = (0..bad.graph.ops.len())

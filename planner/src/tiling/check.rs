@@ -452,7 +452,8 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 // Per-channel sums (KILN_ROW_SUM) or a dense sink's dot products
                 // (KILN_DOT_SUM: the model layer's weights, from the strip's first element).
                 let (acc, first) = match (&op.kind, &op.inputs[..], dense) {
-                    (OpKind::KilnRowSum, [_, _], _) => (&sums, None),
+                    // (Plain sums only into a pooling: a depthwise sink's are weighted.)
+                    (OpKind::KilnRowSum, [_, _], _) if depthwise.is_none() => (&sums, None),
                     // (The first pixel, as the element of a one-channel image.)
                     (OpKind::KilnDepthwiseSum { first }, [_, _, f], _)
                         if depthwise.is_some_and(|dw| *f == dw.input(1))
