@@ -151,6 +151,28 @@ golden_under_budget!(
     tile = false
 );
 
+/// SignalRfft's lean form (`signal_rfft_s16_unpadded`: its 480-sample frames read where they
+/// are, without the 1,024-byte zero-padded copy), taken only under a RAM budget the fastest
+/// plan misses: the arena plus the 160 bytes of noise estimate.
+mod audio_preprocessor_lean {
+    kiln::include_model!(
+        "../../shared/models/tflm_audio_preprocessor_int8.tflite",
+        ram_budget = 2244
+    );
+}
+
+#[test]
+fn audio_preprocessor_lean() {
+    check_golden!(
+        audio_preprocessor_lean,
+        common::shared_models()
+            .join("golden")
+            .join("tflm_audio_preprocessor_int8")
+    );
+    assert_eq!(audio_preprocessor_lean::ARENA_BYTES, 2084);
+    const { assert!(audio_preprocessor_lean::ARENA_BYTES < audio_preprocessor::ARENA_BYTES) };
+}
+
 // The smallest untiled plans: the fast convolutions on their reference kernels, which need
 // no scratch (`Step::without_scratch`), at the best-order live-bytes bound (tests/tiling.rs
 // computes it); only that plan meets these budgets.

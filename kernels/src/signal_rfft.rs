@@ -31,11 +31,17 @@ pub struct Params {
     pub frames: usize,
 }
 
-/// Scratch elements (of the sample type): none for frames of an even length, which the
-/// complex FFT reads where they are (as complex values, zero past their end); for an odd
-/// length, the zero-padded frame. (The complex FFT writes into the output frame, where the
-/// real-FFT split then runs in place.)
+/// Scratch elements (of the sample type): the zero-padded frame. (The complex FFT writes
+/// into the output frame, where the real-FFT split then runs in place.)
 pub const fn scratch_elements(p: &Params) -> usize {
+    p.fft_length
+}
+
+/// Scratch elements the forward transform also runs with, a little more slowly: none for
+/// frames of an even length ([`signal_rfft_unpadded`]: the complex FFT reads them where
+/// they are, as complex values, zero past their end: no copy, but a bounds test per
+/// innermost block); for an odd length, [`scratch_elements`].
+pub const fn lean_scratch_elements(p: &Params) -> usize {
     if p.input_length.is_multiple_of(2) {
         0
     } else {
@@ -703,7 +709,9 @@ impl<T: Sample, const PACKED: bool> Fft<'_, T, PACKED> {
     /// finished, so running the copies first, then every block of the innermost stage, and
     /// so on outwards, computes each butterfly from the same values: the same result, without
     /// the recursion's calls.
-    fn run(&self, out: &mut [Stored<T>], input: &[Stored<T>], factors: &[u32]) {
+    /// With `SHORT`, `input` may hold fewer than `n` values: those past its end are zero
+    /// (`gather`).
+    fn run<const SHORT: bool>(&self, out: &mut [Stored<T>], input: &[Stored<T>], factors: &[u32]) {
         let n = self.n;
         let out = &mut out[..n];
         let mut end = self.twiddles.len();
@@ -721,21 +729,21 @@ impl<T: Sample, const PACKED: bool> Fft<'_, T, PACKED> {
                     }
                 };
                 match (p, self.inverse) {
-                    (2, _) => self.gather(out, input, factors, copied(Self::bfly2)),
-                    (3, _) => self.gather(out, input, factors, copied(Self::bfly3)),
-                    (4, false) => self.gather(out, input, factors, |b, from, stride| {
+                    (2, _) => self.gather::<SHORT>(out, input, factors, copied(Self::bfly2)),
+                    (3, _) => self.gather::<SHORT>(out, input, factors, copied(Self::bfly3)),
+                    (4, false) => self.gather::<SHORT>(out, input, factors, |b, from, stride| {
                         if !(PACKED && T::bfly4_leaf_packed::<false>(b, from, stride, tw)) {
                             copy_strided(b, from, stride);
                             Self::bfly4::<false>(b, 1, tw);
                         }
                     }),
-                    (4, true) => self.gather(out, input, factors, |b, from, stride| {
+                    (4, true) => self.gather::<SHORT>(out, input, factors, |b, from, stride| {
                         if !(PACKED && T::bfly4_leaf_packed::<true>(b, from, stride, tw)) {
                             copy_strided(b, from, stride);
                             Self::bfly4::<true>(b, 1, tw);
                         }
                     }),
-                    _ => self.gather(out, input, factors, copied(Self::bfly5)),
+                    _ => self.gather::<SHORT>(out, input, factors, copied(Self::bfly5)),
                 }
                 continue;
             }
@@ -756,7 +764,7 @@ impl<T: Sample, const PACKED: bool> Fft<'_, T, PACKED> {
     /// ...` (the sub-FFT `q_s` of stage `s` reads from `q_s * fstride_s` on, at the stride
     /// `fstride_s * p_s`). The last stage's digit runs fastest; the others are counted like
     /// an odometer.
-    fn gather(
+    fn gather<const SHORT: bool>(
         &self,
         out: &mut [Stored<T>],
         input: &[Stored<T>],
@@ -786,9 +794,7 @@ impl<T: Sample, const PACKED: bool> Fft<'_, T, PACKED> {
         for group in out.chunks_exact_mut(p_last * p0) {
             let mut at = base;
             for block in group.chunks_exact_mut(p_last) {
-                if at + (p_last - 1) * last_stride < input.len() {
-                    leaf(block, &input[at..], last_stride);
-                } else {
+                if SHORT && at + (p_last - 1) * last_stride >= input.len() {
                     // A block reading past the end of a frame shorter than the FFT: its
                     // values, zero past the end, gathered first (at most radix 5).
                     let mut padded = [[T::default(); 2]; 5];
@@ -798,6 +804,8 @@ impl<T: Sample, const PACKED: bool> Fft<'_, T, PACKED> {
                         }
                     }
                     leaf(block, &padded[..p_last], 1);
+                } else {
+                    leaf(block, input.get(at..).unwrap_or_default(), last_stride);
                 }
                 at += f0;
             }
@@ -1012,7 +1020,7 @@ fn split_pairs<V: Copy, W>(
 /// values and the split runs in place: step `k` reads values `k` and `ncfft - k`, which no
 /// earlier step wrote (they wrote `0`, `ncfft`, and `j`, `ncfft - j` for `j < k`), before
 /// writing them, so every value it reads is `tmpbuf`'s.
-fn fftr<T: Sample, const PACKED: bool>(
+fn fftr<T: Sample, const PACKED: bool, const SHORT: bool>(
     fft: &Fft<'_, T, PACKED>,
     factors: &[u32],
     super_twiddles: &[Stored<T::Table>],
@@ -1020,7 +1028,7 @@ fn fftr<T: Sample, const PACKED: bool>(
     freq: &mut [Stored<T>],
 ) {
     let ncfft = fft.n;
-    fft.run(freq, time, factors);
+    fft.run::<SHORT>(freq, time, factors);
     let tdc = cdiv(ld(&freq[0]), 2);
     freq[0] = [T::add(tdc.r, tdc.i), T::default()];
     freq[ncfft] = [T::sub(tdc.r, tdc.i), T::default()];
@@ -1081,7 +1089,7 @@ fn fftri<T: Sample>(
     if !T::split_packed::<true>(tmp, ncfft, super_twiddles) {
         split_pairs(tmp, ncfft, super_twiddles, split_inverse::<T>);
     }
-    fft.run(time, tmp, factors);
+    fft.run::<false>(time, tmp, factors);
 }
 
 /// One step of `kiss_fftri`'s split: values `k` and `ncfft - k` and super twiddle `k - 1`.
@@ -1198,11 +1206,27 @@ pub fn signal_rfft<T: Sample>(
     scratch: &mut [T],
 ) {
     let tables = (factors, twiddles, super_twiddles);
-    rfft_frames::<T, true>(p, tables, input, output, scratch)
+    rfft_frames::<T, true, false>(p, tables, input, output, scratch)
 }
 
-/// [`signal_rfft`], with the packed int16 forms if `PACKED`.
-fn rfft_frames<T: Sample, const PACKED: bool>(
+/// [`signal_rfft`] without scratch, for frames of an even length
+/// ([`lean_scratch_elements`]): each frame is read where it is, the values past its end
+/// taken as zero (a bounds test per innermost block instead of the zero-padded copy).
+pub fn signal_rfft_unpadded<T: Sample>(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[T::Table],
+    super_twiddles: &[T::Table],
+    input: &[T],
+    output: &mut [T],
+) {
+    let tables = (factors, twiddles, super_twiddles);
+    rfft_frames::<T, true, true>(p, tables, input, output, &mut [])
+}
+
+/// [`signal_rfft`], with the packed int16 forms if `PACKED`; with `SHORT`, the frames (of an
+/// even length) read where they are instead of from their zero-padded copy in `scratch`.
+fn rfft_frames<T: Sample, const PACKED: bool, const SHORT: bool>(
     p: &Params,
     (factors, twiddles, super_twiddles): (&[u32], &[T::Table], &[T::Table]),
     input: &[T],
@@ -1222,8 +1246,9 @@ fn rfft_frames<T: Sample, const PACKED: bool>(
         .chunks_exact(p.input_length)
         .zip(output.chunks_exact_mut(n + 2))
     {
-        let time = if p.input_length.is_multiple_of(2) {
-            // Read where it is: the complex FFT takes the values past its end as zero.
+        let time = if SHORT {
+            // Read where it is, the complex FFT taking the values past its end as zero.
+            debug_assert!(p.input_length.is_multiple_of(2));
             x
         } else {
             // (`arch::copy_block`: at opt-level s, `copy_from_slice` of 2-byte samples is
@@ -1233,7 +1258,7 @@ fn rfft_frames<T: Sample, const PACKED: bool>(
             time[p.input_length..].fill(T::default());
             time
         };
-        fftr(
+        fftr::<T, PACKED, SHORT>(
             &fft,
             factors,
             super_twiddles,
@@ -1256,6 +1281,42 @@ pub fn signal_rfft_s16(
     signal_rfft(p, factors, twiddles, super_twiddles, input, output, scratch)
 }
 
+/// [`signal_rfft_unpadded`] on int16 samples.
+pub fn signal_rfft_s16_unpadded(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[i16],
+    super_twiddles: &[i16],
+    input: &[i16],
+    output: &mut [i16],
+) {
+    signal_rfft_unpadded(p, factors, twiddles, super_twiddles, input, output)
+}
+
+/// [`signal_rfft_unpadded`] on int32 samples.
+pub fn signal_rfft_s32_unpadded(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[i32],
+    super_twiddles: &[i32],
+    input: &[i32],
+    output: &mut [i32],
+) {
+    signal_rfft_unpadded(p, factors, twiddles, super_twiddles, input, output)
+}
+
+/// [`signal_rfft_unpadded`] on float32 samples (twiddles as `f32` bits).
+pub fn signal_rfft_f32_unpadded(
+    p: &Params,
+    factors: &[u32],
+    twiddles: &[u32],
+    super_twiddles: &[u32],
+    input: &[f32],
+    output: &mut [f32],
+) {
+    signal_rfft_unpadded(p, factors, twiddles, super_twiddles, input, output)
+}
+
 /// [`signal_rfft_s16`] as TFLM's reference kernel computes it: every butterfly and split
 /// step in `_kiss_fft_guts.h`'s scalar arithmetic, one value at a time, without the packed
 /// DSP forms. The same outputs; the kernel of `reference_kernels` builds, the yardstick of
@@ -1270,7 +1331,7 @@ pub fn signal_rfft_s16_reference(
     scratch: &mut [i16],
 ) {
     let tables = (factors, twiddles, super_twiddles);
-    rfft_frames::<i16, false>(p, tables, input, output, scratch)
+    rfft_frames::<i16, false, false>(p, tables, input, output, scratch)
 }
 
 /// [`signal_rfft`] on float32 samples (twiddles as `f32` bits).
@@ -1402,7 +1463,7 @@ mod tests {
                 _ => state as i16,
             }
         };
-        for (n, input_length) in [(512, 480), (64, 64), (24, 20), (30, 30)] {
+        for (n, input_length) in [(512, 480), (64, 64), (24, 20), (30, 30), (512, 98), (24, 2)] {
             let p = prepare(n, input_length, 2).unwrap();
             let n = p.fft_length;
             let mut f = [0u32; 64];
@@ -1428,6 +1489,39 @@ mod tests {
             signal_rfft_s16(&p, &f[..len], tw, stw, input, &mut got[..out], &mut scratch);
             assert_eq!(got, want, "fft_length {n}");
             assert!(want[..out].iter().any(|&x| x != 0));
+            // The lean forms (frames of an even length read where they are, no scratch).
+            assert_eq!(lean_scratch_elements(&p), 0);
+            got.fill(0);
+            signal_rfft_s16_unpadded(&p, &f[..len], tw, stw, input, &mut got[..out]);
+            assert_eq!(got, want, "fft_length {n}, lean");
+            got.fill(0);
+            let tables = (&f[..len], tw, stw);
+            rfft_frames::<i16, false, true>(&p, tables, input, &mut got[..out], &mut []);
+            assert_eq!(got, want, "fft_length {n}, lean reference");
+            // Float and int32 samples, lean against the zero-padded copy, bit for bit.
+            let x32: [f32; 1024] = core::array::from_fn(|i| f32::from(input[i % input.len()]));
+            // (Float twiddles are passed as their bits.)
+            let bits = |v: i16| (f32::from(v) / 32768.0).to_bits();
+            let tw32: [u32; 2048] = core::array::from_fn(|i| bits(tw[i % tw.len()]));
+            let stw32: [u32; 1024] = core::array::from_fn(|i| bits(stw[i % stw.len()]));
+            let (mut a, mut b) = ([0f32; 2 * 514], [0f32; 2 * 514]);
+            let mut s32 = [0f32; 512];
+            let (x32, tw32, stw32) = (&x32[..2 * input_length], &tw32[..tw.len()], &stw32[..n / 2]);
+            signal_rfft_f32(&p, &f[..len], tw32, stw32, x32, &mut a[..out], &mut s32);
+            signal_rfft_f32_unpadded(&p, &f[..len], tw32, stw32, x32, &mut b[..out]);
+            assert!(
+                a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "f32 {n}"
+            );
+            let xi: [i32; 1024] = core::array::from_fn(|i| i32::from(input[i % input.len()]) << 12);
+            let twi: [i32; 2048] = core::array::from_fn(|i| i32::from(tw[i % tw.len()]) << 16);
+            let stwi: [i32; 1024] = core::array::from_fn(|i| i32::from(stw[i % stw.len()]) << 16);
+            let (mut a, mut b) = ([0i32; 2 * 514], [0i32; 2 * 514]);
+            let mut si = [0i32; 512];
+            let (xi, twi, stwi) = (&xi[..2 * input_length], &twi[..tw.len()], &stwi[..n / 2]);
+            signal_rfft_s32(&p, &f[..len], twi, stwi, xi, &mut a[..out], &mut si);
+            signal_rfft_s32_unpadded(&p, &f[..len], twi, stwi, xi, &mut b[..out]);
+            assert_eq!(a, b, "s32 {n}");
         }
     }
 

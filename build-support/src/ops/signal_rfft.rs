@@ -247,9 +247,17 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         output,
     );
     step.scratch_bytes = signal_rfft::scratch_bytes(&p, bytes);
+    // Frames of an even length read where they are, without the zero-padded copy: a
+    // little slower, taken only where the RAM budget needs it.
+    // (Not for the reference kernel, which copies as TFLM's.)
+    let lean = signal_rfft::lean_scratch_elements(&p) * bytes;
+    if lean < step.scratch_bytes && cx.fast_kernels() {
+        step.lean_scratch_bytes = Some(lean);
+    }
     Ok(step)
 }
 
+#[cfg(feature = "exec")]
 impl Rfft {
     /// Scratch elements of the kernel (the lowering's `scratch_bytes` in samples).
     fn scratch_elements(&self) -> usize {
@@ -298,13 +306,15 @@ impl Kernel for Rfft {
                 }
             }
         };
-        // (None for the forward transform of frames of an even length.)
-        let scratch = if self.scratch_elements() > 0 {
-            call.scratch(false)?
-        } else {
-            quote::quote!(&mut [])
-        };
-        call.standard_with("signal_rfft", function, &pre, &[scratch])
+        match call.scratch(false) {
+            Ok(scratch) => call.standard_with("signal_rfft", function, &pre, &[scratch]),
+            // The lean form, without scratch: the forward transform of frames of an even
+            // length, read where they are.
+            Err(_) if !self.inverse && !self.reference => {
+                call.standard("signal_rfft", &format!("{function}_unpadded"), &pre)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     #[cfg(feature = "exec")]

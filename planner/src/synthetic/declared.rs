@@ -91,8 +91,8 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                     }
                 }
                 // TFLM's SignalRfft and SignalIrfft (`kiln_kernels::signal_rfft`): the
-                // zero-padded frame (none for frames of an even length, read where they
-                // are), or the inverse FFT's input: `fft_length` samples of the input's type.
+                // zero-padded frame, or the inverse FFT's input: `fft_length` samples of the
+                // input's type.
                 (OpKind::Custom { name, options }, _, Some(x), _)
                     if name == "SignalRfft" || name == "SignalIrfft" =>
                 {
@@ -101,12 +101,7 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         .and_then(|o| o.int("fft_length"))
                         .and_then(|n| usize::try_from(n).ok())
                         .unwrap_or(0);
-                    let even_frames = x.shape.last().is_some_and(|&l| l % 2 == 0);
-                    if name == "SignalRfft" && even_frames {
-                        0
-                    } else {
-                        n * x.dtype.size()
-                    }
+                    n * x.dtype.size()
                 }
                 _ => 0,
             };
