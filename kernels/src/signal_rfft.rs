@@ -709,9 +709,7 @@ impl<T: Sample, const PACKED: bool> Fft<'_, T, PACKED> {
     /// finished, so running the copies first, then every block of the innermost stage, and
     /// so on outwards, computes each butterfly from the same values: the same result, without
     /// the recursion's calls.
-    /// With `SHORT`, `input` may hold fewer than `n` values: those past its end are zero
-    /// (`gather`).
-    fn run<const SHORT: bool>(&self, out: &mut [Stored<T>], input: &[Stored<T>], factors: &[u32]) {
+    fn run(&self, out: &mut [Stored<T>], input: &[Stored<T>], factors: &[u32]) {
         let n = self.n;
         let out = &mut out[..n];
         let mut end = self.twiddles.len();
@@ -729,21 +727,21 @@ impl<T: Sample, const PACKED: bool> Fft<'_, T, PACKED> {
                     }
                 };
                 match (p, self.inverse) {
-                    (2, _) => self.gather::<SHORT>(out, input, factors, copied(Self::bfly2)),
-                    (3, _) => self.gather::<SHORT>(out, input, factors, copied(Self::bfly3)),
-                    (4, false) => self.gather::<SHORT>(out, input, factors, |b, from, stride| {
+                    (2, _) => self.gather(out, input, factors, copied(Self::bfly2)),
+                    (3, _) => self.gather(out, input, factors, copied(Self::bfly3)),
+                    (4, false) => self.gather(out, input, factors, |b, from, stride| {
                         if !(PACKED && T::bfly4_leaf_packed::<false>(b, from, stride, tw)) {
                             copy_strided(b, from, stride);
                             Self::bfly4::<false>(b, 1, tw);
                         }
                     }),
-                    (4, true) => self.gather::<SHORT>(out, input, factors, |b, from, stride| {
+                    (4, true) => self.gather(out, input, factors, |b, from, stride| {
                         if !(PACKED && T::bfly4_leaf_packed::<true>(b, from, stride, tw)) {
                             copy_strided(b, from, stride);
                             Self::bfly4::<true>(b, 1, tw);
                         }
                     }),
-                    _ => self.gather::<SHORT>(out, input, factors, copied(Self::bfly5)),
+                    _ => self.gather(out, input, factors, copied(Self::bfly5)),
                 }
                 continue;
             }
@@ -764,7 +762,7 @@ impl<T: Sample, const PACKED: bool> Fft<'_, T, PACKED> {
     /// ...` (the sub-FFT `q_s` of stage `s` reads from `q_s * fstride_s` on, at the stride
     /// `fstride_s * p_s`). The last stage's digit runs fastest; the others are counted like
     /// an odometer.
-    fn gather<const SHORT: bool>(
+    fn gather(
         &self,
         out: &mut [Stored<T>],
         input: &[Stored<T>],
@@ -794,19 +792,7 @@ impl<T: Sample, const PACKED: bool> Fft<'_, T, PACKED> {
         for group in out.chunks_exact_mut(p_last * p0) {
             let mut at = base;
             for block in group.chunks_exact_mut(p_last) {
-                if SHORT && at + (p_last - 1) * last_stride >= input.len() {
-                    // A block reading past the end of a frame shorter than the FFT: its
-                    // values, zero past the end, gathered first (at most radix 5).
-                    let mut padded = [[T::default(); 2]; 5];
-                    for (q, v) in padded[..p_last].iter_mut().enumerate() {
-                        if let Some(x) = input.get(at + q * last_stride) {
-                            *v = *x;
-                        }
-                    }
-                    leaf(block, &padded[..p_last], 1);
-                } else {
-                    leaf(block, input.get(at..).unwrap_or_default(), last_stride);
-                }
+                leaf(block, input.get(at..).unwrap_or_default(), last_stride);
                 at += f0;
             }
             // The next group: increment the digits of the other outer stages, innermost
@@ -1020,7 +1006,7 @@ fn split_pairs<V: Copy, W>(
 /// values and the split runs in place: step `k` reads values `k` and `ncfft - k`, which no
 /// earlier step wrote (they wrote `0`, `ncfft`, and `j`, `ncfft - j` for `j < k`), before
 /// writing them, so every value it reads is `tmpbuf`'s.
-fn fftr<T: Sample, const PACKED: bool, const SHORT: bool>(
+fn fftr<T: Sample, const PACKED: bool>(
     fft: &Fft<'_, T, PACKED>,
     factors: &[u32],
     super_twiddles: &[Stored<T::Table>],
@@ -1028,7 +1014,7 @@ fn fftr<T: Sample, const PACKED: bool, const SHORT: bool>(
     freq: &mut [Stored<T>],
 ) {
     let ncfft = fft.n;
-    fft.run::<SHORT>(freq, time, factors);
+    fft.run(freq, time, factors);
     let tdc = cdiv(ld(&freq[0]), 2);
     freq[0] = [T::add(tdc.r, tdc.i), T::default()];
     freq[ncfft] = [T::sub(tdc.r, tdc.i), T::default()];
@@ -1089,7 +1075,7 @@ fn fftri<T: Sample>(
     if !T::split_packed::<true>(tmp, ncfft, super_twiddles) {
         split_pairs(tmp, ncfft, super_twiddles, split_inverse::<T>);
     }
-    fft.run::<false>(time, tmp, factors);
+    fft.run(time, tmp, factors);
 }
 
 /// One step of `kiss_fftri`'s split: values `k` and `ncfft - k` and super twiddle `k - 1`.
@@ -1247,8 +1233,12 @@ fn rfft_frames<T: Sample, const PACKED: bool, const SHORT: bool>(
         .zip(output.chunks_exact_mut(n + 2))
     {
         let time = if SHORT {
-            // Read where it is, the complex FFT taking the values past its end as zero.
+            // Read where it is: the innermost sub-FFTs copy the values of the frame they
+            // read (`copy_strided`, and the packed radix-4 leaf declines a block reaching
+            // past the frame's end), so with the output frame zeroed first, the values past
+            // the end are zero, as the zero-padded copy's.
             debug_assert!(p.input_length.is_multiple_of(2));
+            y.fill(T::default());
             x
         } else {
             // (`arch::copy_block`: at opt-level s, `copy_from_slice` of 2-byte samples is
@@ -1258,7 +1248,7 @@ fn rfft_frames<T: Sample, const PACKED: bool, const SHORT: bool>(
             time[p.input_length..].fill(T::default());
             time
         };
-        fftr::<T, PACKED, SHORT>(
+        fftr(
             &fft,
             factors,
             super_twiddles,
