@@ -14,9 +14,10 @@ use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};
 use proc_macro2::TokenStream;
 
-/// The kernel's parameters and its per-channel tables (a per-tensor layer's repeated).
+/// The kernel's parameters and its per-channel tables (a per-tensor layer's repeated); also
+/// KILN_DEPTHWISE_FINISH's kernel (`depthwise_finish.rs`).
 #[derive(Debug)]
-struct Finish(k::DenseParams, PerChannel);
+pub(super) struct Finish(pub(super) k::DenseParams, pub(super) PerChannel);
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let OpKind::KilnDenseFinish(o) = cx.op.kind else {

@@ -10,7 +10,7 @@ use crate::op::{
 };
 use kiln_kernels::depthwise_conv_2d as dw;
 use kiln_planner::diag::Result;
-use kiln_planner::ir::{DType, OpKind};
+use kiln_planner::ir::{DType, DepthwiseConv2dOptions, OpKind};
 use kiln_planner::kernels::{ConvInPlace, ConvInPlaceKind};
 use proc_macro2::TokenStream;
 
@@ -25,14 +25,10 @@ enum DepthwiseConv2d {
     F32(dw::Params),
 }
 
-pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
-    let OpKind::DepthwiseConv2d(o) = &cx.op.kind else {
-        unreachable!("registered for DEPTHWISE_CONV_2D")
-    };
-    let (input, filter, bias) = (cx.input(0)?, cx.input(1)?, cx.op.input(2));
-    let output = cx.output()?;
-    cx.need_constant(filter)?;
-    let opts = dw::Options {
+/// The kernels' options from the operator's (strides, dilations and the depth multiplier
+/// positive).
+pub(super) fn options(o: &DepthwiseConv2dOptions) -> Result<dw::Options> {
+    Ok(dw::Options {
         padding: padding(o.padding),
         stride_height: positive(o.stride_h, "stride")?,
         stride_width: positive(o.stride_w, "stride")?,
@@ -40,7 +36,17 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         dilation_width_factor: positive(o.dilation_w, "dilation")?,
         depth_multiplier: positive(o.depth_multiplier, "depth multiplier")?,
         activation: activation(o.activation),
+    })
+}
+
+pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
+    let OpKind::DepthwiseConv2d(o) = &cx.op.kind else {
+        unreachable!("registered for DEPTHWISE_CONV_2D")
     };
+    let (input, filter, bias) = (cx.input(0)?, cx.input(1)?, cx.op.input(2));
+    let output = cx.output()?;
+    cx.need_constant(filter)?;
+    let opts = options(o)?;
     let (is, fs) = (cx.image_shape4(input)?, cx.shape4(filter)?);
     let mut kernel = match (cx.dtype(input), cx.dtype(filter), cx.dtype(output)) {
         (DType::I8, DType::I8, DType::I8) => {

@@ -6,20 +6,11 @@
 //! accumulator carries the layer input's quantization. Kiln makes these operators when it
 //! tiles a model; no model has one, and a custom operator of that name is refused.
 
-#[cfg(feature = "exec")]
-use crate::op::Io;
-use crate::op::{
-    Call, Cx, Kernel, Operand, PerChannel, Step, activation, padding, positive, unsupported,
-};
+use crate::op::{Cx, Operand, PerChannel, Step, unsupported};
 use kiln_kernels::depthwise_conv_2d as dw;
 use kiln_kernels::row_sum as k;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{DType, OpKind};
-use proc_macro2::TokenStream;
-
-/// The kernel's parameters and its per-channel tables.
-#[derive(Debug)]
-struct Finish(k::DenseParams, PerChannel);
 
 pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     let OpKind::KilnDepthwiseFinish(o) = cx.op.kind else {
@@ -39,15 +30,7 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
     cx.check_shape(acc, &[channels])?;
     cx.check_shape(output, &[1, 1, 1, channels])?;
     cx.check_bias(bias, channels, &[DType::I32])?;
-    let opts = dw::Options {
-        padding: padding(o.padding),
-        stride_height: positive(o.stride_h, "stride")?,
-        stride_width: positive(o.stride_w, "stride")?,
-        dilation_height_factor: positive(o.dilation_h, "dilation")?,
-        dilation_width_factor: positive(o.dilation_w, "dilation")?,
-        depth_multiplier: positive(o.depth_multiplier, "depth multiplier")?,
-        activation: activation(o.activation),
-    };
+    let opts = super::depthwise_conv_2d::options(&o)?;
     // The layer's image: the filter's size (the window is the whole image).
     let image = [1, fs[1], fs[2], channels];
     let scales = cx.scales(filter, channels)?;
@@ -65,32 +48,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         quantized_activation_min: p.quantized_activation_min,
         quantized_activation_max: p.quantized_activation_max,
     };
+    // The FULLY_CONNECTED finish's kernel, with the depthwise layer's multipliers.
     Ok(cx.step(
-        Finish(params, t),
+        super::dense_finish::Finish(params, t),
         vec![Operand::Tensor(acc), Operand::Optional(bias)],
         output,
     ))
-}
-
-impl Kernel for Finish {
-    fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
-        let mut pre = vec![call.params_as(
-            quote::quote!(::kiln::kernels::row_sum::DenseParams),
-            &self.0,
-        )];
-        pre.extend(call.per_channel(&self.1));
-        call.standard("row_sum", "dense_finish_s8", &pre)
-    }
-
-    #[cfg(feature = "exec")]
-    fn run(&self, io: &mut Io<'_>) {
-        k::dense_finish_s8(
-            &self.0,
-            &self.1.multiplier,
-            &self.1.shift,
-            io.i32(0),
-            io.opt_i32(1),
-            io.out_i8(),
-        );
-    }
 }
