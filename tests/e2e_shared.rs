@@ -151,7 +151,7 @@ golden_under_budget!(
     tile = false
 );
 
-/// SignalRfft's lean form (`signal_rfft_s16_unpadded`: its 480-sample frames read where they
+/// SignalRfft's lean form (`signal_rfft_unpadded`: its 480-sample frames read where they
 /// are, without the 1,024-byte zero-padded copy), taken only under a RAM budget the fastest
 /// plan misses: the arena plus the 160 bytes of noise estimate.
 mod audio_preprocessor_lean {

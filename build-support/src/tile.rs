@@ -41,6 +41,31 @@ pub struct TilingReport {
     pub more: Vec<TilingReport>,
 }
 
+impl TilingReport {
+    /// The report of one region, `tiled` from `graph`, with the MACs its halos compute
+    /// again (no further regions yet).
+    fn of(
+        graph: &Graph,
+        tiled: &kiln_planner::tiling::Tiled,
+        extra_macs: u64,
+        streamed: bool,
+    ) -> TilingReport {
+        let split = tiled.sink.unwrap_or(tiled.cut);
+        TilingReport {
+            start: tiled.tiling.start,
+            end: tiled.tiling.end,
+            patches: tiled.tiling.patches,
+            cut: split.0,
+            cut_name: graph.tensor(split).name.clone(),
+            sink: tiled.sink.map(|_| tiled.cut.0),
+            strips: tiled.strips.clone(),
+            extra_macs,
+            streamed,
+            more: Vec::new(),
+        }
+    }
+}
+
 /// The most tilings [`tile_if_needed`] lowers and plans for one model.
 const MAX_TILINGS_PLANNED: usize = 200;
 
@@ -212,19 +237,7 @@ pub(crate) fn tile_if_needed(
         };
         tried.push(tiled.tiling);
         let arena = smallest(&plans).unwrap_or(usize::MAX);
-        let split = tiled.sink.unwrap_or(tiled.cut);
-        let report = TilingReport {
-            start: tiled.tiling.start,
-            end: tiled.tiling.end,
-            patches: tiled.tiling.patches,
-            cut: split.0,
-            cut_name: graph.tensor(split).name.clone(),
-            sink: tiled.sink.map(|_| tiled.cut.0),
-            strips: tiled.strips.clone(),
-            extra_macs: extra,
-            streamed,
-            more: Vec::new(),
-        };
+        let report = TilingReport::of(graph, &tiled, extra, streamed);
         let (variant, cost) = if fastest {
             let first = plans.first();
             (
@@ -407,19 +420,7 @@ fn again(
         tiled = tiling::stream_input(&tiled)?;
     }
     let extra = tiling::macs(&tiled.graph).saturating_sub(macs);
-    let split = tiled.sink.unwrap_or(tiled.cut);
-    let report = TilingReport {
-        start: c.start,
-        end: c.end,
-        patches: c.patches,
-        cut: split.0,
-        cut_name: graph.tensor(split).name.clone(),
-        sink: tiled.sink.map(|_| tiled.cut.0),
-        strips: tiled.strips.clone(),
-        extra_macs: extra,
-        streamed,
-        more: Vec::new(),
-    };
+    let report = TilingReport::of(graph, &tiled, extra, streamed);
     Ok((0, extra, tiled.graph, report, tiled.op_origin))
 }
 

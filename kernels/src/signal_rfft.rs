@@ -1271,42 +1271,6 @@ pub fn signal_rfft_s16(
     signal_rfft(p, factors, twiddles, super_twiddles, input, output, scratch)
 }
 
-/// [`signal_rfft_unpadded`] on int16 samples.
-pub fn signal_rfft_s16_unpadded(
-    p: &Params,
-    factors: &[u32],
-    twiddles: &[i16],
-    super_twiddles: &[i16],
-    input: &[i16],
-    output: &mut [i16],
-) {
-    signal_rfft_unpadded(p, factors, twiddles, super_twiddles, input, output)
-}
-
-/// [`signal_rfft_unpadded`] on int32 samples.
-pub fn signal_rfft_s32_unpadded(
-    p: &Params,
-    factors: &[u32],
-    twiddles: &[i32],
-    super_twiddles: &[i32],
-    input: &[i32],
-    output: &mut [i32],
-) {
-    signal_rfft_unpadded(p, factors, twiddles, super_twiddles, input, output)
-}
-
-/// [`signal_rfft_unpadded`] on float32 samples (twiddles as `f32` bits).
-pub fn signal_rfft_f32_unpadded(
-    p: &Params,
-    factors: &[u32],
-    twiddles: &[u32],
-    super_twiddles: &[u32],
-    input: &[f32],
-    output: &mut [f32],
-) {
-    signal_rfft_unpadded(p, factors, twiddles, super_twiddles, input, output)
-}
-
 /// [`signal_rfft_s16`] as TFLM's reference kernel computes it: every butterfly and split
 /// step in `_kiss_fft_guts.h`'s scalar arithmetic, one value at a time, without the packed
 /// DSP forms. The same outputs; the kernel of `reference_kernels` builds, the yardstick of
@@ -1482,7 +1446,7 @@ mod tests {
             // The lean forms (frames of an even length read where they are, no scratch).
             assert_eq!(lean_scratch_elements(&p), 0);
             got.fill(0);
-            signal_rfft_s16_unpadded(&p, &f[..len], tw, stw, input, &mut got[..out]);
+            signal_rfft_unpadded(&p, &f[..len], tw, stw, input, &mut got[..out]);
             assert_eq!(got, want, "fft_length {n}, lean");
             got.fill(0);
             let tables = (&f[..len], tw, stw);
@@ -1498,7 +1462,7 @@ mod tests {
             let mut s32 = [0f32; 512];
             let (x32, tw32, stw32) = (&x32[..2 * input_length], &tw32[..tw.len()], &stw32[..n / 2]);
             signal_rfft_f32(&p, &f[..len], tw32, stw32, x32, &mut a[..out], &mut s32);
-            signal_rfft_f32_unpadded(&p, &f[..len], tw32, stw32, x32, &mut b[..out]);
+            signal_rfft_unpadded(&p, &f[..len], tw32, stw32, x32, &mut b[..out]);
             assert!(
                 a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits()),
                 "f32 {n}"
@@ -1510,7 +1474,7 @@ mod tests {
             let mut si = [0i32; 512];
             let (xi, twi, stwi) = (&xi[..2 * input_length], &twi[..tw.len()], &stwi[..n / 2]);
             signal_rfft_s32(&p, &f[..len], twi, stwi, xi, &mut a[..out], &mut si);
-            signal_rfft_s32_unpadded(&p, &f[..len], twi, stwi, xi, &mut b[..out]);
+            signal_rfft_unpadded(&p, &f[..len], twi, stwi, xi, &mut b[..out]);
             assert_eq!(a, b, "s32 {n}");
         }
     }

@@ -59,12 +59,15 @@ impl Narrowing {
     /// [`Narrowing::units`] equal runs, the output's no longer and not empty.
     pub fn unit_bytes(&self, input_bytes: usize, output_bytes: usize) -> Option<(usize, usize)> {
         let n = self.units;
-        let ok = n > 0
-            && input_bytes.is_multiple_of(n)
-            && output_bytes.is_multiple_of(n)
-            && output_bytes > 0;
-        let (ea, ec) = (input_bytes / n.max(1), output_bytes / n.max(1));
-        (ok && ec <= ea).then_some((ea, ec))
+        if n == 0
+            || output_bytes == 0
+            || !input_bytes.is_multiple_of(n)
+            || !output_bytes.is_multiple_of(n)
+        {
+            return None;
+        }
+        let (ea, ec) = (input_bytes / n, output_bytes / n);
+        (ec <= ea).then_some((ea, ec))
     }
 }
 

@@ -310,8 +310,9 @@ impl Kernel for Rfft {
             Ok(scratch) => call.standard_with("signal_rfft", function, &pre, &[scratch]),
             // The lean form, without scratch: the forward transform of frames of an even
             // length, read where they are.
+            // (Generic over the sample type, which the operands give.)
             Err(_) if !self.inverse && !self.reference => {
-                call.standard("signal_rfft", &format!("{function}_unpadded"), &pre)
+                call.standard("signal_rfft", "signal_rfft_unpadded", &pre)
             }
             Err(e) => Err(e),
         }

@@ -443,31 +443,20 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
         }
     }
     match (sink, acc) {
-        (Some(_), Some(acc)) if dense => {
-            let fc = &graph.ops[k - 1];
-            let OpKind::FullyConnected(options) = fc.kind else {
-                return Err(refuse("the sink is not a FULLY_CONNECTED"));
+        // A layer's finish: the sums, its weights (or filter) and its bias.
+        (Some(_), Some(acc)) if dense || depthwise => {
+            let layer = &graph.ops[k - 1];
+            let kind = match layer.kind {
+                OpKind::FullyConnected(o) if dense => OpKind::KilnDenseFinish(o),
+                OpKind::DepthwiseConv2d(o) if depthwise => OpKind::KilnDepthwiseFinish(o),
+                _ => {
+                    return Err(refuse(
+                        "the sink is not its FULLY_CONNECTED or DEPTHWISE_CONV_2D",
+                    ));
+                }
             };
-            let inputs = vec![Some(acc), fc.input(1), fc.input(2)];
-            b.push(
-                OpKind::KilnDenseFinish(options),
-                inputs,
-                cut,
-                Origin::Finish,
-            );
-        }
-        (Some(_), Some(acc)) if depthwise => {
-            let dw = &graph.ops[k - 1];
-            let OpKind::DepthwiseConv2d(options) = dw.kind else {
-                return Err(refuse("the sink is not a DEPTHWISE_CONV_2D"));
-            };
-            let inputs = vec![Some(acc), dw.input(1), dw.input(2)];
-            b.push(
-                OpKind::KilnDepthwiseFinish(options),
-                inputs,
-                cut,
-                Origin::Finish,
-            );
+            let inputs = vec![Some(acc), layer.input(1), layer.input(2)];
+            b.push(kind, inputs, cut, Origin::Finish);
         }
         (Some(image), Some(acc)) => {
             let OpKind::AveragePool2d(options) = graph.ops[k - 1].kind else {
