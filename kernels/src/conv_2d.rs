@@ -35,11 +35,33 @@
 //! [`conv_2d_s8`] / [`conv_2d_f32`] for the same parameters (the only tap of each output is
 //! the pixel itself, input channels summed in increasing order), so the outputs are
 //! identical, bit for bit for float.
+//!
+//! # In-place convolution by rows
+//!
+//! Any other CONV_2D whose output rows are no longer than its input rows (`output_width *
+//! output_depth <= input_width * input_depth`; see [`rows_in_place_supported`]) can also
+//! write its output over its input, a row at a time: [`conv_2d_s8_rows_in_place`],
+//! [`conv_2d_s8_fast_rows_in_place`] and [`conv_2d_f32_rows_in_place`] take one slice `data`
+//! holding the input and return the output at its start. Output rows are computed in
+//! increasing order into a ring of `d + 1` rows (`d = padding_height`, the delay;
+//! [`rows_in_place_scratch_elements`]), and row `r` is stored over the input once row `r +
+//! d` is computed.
+//!
+//! That store never overwrites an input row still to be read: output row `q` reads input rows
+//! from `q * stride_height - padding_height` on, so once row `r + d` is computed the rows
+//! still to come read only input rows from `(r + d + 1) * stride_height - d >= r + 1` on; and
+//! output row `r` of batch `b` ends `b * out_batch + (r + 1) * out_row` elements into
+//! `data`, no further than `b * in_batch + (r + 1) * in_row`: within the input rows of the
+//! batches before `b` and rows `0..=r` of batch `b`. Each row is computed by the ordinary
+//! kernel on the input rows from the row's first tap on (a batch of one output row, its
+//! padding the rows of the window above the input), so the outputs are identical, bit for
+//! bit for float.
 
 mod fast;
 pub use fast::{
-    conv_2d_s8_fast, conv_2d_s8_fast_pointwise_in_place, fast_filter_len, fast_scratch_bytes,
-    lean_scratch_bytes, prepare_fast_s8, s8_scratch_bytes,
+    conv_2d_s8_fast, conv_2d_s8_fast_pointwise_in_place, conv_2d_s8_fast_rows_in_place,
+    fast_filter_len, fast_rows_in_place_scratch_bytes, fast_scratch_bytes, lean_scratch_bytes,
+    prepare_fast_s8, s8_scratch_bytes,
 };
 
 use crate::fixed_point::multiply_by_quantized_multiplier;
@@ -836,6 +858,119 @@ fn pointwise_pixel_f32<'a>(
             );
         }
     }
+}
+
+/// Whether the in-place kernels by rows ([`conv_2d_s8_rows_in_place`],
+/// [`conv_2d_s8_fast_rows_in_place`], [`conv_2d_f32_rows_in_place`]) apply to `p`: output rows
+/// no longer than input rows and not empty, an output no longer than the input (per batch),
+/// every output row's window starting above the
+/// input's end (no row made of padding alone), and lengths that fit in `usize`. Any filter,
+/// stride, dilation, padding and batch count (module documentation).
+#[inline(always)]
+pub const fn rows_in_place_supported(p: &Params) -> bool {
+    let (Some(in_row), Some(out_row)) = (
+        p.input_width.checked_mul(p.input_depth),
+        p.output_width.checked_mul(p.output_depth),
+    ) else {
+        return false;
+    };
+    out_row > 0
+        && out_row <= in_row
+        && p.output_height > 0
+        && p.output_height.saturating_mul(out_row) <= p.input_height.saturating_mul(in_row)
+        && p.input_height > 0
+        && (p.output_height - 1).saturating_mul(p.stride_height)
+            < p.input_height.saturating_add(p.padding_height)
+        && checked_product(p.batches, p.input_height, p.input_width, p.input_depth).is_some()
+        && checked_product(p.batches, p.padding_height + 1, out_row, 1).is_some()
+}
+
+/// Length, in elements of the activation type, of the ring of output rows the in-place
+/// kernels by rows hold: `(padding_height + 1) * output_width * output_depth`.
+pub const fn rows_in_place_scratch_elements(p: &Params) -> usize {
+    (p.padding_height + 1) * p.output_width * p.output_depth
+}
+
+/// Shared row loop of the in-place kernels by rows (module documentation): for each batch and
+/// output row in increasing order, `row(q, input, out_row)` computes the row, a CONV_2D of
+/// parameters `q` (one output row, the input rows from its first tap on) over `input` into
+/// the ring; a row is stored at its place `d` rows later.
+#[inline(always)]
+fn rows_in_place<T: Copy>(
+    p: &Params,
+    data: &mut [T],
+    ring: &mut [T],
+    mut row: impl FnMut(&Params, &[T], &mut [T]),
+) {
+    debug_assert!(rows_in_place_supported(p));
+    let (in_row, out_row) = (
+        p.input_width * p.input_depth,
+        p.output_width * p.output_depth,
+    );
+    let (in_batch, out_batch) = (p.input_height * in_row, p.output_height * out_row);
+    debug_assert_eq!(data.len(), p.batches * in_batch);
+    let slots = p.padding_height + 1;
+    let ring = &mut ring[..slots * out_row];
+    for b in 0..p.batches {
+        let (at, out_at) = (b * in_batch, b * out_batch);
+        // Output row `r`, `slot` of the ring, to its place.
+        let store = |data: &mut [T], ring: &[T], r: usize| {
+            let slot = &ring[(r % slots) * out_row..][..out_row];
+            data[out_at + r * out_row..][..out_row].copy_from_slice(slot);
+        };
+        for oy in 0..p.output_height {
+            let origin = (oy * p.stride_height) as isize - p.padding_height as isize;
+            let first = origin.max(0) as usize;
+            let q = Params {
+                batches: 1,
+                input_height: p.input_height - first,
+                output_height: 1,
+                padding_height: (first as isize - origin) as usize,
+                ..*p
+            };
+            let input = &data[at + first * in_row..at + in_batch];
+            row(&q, input, &mut ring[(oy % slots) * out_row..][..out_row]);
+            if oy + 1 >= slots {
+                store(data, ring, oy + 1 - slots);
+            }
+        }
+        for r in (p.output_height + 1).saturating_sub(slots)..p.output_height {
+            store(data, ring, r);
+        }
+    }
+}
+
+/// In-place [`conv_2d_s8`] by rows: `data` holds the input (`batches * input_height *
+/// input_width * input_depth` elements); on return its first `batches * output_height *
+/// output_width * output_depth` hold the output (the rest is unspecified). `scratch` holds at least
+/// [`rows_in_place_scratch_elements`]; its contents are irrelevant. Only for parameters with
+/// [`rows_in_place_supported`]; the output is identical to the out-of-place kernel's.
+pub fn conv_2d_s8_rows_in_place(
+    p: &Params,
+    output_multiplier: &[i32],
+    output_shift: &[i32],
+    data: &mut [i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    scratch: &mut [i8],
+) {
+    rows_in_place(p, data, scratch, |q, input, out| {
+        conv_2d_s8(q, output_multiplier, output_shift, input, filter, bias, out)
+    });
+}
+
+/// In-place [`conv_2d_f32`] by rows, with `data` and `scratch` as in
+/// [`conv_2d_s8_rows_in_place`]: bit-identical to the out-of-place kernel.
+pub fn conv_2d_f32_rows_in_place(
+    p: &Params,
+    data: &mut [f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    scratch: &mut [f32],
+) {
+    rows_in_place(p, data, scratch, |q, input, out| {
+        conv_2d_f32(q, input, filter, bias, out)
+    });
 }
 
 /// Runs `pixel` on each input pixel and its output pixel: the pointwise fast path of the

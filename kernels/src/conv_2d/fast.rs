@@ -83,6 +83,42 @@ pub fn conv_2d_s8_fast_pointwise_in_place(
     crate::gemm::pointwise_in_place(p.input_depth, pixels, data, filter, &ch, &q, scratch);
 }
 
+/// Scratch bytes of [`conv_2d_s8_fast_rows_in_place`]: the ring of output rows
+/// ([`rows_in_place_scratch_elements`](super::rows_in_place_scratch_elements)), then the lean
+/// im2col ([`lean_scratch_bytes`]).
+pub const fn fast_rows_in_place_scratch_bytes(p: &Params) -> usize {
+    super::rows_in_place_scratch_elements(p) + lean_scratch_bytes(p)
+}
+
+/// [`conv_2d_s8_fast`] in place by rows ([`rows_in_place_supported`](super::rows_in_place_supported)),
+/// with `data` as [`conv_2d_s8_rows_in_place`](super::conv_2d_s8_rows_in_place) takes it and
+/// `scratch` of [`fast_rows_in_place_scratch_bytes`] (the ring, then the im2col of the rows;
+/// more im2col is used as [`conv_2d_s8_fast`] uses it): byte-identical with it.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_2d_s8_fast_rows_in_place(
+    p: &Params,
+    bias: &[i32],
+    output_multiplier: &[i32],
+    right_shift: &[i32],
+    filter: &[i8],
+    data: &mut [i8],
+    scratch: &mut [i8],
+) {
+    let (ring, im2col) = scratch.split_at_mut(super::rows_in_place_scratch_elements(p));
+    super::rows_in_place(p, data, ring, |q, input, out| {
+        conv_2d_s8_fast(
+            q,
+            bias,
+            output_multiplier,
+            right_shift,
+            filter,
+            input,
+            out,
+            im2col,
+        )
+    });
+}
+
 /// The output quantization of a fast layer.
 #[inline(always)]
 const fn output_quant(p: &Params) -> crate::gemm::Output {
