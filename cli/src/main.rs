@@ -59,7 +59,7 @@ enum Command {
         /// RESHAPE, SQUEEZE and EXPAND_DIMS copy instead of sharing their input's bytes.
         #[arg(long)]
         no_views: bool,
-        /// No operator overwrites its input (elementwise, depthwise and pointwise).
+        /// No operator overwrites its input (elementwise, narrowing, convolutions).
         #[arg(long)]
         no_in_place: bool,
         /// CONCATENATION inputs are never placed as slices of the output.

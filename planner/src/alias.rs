@@ -64,8 +64,8 @@ pub struct AliasOptions {
     pub concat: bool,
     /// DEPTHWISE_CONV_2D overwrites its dying input where that lowers the bound.
     pub depthwise: bool,
-    /// Pointwise (1x1, stride 1) CONV_2D shares its dying input's buffer where that lowers
-    /// the bound.
+    /// CONV_2D shares its dying input's buffer where that lowers the bound: a pointwise
+    /// (1x1, stride 1) one a pixel at a time, another a row at a time.
     pub pointwise: bool,
     /// Work the analysis may do, in steps: a group member visited by a safety check, and the
     /// trials of the convolution search (which copy the groups, merge and count bytes).
@@ -106,6 +106,14 @@ impl AliasOptions {
     /// Whether any kind is on.
     pub fn any(&self) -> bool {
         self.views || self.in_place || self.concat || self.depthwise || self.pointwise
+    }
+
+    /// Whether convolutions that run in place this way may.
+    pub fn conv_kind(&self, kind: ConvInPlaceKind) -> bool {
+        match kind {
+            ConvInPlaceKind::ChannelPlanes => self.depthwise,
+            ConvInPlaceKind::Pixels | ConvInPlaceKind::Rows => self.pointwise,
+        }
     }
 }
 
@@ -327,7 +335,7 @@ fn is_arena(graph: &Graph, t: TensorId) -> bool {
 }
 
 /// The scratch bytes an operator needs because it runs in place: its convolution's declared
-/// in-place scratch (a channel plane or a pixel), or its narrowing kernel's (an LSTM's row);
+/// in-place scratch (a channel plane, a pixel or a ring of rows), or its narrowing kernel's (an LSTM's row);
 /// elementwise operators need none.
 pub fn in_place_scratch(graph: &Graph, kernels: &dyn Kernels, op: &Op, mode: OpMode) -> usize {
     let a = kernels.abilities(graph, op);
@@ -368,7 +376,7 @@ pub fn view_roots(graph: &Graph, kernels: &dyn Kernels, options: &AliasOptions) 
 /// ([`crate::schedule::schedule_aliased`]), over view roots `roots` ([`view_roots`]):
 /// - an elementwise or narrowing operator in place over a candidate input saves the output's
 ///   bytes when it reads that input last;
-/// - a depthwise or pointwise convolution in place saves the smaller of its input's and
+/// - a convolution in place saves the smaller of its input's and
 ///   output's bytes (less the in-place form's extra scratch) when it reads its input last;
 /// - a concatenation of slices saves its output's bytes in any order.
 ///
@@ -412,10 +420,7 @@ pub fn step_gains(
             }
         }
         if let Some(conv) = &kernels.abilities(graph, op).conv_in_place {
-            let on = match conv.kind {
-                ConvInPlaceKind::ChannelPlanes => options.depthwise,
-                ConvInPlaceKind::Pixels => options.pointwise,
-            };
+            let on = options.conv_kind(conv.kind);
             if let Some(a) = op
                 .input(0)
                 .filter(|&a| on && is_arena(graph, a) && alone(0))
@@ -789,9 +794,9 @@ fn splits_as_slices<'a>(
 const TRIAL_WORK: usize = 8;
 const MERGE_WORK: usize = 100;
 
-/// Depthwise and pointwise convolutions in place, where that lowers the bound (the
-/// depthwise kernel is slower; a pointwise one holds a larger buffer from its input's
-/// producer on): one at a time while each alone lowers it (each tried on the bytes live at
+/// Convolutions in place, where that lowers the bound (the depthwise kernel and the fast
+/// convolutions' in-place forms are slower; a pointwise one holds a larger buffer from its
+/// input's producer on): one at a time while each alone lowers it (each tried on the bytes live at
 /// each step, updated in `O(log n)`); then, as peaks are often shared by several layers, all
 /// the others together (each where it is safe after those before it) if that lowers it,
 /// keeping only those whose removal would raise it.
@@ -810,13 +815,11 @@ fn convolutions_in_place<'a>(
         .copied()
         .filter(|&id| {
             let op = graph.op(id);
-            let kind_ok = match kernels.abilities(graph, op).conv_in_place {
-                Some(c) => match c.kind {
-                    ConvInPlaceKind::ChannelPlanes => options.depthwise,
-                    ConvInPlaceKind::Pixels => options.pointwise,
-                },
-                None => false,
-            } && op.inputs.first().is_some_and(Option::is_some)
+            let kind_ok = kernels
+                .abilities(graph, op)
+                .conv_in_place
+                .is_some_and(|c| options.conv_kind(c.kind))
+                && op.inputs.first().is_some_and(Option::is_some)
                 && op.outputs.len() == 1;
             kind_ok && {
                 let (a, c) = (op.inputs[0].expect("checked"), op.outputs[0]);

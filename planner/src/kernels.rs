@@ -75,11 +75,12 @@ impl Narrowing {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConvInPlace {
     pub kind: ConvInPlaceKind,
-    /// Scratch bytes of the in-place form (one output channel plane, or one output pixel).
+    /// Scratch bytes the in-place form needs besides the ordinary scratch (one output
+    /// channel plane, one output pixel, or a ring of output rows).
     pub scratch_bytes: usize,
 }
 
-/// The two ways a convolution runs in place.
+/// The ways a convolution runs in place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConvInPlaceKind {
     /// One output channel plane at a time through a scratch plane, stored over that channel
@@ -89,6 +90,10 @@ pub enum ConvInPlaceKind {
     /// One output pixel at a time through a scratch pixel (pointwise, 1x1 stride 1): the
     /// output starts at the input's bytes if it is smaller, ends at their end if larger.
     Pixels,
+    /// One output row at a time, each stored over the input once the rows after it no
+    /// longer read what it covers (any other window; output rows no longer than input rows,
+    /// per batch): the output starts at the input's bytes and is no larger.
+    Rows,
 }
 
 /// No ability and no scratch: every tensor gets its own buffer. For planning tensors alone

@@ -820,3 +820,70 @@ fn the_verifier_checks_where_a_narrowing_output_starts() {
     let e = verify::verify(&g, &p, &declared).expect_err("a widening output over its input");
     assert!(e.to_string().contains("the output's are wider"), "{e}");
 }
+
+#[test]
+fn windowed_convolutions_run_in_place_a_row_at_a_time() {
+    // ic_resnet8: its residual blocks' 3x3 SAME convolutions can write each output row over
+    // the input through a ring of two rows (one padding row above), which no other kind of
+    // aliasing does; in place, they lower the bound.
+    let path = shared_models_dir().join("mlperf_tiny_ic_resnet8_int8.tflite");
+    let g = kiln_planner::read_model(&std::fs::read(path).unwrap()).unwrap();
+    let p = plan(&g, &PlanOptions::default()).unwrap();
+    let off = plan(
+        &g,
+        &PlanOptions {
+            aliasing: AliasOptions {
+                pointwise: false,
+                ..AliasOptions::default()
+            },
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(
+        p.lower_bound_bytes < off.lower_bound_bytes,
+        "{} < {}",
+        p.lower_bound_bytes,
+        off.lower_bound_bytes
+    );
+    check(&g, &p).unwrap();
+    let windowed = |op: &kiln_planner::ir::Op| {
+        matches!(op.kind, OpKind::Conv2d(o) if o.stride_h == 1)
+            && g.tensor(op.inputs[1].unwrap()).shape[1] == 3
+    };
+    let in_place: Vec<&kiln_planner::ir::Op> = g
+        .ops
+        .iter()
+        .filter(|op| windowed(op) && p.mode(op.id) == OpMode::InPlace { input: 0 })
+        .collect();
+    assert!(!in_place.is_empty(), "a 3x3 convolution runs in place");
+    for op in &in_place {
+        // Its scratch: the fast kernel's (an im2col of two windows of 9 x C inputs and
+        // their widened form, 6 bytes per input) and two output rows.
+        let (x, c) = (g.tensor(op.inputs[0].unwrap()), g.tensor(op.outputs[0]));
+        let scratch = p
+            .buffers
+            .iter()
+            .find(|b| b.owner == BufferOwner::Scratch(op.id))
+            .map(|b| b.size);
+        let row = c.shape[2] * c.shape[3];
+        assert_eq!(scratch, Some(2 * row + 6 * 9 * x.shape[3]));
+    }
+    // The verifier wants output rows no longer than input rows: the same plan of a graph
+    // whose output has half the rows, twice as long, is refused (with the kernels declared
+    // for the real graph), and one that puts the output past the input's start.
+    let c = in_place[0].outputs[0];
+    let mut wide = g.clone();
+    let shape = &mut wide.tensors[c.0].shape;
+    (shape[1], shape[2]) = (shape[1] / 2, shape[2] * 2);
+    let e = verify::verify(&wide, &p, &kernels(&g)).expect_err("wider output rows");
+    assert!(
+        e.to_string()
+            .contains("do not have the shapes its in-place form needs"),
+        "{e}"
+    );
+    let mut broken = p.clone();
+    let a = broken.aliases.iter().position(|a| a.tensor == c).unwrap();
+    broken.aliases[a].offset = 16;
+    expect_error(&g, &broken, "is not inside the buffer");
+}

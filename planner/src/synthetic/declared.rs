@@ -136,6 +136,15 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         a.in_place = vec![0, 1];
                     }
                 }
+                // A tiling's sinks add a strip's sums to the accumulator (input 1; absent
+                // for the first strip) in place.
+                OpKind::KilnRowSum
+                | OpKind::KilnDotSum { .. }
+                | OpKind::KilnDepthwiseSum { .. }
+                    if op.input(1).is_some() =>
+                {
+                    a.in_place = vec![1]
+                }
                 OpKind::Relu
                 | OpKind::Relu6
                 | OpKind::Logistic
@@ -308,19 +317,30 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         && x.shape.len() == 4
                         && c.shape.len() == 4
                         && f.shape.len() == 4
-                        && o.stride_h == 1
-                        && o.stride_w == 1
-                        && f.shape[1] == 1
-                        && f.shape[2] == 1
-                        && f.shape[3] == x.shape[3]
-                        && x.shape[..3] == c.shape[..3]
                         && x.dtype == c.dtype
                         && matches!(x.dtype, DType::I8 | DType::F32)
                     {
-                        a.conv_in_place = Some(ConvInPlace {
-                            kind: ConvInPlaceKind::Pixels,
-                            scratch_bytes: c.shape[3] * c.dtype.size(),
-                        });
+                        let pointwise = o.stride_h == 1
+                            && o.stride_w == 1
+                            && f.shape[1] == 1
+                            && f.shape[2] == 1
+                            && f.shape[3] == x.shape[3]
+                            && x.shape[..3] == c.shape[..3];
+                        a.conv_in_place = if pointwise {
+                            Some(ConvInPlace {
+                                kind: ConvInPlaceKind::Pixels,
+                                scratch_bytes: c.shape[3] * c.dtype.size(),
+                            })
+                        } else {
+                            // A row at a time: a ring of `padding + 1` output rows.
+                            rows_padding(graph, op, o, x, f, c).map(|padding| ConvInPlace {
+                                kind: ConvInPlaceKind::Rows,
+                                scratch_bytes: (padding + 1)
+                                    * c.shape[2]
+                                    * c.shape[3]
+                                    * c.dtype.size(),
+                            })
+                        };
                     }
                 }
                 _ => {}
@@ -329,6 +349,48 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
         })
         .collect();
     Declared { ops }
+}
+
+/// The padding rows above a CONV_2D's input (as `kiln-build` gives its kernel, within the
+/// strip of rows it runs on where the graph was tiled), if its kernels run in place a row
+/// at a time (`kiln_kernels::conv_2d::rows_in_place_supported`): output rows no longer than
+/// input rows, an output no larger than the input, each output row's window starting above
+/// the input's end.
+fn rows_padding(
+    graph: &Graph,
+    op: &crate::ir::Op,
+    o: &crate::ir::Conv2dOptions,
+    x: &crate::ir::Tensor,
+    f: &crate::ir::Tensor,
+    c: &crate::ir::Tensor,
+) -> Option<usize> {
+    let [s, d] = [o.stride_h, o.dilation_h].map(|v| usize::try_from(v).unwrap_or(0));
+    let extent = f.shape[1].checked_sub(1)?.checked_mul(d)? + 1;
+    let (h_in, h_out) = (x.shape[1], c.shape[1]);
+    // TFLM's `ComputePaddingHeightWidth` over the whole image: half the excess for SAME.
+    let (whole_in, whole_out, strip) = match graph.row_window(op.id) {
+        Some(w) => (w.input_height, w.output_height, Some(w)),
+        None => (h_in, h_out, None),
+    };
+    let whole = match o.padding {
+        crate::ir::Padding::Same => {
+            (whole_out.checked_sub(1)?.checked_mul(s)? + extent).saturating_sub(whole_in) / 2
+        }
+        _ => 0,
+    };
+    let padding = match strip {
+        Some(w) => (whole + w.input_row).checked_sub(w.output_row.checked_mul(s)?)?,
+        None => whole,
+    };
+    let (in_row, out_row) = (x.shape[2] * x.shape[3], c.shape[2] * c.shape[3]);
+    let fits = out_row > 0
+        && out_row <= in_row
+        && h_in > 0
+        && h_out > 0
+        && c.elements() <= x.elements()
+        && x.shape[0] == c.shape[0]
+        && (h_out - 1).saturating_mul(s) < h_in + padding;
+    fits.then_some(padding)
 }
 
 /// The single value of a constant int32 tensor (an axis), if it is one.

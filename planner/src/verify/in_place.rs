@@ -37,13 +37,19 @@ pub(super) fn check(
                 ta.shape[0] == tc.shape[0] && ta.shape[3] == tc.shape[3] && tc.bytes() <= ta.bytes()
             }
             ConvInPlaceKind::Pixels => ta.shape[..3] == tc.shape[..3],
+            // Output row `r` of a batch covers at most the bytes of that batch's input rows
+            // up to `r`, which the kernel no longer reads when it stores it.
+            ConvInPlaceKind::Rows => {
+                let row = |t: &crate::ir::Tensor| t.shape[2].saturating_mul(t.shape[3]);
+                ta.shape[0] == tc.shape[0] && row(tc) <= row(ta) && tc.elements() <= ta.elements()
+            }
         };
         if !fits || !shapes {
             return Err("its input and output do not have the shapes its in-place form needs");
         }
         let placed = match (place(Some(a)), place(Some(c))) {
             (Some((s0, e0)), Some((s1, e1))) => match conv.kind {
-                ConvInPlaceKind::ChannelPlanes => s0 == s1,
+                ConvInPlaceKind::ChannelPlanes | ConvInPlaceKind::Rows => s0 == s1,
                 ConvInPlaceKind::Pixels => {
                     (tc.bytes() <= ta.bytes() && s0 == s1) || (tc.bytes() > ta.bytes() && e0 == e1)
                 }
