@@ -1,7 +1,8 @@
 //! The operator modules of `kiln-build` declare to the planner exactly what
 //! `kiln_planner::synthetic::declared` restates from the graph alone (the declaration the
 //! planner's own tests and benchmarks use, for graphs Kiln cannot lower): on every public
-//! and own model and every kernel case that Kiln compiles, operator by operator.
+//! and own model and every kernel case that Kiln compiles, and on tilings of the public
+//! models, operator by operator.
 
 mod common;
 
@@ -44,6 +45,36 @@ fn operator_modules_declare_what_the_planner_tests_assume() {
             compared += usize::from(compare(&path.display().to_string(), &g, &mut failures));
         }
     }
+    // The public models tiled, each region with its fewest and its most strips: the
+    // operators of a strip (a row window, its own padding rows) are declared alike.
+    let mut tiled = 0;
+    for entry in std::fs::read_dir(common::shared_models()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "tflite") {
+            continue;
+        }
+        let g = kiln_planner::read_model(&std::fs::read(&path).unwrap()).unwrap();
+        let candidates = kiln_planner::tiling::candidates(&g);
+        let mut ends: Vec<_> = Vec::new();
+        for (i, t) in candidates.iter().enumerate() {
+            let last_of_region = candidates
+                .get(i + 1)
+                .is_none_or(|n| (n.start, n.end) != (t.start, t.end));
+            let first_of_region =
+                i == 0 || (candidates[i - 1].start, candidates[i - 1].end) != (t.start, t.end);
+            if first_of_region || last_of_region {
+                ends.push(*t);
+            }
+        }
+        for t in ends {
+            let Ok(tiled_graph) = kiln_planner::tiling::tile(&g, t) else {
+                continue;
+            };
+            let what = format!("{} tiled {t:?}", path.display());
+            tiled += usize::from(compare(&what, &tiled_graph.graph, &mut failures));
+        }
+    }
+    assert!(tiled > 20, "only {tiled} tilings compared");
     for (entry, cases) in common::kernel_case_bundles() {
         for (i, case) in cases.iter().enumerate() {
             let g = kiln_planner::read_model(&case.model).unwrap();

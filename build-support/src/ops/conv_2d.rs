@@ -1,6 +1,7 @@
 //! CONV_2D: int8, 16x8 (int64 or int32 bias) and float32 (`kiln_kernels::conv_2d`); int8 and
-//! float 1x1 stride-1 convolutions also run in place over their dying input, one output
-//! pixel at a time through a scratch pixel.
+//! float convolutions also run in place over their dying input: 1x1 stride-1 ones one output
+//! pixel at a time through a scratch pixel, the others whose output rows are no longer than
+//! their input rows a row at a time through a ring of `padding + 1` output rows.
 
 #[cfg(feature = "exec")]
 use crate::op::Io;
@@ -122,11 +123,18 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             // In place as the reference kernel, one pixel at a time (the same scratch), which
             // is slower than the fast kernel.
             step.slow_in_place = true;
-            step.abilities.conv_in_place =
-                conv::pointwise_in_place_supported(&p).then_some(ConvInPlace {
+            step.abilities.conv_in_place = if conv::pointwise_in_place_supported(&p) {
+                Some(ConvInPlace {
                     kind: ConvInPlaceKind::Pixels,
                     scratch_bytes: p.output_depth,
-                });
+                })
+            } else {
+                // The ring of rows, before the im2col scratch (the plan's, declared or lean).
+                conv::rows_in_place_supported(&p).then(|| ConvInPlace {
+                    kind: ConvInPlaceKind::Rows,
+                    scratch_bytes: conv::rows_in_place_scratch_elements(&p),
+                })
+            };
             fast_step = Some(step);
         }
     }
@@ -142,19 +150,29 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         Conv2d::S8(p, _) => conv::s8_scratch_bytes(p),
         _ => 0,
     };
-    // A pointwise convolution (int8 or float), one output pixel at a time over the input.
-    let pixel = (matches!(kernel, Conv2d::S8(..) | Conv2d::F32(_))
-        && conv::pointwise_in_place_supported(p))
-    .then(|| p.output_depth * cx.tensor(output).dtype.size());
+    // In place (int8 or float): a pointwise convolution one output pixel at a time, another
+    // a row at a time through a ring of rows (before the scratch above, which it leaves
+    // unused).
+    let size = cx.tensor(output).dtype.size();
+    let in_place = if !matches!(kernel, Conv2d::S8(..) | Conv2d::F32(_)) {
+        None
+    } else if conv::pointwise_in_place_supported(p) {
+        Some(ConvInPlace {
+            kind: ConvInPlaceKind::Pixels,
+            scratch_bytes: p.output_depth * size,
+        })
+    } else {
+        conv::rows_in_place_supported(p).then(|| ConvInPlace {
+            kind: ConvInPlaceKind::Rows,
+            scratch_bytes: conv::rows_in_place_scratch_elements(p) * size,
+        })
+    };
     let mut step = cx.step(
         kernel,
         vec![Operand::Tensor(input), Operand::Tensor(filter), bias],
         output,
     );
-    step.abilities.conv_in_place = pixel.map(|scratch_bytes| ConvInPlace {
-        kind: ConvInPlaceKind::Pixels,
-        scratch_bytes,
-    });
+    step.abilities.conv_in_place = in_place;
     step.scratch_bytes = scratch;
     if scratch > 0 {
         step.lean_scratch_bytes = Some(0);
@@ -201,6 +219,19 @@ impl Kernel for Conv2d {
                     let f = "conv_2d_s8_fast_pointwise_in_place";
                     return call.over_input_with_scratch("conv_2d", f, &pre);
                 }
+                // Over its dying input a row at a time, through the ring of rows (the start of
+                // the scratch; the im2col follows it).
+                Some(0) if conv::rows_in_place_supported(p) => {
+                    let filter = match own {
+                        Some(w) => call.table("FILTER", w),
+                        None => call.input(1),
+                    };
+                    let f = crate::op::kernel_fn("conv_2d", "conv_2d_s8_fast_rows_in_place");
+                    let (data, scratch) = (call.output(), call.scratch(false)?);
+                    return Ok(quote::quote!(
+                        #f(#params, #bias, #multiplier, #shift, #filter, #data, #scratch);
+                    ));
+                }
                 Some(_) => return Err(call.no_in_place_form()),
             }
             let filter = match own {
@@ -245,6 +276,15 @@ impl Kernel for Conv2d {
                     && conv::pointwise_in_place_supported(self.params()) =>
             {
                 let f = format!("{function}_pointwise_in_place");
+                call.over_input_with_scratch("conv_2d", &f, &pre)
+            }
+            // Another convolution over its dying input, a row at a time through the ring of
+            // rows (the declared im2col scratch after it is left unused).
+            Some(0)
+                if matches!(self, Conv2d::S8(..) | Conv2d::F32(_))
+                    && conv::rows_in_place_supported(self.params()) =>
+            {
+                let f = format!("{function}_rows_in_place");
                 call.over_input_with_scratch("conv_2d", &f, &pre)
             }
             Some(_) => Err(call.no_in_place_form()),
