@@ -2,7 +2,8 @@
 //! an int16 complex spectrum (interleaved real and imaginary parts), `re² + im²` as uint32,
 //! for the bins `start..end`; the other outputs are zero (TFLM leaves them untouched: its
 //! arena holds zeros there in the golden runs, and Kiln defines them). With the DSP
-//! extension (and Helium) a bin is one word and its energy one `SMUAD`.
+//! extension (and Helium) a bin is one word and its energy one `SMUAD`. A bin and its
+//! energy are both 4 bytes, so [`signal_energy_in_place`] writes the energies over the bins.
 
 /// Constant parameters of a SignalEnergy node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,9 +108,73 @@ pub fn signal_energy(p: &Params, input: &[i16], output: &mut [u32]) {
     }
 }
 
+/// [`signal_energy`] in place: `data` holds the input's bins, one native-endian word per
+/// bin (its real then its imaginary int16, as the arena stores them), as many as the output
+/// has; each becomes its output word front to back (the bins outside `start..end` zero), the
+/// same values as [`signal_energy`]'s.
+pub fn signal_energy_in_place(p: &Params, data: &mut [u32]) {
+    let n = data.len();
+    let (start, end) = (p.start.min(n), p.end.min(n).max(p.start.min(n)));
+    data[..start].fill(0);
+    for w in &mut data[start..end] {
+        // Little-endian, the word is the real part in its low half: one `SMUAD`.
+        #[cfg(all(
+            target_endian = "little",
+            any(
+                kiln_arch = "dsp",
+                kiln_arch = "mve",
+                all(test, kiln_arch = "portable")
+            )
+        ))]
+        {
+            *w = crate::arch::smuad(*w, *w);
+        }
+        #[cfg(not(all(
+            target_endian = "little",
+            any(
+                kiln_arch = "dsp",
+                kiln_arch = "mve",
+                all(test, kiln_arch = "portable")
+            )
+        )))]
+        {
+            let b = w.to_ne_bytes();
+            let (re, im) = (
+                i16::from_ne_bytes([b[0], b[1]]) as i32,
+                i16::from_ne_bytes([b[2], b[3]]) as i32,
+            );
+            *w = ((re * re) as u32).wrapping_add((im * im) as u32);
+        }
+    }
+    data[end..].fill(0);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// In place over the input's words: the out-of-place kernel's output, for every range.
+    #[test]
+    fn in_place_matches_out_of_place() {
+        let mut seed = 0x1234_5678u32;
+        let input: [i16; 16] = core::array::from_fn(|_| {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 16) as i16
+        });
+        for start in 0..=8 {
+            for end in 0..=8 {
+                let p = prepare(start, end, 16, 8).unwrap();
+                let mut expected = [7u32; 8];
+                signal_energy(&p, &input, &mut expected);
+                let mut data: [u32; 8] = core::array::from_fn(|i| {
+                    let b = [input[2 * i].to_ne_bytes(), input[2 * i + 1].to_ne_bytes()];
+                    u32::from_ne_bytes([b[0][0], b[0][1], b[1][0], b[1][1]])
+                });
+                signal_energy_in_place(&p, &mut data);
+                assert_eq!(data, expected, "{start}..{end}");
+            }
+        }
+    }
 
     #[test]
     fn energy_of_the_bins_in_range_and_zero_elsewhere() {

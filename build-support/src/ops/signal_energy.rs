@@ -1,6 +1,7 @@
 //! SignalEnergy (TFLM's Signal library; a custom operator): an int16 complex spectrum of
 //! rank 1 (interleaved real and imaginary parts) to the uint32 energy of its bins
-//! `start_index..end_index` (`kiln_kernels::signal_energy`).
+//! `start_index..end_index` (`kiln_kernels::signal_energy`), also in place over its input,
+//! each energy in its bin's word.
 //!
 //! Also the checks the Signal operators of this family share ([`int_options`], [`options`],
 //! [`check_tensor`]).
@@ -11,6 +12,7 @@ use crate::op::{Call, Cx, Kernel, Operand, Step, unsupported};
 use kiln_kernels::signal_energy;
 use kiln_planner::diag::Result;
 use kiln_planner::ir::{CustomValue, DType, OpKind, TensorId};
+use kiln_planner::kernels::Narrowing;
 use proc_macro2::TokenStream;
 
 /// The integer options `keys` of a Signal operator, in `i32`. TFLM reads its options by
@@ -140,13 +142,32 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             format!("start_index {start}, end_index {end}"),
         )
     })?;
-    Ok(cx.step(Energy(p), vec![Operand::Tensor(input)], output))
+    let mut step = cx.step(Energy(p), vec![Operand::Tensor(input)], output);
+    // A bin (two int16) and its energy (a uint32) are both 4 bytes: in place, bin by bin,
+    // where the output has a word per input bin.
+    if n_in == 2 * n_out {
+        step.abilities.narrowing_in_place = Some(Narrowing {
+            units: n_out,
+            scratch_bytes: 0,
+        });
+    }
+    Ok(step)
 }
 
 impl Kernel for Energy {
     fn emit(&self, call: &mut Call<'_, '_>) -> Result<TokenStream> {
         let pre = [call.params("signal_energy", &self.0)];
-        call.standard("signal_energy", "signal_energy", &pre)
+        match call.in_place() {
+            None => call.standard("signal_energy", "signal_energy", &pre),
+            // Over its input, each energy in its bin's word (the plan puts the output at
+            // the input's start).
+            Some(0) if call.in_place_at == (0, 0) => {
+                let f = crate::op::kernel_fn("signal_energy", "signal_energy_in_place");
+                let (data, [p]) = (call.output(), pre);
+                Ok(quote::quote!(#f(#p, #data);))
+            }
+            Some(_) => Err(call.no_in_place_form()),
+        }
     }
 
     #[cfg(feature = "exec")]

@@ -197,6 +197,21 @@ pub fn declared(graph: &Graph) -> crate::kernels::Declared {
                         });
                     }
                 }
+                // SignalEnergy: each uint32 energy over its bin's two int16, where the output
+                // has a word per input bin.
+                OpKind::Custom { name, .. } if name == "SignalEnergy" => {
+                    if let (Some(x), Some(o)) = (input(0), out)
+                        && x.dtype == DType::I16
+                        && o.dtype == DType::U32
+                        && x.elements() == 2 * o.elements()
+                        && o.elements() > 0
+                    {
+                        a.narrowing_in_place = Some(crate::kernels::Narrowing {
+                            units: o.elements(),
+                            scratch_bytes: 0,
+                        });
+                    }
+                }
                 OpKind::Concatenation(o) if o.activation == crate::ir::Activation::None => {
                     if let Some(y) = out {
                         let rank = y.shape.len() as i64;
