@@ -120,21 +120,11 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             let mut step = cx.step(Conv2d::S8Fast(p, fast, own), inputs, output);
             step.scratch_bytes = conv::fast_scratch_bytes(&p);
             step.lean_scratch_bytes = Some(conv::lean_scratch_bytes(&p));
-            // In place as the reference kernel, one pixel at a time (the same scratch), which
-            // is slower than the fast kernel.
+            // In place a pixel at a time as the reference kernel (the same scratch), or a row
+            // at a time on the lean im2col: slower than the fast kernel, so planned only
+            // where a budget needs it.
             step.slow_in_place = true;
-            step.abilities.conv_in_place = if conv::pointwise_in_place_supported(&p) {
-                Some(ConvInPlace {
-                    kind: ConvInPlaceKind::Pixels,
-                    scratch_bytes: p.output_depth,
-                })
-            } else {
-                // The ring of rows, before the im2col scratch (the plan's, declared or lean).
-                conv::rows_in_place_supported(&p).then(|| ConvInPlace {
-                    kind: ConvInPlaceKind::Rows,
-                    scratch_bytes: conv::rows_in_place_scratch_elements(&p),
-                })
-            };
+            step.abilities.conv_in_place = in_place_form(&p, 1);
             fast_step = Some(step);
         }
     }
@@ -150,23 +140,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         Conv2d::S8(p, _) => conv::s8_scratch_bytes(p),
         _ => 0,
     };
-    // In place (int8 or float): a pointwise convolution one output pixel at a time, another
-    // a row at a time through a ring of rows (before the scratch above, which it leaves
-    // unused).
-    let size = cx.tensor(output).dtype.size();
-    let in_place = if !matches!(kernel, Conv2d::S8(..) | Conv2d::F32(_)) {
-        None
-    } else if conv::pointwise_in_place_supported(p) {
-        Some(ConvInPlace {
-            kind: ConvInPlaceKind::Pixels,
-            scratch_bytes: p.output_depth * size,
-        })
-    } else {
-        conv::rows_in_place_supported(p).then(|| ConvInPlace {
-            kind: ConvInPlaceKind::Rows,
-            scratch_bytes: conv::rows_in_place_scratch_elements(p) * size,
-        })
-    };
+    // In place: int8 and float (the reference kernel leaves the scratch above unused).
+    let in_place = matches!(kernel, Conv2d::S8(..) | Conv2d::F32(_))
+        .then(|| in_place_form(p, cx.tensor(output).dtype.size()))
+        .flatten();
     let mut step = cx.step(
         kernel,
         vec![Operand::Tensor(input), Operand::Tensor(filter), bias],
@@ -182,6 +159,24 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         Some(fast) => fast.or_without_scratch(step),
         None => step,
     })
+}
+
+/// The form in place over the input of a convolution of `p` with `size`-byte activations: a
+/// pointwise one a pixel at a time through a scratch pixel, another whose output rows are no
+/// longer than its input rows a row at a time through a ring of rows (before the ordinary
+/// scratch, where the fast kernel keeps its im2col).
+fn in_place_form(p: &conv::Params, size: usize) -> Option<ConvInPlace> {
+    if conv::pointwise_in_place_supported(p) {
+        Some(ConvInPlace {
+            kind: ConvInPlaceKind::Pixels,
+            scratch_bytes: p.output_depth * size,
+        })
+    } else {
+        conv::rows_in_place_supported(p).then(|| ConvInPlace {
+            kind: ConvInPlaceKind::Rows,
+            scratch_bytes: conv::rows_in_place_scratch_elements(p) * size,
+        })
+    }
 }
 
 impl Conv2d {
@@ -211,28 +206,12 @@ impl Kernel for Conv2d {
         if let Conv2d::S8Fast(p, f, own) = self {
             let params = call.params("conv_2d", p);
             let [bias, multiplier, shift] = call.fast(f);
-            match call.in_place() {
-                None => {}
-                // Over its dying input, one pixel at a time through the scratch pixel.
-                Some(0) if conv::pointwise_in_place_supported(p) && own.is_none() => {
-                    let pre = [params, bias, multiplier, shift];
-                    let f = "conv_2d_s8_fast_pointwise_in_place";
-                    return call.over_input_with_scratch("conv_2d", f, &pre);
-                }
-                // Over its dying input a row at a time, through the ring of rows (the start of
-                // the scratch; the im2col follows it).
-                Some(0) if conv::rows_in_place_supported(p) => {
-                    let filter = match own {
-                        Some(w) => call.table("FILTER", w),
-                        None => call.input(1),
-                    };
-                    let f = crate::op::kernel_fn("conv_2d", "conv_2d_s8_fast_rows_in_place");
-                    let (data, scratch) = (call.output(), call.scratch(false)?);
-                    return Ok(quote::quote!(
-                        #f(#params, #bias, #multiplier, #shift, #filter, #data, #scratch);
-                    ));
-                }
-                Some(_) => return Err(call.no_in_place_form()),
+            // Over its dying input, one pixel at a time through the scratch pixel.
+            if call.in_place() == Some(0) && conv::pointwise_in_place_supported(p) && own.is_none()
+            {
+                let pre = [params, bias, multiplier, shift];
+                let f = "conv_2d_s8_fast_pointwise_in_place";
+                return call.over_input_with_scratch("conv_2d", f, &pre);
             }
             let filter = match own {
                 Some(w) => call.table("FILTER", w),
@@ -242,14 +221,25 @@ impl Kernel for Conv2d {
             let scratch = call
                 .scratch(false)
                 .unwrap_or_else(|_| quote::quote!(&mut []));
-            let (f, input, out) = (
-                crate::op::kernel_fn("conv_2d", "conv_2d_s8_fast"),
-                call.input(0),
-                call.output(),
-            );
-            return Ok(quote::quote!(
-                #f(#params, #bias, #multiplier, #shift, #filter, #input, #out, #scratch);
-            ));
+            let (input, out) = (call.input(0), call.output());
+            let f = |name| crate::op::kernel_fn("conv_2d", name);
+            return match call.in_place() {
+                None => {
+                    let f = f("conv_2d_s8_fast");
+                    Ok(quote::quote!(
+                        #f(#params, #bias, #multiplier, #shift, #filter, #input, #out, #scratch);
+                    ))
+                }
+                // Over its dying input a row at a time, through the ring of rows (the start of
+                // the scratch; the im2col follows it); `out` holds both.
+                Some(0) if conv::rows_in_place_supported(p) => {
+                    let f = f("conv_2d_s8_fast_rows_in_place");
+                    Ok(quote::quote!(
+                        #f(#params, #bias, #multiplier, #shift, #filter, #out, #scratch);
+                    ))
+                }
+                Some(_) => Err(call.no_in_place_form()),
+            };
         }
         let (function, tables) = match self {
             Conv2d::S8Fast(..) => unreachable!("emitted above"),
