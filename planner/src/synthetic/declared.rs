@@ -380,7 +380,7 @@ fn rows_padding(
     c: &crate::ir::Tensor,
 ) -> Option<usize> {
     let [s, d] = [o.stride_h, o.dilation_h].map(|v| usize::try_from(v).unwrap_or(0));
-    let extent = f.shape[1].checked_sub(1)?.checked_mul(d)? + 1;
+    let extent = f.shape[1].checked_sub(1)?.checked_mul(d)?.checked_add(1)?;
     let (h_in, h_out) = (x.shape[1], c.shape[1]);
     // TFLM's `ComputePaddingHeightWidth` over the whole image: half the excess for SAME.
     let (whole_in, whole_out, strip) = match graph.row_window(op.id) {
@@ -389,7 +389,12 @@ fn rows_padding(
     };
     let whole = match o.padding {
         crate::ir::Padding::Same => {
-            (whole_out.checked_sub(1)?.checked_mul(s)? + extent).saturating_sub(whole_in) / 2
+            (whole_out
+                .checked_sub(1)?
+                .checked_mul(s)?
+                .checked_add(extent)?)
+            .saturating_sub(whole_in)
+                / 2
         }
         _ => 0,
     };
@@ -404,7 +409,7 @@ fn rows_padding(
         && h_out > 0
         && c.elements() <= x.elements()
         && x.shape[0] == c.shape[0]
-        && (h_out - 1).saturating_mul(s) < h_in + padding;
+        && (h_out - 1).saturating_mul(s) < h_in.saturating_add(padding);
     fits.then_some(padding)
 }
 
