@@ -77,6 +77,7 @@ impl Compiled {
                     t.extra_macs,
                     100.0 * t.extra_macs as f64 / self.macs.max(1) as f64
                 ));
+                s.push_str(&self.sink_text(t));
                 for m in &t.more {
                     let strips: Vec<String> =
                         m.strips.iter().map(|(a, b)| format!("{a}..{b}")).collect();
@@ -91,6 +92,7 @@ impl Compiled {
                         strips.join(", "),
                         m.extra_macs,
                     ));
+                    s.push_str(&self.sink_text(m));
                 }
                 if t.streamed {
                     s.push_str(
@@ -101,6 +103,19 @@ impl Compiled {
             }
         }
         s
+    }
+
+    /// For a region ending in a sink, the line saying so (empty otherwise).
+    fn sink_text(&self, t: &TilingReport) -> String {
+        let Some(sink) = t.sink else {
+            return String::new();
+        };
+        let name = self.graph.tensors.get(sink).map_or("", |x| x.name.as_str());
+        format!(
+            "  ending in a sink: each strip's sums accumulate, and `{name}` (t{sink}) is \
+             finished from them; `{}` is never whole\n",
+            t.cut_name
+        )
     }
 
     /// The called subgraphs: index, graph, plan, and where their arena is (its offset in
@@ -147,6 +162,7 @@ impl Compiled {
                         "cut": t.cut,
                         "cut_name": t.cut_name,
                         "strips": t.strips,
+                        "sink": t.sink,
                         "streamed": t.streamed,
                         "more": t.more.iter().map(|m| serde_json::json!({
                             "start": m.start,
@@ -155,6 +171,7 @@ impl Compiled {
                             "cut": m.cut,
                             "cut_name": m.cut_name,
                             "strips": m.strips,
+                            "sink": m.sink,
                         })).collect::<Vec<_>>(),
                     })
                 }),

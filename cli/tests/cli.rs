@@ -502,3 +502,24 @@ fn layer_estimates_are_within_their_stated_error_of_qemu() {
         "{line}"
     );
 }
+
+#[test]
+fn a_region_ending_in_a_sink_is_reported() {
+    // kws_dscnn at --min-ram: its strips end in the global average pooling, whose input
+    // image is never whole (the text says so; the JSON names the pooling's output).
+    let model = shared_models_dir().join("mlperf_tiny_kws_dscnn_int8.tflite");
+    let m = model.to_str().unwrap();
+    let text = kiln(&["plan", m, "--min-ram"]);
+    assert!(text.status.success());
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("ending in a sink"), "{text}");
+    let json = kiln(&["plan", m, "--min-ram", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let sink = v["tiling"]["sink"].as_u64().expect("a sink") as usize;
+    let graph = kiln_planner::read_model(&std::fs::read(&model).unwrap()).unwrap();
+    assert_eq!(
+        graph.tensors[sink].name,
+        "functional_1/average_pooling2d/AvgPool"
+    );
+    assert_ne!(v["tiling"]["cut"].as_u64(), Some(sink as u64));
+}
