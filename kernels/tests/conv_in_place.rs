@@ -4,43 +4,14 @@
 //! parameters, biases and activations, with the input placed at the end of the buffer and
 //! garbage before it and in the scratch slice.
 
+mod common;
+use common::{Rng, random_quant};
+
 use kiln_kernels::conv_2d::{
     self, Options, Params, pointwise_in_place_len, pointwise_in_place_scratch_elements,
     pointwise_in_place_supported,
 };
 use kiln_kernels::quant::{Activation, Padding, QuantParams};
-
-/// xorshift32.
-struct Rng(u32);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.0 = x;
-        x
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.next() as usize % (hi - lo + 1)
-    }
-
-    fn i8(&mut self) -> i8 {
-        self.next() as i8
-    }
-
-    fn bool(&mut self) -> bool {
-        self.next() & 1 == 1
-    }
-
-    /// Roughly uniform in `-1.0..1.0`.
-    fn f32(&mut self) -> f32 {
-        (self.next() >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-    }
-}
 
 const ACTIVATIONS: [Activation; 4] = [
     Activation::None,
@@ -114,22 +85,6 @@ fn output_len(p: &Params) -> usize {
     p.batches * p.output_height * p.output_width * p.output_depth
 }
 
-/// Per-channel (or, sometimes, per-tensor) filter scales and input/output quantization, as
-/// the converter would produce them.
-fn random_quant(rng: &mut Rng, channels: usize) -> (QuantParams, Vec<f32>, QuantParams) {
-    let input = QuantParams {
-        scale: 0.005 + 0.05 * (rng.f32() + 1.0),
-        zero_point: rng.range(0, 255) as i32 - 128,
-    };
-    let n = if rng.range(0, 3) == 0 { 1 } else { channels };
-    let filter_scales = (0..n).map(|_| 0.001 + 0.01 * (rng.f32() + 1.0)).collect();
-    let output = QuantParams {
-        scale: 0.02 + 0.2 * (rng.f32() + 1.0),
-        zero_point: rng.range(0, 255) as i32 - 128,
-    };
-    (input, filter_scales, output)
-}
-
 /// `[garbage; len - input.len()] ++ input`, `len = pointwise_in_place_len(p)`.
 fn in_place_buffer<T: Copy>(p: &Params, input: &[T], mut garbage: impl FnMut() -> T) -> Vec<T> {
     let len = pointwise_in_place_len(p);
@@ -160,7 +115,7 @@ fn s8_pointwise_in_place_matches_out_of_place() {
     for _ in 0..3000 {
         let case = random_pointwise_case(&mut rng);
         let cout = case.filter_shape[0];
-        let (input_q, filter_scales, output_q) = random_quant(&mut rng, cout);
+        let (input_q, filter_scales, output_q) = random_quant(&mut rng, cout, true);
         let mut m = vec![0; cout];
         let mut s = vec![0; cout];
         let p = conv_2d::prepare_s8(

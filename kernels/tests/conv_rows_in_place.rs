@@ -5,43 +5,14 @@
 //! in the scratch: the reference int8 and float kernels and the fast int8 one, with its lean
 //! im2col and with its full scratch.
 
+mod common;
+use common::{Rng, random_quant};
+
 use kiln_kernels::conv_2d::{
     self, Options, Params, fast_rows_in_place_scratch_bytes, rows_in_place_scratch_elements,
     rows_in_place_supported,
 };
 use kiln_kernels::quant::{Activation, Padding, QuantParams};
-
-/// xorshift32.
-struct Rng(u32);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.0 = x;
-        x
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.next() as usize % (hi - lo + 1)
-    }
-
-    fn i8(&mut self) -> i8 {
-        self.next() as i8
-    }
-
-    fn bool(&mut self) -> bool {
-        self.next() & 1 == 1
-    }
-
-    /// Roughly uniform in `-1.0..1.0`.
-    fn f32(&mut self) -> f32 {
-        (self.next() >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-    }
-}
 
 const ACTIVATIONS: [Activation; 3] = [Activation::None, Activation::Relu, Activation::Relu6];
 
@@ -98,20 +69,6 @@ fn outputs<T: Copy>(p: &Params, data: &[T]) -> Vec<T> {
     data[..output_len(p)].to_vec()
 }
 
-fn random_quant(rng: &mut Rng, channels: usize) -> (QuantParams, Vec<f32>, QuantParams) {
-    let input = QuantParams {
-        scale: 0.005 + 0.05 * (rng.f32() + 1.0),
-        zero_point: rng.range(0, 255) as i32 - 128,
-    };
-    let n = if rng.range(0, 3) == 0 { 1 } else { channels };
-    let filter_scales = (0..n).map(|_| 0.001 + 0.01 * (rng.f32() + 1.0)).collect();
-    let output = QuantParams {
-        scale: 0.02 + 0.2 * (rng.f32() + 1.0),
-        zero_point: rng.range(0, 255) as i32 - 128,
-    };
-    (input, filter_scales, output)
-}
-
 /// Counts of the cases run: with a delay (padding rows above), as strips with fewer output
 /// rows than a whole image, with stride 2, grouped.
 #[derive(Default, Debug)]
@@ -156,7 +113,7 @@ fn s8_rows_in_place_matches_out_of_place() {
         let groups = rng.range(1, 2);
         let (shape, fshape, options) = random_case(&mut rng, groups);
         let cout = fshape[0];
-        let (input_q, scales, output_q) = random_quant(&mut rng, cout);
+        let (input_q, scales, output_q) = random_quant(&mut rng, cout, true);
         let (mut m, mut s) = (vec![0; cout], vec![0; cout]);
         let Ok(p) = conv_2d::prepare_s8(
             shape, fshape, &options, input_q, &scales, output_q, &mut m, &mut s,
@@ -223,7 +180,7 @@ fn fast_s8_rows_in_place_matches_the_reference() {
     for _ in 0..4000 {
         let (shape, fshape, options) = random_case(&mut rng, 1);
         let cout = fshape[0];
-        let (input_q, scales, output_q) = random_quant(&mut rng, cout);
+        let (input_q, scales, output_q) = random_quant(&mut rng, cout, true);
         let (mut m, mut s) = (vec![0; cout], vec![0; cout]);
         let Ok(p) = conv_2d::prepare_s8(
             shape, fshape, &options, input_q, &scales, output_q, &mut m, &mut s,

@@ -2,46 +2,13 @@
 //! and int16 byte for byte, float bit for bit) in the first elements of the input buffer, for
 //! many random shapes, strides, dilations, paddings, activations and quantization parameters.
 
+mod common;
+use common::{Rng, random_quant};
+
 use kiln_kernels::depthwise_conv_2d::{
     self, Options, Params, in_place_scratch_elements, in_place_supported,
 };
 use kiln_kernels::quant::{Activation, Padding, PrepareError, QuantParams};
-
-/// xorshift32.
-struct Rng(u32);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.0 = x;
-        x
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.next() as usize % (hi - lo + 1)
-    }
-
-    fn i8(&mut self) -> i8 {
-        self.next() as i8
-    }
-
-    fn i16(&mut self) -> i16 {
-        self.next() as i16
-    }
-
-    fn bool(&mut self) -> bool {
-        self.next() & 1 == 1
-    }
-
-    /// Roughly uniform in `-1.0..1.0`.
-    fn f32(&mut self) -> f32 {
-        (self.next() >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-    }
-}
 
 /// One random node: shapes and options.
 #[derive(Debug)]
@@ -105,32 +72,6 @@ fn expect_supported(p: &Params) -> bool {
     p.depth_multiplier == 1
         && p.output_depth == p.input_depth
         && p.output_height * p.output_width <= p.input_height * p.input_width
-}
-
-/// Per-channel (or, sometimes, per-tensor) filter scales and input/output quantization.
-fn random_quant(
-    rng: &mut Rng,
-    channels: usize,
-    zero_points: bool,
-) -> (QuantParams, Vec<f32>, QuantParams) {
-    let zp = |rng: &mut Rng| {
-        if zero_points {
-            rng.range(0, 255) as i32 - 128
-        } else {
-            0
-        }
-    };
-    let input = QuantParams {
-        scale: 0.005 + 0.05 * (rng.f32() + 1.0),
-        zero_point: zp(rng),
-    };
-    let n = if rng.range(0, 3) == 0 { 1 } else { channels };
-    let filter_scales = (0..n).map(|_| 0.001 + 0.01 * (rng.f32() + 1.0)).collect();
-    let output = QuantParams {
-        scale: 0.02 + 0.2 * (rng.f32() + 1.0),
-        zero_point: zp(rng),
-    };
-    (input, filter_scales, output)
 }
 
 /// Runs `check` on `cases` random cases and returns how many were done in place.
