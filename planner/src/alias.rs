@@ -335,8 +335,8 @@ fn is_arena(graph: &Graph, t: TensorId) -> bool {
 }
 
 /// The scratch bytes an operator needs because it runs in place: its convolution's declared
-/// in-place scratch (a channel plane, a pixel or a ring of rows), or its narrowing kernel's (an LSTM's row);
-/// elementwise operators need none.
+/// in-place scratch (a channel plane, a pixel or a ring of rows), or its narrowing kernel's
+/// (an LSTM's row); elementwise operators need none.
 pub fn in_place_scratch(graph: &Graph, kernels: &dyn Kernels, op: &Op, mode: OpMode) -> usize {
     let a = kernels.abilities(graph, op);
     match (mode, &a.conv_in_place, &a.narrowing_in_place) {
@@ -796,8 +796,8 @@ const MERGE_WORK: usize = 100;
 
 /// Convolutions in place, where that lowers the bound (the depthwise kernel and the fast
 /// convolutions' in-place forms are slower; a pointwise one holds a larger buffer from its
-/// input's producer on): one at a time while each alone lowers it (each tried on the bytes live at
-/// each step, updated in `O(log n)`); then, as peaks are often shared by several layers, all
+/// input's producer on): one at a time while each alone lowers it (each tried on the bytes
+/// live at each step, updated in `O(log n)`); then, as peaks are often shared by several layers, all
 /// the others together (each where it is safe after those before it) if that lowers it,
 /// keeping only those whose removal would raise it.
 /// Each trial of the last two phases applies a whole set again and costs [`TRIAL_WORK`]

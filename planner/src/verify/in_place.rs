@@ -37,8 +37,9 @@ pub(super) fn check(
                 ta.shape[0] == tc.shape[0] && ta.shape[3] == tc.shape[3] && tc.bytes() <= ta.bytes()
             }
             ConvInPlaceKind::Pixels => ta.shape[..3] == tc.shape[..3],
-            // Output row `r` of a batch covers at most the bytes of that batch's input rows
-            // up to `r`, which the kernel no longer reads when it stores it.
+            // Output row `r` of batch `b` then ends no further than input row `r` of batch
+            // `b` does (rows no longer, batches no larger): over input rows the kernel no
+            // longer reads when it stores it.
             ConvInPlaceKind::Rows => {
                 let row = |t: &crate::ir::Tensor| t.shape[2].saturating_mul(t.shape[3]);
                 ta.shape[0] == tc.shape[0] && row(tc) <= row(ta) && tc.elements() <= ta.elements()
