@@ -142,12 +142,14 @@ golden_under_budget!(
     37440,
     tile = false
 );
+// (sww's smallest untiled plan, its convolutions in place by rows, is as small as its
+// tilings within 20 % extra MACs: tests/tiling.rs runs those at 30 %.)
 golden_under_budget!(
     sww_smallest,
     sww,
     "../../shared/models/mlperf_tiny_sww_int8.tflite",
     "mlperf_tiny_sww_int8",
-    4704,
+    3712,
     tile = false
 );
 
@@ -218,11 +220,4 @@ golden_under_budget!(
     "../../shared/models/mlperf_tiny_ic_resnet8_int8.tflite",
     "mlperf_tiny_ic_resnet8_int8",
     22528
-);
-golden_under_budget!(
-    sww_tiled,
-    sww_smallest,
-    "../../shared/models/mlperf_tiny_sww_int8.tflite",
-    "mlperf_tiny_sww_int8",
-    3712
 );

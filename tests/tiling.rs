@@ -133,7 +133,6 @@ fn budgets_between_min_ram_and_untiled() {
         "tflm_person_detect_int8",
         "mlperf_tiny_vww_mobilenetv1_025_96_int8",
         "mlperf_tiny_ic_resnet8_int8",
-        "mlperf_tiny_sww_int8",
         "tflm_micro_speech_int8",
     ] {
         let bytes = std::fs::read(common::shared_models().join(format!("{stem}.tflite"))).unwrap();

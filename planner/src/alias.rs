@@ -797,9 +797,10 @@ const MERGE_WORK: usize = 100;
 /// Convolutions in place, where that lowers the bound (the depthwise kernel and the fast
 /// convolutions' in-place forms are slower; a pointwise one holds a larger buffer from its
 /// input's producer on): one at a time while each alone lowers it (each tried on the bytes
-/// live at each step, updated in `O(log n)`); then, as peaks are often shared by several layers, all
-/// the others together (each where it is safe after those before it) if that lowers it,
-/// keeping only those whose removal would raise it.
+/// live at each step, updated in `O(log n)`); then, as peaks are often shared by several
+/// layers, all of them together (each where it is safe after those before it), without each
+/// one whose removal does not raise the bound (one that is not needed, or that keeps a later
+/// one from its place), if that lowers the bound below the first choice.
 /// Each trial of the last two phases applies a whole set again and costs [`TRIAL_WORK`]
 /// steps of the budget per tensor and operator and [`MERGE_WORK`] per convolution; when the
 /// budget runs out the search keeps what it chose.
@@ -895,31 +896,34 @@ fn convolutions_in_place<'a>(
             }
         }
     }
-    // All together, then without each one that is not needed.
+    // All together (each where it is safe after those before it, in step order), then
+    // without each one that is not needed or that keeps a later one from running in place
+    // (an earlier one can take bytes the later one's placement needs); kept where that
+    // lowers the bound below the one-at-a-time choice.
     let all: Vec<OpId> = candidates.clone();
     if chosen.len() < all.len()
         && afford(all.len())
         && let Some((_, b)) = apply(&all)
-        && b < current
     {
-        chosen = all;
-        current = b;
+        let (mut set, mut set_bound) = (all, b);
         let mut i = 0;
-        while i < chosen.len() && afford(chosen.len() - 1) {
-            let mut fewer = chosen.clone();
+        while i < set.len() && afford(set.len() - 1) {
+            let mut fewer = set.clone();
             fewer.remove(i);
             match apply(&fewer) {
-                Some((_, b)) if b <= current => {
-                    chosen = fewer;
-                    current = b;
+                Some((_, b)) if b <= set_bound => {
+                    set = fewer;
+                    set_bound = b;
                 }
                 _ => i += 1,
             }
         }
-        return match apply(&chosen) {
-            Some((gs, _)) => gs,
-            None => base,
-        };
+        if set_bound < current {
+            return match apply(&set) {
+                Some((gs, _)) => gs,
+                None => base,
+            };
+        }
     }
     gs
 }
