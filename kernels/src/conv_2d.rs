@@ -942,9 +942,9 @@ fn rows_in_place<T: Copy>(
 
 /// In-place [`conv_2d_s8`] by rows: `data` holds the input (`batches * input_height *
 /// input_width * input_depth` elements); on return its first `batches * output_height *
-/// output_width * output_depth` hold the output (the rest is unspecified). `scratch` holds at least
-/// [`rows_in_place_scratch_elements`]; its contents are irrelevant. Only for parameters with
-/// [`rows_in_place_supported`]; the output is identical to the out-of-place kernel's.
+/// output_width * output_depth` hold the output (the rest is unspecified). `scratch` holds at
+/// least [`rows_in_place_scratch_elements`]; its contents are irrelevant. Only for parameters
+/// with [`rows_in_place_supported`]; the output is identical to the out-of-place kernel's.
 pub fn conv_2d_s8_rows_in_place(
     p: &Params,
     output_multiplier: &[i32],

@@ -51,11 +51,8 @@ pub fn signal_energy(p: &Params, input: &[i16], output: &mut [u32]) {
     {
         // A bin's two int16 values as one word (one load), its energy one `SMUAD`; four
         // bins per step, written out (opt-level s keeps them unrolled).
-        let word = |c: &[i16; 2]| (c[0] as u16 as u32) | ((c[1] as u16 as u32) << 16);
-        let energy = |c: &[i16; 2]| {
-            let w = word(c);
-            crate::arch::smuad(w, w)
-        };
+        let energy =
+            |c: &[i16; 2]| word_energy((c[0] as u16 as u32) | ((c[1] as u16 as u32) << 16));
         let (quads, rest) = bins.as_chunks::<8>();
         let mut outs = out.chunks_exact_mut(4);
         for (o, q) in (&mut outs).zip(quads) {
@@ -108,51 +105,51 @@ pub fn signal_energy(p: &Params, input: &[i16], output: &mut [u32]) {
     }
 }
 
+/// The energy of a bin held as one word, its two int16 values in its halves: the sum of
+/// their squares (which half is which does not matter, so neither does the byte order), one
+/// `SMUAD` with the DSP extension and Helium.
+#[inline(always)]
+fn word_energy(w: u32) -> u32 {
+    #[cfg(any(
+        kiln_arch = "dsp",
+        kiln_arch = "mve",
+        all(test, kiln_arch = "portable")
+    ))]
+    {
+        crate::arch::smuad(w, w)
+    }
+    #[cfg(not(any(
+        kiln_arch = "dsp",
+        kiln_arch = "mve",
+        all(test, kiln_arch = "portable")
+    )))]
+    {
+        let (a, b) = (w as u16 as i16 as i32, (w >> 16) as u16 as i16 as i32);
+        ((a * a) as u32).wrapping_add((b * b) as u32)
+    }
+}
+
 /// [`signal_energy`] in place: `data` holds the input's bins, one native-endian word per
 /// bin (its real then its imaginary int16, as the arena stores them), as many as the output
 /// has; each becomes its output word front to back (the bins outside `start..end` zero), the
 /// same values as [`signal_energy`]'s.
 pub fn signal_energy_in_place(p: &Params, data: &mut [u32]) {
     let n = data.len();
-    let (start, end) = (p.start.min(n), p.end.min(n).max(p.start.min(n)));
+    let start = p.start.min(n);
+    let end = p.end.min(n).max(start);
     data[..start].fill(0);
-    let energy = |w: u32| {
-        // Little-endian, the word is the real part in its low half: one `SMUAD`.
-        #[cfg(all(
-            target_endian = "little",
-            any(
-                kiln_arch = "dsp",
-                kiln_arch = "mve",
-                all(test, kiln_arch = "portable")
-            )
-        ))]
-        {
-            crate::arch::smuad(w, w)
-        }
-        #[cfg(not(all(
-            target_endian = "little",
-            any(
-                kiln_arch = "dsp",
-                kiln_arch = "mve",
-                all(test, kiln_arch = "portable")
-            )
-        )))]
-        {
-            let b = w.to_ne_bytes();
-            let (re, im) = (
-                i16::from_ne_bytes([b[0], b[1]]) as i32,
-                i16::from_ne_bytes([b[2], b[3]]) as i32,
-            );
-            ((re * re) as u32).wrapping_add((im * im) as u32)
-        }
-    };
     // Four bins per step, written out (as the out-of-place kernel), then the rest.
     let (quads, rest) = data[start..end].as_chunks_mut::<4>();
     for q in quads {
-        *q = [energy(q[0]), energy(q[1]), energy(q[2]), energy(q[3])];
+        *q = [
+            word_energy(q[0]),
+            word_energy(q[1]),
+            word_energy(q[2]),
+            word_energy(q[3]),
+        ];
     }
     for w in rest {
-        *w = energy(*w);
+        *w = word_energy(*w);
     }
     data[end..].fill(0);
 }

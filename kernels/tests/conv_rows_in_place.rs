@@ -64,9 +64,22 @@ fn output_len(p: &Params) -> usize {
     p.batches * p.output_height * p.output_width * p.output_depth
 }
 
-/// The output, at the start of `data`.
-fn outputs<T: Copy>(p: &Params, data: &[T]) -> Vec<T> {
-    data[..output_len(p)].to_vec()
+/// An int8 layer: its parameters, per-channel multipliers and shifts, and filter shape.
+type S8Layer = (Params, Vec<i32>, Vec<i32>, [usize; 4]);
+
+/// A random int8 layer of `groups` groups (sometimes a strip's parameters), if it runs in
+/// place by rows.
+fn random_s8(rng: &mut Rng, groups: usize) -> Option<S8Layer> {
+    let (shape, fshape, options) = random_case(rng, groups);
+    let cout = fshape[0];
+    let (input_q, scales, output_q) = random_quant(rng, cout, true);
+    let (mut m, mut s) = (vec![0; cout], vec![0; cout]);
+    let p = conv_2d::prepare_s8(
+        shape, fshape, &options, input_q, &scales, output_q, &mut m, &mut s,
+    )
+    .ok()?;
+    let p = maybe_strip(rng, p);
+    rows_in_place_supported(&p).then_some((p, m, s, fshape))
 }
 
 /// Counts of the cases run: with a delay (padding rows above), as strips with fewer output
@@ -111,19 +124,10 @@ fn s8_rows_in_place_matches_out_of_place() {
     let mut coverage = Coverage::default();
     for _ in 0..4000 {
         let groups = rng.range(1, 2);
-        let (shape, fshape, options) = random_case(&mut rng, groups);
-        let cout = fshape[0];
-        let (input_q, scales, output_q) = random_quant(&mut rng, cout, true);
-        let (mut m, mut s) = (vec![0; cout], vec![0; cout]);
-        let Ok(p) = conv_2d::prepare_s8(
-            shape, fshape, &options, input_q, &scales, output_q, &mut m, &mut s,
-        ) else {
+        let Some((p, m, s, fshape)) = random_s8(&mut rng, groups) else {
             continue;
         };
-        let p = maybe_strip(&mut rng, p);
-        if !rows_in_place_supported(&p) {
-            continue;
-        }
+        let cout = fshape[0];
         let input: Vec<i8> = (0..input_len(&p)).map(|_| rng.i8()).collect();
         let filter: Vec<i8> = (0..fshape.iter().product()).map(|_| rng.i8()).collect();
         let bias: Vec<i32> = (0..cout).map(|_| rng.next() as i32 % 20_000).collect();
@@ -135,7 +139,7 @@ fn s8_rows_in_place_matches_out_of_place() {
             .map(|_| rng.i8())
             .collect();
         conv_2d::conv_2d_s8_rows_in_place(&p, &m, &s, &mut data, &filter, bias, &mut scratch);
-        assert_eq!(outputs(&p, &data), expected, "{p:?}");
+        assert_eq!(data[..output_len(&p)], expected, "{p:?}");
         coverage.add(&p);
     }
     coverage.check(300);
@@ -167,7 +171,7 @@ fn f32_rows_in_place_matches_out_of_place() {
             .collect();
         conv_2d::conv_2d_f32_rows_in_place(&p, &mut data, &filter, bias, &mut scratch);
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&outputs(&p, &data)), bits(&expected), "{p:?}");
+        assert_eq!(bits(&data[..output_len(&p)]), bits(&expected), "{p:?}");
         coverage.add(&p);
     }
     coverage.check(300);
@@ -178,19 +182,13 @@ fn fast_s8_rows_in_place_matches_the_reference() {
     let mut rng = Rng(0x00fa_57e5);
     let mut coverage = Coverage::default();
     for _ in 0..4000 {
-        let (shape, fshape, options) = random_case(&mut rng, 1);
-        let cout = fshape[0];
-        let (input_q, scales, output_q) = random_quant(&mut rng, cout, true);
-        let (mut m, mut s) = (vec![0; cout], vec![0; cout]);
-        let Ok(p) = conv_2d::prepare_s8(
-            shape, fshape, &options, input_q, &scales, output_q, &mut m, &mut s,
-        ) else {
+        let Some((p, m, s, fshape)) = random_s8(&mut rng, 1) else {
             continue;
         };
-        let p = maybe_strip(&mut rng, p);
-        if !rows_in_place_supported(&p) || conv_2d::pointwise_in_place_supported(&p) {
+        if conv_2d::pointwise_in_place_supported(&p) {
             continue;
         }
+        let cout = fshape[0];
         let filter: Vec<i8> = (0..fshape.iter().product()).map(|_| rng.i8()).collect();
         let bias: Vec<i32> = (0..cout).map(|_| rng.next() as i32 % 20_000).collect();
         let (mut own, mut folded, mut multiplier, mut shift) = (
@@ -234,7 +232,7 @@ fn fast_s8_rows_in_place_matches_the_reference() {
             &mut data,
             &mut scratch,
         );
-        assert_eq!(outputs(&p, &data), expected, "{p:?}");
+        assert_eq!(data[..output_len(&p)], expected, "{p:?}");
         coverage.add(&p);
     }
     coverage.check(150);

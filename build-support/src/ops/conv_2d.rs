@@ -217,23 +217,24 @@ impl Kernel for Conv2d {
                 Some(w) => call.table("FILTER", w),
                 None => call.input(1),
             };
-            // The plan's scratch: the declared one, the lean one, or none.
-            let scratch = call
-                .scratch(false)
-                .unwrap_or_else(|_| quote::quote!(&mut []));
             let (input, out) = (call.input(0), call.output());
             let f = |name| crate::op::kernel_fn("conv_2d", name);
             return match call.in_place() {
                 None => {
+                    // The plan's scratch: the declared one, the lean one, or none.
+                    let scratch = call
+                        .scratch(false)
+                        .unwrap_or_else(|_| quote::quote!(&mut []));
                     let f = f("conv_2d_s8_fast");
                     Ok(quote::quote!(
                         #f(#params, #bias, #multiplier, #shift, #filter, #input, #out, #scratch);
                     ))
                 }
                 // Over its dying input a row at a time, through the ring of rows (the start of
-                // the scratch; the im2col follows it); `out` holds both.
+                // the scratch, which the plan must give; the im2col follows it); `out` holds
+                // both.
                 Some(0) if conv::rows_in_place_supported(p) => {
-                    let f = f("conv_2d_s8_fast_rows_in_place");
+                    let (f, scratch) = (f("conv_2d_s8_fast_rows_in_place"), call.scratch(false)?);
                     Ok(quote::quote!(
                         #f(#params, #bias, #multiplier, #shift, #filter, #out, #scratch);
                     ))
