@@ -634,23 +634,30 @@ pub struct Graph {
     /// The variable tensors the reader added for kernels' own state (TFLM keeps it outside the
     /// model's tensors; see `reader::add_kernel_state`), in the order added.
     pub kernel_state: Vec<TensorId>,
-    /// Operators that run on a strip of rows of their image ([`crate::tiling`]): a
-    /// convolution, pooling or PAD whose input and output tensors hold rows of larger images.
+    /// Operators that run on a strip of rows (or a patch of rows and columns) of their image
+    /// ([`crate::tiling`]): a convolution, pooling or PAD whose input and output tensors hold
+    /// rows (and columns) of larger images.
     /// Empty unless the graph was tiled; sorted by operator.
     pub row_windows: Vec<(OpId, RowWindow)>,
 }
 
-/// Where the strips of rows a tiled convolution, pooling or PAD reads and writes sit in the
-/// images of the untiled graph (NHWC, batch 1): its input tensor holds rows
-/// `input_row..input_row + h` of an image `input_height` rows high, its output rows
-/// `output_row..` of one `output_height` rows high. Padding, strides and the kernel's
-/// bounds are those of the whole image, so the strip computes the same sums.
+/// Where the strips of rows (or the patches of rows and columns) a tiled convolution,
+/// pooling or PAD reads and writes sit in the images of the untiled graph (NHWC, batch 1):
+/// its input tensor holds rows `input_row..input_row + h` of an image `input_height` rows
+/// high and columns `input_col..input_col + w` of its `input_width`, its output rows
+/// `output_row..` of one `output_height` rows high and columns `output_col..` of its
+/// `output_width` (a strip of rows: every column, from 0). Padding, strides and the kernel's
+/// bounds are those of the whole image, so the strip or patch computes the same sums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RowWindow {
     pub input_row: usize,
     pub input_height: usize,
     pub output_row: usize,
     pub output_height: usize,
+    pub input_col: usize,
+    pub input_width: usize,
+    pub output_col: usize,
+    pub output_width: usize,
 }
 
 impl Graph {

@@ -102,11 +102,13 @@ impl<'a> Cx<'a> {
     }
 
     /// The shape of image input `t` (NHWC) as the operator's parameters see it: the whole
-    /// image's, also where the graph was tiled and `t` holds a strip of its rows.
+    /// image's, also where the graph was tiled and `t` holds a strip of its rows (or a patch
+    /// of its rows and columns).
     pub(crate) fn image_shape4(&self, t: TensorId) -> Result<[usize; 4]> {
         let mut shape = self.shape4(t)?;
         if let Some(w) = self.graph.row_window(self.op.id) {
             shape[1] = w.input_height;
+            shape[2] = w.input_width;
         }
         Ok(shape)
     }
@@ -119,7 +121,30 @@ impl<'a> Cx<'a> {
     /// that lacks a row the output rows read, or whose first row is not their first real one.
     pub(crate) fn strip_rows(
         &self,
-        [input_height, output_height, padding_height]: [&mut usize; 3],
+        sizes: [&mut usize; 3],
+        stride: usize,
+        filter_extent: usize,
+    ) -> Result<()> {
+        self.strip_along(1, sizes, stride, filter_extent)
+    }
+
+    /// [`Self::strip_rows`] for the columns (`[input_width, output_width, padding_width]`):
+    /// where the graph was tiled in patches of rows and columns, the patch's widths and the
+    /// padding columns before its first column (a strip of rows: every column, unchanged).
+    pub(crate) fn strip_cols(
+        &self,
+        sizes: [&mut usize; 3],
+        stride: usize,
+        filter_extent: usize,
+    ) -> Result<()> {
+        self.strip_along(2, sizes, stride, filter_extent)
+    }
+
+    /// [`Self::strip_rows`] along `axis` of the NHWC images (1: rows, 2: columns).
+    fn strip_along(
+        &self,
+        axis: usize,
+        [input_size, output_size, padding]: [&mut usize; 3],
         stride: usize,
         filter_extent: usize,
     ) -> Result<()> {
@@ -127,37 +152,40 @@ impl<'a> Cx<'a> {
             return Ok(());
         };
         let (input, output) = (self.input(0)?, self.output()?);
-        let (h_in, h_out) = (self.shape4(input)?[1], self.shape4(output)?[1]);
-        let first = (w.output_row * stride).saturating_sub(*padding_height);
-        let end = ((w.output_row + h_out).saturating_sub(1) * stride + filter_extent)
-            .saturating_sub(*padding_height)
-            .min(w.input_height);
-        let ok = *input_height == w.input_height
-            && *output_height == w.output_height
-            && h_out > 0
-            && w.output_row + h_out <= w.output_height
-            && w.input_row == first
-            && w.input_row + h_in <= w.input_height
-            && w.input_row + h_in >= end;
+        let (n_in, n_out) = (self.shape4(input)?[axis], self.shape4(output)?[axis]);
+        let (in_at, in_full, out_at, out_full) = if axis == 1 {
+            (w.input_row, w.input_height, w.output_row, w.output_height)
+        } else {
+            (w.input_col, w.input_width, w.output_col, w.output_width)
+        };
+        let first = (out_at * stride).saturating_sub(*padding);
+        let end = ((out_at + n_out).saturating_sub(1) * stride + filter_extent)
+            .saturating_sub(*padding)
+            .min(in_full);
+        let ok = *input_size == in_full
+            && *output_size == out_full
+            && n_out > 0
+            && out_at + n_out <= out_full
+            && in_at == first
+            && in_at + n_in <= in_full
+            && in_at + n_in >= end;
         if !ok {
+            let what = if axis == 1 { "rows" } else { "columns" };
             return Err(Diagnostic::new(
                 ErrorKind::InvalidPlan,
                 format!(
-                    "the strip of rows of op {} does not hold the rows it reads: input rows \
-                     {}..{} of {}, output rows {}..{} of {} (it reads rows {first}..{end})",
+                    "the strip of op {} does not hold the {what} it reads: input {what} \
+                     {in_at}..{} of {in_full}, output {what} {out_at}..{} of {out_full} (it \
+                     reads {what} {first}..{end})",
                     self.op.id.0,
-                    w.input_row,
-                    w.input_row + h_in,
-                    w.input_height,
-                    w.output_row,
-                    w.output_row + h_out,
-                    w.output_height,
+                    in_at + n_in,
+                    out_at + n_out,
                 ),
             ));
         }
-        *padding_height = *padding_height + w.input_row - w.output_row * stride;
-        *input_height = h_in;
-        *output_height = h_out;
+        *padding = *padding + in_at - out_at * stride;
+        *input_size = n_in;
+        *output_size = n_out;
         Ok(())
     }
 
@@ -165,44 +193,48 @@ impl<'a> Cx<'a> {
     /// strip of rows it runs on where the graph was tiled ([`ir::RowWindow`]): the padding
     /// rows before and after the strip's input rows within its output rows. Refuses (a Kiln
     /// bug: the tiling is wrong) a strip whose input rows are not the ones its output rows
-    /// hold, or that pads rows the whole image does not.
-    pub(crate) fn strip_pad(&self, rows: &mut [usize; 2]) -> Result<()> {
+    /// hold, or that pads rows the whole image does not. Along `axis` 2, the columns of a
+    /// patch of rows and columns.
+    pub(crate) fn strip_pad(&self, axis: usize, pair: &mut [usize; 2]) -> Result<()> {
         let Some(w) = self.graph.row_window(self.op.id) else {
             return Ok(());
         };
         let (input, output) = (self.input(0)?, self.output()?);
-        let (h_in, h_out) = (self.shape4(input)?[1], self.shape4(output)?[1]);
-        let [before, after] = *rows;
-        let top = (w.input_row + before).checked_sub(w.output_row);
-        let bottom = top.and_then(|t| h_out.checked_sub(t + h_in));
+        let (n_in, n_out) = (self.shape4(input)?[axis], self.shape4(output)?[axis]);
+        let (in_at, in_full, out_at, out_full) = if axis == 1 {
+            (w.input_row, w.input_height, w.output_row, w.output_height)
+        } else {
+            (w.input_col, w.input_width, w.output_col, w.output_width)
+        };
+        let [before, after] = *pair;
+        let top = (in_at + before).checked_sub(out_at);
+        let bottom = top.and_then(|t| n_out.checked_sub(t + n_in));
         let ok = match (top, bottom) {
             (Some(top), Some(bottom)) => {
-                w.input_height + before + after == w.output_height
-                    && h_in > 0
-                    && w.input_row + h_in <= w.input_height
-                    && w.output_row + h_out <= w.output_height
-                    && (top == 0 || w.input_row == 0)
-                    && (bottom == 0 || w.input_row + h_in == w.input_height)
+                in_full + before + after == out_full
+                    && n_in > 0
+                    && in_at + n_in <= in_full
+                    && out_at + n_out <= out_full
+                    && (top == 0 || in_at == 0)
+                    && (bottom == 0 || in_at + n_in == in_full)
             }
             _ => false,
         };
         if !ok {
+            let what = if axis == 1 { "rows" } else { "columns" };
             return Err(Diagnostic::new(
                 ErrorKind::InvalidPlan,
                 format!(
-                    "the strip of rows of PAD op {} does not hold the rows it pads: input rows \
-                     {}..{} of {}, output rows {}..{} of {}, padding {before} and {after} rows",
+                    "the strip of PAD op {} does not hold the {what} it pads: input {what} \
+                     {in_at}..{} of {in_full}, output {what} {out_at}..{} of {out_full}, \
+                     padding {before} and {after}",
                     self.op.id.0,
-                    w.input_row,
-                    w.input_row + h_in,
-                    w.input_height,
-                    w.output_row,
-                    w.output_row + h_out,
-                    w.output_height,
+                    in_at + n_in,
+                    out_at + n_out,
                 ),
             ));
         }
-        *rows = [top.unwrap_or(0), bottom.unwrap_or(0)];
+        *pair = [top.unwrap_or(0), bottom.unwrap_or(0)];
         Ok(())
     }
 

@@ -92,6 +92,16 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         p.stride_height,
         extent,
     )?;
+    let extent = (p.filter_width - 1) * p.dilation_width_factor + 1;
+    cx.strip_cols(
+        [
+            &mut p.input_width,
+            &mut p.output_width,
+            &mut p.padding_width,
+        ],
+        p.stride_width,
+        extent,
+    )?;
     let p = kernel.params();
     cx.check_shape(
         output,

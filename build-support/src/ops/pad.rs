@@ -48,9 +48,10 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
             ])
         })
         .collect::<Result<_>>()?;
-    // Where the graph was tiled, the rows padded around this strip.
-    if let [_, rows, _, _] = &mut pairs[..] {
-        cx.strip_pad(rows)?;
+    // Where the graph was tiled, the rows (and columns) padded around this strip (patch).
+    if let [_, rows, cols, _] = &mut pairs[..] {
+        cx.strip_pad(1, rows)?;
+        cx.strip_pad(2, cols)?;
     }
     let p = pad::prepare(&cx.tensor(input).shape, &pairs).map_err(prepare_error)?;
     // `prepare` refuses inputs of rank above 5; the output keeps the input's rank.

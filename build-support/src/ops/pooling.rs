@@ -61,12 +61,12 @@ fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
     let opts = options(o)?;
     let is = cx.image_shape4(input)?;
     let os = cx.shape4(output)?;
-    // The whole image's output height (a strip's output holds some of its rows).
-    let out_height = match cx.graph.row_window(cx.op.id) {
-        Some(w) => w.output_height,
-        None => os[1],
+    // The whole image's output height and width (a strip's output holds some of its rows, a
+    // patch's some of its columns too).
+    let out_hw = match cx.graph.row_window(cx.op.id) {
+        Some(w) => [w.output_height, w.output_width],
+        None => [os[1], os[2]],
     };
-    let out_hw = [out_height, os[2]];
     let dtype = cx.dtype(input);
     let prepared = match (kind, dtype, cx.dtype(output)) {
         (Kind::Average | Kind::Max, DType::I8, DType::I8) => {
@@ -109,6 +109,33 @@ fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
             p.filter_height,
         )?;
         p.padding_height = i32::try_from(pad).map_err(|_| {
+            Diagnostic::new(ErrorKind::InvalidPlan, "a strip's padding exceeds an i32")
+        })?;
+        // The columns alike (a strip of rows keeps every column and its padding).
+        let across = pool::Options {
+            stride_height: opts.stride_width,
+            filter_height: opts.filter_width,
+            ..opts
+        };
+        let standard = pool::standard_padding(is[2], &across);
+        let Some(mut pad) = usize::try_from(p.padding_width)
+            .ok()
+            .filter(|&pad| Some(pad) == standard)
+        else {
+            return Err(Diagnostic::new(
+                ErrorKind::InvalidPlan,
+                format!(
+                    "op {} runs on a patch of columns, but TFLM pads its window by {} columns",
+                    cx.op.id.0, p.padding_width
+                ),
+            ));
+        };
+        cx.strip_cols(
+            [&mut p.input_width, &mut p.output_width, &mut pad],
+            p.stride_width,
+            p.filter_width,
+        )?;
+        p.padding_width = i32::try_from(pad).map_err(|_| {
             Diagnostic::new(ErrorKind::InvalidPlan, "a strip's padding exceeds an i32")
         })?;
     }

@@ -1,55 +1,74 @@
 //! The independent check of a tiling (it shares no code with the rewrite in [`super`]):
 //! from the untiled graph, the tiled one and the origins the rewrite claims, that every
-//! tensor of the tiled graph holds the rows of the model's tensor it claims to, and that the
-//! cut is assembled from strips covering each of its rows exactly once.
+//! tensor of the tiled graph holds the rows (and columns) of the model's tensor it claims
+//! to, and that the cut is assembled from strips covering each of its rows exactly once,
+//! each strip (a band of patches) from patches covering each of its columns exactly once.
 //!
 //! By induction over the tiled graph's operators: a strip operator reads tensors holding
-//! rows of its original operator's inputs, which (its window recomputed here from the
-//! original operator's options) hold every row its output rows read, starting at their first
-//! real row (so the kernel's padding is the whole image's); a SLICE takes rows it holds; the
+//! rows and columns of its original operator's inputs, which (its window recomputed here
+//! from the original operator's options, along both axes) hold every row and column its
+//! output rows and columns read, starting at their first real row and column (so the
+//! kernel's padding is the whole image's); a SLICE takes rows and columns it holds; the
 //! model's other operators are unchanged and read only tensors the tiled graph produces as
 //! the model does (or the assembled cut).
 
 use super::{Origin, Tiled};
 use crate::ir::{DType, Graph, OpKind, Padding, TensorId, TensorKind};
 
-/// `(stride, padding rows before, extent)` of a windowed operator's rows, recomputed (a
-/// PAD's: stride 1, its rows before, one row).
+/// `(stride, padding before, extent)` of a windowed operator along `axis` of its NHWC
+/// images (1: rows, 2: columns), recomputed (a PAD's: stride 1, its padding before, one).
 fn window(
     graph: &Graph,
     kind: &OpKind,
     input: TensorId,
     filter: Option<TensorId>,
+    axis: usize,
 ) -> Option<[usize; 3]> {
+    let rows = axis == 1;
+    let filter_size = |f: Option<TensorId>| -> Option<i32> {
+        i32::try_from(*graph.tensor(f?).shape.get(axis)?).ok()
+    };
     let (padding, stride, filter_h, dilation) = match kind {
-        // `filter` is the paddings, `[[before, after]; 4]`: the rows' pair second.
+        // `filter` is the paddings, `[[before, after]; 4]`: the axis' pair.
         OpKind::Pad | OpKind::PadV2 => {
             let t = graph.tensor(filter?);
             let before = match t.dtype {
-                DType::I32 => i64::from(i32::from_le_bytes(t.data()?.get(8..12)?.try_into().ok()?)),
-                DType::I64 => i64::from_le_bytes(t.data()?.get(16..24)?.try_into().ok()?),
+                DType::I32 => {
+                    let at = 8 * axis;
+                    i64::from(i32::from_le_bytes(
+                        t.data()?.get(at..at + 4)?.try_into().ok()?,
+                    ))
+                }
+                DType::I64 => {
+                    let at = 16 * axis;
+                    i64::from_le_bytes(t.data()?.get(at..at + 8)?.try_into().ok()?)
+                }
                 _ => return None,
             };
             return Some([1, usize::try_from(before).ok()?, 1]);
         }
-        OpKind::Conv2d(o) => (
-            o.padding,
-            o.stride_h,
-            *graph.tensor(filter?).shape.get(1)? as i32,
-            o.dilation_h,
-        ),
-        OpKind::DepthwiseConv2d(o) => (
-            o.padding,
-            o.stride_h,
-            *graph.tensor(filter?).shape.get(1)? as i32,
-            o.dilation_h,
-        ),
-        OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) => (o.padding, o.stride_h, o.filter_h, 1),
+        OpKind::Conv2d(o) if rows => (o.padding, o.stride_h, filter_size(filter)?, o.dilation_h),
+        OpKind::Conv2d(o) => (o.padding, o.stride_w, filter_size(filter)?, o.dilation_w),
+        OpKind::DepthwiseConv2d(o) if rows => {
+            (o.padding, o.stride_h, filter_size(filter)?, o.dilation_h)
+        }
+        OpKind::DepthwiseConv2d(o) => (o.padding, o.stride_w, filter_size(filter)?, o.dilation_w),
+        OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) if rows => {
+            (o.padding, o.stride_h, o.filter_h, 1)
+        }
+        OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) => (o.padding, o.stride_w, o.filter_w, 1),
         _ => return None,
     };
-    let (s, f, d) = (stride as usize, filter_h as usize, dilation as usize);
+    let (s, f, d) = (
+        usize::try_from(stride).ok()?,
+        usize::try_from(filter_h).ok()?,
+        usize::try_from(dilation).ok()?,
+    );
+    if s == 0 {
+        return None;
+    }
     let extent = f.checked_sub(1)? * d + 1;
-    let h = *graph.tensor(input).shape.get(1)?;
+    let h = *graph.tensor(input).shape.get(axis)?;
     let out = if padding == Padding::Same {
         h.div_ceil(s)
     } else {
@@ -90,15 +109,17 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
     {
         return Err("the model's tensors, inputs or outputs changed".into());
     }
-    // Rows of which tensor each tensor holds (the model's: all of their own); an accumulator
-    // holds none (`NO_ROWS`) but the sums of rows `0..r` of an image (`sums`).
+    // Rows and columns of which tensor each tensor holds (`(tensor, first row, rows, first
+    // column, columns)`; the model's: all of their own); an accumulator holds none
+    // (`NO_ROWS`) but the sums of rows `0..r` of an image (`sums`).
     const NO_ROWS: TensorId = TensorId(usize::MAX);
-    let mut rows: Vec<(TensorId, usize, usize)> = Vec::with_capacity(g.tensors.len());
+    let mut rows: Vec<(TensorId, usize, usize, usize, usize)> = Vec::with_capacity(g.tensors.len());
     // A dense sink's accumulators: dot products over the flattened rows `0..r` (`dots`).
     let mut sums: Vec<Option<(TensorId, usize)>> = vec![None; g.tensors.len()];
     let mut dots: Vec<Option<(TensorId, usize)>> = vec![None; g.tensors.len()];
     for (t, o) in g.tensors.iter().zip(&tiled.tensor_origin) {
-        let whole = (t.id, 0, t.shape.get(1).copied().unwrap_or(0));
+        let dim = |i: usize| t.shape.get(i).copied().unwrap_or(0);
+        let whole = (t.id, 0, dim(1), 0, dim(2));
         let (accumulator, dot) = match *o {
             Origin::Sum(m, r) => (Some((m, r)), false),
             Origin::Dot(m, r) => (Some((m, r)), true),
@@ -131,7 +152,7 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
             } else {
                 sums[t.id.0] = Some((m, r));
             }
-            rows.push((NO_ROWS, 0, 0));
+            rows.push((NO_ROWS, 0, 0, 0, 0));
             continue;
         }
         if t.id.0 < n0 || t.is_constant() {
@@ -144,8 +165,10 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
             rows.push(whole);
             continue;
         }
-        let Origin::Rows(m, r) = *o else {
-            return Err(format!("tensor {} has no rows", t.id.0));
+        let (m, r, c) = match *o {
+            Origin::Rows(m, r) => (m, r, None),
+            Origin::Patch(m, r, c) => (m, r, Some(c)),
+            _ => return Err(format!("tensor {} has no rows", t.id.0)),
         };
         let Some(model) = source.tensors.get(m.0) else {
             return Err(format!("tensor {} claims a tensor the model lacks", t.id.0));
@@ -154,9 +177,14 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
         let same_but_rows = s.len() == 4
             && ms.len() == 4
             && s[0] == ms[0]
-            && s[2..] == ms[2..]
+            && s[3] == ms[3]
             && s[1] > 0
-            && r + s[1] <= ms[1];
+            && r + s[1] <= ms[1]
+            && match c {
+                // Every column.
+                None => s[2] == ms[2],
+                Some(c) => s[2] > 0 && c + s[2] <= ms[2],
+            };
         if !same_but_rows
             || t.dtype != model.dtype
             || t.quant != model.quant
@@ -167,7 +195,7 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 t.id.0, m.0
             ));
         }
-        rows.push((m, r, s[1]));
+        rows.push((m, r, s[1], c.unwrap_or(0), s[2]));
     }
     // The model's operators the tiled graph drops: only a CONCATENATION along the rows
     // (no activation, its inputs of its output's type and width) whose output nothing
@@ -212,11 +240,11 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 || x.dtype != out.dtype
                 || x.quant != out.quant
                 || x.kind != TensorKind::Activation
-                || rows[x.id.0] != (x.id, 0, s[1])
+                || rows[x.id.0] != (x.id, 0, s[1], 0, s[2])
             {
                 return bad("an input is not rows of its output");
             }
-            rows[x.id.0] = (*y, at, s[1]);
+            rows[x.id.0] = (*y, at, s[1], 0, s[2]);
             at += s[1];
         }
         if at != out.shape[1] {
@@ -311,7 +339,7 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 {
                     return bad("is not a strip of its operator");
                 }
-                let (mo, a, h) = rows[op.outputs[0].0];
+                let (mo, a, h, oc, ow) = rows[op.outputs[0].0];
                 if mo != model.outputs[0] || op.outputs[0].0 < n0 {
                     return bad("writes rows of another tensor");
                 }
@@ -325,50 +353,72 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                             }
                         }
                         (Some(t), Some(mt)) => {
-                            let (m_in, r, hi) = rows[t.0];
+                            let (m_in, r, hi, c, wi) = rows[t.0];
                             if m_in != *mt {
                                 return bad("reads rows of another tensor");
                             }
-                            image_rows.push((slot, r, hi));
+                            image_rows.push((slot, (r, hi), (c, wi)));
                         }
                         _ => return bad("its operands differ"),
                     }
                 }
-                match window(
-                    source,
-                    &model.kind,
-                    model.inputs[0].unwrap_or(TensorId(0)),
-                    model.input(1),
-                ) {
-                    Some([s, pad, extent]) => {
-                        let [(0, r, hi)] = image_rows[..] else {
+                let x = model.inputs[0].unwrap_or(TensorId(0));
+                let along = |axis| window(source, &model.kind, x, model.input(1), axis);
+                match (along(1), along(2)) {
+                    (Some(by_rows), Some(by_cols)) => {
+                        let [(0, (r, hi), (c, wi))] = image_rows[..] else {
                             return bad("a window over more than its image input");
                         };
-                        let full_in =
-                            source.tensor(model.inputs[0].unwrap_or(TensorId(0))).shape[1];
-                        let first = (a * s).saturating_sub(pad);
-                        let end = ((a + h - 1) * s + extent).saturating_sub(pad).min(full_in);
-                        let full_out = source.tensor(model.outputs[0]).shape[1];
+                        let (xs, ys) = (
+                            &source.tensor(x).shape,
+                            &source.tensor(model.outputs[0]).shape,
+                        );
+                        let (
+                            Some(&[_, full_in, full_in_w, _]),
+                            Some(&[_, full_out, full_out_w, _]),
+                        ) = (xs.get(..4), ys.get(..4))
+                        else {
+                            return bad("a window over no image");
+                        };
+                        // The input positions `first..end` output positions `at..at + n`
+                        // read along an axis of `full` positions.
+                        let reads =
+                            |[s, pad, extent]: [usize; 3], at: usize, n: usize, full: usize| {
+                                let first = (at * s).saturating_sub(pad);
+                                let end = ((at + n - 1) * s + extent).saturating_sub(pad).min(full);
+                                (first, end)
+                            };
+                        let (first, end) = reads(by_rows, a, h, full_in);
+                        let (first_c, end_c) = reads(by_cols, oc, ow, full_in_w);
                         let want = crate::ir::RowWindow {
                             input_row: r,
                             input_height: full_in,
                             output_row: a,
                             output_height: full_out,
+                            input_col: c,
+                            input_width: full_in_w,
+                            output_col: oc,
+                            output_width: full_out_w,
                         };
-                        // A PAD copies all of its strip: exactly those rows.
+                        // A PAD copies all of its patch: exactly those rows and columns.
                         let pad = matches!(model.kind, OpKind::Pad | OpKind::PadV2);
                         if r != first
                             || r + hi < end
                             || (pad && r + hi != end)
+                            || c != first_c
+                            || c + wi < end_c
+                            || (pad && c + wi != end_c)
                             || window_of != Some(want)
                         {
                             return bad("its strip does not hold the rows its output rows read");
                         }
                     }
-                    None => {
+                    _ => {
                         if window_of.is_some()
                             || image_rows.is_empty()
-                            || image_rows.iter().any(|&(_, r, hi)| r != a || hi != h)
+                            || image_rows
+                                .iter()
+                                .any(|&(_, rh, cw)| rh != (a, h) || cw != (oc, ow))
                         {
                             return bad("an elementwise strip reads other rows than it writes");
                         }
@@ -387,18 +437,22 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 let (Some(x), [y]) = (op.input(0), &op.outputs[..]) else {
                     return bad("a slice without its operands");
                 };
-                let ((mx, rx, hx), (my, ry, hy)) = (rows[x.0], rows[y.0]);
+                let ((mx, rx, hx, cx, wx), (my, ry, hy, cy, wy)) = (rows[x.0], rows[y.0]);
                 if mx == NO_ROWS || my == NO_ROWS {
                     return bad("a slice of sums");
                 }
                 let w = &g.tensor(*y).shape;
                 let begin = ints(op.input(1));
                 let size = ints(op.input(2));
-                let expect_begin = ry.checked_sub(rx).map(|d| vec![0, d as i32, 0, 0]);
-                let expect_size = vec![1, hy as i32, w[2] as i32, w[3] as i32];
+                let expect_begin = ry
+                    .checked_sub(rx)
+                    .zip(cy.checked_sub(cx))
+                    .map(|(d, e)| vec![0, d as i32, e as i32, 0]);
+                let expect_size = vec![1, hy as i32, wy as i32, w[3] as i32];
                 if op.kind.name() != "SLICE"
                     || mx != my
                     || ry + hy > rx + hx
+                    || cy + wy > cx + wx
                     || begin != expect_begin
                     || size != Some(expect_size)
                 {
@@ -414,9 +468,10 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                     return bad("the cut is not assembled along its rows");
                 }
                 let mut at = 0;
+                let width = source.tensor(tiled.cut).shape.get(2).copied();
                 for t in op.present_inputs() {
-                    let (m, r, h) = rows[t.0];
-                    if m != tiled.cut || r != at {
+                    let (m, r, h, c, w) = rows[t.0];
+                    if m != tiled.cut || r != at || c != 0 || Some(w) != width {
                         return bad("the strips do not cover the cut's rows once, in order");
                     }
                     at += h;
@@ -429,20 +484,51 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 let (OpKind::Concatenation(o), [y]) = (&op.kind, &op.outputs[..]) else {
                     return bad("a gathering that is not a concatenation");
                 };
-                let (m, mut at, h) = rows[y.0];
+                let (m, mut at, h, c, w) = rows[y.0];
                 let end = at + h;
                 if o.axis != 1 || o.activation != crate::ir::Activation::None || y.0 < n0 {
                     return bad("a gathering that is not a concatenation of rows");
                 }
                 for t in op.present_inputs() {
-                    let (mt, r, ht) = rows[t.0];
-                    if mt != m || mt == NO_ROWS || r != at {
+                    let (mt, r, ht, ct, wt) = rows[t.0];
+                    if mt != m || mt == NO_ROWS || r != at || (ct, wt) != (c, w) {
                         return bad("a gathering whose inputs do not hold its rows, in order");
                     }
                     at += ht;
                 }
                 if at != end || op.inputs.len() < 2 {
                     return bad("a gathering whose inputs do not cover its rows");
+                }
+            }
+            Origin::Band => {
+                let (OpKind::Concatenation(o), [y]) = (&op.kind, &op.outputs[..]) else {
+                    return bad("a band that is not a concatenation");
+                };
+                let (m, r, h, c, w) = rows[y.0];
+                let width = source.tensor(tiled.cut).shape.get(2).copied();
+                if o.axis != 2
+                    || o.activation != crate::ir::Activation::None
+                    || y.0 < n0
+                    || m != tiled.cut
+                    || c != 0
+                    || Some(w) != width
+                    || op.inputs.len() < 2
+                {
+                    return bad("a band that is not a concatenation of the cut's columns");
+                }
+                let mut at = 0;
+                for t in &op.inputs {
+                    let Some(t) = t else {
+                        return bad("a band without an input");
+                    };
+                    let (mt, rt, ht, ct, wt) = rows[t.0];
+                    if mt != m || (rt, ht) != (r, h) || ct != at {
+                        return bad("a band whose patches do not cover its columns once, in order");
+                    }
+                    at += wt;
+                }
+                if at != w {
+                    return bad("a band whose patches do not cover its columns");
                 }
             }
             Origin::Accumulate => {
@@ -479,7 +565,7 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 let (Some((m, end)), [Some(strip), prev, ..]) = (acc[out.0], &op.inputs[..]) else {
                     return bad("an accumulation without its strip or its sums");
                 };
-                let (ms, r, h) = rows[strip.0];
+                let (ms, r, h, c, w) = rows[strip.0];
                 // The sums so far end where the strip starts (none: it starts at row 0).
                 let start = match prev {
                     None => Some(0),
@@ -489,6 +575,8 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                 if ms != m
                     || start != Some(r)
                     || r + h != end
+                    || c != 0
+                    || Some(w) != s.get(2).copied()
                     || first.is_some_and(|f| f != r * s[2] * s[3])
                 {
                     return bad("its strip does not follow the sums it adds to");
@@ -630,7 +718,7 @@ pub fn check(source: &Graph, tiled: &Tiled) -> Result<(), String> {
                     return bad("does not finish the model's pooling over the whole image's sums");
                 }
             }
-            Origin::Rows(..) | Origin::Sum(..) | Origin::Dot(..) => {
+            Origin::Rows(..) | Origin::Patch(..) | Origin::Sum(..) | Origin::Dot(..) => {
                 return bad("an operator with a tensor's origin");
             }
         }

@@ -26,6 +26,18 @@
 //!   view. A CONCATENATION along the rows assembles the cut, which the planner makes slices
 //!   of the cut (each strip written in place).
 //!
+//! Patches of rows and columns (2-D patches): where strips of rows are not enough (few long
+//! rows: a strip is whole rows, and more strips recompute more halo rows), each strip of the
+//! cut is split across into `columns` patches ([`Tiling::columns`], [`in_columns`]). Walking
+//! back maps the columns as the rows (a window's stride, padding and extent across, a PAD's
+//! columns; elementwise constants may vary along neither axis), so a patch needs a box of
+//! rows and columns of every tensor ([`Origin::Patch`]); its window
+//! ([`RowWindow`](crate::ir::RowWindow)'s columns) keeps the whole image's padding across too. A patch's input is a SLICE of a box,
+//! which is a copy (not contiguous), and each band of patches is put together along the
+//! columns by a CONCATENATION ([`Origin::Band`]) into a strip of the cut, which the
+//! assembling CONCATENATION takes as before. Not with sinks (their accumulators sum whole
+//! rows), chained regions or a streamed input (which read whole rows).
+//!
 //! Accumulating ends (*sinks*): a region may also end in an int8 AVERAGE_POOL_2D whose one
 //! output pixel's window covers its whole input image (a global average pooling, as at the
 //! end of keyword spotting and image classification networks), so that the image it reads
@@ -81,12 +93,13 @@ pub use rewrite::{tile, tile_chained};
 pub use stream::{READ_ROWS, read_rows, stream_input};
 
 /// A tiling: the operators `start..end` of the stored order run as `patches` strips of the
-/// cut's rows.
+/// cut's rows, each split into `columns` patches of its columns (1: strips of rows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tiling {
     pub start: usize,
     pub end: usize,
     pub patches: usize,
+    pub columns: usize,
 }
 
 /// What a tensor or operator of a tiled graph is in the untiled one.
@@ -95,6 +108,9 @@ pub enum Origin {
     /// A tensor: rows `row..row + h` of this tensor (`h` its own height; row 0 and the whole
     /// tensor for the model's tensors).
     Rows(TensorId, usize),
+    /// A tensor: rows `row..row + h` and columns `col..col + w` of this tensor (`h` and `w`
+    /// its own height and width), a patch of some of its columns.
+    Patch(TensorId, usize, usize),
     /// An operator of the model (outside the region), renumbered.
     Op(OpId),
     /// One strip of this region operator.
@@ -103,6 +119,9 @@ pub enum Origin {
     Slice,
     /// The CONCATENATION assembling the cut.
     Assemble,
+    /// A CONCATENATION along the columns putting a band of rows of the cut together from
+    /// its patches (which the assembling CONCATENATION then takes as one strip).
+    Band,
     /// A CONCATENATION gathering a strip's rows of a region's input from the strips of the
     /// region before it, whose assembling CONCATENATION the chained graph drops.
     Gather,
@@ -180,6 +199,38 @@ pub fn macs(graph: &Graph) -> u64 {
 /// The numbers of strips tried.
 const PATCHES: [usize; 12] = [2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48];
 
+/// The numbers of patches across a strip [`in_columns`] tries.
+const COLUMNS: [usize; 5] = [2, 3, 4, 6, 8];
+
+/// The most patches [`in_columns`] splits a region into (strips times columns): each is a
+/// copy of the region's operators, and the graph to plan grows with them.
+const MAX_PATCHES: usize = 64;
+
+/// Patches of rows and columns for the region of tiling `t` (strips of rows): its number of
+/// strips and the two next fewer of `PATCHES`, each strip split into `COLUMNS` patches
+/// across (at most the cut's width, at most 64 patches in all); none where an
+/// operator of the region runs on strips of rows only, or the region ends in a sink. At
+/// most 15 tilings.
+pub fn in_columns(graph: &Graph, t: Tiling) -> Vec<Tiling> {
+    let Some(r) = region(graph, t.start, t.end).filter(|r| r.cols.is_some()) else {
+        return Vec::new();
+    };
+    let width = graph.tensor(r.split()).shape.get(2).copied().unwrap_or(0);
+    let fewer = PATCHES.iter().rev().filter(|&&p| p <= t.patches).take(3);
+    fewer
+        .flat_map(|&patches| {
+            COLUMNS
+                .iter()
+                .filter(move |&&c| c <= width && c * patches <= MAX_PATCHES)
+                .map(move |&columns| Tiling {
+                    patches,
+                    columns,
+                    ..t
+                })
+        })
+        .collect()
+}
+
 /// How far a region [`candidates_through`] tries reaches before and after the operator it
 /// holds, in operators.
 pub const AROUND: usize = 8;
@@ -207,6 +258,7 @@ pub fn candidates_through(graph: &Graph, op: usize) -> Vec<Tiling> {
                 start,
                 end,
                 patches,
+                columns: 1,
             }));
         }
     }
@@ -250,6 +302,7 @@ pub fn candidates(graph: &Graph) -> Vec<Tiling> {
                             start,
                             end: e,
                             patches,
+                            columns: 1,
                         }));
                     }
                 }
@@ -265,6 +318,7 @@ pub fn candidates(graph: &Graph) -> Vec<Tiling> {
                 start,
                 end,
                 patches,
+                columns: 1,
             }));
         }
     }

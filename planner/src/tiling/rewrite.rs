@@ -1,5 +1,7 @@
-//! The rewrite: a region's operators copied strip by strip onto strip tensors, the SLICEs
-//! of the rows each reads, the CONCATENATION assembling the cut, and the renumbering.
+//! The rewrite: a region's operators copied strip by strip (patch by patch) onto strip
+//! tensors, the SLICEs of the rows (and columns) each reads, the CONCATENATIONs assembling
+//! the cut (a band of rows from its patches along the columns, then the bands along the
+//! rows), and the renumbering.
 
 use super::rows::{Rows, image_height, input_rows, region};
 use super::{Origin, Tiled, Tiling, check};
@@ -14,8 +16,14 @@ fn strips(h: usize, n: usize) -> Vec<(usize, usize)> {
     (0..n).map(|i| (i * h / n, (i + 1) * h / n)).collect()
 }
 
-/// A SLICE's source tensor and the rows it takes.
-type SliceKey = (TensorId, (usize, usize));
+/// A run of rows or columns, `a..b`.
+type Span = (usize, usize);
+
+/// Rows and columns of an image.
+type Patch = (Span, Span);
+
+/// A SLICE's source tensor and the rows and columns it takes.
+type SliceKey = (TensorId, Patch);
 
 /// Builds the tiled graph.
 struct Builder<'g> {
@@ -32,21 +40,33 @@ struct Builder<'g> {
 }
 
 impl Builder<'_> {
-    /// A new activation tensor: rows `a..b` of `t`.
-    fn strip(&mut self, t: TensorId, (a, b): (usize, usize)) -> TensorId {
+    /// A new activation tensor: rows `a..b` of `t`, and columns `c..d` (every column: a
+    /// strip of rows).
+    fn strip(&mut self, t: TensorId, ((a, b), (c, d)): Patch) -> TensorId {
         let src = self.source.tensor(t);
         let id = TensorId(self.graph.tensors.len());
         let mut shape = src.shape.clone();
+        let every_column = (c, d) == (0, shape[2]);
         shape[1] = b - a;
+        shape[2] = d - c;
+        let name = if every_column {
+            format!("{} rows {a}..{b}", src.name)
+        } else {
+            format!("{} rows {a}..{b} cols {c}..{d}", src.name)
+        };
         self.graph.tensors.push(Tensor {
             id,
-            name: format!("{} rows {a}..{b}", src.name),
+            name,
             shape,
             dtype: src.dtype,
             quant: src.quant.clone(),
             kind: TensorKind::Activation,
         });
-        self.tensor_origin.push(Origin::Rows(t, a));
+        self.tensor_origin.push(if every_column {
+            Origin::Rows(t, a)
+        } else {
+            Origin::Patch(t, a, c)
+        });
         id
     }
 
@@ -111,28 +131,22 @@ impl Builder<'_> {
         self.op_origin.push(o);
     }
 
-    /// Rows `want` of `t`, from `from` (a tensor holding rows `held` of `t`): `from` itself,
-    /// or a SLICE of it.
-    fn rows(
-        &mut self,
-        t: TensorId,
-        from: TensorId,
-        held: (usize, usize),
-        want: (usize, usize),
-    ) -> Result<TensorId> {
+    /// Rows and columns `want` of `t`, from `from` (a tensor holding rows and columns
+    /// `held` of `t`): `from` itself, or a SLICE of it.
+    fn rows(&mut self, t: TensorId, from: TensorId, held: Patch, want: Patch) -> Result<TensorId> {
         if held == want {
             return Ok(from);
         }
         if let Some(&(_, s)) = self.slices.iter().find(|(k, _)| *k == (from, want)) {
             return Ok(s);
         }
-        let shape = &self.graph.tensor(from).shape;
-        let (w, c) = (shape[2], shape[3]);
+        let c = self.graph.tensor(from).shape[3];
         let to_i32 = |v: usize| {
             i32::try_from(v).map_err(|_| Diagnostic::unsupported("an image too large to tile"))
         };
-        let begin = [0, to_i32(want.0 - held.0)?, 0, 0];
-        let size = [1, to_i32(want.1 - want.0)?, to_i32(w)?, to_i32(c)?];
+        let ((a, b), (x, y)) = want;
+        let begin = [0, to_i32(a - held.0.0)?, to_i32(x - held.1.0)?, 0];
+        let size = [1, to_i32(b - a)?, to_i32(y - x)?, to_i32(c)?];
         let out = self.strip(t, want);
         let name = &self.graph.tensor(out).name;
         let (b, s) = (format!("{name} begin"), format!("{name} size"));
@@ -149,20 +163,17 @@ impl Builder<'_> {
         Ok(out)
     }
 
-    /// Rows `want` of `t`, the output of a CONCATENATION along the rows of `pieces` (each
-    /// with the rows of `t` it holds) that the tiled graph drops: the one piece holding
-    /// them (or a SLICE of it), or a CONCATENATION ([`Origin::Gather`]) of the pieces' rows.
-    fn gather(
-        &mut self,
-        t: TensorId,
-        pieces: &[(TensorId, (usize, usize))],
-        want: (usize, usize),
-    ) -> Result<TensorId> {
+    /// Rows `want` of `t` (every column), the output of a CONCATENATION along the rows of
+    /// `pieces` (each with the rows of `t` it holds) that the tiled graph drops: the one
+    /// piece holding them (or a SLICE of it), or a CONCATENATION ([`Origin::Gather`]) of the
+    /// pieces' rows.
+    fn gather(&mut self, t: TensorId, pieces: &[(TensorId, Span)], want: Span) -> Result<TensorId> {
+        let every = (0, self.source.tensor(t).shape[2]);
         let mut parts = Vec::new();
         for &(piece, (p, q)) in pieces {
             let (a, z) = (want.0.max(p), want.1.min(q));
             if a < z {
-                parts.push(self.rows(t, piece, (p, q), (a, z))?);
+                parts.push(self.rows(t, piece, ((p, q), every), ((a, z), every))?);
             }
         }
         if let [one] = parts[..] {
@@ -171,7 +182,7 @@ impl Builder<'_> {
         if let Some(&(_, g)) = self.gathered.iter().find(|(w, _)| *w == want) {
             return Ok(g);
         }
-        let out = self.strip(t, want);
+        let out = self.strip(t, (want, every));
         self.push(
             OpKind::Concatenation(ConcatenationOptions {
                 axis: 1,
@@ -250,10 +261,11 @@ pub fn tile_chained(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
 fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
     let (j, k) = (tiling.start, tiling.end);
     let refuse = |why: &str| {
-        Diagnostic::unsupported(format!(
-            "operators {j}..{k} cannot run as {} strips of rows: {why}",
-            tiling.patches
-        ))
+        let what = match tiling.columns {
+            1 => format!("{} strips of rows", tiling.patches),
+            c => format!("{} by {c} patches of rows and columns", tiling.patches),
+        };
+        Diagnostic::unsupported(format!("operators {j}..{k} cannot run as {what}: {why}"))
     };
     let region = region(graph, j, k).ok_or_else(|| refuse("they are not a tileable region"))?;
     let (rows, cut, sink) = (&region.rows, region.cut, region.sink);
@@ -270,6 +282,20 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
         return Err(refuse("the cut has fewer rows than strips"));
     }
     let strips = strips(h_cut, tiling.patches);
+    // The columns of each patch (every column: strips of rows), and how each operator maps
+    // columns.
+    let w_cut = graph.tensor(split).shape[2];
+    let (columns, cols) = match (tiling.columns, &region.cols) {
+        (0, _) => return Err(refuse("no columns")),
+        (1, _) => (vec![(0, w_cut)], None),
+        (n, Some(cols)) if n <= w_cut && !chain => (self::strips(w_cut, n), Some(cols)),
+        (_, Some(_)) if chain => return Err(refuse("a chained region runs in strips of rows")),
+        (_, Some(_)) => return Err(refuse("the cut has fewer columns than patches")),
+        (_, None) => return Err(refuse("an operator runs on strips of rows only")),
+    };
+    // Rows `span` of `t` maps to rows of its input by `r`; columns likewise by the
+    // operator's column mapping, or every column.
+    let full = |t: TensorId| (0, graph.tensor(t).shape[2]);
     let next_buffer = graph
         .tensors
         .iter()
@@ -318,85 +344,123 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
     // A sink's accumulator after the strips so far.
     let mut acc: Option<TensorId> = None;
     for &(a, z) in &strips {
-        // The rows of every tensor this strip needs, from the cut backwards.
-        let mut need: Vec<Option<(usize, usize)>> = vec![None; graph.tensors.len()];
-        need[split.0] = Some((a, z));
-        for (op, &r) in graph.ops[j..body].iter().zip(rows).rev() {
-            let Some(out) = need[op.outputs[0].0] else {
-                continue;
-            };
-            for t in op.present_inputs() {
-                let Some(h) = image_height(graph, t).filter(|_| !graph.tensor(t).is_constant())
-                else {
+        // A band's patches (its one strip of every column without columns).
+        let mut band = Vec::with_capacity(columns.len());
+        for &(x, y) in &columns {
+            // The rows and columns of every tensor this patch needs, from the cut backwards.
+            let mut need: Vec<Option<Patch>> = vec![None; graph.tensors.len()];
+            need[split.0] = Some(((a, z), (x, y)));
+            for (i, op) in graph.ops[j..body].iter().enumerate().rev() {
+                let Some(out) = need[op.outputs[0].0] else {
                     continue;
                 };
-                let want = input_rows(r, out, h);
-                // (A PAD's strip of padding rows only reads none: refused below.)
-                if want.0 >= want.1 {
-                    continue;
-                }
-                need[t.0] = Some(match need[t.0] {
-                    None => want,
-                    Some((p, q)) => (p.min(want.0), q.max(want.1)),
-                });
-            }
-        }
-        // The strip's tensors, operators forwards.
-        b.slices.clear();
-        b.gathered.clear();
-        let mut held: Vec<Option<TensorId>> = vec![None; graph.tensors.len()];
-        for (op, &r) in graph.ops[j..body].iter().zip(rows) {
-            let out_t = op.outputs[0];
-            let Some(out_rows) = need[out_t.0] else {
-                continue;
-            };
-            if out_rows.0 >= out_rows.1 {
-                return Err(refuse("a strip needs no rows of an operator's output"));
-            }
-            let mut inputs = Vec::with_capacity(op.inputs.len());
-            let mut window = None;
-            for t in &op.inputs {
-                let Some(t) = *t else {
-                    inputs.push(None);
-                    continue;
-                };
-                if graph.tensor(t).is_constant() {
-                    inputs.push(Some(t));
-                    continue;
-                }
-                let h = image_height(graph, t).ok_or_else(|| refuse("an input is no image"))?;
-                let want = input_rows(r, out_rows, h);
-                // (A PAD's strip of padding rows only.)
-                if want.0 >= want.1 {
-                    return Err(refuse("a strip reads no rows of an operator's input"));
-                }
-                let have = need[t.0].ok_or_else(|| refuse("an input's rows are unknown"))?;
-                let from = match (held[t.0], &chained) {
-                    (Some(s), _) => b.rows(t, s, have, want)?,
-                    // A region input assembled from the strips before: from its pieces.
-                    (None, Some((c, (_, pieces)))) if *c == t => b.gather(t, pieces, want)?,
-                    // A region input: the whole tensor.
-                    (None, _) => b.rows(t, t, (0, h), want)?,
-                };
-                inputs.push(Some(from));
-                if let Rows::Window { .. } = r {
-                    window.get_or_insert(RowWindow {
-                        input_row: want.0,
-                        input_height: h,
-                        output_row: out_rows.0,
-                        output_height: image_height(graph, out_t).unwrap_or(0),
+                for t in op.present_inputs() {
+                    let Some(h) = image_height(graph, t).filter(|_| !graph.tensor(t).is_constant())
+                    else {
+                        continue;
+                    };
+                    let want_rows = input_rows(rows[i], out.0, h);
+                    let want_cols = match cols {
+                        Some(cols) => input_rows(cols[i], out.1, full(t).1),
+                        None => full(t),
+                    };
+                    // (A PAD's strip of padding rows only reads none: refused below.)
+                    if want_rows.0 >= want_rows.1 || want_cols.0 >= want_cols.1 {
+                        continue;
+                    }
+                    let hull = |(p, q): Span, (u, v): Span| (p.min(u), q.max(v));
+                    need[t.0] = Some(match need[t.0] {
+                        None => (want_rows, want_cols),
+                        Some((r, c)) => (hull(r, want_rows), hull(c, want_cols)),
                     });
                 }
             }
-            let out = b.strip(out_t, out_rows);
-            held[out_t.0] = Some(out);
-            if let Some(w) = window {
-                let id = OpId(b.ops.len());
-                b.graph.row_windows.push((id, w));
+            // The patch's tensors, operators forwards.
+            b.slices.clear();
+            b.gathered.clear();
+            let mut held: Vec<Option<TensorId>> = vec![None; graph.tensors.len()];
+            for (i, op) in graph.ops[j..body].iter().enumerate() {
+                let out_t = op.outputs[0];
+                let Some(out_patch) = need[out_t.0] else {
+                    continue;
+                };
+                let (out_rows, out_cols) = out_patch;
+                if out_rows.0 >= out_rows.1 || out_cols.0 >= out_cols.1 {
+                    return Err(refuse("a strip needs no rows of an operator's output"));
+                }
+                let mut inputs = Vec::with_capacity(op.inputs.len());
+                let mut window = None;
+                for t in &op.inputs {
+                    let Some(t) = *t else {
+                        inputs.push(None);
+                        continue;
+                    };
+                    if graph.tensor(t).is_constant() {
+                        inputs.push(Some(t));
+                        continue;
+                    }
+                    let h = image_height(graph, t).ok_or_else(|| refuse("an input is no image"))?;
+                    let want_rows = input_rows(rows[i], out_rows, h);
+                    let want_cols = match cols {
+                        Some(cols) => input_rows(cols[i], out_cols, full(t).1),
+                        None => full(t),
+                    };
+                    // (A PAD's strip of padding rows only.)
+                    if want_rows.0 >= want_rows.1 || want_cols.0 >= want_cols.1 {
+                        return Err(refuse("a strip reads no rows of an operator's input"));
+                    }
+                    let want = (want_rows, want_cols);
+                    let have = need[t.0].ok_or_else(|| refuse("an input's rows are unknown"))?;
+                    let from = match (held[t.0], &chained) {
+                        (Some(s), _) => b.rows(t, s, have, want)?,
+                        // A region input assembled from the strips before: from its pieces.
+                        (None, Some((c, (_, pieces)))) if *c == t => {
+                            b.gather(t, pieces, want_rows)?
+                        }
+                        // A region input: the whole tensor.
+                        (None, _) => b.rows(t, t, ((0, h), full(t)), want)?,
+                    };
+                    inputs.push(Some(from));
+                    if let Rows::Window { .. } = rows[i] {
+                        window.get_or_insert(RowWindow {
+                            input_row: want_rows.0,
+                            input_height: h,
+                            output_row: out_rows.0,
+                            output_height: image_height(graph, out_t).unwrap_or(0),
+                            input_col: want_cols.0,
+                            input_width: full(t).1,
+                            output_col: out_cols.0,
+                            output_width: full(out_t).1,
+                        });
+                    }
+                }
+                let out = b.strip(out_t, out_patch);
+                held[out_t.0] = Some(out);
+                if let Some(w) = window {
+                    let id = OpId(b.ops.len());
+                    b.graph.row_windows.push((id, w));
+                }
+                b.push(op.kind.clone(), inputs, out, Origin::Strip(op.id));
             }
-            b.push(op.kind.clone(), inputs, out, Origin::Strip(op.id));
+            band.push(held[split.0].ok_or_else(|| refuse("a strip does not reach the cut"))?);
         }
-        let piece = held[split.0].ok_or_else(|| refuse("a strip does not reach the cut"))?;
+        // A band of patches put together along the columns ([`Origin::Band`]).
+        let piece = match band[..] {
+            [one] => one,
+            _ => {
+                let out = b.strip(split, ((a, z), full(split)));
+                b.push(
+                    OpKind::Concatenation(ConcatenationOptions {
+                        axis: 2,
+                        activation: Activation::None,
+                    }),
+                    band.into_iter().map(Some).collect(),
+                    out,
+                    Origin::Band,
+                );
+                out
+            }
+        };
         match sink {
             // The strip's sums added to the accumulator.
             Some(image) if dense => {
@@ -491,12 +555,16 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
         op_origin,
         ..
     } = b;
-    // The SLICEs of the region's input first: they are views and cost nothing, and the
-    // input then holds its rows for itself only until they are taken, each strip's rows
-    // after that only while the strip reads them (its bytes die strip by strip).
+    // The SLICEs of the region's input's rows first: they are views and cost nothing, and
+    // the input then holds its rows for itself only until they are taken, each strip's rows
+    // after that only while the strip reads them (its bytes die strip by strip). (A slice of
+    // some columns is a copy: it stays before its patch.)
     let n0 = graph.tensors.len();
-    let front =
-        |i: &usize| op_origin[*i] == Origin::Slice && ops[*i].input(0).is_some_and(|t| t.0 < n0);
+    let front = |i: &usize| {
+        op_origin[*i] == Origin::Slice
+            && ops[*i].input(0).is_some_and(|t| t.0 < n0)
+            && matches!(tensor_origin[ops[*i].outputs[0].0], Origin::Rows(..))
+    };
     let order: Vec<usize> = (0..j)
         .chain((j..ops.len()).filter(front))
         .chain((j..ops.len()).filter(|i| !front(i)))

@@ -79,11 +79,28 @@ fn row_wise(kind: &OpKind) -> bool {
 /// batch 1 (of the output's shape for elementwise operators; constants must not vary along
 /// the rows).
 pub(super) fn rows_of(graph: &Graph, op: &Op) -> Option<Rows> {
+    along(graph, op, 1)
+}
+
+/// How `op` maps columns, if it can run on patches of rows and columns (as [`rows_of`] the
+/// rows): a window's stride, padding and extent across, a PAD's columns, elementwise
+/// constants that vary along neither rows nor columns.
+pub(super) fn cols_of(graph: &Graph, op: &Op) -> Option<Rows> {
+    rows_of(graph, op)?;
+    along(graph, op, 2)
+}
+
+/// How `op` maps positions along `axis` of its NHWC output (1: rows, 2: columns).
+fn along(graph: &Graph, op: &Op, axis: usize) -> Option<Rows> {
     let out = *op.outputs.first()?;
     if op.outputs.len() != 1 || graph.tensor(out).kind != TensorKind::Activation {
         return None;
     }
-    let h_out = image_height(graph, out)?;
+    let size = |t: TensorId| {
+        let s = &graph.tensor(t).shape;
+        (s.len() == 4 && s[0] == 1 && s[axis] > 0).then(|| s[axis])
+    };
+    let n_out = size(out)?;
     let window = |padding, stride: i32, filter: i32, dilation: i32| {
         let x = op.input(0)?;
         let (stride, filter) = (usize::try_from(stride).ok()?, usize::try_from(filter).ok()?);
@@ -97,34 +114,56 @@ pub(super) fn rows_of(graph: &Graph, op: &Op) -> Option<Rows> {
         if extent > i16::MAX as usize {
             return None;
         }
-        let (h, pad) = out_and_pad(padding, image_height(graph, x)?, stride, extent);
+        let (n, pad) = out_and_pad(padding, size(x)?, stride, extent);
         // Other inputs (filter, bias) must be constants.
         let rest_constant = op.inputs[1..]
             .iter()
             .flatten()
             .all(|&t| graph.tensor(t).is_constant());
-        (h == h_out && rest_constant).then_some(Rows::Window {
+        (n == n_out && rest_constant).then_some(Rows::Window {
             stride,
             pad,
             extent,
         })
     };
-    let filter_h = |slot: usize| {
+    let filter = |slot: usize| {
         let f = &graph.tensor(op.input(slot)?).shape;
-        (f.len() == 4).then(|| i32::try_from(f[1]).ok()).flatten()
+        (f.len() == 4)
+            .then(|| i32::try_from(f[axis]).ok())
+            .flatten()
     };
+    let rows = axis == 1;
     match &op.kind {
-        OpKind::Conv2d(o) => window(o.padding, o.stride_h, filter_h(1)?, o.dilation_h),
-        OpKind::DepthwiseConv2d(o) => window(o.padding, o.stride_h, filter_h(1)?, o.dilation_h),
+        OpKind::Conv2d(o) => {
+            let (s, d) = if rows {
+                (o.stride_h, o.dilation_h)
+            } else {
+                (o.stride_w, o.dilation_w)
+            };
+            window(o.padding, s, filter(1)?, d)
+        }
+        OpKind::DepthwiseConv2d(o) => {
+            let (s, d) = if rows {
+                (o.stride_h, o.dilation_h)
+            } else {
+                (o.stride_w, o.dilation_w)
+            };
+            window(o.padding, s, filter(1)?, d)
+        }
         OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) => {
-            window(o.padding, o.stride_h, o.filter_h, 1)
+            let (s, f) = if rows {
+                (o.stride_h, o.filter_h)
+            } else {
+                (o.stride_w, o.filter_w)
+            };
+            window(o.padding, s, f, 1)
         }
         // Output row `y` is input row `y - before` (rows outside the input are padding): a
         // window of one row, stride 1, `before` rows of padding. Not the batch; the value
-        // (PADV2's) a constant, the same for every strip.
+        // (PADV2's) a constant, the same for every strip. Columns alike.
         OpKind::Pad | OpKind::PadV2 => {
             let x = op.input(0)?;
-            let h_in = image_height(graph, x)?;
+            let n_in = size(x)?;
             let p = paddings(graph, op)?;
             let constant_rest = op.inputs[1..]
                 .iter()
@@ -132,12 +171,12 @@ pub(super) fn rows_of(graph: &Graph, op: &Op) -> Option<Rows> {
                 .all(|&t| graph.tensor(t).is_constant());
             (p.len() == 4
                 && p[0] == [0, 0]
-                && h_in.checked_add(p[1][0])?.checked_add(p[1][1])? == h_out
+                && n_in.checked_add(p[axis][0])?.checked_add(p[axis][1])? == n_out
                 && !graph.tensor(x).is_constant()
                 && constant_rest)
                 .then_some(Rows::Window {
                     stride: 1,
-                    pad: p[1][0],
+                    pad: p[axis][0],
                     extent: 1,
                 })
         }
@@ -147,10 +186,13 @@ pub(super) fn rows_of(graph: &Graph, op: &Op) -> Option<Rows> {
                 && op.inputs.iter().all(|t| {
                     t.is_some_and(|t| {
                         let tensor = graph.tensor(t);
+                        let s = &tensor.shape;
                         if tensor.is_constant() {
-                            // Broadcast along the rows: the same for every strip.
-                            tensor.shape.len() < 3
-                                || (tensor.shape.len() == 4 && tensor.shape[1] == 1)
+                            // Broadcast along the rows (and the columns): the same for
+                            // every strip (patch).
+                            let rows_ok = s.len() < 3 || (s.len() == 4 && s[1] == 1);
+                            let cols_ok = rows || s.len() < 2 || (s.len() == 4 && s[2] == 1);
+                            rows_ok && cols_ok
                         } else {
                             tensor.kind == TensorKind::Activation && tensor.shape == *shape
                         }
@@ -316,12 +358,14 @@ pub(super) fn dense_sink(graph: &Graph, reshape: Option<&Op>, fc: &Op) -> Option
     ok.then_some(x)
 }
 
-/// A tileable region: how each operator maps rows, the tensor leaving it (the *cut*), and
+/// A tileable region: how each operator maps rows (and columns, where it can run on
+/// patches of both: `cols`), the tensor leaving it (the *cut*), and
 /// for a region ending in a sink, the image the sink sums (whose rows are split into
 /// strips, instead of the cut's) and whether the sink is a dense one, of how many
 /// operators (a FULLY_CONNECTED, after a RESHAPE or not) rather than a pooling.
 pub(super) struct Region {
     pub rows: Vec<Rows>,
+    pub cols: Option<Vec<Rows>>,
     pub cut: TensorId,
     pub sink: Option<TensorId>,
     pub dense: Option<usize>,
@@ -354,8 +398,19 @@ pub(super) fn region(graph: &Graph, j: usize, k: usize) -> Option<Region> {
         let sink = sink(graph, last).filter(|&x| {
             last.outputs == [cut] && graph.ops[j..k - 1].iter().any(|op| op.outputs.contains(&x))
         });
+        // Patches of rows and columns end in the cut (not in a sink, which sums rows).
+        let cols = sink
+            .is_none()
+            .then(|| {
+                graph.ops[j..k]
+                    .iter()
+                    .map(|op| cols_of(graph, op))
+                    .collect()
+            })
+            .flatten();
         return Some(Region {
             rows,
+            cols,
             cut,
             sink,
             dense: None,
@@ -383,6 +438,7 @@ pub(super) fn region(graph: &Graph, j: usize, k: usize) -> Option<Region> {
         if image == x && !read_after && !graph.outputs.contains(&x) {
             return Some(Region {
                 rows,
+                cols: None,
                 cut: fc.outputs[0],
                 sink: Some(x),
                 dense: Some(n),

@@ -88,6 +88,12 @@ pub fn stream_input(tiled: &Tiled) -> Result<Tiled> {
             g.inputs.len()
         )));
     };
+    if tiled.tiling.columns > 1 {
+        return Err(Diagnostic::unsupported(
+            "a streamed input is read in strips of whole rows; this tiling runs in patches of \
+             rows and columns",
+        ));
+    }
     let mut graph = g.clone();
     let mut op_origin = tiled.op_origin.clone();
     let mut tensor_origin = tiled.tensor_origin.clone();
