@@ -98,6 +98,105 @@ fn mobilenetv2_with_residuals_tiles_under_a_budget() {
     }
 }
 
+/// 2-D patches (issue 30): a model over a wide image (a 32 x 256 x 1 spectrogram,
+/// `tools/gen_tiling_models.py`) compiled by `include_model!` at `kiln plan --min-ram`'s
+/// arena, which only patches of rows and columns reach: byte-identical with TFLM.
+mod wide_spectrogram {
+    kiln::include_model!(
+        "models/tiling/wide_spectrogram_int8.tflite",
+        ram_budget = 30064
+    );
+}
+
+/// The wide spectrogram's rows are few and long (256 columns of 32 channels): strips of rows
+/// alone reach 65,024 B at best within 20 % extra MACs (8 strips); `--min-ram` runs its
+/// first four operators in patches of rows and columns, under 32 KB (30,064 B: 8 strips of
+/// rows, each in 8 patches of columns, 17.9 % extra MACs), and the generated code
+/// (`include_model!` at that budget: a SLICE copying each patch's input, a CONCATENATION of
+/// each band's patches along the columns) and the host executor give TFLM's outputs.
+#[test]
+fn wide_images_run_in_patches_of_rows_and_columns() {
+    let dir = common::repo_root().join("tests/models/tiling/golden/wide_spectrogram_int8");
+    check_golden!(wide_spectrogram, dir);
+    let bytes =
+        std::fs::read(common::repo_root().join("tests/models/tiling/wide_spectrogram_int8.tflite"))
+            .unwrap();
+    let mut o = kiln_build::Options::default();
+    o.tiling.min_ram = true;
+    let c = kiln_build::compile_tokens(&bytes, &o).unwrap();
+    let t = c.tiling.as_ref().expect("tiled");
+    assert!(t.columns > 1, "{t:?}");
+    assert!(c.plan.arena_bytes < 32768, "{}", c.plan.arena_bytes);
+    assert!(t.extra_macs * 100 <= c.macs * 20, "{t:?}");
+    let samples = common::samples(&dir);
+    for s in &samples {
+        let inputs: Vec<&[u8]> = s.inputs.iter().map(Vec::as_slice).collect();
+        assert_eq!(run(&c.graph, &inputs), s.outputs);
+    }
+    // Strips of rows alone (`kiln plan --strips-only`): twice the arena or more.
+    o.tiling.columns = false;
+    let rows_only = kiln_build::compile_tokens(&bytes, &o)
+        .unwrap()
+        .plan
+        .arena_bytes;
+    assert!(
+        rows_only >= 2 * c.plan.arena_bytes,
+        "{rows_only} B in strips of rows"
+    );
+}
+
+/// The independent check rejects patches of rows and columns that read the wrong columns,
+/// lose a column's padding, leave a patch out of a band, or claim other columns.
+#[test]
+fn the_check_rejects_wrong_patches() {
+    let bytes =
+        std::fs::read(common::repo_root().join("tests/models/tiling/wide_spectrogram_int8.tflite"))
+            .unwrap();
+    let graph = kiln_planner::read_model(&bytes).unwrap();
+    let t = Tiling {
+        start: 0,
+        end: 4,
+        patches: 4,
+        columns: 3,
+    };
+    let tiled = tiling::tile(&graph, t).unwrap();
+    tiling::check::check(&graph, &tiled).unwrap();
+    let rejected = |bad: &tiling::Tiled, what: &str| {
+        assert!(tiling::check::check(&graph, bad).is_err(), "{what}");
+    };
+    // A patch's window a column off, or without its padding columns.
+    for (i, (_, w)) in tiled.graph.row_windows.iter().enumerate() {
+        let mut bad = tiled.clone();
+        bad.graph.row_windows[i].1.input_col = w.input_col + 1;
+        rejected(&bad, "a column off");
+        let mut bad = tiled.clone();
+        bad.graph.row_windows[i].1.output_col = w.output_col + 1;
+        rejected(&bad, "output columns off");
+    }
+    // A band without its last patch, or with two patches swapped.
+    let band = (0..tiled.graph.ops.len())
+        .find(|&i| tiled.op_origin[i] == tiling::Origin::Band)
+        .expect("a band");
+    let mut bad = tiled.clone();
+    bad.graph.ops[band].inputs.pop();
+    rejected(&bad, "a patch left out");
+    let mut bad = tiled.clone();
+    bad.graph.ops[band].inputs.swap(0, 1);
+    rejected(&bad, "patches swapped");
+    // A patch tensor claiming columns one further on.
+    let patch = tiled
+        .tensor_origin
+        .iter()
+        .position(|o| matches!(o, tiling::Origin::Patch(_, _, c) if *c > 0))
+        .expect("a patch");
+    let mut bad = tiled.clone();
+    let tiling::Origin::Patch(m, r, c) = bad.tensor_origin[patch] else {
+        unreachable!()
+    };
+    bad.tensor_origin[patch] = tiling::Origin::Patch(m, r, c + 1);
+    rejected(&bad, "other columns claimed");
+}
+
 /// BlazeFace (`../shared/models/realworld/`, float32 in) compiled by `include_model!` at
 /// `kiln plan --min-ram`'s arena: 196,608 B, its float input alone. Its QUANTIZE writes the
 /// int8 image over the floats' start in place (narrowing in place, issue 30: the input and
@@ -946,6 +1045,65 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// 2-D patches (issue 30): random chains (convolutions, depthwise convolutions, pooling,
+    /// PADs of rows and columns, activations, ADD) tiled in patches of rows and columns give
+    /// the untiled bytes; so does a second region, in patches or strips, on the tiled graph.
+    #[test]
+    fn random_chains_tile_in_patches_byte_identically(
+        h in 3usize..=14,
+        w in 3usize..=14,
+        c in 1usize..=3,
+        layers in prop::collection::vec(layer(), 1..=5),
+        seed in any::<u64>(),
+        columns in 2usize..=5,
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let g = chain(h, w, c, &layers, seed);
+        prop_assume!(!g.ops.is_empty());
+        prop_assume!(kiln_build::lower::lower_all(&g).is_ok());
+        let candidates = tiling::candidates(&g);
+        prop_assume!(!candidates.is_empty());
+        let t = Tiling { columns, ..candidates[pick.index(candidates.len())] };
+        let input: Vec<u8> = (0..h * w * c).map(|i| ((i as u64 * 7919) ^ seed) as u8).collect();
+        let want = run(&g, &[&input]);
+        let tiled = match tiling::tile(&g, t) {
+            Ok(tiled) => tiled,
+            // Declined (fewer columns than patches, a patch of padding alone); never wrong.
+            Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => return Ok(()),
+            Err(e) => panic!("{t:?}: {e}"),
+        };
+        prop_assert!(tiled.graph.ops.iter().any(|op| matches!(
+            op.kind,
+            OpKind::Concatenation(o) if o.axis == 2
+        )));
+        prop_assert_eq!(run(&tiled.graph, &[&input]), want.clone(), "{:?}", t);
+        let outside: Vec<usize> = (0..tiled.graph.ops.len())
+            .filter(|&i| matches!(tiled.op_origin[i], tiling::Origin::Op(_)))
+            .collect();
+        if let Some(&op) = outside.get(pick.index(outside.len().max(1)) % outside.len().max(1)) {
+            let again = tiling::candidates_through(&tiled.graph, op);
+            if !again.is_empty() {
+                let t2 = again[pick.index(again.len())];
+                let t2 = Tiling { columns: 1 + columns % 3, ..t2 };
+                match tiling::tile(&tiled.graph, t2) {
+                    Ok(twice) => prop_assert_eq!(
+                        run(&twice.graph, &[&input]),
+                        want,
+                        "{:?} then {:?}",
+                        t,
+                        t2
+                    ),
+                    Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => {}
+                    Err(e) => panic!("{t:?} then {t2:?}: {e}"),
+                }
+            }
+        }
+    }
+}
+
 /// A tiling whose strips leave out a row, read the wrong rows, or lose the padding is
 /// rejected by the independent check.
 #[test]
@@ -971,6 +1129,7 @@ fn the_check_rejects_wrong_tilings() {
         start: 0,
         end: 2,
         patches: 3,
+        columns: 1,
     };
     let good = tiling::tile(&g, t).unwrap();
     tiling::check::check(&g, &good).unwrap();
@@ -1040,6 +1199,7 @@ fn chained_regions_never_assemble_the_cut_between_them() {
             start: 0,
             end: 2,
             patches: 4,
+            columns: 1,
         },
     )
     .unwrap();
@@ -1054,6 +1214,7 @@ fn chained_regions_never_assemble_the_cut_between_them() {
             start,
             end: start + 2,
             patches: 3,
+            columns: 1,
         },
     )
     .unwrap();
@@ -1109,6 +1270,7 @@ fn retile(
         start: report.start,
         end: report.end,
         patches: report.patches,
+        columns: 1,
     };
     let tiled = tiling::tile(graph, first).unwrap();
     let mut origin: Vec<Option<(TensorId, usize)>> = tiled
@@ -1130,6 +1292,7 @@ fn retile(
             start,
             end: start + m.end - m.start,
             patches: m.patches,
+            columns: 1,
         };
         let next = tiling::tile(&g, t).unwrap();
         tiling::check::check(&g, &next).unwrap();
@@ -1466,6 +1629,7 @@ fn the_check_rejects_wrong_sinks() {
         start: 0,
         end: 3,
         patches: 3,
+        columns: 1,
     };
     let good = tiling::tile(&g, t).unwrap();
     assert!(good.sink.is_some());
@@ -1735,6 +1899,7 @@ fn the_check_rejects_wrong_dense_sinks() {
                 start: 0,
                 end: n,
                 patches: 3,
+                columns: 1,
             },
         )
         .unwrap();
@@ -1773,6 +1938,7 @@ fn the_check_rejects_wrong_depthwise_sinks() {
             start: 0,
             end: 7,
             patches: 3,
+            columns: 1,
         },
     )
     .unwrap();

@@ -1,8 +1,9 @@
-"""Builds the MobileNetV2-style test model of patch-based execution and its TFLM goldens.
+"""Builds the test models of patch-based execution and their TFLM goldens.
 
 Writes (relative to the repository root):
-  tests/models/tiling/mobilenetv2_int8.tflite   the model below
-  tests/models/tiling/golden/mobilenetv2_int8/  golden.json + s<seed>_in<i>.bin /
+  tests/models/tiling/mobilenetv2_int8.tflite   the models below
+  tests/models/tiling/wide_spectrogram_int8.tflite
+  tests/models/tiling/golden/<model>/           golden.json + s<seed>_in<i>.bin /
                                                 s<seed>_out<i>.bin (seeds 1, 2, 3, the format
                                                 of ../shared/models/golden)
 
@@ -12,6 +13,13 @@ block's input); one with stride 2 (expansion, depthwise s2 to 12x12x64, projecti
 global average pooling (MEAN), dense 10, softmax. Full-integer int8 (Keras -> tf.lite
 converter, seeded weights, not trained). Its inverted residuals (ADD skips) sit in the
 high-resolution stage that Kiln runs in strips of rows under a RAM budget (tests/tiling.rs).
+
+wide_spectrogram_int8: an audio event model over a long window, a 32 x 256 x 1 spectrogram
+(32 bands, 256 frames): CONV_2D 3x3 (relu6) to 32 channels, DEPTHWISE_CONV_2D 3x3 (relu6), 1x1
+projection to 8, MAX_POOL_2D 2x2 to 16x128x8; global average pooling (MEAN), dense 10,
+softmax. Its rows are long and few: strips of rows keep whole rows of 256 x 32 channels live,
+and more strips recompute the 3x3 halos' rows; patches of rows and columns (issue 30's 2-D
+patches) cut the arena further within 20 % extra MACs.
 
 Run from the repository root:  .venv/bin/python tools/gen_tiling_models.py  (deterministic)
 """
@@ -52,21 +60,54 @@ def mobilenetv2():
     return keras.Model(inp, x)
 
 
-def main():
+WIDE_SHAPE = (32, 256, 1)
+
+
+def wide_spectrogram():
+    import keras  # noqa: PLC0415
+
+    L = keras.layers
+    inp = keras.Input(shape=WIDE_SHAPE, batch_size=1, name="input")
+    x = L.Conv2D(32, 3, padding="same", activation="relu6")(inp)
+    x = L.DepthwiseConv2D(3, padding="same", activation="relu6")(x)
+    x = L.Conv2D(8, 1)(x)
+    x = L.MaxPooling2D(2)(x)  # 16x128x8
+    x = L.GlobalAveragePooling2D()(x)
+    x = L.Dense(10, name="logits")(x)
+    x = L.Softmax()(x)
+    return keras.Model(inp, x)
+
+
+def write(name, build, shape, check):
     import keras  # noqa: PLC0415
 
     keras.utils.set_random_seed(SEED)
-    model = mobilenetv2()
+    model = build()
     gt.set_weights(model, np.random.default_rng(SEED))
-    data = gt.quiet(gt.convert, model, SHAPE, True, SEED + 1)
+    data = gt.quiet(gt.convert, model, shape, True, SEED + 1)
     OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / "mobilenetv2_int8.tflite"
+    path = OUT / f"{name}.tflite"
     path.write_bytes(data)
     ops = tc.op_names(tc.load_model(data))
-    if ops.count("ADD") != 2 or ops.count("DEPTHWISE_CONV_2D") != 3:
-        raise SystemExit(f"unexpected ops {ops}")
-    tc.write_golden(path, OUT / "golden" / "mobilenetv2_int8")
+    if not check(ops):
+        raise SystemExit(f"{name}: unexpected ops {ops}")
+    tc.write_golden(path, OUT / "golden" / name)
     print(f"{path.relative_to(tc.REPO)}: {len(data)} B, ops {ops}")
+
+
+def main():
+    write(
+        "mobilenetv2_int8",
+        mobilenetv2,
+        SHAPE,
+        lambda ops: ops.count("ADD") == 2 and ops.count("DEPTHWISE_CONV_2D") == 3,
+    )
+    write(
+        "wide_spectrogram_int8",
+        wide_spectrogram,
+        WIDE_SHAPE,
+        lambda ops: ops[:4] == ["CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "MAX_POOL_2D"],
+    )
 
 
 if __name__ == "__main__":

@@ -66,11 +66,11 @@ impl Compiled {
                 let strips: Vec<String> =
                     t.strips.iter().map(|(a, b)| format!("{a}..{b}")).collect();
                 s.push_str(&format!(
-                    "; tiled: the model's operators {}..{} run as {} strips of rows of `{}` \
-                     (t{}; rows {}), {} MACs computed again for the halos ({:.1} %)\n",
+                    "; tiled: the model's operators {}..{} run as {} of `{}` (t{}; rows {}), \
+                     {} MACs computed again for the halos ({:.1} %)\n",
                     t.start,
                     t.end,
-                    t.patches,
+                    t.pieces(),
                     t.cut_name,
                     t.cut,
                     strips.join(", "),
@@ -82,11 +82,11 @@ impl Compiled {
                     let strips: Vec<String> =
                         m.strips.iter().map(|(a, b)| format!("{a}..{b}")).collect();
                     s.push_str(&format!(
-                        "then the model's operators {}..{} run as {} strips of rows of `{}` \
-                         (t{}; rows {}), {} MACs computed again\n",
+                        "then the model's operators {}..{} run as {} of `{}` (t{}; rows {}), {} \
+                         MACs computed again\n",
                         m.start,
                         m.end,
-                        m.patches,
+                        m.pieces(),
                         m.cut_name,
                         m.cut,
                         strips.join(", "),
@@ -159,6 +159,7 @@ impl Compiled {
                         "start": t.start,
                         "end": t.end,
                         "patches": t.patches,
+                        "columns": t.columns,
                         "cut": t.cut,
                         "cut_name": t.cut_name,
                         "strips": t.strips,
@@ -168,6 +169,7 @@ impl Compiled {
                             "start": m.start,
                             "end": m.end,
                             "patches": m.patches,
+                            "columns": m.columns,
                             "cut": m.cut,
                             "cut_name": m.cut_name,
                             "strips": m.strips,
@@ -202,8 +204,10 @@ impl Compiled {
     pub fn report_svg(&self, title: &str) -> String {
         let title = match &self.tiling {
             Some(t) => format!(
-                "{title} (operators {}..{} in {} strips of rows)",
-                t.start, t.end, t.patches
+                "{title} (operators {}..{} in {})",
+                t.start,
+                t.end,
+                t.pieces()
             ),
             None => title.to_string(),
         };

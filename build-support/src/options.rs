@@ -64,6 +64,10 @@ pub struct TilingOptions {
     /// from the `kiln::RowSource` that `invoke` takes, and the input is never whole in the
     /// arena (`kiln_planner::tiling::stream_input`).
     pub streamed_input: bool,
+    /// Whether a region may also run in patches of rows and columns where that makes the
+    /// arena smaller or meets a budget strips of rows do not (`kiln plan --strips-only`
+    /// turns it off, to compare).
+    pub columns: bool,
 }
 
 impl Default for TilingOptions {
@@ -73,6 +77,7 @@ impl Default for TilingOptions {
             max_extra_macs_percent: 20,
             min_ram: false,
             streamed_input: false,
+            columns: true,
         }
     }
 }

@@ -13,12 +13,14 @@ use kiln_planner::tiling::{MAX_REGION_OPS, Origin, why_not};
 use kiln_planner::{Graph, Plan};
 
 /// How a compiled model was tiled: its operators `start..end` (of the model's stored order)
-/// run as `patches` strips of rows of tensor `cut`.
+/// run as `patches` strips of rows of tensor `cut`, each in `columns` patches of its columns
+/// (1: strips of rows).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TilingReport {
     pub start: usize,
     pub end: usize,
     pub patches: usize,
+    pub columns: usize,
     /// The tensor assembled from the strips (the model's index) and its name; for a region
     /// ending in a sink ([`TilingReport::sink`]), the image whose strips are summed.
     pub cut: usize,
@@ -42,6 +44,18 @@ pub struct TilingReport {
 }
 
 impl TilingReport {
+    /// What the region runs as, in words: "4 strips of rows", or "2 strips of rows (each in
+    /// 3 patches of columns)".
+    pub fn pieces(&self) -> String {
+        match self.columns {
+            1 => format!("{} strips of rows", self.patches),
+            c => format!(
+                "{} strips of rows (each in {c} patches of columns)",
+                self.patches
+            ),
+        }
+    }
+
     /// The report of one region, `tiled` from `graph`, with the MACs its halos compute
     /// again (no further regions yet).
     fn of(
@@ -55,6 +69,7 @@ impl TilingReport {
             start: tiled.tiling.start,
             end: tiled.tiling.end,
             patches: tiled.tiling.patches,
+            columns: tiled.tiling.columns,
             cut: split.0,
             cut_name: graph.tensor(split).name.clone(),
             sink: tiled.sink.map(|_| tiled.cut.0),
@@ -223,17 +238,8 @@ pub(crate) fn tile_if_needed(
             planned_after_fit += 1;
         }
         reach.planned.push((tiled.tiling.start, tiled.tiling.end));
-        let steps = match lower::lower_all_with(&tiled.graph, options.reference_kernels) {
-            Ok(steps) => steps,
-            // Strips some operator's kernel does not take (as the model's operator).
-            Err(e) if e.kind == ErrorKind::Unsupported => continue,
-            Err(e) => return Err(e),
-        };
-        let plans = match plan_variants(&tiled.graph, &steps, options) {
-            Ok(plans) => plans,
-            // A memory map this tiling does not fit.
-            Err(e) if e.kind == ErrorKind::OverRamBudget => continue,
-            Err(e) => return Err(e),
+        let Some((steps, plans)) = lower_and_plan(&tiled.graph, options)? else {
+            continue;
         };
         tried.push(tiled.tiling);
         let arena = smallest(&plans).unwrap_or(usize::MAX);
@@ -298,6 +304,54 @@ pub(crate) fn tile_if_needed(
                 best = Some((arena, entry, origin));
             }
             _ => {}
+        }
+    }
+    // Patches of rows and columns (`tiling::in_columns`): the smallest tiling's region in
+    // as many strips of rows or fewer, each split across into patches, whose buffers are
+    // narrower (the halos of both axes computed again), where that is smaller still
+    // (`min_ram`) or meets a budget no strips of rows meet (the fewest estimated
+    // instructions among those that do). A work budget of 15 tilings planned.
+    if fit.is_none() && (t.min_ram || budget_unmet) && !streamed && t.columns {
+        let region = best.as_ref().map(|(_, entry, _)| {
+            let r = &entry.3;
+            tiling::Tiling {
+                start: r.start,
+                end: r.end,
+                patches: r.patches,
+                columns: 1,
+            }
+        });
+        for c in region
+            .map(|r| tiling::in_columns(graph, r))
+            .unwrap_or_default()
+        {
+            let tiled = match tiling::tile(graph, c) {
+                Ok(t) => t,
+                Err(e) if e.kind == ErrorKind::Unsupported => continue,
+                Err(e) => return Err(e),
+            };
+            let extra = tiling::macs(&tiled.graph).saturating_sub(macs);
+            if extra > cap {
+                continue;
+            }
+            let Some((steps, plans)) = lower_and_plan(&tiled.graph, options)? else {
+                continue;
+            };
+            tried.push(tiled.tiling);
+            let arena = smallest(&plans).unwrap_or(usize::MAX);
+            let cost = (!t.min_ram)
+                .then(|| cheapest_fit(&plans, &tiled.graph, &steps, options))
+                .flatten();
+            let report = TilingReport::of(graph, &tiled, extra, streamed);
+            let entry = (tiled.graph, steps, plans, report);
+            match cost {
+                Some(c) if fit.as_ref().is_none_or(|(f, _)| c < *f) => fit = Some((c, entry)),
+                Some(_) => {}
+                None if arena < floor && best.as_ref().is_none_or(|(b, ..)| arena < *b) => {
+                    best = Some((arena, entry, tiled.op_origin));
+                }
+                None => {}
+            }
         }
     }
     // More regions where the peak of the smallest tiled plan still is (`min_ram`, or a
@@ -528,15 +582,8 @@ fn further_regions(
         let mut smallest: Option<Smallest> = None;
         let mut fit: Option<(f64, TiledPlans)> = None;
         for (extra, first, tiled) in candidates.into_iter().take(MAX_FURTHER_PLANNED) {
-            let steps = match lower::lower_all_with(&tiled.graph, options.reference_kernels) {
-                Ok(steps) => steps,
-                Err(e) if e.kind == ErrorKind::Unsupported => continue,
-                Err(e) => return Err(e),
-            };
-            let plans = match plan_variants(&tiled.graph, &steps, options) {
-                Ok(plans) => plans,
-                Err(e) if e.kind == ErrorKind::OverRamBudget => continue,
-                Err(e) => return Err(e),
+            let Some((steps, plans)) = lower_and_plan(&tiled.graph, options)? else {
+                continue;
             };
             let a = plans
                 .iter()
@@ -566,6 +613,7 @@ fn further_regions(
                 start: first,
                 end: first + tiled.tiling.end - tiled.tiling.start,
                 patches: tiled.tiling.patches,
+                columns: tiled.tiling.columns,
                 cut: split.0,
                 cut_name: g.tensor(split).name.clone(),
                 sink: tiled.sink.map(|_| tiled.cut.0),
@@ -593,6 +641,24 @@ fn further_regions(
         }
     }
     Ok((current, None))
+}
+
+/// A graph's steps and plans.
+type Lowered = (Vec<lower::Step>, Vec<(Plan, usize)>);
+
+/// A tiled graph's steps and plans; `None` where some operator's kernel does not take its
+/// strips (as the model's operator) or a memory map does not fit the tiling.
+fn lower_and_plan(graph: &Graph, options: &Options) -> Result<Option<Lowered>, Diagnostic> {
+    let steps = match lower::lower_all_with(graph, options.reference_kernels) {
+        Ok(steps) => steps,
+        Err(e) if e.kind == ErrorKind::Unsupported => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    match plan_variants(graph, &steps, options) {
+        Ok(plans) => Ok(Some((steps, plans))),
+        Err(e) if e.kind == ErrorKind::OverRamBudget => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The plan with the smallest arena (the one emitted when no plan meets the budget).

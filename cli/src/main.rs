@@ -98,6 +98,9 @@ enum Command {
         /// that read their rows of the input from a row source, never the whole input.
         #[arg(long, conflicts_with = "no_tile")]
         streamed_input: bool,
+        /// Tile in strips of rows only, never in patches of rows and columns.
+        #[arg(long, conflicts_with = "no_tile")]
+        strips_only: bool,
         /// After the report, one row per layer: its MACs, bytes moved and kernel (the
         /// JSON always has them, under `layers`).
         #[arg(long)]
@@ -153,6 +156,7 @@ fn main() -> ExitCode {
             no_tile,
             max_extra_macs,
             streamed_input,
+            strips_only,
             layers,
             clock_mhz,
         } => {
@@ -190,6 +194,7 @@ fn main() -> ExitCode {
                     max_extra_macs_percent: max_extra_macs,
                     min_ram,
                     streamed_input,
+                    columns: !strips_only,
                 },
                 search_notes: true,
                 ..Options::default()

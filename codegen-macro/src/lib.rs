@@ -524,6 +524,7 @@ fn expand(args: &Args, text: &str, manifest: &Path) -> syn::Result<proc_macro2::
                 .map_or(20, |n| u32::try_from(n).unwrap_or(u32::MAX)),
             min_ram: false,
             streamed_input: args.streamed_input == Some(true),
+            columns: true,
         },
         reference_kernels: false,
         search_notes: true,
