@@ -84,6 +84,7 @@ REALWORLD = MODELS / "realworld"
 REALWORLD_GOLDEN = REPO / "tests" / "realworld"
 # A streaming keyword-spotting step (STRIDED_SLICE + CONCATENATION rings), tools/gen_streaming_model.py.
 STREAMING = REPO / "tests" / "streaming"
+TILING = REPO / "tests" / "models" / "tiling"
 TFLM_NOTES = SHARED / "notes" / "tflm-cortexm.md"
 # The same measurements of TFLM on three real-world models (variants cmsis and ref).
 TFLM_NOTES_RW = SHARED / "notes" / "tflm-cortexm-realworld.md"
@@ -146,6 +147,9 @@ def all_models():
     # Kiln's own streaming model (tools/gen_streaming_model.py): its goldens beside it.
     res += [Model(p, STREAMING / "golden" / p.stem, "own")
             for p in sorted(STREAMING.glob("*.tflite"))]
+    # Kiln's own tiling models (tools/gen_tiling_models.py): their goldens beside them.
+    res += [Model(p, TILING / "golden" / p.stem, "own")
+            for p in sorted(TILING.glob("*.tflite"))]
     return res
 
 

@@ -243,6 +243,47 @@ fn assembled(graph: &Graph, t: TensorId, j: usize, body: usize) -> Option<(OpId,
     (at == whole.shape[1] && image_height(graph, t).is_some()).then_some((c.id, pieces))
 }
 
+/// The rows and columns of every tensor of the region's operators `ops` (how each maps rows:
+/// `rows`, and columns: `cols`, or every column) that `patch` of tensor `split` needs, from
+/// `split` backwards.
+fn needs(
+    graph: &Graph,
+    ops: &[Op],
+    rows: &[Rows],
+    cols: Option<&Vec<Rows>>,
+    split: TensorId,
+    patch: Patch,
+) -> Vec<Option<Patch>> {
+    let full = |t: TensorId| (0, graph.tensor(t).shape[2]);
+    let mut need: Vec<Option<Patch>> = vec![None; graph.tensors.len()];
+    need[split.0] = Some(patch);
+    for (i, op) in ops.iter().enumerate().rev() {
+        let Some(out) = need[op.outputs[0].0] else {
+            continue;
+        };
+        for t in op.present_inputs() {
+            let Some(h) = image_height(graph, t).filter(|_| !graph.tensor(t).is_constant()) else {
+                continue;
+            };
+            let want_rows = input_rows(rows[i], out.0, h);
+            let want_cols = match cols {
+                Some(cols) => input_rows(cols[i], out.1, full(t).1),
+                None => full(t),
+            };
+            // (A PAD's strip of padding rows only reads none: refused by the rewrite.)
+            if want_rows.0 >= want_rows.1 || want_cols.0 >= want_cols.1 {
+                continue;
+            }
+            let hull = |(p, q): Span, (u, v): Span| (p.min(u), q.max(v));
+            need[t.0] = Some(match need[t.0] {
+                None => (want_rows, want_cols),
+                Some((r, c)) => (hull(r, want_rows), hull(c, want_cols)),
+            });
+        }
+    }
+    need
+}
+
 /// Tiles `graph` (a model's main graph, as read, or one tiled before: its strips stay as
 /// they are, outside the region) by `tiling`.
 pub fn tile(graph: &Graph, tiling: Tiling) -> Result<Tiled> {
@@ -346,35 +387,27 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
     for &(a, z) in &strips {
         // A band's patches (its one strip of every column without columns).
         let mut band = Vec::with_capacity(columns.len());
+        // The rows of the region's inputs the band's patches read, taken first as a view (a
+        // SLICE of whole rows): the inputs' bytes then die band by band as strips' do.
+        let band_need = needs(
+            graph,
+            &graph.ops[j..body],
+            rows,
+            None,
+            split,
+            ((a, z), full(split)),
+        );
+        let mut band_views: Vec<(TensorId, TensorId)> = Vec::new();
         for &(x, y) in &columns {
             // The rows and columns of every tensor this patch needs, from the cut backwards.
-            let mut need: Vec<Option<Patch>> = vec![None; graph.tensors.len()];
-            need[split.0] = Some(((a, z), (x, y)));
-            for (i, op) in graph.ops[j..body].iter().enumerate().rev() {
-                let Some(out) = need[op.outputs[0].0] else {
-                    continue;
-                };
-                for t in op.present_inputs() {
-                    let Some(h) = image_height(graph, t).filter(|_| !graph.tensor(t).is_constant())
-                    else {
-                        continue;
-                    };
-                    let want_rows = input_rows(rows[i], out.0, h);
-                    let want_cols = match cols {
-                        Some(cols) => input_rows(cols[i], out.1, full(t).1),
-                        None => full(t),
-                    };
-                    // (A PAD's strip of padding rows only reads none: refused below.)
-                    if want_rows.0 >= want_rows.1 || want_cols.0 >= want_cols.1 {
-                        continue;
-                    }
-                    let hull = |(p, q): Span, (u, v): Span| (p.min(u), q.max(v));
-                    need[t.0] = Some(match need[t.0] {
-                        None => (want_rows, want_cols),
-                        Some((r, c)) => (hull(r, want_rows), hull(c, want_cols)),
-                    });
-                }
-            }
+            let need = needs(
+                graph,
+                &graph.ops[j..body],
+                rows,
+                cols,
+                split,
+                ((a, z), (x, y)),
+            );
             // The patch's tensors, operators forwards.
             b.slices.clear();
             b.gathered.clear();
@@ -418,7 +451,23 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
                             b.gather(t, pieces, want_rows)?
                         }
                         // A region input: the whole tensor.
-                        (None, _) => b.rows(t, t, ((0, h), full(t)), want)?,
+                        (None, _) if cols.is_none() => b.rows(t, t, ((0, h), full(t)), want)?,
+                        // Patches: a box of the band's rows of it.
+                        (None, _) => {
+                            let band_rows = band_need[t.0]
+                                .ok_or_else(|| refuse("an input's rows are unknown"))?
+                                .0;
+                            let view = match band_views.iter().find(|(x, _)| *x == t) {
+                                Some(&(_, v)) => v,
+                                None => {
+                                    let whole = ((0, h), full(t));
+                                    let v = b.rows(t, t, whole, (band_rows, full(t)))?;
+                                    band_views.push((t, v));
+                                    v
+                                }
+                            };
+                            b.rows(t, view, (band_rows, full(t)), want)?
+                        }
                     };
                     inputs.push(Some(from));
                     if let Rows::Window { .. } = rows[i] {
