@@ -52,10 +52,15 @@ BUDGETS = {
 
 
 def regions(t):
-    """A plan's tiling in words: each region's operators and strips, in order (`-`: none)."""
+    """A plan's tiling in words: each region's operators and strips (rows x columns for
+    patches of rows and columns), in order (`-`: none)."""
     if not t:
         return "-"
-    return " + ".join(f"ops {r['start']}..{r['end']}, {r['patches']} strips"
+    def pieces(r):
+        columns = r.get("columns", 1)
+        return f"{r['patches']} strips" if columns == 1 else f"{r['patches']}x{columns} patches"
+
+    return " + ".join(f"ops {r['start']}..{r['end']}, {pieces(r)}"
                       for r in [t, *t.get("more", [])])
 
 
@@ -99,6 +104,8 @@ def main():
     tflm = json.loads((REPO / "tools" / "data" / "tflm_arena.json").read_text())
     # Per model: the min-ram arena, and its tiling and extra MACs if it is tiled.
     mins, tiled, streams = {}, {}, {}
+    # Models whose min-ram plan runs in patches of rows and columns: their rows.
+    two_d = []
 
     def table(models):
         """The rows of `models` and their RAM / TFLM ratios (where TFLM's arena is known)."""
@@ -118,8 +125,14 @@ def main():
             t = m.get("tiling")
             tiling = regions(t)
             extra = 100.0 * m["extra_macs"] / m["macs"] if m["macs"] else 0.0
-            if t and model.parent != REPO / "tests" / "models" / "tiling":
+            if t:
                 tiled[stem] = (tiling, extra)
+            if t and any(r.get("columns", 1) > 1 for r in [t, *t.get("more", [])]):
+                s = plan(kiln, model, "--min-ram", "--strips-only")
+                s_extra = 100.0 * s["extra_macs"] / s["macs"]
+                two_d.append(f"| {stem} | {s['arena_bytes']} | {regions(s.get('tiling'))} | "
+                             f"{s_extra:.1f} % | {m['arena_bytes']} | {tiling} | {extra:.1f} % | "
+                             f"{m['arena_bytes'] / s['arena_bytes']:.3f} |")
             s = streamed(kiln, model)
             if s and stem in STREAMED_M4:
                 streams[stem] = s
@@ -182,7 +195,8 @@ def main():
         "layer (lean scratch, convolutions in place: `kiln plan`'s \"RAM or speed\" line); "
         "min-ram = `kiln plan --min-ram`: the smallest arena when runs of operators may "
         "also run one strip of rows at a time (`kiln_planner::tiling`, at most 20 % extra "
-        "multiply-accumulates, the halos computed again: a region starting among the first "
+        "multiply-accumulates, the halos computed again; `RxC patches`: each of R strips split "
+        "across into C patches of columns, tried for the smallest tiling's region: a region starting among the first "
         "operators, then further regions around where the plan still peaks, each a rewrite of "
         "the graph tiled before; `+` separates them, their operators the model's; a region "
         "may end in a sink, an int8 AVERAGE_POOL_2D, FULLY_CONNECTED or DEPTHWISE_CONV_2D over "
@@ -214,6 +228,14 @@ def main():
         "",
         f"Geometric mean of RAM / TFLM's minimal arena over the {len(rw_ratios)} real-world "
         f"models: **{rw_geo:.3f}** (issue 30's target: at most 0.35).",
+        "",
+        "Patches of rows and columns (2-D patches): the models whose min-ram plan runs in "
+        "them, against strips of rows alone (`kiln plan --min-ram --strips-only`).",
+        "",
+        "| model | strips-only min-ram B | tiling | extra MACs | min-ram B | tiling | extra MACs "
+        "| patches / strips |",
+        "|---|--:|---|--:|--:|---|--:|--:|",
+        *two_d,
         "",
         "Arena against recomputation: the smallest arena with at most P % extra MACs "
         "(`kiln plan --min-ram --max-extra-macs P`; in brackets the extra MACs it takes).",

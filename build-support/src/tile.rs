@@ -306,52 +306,58 @@ pub(crate) fn tile_if_needed(
             _ => {}
         }
     }
-    // Patches of rows and columns (`tiling::in_columns`): the smallest tiling's region in
-    // as many strips of rows or fewer, each split across into patches, whose buffers are
-    // narrower (the halos of both axes computed again), where that is smaller still
-    // (`min_ram`) or meets a budget no strips of rows meet (the fewest estimated
-    // instructions among those that do). A work budget of 15 tilings planned.
-    if fit.is_none() && (t.min_ram || budget_unmet) && !streamed && t.columns {
-        let region = best.as_ref().map(|(_, entry, _)| {
-            let r = &entry.3;
-            tiling::Tiling {
-                start: r.start,
-                end: r.end,
-                patches: r.patches,
-                columns: 1,
-            }
+    // Patches of rows and columns (`tiling::in_columns`): the region of the smallest tiling
+    // (`min_ram`, or a budget no strips of rows meet), or of the tiling that meets the budget
+    // only with slower kernel forms, in as many strips of rows or fewer, each split across
+    // into patches, whose buffers are narrower (the halos of both axes computed again): the
+    // smallest, or the one meeting the budget with the fewest estimated instructions. A
+    // work budget of 15 tilings planned.
+    let slow_fit = fit
+        .as_ref()
+        .filter(|(_, entry)| first_fit(&entry.2, options).is_some_and(|v| v > 0));
+    let of = match (&fit, slow_fit, &best) {
+        (None, _, Some((_, entry, _))) if t.min_ram || budget_unmet => Some(&entry.3),
+        (Some(_), Some((_, entry)), _) => Some(&entry.3),
+        _ => None,
+    };
+    let region = of
+        .filter(|r| !streamed && t.columns && r.columns == 1)
+        .map(|r| tiling::Tiling {
+            start: r.start,
+            end: r.end,
+            patches: r.patches,
+            columns: 1,
         });
-        for c in region
-            .map(|r| tiling::in_columns(graph, r))
-            .unwrap_or_default()
-        {
-            let tiled = match tiling::tile(graph, c) {
-                Ok(t) => t,
-                Err(e) if e.kind == ErrorKind::Unsupported => continue,
-                Err(e) => return Err(e),
-            };
-            let extra = tiling::macs(&tiled.graph).saturating_sub(macs);
-            if extra > cap {
-                continue;
+    for c in region
+        .map(|r| tiling::in_columns(graph, r))
+        .unwrap_or_default()
+    {
+        let tiled = match tiling::tile(graph, c) {
+            Ok(t) => t,
+            Err(e) if e.kind == ErrorKind::Unsupported => continue,
+            Err(e) => return Err(e),
+        };
+        let extra = tiling::macs(&tiled.graph).saturating_sub(macs);
+        if extra > cap {
+            continue;
+        }
+        let Some((steps, plans)) = lower_and_plan(&tiled.graph, options)? else {
+            continue;
+        };
+        tried.push(tiled.tiling);
+        let arena = smallest(&plans).unwrap_or(usize::MAX);
+        let cost = (!t.min_ram)
+            .then(|| cheapest_fit(&plans, &tiled.graph, &steps, options))
+            .flatten();
+        let report = TilingReport::of(graph, &tiled, extra, streamed);
+        let entry = (tiled.graph, steps, plans, report);
+        match cost {
+            Some(c) if fit.as_ref().is_none_or(|(f, _)| c < *f) => fit = Some((c, entry)),
+            Some(_) => {}
+            None if arena < floor && best.as_ref().is_none_or(|(b, ..)| arena < *b) => {
+                best = Some((arena, entry, tiled.op_origin));
             }
-            let Some((steps, plans)) = lower_and_plan(&tiled.graph, options)? else {
-                continue;
-            };
-            tried.push(tiled.tiling);
-            let arena = smallest(&plans).unwrap_or(usize::MAX);
-            let cost = (!t.min_ram)
-                .then(|| cheapest_fit(&plans, &tiled.graph, &steps, options))
-                .flatten();
-            let report = TilingReport::of(graph, &tiled, extra, streamed);
-            let entry = (tiled.graph, steps, plans, report);
-            match cost {
-                Some(c) if fit.as_ref().is_none_or(|(f, _)| c < *f) => fit = Some((c, entry)),
-                Some(_) => {}
-                None if arena < floor && best.as_ref().is_none_or(|(b, ..)| arena < *b) => {
-                    best = Some((arena, entry, tiled.op_origin));
-                }
-                None => {}
-            }
+            None => {}
         }
     }
     // More regions where the peak of the smallest tiled plan still is (`min_ram`, or a
