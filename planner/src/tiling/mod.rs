@@ -32,11 +32,13 @@
 //! back maps the columns as the rows (a window's stride, padding and extent across, a PAD's
 //! columns; elementwise constants may vary along neither axis), so a patch needs a box of
 //! rows and columns of every tensor ([`Origin::Patch`]); its window
-//! ([`RowWindow`](crate::ir::RowWindow)'s columns) keeps the whole image's padding across too. A patch's input is a SLICE of a box,
-//! which is a copy (not contiguous), and each band of patches is put together along the
-//! columns by a CONCATENATION ([`Origin::Band`]) into a strip of the cut, which the
-//! assembling CONCATENATION takes as before. Not with sinks (their accumulators sum whole
-//! rows), chained regions or a streamed input (which read whole rows).
+//! ([`RowWindow`](crate::ir::RowWindow)'s columns) keeps the whole image's padding across
+//! too. A patch reads a region input through a SLICE of a box (a copy: not contiguous) of a
+//! view of its band's rows (so the input's bytes still die band by band), and each band of
+//! patches is put together along the columns by a CONCATENATION ([`Origin::Band`]) into a
+//! strip of the cut, which the assembling CONCATENATION takes as before. Not with sinks
+//! (their accumulators sum whole rows), chained regions or a streamed input (which read
+//! whole rows).
 //!
 //! Accumulating ends (*sinks*): a region may also end in an int8 AVERAGE_POOL_2D whose one
 //! output pixel's window covers its whole input image (a global average pooling, as at the

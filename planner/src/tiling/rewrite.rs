@@ -334,8 +334,7 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
         (_, Some(_)) => return Err(refuse("the cut has fewer columns than patches")),
         (_, None) => return Err(refuse("an operator runs on strips of rows only")),
     };
-    // Rows `span` of `t` maps to rows of its input by `r`; columns likewise by the
-    // operator's column mapping, or every column.
+    // Every column of `t`.
     let full = |t: TensorId| (0, graph.tensor(t).shape[2]);
     let next_buffer = graph
         .tensors
