@@ -3,6 +3,7 @@
 #[path = "../../planner/tests/common/mod.rs"]
 mod common;
 use common::*;
+use std::path::Path;
 use std::process::Command;
 
 fn kiln(args: &[&str]) -> std::process::Output {
@@ -522,4 +523,27 @@ fn a_region_ending_in_a_sink_is_reported() {
         "functional_1/average_pooling2d/AvgPool"
     );
     assert_ne!(v["tiling"]["cut"].as_u64(), Some(sink as u64));
+}
+
+#[test]
+fn patches_of_rows_and_columns_are_reported() {
+    // The wide spectrogram test model at --min-ram runs in patches of rows and columns (the
+    // text and the JSON's `columns` say so); --strips-only keeps strips of rows, in a larger
+    // arena.
+    let model = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/models/tiling/wide_spectrogram_int8.tflite");
+    let m = model.to_str().unwrap();
+    let text = kiln(&["plan", m, "--min-ram"]);
+    assert!(text.status.success());
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("patches of columns"), "{text}");
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let out = kiln(&[&["plan", m, "--min-ram", "--json"], extra].concat());
+        assert!(out.status.success());
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (patches, strips) = (json(&[]), json(&["--strips-only"]));
+    assert!(patches["tiling"]["columns"].as_u64().unwrap() > 1);
+    assert_eq!(strips["tiling"]["columns"].as_u64(), Some(1));
+    assert!(patches["arena_bytes"].as_u64() < strips["arena_bytes"].as_u64());
 }
