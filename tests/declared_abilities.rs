@@ -45,9 +45,10 @@ fn operator_modules_declare_what_the_planner_tests_assume() {
             compared += usize::from(compare(&path.display().to_string(), &g, &mut failures));
         }
     }
-    // The public models tiled, each region with its fewest and its most strips: the
-    // operators of a strip (a row window, its own padding rows) are declared alike.
-    let mut tiled = 0;
+    // The public models tiled, each region with its fewest and its most strips, also in 3
+    // patches of columns each: the operators of a strip or patch (a row window, its own
+    // padding rows and columns) are declared alike.
+    let (mut tiled, mut patched) = (0, 0);
     for entry in std::fs::read_dir(common::shared_models()).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_none_or(|x| x != "tflite") {
@@ -66,15 +67,23 @@ fn operator_modules_declare_what_the_planner_tests_assume() {
                 ends.push(*t);
             }
         }
-        for t in ends {
+        let patches = ends
+            .iter()
+            .map(|&t| kiln_planner::tiling::Tiling { columns: 3, ..t });
+        for t in ends.clone().into_iter().chain(patches) {
             let Ok(tiled_graph) = kiln_planner::tiling::tile(&g, t) else {
                 continue;
             };
             let what = format!("{} tiled {t:?}", path.display());
-            tiled += usize::from(compare(&what, &tiled_graph.graph, &mut failures));
+            let compared = usize::from(compare(&what, &tiled_graph.graph, &mut failures));
+            tiled += compared;
+            if t.columns > 1 {
+                patched += compared;
+            }
         }
     }
     assert!(tiled > 20, "only {tiled} tilings compared");
+    assert!(patched > 5, "only {patched} tilings in patches compared");
     for (entry, cases) in common::kernel_case_bundles() {
         for (i, case) in cases.iter().enumerate() {
             let g = kiln_planner::read_model(&case.model).unwrap();
