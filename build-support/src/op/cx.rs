@@ -114,33 +114,26 @@ impl<'a> Cx<'a> {
     }
 
     /// Restricts a convolution's or pooling's parameters, computed for the whole image, to
-    /// the strip of rows it runs on where the graph was tiled ([`ir::RowWindow`]): the
-    /// strip's heights, and the padding rows before the strip's first row. The kernel then
-    /// reads the same input rows and treats the same rows as padding as over the whole
-    /// image, so it computes the same sums. Refuses (a Kiln bug: the tiling is wrong) a strip
-    /// that lacks a row the output rows read, or whose first row is not their first real one.
-    pub(crate) fn strip_rows(
+    /// the strip of rows (or patch of rows and columns) it runs on where the graph was tiled
+    /// ([`ir::RowWindow`]): `[input, output, padding before]` of the rows and of the
+    /// columns become the strip's sizes and the padding before its first row and column
+    /// (`stride` and `extent`, the window's, rows then columns; a strip of rows keeps every
+    /// column). The kernel then reads the same input rows and columns and treats the same
+    /// ones as padding as over the whole image, so it computes the same sums. Refuses (a
+    /// Kiln bug: the tiling is wrong) a strip that lacks a row or column the output reads,
+    /// or whose first one is not their first real one.
+    pub(crate) fn strip_window(
         &self,
-        sizes: [&mut usize; 3],
-        stride: usize,
-        filter_extent: usize,
+        rows: [&mut usize; 3],
+        cols: [&mut usize; 3],
+        stride: [usize; 2],
+        extent: [usize; 2],
     ) -> Result<()> {
-        self.strip_along(1, sizes, stride, filter_extent)
+        self.strip_along(1, rows, stride[0], extent[0])?;
+        self.strip_along(2, cols, stride[1], extent[1])
     }
 
-    /// [`Self::strip_rows`] for the columns (`[input_width, output_width, padding_width]`):
-    /// where the graph was tiled in patches of rows and columns, the patch's widths and the
-    /// padding columns before its first column (a strip of rows: every column, unchanged).
-    pub(crate) fn strip_cols(
-        &self,
-        sizes: [&mut usize; 3],
-        stride: usize,
-        filter_extent: usize,
-    ) -> Result<()> {
-        self.strip_along(2, sizes, stride, filter_extent)
-    }
-
-    /// [`Self::strip_rows`] along `axis` of the NHWC images (1: rows, 2: columns).
+    /// [`Self::strip_window`] along `axis` of the NHWC images (1: rows, 2: columns).
     fn strip_along(
         &self,
         axis: usize,

@@ -9,7 +9,7 @@
 //! - `lower(cx: &Cx<'_>) -> Result<Step>`, its entry in `ops::OPERATORS`: TFLM's `Prepare`
 //!   at build time. [`Cx`] is the graph and the operator, with the checks that name a
 //!   tensor and a value (`input`, `output`, `quant`, `shape4`, `const_i32`, `check_bias`,
-//!   `binary_operands`, `strip_rows`, ...). The module checks the types and shapes its
+//!   `binary_operands`, `strip_window`, ...). The module checks the types and shapes its
 //!   kernels take (refusing with `unsupported`), calls the kernels' `prepare*` (a refusal
 //!   through `prepare_error`; tables through [`PerChannel`] and [`Fast`]), chooses a kernel
 //!   and returns `cx.step(kernel, inputs, output)`: a [`Step`] with its [`Operand`]s, to

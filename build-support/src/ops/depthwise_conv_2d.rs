@@ -86,24 +86,22 @@ pub(super) fn lower(cx: &Cx<'_>) -> Result<Step> {
         }
     };
     let p = kernel.params_mut();
-    let extent = (p.filter_height - 1) * p.dilation_height_factor + 1;
-    cx.strip_rows(
+    let extent = [
+        (p.filter_height - 1) * p.dilation_height_factor + 1,
+        (p.filter_width - 1) * p.dilation_width_factor + 1,
+    ];
+    cx.strip_window(
         [
             &mut p.input_height,
             &mut p.output_height,
             &mut p.padding_height,
         ],
-        p.stride_height,
-        extent,
-    )?;
-    let extent = (p.filter_width - 1) * p.dilation_width_factor + 1;
-    cx.strip_cols(
         [
             &mut p.input_width,
             &mut p.output_width,
             &mut p.padding_width,
         ],
-        p.stride_width,
+        [p.stride_height, p.stride_width],
         extent,
     )?;
     let p = kernel.params();

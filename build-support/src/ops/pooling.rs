@@ -52,6 +52,33 @@ pub(super) fn options(o: &Pool2dOptions) -> Result<pool::Options> {
     })
 }
 
+/// The padding before the window along an axis of `size` cells (`options`' stride and
+/// filter height: the rows', or the columns' put there), which the strip of a tiled pooling
+/// keeps: TFLM's `padding` where it is the standard one, else a Kiln bug (`what`: "rows" or
+/// "columns").
+fn standard_padding(
+    cx: &Cx<'_>,
+    padding: i32,
+    size: usize,
+    options: &pool::Options,
+    what: &str,
+) -> Result<usize> {
+    let standard = pool::standard_padding(size, options);
+    usize::try_from(padding)
+        .ok()
+        .filter(|&pad| Some(pad) == standard)
+        .ok_or_else(|| {
+            Diagnostic::new(
+                ErrorKind::InvalidPlan,
+                format!(
+                    "op {} runs on a strip of its image, but TFLM pads its window by {padding} \
+                     {what}",
+                    cx.op.id.0
+                ),
+            )
+        })
+}
+
 fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
     let (OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) | OpKind::L2Pool2d(o)) = &cx.op.kind
     else {
@@ -87,57 +114,29 @@ fn lower(cx: &Cx<'_>, kind: Kind) -> Result<Step> {
     };
     let mut p = prepared.map_err(|e| pool_error(cx, e, kind, input, output, &opts))?;
     if cx.graph.row_window(cx.op.id).is_some() {
-        // A strip: its rows are placed with the padding the tiler computed (TFLite's
-        // formula), which is TFLM's only where the narrowing to 16 bits changes nothing
-        // (the tiler takes no window taller than 32,767 rows).
-        let standard = pool::standard_padding(is[1], &opts);
-        let Some(mut pad) = usize::try_from(p.padding_height)
-            .ok()
-            .filter(|&pad| Some(pad) == standard)
-        else {
-            return Err(Diagnostic::new(
-                ErrorKind::InvalidPlan,
-                format!(
-                    "op {} runs on a strip of rows, but TFLM pads its window by {} rows",
-                    cx.op.id.0, p.padding_height
-                ),
-            ));
-        };
-        cx.strip_rows(
-            [&mut p.input_height, &mut p.output_height, &mut pad],
-            p.stride_height,
-            p.filter_height,
-        )?;
-        p.padding_height = i32::try_from(pad).map_err(|_| {
-            Diagnostic::new(ErrorKind::InvalidPlan, "a strip's padding exceeds an i32")
-        })?;
-        // The columns alike (a strip of rows keeps every column and its padding).
+        // A strip (or patch): its rows and columns are placed with the padding the tiler
+        // computed (TFLite's formula), which is TFLM's only where the narrowing to 16 bits
+        // changes nothing (the tiler takes no window taller or wider than 32,767).
         let across = pool::Options {
             stride_height: opts.stride_width,
             filter_height: opts.filter_width,
             ..opts
         };
-        let standard = pool::standard_padding(is[2], &across);
-        let Some(mut pad) = usize::try_from(p.padding_width)
-            .ok()
-            .filter(|&pad| Some(pad) == standard)
-        else {
-            return Err(Diagnostic::new(
-                ErrorKind::InvalidPlan,
-                format!(
-                    "op {} runs on a patch of columns, but TFLM pads its window by {} columns",
-                    cx.op.id.0, p.padding_width
-                ),
-            ));
-        };
-        cx.strip_cols(
-            [&mut p.input_width, &mut p.output_width, &mut pad],
-            p.stride_width,
-            p.filter_width,
+        let mut pad_h = standard_padding(cx, p.padding_height, is[1], &opts, "rows")?;
+        let mut pad_w = standard_padding(cx, p.padding_width, is[2], &across, "columns")?;
+        cx.strip_window(
+            [&mut p.input_height, &mut p.output_height, &mut pad_h],
+            [&mut p.input_width, &mut p.output_width, &mut pad_w],
+            [p.stride_height, p.stride_width],
+            [p.filter_height, p.filter_width],
         )?;
-        p.padding_width = i32::try_from(pad).map_err(|_| {
-            Diagnostic::new(ErrorKind::InvalidPlan, "a strip's padding exceeds an i32")
-        })?;
+        let to_i32 = |pad: usize| {
+            i32::try_from(pad).map_err(|_| {
+                Diagnostic::new(ErrorKind::InvalidPlan, "a strip's padding exceeds an i32")
+            })
+        };
+        p.padding_height = to_i32(pad_h)?;
+        p.padding_width = to_i32(pad_w)?;
     }
     cx.check_shape(
         output,
