@@ -109,7 +109,9 @@ type TiledPlans = (Graph, Vec<lower::Step>, Vec<(Plan, usize)>, TilingReport);
 /// them (before the current kernels), and takes 14.2 M tiled in two strips with the fastest
 /// kernels (0.3 % extra MACs; 13.5 M untiled without a budget).
 /// Work budgets in tilings planned: [`MAX_TILINGS_PLANNED`] in all, and
-/// [`MAX_TILINGS_AFTER_FIT`] after the first that meets the budget.
+/// [`MAX_TILINGS_AFTER_FIT`] after the first that meets the budget; then at most 15 of the
+/// smallest's region (or of the fitting one's, where it needs slower kernel forms) in
+/// patches of rows and columns (`kiln_planner::tiling::in_columns`).
 ///
 /// Tiling is not used with debug mode (every tensor keeps its bytes) or control flow.
 ///
