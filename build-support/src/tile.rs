@@ -346,7 +346,6 @@ pub(crate) fn tile_if_needed(
         let Some((steps, plans)) = lower_and_plan(&tiled.graph, options)? else {
             continue;
         };
-        tried.push(tiled.tiling);
         let arena = smallest(&plans).unwrap_or(usize::MAX);
         let cost = (!t.min_ram)
             .then(|| cheapest_fit(&plans, &tiled.graph, &steps, options))

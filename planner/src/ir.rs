@@ -660,6 +660,28 @@ pub struct RowWindow {
     pub output_width: usize,
 }
 
+impl RowWindow {
+    /// `[input first, input whole, output first, output whole]` along `axis` of the NHWC
+    /// images: 1 the rows, 2 the columns.
+    pub fn along(&self, axis: usize) -> [usize; 4] {
+        if axis == 1 {
+            [
+                self.input_row,
+                self.input_height,
+                self.output_row,
+                self.output_height,
+            ]
+        } else {
+            [
+                self.input_col,
+                self.input_width,
+                self.output_col,
+                self.output_width,
+            ]
+        }
+    }
+}
+
 impl Graph {
     /// The model's subgraph `i` (1 and up), called by a control flow operator.
     pub fn subgraph(&self, i: usize) -> Option<&Graph> {

@@ -146,11 +146,7 @@ impl<'a> Cx<'a> {
         };
         let (input, output) = (self.input(0)?, self.output()?);
         let (n_in, n_out) = (self.shape4(input)?[axis], self.shape4(output)?[axis]);
-        let (in_at, in_full, out_at, out_full) = if axis == 1 {
-            (w.input_row, w.input_height, w.output_row, w.output_height)
-        } else {
-            (w.input_col, w.input_width, w.output_col, w.output_width)
-        };
+        let [in_at, in_full, out_at, out_full] = w.along(axis);
         let first = (out_at * stride).saturating_sub(*padding);
         let end = ((out_at + n_out).saturating_sub(1) * stride + filter_extent)
             .saturating_sub(*padding)
@@ -194,11 +190,7 @@ impl<'a> Cx<'a> {
         };
         let (input, output) = (self.input(0)?, self.output()?);
         let (n_in, n_out) = (self.shape4(input)?[axis], self.shape4(output)?[axis]);
-        let (in_at, in_full, out_at, out_full) = if axis == 1 {
-            (w.input_row, w.input_height, w.output_row, w.output_height)
-        } else {
-            (w.input_col, w.input_width, w.output_col, w.output_width)
-        };
+        let [in_at, in_full, out_at, out_full] = w.along(axis);
         let [before, after] = *pair;
         let top = (in_at + before).checked_sub(out_at);
         let bottom = top.and_then(|t| n_out.checked_sub(t + n_in));

@@ -24,7 +24,8 @@ fn window(
     filter: Option<TensorId>,
     axis: usize,
 ) -> Option<[usize; 3]> {
-    let rows = axis == 1;
+    // An option's value along the axis: of the rows (`h`) or of the columns (`w`).
+    let pick = |h: i32, w: i32| if axis == 1 { h } else { w };
     let filter_size = |f: Option<TensorId>| -> Option<i32> {
         i32::try_from(*graph.tensor(f?).shape.get(axis)?).ok()
     };
@@ -47,16 +48,24 @@ fn window(
             };
             return Some([1, usize::try_from(before).ok()?, 1]);
         }
-        OpKind::Conv2d(o) if rows => (o.padding, o.stride_h, filter_size(filter)?, o.dilation_h),
-        OpKind::Conv2d(o) => (o.padding, o.stride_w, filter_size(filter)?, o.dilation_w),
-        OpKind::DepthwiseConv2d(o) if rows => {
-            (o.padding, o.stride_h, filter_size(filter)?, o.dilation_h)
-        }
-        OpKind::DepthwiseConv2d(o) => (o.padding, o.stride_w, filter_size(filter)?, o.dilation_w),
-        OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) if rows => {
-            (o.padding, o.stride_h, o.filter_h, 1)
-        }
-        OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) => (o.padding, o.stride_w, o.filter_w, 1),
+        OpKind::Conv2d(o) => (
+            o.padding,
+            pick(o.stride_h, o.stride_w),
+            filter_size(filter)?,
+            pick(o.dilation_h, o.dilation_w),
+        ),
+        OpKind::DepthwiseConv2d(o) => (
+            o.padding,
+            pick(o.stride_h, o.stride_w),
+            filter_size(filter)?,
+            pick(o.dilation_h, o.dilation_w),
+        ),
+        OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) => (
+            o.padding,
+            pick(o.stride_h, o.stride_w),
+            pick(o.filter_h, o.filter_w),
+            1,
+        ),
         _ => return None,
     };
     let (s, f, d) = (

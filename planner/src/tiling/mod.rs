@@ -214,7 +214,7 @@ const MAX_PATCHES: usize = 64;
 /// operator of the region runs on strips of rows only, or the region ends in a sink. At
 /// most 15 tilings.
 pub fn in_columns(graph: &Graph, t: Tiling) -> Vec<Tiling> {
-    let Some(r) = region(graph, t.start, t.end).filter(|r| r.cols.is_some()) else {
+    let Some(r) = region(graph, t.start, t.end).filter(|r| r.cols(graph, t.start).is_some()) else {
         return Vec::new();
     };
     let width = graph.tensor(r.split()).shape.get(2).copied().unwrap_or(0);

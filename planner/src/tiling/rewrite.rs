@@ -243,6 +243,11 @@ fn assembled(graph: &Graph, t: TensorId, j: usize, body: usize) -> Option<(OpId,
     (at == whole.shape[1] && image_height(graph, t).is_some()).then_some((c.id, pieces))
 }
 
+/// Every column of image `t` (NHWC).
+fn every_column(graph: &Graph, t: TensorId) -> Span {
+    (0, graph.tensor(t).shape[2])
+}
+
 /// The rows and columns of every tensor of the region's operators `ops` (how each maps rows:
 /// `rows`, and columns: `cols`, or every column) that `patch` of tensor `split` needs, from
 /// `split` backwards.
@@ -250,11 +255,11 @@ fn needs(
     graph: &Graph,
     ops: &[Op],
     rows: &[Rows],
-    cols: Option<&Vec<Rows>>,
+    cols: Option<&[Rows]>,
     split: TensorId,
     patch: Patch,
 ) -> Vec<Option<Patch>> {
-    let full = |t: TensorId| (0, graph.tensor(t).shape[2]);
+    let full = |t: TensorId| every_column(graph, t);
     let mut need: Vec<Option<Patch>> = vec![None; graph.tensors.len()];
     need[split.0] = Some(patch);
     for (i, op) in ops.iter().enumerate().rev() {
@@ -314,6 +319,7 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
     // run in strips (all but a sink).
     let split = region.split();
     let body = region.body_end(k);
+    let region_ops = &graph.ops[j..body];
     let dense = region.dense.is_some();
     // A sink that is a DEPTHWISE_CONV_2D over the whole image (else an AVERAGE_POOL_2D).
     let depthwise =
@@ -326,16 +332,20 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
     // The columns of each patch (every column: strips of rows), and how each operator maps
     // columns.
     let w_cut = graph.tensor(split).shape[2];
-    let (columns, cols) = match (tiling.columns, &region.cols) {
-        (0, _) => return Err(refuse("no columns")),
-        (1, _) => (vec![(0, w_cut)], None),
-        (n, Some(cols)) if n <= w_cut && !chain => (self::strips(w_cut, n), Some(cols)),
-        (_, Some(_)) if chain => return Err(refuse("a chained region runs in strips of rows")),
-        (_, Some(_)) => return Err(refuse("the cut has fewer columns than patches")),
-        (_, None) => return Err(refuse("an operator runs on strips of rows only")),
+    let (columns, cols) = match tiling.columns {
+        0 => return Err(refuse("no columns")),
+        1 => (vec![(0, w_cut)], None),
+        _ if chain => return Err(refuse("a chained region runs in strips of rows")),
+        n if n > w_cut => return Err(refuse("the cut has fewer columns than patches")),
+        n => {
+            let cols = region
+                .cols(graph, j)
+                .ok_or_else(|| refuse("an operator runs on strips of rows only"))?;
+            (self::strips(w_cut, n), Some(cols))
+        }
     };
-    // Every column of `t`.
-    let full = |t: TensorId| (0, graph.tensor(t).shape[2]);
+    let cols = cols.as_deref();
+    let full = |t: TensorId| every_column(graph, t);
     let next_buffer = graph
         .tensors
         .iter()
@@ -366,13 +376,12 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
     // The region's input, if it is assembled from the strips of a region before (that
     // CONCATENATION dropped, the strips read from its pieces).
     let chained = chain
-        .then_some(&graph.ops[j..body])
+        .then_some(region_ops)
         .into_iter()
         .flatten()
         .flat_map(|op| op.present_inputs())
         .filter(|&t| {
-            !graph.tensor(t).is_constant()
-                && !graph.ops[j..body].iter().any(|op| op.outputs.contains(&t))
+            !graph.tensor(t).is_constant() && !region_ops.iter().any(|op| op.outputs.contains(&t))
         })
         .find_map(|t| Some((t, assembled(graph, t, j, body)?)));
     for op in &graph.ops[..j] {
@@ -388,30 +397,16 @@ fn rewrite(graph: &Graph, tiling: Tiling, chain: bool) -> Result<Tiled> {
         let mut band = Vec::with_capacity(columns.len());
         // The rows of the region's inputs the band's patches read, taken first as a view (a
         // SLICE of whole rows): the inputs' bytes then die band by band as strips' do.
-        let band_need = needs(
-            graph,
-            &graph.ops[j..body],
-            rows,
-            None,
-            split,
-            ((a, z), full(split)),
-        );
+        let band_need = needs(graph, region_ops, rows, None, split, ((a, z), full(split)));
         let mut band_views: Vec<(TensorId, TensorId)> = Vec::new();
         for &(x, y) in &columns {
             // The rows and columns of every tensor this patch needs, from the cut backwards.
-            let need = needs(
-                graph,
-                &graph.ops[j..body],
-                rows,
-                cols,
-                split,
-                ((a, z), (x, y)),
-            );
+            let need = needs(graph, region_ops, rows, cols, split, ((a, z), (x, y)));
             // The patch's tensors, operators forwards.
             b.slices.clear();
             b.gathered.clear();
             let mut held: Vec<Option<TensorId>> = vec![None; graph.tensors.len()];
-            for (i, op) in graph.ops[j..body].iter().enumerate() {
+            for (i, op) in region_ops.iter().enumerate() {
                 let out_t = op.outputs[0];
                 let Some(out_patch) = need[out_t.0] else {
                     continue;

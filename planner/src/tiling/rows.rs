@@ -132,32 +132,28 @@ fn along(graph: &Graph, op: &Op, axis: usize) -> Option<Rows> {
             .then(|| i32::try_from(f[axis]).ok())
             .flatten()
     };
+    // An option's value along the axis: of the rows (`h`) or of the columns (`w`).
+    let pick = |h: i32, w: i32| if axis == 1 { h } else { w };
     let rows = axis == 1;
     match &op.kind {
-        OpKind::Conv2d(o) => {
-            let (s, d) = if rows {
-                (o.stride_h, o.dilation_h)
-            } else {
-                (o.stride_w, o.dilation_w)
-            };
-            window(o.padding, s, filter(1)?, d)
-        }
-        OpKind::DepthwiseConv2d(o) => {
-            let (s, d) = if rows {
-                (o.stride_h, o.dilation_h)
-            } else {
-                (o.stride_w, o.dilation_w)
-            };
-            window(o.padding, s, filter(1)?, d)
-        }
-        OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) => {
-            let (s, f) = if rows {
-                (o.stride_h, o.filter_h)
-            } else {
-                (o.stride_w, o.filter_w)
-            };
-            window(o.padding, s, f, 1)
-        }
+        OpKind::Conv2d(o) => window(
+            o.padding,
+            pick(o.stride_h, o.stride_w),
+            filter(1)?,
+            pick(o.dilation_h, o.dilation_w),
+        ),
+        OpKind::DepthwiseConv2d(o) => window(
+            o.padding,
+            pick(o.stride_h, o.stride_w),
+            filter(1)?,
+            pick(o.dilation_h, o.dilation_w),
+        ),
+        OpKind::AveragePool2d(o) | OpKind::MaxPool2d(o) => window(
+            o.padding,
+            pick(o.stride_h, o.stride_w),
+            pick(o.filter_h, o.filter_w),
+            1,
+        ),
         // Output row `y` is input row `y - before` (rows outside the input are padding): a
         // window of one row, stride 1, `before` rows of padding. Not the batch; the value
         // (PADV2's) a constant, the same for every strip. Columns alike.
@@ -358,14 +354,12 @@ pub(super) fn dense_sink(graph: &Graph, reshape: Option<&Op>, fc: &Op) -> Option
     ok.then_some(x)
 }
 
-/// A tileable region: how each operator maps rows (and columns, where it can run on
-/// patches of both: `cols`), the tensor leaving it (the *cut*), and
+/// A tileable region: how each operator maps rows, the tensor leaving it (the *cut*), and
 /// for a region ending in a sink, the image the sink sums (whose rows are split into
 /// strips, instead of the cut's) and whether the sink is a dense one, of how many
 /// operators (a FULLY_CONNECTED, after a RESHAPE or not) rather than a pooling.
 pub(super) struct Region {
     pub rows: Vec<Rows>,
-    pub cols: Option<Vec<Rows>>,
     pub cut: TensorId,
     pub sink: Option<TensorId>,
     pub dense: Option<usize>,
@@ -375,6 +369,17 @@ impl Region {
     /// The tensor whose rows the strips split: the sink's image, or the cut.
     pub fn split(&self) -> TensorId {
         self.sink.unwrap_or(self.cut)
+    }
+
+    /// How each of the region's operators `j..` maps columns, if the region can run in
+    /// patches of rows and columns: it ends in the cut (not in a sink, which sums whole rows)
+    /// and every operator maps columns ([`cols_of`]).
+    pub fn cols(&self, graph: &Graph, j: usize) -> Option<Vec<Rows>> {
+        if self.sink.is_some() {
+            return None;
+        }
+        let ops = graph.ops.get(j..j + self.rows.len())?;
+        ops.iter().map(|op| cols_of(graph, op)).collect()
     }
 
     /// The end of the operators run in strips (all but the sink's).
@@ -398,19 +403,8 @@ pub(super) fn region(graph: &Graph, j: usize, k: usize) -> Option<Region> {
         let sink = sink(graph, last).filter(|&x| {
             last.outputs == [cut] && graph.ops[j..k - 1].iter().any(|op| op.outputs.contains(&x))
         });
-        // Patches of rows and columns end in the cut (not in a sink, which sums rows).
-        let cols = sink
-            .is_none()
-            .then(|| {
-                graph.ops[j..k]
-                    .iter()
-                    .map(|op| cols_of(graph, op))
-                    .collect()
-            })
-            .flatten();
         return Some(Region {
             rows,
-            cols,
             cut,
             sink,
             dense: None,
@@ -438,7 +432,6 @@ pub(super) fn region(graph: &Graph, j: usize, k: usize) -> Option<Region> {
         if image == x && !read_after && !graph.outputs.contains(&x) {
             return Some(Region {
                 rows,
-                cols: None,
                 cut: fc.outputs[0],
                 sink: Some(x),
                 dense: Some(n),
