@@ -985,6 +985,18 @@ fn min_ram_plans_of_large_vision_models_match_tflm_on_every_layer() {
     }
 }
 
+/// A second region for `tiled` (a graph tiled once), as `--min-ram` tiles around a peak left
+/// outside the strips: a tiling through an operator of the model outside them, picked by
+/// `pick`, if there is one.
+fn second_region(tiled: &tiling::Tiled, pick: prop::sample::Index) -> Option<Tiling> {
+    let outside: Vec<usize> = (0..tiled.graph.ops.len())
+        .filter(|&i| matches!(tiled.op_origin[i], tiling::Origin::Op(_)))
+        .collect();
+    let op = *outside.get(pick.index(outside.len().max(1)) % outside.len().max(1))?;
+    let again = tiling::candidates_through(&tiled.graph, op);
+    (!again.is_empty()).then(|| again[pick.index(again.len())])
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -1018,36 +1030,29 @@ proptest! {
         // A second region, on the tiled graph, through an operator outside the strips (as
         // `--min-ram` tiles around a peak left there): checked against the tiled graph by
         // the rewrite, and the same bytes.
-        let outside: Vec<usize> = (0..tiled.graph.ops.len())
-            .filter(|&i| matches!(tiled.op_origin[i], tiling::Origin::Op(_)))
-            .collect();
-        if let Some(&op) = outside.get(pick.index(outside.len().max(1)) % outside.len().max(1)) {
-            let again = tiling::candidates_through(&tiled.graph, op);
-            if !again.is_empty() {
-                let t2 = again[pick.index(again.len())];
-                match tiling::tile(&tiled.graph, t2) {
-                    Ok(twice) => prop_assert_eq!(
-                        run(&twice.graph, &[&input]),
-                        want.clone(),
-                        "{:?} then {:?}",
-                        t,
-                        t2
-                    ),
-                    Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => {}
-                    Err(e) => panic!("{t:?} then {t2:?}: {e}"),
-                }
-                // Chained to the first region (where it starts at its cut): the same bytes.
-                match tiling::tile_chained(&tiled.graph, t2) {
-                    Ok(twice) => prop_assert_eq!(
-                        run(&twice.graph, &[&input]),
-                        want.clone(),
-                        "{:?} then {:?} chained",
-                        t,
-                        t2
-                    ),
-                    Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => {}
-                    Err(e) => panic!("{t:?} then {t2:?} chained: {e}"),
-                }
+        if let Some(t2) = second_region(&tiled, pick) {
+            match tiling::tile(&tiled.graph, t2) {
+                Ok(twice) => prop_assert_eq!(
+                    run(&twice.graph, &[&input]),
+                    want.clone(),
+                    "{:?} then {:?}",
+                    t,
+                    t2
+                ),
+                Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => {}
+                Err(e) => panic!("{t:?} then {t2:?}: {e}"),
+            }
+            // Chained to the first region (where it starts at its cut): the same bytes.
+            match tiling::tile_chained(&tiled.graph, t2) {
+                Ok(twice) => prop_assert_eq!(
+                    run(&twice.graph, &[&input]),
+                    want.clone(),
+                    "{:?} then {:?} chained",
+                    t,
+                    t2
+                ),
+                Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => {}
+                Err(e) => panic!("{t:?} then {t2:?} chained: {e}"),
             }
         }
         // With the input streamed (where the region starts at it): the same bytes, the
@@ -1101,25 +1106,18 @@ proptest! {
             OpKind::Concatenation(o) if o.axis == 2
         )));
         prop_assert_eq!(run(&tiled.graph, &[&input]), want.clone(), "{:?}", t);
-        let outside: Vec<usize> = (0..tiled.graph.ops.len())
-            .filter(|&i| matches!(tiled.op_origin[i], tiling::Origin::Op(_)))
-            .collect();
-        if let Some(&op) = outside.get(pick.index(outside.len().max(1)) % outside.len().max(1)) {
-            let again = tiling::candidates_through(&tiled.graph, op);
-            if !again.is_empty() {
-                let t2 = again[pick.index(again.len())];
-                let t2 = Tiling { columns: 1 + columns % 3, ..t2 };
-                match tiling::tile(&tiled.graph, t2) {
-                    Ok(twice) => prop_assert_eq!(
-                        run(&twice.graph, &[&input]),
-                        want,
-                        "{:?} then {:?}",
-                        t,
-                        t2
-                    ),
-                    Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => {}
-                    Err(e) => panic!("{t:?} then {t2:?}: {e}"),
-                }
+        if let Some(t2) = second_region(&tiled, pick) {
+            let t2 = Tiling { columns: 1 + columns % 3, ..t2 };
+            match tiling::tile(&tiled.graph, t2) {
+                Ok(twice) => prop_assert_eq!(
+                    run(&twice.graph, &[&input]),
+                    want,
+                    "{:?} then {:?}",
+                    t,
+                    t2
+                ),
+                Err(e) if e.kind == kiln_planner::ErrorKind::Unsupported => {}
+                Err(e) => panic!("{t:?} then {t2:?}: {e}"),
             }
         }
     }
